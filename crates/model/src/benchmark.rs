@@ -1,0 +1,35 @@
+//! The description of a benchmark: its name, version, options and the metric it reports.
+
+use serde::{Deserialize, Serialize};
+
+use crate::options::OptionSpec;
+
+/// The primary metric of a benchmark: what is compared and what the stopping rule watches.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MetricInfo {
+    /// Name of the metric, for example `runtime`.
+    pub name: String,
+    /// Unit as printed, for example `s`, `us`, `forks/s`.
+    pub unit: String,
+    /// Direction: true when more is better (a rate), false when less is better (a time).
+    pub higher_is_better: bool,
+}
+
+/// Everything the CLI and the plan validator need to know about a benchmark.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BenchmarkInfo {
+    pub name: &'static str,
+    /// Version of the benchmark's implementation; bumped when its numbers stop being comparable.
+    pub version: &'static str,
+    pub description: &'static str,
+    pub metric: MetricInfo,
+    pub options: Vec<OptionSpec>,
+    /// Hidden benchmarks (the scripted mock) are runnable but not listed.
+    pub hidden: bool,
+}
+
+impl BenchmarkInfo {
+    pub fn option(&self, name: &str) -> Option<&OptionSpec> {
+        self.options.iter().find(|o| o.name == name)
+    }
+}

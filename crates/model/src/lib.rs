@@ -1,0 +1,19 @@
+//! Plain data shared by every part of vernier: what a benchmark is, the typed options it takes,
+//! a validated plan of configurations, and the records that measurement writes and analysis
+//! reads. No I/O happens here; everything is `serde` so the store and the export format can
+//! carry it unchanged.
+
+pub mod benchmark;
+pub mod environment;
+pub mod options;
+pub mod record;
+pub mod settings;
+
+pub use benchmark::{BenchmarkInfo, MetricInfo};
+pub use environment::Environment;
+pub use options::{OptionDefault, OptionKind, OptionSpec, OptionValue, Options};
+pub use record::{
+    ConfigurationRecord, RunRecord, Rusage, SessionInfo, SessionStatus, StopReason,
+    StoredConfiguration, StoredSession,
+};
+pub use settings::Settings;

@@ -1,0 +1,250 @@
+//! Typed benchmark options: their declared kinds, defaults and the parsing of text values.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+/// The type and valid range of an option.
+#[derive(Debug, Clone, PartialEq)]
+pub enum OptionKind {
+    /// An unsigned integer in `min..=max`.
+    UInt { min: u64, max: u64 },
+    /// A real number in `min..=max`.
+    Float { min: f64, max: f64 },
+    /// One of a fixed set of words.
+    Choice(&'static [&'static str]),
+    /// Free text (for example a list of scripted values).
+    Text,
+}
+
+/// Where the default of an option comes from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum OptionDefault {
+    Value(OptionValue),
+    /// The number of online CPUs of the machine the plan is made on.
+    OnlineCpus,
+}
+
+/// One option a benchmark accepts.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OptionSpec {
+    pub name: &'static str,
+    pub kind: OptionKind,
+    pub default: OptionDefault,
+    /// Unit of the value, empty when it has none.
+    pub unit: &'static str,
+    pub help: &'static str,
+}
+
+/// A value of an option. Serialized as a bare JSON number or string.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum OptionValue {
+    UInt(u64),
+    Float(f64),
+    Text(String),
+}
+
+impl fmt::Display for OptionValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            OptionValue::UInt(v) => write!(f, "{v}"),
+            OptionValue::Float(v) => write!(f, "{v}"),
+            OptionValue::Text(v) => f.write_str(v),
+        }
+    }
+}
+
+/// Why a text could not become a value of an option.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("invalid value '{value}' for option '{option}': expected {expected}")]
+pub struct OptionError {
+    pub option: String,
+    pub value: String,
+    pub expected: String,
+}
+
+impl OptionKind {
+    /// Human description of the valid values, used in error messages and `list -v`.
+    pub fn describe(&self) -> String {
+        match self {
+            OptionKind::UInt { min, max } if *max == u64::MAX => format!("an integer >= {min}"),
+            OptionKind::UInt { min, max } => format!("an integer in {min}..={max}"),
+            OptionKind::Float { min, max } => format!("a number in {min}..={max}"),
+            OptionKind::Choice(words) => format!("one of {}", words.join(", ")),
+            OptionKind::Text => "text".to_string(),
+        }
+    }
+}
+
+impl OptionSpec {
+    /// Parses and range-checks a text value of this option.
+    pub fn parse(&self, text: &str) -> Result<OptionValue, OptionError> {
+        let err = || OptionError {
+            option: self.name.to_string(),
+            value: text.to_string(),
+            expected: self.kind.describe(),
+        };
+        let text = text.trim();
+        match &self.kind {
+            OptionKind::UInt { min, max } => {
+                let v: u64 = text.parse().map_err(|_| err())?;
+                if v < *min || v > *max {
+                    return Err(err());
+                }
+                Ok(OptionValue::UInt(v))
+            }
+            OptionKind::Float { min, max } => {
+                let v: f64 = text.parse().map_err(|_| err())?;
+                if !v.is_finite() || v < *min || v > *max {
+                    return Err(err());
+                }
+                Ok(OptionValue::Float(v))
+            }
+            OptionKind::Choice(words) => words
+                .iter()
+                .find(|w| **w == text)
+                .map(|w| OptionValue::Text((*w).to_string()))
+                .ok_or_else(err),
+            OptionKind::Text => {
+                if text.is_empty() {
+                    return Err(err());
+                }
+                Ok(OptionValue::Text(text.to_string()))
+            }
+        }
+    }
+
+    /// The default value, resolved against the machine's number of online CPUs.
+    pub fn default_value(&self, online_cpus: u32) -> OptionValue {
+        match &self.default {
+            OptionDefault::Value(v) => v.clone(),
+            OptionDefault::OnlineCpus => OptionValue::UInt(u64::from(online_cpus.max(1))),
+        }
+    }
+
+    /// The default as shown to users.
+    pub fn default_label(&self) -> String {
+        match &self.default {
+            OptionDefault::Value(v) => v.to_string(),
+            OptionDefault::OnlineCpus => "online CPUs".to_string(),
+        }
+    }
+}
+
+/// The resolved options of one configuration: every declared option has a value.
+/// Ordered by name so that equal configurations compare and serialize equally.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Options(pub BTreeMap<String, OptionValue>);
+
+impl Options {
+    pub fn get(&self, name: &str) -> Option<&OptionValue> {
+        self.0.get(name)
+    }
+
+    /// The value of an unsigned option; 0 when absent or of another type (plans are validated
+    /// before benchmarks read them, so that never happens in a run).
+    pub fn uint(&self, name: &str) -> u64 {
+        match self.0.get(name) {
+            Some(OptionValue::UInt(v)) => *v,
+            Some(OptionValue::Float(v)) => *v as u64,
+            _ => 0,
+        }
+    }
+
+    pub fn float(&self, name: &str) -> f64 {
+        match self.0.get(name) {
+            Some(OptionValue::Float(v)) => *v,
+            Some(OptionValue::UInt(v)) => *v as f64,
+            _ => 0.0,
+        }
+    }
+
+    pub fn text(&self, name: &str) -> &str {
+        match self.0.get(name) {
+            Some(OptionValue::Text(v)) => v,
+            _ => "",
+        }
+    }
+
+    /// `name=value` pairs joined by `:`, as in a spec: `groups=10:ipc=socket`.
+    pub fn label(&self) -> String {
+        self.0
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(":")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn groups() -> OptionSpec {
+        OptionSpec {
+            name: "groups",
+            kind: OptionKind::UInt { min: 1, max: 1000 },
+            default: OptionDefault::Value(OptionValue::UInt(10)),
+            unit: "",
+            help: "",
+        }
+    }
+
+    #[test]
+    fn uint_parses_and_checks_range() {
+        assert_eq!(groups().parse("4"), Ok(OptionValue::UInt(4)));
+        let err = groups().parse("0").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "invalid value '0' for option 'groups': expected an integer in 1..=1000"
+        );
+        assert!(groups().parse("four").is_err());
+        assert!(groups().parse("-1").is_err());
+    }
+
+    #[test]
+    fn choice_names_valid_words() {
+        let spec = OptionSpec {
+            name: "ipc",
+            kind: OptionKind::Choice(&["socket", "pipe"]),
+            default: OptionDefault::Value(OptionValue::Text("socket".into())),
+            unit: "",
+            help: "",
+        };
+        assert_eq!(spec.parse("pipe"), Ok(OptionValue::Text("pipe".into())));
+        let err = spec.parse("tcp").unwrap_err().to_string();
+        assert!(err.contains("one of socket, pipe"), "{err}");
+    }
+
+    #[test]
+    fn float_rejects_nan_and_out_of_range() {
+        let spec = OptionSpec {
+            name: "duration",
+            kind: OptionKind::Float {
+                min: 0.01,
+                max: 3600.0,
+            },
+            default: OptionDefault::Value(OptionValue::Float(5.0)),
+            unit: "s",
+            help: "",
+        };
+        assert_eq!(spec.parse("0.5"), Ok(OptionValue::Float(0.5)));
+        assert!(spec.parse("NaN").is_err());
+        assert!(spec.parse("0").is_err());
+    }
+
+    #[test]
+    fn options_serialize_as_plain_object() {
+        let mut o = Options::default();
+        o.0.insert("groups".into(), OptionValue::UInt(4));
+        o.0.insert("ipc".into(), OptionValue::Text("pipe".into()));
+        let json = serde_json::to_string(&o).unwrap();
+        assert_eq!(json, r#"{"groups":4,"ipc":"pipe"}"#);
+        let back: Options = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, o);
+        assert_eq!(o.label(), "groups=4:ipc=pipe");
+    }
+}

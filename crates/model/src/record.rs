@@ -1,0 +1,201 @@
+//! What measurement records: sessions, their configurations and every run.
+//!
+//! Timestamps are nanoseconds since the Unix epoch (`_ns`), durations nanoseconds, sizes bytes.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+use crate::benchmark::MetricInfo;
+use crate::environment::Environment;
+use crate::options::Options;
+use crate::settings::Settings;
+
+/// The state of a session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SessionStatus {
+    Running,
+    Completed,
+    Interrupted,
+    Failed,
+}
+
+/// Why the repetition of a configuration stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum StopReason {
+    /// The CI of the median became narrow enough.
+    Converged,
+    MaxRuns,
+    MaxTime,
+    Interrupted,
+    /// A run of the configuration failed; the error is stored with the configuration.
+    Failed,
+}
+
+macro_rules! kebab_enum_text {
+    ($ty:ty { $($variant:ident => $text:literal),* $(,)? }) => {
+        impl $ty {
+            pub fn as_str(self) -> &'static str {
+                match self { $(Self::$variant => $text),* }
+            }
+        }
+        impl fmt::Display for $ty {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+        impl FromStr for $ty {
+            type Err = String;
+            fn from_str(s: &str) -> Result<Self, String> {
+                match s {
+                    $($text => Ok(Self::$variant),)*
+                    other => Err(format!("unknown value '{other}'")),
+                }
+            }
+        }
+    };
+}
+
+kebab_enum_text!(SessionStatus {
+    Running => "running",
+    Completed => "completed",
+    Interrupted => "interrupted",
+    Failed => "failed",
+});
+
+kebab_enum_text!(StopReason {
+    Converged => "converged",
+    MaxRuns => "max-runs",
+    MaxTime => "max-time",
+    Interrupted => "interrupted",
+    Failed => "failed",
+});
+
+/// A session: one invocation of `vernier run`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SessionInfo {
+    pub id: Uuid,
+    pub started_at_ns: i64,
+    pub ended_at_ns: Option<i64>,
+    pub status: SessionStatus,
+    /// The built-in suite that was run, if any.
+    pub suite: Option<String>,
+    /// The specs as given (or as the suite defines them).
+    pub specs: Vec<String>,
+    pub tags: BTreeMap<String, String>,
+    pub note: Option<String>,
+    pub settings: Settings,
+    pub vernier_version: String,
+    pub environment: Environment,
+    /// Hash of the stable fields of the environment (see [`Environment::fingerprint`]).
+    pub fingerprint: String,
+}
+
+/// One configuration of a session: a benchmark with fully resolved options.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ConfigurationRecord {
+    pub id: Uuid,
+    /// Position in the plan, from 0.
+    pub position: u32,
+    pub benchmark: String,
+    pub benchmark_version: String,
+    pub options: Options,
+    pub metric: MetricInfo,
+    /// Set when the configuration has finished.
+    pub stop_reason: Option<StopReason>,
+    pub converged: bool,
+    /// The error of a failed run, when `stop_reason` is `failed`.
+    pub error: Option<String>,
+}
+
+/// Resource usage of a run's child process and its reaped descendants (wait4(2)).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Rusage {
+    pub user_cpu_ns: i64,
+    pub system_cpu_ns: i64,
+    pub voluntary_cs: i64,
+    pub involuntary_cs: i64,
+    pub max_rss_bytes: i64,
+}
+
+impl Rusage {
+    pub fn cpu_ns(&self) -> i64 {
+        self.user_cpu_ns + self.system_cpu_ns
+    }
+}
+
+/// One execution of a configuration in a fresh child process.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunRecord {
+    pub id: Uuid,
+    /// Index among the runs of its kind: measured runs count 0, 1, 2, ...; warmups likewise.
+    pub index: u32,
+    pub warmup: bool,
+    /// The round of an interleaved session (0 when not interleaved).
+    pub round: u32,
+    /// Executions of this configuration earlier in the session, warmups included.
+    pub preceding_executions: u32,
+    pub started_at_ns: i64,
+    pub ended_at_ns: i64,
+    /// The metric values the benchmark reported; the primary metric is always present.
+    pub values: BTreeMap<String, f64>,
+    pub rusage: Rusage,
+    /// CPU time spent on the machine during the run by anything but the child and the
+    /// controller: busy time from /proc/stat minus both. Tick-based, so it is noisy by a few
+    /// ticks per CPU; may be slightly negative.
+    pub foreign_cpu_ns: i64,
+    /// CPU time of the controller process during the run (monitors, waiting).
+    pub controller_cpu_ns: i64,
+}
+
+/// A configuration as stored, with its runs in execution order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StoredConfiguration {
+    #[serde(flatten)]
+    pub record: ConfigurationRecord,
+    pub runs: Vec<RunRecord>,
+}
+
+impl StoredConfiguration {
+    /// The primary metric of the measured runs, in run order.
+    pub fn values(&self) -> Vec<f64> {
+        self.runs
+            .iter()
+            .filter(|r| !r.warmup)
+            .filter_map(|r| r.values.get(&self.record.metric.name).copied())
+            .collect()
+    }
+}
+
+/// A whole session as stored.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StoredSession {
+    #[serde(flatten)]
+    pub info: SessionInfo,
+    pub configurations: Vec<StoredConfiguration>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stop_reason_text_round_trips() {
+        for r in [
+            StopReason::Converged,
+            StopReason::MaxRuns,
+            StopReason::MaxTime,
+            StopReason::Interrupted,
+            StopReason::Failed,
+        ] {
+            assert_eq!(r.as_str().parse::<StopReason>(), Ok(r));
+            assert_eq!(serde_json::to_string(&r).unwrap(), format!("\"{r}\""));
+        }
+        assert!("done".parse::<StopReason>().is_err());
+    }
+}

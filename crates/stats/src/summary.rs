@@ -1,0 +1,87 @@
+//! Location and spread: quantiles, median, mean, standard deviation, MAD.
+
+use crate::error::{check, StatsError};
+
+/// Sorted copy of a checked sample.
+pub(crate) fn sorted(xs: &[f64]) -> Vec<f64> {
+    let mut v = xs.to_vec();
+    v.sort_by(f64::total_cmp);
+    v
+}
+
+/// Quantile `q` (0..=1) of a sorted slice by linear interpolation between order statistics:
+/// numpy's default (`method="linear"`, Hyndman & Fan 1996 definition 7).
+pub(crate) fn quantile_sorted(sorted: &[f64], q: f64) -> f64 {
+    let h = (sorted.len() - 1) as f64 * q;
+    let lo = h.floor() as usize;
+    let hi = h.ceil() as usize;
+    sorted[lo] + (h - lo as f64) * (sorted[hi] - sorted[lo])
+}
+
+/// Quantile `q` in `[0, 1]` with numpy's default linear interpolation.
+pub fn quantile(xs: &[f64], q: f64) -> Result<f64, StatsError> {
+    check(xs, 1)?;
+    if !(0.0..=1.0).contains(&q) {
+        return Err(StatsError::OutOfRange {
+            what: "quantile",
+            range: "[0, 1]",
+            value: q,
+        });
+    }
+    Ok(quantile_sorted(&sorted(xs), q))
+}
+
+pub fn median(xs: &[f64]) -> Result<f64, StatsError> {
+    quantile(xs, 0.5)
+}
+
+pub fn mean(xs: &[f64]) -> Result<f64, StatsError> {
+    check(xs, 1)?;
+    Ok(xs.iter().sum::<f64>() / xs.len() as f64)
+}
+
+/// Sample standard deviation (divisor n - 1).
+pub fn std_dev(xs: &[f64]) -> Result<f64, StatsError> {
+    check(xs, 2)?;
+    let m = mean(xs)?;
+    let ss: f64 = xs.iter().map(|x| (x - m) * (x - m)).sum();
+    Ok((ss / (xs.len() - 1) as f64).sqrt())
+}
+
+/// Median absolute deviation from the median, unscaled
+/// (`scipy.stats.median_abs_deviation` with its default `scale=1.0`).
+pub fn mad(xs: &[f64]) -> Result<f64, StatsError> {
+    let m = median(xs)?;
+    let dev: Vec<f64> = xs.iter().map(|x| (x - m).abs()).collect();
+    median(&dev)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quantile_matches_numpy_linear() {
+        // numpy.quantile([1, 2, 3, 4], [0.25, 0.5, 0.9]) == [1.75, 2.5, 3.7]
+        let xs = [4.0, 1.0, 3.0, 2.0];
+        assert!((quantile(&xs, 0.25).unwrap() - 1.75).abs() < 1e-12);
+        assert!((quantile(&xs, 0.5).unwrap() - 2.5).abs() < 1e-12);
+        assert!((quantile(&xs, 0.9).unwrap() - 3.7).abs() < 1e-12);
+    }
+
+    #[test]
+    fn mad_of_known_sample() {
+        // scipy.stats.median_abs_deviation([1, 1, 2, 2, 4, 6, 9]) == 1.0
+        assert_eq!(mad(&[1.0, 1.0, 2.0, 2.0, 4.0, 6.0, 9.0]).unwrap(), 1.0);
+    }
+
+    #[test]
+    fn rejects_nan_and_empty() {
+        assert!(matches!(median(&[]), Err(StatsError::TooFew { .. })));
+        assert!(matches!(
+            median(&[1.0, f64::NAN]),
+            Err(StatsError::NotFinite { index: 1, .. })
+        ));
+        assert!(std_dev(&[1.0]).is_err());
+    }
+}

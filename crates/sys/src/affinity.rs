@@ -1,0 +1,53 @@
+//! CPU affinity of the calling thread (sched_setaffinity(2) with pid 0).
+
+use crate::SysError;
+
+/// Restricts the calling thread to `cpus`.
+pub fn pin_current_thread(cpus: &[usize]) -> Result<(), SysError> {
+    // SAFETY: an all-zero cpu_set_t is a valid empty set; CPU_SET only writes inside it and
+    // ignores CPUs beyond CPU_SETSIZE.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        for &cpu in cpus {
+            if cpu < libc::CPU_SETSIZE as usize {
+                libc::CPU_SET(cpu, &mut set);
+            }
+        }
+        if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
+            return Err(SysError::last_os("sched_setaffinity"));
+        }
+    }
+    Ok(())
+}
+
+/// The CPUs the calling thread may run on.
+pub fn current_affinity() -> Result<Vec<usize>, SysError> {
+    // SAFETY: `set` is a valid cpu_set_t of the size passed.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
+            return Err(SysError::last_os("sched_getaffinity"));
+        }
+        Ok((0..libc::CPU_SETSIZE as usize)
+            .filter(|&c| libc::CPU_ISSET(c, &set))
+            .collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pin_and_read_back_in_a_thread() {
+        let allowed = current_affinity().unwrap();
+        let first = allowed[0];
+        let got = std::thread::spawn(move || {
+            pin_current_thread(&[first]).unwrap();
+            current_affinity().unwrap()
+        })
+        .join()
+        .unwrap();
+        assert_eq!(got, vec![first]);
+    }
+}

@@ -1,0 +1,18 @@
+//! Everything vernier knows about Linux: readers of /proc and /sys that take the root directory
+//! as a parameter (so tests run on fixture trees), CPU affinity, clocks and resource usage.
+//! A missing interface is reported as [`SysError::Unsupported`], never as a panic.
+
+pub mod affinity;
+pub mod clock;
+pub mod cpulist;
+mod error;
+pub mod procstat;
+
+pub use error::SysError;
+
+use std::path::Path;
+
+/// Reads a whole file, mapping "not found" to [`SysError::Unsupported`].
+pub fn read_file(path: &Path) -> Result<String, SysError> {
+    std::fs::read_to_string(path).map_err(|source| SysError::from_io(path, source))
+}
