@@ -5,6 +5,8 @@
 
 pub mod benchmark;
 pub mod environment;
+pub mod finding;
+pub mod monitor;
 pub mod options;
 pub mod record;
 pub mod settings;

@@ -1,0 +1,1 @@
+//! Findings of the validity check: what on a machine threatens a measurement.

@@ -1,0 +1,1 @@
+//! Monitor data recorded during runs: time series and per-run summaries.
