@@ -1,31 +1,57 @@
 //! Storage of sessions, configurations and runs behind the [`Store`] trait, so the engine and
-//! the CLI never depend on a particular database. SQLite is the default backend.
+//! the CLI never depend on a particular database. SQLite ([`SqliteStore`]) is the default
+//! backend; its schema is documented in `docs/schema.md`.
+
+mod sqlite;
+
+use std::path::PathBuf;
 
 use uuid::Uuid;
 use vernier_model::{
     ConfigurationRecord, RunRecord, SessionInfo, SessionStatus, StopReason, StoredSession,
 };
 
+pub use sqlite::{SqliteStore, SCHEMA_VERSION};
+
 /// Errors of a store.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     #[error("cannot open database {path}: {source}")]
     Open {
-        path: String,
+        path: PathBuf,
         source: rusqlite::Error,
     },
+    /// `open_existing` was asked for a file that is not there.
+    #[error("database {path} does not exist")]
+    Missing { path: PathBuf },
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// The file is an SQLite database of some other program.
+    #[error("{path} is an SQLite database, but not one of vernier: {detail}")]
+    NotVernier { path: PathBuf, detail: String },
     #[error("database error: {0}")]
     Database(#[from] rusqlite::Error),
     #[error("database {path} has schema version {found}, newer than this vernier knows ({known})")]
     TooNew {
-        path: String,
+        path: PathBuf,
         found: i64,
         known: i64,
     },
-    #[error("no session matches '{selector}'")]
-    NotFound { selector: String },
+    /// A selector matched no session; `detail` says why and, for a malformed selector, which
+    /// forms are valid.
+    #[error("no session matches '{selector}': {detail}")]
+    NotFound { selector: String, detail: String },
     #[error("'{selector}' matches {count} sessions; give more of the id")]
     Ambiguous { selector: String, count: usize },
+    /// A write referred to a session or configuration that is not stored.
+    #[error("unknown {what} {id}")]
+    Unknown { what: &'static str, id: Uuid },
+    /// A record that cannot be stored faithfully (for example a NaN metric value).
+    #[error("invalid record: {0}")]
+    Invalid(String),
     #[error("corrupt record: {0}")]
     Corrupt(String),
 }
@@ -64,4 +90,9 @@ pub trait Store {
     fn resolve(&self, selector: &str) -> Result<Uuid, StoreError>;
     /// A whole session with its configurations and runs.
     fn load_session(&self, id: Uuid) -> Result<StoredSession, StoreError>;
+    /// The sessions that carry every one of `tags` (`key`, `value`), oldest first. With no
+    /// tags, every session.
+    fn find_sessions_by_tags(&self, tags: &[(String, String)]) -> Result<Vec<Uuid>, StoreError>;
+    /// Removes a session with its configurations, runs and values.
+    fn delete_session(&mut self, id: Uuid) -> Result<(), StoreError>;
 }

@@ -1,0 +1,906 @@
+//! The SQLite backend: one file, readable with any SQLite tool, schema in `docs/schema.md`.
+//!
+//! Durability and concurrency choices, each explained where it is made in [`SqliteStore::open`]:
+//! WAL journal, `synchronous=FULL`, foreign keys on, a 30 s busy timeout and `BEGIN IMMEDIATE`
+//! for every write, so several vernier processes can record into one file at once.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rusqlite::{params, params_from_iter, Connection, OpenFlags, OptionalExtension};
+use rusqlite::{Row, TransactionBehavior};
+use uuid::Uuid;
+use vernier_model::{
+    ConfigurationRecord, MetricInfo, RunRecord, Rusage, SessionInfo, SessionStatus, Settings,
+    StopReason, StoredConfiguration, StoredSession,
+};
+
+use crate::{Store, StoreError};
+
+/// The migrations, in order: migration `n` (from 1) takes the schema from version `n - 1` to
+/// `n`. Never edit a released migration; add a new one (see docs/schema.md).
+const MIGRATIONS: &[(&str, &str)] = &[("initial", include_str!("../migrations/0001_initial.sql"))];
+
+/// The schema version this build writes and understands (`PRAGMA user_version`).
+pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
+
+/// `PRAGMA application_id` of a vernier database: "vrnr" in ASCII. It lets `file(1)` and
+/// vernier itself tell a vernier database from any other SQLite file
+/// (https://www.sqlite.org/pragma.html#pragma_application_id).
+const APPLICATION_ID: i64 = 0x7672_6e72;
+
+/// How long a write waits for another process's write transaction to finish. A vernier write
+/// is one run (microseconds to milliseconds of work), so 30 s only runs out when something is
+/// stuck.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Shortest id prefix a selector may give: shorter prefixes collide too soon to be useful.
+const MIN_PREFIX_HEX_DIGITS: usize = 4;
+
+const SELECTOR_FORMS: &str =
+    "expected 'latest', 'latest~N' or at least 4 hex digits of a session id";
+
+const SESSION_COLUMNS: &str = "id, started_at_ns, ended_at_ns, status, suite, specs, note, \
+     settings, vernier_version, fingerprint, environment";
+
+/// Results in an SQLite file.
+#[derive(Debug)]
+pub struct SqliteStore {
+    conn: Connection,
+    path: PathBuf,
+}
+
+impl SqliteStore {
+    /// Opens the database at `path`, creating it and its parent directories if needed, and
+    /// brings its schema up to [`SCHEMA_VERSION`].
+    pub fn open(path: &Path) -> Result<Self, StoreError> {
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent).map_err(|source| StoreError::Io {
+                path: parent.to_path_buf(),
+                source,
+            })?;
+        }
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_CREATE
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = Connection::open_with_flags(path, flags).map_err(|e| open_error(path, e))?;
+        Self::init(conn, path)
+    }
+
+    /// Opens an existing database, for commands that only read results: a missing file is
+    /// [`StoreError::Missing`] instead of a new empty database.
+    pub fn open_existing(path: &Path) -> Result<Self, StoreError> {
+        if !path.exists() {
+            return Err(StoreError::Missing {
+                path: path.to_path_buf(),
+            });
+        }
+        // Without SQLITE_OPEN_CREATE, so a file removed in the meantime is still an error.
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = Connection::open_with_flags(path, flags).map_err(|e| open_error(path, e))?;
+        Self::init(conn, path)
+    }
+
+    /// The file this store writes.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn init(mut conn: Connection, path: &Path) -> Result<Self, StoreError> {
+        let open = |e| open_error(path, e);
+        // Set first: every later statement, including the journal-mode switch and the
+        // migration, may meet another process's lock.
+        conn.busy_timeout(BUSY_TIMEOUT).map_err(open)?;
+        // The first read of the header: a file that is not SQLite fails here.
+        let app_id: i64 = conn
+            .pragma_query_value(None, "application_id", |r| r.get(0))
+            .map_err(open)?;
+        if app_id != 0 && app_id != APPLICATION_ID {
+            return Err(StoreError::NotVernier {
+                path: path.to_path_buf(),
+                detail: format!("application_id is {app_id:#x}"),
+            });
+        }
+        // WAL: readers (`show`, `report`) never block the writer of a running session, and a
+        // commit appends to the log instead of rewriting pages
+        // (https://www.sqlite.org/wal.html). The mode is persistent in the file. Where WAL is
+        // impossible (a file system without shared memory) SQLite keeps the rollback journal,
+        // which is slower under concurrency but equally correct, so the answer is not checked.
+        let _mode: String = conn
+            .pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get(0))
+            .map_err(open)?;
+        // synchronous=FULL: in WAL mode NORMAL survives an application crash but may lose the
+        // last commits on power loss or an OS crash (https://www.sqlite.org/pragma.html
+        // #pragma_synchronous). vernier's users benchmark experimental kernels, and a kernel
+        // panic is exactly that case; FULL fsyncs the WAL at each commit so a run, once
+        // recorded, survives it. The cost is one fsync per run, between runs, never inside one.
+        conn.pragma_update(None, "synchronous", "FULL")
+            .map_err(open)?;
+        // Off by default in SQLite, per connection (https://www.sqlite.org/foreignkeys.html).
+        conn.pragma_update(None, "foreign_keys", true)
+            .map_err(open)?;
+        migrate(&mut conn, path)?;
+        Ok(SqliteStore {
+            conn,
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// Runs `f` in one `BEGIN IMMEDIATE` transaction and commits. IMMEDIATE takes the write
+    /// lock at the start, waiting through the busy timeout; a deferred transaction that upgrades
+    /// from read to write would instead fail at once with SQLITE_BUSY when another connection
+    /// wrote in between (https://www.sqlite.org/lang_transaction.html).
+    fn write<T>(
+        &mut self,
+        f: impl FnOnce(&Connection) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let value = f(&tx)?;
+        tx.commit()?;
+        Ok(value)
+    }
+
+    /// Runs `f` in one read transaction, so its queries see one snapshot of the database even
+    /// while another process writes.
+    fn read<T>(
+        &self,
+        f: impl FnOnce(&Connection) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        let tx = self.conn.unchecked_transaction()?;
+        let value = f(&tx)?;
+        tx.commit()?;
+        Ok(value)
+    }
+}
+
+fn open_error(path: &Path, source: rusqlite::Error) -> StoreError {
+    StoreError::Open {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+fn user_version(conn: &Connection) -> Result<i64, rusqlite::Error> {
+    conn.pragma_query_value(None, "user_version", |r| r.get(0))
+}
+
+/// Applies the missing migrations in one IMMEDIATE transaction: either the schema reaches
+/// [`SCHEMA_VERSION`] or nothing changes. Two processes opening a new file at once serialize on
+/// the write lock, and the second finds the work done.
+fn migrate(conn: &mut Connection, path: &Path) -> Result<(), StoreError> {
+    let too_new = |found| StoreError::TooNew {
+        path: path.to_path_buf(),
+        found,
+        known: SCHEMA_VERSION,
+    };
+    let found = user_version(conn).map_err(|e| open_error(path, e))?;
+    if found > SCHEMA_VERSION {
+        return Err(too_new(found));
+    }
+    if found == SCHEMA_VERSION {
+        return Ok(());
+    }
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let found = user_version(&tx)?;
+    if found > SCHEMA_VERSION {
+        return Err(too_new(found));
+    }
+    if found == 0 {
+        // Version 0 is a new file, unless someone else's tables are in it.
+        let objects: i64 = tx.query_row(
+            "SELECT count(*) FROM sqlite_schema WHERE name NOT LIKE 'sqlite\\_%' ESCAPE '\\'",
+            [],
+            |r| r.get(0),
+        )?;
+        if objects > 0 {
+            return Err(StoreError::NotVernier {
+                path: path.to_path_buf(),
+                detail: format!("it holds {objects} schema objects but no schema version"),
+            });
+        }
+    }
+    for (index, (name, sql)) in MIGRATIONS.iter().enumerate() {
+        let version = index as i64 + 1;
+        if version <= found {
+            continue;
+        }
+        tx.execute_batch(sql).map_err(|e| {
+            StoreError::Corrupt(format!("migration {version:04} ({name}) failed: {e}"))
+        })?;
+    }
+    tx.pragma_update(None, "user_version", SCHEMA_VERSION)?;
+    tx.pragma_update(None, "application_id", APPLICATION_ID)?;
+    tx.commit()?;
+    Ok(())
+}
+
+/// What a session selector names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Selector {
+    /// `latest` (0) or `latest~N` (N).
+    Latest(usize),
+    Id(Uuid),
+    /// Lowercase hex digits that start a session id (hyphens removed).
+    Prefix(String),
+}
+
+fn parse_selector(selector: &str) -> Result<Selector, StoreError> {
+    let invalid = || StoreError::NotFound {
+        selector: selector.to_string(),
+        detail: SELECTOR_FORMS.to_string(),
+    };
+    let text = selector.trim();
+    if text == "latest" {
+        return Ok(Selector::Latest(0));
+    }
+    if let Some(n) = text.strip_prefix("latest~") {
+        return n.parse().map(Selector::Latest).map_err(|_| invalid());
+    }
+    if let Ok(id) = Uuid::parse_str(text) {
+        return Ok(Selector::Id(id));
+    }
+    // Hyphens are ignored so a prefix copied from either UUID form matches.
+    let digits: String = text
+        .chars()
+        .filter(|c| *c != '-')
+        .map(|c| c.to_ascii_lowercase())
+        .collect();
+    if digits.len() >= MIN_PREFIX_HEX_DIGITS && digits.chars().all(|c| c.is_ascii_hexdigit()) {
+        Ok(Selector::Prefix(digits))
+    } else {
+        Err(invalid())
+    }
+}
+
+fn corrupt(what: impl std::fmt::Display) -> StoreError {
+    StoreError::Corrupt(what.to_string())
+}
+
+fn parse_uuid(text: &str) -> Result<Uuid, StoreError> {
+    Uuid::parse_str(text).map_err(|e| corrupt(format!("id '{text}': {e}")))
+}
+
+/// Encodes a value as JSON text. A macro rather than a generic function, so this crate needs
+/// no direct dependency on serde.
+macro_rules! to_json {
+    ($what:expr, $value:expr) => {
+        serde_json::to_string($value).map_err(|e| StoreError::Invalid(format!("{}: {e}", $what)))
+    };
+}
+
+macro_rules! from_json {
+    ($what:expr, $text:expr) => {
+        serde_json::from_str($text).map_err(|e| corrupt(format!("{}: {e}", $what)))
+    };
+}
+
+/// Settings as stored, completed with today's defaults for fields added after the session was
+/// recorded (the environment does the same through `#[serde(default)]`).
+fn decode_settings(text: &str) -> Result<Settings, StoreError> {
+    let stored: serde_json::Value = from_json!("settings", text)?;
+    let mut merged = serde_json::to_value(Settings::default()).map_err(|e| corrupt(e))?;
+    match (&mut merged, stored) {
+        (serde_json::Value::Object(merged), serde_json::Value::Object(stored)) => {
+            merged.extend(stored);
+        }
+        _ => return Err(corrupt("settings: not a JSON object")),
+    }
+    serde_json::from_value(merged).map_err(|e| corrupt(format!("settings: {e}")))
+}
+
+fn parse_text<T: std::str::FromStr<Err = String>>(what: &str, text: &str) -> Result<T, StoreError> {
+    text.parse().map_err(|e| corrupt(format!("{what}: {e}")))
+}
+
+/// A session row, before its text is decoded.
+struct SessionRow {
+    id: String,
+    started_at_ns: i64,
+    ended_at_ns: Option<i64>,
+    status: String,
+    suite: Option<String>,
+    specs: String,
+    note: Option<String>,
+    settings: String,
+    vernier_version: String,
+    fingerprint: String,
+    environment: String,
+}
+
+impl SessionRow {
+    /// Reads the columns of [`SESSION_COLUMNS`].
+    fn from_row(row: &Row<'_>) -> rusqlite::Result<Self> {
+        Ok(SessionRow {
+            id: row.get(0)?,
+            started_at_ns: row.get(1)?,
+            ended_at_ns: row.get(2)?,
+            status: row.get(3)?,
+            suite: row.get(4)?,
+            specs: row.get(5)?,
+            note: row.get(6)?,
+            settings: row.get(7)?,
+            vernier_version: row.get(8)?,
+            fingerprint: row.get(9)?,
+            environment: row.get(10)?,
+        })
+    }
+
+    fn decode(self, tags: BTreeMap<String, String>) -> Result<SessionInfo, StoreError> {
+        Ok(SessionInfo {
+            id: parse_uuid(&self.id)?,
+            started_at_ns: self.started_at_ns,
+            ended_at_ns: self.ended_at_ns,
+            status: parse_text("session status", &self.status)?,
+            suite: self.suite,
+            specs: from_json!("specs", &self.specs)?,
+            tags,
+            note: self.note,
+            settings: decode_settings(&self.settings)?,
+            vernier_version: self.vernier_version,
+            environment: from_json!("environment", &self.environment)?,
+            fingerprint: self.fingerprint,
+        })
+    }
+}
+
+/// A configuration row, before its text is decoded.
+struct ConfigurationRow {
+    id: String,
+    position: u32,
+    benchmark: String,
+    benchmark_version: String,
+    options: String,
+    metric: String,
+    unit: String,
+    higher_is_better: bool,
+    stop_reason: Option<String>,
+    converged: bool,
+    error: Option<String>,
+}
+
+impl ConfigurationRow {
+    fn decode(self) -> Result<(String, ConfigurationRecord), StoreError> {
+        let record = ConfigurationRecord {
+            id: parse_uuid(&self.id)?,
+            position: self.position,
+            benchmark: self.benchmark,
+            benchmark_version: self.benchmark_version,
+            options: from_json!("options", &self.options)?,
+            metric: MetricInfo {
+                name: self.metric,
+                unit: self.unit,
+                higher_is_better: self.higher_is_better,
+            },
+            stop_reason: self
+                .stop_reason
+                .map(|s| parse_text::<StopReason>("stop reason", &s))
+                .transpose()?,
+            converged: self.converged,
+            error: self.error,
+        };
+        Ok((self.id, record))
+    }
+}
+
+fn session_tags(
+    conn: &Connection,
+    session: Option<&str>,
+) -> Result<HashMap<String, BTreeMap<String, String>>, StoreError> {
+    let mut stmt = conn.prepare(
+        "SELECT session_id, key, value FROM session_tags WHERE ?1 IS NULL OR session_id = ?1",
+    )?;
+    let rows = stmt.query_map([session], |r| {
+        Ok((
+            r.get::<_, String>(0)?,
+            r.get::<_, String>(1)?,
+            r.get::<_, String>(2)?,
+        ))
+    })?;
+    let mut tags: HashMap<String, BTreeMap<String, String>> = HashMap::new();
+    for row in rows {
+        let (session, key, value) = row?;
+        tags.entry(session).or_default().insert(key, value);
+    }
+    Ok(tags)
+}
+
+fn ensure_exists(
+    conn: &Connection,
+    table: &'static str,
+    what: &'static str,
+    id: Uuid,
+) -> Result<(), StoreError> {
+    // `table` is one of our own names, never input.
+    let sql = format!("SELECT 1 FROM {table} WHERE id = ?1");
+    let found: Option<i64> = conn
+        .query_row(&sql, [id.to_string()], |r| r.get(0))
+        .optional()?;
+    match found {
+        Some(_) => Ok(()),
+        None => Err(StoreError::Unknown { what, id }),
+    }
+}
+
+impl Store for SqliteStore {
+    fn begin_session(&mut self, session: &SessionInfo) -> Result<(), StoreError> {
+        let specs = to_json!("specs", &session.specs)?;
+        let settings = to_json!("settings", &session.settings)?;
+        let environment = to_json!("environment", &session.environment)?;
+        let id = session.id.to_string();
+        self.write(|tx| {
+            tx.execute(
+                "INSERT INTO sessions (id, started_at_ns, ended_at_ns, status, suite, specs, \
+                 note, settings, vernier_version, fingerprint, environment) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                params![
+                    id,
+                    session.started_at_ns,
+                    session.ended_at_ns,
+                    session.status.as_str(),
+                    session.suite,
+                    specs,
+                    session.note,
+                    settings,
+                    session.vernier_version,
+                    session.fingerprint,
+                    environment,
+                ],
+            )?;
+            let mut stmt = tx
+                .prepare("INSERT INTO session_tags (session_id, key, value) VALUES (?1, ?2, ?3)")?;
+            for (key, value) in &session.tags {
+                stmt.execute(params![id, key, value])?;
+            }
+            Ok(())
+        })
+    }
+
+    fn add_configuration(
+        &mut self,
+        session: Uuid,
+        configuration: &ConfigurationRecord,
+    ) -> Result<(), StoreError> {
+        // A BTreeMap serializes with its keys sorted, so equal options give equal text.
+        let options = to_json!("options", &configuration.options)?;
+        self.write(|tx| {
+            ensure_exists(tx, "sessions", "session", session)?;
+            tx.execute(
+                "INSERT INTO configurations (id, session_id, position, benchmark, \
+                 benchmark_version, options, metric, unit, higher_is_better, stop_reason, \
+                 converged, error) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+                params![
+                    configuration.id.to_string(),
+                    session.to_string(),
+                    configuration.position,
+                    configuration.benchmark,
+                    configuration.benchmark_version,
+                    options,
+                    configuration.metric.name,
+                    configuration.metric.unit,
+                    configuration.metric.higher_is_better,
+                    configuration.stop_reason.map(StopReason::as_str),
+                    configuration.converged,
+                    configuration.error,
+                ],
+            )?;
+            Ok(())
+        })
+    }
+
+    fn add_run(&mut self, configuration: Uuid, run: &RunRecord) -> Result<(), StoreError> {
+        // SQLite stores a NaN as NULL (https://www.sqlite.org/floatingpoint.html), which would
+        // silently turn a broken measurement into a missing one.
+        if let Some((metric, _)) = run.values.iter().find(|(_, v)| v.is_nan()) {
+            return Err(StoreError::Invalid(format!(
+                "run {}: metric '{metric}' is NaN",
+                run.id
+            )));
+        }
+        let id = run.id.to_string();
+        self.write(|tx| {
+            ensure_exists(tx, "configurations", "configuration", configuration)?;
+            tx.execute(
+                "INSERT INTO runs (id, configuration_id, idx, warmup, round, \
+                 preceding_executions, started_at_ns, ended_at_ns, user_cpu_ns, system_cpu_ns, \
+                 voluntary_cs, involuntary_cs, max_rss_bytes, foreign_cpu_ns, controller_cpu_ns) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+                params![
+                    id,
+                    configuration.to_string(),
+                    run.index,
+                    run.warmup,
+                    run.round,
+                    run.preceding_executions,
+                    run.started_at_ns,
+                    run.ended_at_ns,
+                    run.rusage.user_cpu_ns,
+                    run.rusage.system_cpu_ns,
+                    run.rusage.voluntary_cs,
+                    run.rusage.involuntary_cs,
+                    run.rusage.max_rss_bytes,
+                    run.foreign_cpu_ns,
+                    run.controller_cpu_ns,
+                ],
+            )?;
+            let mut stmt =
+                tx.prepare("INSERT INTO run_values (run_id, metric, value) VALUES (?1, ?2, ?3)")?;
+            for (metric, value) in &run.values {
+                stmt.execute(params![id, metric, value])?;
+            }
+            Ok(())
+        })
+    }
+
+    fn finish_configuration(
+        &mut self,
+        configuration: Uuid,
+        reason: StopReason,
+        converged: bool,
+        error: Option<&str>,
+    ) -> Result<(), StoreError> {
+        self.write(|tx| {
+            let changed = tx.execute(
+                "UPDATE configurations SET stop_reason = ?2, converged = ?3, error = ?4 \
+                 WHERE id = ?1",
+                params![configuration.to_string(), reason.as_str(), converged, error],
+            )?;
+            if changed == 0 {
+                return Err(StoreError::Unknown {
+                    what: "configuration",
+                    id: configuration,
+                });
+            }
+            Ok(())
+        })
+    }
+
+    fn finish_session(
+        &mut self,
+        session: Uuid,
+        status: SessionStatus,
+        ended_at_ns: i64,
+    ) -> Result<(), StoreError> {
+        self.write(|tx| {
+            let changed = tx.execute(
+                "UPDATE sessions SET status = ?2, ended_at_ns = ?3 WHERE id = ?1",
+                params![session.to_string(), status.as_str(), ended_at_ns],
+            )?;
+            if changed == 0 {
+                return Err(StoreError::Unknown {
+                    what: "session",
+                    id: session,
+                });
+            }
+            Ok(())
+        })
+    }
+
+    fn sessions(&self) -> Result<Vec<SessionInfo>, StoreError> {
+        self.read(|tx| {
+            let mut tags = session_tags(tx, None)?;
+            let mut stmt = tx.prepare(&format!(
+                "SELECT {SESSION_COLUMNS} FROM sessions ORDER BY started_at_ns, rowid"
+            ))?;
+            let rows = stmt.query_map([], SessionRow::from_row)?;
+            let mut sessions = Vec::new();
+            for row in rows {
+                let row = row?;
+                let tags = tags.remove(&row.id).unwrap_or_default();
+                sessions.push(row.decode(tags)?);
+            }
+            Ok(sessions)
+        })
+    }
+
+    fn resolve(&self, selector: &str) -> Result<Uuid, StoreError> {
+        let parsed = parse_selector(selector)?;
+        let not_found = |detail: String| StoreError::NotFound {
+            selector: selector.to_string(),
+            detail,
+        };
+        self.read(|tx| match parsed {
+            Selector::Latest(back) => {
+                // Ties in start time (coarse clocks, imports) fall back to insertion order.
+                let id: Option<String> = tx
+                    .query_row(
+                        "SELECT id FROM sessions ORDER BY started_at_ns DESC, rowid DESC \
+                         LIMIT 1 OFFSET ?1",
+                        [back as i64],
+                        |r| r.get(0),
+                    )
+                    .optional()?;
+                match id {
+                    Some(id) => parse_uuid(&id),
+                    None => {
+                        let count: i64 =
+                            tx.query_row("SELECT count(*) FROM sessions", [], |r| r.get(0))?;
+                        Err(not_found(format!("the database holds {count} session(s)")))
+                    }
+                }
+            }
+            Selector::Id(id) => {
+                ensure_exists(tx, "sessions", "session", id)
+                    .map_err(|_| not_found("no session has this id".to_string()))?;
+                Ok(id)
+            }
+            Selector::Prefix(digits) => {
+                // The prefix holds only hex digits, so it has no GLOB metacharacters.
+                let mut stmt =
+                    tx.prepare("SELECT id FROM sessions WHERE replace(id, '-', '') GLOB ?1")?;
+                let ids = stmt
+                    .query_map([format!("{digits}*")], |r| r.get::<_, String>(0))?
+                    .collect::<Result<Vec<_>, _>>()?;
+                match ids.as_slice() {
+                    [id] => parse_uuid(id),
+                    [] => Err(not_found(format!("no session id starts with {digits}"))),
+                    _ => Err(StoreError::Ambiguous {
+                        selector: selector.to_string(),
+                        count: ids.len(),
+                    }),
+                }
+            }
+        })
+    }
+
+    fn load_session(&self, id: Uuid) -> Result<StoredSession, StoreError> {
+        let key = id.to_string();
+        self.read(|tx| {
+            let row = tx
+                .query_row(
+                    &format!("SELECT {SESSION_COLUMNS} FROM sessions WHERE id = ?1"),
+                    [&key],
+                    SessionRow::from_row,
+                )
+                .optional()?
+                .ok_or(StoreError::Unknown {
+                    what: "session",
+                    id,
+                })?;
+            let tags = session_tags(tx, Some(&key))?
+                .remove(&key)
+                .unwrap_or_default();
+            let info = row.decode(tags)?;
+
+            let mut stmt = tx.prepare(
+                "SELECT id, position, benchmark, benchmark_version, options, metric, unit, \
+                 higher_is_better, stop_reason, converged, error \
+                 FROM configurations WHERE session_id = ?1 ORDER BY position",
+            )?;
+            let rows = stmt.query_map([&key], |r| {
+                Ok(ConfigurationRow {
+                    id: r.get(0)?,
+                    position: r.get(1)?,
+                    benchmark: r.get(2)?,
+                    benchmark_version: r.get(3)?,
+                    options: r.get(4)?,
+                    metric: r.get(5)?,
+                    unit: r.get(6)?,
+                    higher_is_better: r.get(7)?,
+                    stop_reason: r.get(8)?,
+                    converged: r.get(9)?,
+                    error: r.get(10)?,
+                })
+            })?;
+            let mut configurations = Vec::new();
+            let mut by_id: HashMap<String, usize> = HashMap::new();
+            for row in rows {
+                let (row_id, record) = row?.decode()?;
+                by_id.insert(row_id, configurations.len());
+                configurations.push(StoredConfiguration {
+                    record,
+                    runs: Vec::new(),
+                });
+            }
+
+            let mut values: HashMap<String, BTreeMap<String, f64>> = HashMap::new();
+            let mut stmt = tx.prepare(
+                "SELECT v.run_id, v.metric, v.value FROM run_values v \
+                 JOIN runs r ON r.id = v.run_id \
+                 JOIN configurations c ON c.id = r.configuration_id \
+                 WHERE c.session_id = ?1",
+            )?;
+            let rows = stmt.query_map([&key], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, f64>(2)?,
+                ))
+            })?;
+            for row in rows {
+                let (run, metric, value) = row?;
+                values.entry(run).or_default().insert(metric, value);
+            }
+
+            // Execution order: by start time; a warmup and a measured run that started in the
+            // same nanosecond (a coarse clock) keep warmup first, then index order.
+            let mut stmt = tx.prepare(
+                "SELECT r.id, r.configuration_id, r.idx, r.warmup, r.round, \
+                 r.preceding_executions, r.started_at_ns, r.ended_at_ns, r.user_cpu_ns, \
+                 r.system_cpu_ns, r.voluntary_cs, r.involuntary_cs, r.max_rss_bytes, \
+                 r.foreign_cpu_ns, r.controller_cpu_ns \
+                 FROM runs r JOIN configurations c ON c.id = r.configuration_id \
+                 WHERE c.session_id = ?1 \
+                 ORDER BY r.started_at_ns, r.warmup DESC, r.idx, r.rowid",
+            )?;
+            let rows = stmt.query_map([&key], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, String>(1)?,
+                    RunRecord {
+                        id: Uuid::nil(),
+                        index: r.get(2)?,
+                        warmup: r.get(3)?,
+                        round: r.get(4)?,
+                        preceding_executions: r.get(5)?,
+                        started_at_ns: r.get(6)?,
+                        ended_at_ns: r.get(7)?,
+                        values: BTreeMap::new(),
+                        rusage: Rusage {
+                            user_cpu_ns: r.get(8)?,
+                            system_cpu_ns: r.get(9)?,
+                            voluntary_cs: r.get(10)?,
+                            involuntary_cs: r.get(11)?,
+                            max_rss_bytes: r.get(12)?,
+                        },
+                        foreign_cpu_ns: r.get(13)?,
+                        controller_cpu_ns: r.get(14)?,
+                    },
+                ))
+            })?;
+            for row in rows {
+                let (run_id, configuration_id, mut run) = row?;
+                run.id = parse_uuid(&run_id)?;
+                run.values = values.remove(&run_id).unwrap_or_default();
+                let slot = by_id
+                    .get(&configuration_id)
+                    .copied()
+                    .ok_or_else(|| corrupt(format!("run {run_id} of unknown configuration")))?;
+                configurations[slot].runs.push(run);
+            }
+            Ok(StoredSession {
+                info,
+                configurations,
+            })
+        })
+    }
+
+    fn find_sessions_by_tags(&self, tags: &[(String, String)]) -> Result<Vec<Uuid>, StoreError> {
+        // Duplicates would break nothing in the query, but the set keeps it short.
+        let wanted: BTreeSet<&(String, String)> = tags.iter().collect();
+        let mut sql = String::from("SELECT id FROM sessions");
+        let mut bound: Vec<&str> = Vec::new();
+        for (i, (key, value)) in wanted.iter().enumerate() {
+            sql.push_str(if i == 0 { " WHERE " } else { " AND " });
+            // Each term is an index lookup on session_tags (key, value, session_id).
+            sql.push_str(&format!(
+                "id IN (SELECT session_id FROM session_tags WHERE key = ?{} AND value = ?{})",
+                2 * i + 1,
+                2 * i + 2
+            ));
+            bound.push(key);
+            bound.push(value);
+        }
+        sql.push_str(" ORDER BY started_at_ns, rowid");
+        self.read(|tx| {
+            let mut stmt = tx.prepare(&sql)?;
+            let ids = stmt
+                .query_map(params_from_iter(bound.iter()), |r| r.get::<_, String>(0))?
+                .collect::<Result<Vec<_>, _>>()?;
+            ids.iter().map(|id| parse_uuid(id)).collect()
+        })
+    }
+
+    fn delete_session(&mut self, id: Uuid) -> Result<(), StoreError> {
+        self.write(|tx| {
+            // Configurations, runs, values and tags go by ON DELETE CASCADE.
+            let changed = tx.execute("DELETE FROM sessions WHERE id = ?1", [id.to_string()])?;
+            if changed == 0 {
+                return Err(StoreError::Unknown {
+                    what: "session",
+                    id,
+                });
+            }
+            Ok(())
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn selectors_parse() {
+        assert_eq!(parse_selector("latest").ok(), Some(Selector::Latest(0)));
+        assert_eq!(parse_selector(" latest~3 ").ok(), Some(Selector::Latest(3)));
+        let id = Uuid::parse_str("0123abcd-0000-4000-8000-000000000001").unwrap();
+        assert_eq!(
+            parse_selector("0123ABCD-0000-4000-8000-000000000001").ok(),
+            Some(Selector::Id(id))
+        );
+        assert_eq!(
+            parse_selector("0123abcd000040008000000000000001").ok(),
+            Some(Selector::Id(id))
+        );
+        assert_eq!(
+            parse_selector("0123AB").ok(),
+            Some(Selector::Prefix("0123ab".into()))
+        );
+        assert_eq!(
+            parse_selector("0123abcd-00").ok(),
+            Some(Selector::Prefix("0123abcd00".into()))
+        );
+    }
+
+    #[test]
+    fn bad_selectors_list_the_valid_forms() {
+        for bad in [
+            "",
+            "lat",
+            "abc",
+            "latest~",
+            "latest~-1",
+            "latest~x",
+            "xyz12345",
+            "newest",
+        ] {
+            match parse_selector(bad) {
+                Err(StoreError::NotFound { selector, detail }) => {
+                    assert_eq!(selector, bad);
+                    assert!(detail.contains("latest~N"), "{detail}");
+                }
+                other => panic!("{bad}: {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn migrations_are_numbered_by_position() {
+        assert_eq!(SCHEMA_VERSION, MIGRATIONS.len() as i64);
+        // The file name of migration n starts with n, so the list and the directory agree.
+        assert!(MIGRATIONS[0].1.contains("CREATE TABLE sessions"));
+    }
+
+    #[test]
+    fn settings_gain_defaults_for_missing_fields() {
+        let settings = decode_settings(r#"{"warmup": 3, "target": 0.05}"#).unwrap();
+        assert_eq!(settings.warmup, 3);
+        assert_eq!(settings.target, 0.05);
+        assert_eq!(settings.max_runs, Settings::default().max_runs);
+        assert!(matches!(
+            decode_settings("[1]"),
+            Err(StoreError::Corrupt(_))
+        ));
+        assert!(matches!(
+            decode_settings(r#"{"warmup": "many"}"#),
+            Err(StoreError::Corrupt(_))
+        ));
+    }
+
+    #[test]
+    fn in_memory_schema_applies() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        migrate(&mut conn, Path::new(":memory:")).unwrap();
+        assert_eq!(user_version(&conn).unwrap(), SCHEMA_VERSION);
+        let tables: Vec<String> = conn
+            .prepare("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(
+            tables,
+            [
+                "configurations",
+                "run_values",
+                "runs",
+                "session_tags",
+                "sessions"
+            ]
+        );
+    }
+}
