@@ -1,11 +1,15 @@
-//! The environment a session ran in, and its fingerprint.
+//! The environment a session ran in, its fingerprint, and the difference between two
+//! environments (`env diff`), including an OSADL-style kernel configuration diff.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-/// A snapshot of the machine and kernel. A field that could not be read is `None` and the reason
-/// is listed in `unsupported` ("unsupported is a value": a missing interface never fails a run).
+/// A snapshot of the machine and kernel. A field that could not be read is `None` (or an empty
+/// map) and the reason is listed in `unsupported` ("unsupported is a value": a missing interface
+/// never fails a run). Every field has a serde default, so JSON written before a field existed
+/// still reads.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Environment {
@@ -21,26 +25,102 @@ pub struct Environment {
     pub memory_bytes: Option<u64>,
     pub hostname: Option<String>,
     pub distro: Option<String>,
-    /// Hypervisor or container detected, `none` on bare metal.
+    /// Hypervisor or container detected (`kvm`, `firecracker`, `docker`, `kvm+docker`), `none`
+    /// when nothing indicates either.
     pub virtualization: Option<String>,
     pub clocksource: Option<String>,
-    /// Preemption model: none, voluntary, full, lazy or rt (with `dynamic` when switchable).
+    /// Preemption model: none, voluntary, full, lazy or rt, followed by ` (dynamic)` when the
+    /// kernel can switch models at boot or run time (CONFIG_PREEMPT_DYNAMIC).
     pub preemption: Option<String>,
-    /// Scaling governor per CPU (`cpu0=performance`), absent without a cpufreq driver.
+    /// Scaling governor: one name when every CPU uses the same one, otherwise per CPU
+    /// (`cpu0=performance cpu1=powersave`). Absent without a cpufreq driver.
     pub governor: Option<String>,
+    /// SHA-256 (hex) of the kernel configuration text; the text itself is stored once per
+    /// distinct hash by the store.
+    pub kernel_config_sha256: Option<String>,
+    /// The cpufreq scaling driver (`intel_pstate`, `acpi-cpufreq`, ...).
+    pub cpufreq_driver: Option<String>,
+    /// Whether frequency boost (turbo) is enabled.
+    pub turbo: Option<bool>,
+    /// Tunables under /proc/sys/kernel and /proc/sys/vm (and the scheduler's debugfs knobs when
+    /// readable), keyed as sysctl(8) names them: `kernel.sched_rt_runtime_us`.
+    pub sysctls: BTreeMap<String, String>,
+    /// /sys/devices/system/cpu/vulnerabilities: vulnerability -> kernel's mitigation status.
+    pub mitigations: BTreeMap<String, String>,
+    /// Transparent huge pages `enabled` mode (the bracketed value).
+    pub thp_enabled: Option<String>,
+    /// Transparent huge pages `defrag` mode (the bracketed value).
+    pub thp_defrag: Option<String>,
+    /// SMT control: on, off, forceoff, notsupported or notimplemented.
+    pub smt_control: Option<String>,
+    /// Whether SMT siblings are currently active.
+    pub smt_active: Option<bool>,
+    pub cpuidle_driver: Option<String>,
+    pub cpuidle_governor: Option<String>,
+    /// Control group hierarchy: `v2`, `hybrid` (v1 controllers beside a unified hierarchy) or
+    /// `v1`.
+    pub cgroup_version: Option<String>,
+    pub topology: Option<CpuTopology>,
+    /// Version of the /proc/schedstat format, present when the kernel has CONFIG_SCHEDSTATS.
+    pub schedstat_version: Option<u32>,
+    /// Versions of external tools a plan uses: tool -> version line.
+    pub tool_versions: BTreeMap<String, String>,
     /// What could not be read, and why: field name -> reason.
     pub unsupported: BTreeMap<String, String>,
 }
 
+/// CPU topology summary over the online CPUs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CpuTopology {
+    /// Physical packages.
+    pub sockets: u32,
+    /// Physical cores in all sockets.
+    pub cores: u32,
+    /// Hardware threads of the most populated core (2 with SMT active, 1 without).
+    pub threads_per_core: u32,
+}
+
+impl fmt::Display for CpuTopology {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "sockets={} cores={} threads_per_core={}",
+            self.sockets, self.cores, self.threads_per_core
+        )
+    }
+}
+
+/// Sysctls that the kernel changes by itself, so they would split the history of one machine
+/// into many fingerprints. They are still captured and shown by [`diff`].
+/// - `kernel.perf_event_max_sample_rate`: lowered by the kernel when perf interrupts take too
+///   long ("perf: interrupt took too long ... lowering kernel.perf_event_max_sample_rate",
+///   Documentation/admin-guide/sysctl/kernel.rst).
+/// - `kernel.tainted`: set by the kernel on a warning or an out-of-tree module; a validity
+///   concern for `system check`, not an identity of the environment.
+pub const FINGERPRINT_EXCLUDED_SYSCTLS: &[&str] =
+    &["kernel.perf_event_max_sample_rate", "kernel.tainted"];
+
 impl Environment {
-    /// The stable fields that identify an environment, as `(name, value)` pairs. Measured
-    /// quantities and volatile facts (hostname, free memory, load) are deliberately absent, so two
-    /// sessions on the same kernel, configuration and hardware share a fingerprint.
-    pub fn stable_fields(&self) -> Vec<(&'static str, String)> {
+    /// The stable fields that identify an environment, as `(name, value)` pairs.
+    ///
+    /// Included: what a user sets up or installs and expects to be compared separately: kernel
+    /// (release, build, command line, configuration hash, preemption model), hardware (arch, CPU
+    /// model, online CPUs, topology, memory), distro, virtualization, clocksource and every
+    /// tuning (governor, turbo, SMT, THP, cpuidle, cgroup version, mitigations, sysctls).
+    ///
+    /// Excluded: measured quantities and volatile facts (hostname, free memory, load), sysctls
+    /// the kernel changes by itself ([`FINGERPRINT_EXCLUDED_SYSCTLS`]), tool versions (they
+    /// depend on which tools a plan uses, not on the machine; `env diff` still shows them), the
+    /// schedstat format (implied by the kernel) and `unsupported`.
+    ///
+    /// The fields that existed first are always listed, empty when unknown; the fields added
+    /// later are listed only when known, so a stored environment from before they existed keeps
+    /// the fingerprint it was stored with.
+    pub fn stable_fields(&self) -> Vec<(String, String)> {
         fn s<T: ToString>(v: &Option<T>) -> String {
             v.as_ref().map(|v| v.to_string()).unwrap_or_default()
         }
-        vec![
+        let mut fields: Vec<(String, String)> = [
             ("kernel_release", s(&self.kernel_release)),
             ("kernel_version", s(&self.kernel_version)),
             ("kernel_cmdline", s(&self.kernel_cmdline)),
@@ -54,10 +134,42 @@ impl Environment {
             ("preemption", s(&self.preemption)),
             ("governor", s(&self.governor)),
         ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
+        let optional = [
+            ("kernel_config_sha256", s(&self.kernel_config_sha256)),
+            ("cpufreq_driver", s(&self.cpufreq_driver)),
+            ("turbo", s(&self.turbo)),
+            ("thp_enabled", s(&self.thp_enabled)),
+            ("thp_defrag", s(&self.thp_defrag)),
+            ("smt_control", s(&self.smt_control)),
+            ("smt_active", s(&self.smt_active)),
+            ("cpuidle_driver", s(&self.cpuidle_driver)),
+            ("cpuidle_governor", s(&self.cpuidle_governor)),
+            ("cgroup_version", s(&self.cgroup_version)),
+            ("topology", s(&self.topology)),
+        ];
+        fields.extend(
+            optional
+                .into_iter()
+                .filter(|(_, v)| !v.is_empty())
+                .map(|(k, v)| (k.to_string(), v)),
+        );
+        fields.extend(
+            self.mitigations
+                .iter()
+                .map(|(k, v)| (format!("mitigations.{k}"), v.clone())),
+        );
+        fields.extend(
+            self.sysctls
+                .iter()
+                .filter(|(k, _)| !FINGERPRINT_EXCLUDED_SYSCTLS.contains(&k.as_str()))
+                .map(|(k, v)| (format!("sysctl.{k}"), v.clone())),
+        );
+        fields
     }
-}
 
-impl Environment {
     /// A short hash (16 hex digits of SHA-256) of [`Environment::stable_fields`].
     pub fn fingerprint(&self) -> String {
         use sha2::{Digest, Sha256};
@@ -71,6 +183,263 @@ impl Environment {
         let digest = hasher.finalize();
         digest[..8].iter().map(|b| format!("{b:02x}")).collect()
     }
+}
+
+/// One difference between two environments.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct EnvDifference {
+    /// "kernel", "cmdline", "cpu", "memory", "system", "sysctl", "mitigations" or "tools".
+    pub group: &'static str,
+    /// The field, the command line parameter, the sysctl, the vulnerability or the tool.
+    pub field: String,
+    /// Value in the first environment (`None`: absent or unknown).
+    pub a: Option<String>,
+    /// Value in the second environment.
+    pub b: Option<String>,
+}
+
+/// Everything that differs between `a` and `b`, grouped and in a fixed order (groups as listed
+/// in [`EnvDifference::group`], fields in declaration or key order). A field unknown on both
+/// sides is no difference. The kernel command line is compared parameter by parameter (see
+/// [`parse_cmdline`]) so a long command line shows only what changed.
+pub fn diff(a: &Environment, b: &Environment) -> Vec<EnvDifference> {
+    fn s<T: ToString>(v: &Option<T>) -> Option<String> {
+        v.as_ref().map(|v| v.to_string())
+    }
+    let mut out = Vec::new();
+    let mut push = |group: &'static str, field: &str, x: Option<String>, y: Option<String>| {
+        if x != y {
+            out.push(EnvDifference {
+                group,
+                field: field.to_string(),
+                a: x,
+                b: y,
+            });
+        }
+    };
+
+    push(
+        "kernel",
+        "kernel_release",
+        s(&a.kernel_release),
+        s(&b.kernel_release),
+    );
+    push(
+        "kernel",
+        "kernel_version",
+        s(&a.kernel_version),
+        s(&b.kernel_version),
+    );
+    push(
+        "kernel",
+        "kernel_config_sha256",
+        s(&a.kernel_config_sha256),
+        s(&b.kernel_config_sha256),
+    );
+    push("kernel", "preemption", s(&a.preemption), s(&b.preemption));
+    push(
+        "kernel",
+        "schedstat_version",
+        s(&a.schedstat_version),
+        s(&b.schedstat_version),
+    );
+
+    let pa = cmdline_map(a.kernel_cmdline.as_deref());
+    let pb = cmdline_map(b.kernel_cmdline.as_deref());
+    let keys: BTreeSet<&String> = pa.keys().chain(pb.keys()).collect();
+    for key in keys {
+        push("cmdline", key, pa.get(key).cloned(), pb.get(key).cloned());
+    }
+
+    push("cpu", "arch", s(&a.arch), s(&b.arch));
+    push("cpu", "cpu_model", s(&a.cpu_model), s(&b.cpu_model));
+    push("cpu", "online_cpus", s(&a.online_cpus), s(&b.online_cpus));
+    push(
+        "cpu",
+        "online_cpu_list",
+        s(&a.online_cpu_list),
+        s(&b.online_cpu_list),
+    );
+    push("cpu", "topology", s(&a.topology), s(&b.topology));
+    push("cpu", "governor", s(&a.governor), s(&b.governor));
+    push(
+        "cpu",
+        "cpufreq_driver",
+        s(&a.cpufreq_driver),
+        s(&b.cpufreq_driver),
+    );
+    push("cpu", "turbo", s(&a.turbo), s(&b.turbo));
+    push("cpu", "smt_control", s(&a.smt_control), s(&b.smt_control));
+    push("cpu", "smt_active", s(&a.smt_active), s(&b.smt_active));
+    push(
+        "cpu",
+        "cpuidle_driver",
+        s(&a.cpuidle_driver),
+        s(&b.cpuidle_driver),
+    );
+    push(
+        "cpu",
+        "cpuidle_governor",
+        s(&a.cpuidle_governor),
+        s(&b.cpuidle_governor),
+    );
+
+    push(
+        "memory",
+        "memory_bytes",
+        s(&a.memory_bytes),
+        s(&b.memory_bytes),
+    );
+    push(
+        "memory",
+        "thp_enabled",
+        s(&a.thp_enabled),
+        s(&b.thp_enabled),
+    );
+    push("memory", "thp_defrag", s(&a.thp_defrag), s(&b.thp_defrag));
+
+    push("system", "hostname", s(&a.hostname), s(&b.hostname));
+    push("system", "distro", s(&a.distro), s(&b.distro));
+    push(
+        "system",
+        "virtualization",
+        s(&a.virtualization),
+        s(&b.virtualization),
+    );
+    push(
+        "system",
+        "clocksource",
+        s(&a.clocksource),
+        s(&b.clocksource),
+    );
+    push(
+        "system",
+        "cgroup_version",
+        s(&a.cgroup_version),
+        s(&b.cgroup_version),
+    );
+
+    for (group, ma, mb) in [
+        ("sysctl", &a.sysctls, &b.sysctls),
+        ("mitigations", &a.mitigations, &b.mitigations),
+        ("tools", &a.tool_versions, &b.tool_versions),
+    ] {
+        let keys: BTreeSet<&String> = ma.keys().chain(mb.keys()).collect();
+        for key in keys {
+            push(group, key, ma.get(key).cloned(), mb.get(key).cloned());
+        }
+    }
+    out
+}
+
+/// Splits a kernel command line into `(parameter name, word)` pairs, in order.
+///
+/// Words are separated by white space outside double quotes, as the kernel's `next_arg()`
+/// does (lib/cmdline.c, Documentation/admin-guide/kernel-parameters.rst); the name is the part
+/// before the first `=`. Everything after a lone `--` is passed to init and is returned as one
+/// pair named `--`.
+pub fn parse_cmdline(cmdline: &str) -> Vec<(String, String)> {
+    let mut words = Vec::new();
+    let mut current = String::new();
+    let mut in_quotes = false;
+    for c in cmdline.chars() {
+        if c == '"' {
+            in_quotes = !in_quotes;
+            current.push(c);
+        } else if c.is_whitespace() && !in_quotes {
+            if !current.is_empty() {
+                words.push(std::mem::take(&mut current));
+            }
+        } else {
+            current.push(c);
+        }
+    }
+    if !current.is_empty() {
+        words.push(current);
+    }
+
+    let mut out = Vec::new();
+    let mut iter = words.into_iter();
+    for word in iter.by_ref() {
+        if word == "--" {
+            break;
+        }
+        let name = word
+            .split_once('=')
+            .map_or(word.as_str(), |(name, _)| name)
+            .trim_matches('"')
+            .to_string();
+        out.push((name, word));
+    }
+    let init: Vec<String> = iter.collect();
+    if !init.is_empty() {
+        out.push(("--".to_string(), init.join(" ")));
+    }
+    out
+}
+
+/// Parameter name -> its words; a parameter given more than once (`console=ttyS0
+/// console=tty0`) keeps all its words, in order, separated by a space.
+fn cmdline_map(cmdline: Option<&str>) -> BTreeMap<String, String> {
+    let mut map: BTreeMap<String, String> = BTreeMap::new();
+    for (name, word) in parse_cmdline(cmdline.unwrap_or("")) {
+        map.entry(name)
+            .and_modify(|v| {
+                v.push(' ');
+                v.push_str(&word);
+            })
+            .or_insert(word);
+    }
+    map
+}
+
+/// One kernel configuration option that differs between two configurations.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConfigChange {
+    /// The option, for example `CONFIG_HZ`.
+    pub option: String,
+    /// Value in the first configuration; `None` when unset or absent.
+    pub a: Option<String>,
+    /// Value in the second configuration.
+    pub b: Option<String>,
+}
+
+/// Parses a kernel `.config`: option -> value for every option that is set. `# CONFIG_X is not
+/// set` and an absent option both mean unset (scripts/kconfig/confdata.c writes the former for
+/// visible options that are off), so neither appears in the map.
+pub fn parse_kernel_config(text: &str) -> BTreeMap<String, String> {
+    text.lines()
+        .filter_map(|line| {
+            let line = line.trim();
+            if line.starts_with('#') {
+                return None;
+            }
+            let (option, value) = line.split_once('=')?;
+            let option = option.trim();
+            option
+                .starts_with("CONFIG_")
+                .then(|| (option.to_string(), value.trim().to_string()))
+        })
+        .collect()
+}
+
+/// The options set in one configuration and not in the other, or set to different values, in
+/// option order, as the OSADL QA Farm's kernel configuration comparison shows them.
+pub fn kernel_config_diff(a: &str, b: &str) -> Vec<ConfigChange> {
+    let ca = parse_kernel_config(a);
+    let cb = parse_kernel_config(b);
+    let options: BTreeSet<&String> = ca.keys().chain(cb.keys()).collect();
+    options
+        .into_iter()
+        .filter_map(|option| {
+            let (x, y) = (ca.get(option), cb.get(option));
+            (x != y).then(|| ConfigChange {
+                option: option.clone(),
+                a: x.cloned(),
+                b: y.cloned(),
+            })
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -95,5 +464,224 @@ mod tests {
         assert_eq!(a.fingerprint(), b.fingerprint());
         assert_ne!(a.fingerprint(), c.fingerprint());
         assert_eq!(a.fingerprint().len(), 16);
+    }
+
+    #[test]
+    fn fingerprint_of_old_fields_is_unchanged_by_new_empty_ones() {
+        // The value the original twelve-field fingerprint gave this environment (computed
+        // independently with Python's hashlib): a stored session keeps its fingerprint after
+        // the model grew.
+        let env = Environment {
+            kernel_release: Some("6.18.0".into()),
+            online_cpus: Some(2),
+            ..Default::default()
+        };
+        assert_eq!(env.fingerprint(), "a86fa4927085aeb9");
+        assert_eq!(env.stable_fields().len(), 12);
+    }
+
+    #[test]
+    fn fingerprint_covers_config_sysctls_and_mitigations_but_not_volatile_ones() {
+        let base = Environment {
+            kernel_release: Some("6.18.0".into()),
+            kernel_config_sha256: Some("aa".into()),
+            ..Default::default()
+        };
+        let other_config = Environment {
+            kernel_config_sha256: Some("bb".into()),
+            ..base.clone()
+        };
+        assert_ne!(base.fingerprint(), other_config.fingerprint());
+
+        let mut tuned = base.clone();
+        tuned
+            .sysctls
+            .insert("kernel.sched_rt_runtime_us".into(), "-1".into());
+        assert_ne!(base.fingerprint(), tuned.fingerprint());
+
+        let mut mitigated = base.clone();
+        mitigated
+            .mitigations
+            .insert("meltdown".into(), "Mitigation: PTI".into());
+        assert_ne!(base.fingerprint(), mitigated.fingerprint());
+
+        let mut volatile = base.clone();
+        volatile
+            .sysctls
+            .insert("kernel.perf_event_max_sample_rate".into(), "100000".into());
+        volatile.tool_versions.insert("perf".into(), "6.1".into());
+        volatile.schedstat_version = Some(17);
+        volatile.unsupported.insert("governor".into(), "x".into());
+        assert_eq!(base.fingerprint(), volatile.fingerprint());
+    }
+
+    #[test]
+    fn old_json_without_new_fields_still_reads() {
+        let json =
+            r#"{"kernel_release":"6.1.0","online_cpus":2,"unsupported":{"governor":"absent"}}"#;
+        let env: Environment = serde_json::from_str(json).unwrap();
+        assert_eq!(env.kernel_release.as_deref(), Some("6.1.0"));
+        assert_eq!(env.online_cpus, Some(2));
+        assert!(env.sysctls.is_empty());
+        assert_eq!(env.topology, None);
+        let back: Environment =
+            serde_json::from_str(&serde_json::to_string(&env).unwrap()).unwrap();
+        assert_eq!(back, env);
+    }
+
+    #[test]
+    fn parses_cmdline_with_quotes_and_init_arguments() {
+        let words = parse_cmdline("ro quiet  acpi_osi=\"Windows 2020\" console=ttyS0 -- --init x");
+        assert_eq!(
+            words,
+            vec![
+                ("ro".to_string(), "ro".to_string()),
+                ("quiet".to_string(), "quiet".to_string()),
+                (
+                    "acpi_osi".to_string(),
+                    "acpi_osi=\"Windows 2020\"".to_string()
+                ),
+                ("console".to_string(), "console=ttyS0".to_string()),
+                ("--".to_string(), "--init x".to_string()),
+            ]
+        );
+        assert!(parse_cmdline("  \n").is_empty());
+    }
+
+    #[test]
+    fn diff_reports_cmdline_parameters_only_in_a_only_in_b_and_changed() {
+        let a = Environment {
+            kernel_cmdline: Some("quiet mitigations=auto console=ttyS0 isolcpus=1".into()),
+            ..Default::default()
+        };
+        let b = Environment {
+            kernel_cmdline: Some("console=ttyS0 mitigations=off nohz_full=1 quiet".into()),
+            ..Default::default()
+        };
+        let d = diff(&a, &b);
+        let got: Vec<(&str, &str, Option<&str>, Option<&str>)> = d
+            .iter()
+            .map(|x| (x.group, x.field.as_str(), x.a.as_deref(), x.b.as_deref()))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                ("cmdline", "isolcpus", Some("isolcpus=1"), None),
+                (
+                    "cmdline",
+                    "mitigations",
+                    Some("mitigations=auto"),
+                    Some("mitigations=off")
+                ),
+                ("cmdline", "nohz_full", None, Some("nohz_full=1")),
+            ]
+        );
+    }
+
+    #[test]
+    fn diff_groups_fields_and_maps_and_is_empty_for_equal_environments() {
+        let mut a = Environment {
+            kernel_release: Some("6.18.0".into()),
+            cpu_model: Some("Xeon".into()),
+            memory_bytes: Some(1 << 30),
+            hostname: Some("a".into()),
+            thp_enabled: Some("madvise".into()),
+            topology: Some(CpuTopology {
+                sockets: 1,
+                cores: 2,
+                threads_per_core: 1,
+            }),
+            ..Default::default()
+        };
+        a.sysctls.insert("vm.swappiness".into(), "60".into());
+        a.sysctls.insert("kernel.pid_max".into(), "4194304".into());
+        a.mitigations
+            .insert("meltdown".into(), "Not affected".into());
+        a.tool_versions
+            .insert("perf".into(), "perf version 6.1".into());
+        assert!(diff(&a, &a.clone()).is_empty());
+
+        let mut b = a.clone();
+        b.kernel_release = Some("6.19.0".into());
+        b.hostname = None;
+        b.thp_enabled = Some("always".into());
+        b.topology = Some(CpuTopology {
+            sockets: 1,
+            cores: 2,
+            threads_per_core: 2,
+        });
+        b.sysctls.insert("vm.swappiness".into(), "10".into());
+        b.sysctls.remove("kernel.pid_max");
+        b.mitigations.insert("retbleed".into(), "Vulnerable".into());
+        b.tool_versions.clear();
+        // Unsupported entries are not differences of the environment itself.
+        b.unsupported.insert("governor".into(), "absent".into());
+
+        let d = diff(&a, &b);
+        let got: Vec<(&str, &str, Option<&str>, Option<&str>)> = d
+            .iter()
+            .map(|x| (x.group, x.field.as_str(), x.a.as_deref(), x.b.as_deref()))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                ("kernel", "kernel_release", Some("6.18.0"), Some("6.19.0")),
+                (
+                    "cpu",
+                    "topology",
+                    Some("sockets=1 cores=2 threads_per_core=1"),
+                    Some("sockets=1 cores=2 threads_per_core=2")
+                ),
+                ("memory", "thp_enabled", Some("madvise"), Some("always")),
+                ("system", "hostname", Some("a"), None),
+                ("sysctl", "kernel.pid_max", Some("4194304"), None),
+                ("sysctl", "vm.swappiness", Some("60"), Some("10")),
+                ("mitigations", "retbleed", None, Some("Vulnerable")),
+                ("tools", "perf", Some("perf version 6.1"), None),
+            ]
+        );
+    }
+
+    #[test]
+    fn kernel_config_diff_treats_not_set_as_unset() {
+        let a = "\
+#
+# Automatically generated file; DO NOT EDIT.
+#
+CONFIG_HZ_250=y
+CONFIG_HZ=250
+# CONFIG_PREEMPT_RT is not set
+CONFIG_PREEMPT_NONE=y
+CONFIG_LOCALVERSION=\"-a\"
+CONFIG_ONLY_A=m
+";
+        let b = "\
+CONFIG_HZ_1000=y
+CONFIG_HZ=1000
+CONFIG_PREEMPT_RT=y
+CONFIG_PREEMPT_NONE=y
+CONFIG_LOCALVERSION=\"-b\"
+# CONFIG_ONLY_A is not set
+";
+        let changes = kernel_config_diff(a, b);
+        let c = |o: &str, x: Option<&str>, y: Option<&str>| ConfigChange {
+            option: o.into(),
+            a: x.map(Into::into),
+            b: y.map(Into::into),
+        };
+        assert_eq!(
+            changes,
+            vec![
+                c("CONFIG_HZ", Some("250"), Some("1000")),
+                c("CONFIG_HZ_1000", None, Some("y")),
+                c("CONFIG_HZ_250", Some("y"), None),
+                c("CONFIG_LOCALVERSION", Some("\"-a\""), Some("\"-b\"")),
+                c("CONFIG_ONLY_A", Some("m"), None),
+                c("CONFIG_PREEMPT_RT", None, Some("y")),
+            ]
+        );
+        assert!(kernel_config_diff(a, a).is_empty());
+        // "is not set" on one side and absent on the other are the same: no change.
+        assert!(kernel_config_diff("# CONFIG_X is not set\n", "").is_empty());
     }
 }
