@@ -443,6 +443,7 @@ pub fn kernel_config_diff(a: &str, b: &str) -> Vec<ConfigChange> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
