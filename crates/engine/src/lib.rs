@@ -1,1 +1,24 @@
-//! Executes a plan.
+//! Executes a plan of benchmark configurations with the rigour of a lab.
+//!
+//! The flow is: specs (`hackbench:groups=4,8:ipc=pipe`) are parsed and expanded into a
+//! [`plan::Plan`] that is validated completely before anything runs; [`session::run_session`]
+//! then executes every run of every configuration in a fresh child process through an
+//! [`executor::Executor`], applies the [`stopping`] rule, records everything in a
+//! `vernier_store::Store` as it goes and reports progress as [`event::Event`]s. The engine never
+//! prints: the CLI renders the events.
+
+pub mod child;
+pub mod event;
+pub mod executor;
+pub mod interrupt;
+pub mod plan;
+pub mod session;
+pub mod spec;
+pub mod stopping;
+pub mod suite;
+
+pub use event::Event;
+pub use executor::{Executor, ProcessExecutor, RunOutcome};
+pub use interrupt::Interrupt;
+pub use plan::{build_plan, Plan, PlanError, PlannedConfiguration};
+pub use session::{run_session, SessionOptions, SessionOutcome};

@@ -1,0 +1,117 @@
+//! The child side of a run, and the protocol between controller and child.
+//!
+//! The controller starts `vernier` again with a hidden subcommand for every run, writes one
+//! [`ChildRequest`] as JSON to its stdin and reads one [`ChildReply`] from its stdout. The child
+//! runs exactly one measurement; the controller, monitors and database stay in the parent, so
+//! nothing of theirs shares the child's address space, caches or allocator state.
+
+use std::collections::BTreeMap;
+use std::io::{Read, Write};
+
+use serde::{Deserialize, Serialize};
+use vernier_bench::RunContext;
+use vernier_model::Options;
+
+/// What the child is to run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChildRequest {
+    pub benchmark: String,
+    pub options: Options,
+    pub warmup: bool,
+    pub index: u32,
+}
+
+/// What the child measured, or why it could not.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ChildReply {
+    Measured { values: BTreeMap<String, f64> },
+    Failed { message: String },
+}
+
+/// Runs the child side: reads a request from `input`, measures, writes the reply to `output`.
+/// Returns the process exit status (0 when measured).
+pub fn child_main(mut input: impl Read, mut output: impl Write) -> i32 {
+    // If the controller dies (kill -9), take the run down with it instead of running on.
+    // SAFETY: prctl(PR_SET_PDEATHSIG) only changes a flag of this process.
+    unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) };
+    let reply = match read_request(&mut input) {
+        Ok(request) => measure(&request),
+        Err(message) => ChildReply::Failed { message },
+    };
+    let status = match reply {
+        ChildReply::Measured { .. } => 0,
+        ChildReply::Failed { .. } => 1,
+    };
+    let text = serde_json::to_string(&reply).unwrap_or_else(|e| {
+        format!(r#"{{"failed":{{"message":"cannot encode the reply: {e}"}}}}"#)
+    });
+    if output
+        .write_all(text.as_bytes())
+        .and_then(|_| output.flush())
+        .is_err()
+    {
+        return 1;
+    }
+    status
+}
+
+fn read_request(input: &mut impl Read) -> Result<ChildRequest, String> {
+    let mut text = String::new();
+    input
+        .read_to_string(&mut text)
+        .map_err(|e| format!("cannot read the run request: {e}"))?;
+    serde_json::from_str(&text).map_err(|e| format!("malformed run request: {e}"))
+}
+
+fn measure(request: &ChildRequest) -> ChildReply {
+    let Some(benchmark) = vernier_bench::find(&request.benchmark) else {
+        return ChildReply::Failed {
+            message: format!("unknown benchmark '{}'", request.benchmark),
+        };
+    };
+    let ctx = RunContext {
+        warmup: request.warmup,
+        index: request.index,
+    };
+    match benchmark.run(&request.options, &ctx) {
+        Ok(m) => ChildReply::Measured { values: m.values },
+        Err(e) => ChildReply::Failed {
+            message: e.to_string(),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn malformed_request_is_a_failed_reply() {
+        let mut out = Vec::new();
+        let status = child_main(&b"{not json"[..], &mut out);
+        assert_eq!(status, 1);
+        let reply: ChildReply = serde_json::from_slice(&out).unwrap();
+        assert!(matches!(reply, ChildReply::Failed { message } if message.contains("malformed")));
+    }
+
+    #[test]
+    fn unknown_benchmark_is_a_failed_reply() {
+        let req = ChildRequest {
+            benchmark: "nope".into(),
+            options: Options::default(),
+            warmup: false,
+            index: 0,
+        };
+        let mut out = Vec::new();
+        let status = child_main(serde_json::to_vec(&req).unwrap().as_slice(), &mut out);
+        assert_eq!(status, 1);
+        let reply: ChildReply = serde_json::from_slice(&out).unwrap();
+        assert_eq!(
+            reply,
+            ChildReply::Failed {
+                message: "unknown benchmark 'nope'".into()
+            }
+        );
+    }
+}

@@ -1,0 +1,276 @@
+//! A plan: the validated list of configurations and the settings that repeat them.
+//!
+//! Everything a user can get wrong is checked here, before any benchmark runs and before the
+//! system or the database is touched.
+
+use vernier_model::{BenchmarkInfo, Options, Settings};
+
+use crate::spec::{parse_spec, SpecError};
+
+/// One configuration to measure: a benchmark with every option resolved.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlannedConfiguration {
+    pub info: BenchmarkInfo,
+    pub options: Options,
+}
+
+impl PlannedConfiguration {
+    /// `benchmark:opt=value:...` with every option, as stored and shown.
+    pub fn label(&self) -> String {
+        if self.options.0.is_empty() {
+            self.info.name.to_string()
+        } else {
+            format!("{}:{}", self.info.name, self.options.label())
+        }
+    }
+}
+
+/// A validated plan.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    pub configurations: Vec<PlannedConfiguration>,
+    pub settings: Settings,
+    /// The specs as given, stored with the session.
+    pub specs: Vec<String>,
+}
+
+/// What is wrong with a plan.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum PlanError {
+    #[error(transparent)]
+    Spec(#[from] SpecError),
+    #[error("unknown benchmark '{name}'; valid benchmarks: {valid}")]
+    UnknownBenchmark { name: String, valid: String },
+    #[error("benchmark '{benchmark}' has no option '{option}'; valid options: {valid}")]
+    UnknownOption {
+        benchmark: String,
+        option: String,
+        valid: String,
+    },
+    #[error("{0}")]
+    Value(#[from] vernier_model::options::OptionError),
+    #[error("configuration '{0}' is given twice")]
+    DuplicateConfiguration(String),
+    #[error("nothing to run: no spec given")]
+    NoConfigurations,
+    #[error("invalid setting {setting}: {detail}")]
+    Setting {
+        setting: &'static str,
+        detail: String,
+    },
+}
+
+/// Checks the repetition settings.
+pub fn validate_settings(s: &Settings) -> Result<(), PlanError> {
+    let bad = |setting, detail: String| Err(PlanError::Setting { setting, detail });
+    if !(s.target.is_finite() && s.target > 0.0 && s.target < 1.0) {
+        return bad(
+            "--target",
+            format!("{} is not a fraction in (0, 1), e.g. 0.02 for 2%", s.target),
+        );
+    }
+    if s.min_runs < 1 {
+        return bad("--min-runs", "must be at least 1".into());
+    }
+    if s.max_runs < s.min_runs {
+        return bad(
+            "--max-runs",
+            format!("{} is below --min-runs {}", s.max_runs, s.min_runs),
+        );
+    }
+    if !(s.min_time_s.is_finite() && s.min_time_s >= 0.0) {
+        return bad(
+            "--min-time",
+            format!("{} is not a duration >= 0", s.min_time_s),
+        );
+    }
+    if !(s.max_time_s.is_finite() && s.max_time_s > 0.0) {
+        return bad(
+            "--max-time",
+            format!("{} is not a duration > 0", s.max_time_s),
+        );
+    }
+    if s.max_time_s < s.min_time_s {
+        return bad(
+            "--max-time",
+            format!("{} s is below --min-time {} s", s.max_time_s, s.min_time_s),
+        );
+    }
+    Ok(())
+}
+
+/// Parses and expands `specs` against the known benchmarks and checks `settings`.
+/// `online_cpus` resolves defaults such as the number of workers.
+pub fn build_plan(
+    specs: &[String],
+    settings: Settings,
+    benchmarks: &[BenchmarkInfo],
+    online_cpus: u32,
+) -> Result<Plan, PlanError> {
+    validate_settings(&settings)?;
+    if specs.is_empty() {
+        return Err(PlanError::NoConfigurations);
+    }
+    let mut configurations: Vec<PlannedConfiguration> = Vec::new();
+    for text in specs {
+        let spec = parse_spec(text)?;
+        let info = benchmarks
+            .iter()
+            .find(|b| b.name == spec.benchmark)
+            .ok_or_else(|| PlanError::UnknownBenchmark {
+                name: spec.benchmark.clone(),
+                valid: benchmarks
+                    .iter()
+                    .filter(|b| !b.hidden)
+                    .map(|b| b.name)
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            })?;
+        for (name, _) in &spec.options {
+            if info.option(name).is_none() {
+                return Err(PlanError::UnknownOption {
+                    benchmark: info.name.to_string(),
+                    option: name.clone(),
+                    valid: info
+                        .options
+                        .iter()
+                        .map(|o| o.name)
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                });
+            }
+        }
+        for combo in spec.expand() {
+            let mut options = Options::default();
+            for option in &info.options {
+                options
+                    .0
+                    .insert(option.name.to_string(), option.default_value(online_cpus));
+            }
+            for (name, value) in combo {
+                let option = info.option(&name).ok_or_else(|| PlanError::UnknownOption {
+                    benchmark: info.name.to_string(),
+                    option: name.clone(),
+                    valid: String::new(),
+                })?;
+                options.0.insert(name, option.parse(&value)?);
+            }
+            let configuration = PlannedConfiguration {
+                info: info.clone(),
+                options,
+            };
+            if configurations.contains(&configuration) {
+                return Err(PlanError::DuplicateConfiguration(configuration.label()));
+            }
+            configurations.push(configuration);
+        }
+    }
+    Ok(Plan {
+        configurations,
+        settings,
+        specs: specs.to_vec(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use vernier_model::{MetricInfo, OptionDefault, OptionKind, OptionSpec, OptionValue};
+
+    fn benchmarks() -> Vec<BenchmarkInfo> {
+        vec![BenchmarkInfo {
+            name: "hackbench",
+            version: "1",
+            description: "",
+            metric: MetricInfo {
+                name: "runtime".into(),
+                unit: "s".into(),
+                higher_is_better: false,
+            },
+            options: vec![
+                OptionSpec {
+                    name: "groups",
+                    kind: OptionKind::UInt { min: 1, max: 100 },
+                    default: OptionDefault::Value(OptionValue::UInt(10)),
+                    unit: "",
+                    help: "",
+                },
+                OptionSpec {
+                    name: "ipc",
+                    kind: OptionKind::Choice(&["socket", "pipe"]),
+                    default: OptionDefault::Value(OptionValue::Text("socket".into())),
+                    unit: "",
+                    help: "",
+                },
+                OptionSpec {
+                    name: "workers",
+                    kind: OptionKind::UInt { min: 1, max: 100 },
+                    default: OptionDefault::OnlineCpus,
+                    unit: "",
+                    help: "",
+                },
+            ],
+            hidden: false,
+        }]
+    }
+
+    fn plan(specs: &[&str]) -> Result<Plan, PlanError> {
+        let specs: Vec<String> = specs.iter().map(|s| s.to_string()).collect();
+        build_plan(&specs, Settings::default(), &benchmarks(), 2)
+    }
+
+    #[test]
+    fn resolves_defaults_and_sweeps() {
+        let p = plan(&["hackbench:groups=4,8:ipc=pipe,socket"]).unwrap();
+        assert_eq!(p.configurations.len(), 4);
+        assert_eq!(
+            p.configurations[0].label(),
+            "hackbench:groups=4:ipc=pipe:workers=2"
+        );
+        assert_eq!(p.configurations[3].options.uint("groups"), 8);
+        assert_eq!(p.configurations[3].options.text("ipc"), "socket");
+    }
+
+    #[test]
+    fn errors_name_what_is_valid() {
+        let e = plan(&["hackbnch"]).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "unknown benchmark 'hackbnch'; valid benchmarks: hackbench"
+        );
+        let e = plan(&["hackbench:grups=4"]).unwrap_err().to_string();
+        assert!(e.contains("valid options: groups, ipc, workers"), "{e}");
+        let e = plan(&["hackbench:groups=0"]).unwrap_err().to_string();
+        assert!(e.contains("expected an integer in 1..=100"), "{e}");
+        let e = plan(&["hackbench:ipc=tcp"]).unwrap_err().to_string();
+        assert!(e.contains("one of socket, pipe"), "{e}");
+        assert!(matches!(
+            plan(&["hackbench", "hackbench:groups=10"]),
+            Err(PlanError::DuplicateConfiguration(_))
+        ));
+        assert_eq!(plan(&[]), Err(PlanError::NoConfigurations));
+    }
+
+    #[test]
+    fn settings_are_checked() {
+        let specs = vec!["hackbench".to_string()];
+        let check = |s: Settings| build_plan(&specs, s, &benchmarks(), 2);
+        assert!(check(Settings {
+            min_runs: 10,
+            max_runs: 5,
+            ..Settings::default()
+        })
+        .is_err());
+        assert!(check(Settings {
+            target: 0.0,
+            ..Settings::default()
+        })
+        .is_err());
+        assert!(check(Settings {
+            max_time_s: f64::NAN,
+            ..Settings::default()
+        })
+        .is_err());
+        assert!(check(Settings::default()).is_ok());
+    }
+}

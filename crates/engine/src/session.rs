@@ -1,0 +1,378 @@
+//! Runs a whole session: every configuration of a plan, warmups first, then measured runs until
+//! the stopping rule says stop, one after another or in randomized rounds. Every run is stored
+//! as soon as it ends.
+
+use std::collections::BTreeMap;
+
+use rand::rngs::StdRng;
+use rand::seq::SliceRandom;
+use rand::SeedableRng;
+use uuid::Uuid;
+use vernier_model::{
+    ConfigurationRecord, Environment, RunRecord, SessionInfo, SessionStatus, StopReason,
+};
+use vernier_store::{Store, StoreError};
+use vernier_sys::clock::unix_now_ns;
+
+use crate::child::ChildRequest;
+use crate::event::Event;
+use crate::executor::{ExecError, Executor, RunOutcome};
+use crate::interrupt::Interrupt;
+use crate::plan::Plan;
+use crate::stopping::{self, Elapsed};
+
+/// What describes a session besides its plan.
+#[derive(Debug, Clone, Default)]
+pub struct SessionOptions {
+    pub suite: Option<String>,
+    pub tags: BTreeMap<String, String>,
+    pub note: Option<String>,
+    pub environment: Environment,
+    pub vernier_version: String,
+}
+
+/// How a session ended.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionOutcome {
+    pub session: Uuid,
+    pub status: SessionStatus,
+    /// Configurations whose runs failed, with the error.
+    pub failures: Vec<(String, String)>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error("cannot record the session: {0}")]
+    Store(#[from] StoreError),
+}
+
+/// The progress of one configuration.
+struct ConfigState {
+    record: ConfigurationRecord,
+    label: String,
+    values: Vec<f64>,
+    warmups_done: u32,
+    elapsed: Elapsed,
+    runs: u32,
+    stop: Option<StopReason>,
+}
+
+impl ConfigState {
+    fn executions(&self) -> u32 {
+        self.warmups_done + self.values.len() as u32
+    }
+}
+
+/// Runs `plan`, recording into `store` and reporting to `observer`.
+pub fn run_session(
+    plan: &Plan,
+    options: SessionOptions,
+    executor: &mut dyn Executor,
+    store: &mut dyn Store,
+    interrupt: &Interrupt,
+    observer: &mut dyn FnMut(&Event),
+) -> Result<SessionOutcome, EngineError> {
+    let settings = &plan.settings;
+    let fingerprint = options.environment.fingerprint();
+    let session = SessionInfo {
+        id: Uuid::new_v4(),
+        started_at_ns: unix_now_ns(),
+        ended_at_ns: None,
+        status: SessionStatus::Running,
+        suite: options.suite,
+        specs: plan.specs.clone(),
+        tags: options.tags,
+        note: options.note,
+        settings: settings.clone(),
+        vernier_version: options.vernier_version,
+        environment: options.environment,
+        fingerprint,
+    };
+    store.begin_session(&session)?;
+    observer(&Event::SessionStarted {
+        session: session.id,
+        configurations: plan.configurations.len(),
+    });
+    let mut states = Vec::with_capacity(plan.configurations.len());
+    for (position, planned) in plan.configurations.iter().enumerate() {
+        let record = ConfigurationRecord {
+            id: Uuid::new_v4(),
+            position: position as u32,
+            benchmark: planned.info.name.to_string(),
+            benchmark_version: planned.info.version.to_string(),
+            options: planned.options.clone(),
+            metric: planned.info.metric.clone(),
+            stop_reason: None,
+            converged: false,
+            error: None,
+        };
+        store.add_configuration(session.id, &record)?;
+        states.push(ConfigState {
+            record,
+            label: planned.label(),
+            values: Vec::new(),
+            warmups_done: 0,
+            elapsed: Elapsed::default(),
+            runs: 0,
+            stop: None,
+        });
+    }
+
+    let mut runner = Runner {
+        settings,
+        executor,
+        store,
+        interrupt,
+        observer,
+        failures: Vec::new(),
+    };
+    if settings.interleave {
+        let mut rng = StdRng::seed_from_u64(settings.seed);
+        let mut round = 0;
+        loop {
+            let mut order: Vec<usize> = (0..states.len())
+                .filter(|&i| states[i].stop.is_none())
+                .collect();
+            if order.is_empty() {
+                break;
+            }
+            order.shuffle(&mut rng);
+            for i in order {
+                runner.step(&mut states, i, round)?;
+            }
+            round += 1;
+        }
+    } else {
+        for i in 0..states.len() {
+            while states[i].stop.is_none() {
+                runner.step(&mut states, i, 0)?;
+            }
+        }
+    }
+
+    let status = if interrupt.is_requested() {
+        SessionStatus::Interrupted
+    } else if runner.failures.is_empty() {
+        SessionStatus::Completed
+    } else {
+        SessionStatus::Failed
+    };
+    let failures = std::mem::take(&mut runner.failures);
+    runner
+        .store
+        .finish_session(session.id, status, unix_now_ns())?;
+    (runner.observer)(&Event::SessionFinished {
+        session: session.id,
+        status,
+    });
+    Ok(SessionOutcome {
+        session: session.id,
+        status,
+        failures,
+    })
+}
+
+struct Runner<'a> {
+    settings: &'a vernier_model::Settings,
+    executor: &'a mut dyn Executor,
+    store: &'a mut dyn Store,
+    interrupt: &'a Interrupt,
+    observer: &'a mut dyn FnMut(&Event),
+    failures: Vec<(String, String)>,
+}
+
+impl Runner<'_> {
+    /// One step of configuration `i`: its warmups when they are due, then one measured run and
+    /// the stopping rule. Finishes the configuration when it stops.
+    fn step(
+        &mut self,
+        states: &mut [ConfigState],
+        i: usize,
+        round: u32,
+    ) -> Result<(), EngineError> {
+        if states[i].runs == 0 {
+            (self.observer)(&Event::ConfigurationStarted {
+                position: i,
+                label: states[i].label.clone(),
+            });
+        }
+        while states[i].warmups_done < self.settings.warmup {
+            if !self.run_once(states, i, round, true)? {
+                return Ok(());
+            }
+        }
+        if !self.run_once(states, i, round, false)? {
+            return Ok(());
+        }
+        let state = &states[i];
+        if let Some(reason) = stopping::decide(&state.values, state.elapsed, self.settings) {
+            self.finish(states, i, reason, None)?;
+        }
+        Ok(())
+    }
+
+    /// Executes and records one run. Returns false when the configuration (or the session)
+    /// has stopped instead.
+    fn run_once(
+        &mut self,
+        states: &mut [ConfigState],
+        i: usize,
+        round: u32,
+        warmup: bool,
+    ) -> Result<bool, EngineError> {
+        if self.interrupt.is_requested() {
+            self.finish_all_interrupted(states)?;
+            return Ok(false);
+        }
+        let state = &states[i];
+        let index = if warmup {
+            state.warmups_done
+        } else {
+            state.values.len() as u32
+        };
+        let request = ChildRequest {
+            benchmark: state.record.benchmark.clone(),
+            options: state.record.options.clone(),
+            warmup,
+            index,
+        };
+        let outcome = match self.executor.execute(&request, self.interrupt) {
+            Ok(outcome) => outcome,
+            Err(ExecError::Interrupted) => {
+                self.finish_all_interrupted(states)?;
+                return Ok(false);
+            }
+            Err(e) => {
+                self.finish(states, i, StopReason::Failed, Some(e.to_string()))?;
+                return Ok(false);
+            }
+        };
+        let metric = states[i].record.metric.name.clone();
+        let Some(value) = outcome
+            .values
+            .get(&metric)
+            .copied()
+            .filter(|v| v.is_finite())
+        else {
+            let error = format!("the benchmark reported no finite value of its metric '{metric}'");
+            self.finish(states, i, StopReason::Failed, Some(error))?;
+            return Ok(false);
+        };
+        let state = &mut states[i];
+        let record = run_record(&outcome, index, warmup, round, state.executions());
+        self.store.add_run(state.record.id, &record)?;
+        let wall_s = (outcome.ended_at_ns - outcome.started_at_ns) as f64 / 1e9;
+        state.runs += 1;
+        state.elapsed.total_s += wall_s;
+        if warmup {
+            state.warmups_done += 1;
+        } else {
+            state.values.push(value);
+            state.elapsed.measured_s += wall_s;
+        }
+        state.elapsed.mean_run_s = state.elapsed.total_s / f64::from(state.runs);
+        let event = Event::RunFinished {
+            position: i,
+            label: state.label.clone(),
+            warmup,
+            index,
+            value,
+            unit: state.record.metric.unit.clone(),
+            precision: stopping::precision(&state.values),
+            target: self.settings.target,
+            eta_s: self.eta_s(states),
+        };
+        (self.observer)(&event);
+        Ok(true)
+    }
+
+    /// Estimated time left: the runs each open configuration still needs at its mean run time,
+    /// bounded by its time limit; configurations not started yet are estimated from the others.
+    fn eta_s(&self, states: &[ConfigState]) -> f64 {
+        let s = self.settings;
+        let mut known = Vec::new();
+        let mut unknown = 0usize;
+        for state in states.iter().filter(|st| st.stop.is_none()) {
+            if state.runs == 0 {
+                unknown += 1;
+                continue;
+            }
+            let remaining = stopping::estimated_remaining_runs(&state.values, s);
+            let left = f64::from(remaining) * state.elapsed.mean_run_s;
+            known.push(left.min((s.max_time_s - state.elapsed.total_s).max(0.0)));
+        }
+        let finished: Vec<f64> = states
+            .iter()
+            .filter(|st| st.stop.is_some())
+            .map(|st| st.elapsed.total_s)
+            .collect();
+        let typical = if finished.is_empty() {
+            states
+                .iter()
+                .filter(|st| st.runs > 0)
+                .map(|st| st.elapsed.mean_run_s * f64::from(s.min_runs + s.warmup))
+                .fold(0.0, f64::max)
+        } else {
+            finished.iter().sum::<f64>() / finished.len() as f64
+        };
+        known.iter().sum::<f64>() + unknown as f64 * typical.min(s.max_time_s)
+    }
+
+    fn finish(
+        &mut self,
+        states: &mut [ConfigState],
+        i: usize,
+        reason: StopReason,
+        error: Option<String>,
+    ) -> Result<(), EngineError> {
+        let state = &mut states[i];
+        let converged = reason == StopReason::Converged;
+        state.stop = Some(reason);
+        self.store
+            .finish_configuration(state.record.id, reason, converged, error.as_deref())?;
+        if let Some(e) = &error {
+            self.failures.push((state.label.clone(), e.clone()));
+        }
+        (self.observer)(&Event::ConfigurationFinished {
+            position: i,
+            label: state.label.clone(),
+            reason,
+            converged,
+            precision: stopping::precision(&state.values),
+            unit: state.record.metric.unit.clone(),
+            error,
+        });
+        Ok(())
+    }
+
+    fn finish_all_interrupted(&mut self, states: &mut [ConfigState]) -> Result<(), EngineError> {
+        for i in 0..states.len() {
+            if states[i].stop.is_none() {
+                self.finish(states, i, StopReason::Interrupted, None)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+fn run_record(
+    outcome: &RunOutcome,
+    index: u32,
+    warmup: bool,
+    round: u32,
+    preceding_executions: u32,
+) -> RunRecord {
+    RunRecord {
+        id: Uuid::new_v4(),
+        index,
+        warmup,
+        round,
+        preceding_executions,
+        started_at_ns: outcome.started_at_ns,
+        ended_at_ns: outcome.ended_at_ns,
+        values: outcome.values.clone(),
+        rusage: outcome.rusage,
+        foreign_cpu_ns: outcome.foreign_cpu_ns,
+        controller_cpu_ns: outcome.controller_cpu_ns,
+    }
+}

@@ -1,0 +1,384 @@
+//! The engine end to end with a scripted executor and an in-memory store: the stopping rule,
+//! warmups, interleaving, failures and interruption, exactly and without timing.
+
+use std::collections::BTreeMap;
+
+use uuid::Uuid;
+use vernier_engine::child::ChildRequest;
+use vernier_engine::executor::ExecError;
+use vernier_engine::{build_plan, run_session, Event, Executor, Interrupt, RunOutcome};
+use vernier_engine::{SessionOptions, SessionOutcome};
+use vernier_model::{
+    BenchmarkInfo, ConfigurationRecord, MetricInfo, OptionDefault, OptionKind, OptionSpec,
+    OptionValue, RunRecord, Rusage, SessionInfo, SessionStatus, Settings, StopReason,
+    StoredConfiguration, StoredSession,
+};
+use vernier_store::{Store, StoreError};
+
+/// Keeps everything in memory, in the order it was recorded.
+#[derive(Default)]
+struct MemoryStore {
+    sessions: Vec<StoredSession>,
+}
+
+impl MemoryStore {
+    fn configuration(&mut self, id: Uuid) -> &mut StoredConfiguration {
+        self.sessions
+            .iter_mut()
+            .flat_map(|s| s.configurations.iter_mut())
+            .find(|c| c.record.id == id)
+            .expect("known configuration")
+    }
+}
+
+impl Store for MemoryStore {
+    fn begin_session(&mut self, session: &SessionInfo) -> Result<(), StoreError> {
+        self.sessions.push(StoredSession {
+            info: session.clone(),
+            configurations: vec![],
+        });
+        Ok(())
+    }
+    fn add_configuration(
+        &mut self,
+        session: Uuid,
+        c: &ConfigurationRecord,
+    ) -> Result<(), StoreError> {
+        let s = self
+            .sessions
+            .iter_mut()
+            .find(|s| s.info.id == session)
+            .expect("session");
+        s.configurations.push(StoredConfiguration {
+            record: c.clone(),
+            runs: vec![],
+        });
+        Ok(())
+    }
+    fn add_run(&mut self, configuration: Uuid, run: &RunRecord) -> Result<(), StoreError> {
+        self.configuration(configuration).runs.push(run.clone());
+        Ok(())
+    }
+    fn finish_configuration(
+        &mut self,
+        configuration: Uuid,
+        reason: StopReason,
+        converged: bool,
+        error: Option<&str>,
+    ) -> Result<(), StoreError> {
+        let c = self.configuration(configuration);
+        c.record.stop_reason = Some(reason);
+        c.record.converged = converged;
+        c.record.error = error.map(str::to_string);
+        Ok(())
+    }
+    fn finish_session(
+        &mut self,
+        session: Uuid,
+        status: SessionStatus,
+        ended: i64,
+    ) -> Result<(), StoreError> {
+        let s = self
+            .sessions
+            .iter_mut()
+            .find(|s| s.info.id == session)
+            .expect("session");
+        s.info.status = status;
+        s.info.ended_at_ns = Some(ended);
+        Ok(())
+    }
+    fn sessions(&self) -> Result<Vec<SessionInfo>, StoreError> {
+        Ok(self.sessions.iter().map(|s| s.info.clone()).collect())
+    }
+    fn resolve(&self, _selector: &str) -> Result<Uuid, StoreError> {
+        Ok(self.sessions.last().expect("a session").info.id)
+    }
+    fn load_session(&self, id: Uuid) -> Result<StoredSession, StoreError> {
+        Ok(self
+            .sessions
+            .iter()
+            .find(|s| s.info.id == id)
+            .expect("session")
+            .clone())
+    }
+    fn delete_session(&mut self, id: Uuid) -> Result<(), StoreError> {
+        self.sessions.retain(|s| s.info.id != id);
+        Ok(())
+    }
+    fn find_sessions_by_tags(&self, _tags: &[(String, String)]) -> Result<Vec<Uuid>, StoreError> {
+        Ok(vec![])
+    }
+}
+
+/// Replies with scripted values per configuration (keyed by the option `id`), each run taking
+/// exactly one simulated second; fails where scripted; can request an interrupt at a run.
+struct ScriptedExecutor {
+    scripts: BTreeMap<u64, Vec<f64>>,
+    warmup_value: f64,
+    requests: Vec<ChildRequest>,
+    fail_on_call: Option<usize>,
+    interrupt_on_call: Option<usize>,
+    clock_ns: i64,
+}
+
+impl ScriptedExecutor {
+    fn new(scripts: &[(u64, &[f64])]) -> Self {
+        ScriptedExecutor {
+            scripts: scripts.iter().map(|(k, v)| (*k, v.to_vec())).collect(),
+            warmup_value: 1e6,
+            requests: vec![],
+            fail_on_call: None,
+            interrupt_on_call: None,
+            clock_ns: 0,
+        }
+    }
+}
+
+impl Executor for ScriptedExecutor {
+    fn execute(
+        &mut self,
+        request: &ChildRequest,
+        interrupt: &Interrupt,
+    ) -> Result<RunOutcome, ExecError> {
+        let call = self.requests.len();
+        self.requests.push(request.clone());
+        if self.interrupt_on_call == Some(call) {
+            interrupt.request();
+            return Err(ExecError::Interrupted);
+        }
+        if self.fail_on_call == Some(call) {
+            return Err(ExecError::Benchmark("scripted failure".into()));
+        }
+        let script = &self.scripts[&request.options.uint("id")];
+        let value = if request.warmup {
+            self.warmup_value
+        } else {
+            script[request.index as usize % script.len()]
+        };
+        let started_at_ns = self.clock_ns;
+        self.clock_ns += 1_000_000_000;
+        Ok(RunOutcome {
+            started_at_ns,
+            ended_at_ns: self.clock_ns,
+            values: [("value".to_string(), value)].into_iter().collect(),
+            rusage: Rusage::default(),
+            foreign_cpu_ns: 0,
+            controller_cpu_ns: 0,
+        })
+    }
+}
+
+fn scripted_benchmark() -> Vec<BenchmarkInfo> {
+    vec![BenchmarkInfo {
+        name: "scripted",
+        version: "1",
+        description: "",
+        metric: MetricInfo {
+            name: "value".into(),
+            unit: "s".into(),
+            higher_is_better: false,
+        },
+        options: vec![OptionSpec {
+            name: "id",
+            kind: OptionKind::UInt { min: 0, max: 100 },
+            default: OptionDefault::Value(OptionValue::UInt(0)),
+            unit: "",
+            help: "",
+        }],
+        hidden: true,
+    }]
+}
+
+fn run(
+    specs: &[&str],
+    settings: Settings,
+    executor: &mut ScriptedExecutor,
+) -> (SessionOutcome, StoredSession, Vec<Event>) {
+    let specs: Vec<String> = specs.iter().map(|s| s.to_string()).collect();
+    let plan = build_plan(&specs, settings, &scripted_benchmark(), 2).expect("valid plan");
+    let mut store = MemoryStore::default();
+    let mut events = Vec::new();
+    let interrupt = Interrupt::new();
+    let outcome = run_session(
+        &plan,
+        SessionOptions::default(),
+        executor,
+        &mut store,
+        &interrupt,
+        &mut |e| events.push(e.clone()),
+    )
+    .expect("session runs");
+    let stored = store.load_session(outcome.session).expect("stored");
+    (outcome, stored, events)
+}
+
+fn settings() -> Settings {
+    Settings {
+        warmup: 1,
+        target: 0.02,
+        min_runs: 6,
+        max_runs: 12,
+        min_time_s: 0.0,
+        max_time_s: 1000.0,
+        interleave: false,
+        seed: 7,
+    }
+}
+
+#[test]
+fn stops_at_the_first_run_where_the_median_ci_is_narrow_enough() {
+    // Runs 1-6 spread 10%; from run 7 on the values cluster so that, at n = 9, the CI
+    // [x(2), x(8)] = [99, 101] has half-width 1% <= 2%. At n = 7 and 8 it is [x(1), x(n)]: wide.
+    let script = [
+        90.0, 110.0, 100.0, 99.0, 101.0, 100.0, 100.0, 100.0, 100.0, 100.0,
+    ];
+    let mut exec = ScriptedExecutor::new(&[(0, &script)]);
+    let (outcome, stored, _) = run(&["scripted"], settings(), &mut exec);
+    assert_eq!(outcome.status, SessionStatus::Completed);
+    let c = &stored.configurations[0];
+    assert_eq!(c.record.stop_reason, Some(StopReason::Converged));
+    assert!(c.record.converged);
+    assert_eq!(c.values(), script[..9].to_vec());
+    // One warmup, stored but not among the values, counted in preceding executions.
+    assert_eq!(c.runs.len(), 10);
+    assert!(c.runs[0].warmup);
+    assert_eq!(c.runs[0].values["value"], 1e6);
+    assert_eq!(c.runs[1].preceding_executions, 1);
+    assert_eq!(c.runs[9].preceding_executions, 9);
+    assert_eq!(c.runs[9].index, 8);
+}
+
+#[test]
+fn noisy_configuration_stops_at_max_runs_unconverged() {
+    let script = [80.0, 120.0];
+    let mut exec = ScriptedExecutor::new(&[(0, &script)]);
+    let (_, stored, _) = run(&["scripted"], settings(), &mut exec);
+    let c = &stored.configurations[0];
+    assert_eq!(c.record.stop_reason, Some(StopReason::MaxRuns));
+    assert!(!c.record.converged);
+    assert_eq!(c.values().len(), 12);
+}
+
+#[test]
+fn max_time_bounds_a_configuration_including_warmups() {
+    let script = [80.0, 120.0];
+    let mut exec = ScriptedExecutor::new(&[(0, &script)]);
+    let s = Settings {
+        max_time_s: 8.5,
+        ..settings()
+    };
+    let (_, stored, _) = run(&["scripted"], s, &mut exec);
+    let c = &stored.configurations[0];
+    assert_eq!(c.record.stop_reason, Some(StopReason::MaxTime));
+    // 1 warmup + 7 runs = 8 s; the 8th run would end at 9 s > 8.5 s.
+    assert_eq!(c.values().len(), 7);
+}
+
+#[test]
+fn min_runs_hold_even_when_values_are_identical() {
+    let mut exec = ScriptedExecutor::new(&[(0, &[5.0])]);
+    let s = Settings {
+        warmup: 0,
+        min_runs: 8,
+        ..settings()
+    };
+    let (_, stored, _) = run(&["scripted"], s, &mut exec);
+    assert_eq!(stored.configurations[0].values(), vec![5.0; 8]);
+    assert_eq!(
+        stored.configurations[0].record.stop_reason,
+        Some(StopReason::Converged)
+    );
+}
+
+#[test]
+fn interleaved_rounds_visit_every_open_configuration_once_per_round() {
+    let mut exec = ScriptedExecutor::new(&[(1, &[10.0]), (2, &[20.0]), (3, &[80.0, 120.0])]);
+    let s = Settings {
+        interleave: true,
+        ..settings()
+    };
+    let (_, stored, _) = run(&["scripted:id=1,2,3"], s, &mut exec);
+    for c in &stored.configurations {
+        for run in c.runs.iter().filter(|r| !r.warmup) {
+            assert_eq!(run.round, run.index, "one measured run per round");
+        }
+    }
+    let noisy = &stored.configurations[2];
+    assert_eq!(noisy.values().len(), 12);
+    // The order within rounds is shuffled: the sequence of configurations differs from plain
+    // 1,2,3 order in at least one of the first six rounds (seeded, so this is deterministic).
+    let ids: Vec<u64> = exec
+        .requests
+        .iter()
+        .filter(|r| !r.warmup)
+        .map(|r| r.options.uint("id"))
+        .collect();
+    let plain: Vec<u64> = (0..6).flat_map(|_| [1, 2, 3]).collect();
+    assert_ne!(ids[..18].to_vec(), plain);
+}
+
+#[test]
+fn failure_stops_only_its_configuration() {
+    let mut exec = ScriptedExecutor::new(&[(1, &[10.0]), (2, &[20.0])]);
+    exec.fail_on_call = Some(2); // warmup, run 0, then run 1 of id=1 fails
+    let (outcome, stored, _) = run(&["scripted:id=1,2"], settings(), &mut exec);
+    assert_eq!(outcome.status, SessionStatus::Failed);
+    let first = &stored.configurations[0];
+    assert_eq!(first.record.stop_reason, Some(StopReason::Failed));
+    assert_eq!(first.record.error.as_deref(), Some("scripted failure"));
+    assert_eq!(first.values(), vec![10.0]);
+    assert_eq!(
+        stored.configurations[1].record.stop_reason,
+        Some(StopReason::Converged)
+    );
+    assert_eq!(outcome.failures.len(), 1);
+}
+
+#[test]
+fn interrupt_keeps_completed_runs_and_marks_the_rest() {
+    let mut exec = ScriptedExecutor::new(&[(1, &[10.0]), (2, &[20.0])]);
+    exec.interrupt_on_call = Some(4);
+    let (outcome, stored, events) = run(&["scripted:id=1,2"], settings(), &mut exec);
+    assert_eq!(outcome.status, SessionStatus::Interrupted);
+    assert_eq!(stored.info.status, SessionStatus::Interrupted);
+    let first = &stored.configurations[0];
+    assert_eq!(first.values(), vec![10.0, 10.0, 10.0]);
+    assert_eq!(first.record.stop_reason, Some(StopReason::Interrupted));
+    assert_eq!(
+        stored.configurations[1].record.stop_reason,
+        Some(StopReason::Interrupted)
+    );
+    assert!(stored.configurations[1].runs.is_empty());
+    assert!(matches!(
+        events.last(),
+        Some(Event::SessionFinished {
+            status: SessionStatus::Interrupted,
+            ..
+        })
+    ));
+}
+
+#[test]
+fn progress_events_carry_precision_and_eta() {
+    let mut exec = ScriptedExecutor::new(&[(0, &[100.0, 101.0, 99.0])]);
+    let (_, _, events) = run(&["scripted"], settings(), &mut exec);
+    let runs: Vec<_> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::RunFinished {
+                warmup: false,
+                precision,
+                eta_s,
+                ..
+            } => Some((*precision, *eta_s)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(runs.len(), 6);
+    assert!(
+        runs[4].0.relative_half_width.is_none(),
+        "no CI before 6 runs"
+    );
+    assert!(runs[0].1 > 0.0, "time is left after the first run");
+    assert!((runs[5].0.relative_half_width.unwrap() - 0.01).abs() < 1e-12);
+}
