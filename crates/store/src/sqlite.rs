@@ -281,7 +281,7 @@ macro_rules! from_json {
 /// recorded (the environment does the same through `#[serde(default)]`).
 fn decode_settings(text: &str) -> Result<Settings, StoreError> {
     let stored: serde_json::Value = from_json!("settings", text)?;
-    let mut merged = serde_json::to_value(Settings::default()).map_err(|e| corrupt(e))?;
+    let mut merged = serde_json::to_value(Settings::default()).map_err(corrupt)?;
     match (&mut merged, stored) {
         (serde_json::Value::Object(merged), serde_json::Value::Object(stored)) => {
             merged.extend(stored);
@@ -809,6 +809,7 @@ impl Store for SqliteStore {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

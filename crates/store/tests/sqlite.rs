@@ -1,0 +1,709 @@
+//! The SQLite store against real files: round trips, selectors, migrations, concurrent writers
+//! (threads and processes) and durability of each recorded run.
+
+#![allow(clippy::unwrap_used)]
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+use std::sync::{Arc, Barrier};
+
+use uuid::Uuid;
+use vernier_model::{
+    ConfigurationRecord, Environment, MetricInfo, OptionValue, Options, RunRecord, Rusage,
+    SessionInfo, SessionStatus, Settings, StopReason,
+};
+use vernier_store::{SqliteStore, Store, StoreError, SCHEMA_VERSION};
+
+fn session(id: Uuid, started_at_ns: i64, tags: &[(&str, &str)]) -> SessionInfo {
+    let environment = Environment {
+        kernel_release: Some("6.18.0-test".into()),
+        online_cpus: Some(2),
+        memory_bytes: Some(24 << 30),
+        unsupported: BTreeMap::from([("governor".into(), "no cpufreq driver".into())]),
+        ..Default::default()
+    };
+    SessionInfo {
+        id,
+        started_at_ns,
+        ended_at_ns: None,
+        status: SessionStatus::Running,
+        suite: Some("sched".into()),
+        specs: vec!["hackbench:groups=4".into(), "pipe".into()],
+        tags: tags
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+        note: Some("baseline".into()),
+        settings: Settings {
+            warmup: 2,
+            seed: 42,
+            ..Default::default()
+        },
+        vernier_version: "0.1.0".into(),
+        fingerprint: environment.fingerprint(),
+        environment,
+    }
+}
+
+fn configuration(position: u32, benchmark: &str) -> ConfigurationRecord {
+    ConfigurationRecord {
+        id: Uuid::new_v4(),
+        position,
+        benchmark: benchmark.into(),
+        benchmark_version: "1".into(),
+        options: Options(BTreeMap::from([
+            ("ipc".into(), OptionValue::Text("socket".into())),
+            ("groups".into(), OptionValue::UInt(4)),
+            ("datasize".into(), OptionValue::Float(1.5)),
+        ])),
+        metric: MetricInfo {
+            name: "runtime".into(),
+            unit: "s".into(),
+            higher_is_better: false,
+        },
+        stop_reason: None,
+        converged: false,
+        error: None,
+    }
+}
+
+fn run(index: u32, warmup: bool, started_at_ns: i64, value: f64) -> RunRecord {
+    RunRecord {
+        id: Uuid::new_v4(),
+        index,
+        warmup,
+        round: index,
+        preceding_executions: index + u32::from(!warmup),
+        started_at_ns,
+        ended_at_ns: started_at_ns + 1_000_000,
+        values: BTreeMap::from([("runtime".into(), value), ("messages".into(), 4000.0)]),
+        rusage: Rusage {
+            user_cpu_ns: 300_000,
+            system_cpu_ns: 500_000,
+            voluntary_cs: 12,
+            involuntary_cs: 3,
+            max_rss_bytes: 4 << 20,
+        },
+        foreign_cpu_ns: -4_000_000,
+        controller_cpu_ns: 20_000,
+    }
+}
+
+fn temp_db() -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("results.db");
+    (dir, path)
+}
+
+fn count(path: &Path, table: &str) -> i64 {
+    let conn = rusqlite::Connection::open(path).unwrap();
+    conn.query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get(0))
+        .unwrap()
+}
+
+#[test]
+fn a_full_session_round_trips() {
+    let (_dir, path) = temp_db();
+    let mut store = SqliteStore::open(&path).unwrap();
+    let info = session(
+        Uuid::new_v4(),
+        1_000,
+        &[("kernel", "6.18"), ("host", "kvm")],
+    );
+    store.begin_session(&info).unwrap();
+
+    // Given in plan order 1 then 0, to show loading orders by position.
+    let pipe = configuration(1, "pipe");
+    let hackbench = configuration(0, "hackbench");
+    store.add_configuration(info.id, &pipe).unwrap();
+    store.add_configuration(info.id, &hackbench).unwrap();
+
+    // Stored out of execution order; loading orders by start time.
+    let hb_runs = vec![
+        run(0, true, 10_000, 0.9),
+        run(1, true, 20_000, 0.8),
+        run(0, false, 30_000, 0.5),
+        run(1, false, 40_000, 0.25),
+    ];
+    for r in hb_runs.iter().rev() {
+        store.add_run(hackbench.id, r).unwrap();
+    }
+    let pipe_runs = vec![run(0, false, 50_000, 2e-6)];
+    store.add_run(pipe.id, &pipe_runs[0]).unwrap();
+
+    store
+        .finish_configuration(hackbench.id, StopReason::Converged, true, None)
+        .unwrap();
+    store
+        .finish_configuration(
+            pipe.id,
+            StopReason::Failed,
+            false,
+            Some("child exited with 1"),
+        )
+        .unwrap();
+    store
+        .finish_session(info.id, SessionStatus::Completed, 99_000)
+        .unwrap();
+    drop(store);
+
+    let store = SqliteStore::open_existing(&path).unwrap();
+    let loaded = store.load_session(info.id).unwrap();
+    let mut expected_info = info.clone();
+    expected_info.status = SessionStatus::Completed;
+    expected_info.ended_at_ns = Some(99_000);
+    assert_eq!(loaded.info, expected_info);
+
+    assert_eq!(loaded.configurations.len(), 2);
+    let first = &loaded.configurations[0];
+    let mut expected = hackbench.clone();
+    expected.stop_reason = Some(StopReason::Converged);
+    expected.converged = true;
+    assert_eq!(first.record, expected);
+    assert_eq!(first.runs, hb_runs);
+    assert_eq!(first.values(), vec![0.5, 0.25]);
+
+    let second = &loaded.configurations[1];
+    assert_eq!(second.record.benchmark, "pipe");
+    assert_eq!(second.record.stop_reason, Some(StopReason::Failed));
+    assert_eq!(second.record.error.as_deref(), Some("child exited with 1"));
+    assert!(!second.record.converged);
+    assert_eq!(second.runs, pipe_runs);
+
+    assert_eq!(store.sessions().unwrap(), vec![expected_info]);
+}
+
+#[test]
+fn options_are_stored_as_canonical_json() {
+    let (_dir, path) = temp_db();
+    let mut store = SqliteStore::open(&path).unwrap();
+    let info = session(Uuid::new_v4(), 1, &[]);
+    store.begin_session(&info).unwrap();
+    store
+        .add_configuration(info.id, &configuration(0, "hackbench"))
+        .unwrap();
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let options: String = conn
+        .query_row("SELECT options FROM configurations", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(options, r#"{"datasize":1.5,"groups":4,"ipc":"socket"}"#);
+}
+
+#[test]
+fn runs_that_start_together_keep_warmups_first() {
+    let (_dir, path) = temp_db();
+    let mut store = SqliteStore::open(&path).unwrap();
+    let info = session(Uuid::new_v4(), 1, &[]);
+    store.begin_session(&info).unwrap();
+    let c = configuration(0, "fork");
+    store.add_configuration(info.id, &c).unwrap();
+    for r in [
+        run(1, false, 5, 1.0),
+        run(0, false, 5, 1.0),
+        run(0, true, 5, 1.0),
+    ] {
+        store.add_run(c.id, &r).unwrap();
+    }
+    let loaded = store.load_session(info.id).unwrap();
+    let order: Vec<(bool, u32)> = loaded.configurations[0]
+        .runs
+        .iter()
+        .map(|r| (r.warmup, r.index))
+        .collect();
+    assert_eq!(order, [(true, 0), (false, 0), (false, 1)]);
+}
+
+fn fixed(text: &str) -> Uuid {
+    Uuid::parse_str(text).unwrap()
+}
+
+#[test]
+fn selectors_resolve() {
+    let (_dir, path) = temp_db();
+    let mut store = SqliteStore::open(&path).unwrap();
+    let oldest = fixed("abcd0000-0000-4000-8000-000000000001");
+    let middle = fixed("abcd1111-0000-4000-8000-000000000002");
+    let newest = fixed("ef012222-0000-4000-8000-000000000003");
+    // Inserted out of time order: `latest` follows started_at_ns, not insertion.
+    store.begin_session(&session(newest, 300, &[])).unwrap();
+    store.begin_session(&session(oldest, 100, &[])).unwrap();
+    store.begin_session(&session(middle, 200, &[])).unwrap();
+
+    assert_eq!(store.resolve("latest").unwrap(), newest);
+    assert_eq!(store.resolve("latest~0").unwrap(), newest);
+    assert_eq!(store.resolve("latest~1").unwrap(), middle);
+    assert_eq!(store.resolve("latest~2").unwrap(), oldest);
+    match store.resolve("latest~3") {
+        Err(StoreError::NotFound { detail, .. }) => assert!(detail.contains('3'), "{detail}"),
+        other => panic!("{other:?}"),
+    }
+
+    assert_eq!(store.resolve("ef01").unwrap(), newest);
+    assert_eq!(store.resolve("ABCD1").unwrap(), middle);
+    assert_eq!(store.resolve("abcd0000-00").unwrap(), oldest);
+    assert_eq!(store.resolve("abcd00000000").unwrap(), oldest);
+    assert_eq!(store.resolve(&oldest.to_string()).unwrap(), oldest);
+    assert_eq!(store.resolve(&oldest.simple().to_string()).unwrap(), oldest);
+
+    match store.resolve("abcd") {
+        Err(StoreError::Ambiguous { selector, count }) => {
+            assert_eq!(selector, "abcd");
+            assert_eq!(count, 2);
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(matches!(
+        store.resolve("0000"),
+        Err(StoreError::NotFound { .. })
+    ));
+    assert!(matches!(
+        store.resolve("ef012222-0000-4000-8000-000000000009"),
+        Err(StoreError::NotFound { .. })
+    ));
+    // Too short, or not an id at all: the message lists the valid forms.
+    for bad in ["ef0", "yesterday", "latest~two"] {
+        match store.resolve(bad) {
+            Err(StoreError::NotFound { detail, .. }) => {
+                assert!(detail.contains("latest~N"), "{detail}")
+            }
+            other => panic!("{bad}: {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn latest_of_an_empty_store_is_not_found() {
+    let (_dir, path) = temp_db();
+    let store = SqliteStore::open(&path).unwrap();
+    let err = store.resolve("latest").unwrap_err();
+    assert!(matches!(err, StoreError::NotFound { .. }));
+    assert!(err.to_string().contains("0 session"), "{err}");
+}
+
+#[test]
+fn sessions_are_found_by_all_their_tags() {
+    let (_dir, path) = temp_db();
+    let mut store = SqliteStore::open(&path).unwrap();
+    let a = Uuid::new_v4();
+    let b = Uuid::new_v4();
+    let c = Uuid::new_v4();
+    store
+        .begin_session(&session(b, 20, &[("kernel", "6.18"), ("tuned", "yes")]))
+        .unwrap();
+    store
+        .begin_session(&session(a, 10, &[("kernel", "6.18"), ("tuned", "no")]))
+        .unwrap();
+    store
+        .begin_session(&session(c, 30, &[("kernel", "6.19"), ("tuned", "yes")]))
+        .unwrap();
+    let tag = |k: &str, v: &str| (k.to_string(), v.to_string());
+
+    assert_eq!(
+        store
+            .find_sessions_by_tags(&[tag("kernel", "6.18")])
+            .unwrap(),
+        [a, b]
+    );
+    assert_eq!(
+        store
+            .find_sessions_by_tags(&[tag("kernel", "6.18"), tag("tuned", "yes")])
+            .unwrap(),
+        [b]
+    );
+    assert_eq!(
+        store
+            .find_sessions_by_tags(&[tag("tuned", "yes"), tag("tuned", "yes")])
+            .unwrap(),
+        [b, c]
+    );
+    // One key cannot hold two values.
+    assert!(store
+        .find_sessions_by_tags(&[tag("kernel", "6.18"), tag("kernel", "6.19")])
+        .unwrap()
+        .is_empty());
+    assert!(store
+        .find_sessions_by_tags(&[tag("kernel", "6.1")])
+        .unwrap()
+        .is_empty());
+    assert_eq!(store.find_sessions_by_tags(&[]).unwrap(), [a, b, c]);
+}
+
+#[test]
+fn deleting_a_session_removes_everything_under_it() {
+    let (_dir, path) = temp_db();
+    let mut store = SqliteStore::open(&path).unwrap();
+    let keep = session(Uuid::new_v4(), 1, &[("k", "v")]);
+    let gone = session(Uuid::new_v4(), 2, &[("k", "v")]);
+    for s in [&keep, &gone] {
+        store.begin_session(s).unwrap();
+        let c = configuration(0, "yield");
+        store.add_configuration(s.id, &c).unwrap();
+        store.add_run(c.id, &run(0, false, 5, 1.0)).unwrap();
+    }
+    store.delete_session(gone.id).unwrap();
+    assert_eq!(count(&path, "sessions"), 1);
+    assert_eq!(count(&path, "session_tags"), 1);
+    assert_eq!(count(&path, "configurations"), 1);
+    assert_eq!(count(&path, "runs"), 1);
+    assert_eq!(count(&path, "run_values"), 2);
+    assert!(store.load_session(keep.id).is_ok());
+    assert!(matches!(
+        store.delete_session(gone.id),
+        Err(StoreError::Unknown {
+            what: "session",
+            ..
+        })
+    ));
+}
+
+#[test]
+fn writes_to_unknown_parents_and_nan_values_are_refused() {
+    let (_dir, path) = temp_db();
+    let mut store = SqliteStore::open(&path).unwrap();
+    let nobody = Uuid::new_v4();
+    assert!(matches!(
+        store.add_configuration(nobody, &configuration(0, "fork")),
+        Err(StoreError::Unknown { what: "session", id }) if id == nobody
+    ));
+    assert!(matches!(
+        store.add_run(nobody, &run(0, false, 1, 1.0)),
+        Err(StoreError::Unknown {
+            what: "configuration",
+            ..
+        })
+    ));
+    assert!(matches!(
+        store.finish_configuration(nobody, StopReason::MaxRuns, false, None),
+        Err(StoreError::Unknown { .. })
+    ));
+    assert!(matches!(
+        store.finish_session(nobody, SessionStatus::Failed, 1),
+        Err(StoreError::Unknown { .. })
+    ));
+    assert!(matches!(
+        store.load_session(nobody),
+        Err(StoreError::Unknown { .. })
+    ));
+
+    let info = session(Uuid::new_v4(), 1, &[]);
+    store.begin_session(&info).unwrap();
+    let c = configuration(0, "fork");
+    store.add_configuration(info.id, &c).unwrap();
+    let err = store
+        .add_run(c.id, &run(0, false, 1, f64::NAN))
+        .unwrap_err();
+    assert!(matches!(err, StoreError::Invalid(_)), "{err}");
+    // Nothing of the refused run was written.
+    assert_eq!(count(&path, "runs"), 0);
+    assert_eq!(count(&path, "run_values"), 0);
+    // A duplicate id is a database error, and the first record stays intact.
+    assert!(matches!(
+        store.begin_session(&info),
+        Err(StoreError::Database(_))
+    ));
+    assert_eq!(store.load_session(info.id).unwrap().info, info);
+}
+
+#[test]
+fn an_empty_file_is_migrated_and_reopening_changes_nothing() {
+    let (dir, _) = temp_db();
+    // Parent directories are created.
+    let path = dir.path().join("a/b/results.db");
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(&path, b"").unwrap();
+
+    let mut store = SqliteStore::open(&path).unwrap();
+    let info = session(Uuid::new_v4(), 7, &[]);
+    store.begin_session(&info).unwrap();
+    drop(store);
+
+    for _ in 0..2 {
+        let store = SqliteStore::open(&path).unwrap();
+        assert_eq!(store.sessions().unwrap(), vec![info.clone()]);
+    }
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let version: i64 = conn
+        .pragma_query_value(None, "user_version", |r| r.get(0))
+        .unwrap();
+    assert_eq!(version, SCHEMA_VERSION);
+    let mode: String = conn
+        .pragma_query_value(None, "journal_mode", |r| r.get(0))
+        .unwrap();
+    assert_eq!(mode, "wal");
+}
+
+#[test]
+fn parent_directories_are_created() {
+    let (dir, _) = temp_db();
+    let path = dir.path().join("x/y/z/results.db");
+    SqliteStore::open(&path).unwrap();
+    assert!(path.is_file());
+}
+
+#[test]
+fn open_existing_refuses_a_missing_file_without_creating_it() {
+    let (_dir, path) = temp_db();
+    match SqliteStore::open_existing(&path) {
+        Err(StoreError::Missing { path: p }) => assert_eq!(p, path),
+        other => panic!("{other:?}"),
+    }
+    assert!(!path.exists());
+}
+
+#[test]
+fn a_newer_schema_is_refused() {
+    let (_dir, path) = temp_db();
+    SqliteStore::open(&path).unwrap();
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.pragma_update(None, "user_version", SCHEMA_VERSION + 1)
+        .unwrap();
+    drop(conn);
+    for result in [SqliteStore::open(&path), SqliteStore::open_existing(&path)] {
+        match result {
+            Err(StoreError::TooNew { found, known, .. }) => {
+                assert_eq!(found, SCHEMA_VERSION + 1);
+                assert_eq!(known, SCHEMA_VERSION);
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+}
+
+#[test]
+fn foreign_files_are_refused() {
+    let (dir, path) = temp_db();
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute_batch("CREATE TABLE sessions (x)").unwrap();
+    drop(conn);
+    assert!(matches!(
+        SqliteStore::open(&path),
+        Err(StoreError::NotVernier { .. })
+    ));
+
+    let other = dir.path().join("other.db");
+    let conn = rusqlite::Connection::open(&other).unwrap();
+    conn.pragma_update(None, "application_id", 1234).unwrap();
+    drop(conn);
+    assert!(matches!(
+        SqliteStore::open(&other),
+        Err(StoreError::NotVernier { .. })
+    ));
+
+    let text = dir.path().join("notes.txt");
+    std::fs::write(
+        &text,
+        "this is not a database, it is a rather long text file\n".repeat(20),
+    )
+    .unwrap();
+    assert!(matches!(
+        SqliteStore::open(&text),
+        Err(StoreError::Open { .. })
+    ));
+}
+
+#[test]
+fn environments_from_older_and_newer_versions_load() {
+    let (_dir, path) = temp_db();
+    let mut store = SqliteStore::open(&path).unwrap();
+    let info = session(Uuid::new_v4(), 1, &[]);
+    store.begin_session(&info).unwrap();
+    // A field this version does not know and fields it does missing, as another vernier
+    // version might have written.
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute(
+        "UPDATE sessions SET environment = ?1, settings = ?2",
+        [
+            r#"{"kernel_release":"6.1.0","future_field":[1,2]}"#,
+            r#"{"warmup":5}"#,
+        ],
+    )
+    .unwrap();
+    let loaded = store.load_session(info.id).unwrap().info;
+    assert_eq!(loaded.environment.kernel_release.as_deref(), Some("6.1.0"));
+    assert_eq!(loaded.environment.online_cpus, None);
+    assert_eq!(loaded.settings.warmup, 5);
+    assert_eq!(loaded.settings.max_runs, Settings::default().max_runs);
+
+    conn.execute("UPDATE sessions SET status = 'paused'", [])
+        .unwrap();
+    assert!(matches!(
+        store.load_session(info.id),
+        Err(StoreError::Corrupt(_))
+    ));
+}
+
+#[test]
+fn a_recorded_run_is_visible_to_another_connection_at_once() {
+    let (_dir, path) = temp_db();
+    let mut writer = SqliteStore::open(&path).unwrap();
+    // Opened before anything is written, and kept open: no reopening is needed to see runs.
+    let reader = SqliteStore::open_existing(&path).unwrap();
+    let info = session(Uuid::new_v4(), 1, &[]);
+    writer.begin_session(&info).unwrap();
+    let c = configuration(0, "fork");
+    writer.add_configuration(info.id, &c).unwrap();
+    for i in 0..3 {
+        let r = run(i, false, 10 + i64::from(i), f64::from(i));
+        writer.add_run(c.id, &r).unwrap();
+        let seen = reader.load_session(info.id).unwrap();
+        assert_eq!(seen.configurations[0].runs.len(), i as usize + 1);
+        assert_eq!(seen.configurations[0].runs.last(), Some(&r));
+    }
+    assert_eq!(reader.resolve("latest").unwrap(), info.id);
+}
+
+/// Writes `sessions` sessions of two configurations with `runs` runs each.
+fn write_sessions(path: &Path, sessions: usize, runs: u32, start: Option<&Barrier>) -> Vec<Uuid> {
+    if let Some(barrier) = start {
+        barrier.wait();
+    }
+    let mut store = SqliteStore::open(path).unwrap();
+    let mut ids = Vec::new();
+    for s in 0..sessions {
+        let info = session(Uuid::new_v4(), s as i64, &[("writer", "any")]);
+        store.begin_session(&info).unwrap();
+        let configurations = [configuration(0, "pipe"), configuration(1, "fork")];
+        for c in &configurations {
+            store.add_configuration(info.id, c).unwrap();
+        }
+        // Interleaved, as the engine does it: each run its own transaction.
+        for i in 0..runs {
+            for c in &configurations {
+                store
+                    .add_run(c.id, &run(i, false, i64::from(i), 1.0))
+                    .unwrap();
+            }
+        }
+        for c in &configurations {
+            store
+                .finish_configuration(c.id, StopReason::MaxRuns, false, None)
+                .unwrap();
+        }
+        store
+            .finish_session(info.id, SessionStatus::Completed, 1)
+            .unwrap();
+        ids.push(info.id);
+    }
+    ids
+}
+
+#[test]
+fn two_threads_write_one_new_file_at_once() {
+    let (_dir, path) = temp_db();
+    let barrier = Arc::new(Barrier::new(2));
+    let threads: Vec<_> = (0..2)
+        .map(|_| {
+            let path = path.clone();
+            let barrier = Arc::clone(&barrier);
+            std::thread::spawn(move || write_sessions(&path, 3, 10, Some(&barrier)))
+        })
+        .collect();
+    let ids: Vec<Uuid> = threads
+        .into_iter()
+        .flat_map(|t| t.join().unwrap())
+        .collect();
+
+    assert_eq!(count(&path, "sessions"), 6);
+    assert_eq!(count(&path, "configurations"), 12);
+    assert_eq!(count(&path, "runs"), 120);
+    assert_eq!(count(&path, "run_values"), 240);
+    let store = SqliteStore::open_existing(&path).unwrap();
+    for id in ids {
+        let s = store.load_session(id).unwrap();
+        assert_eq!(s.info.status, SessionStatus::Completed);
+        assert!(s.configurations.iter().all(|c| c.runs.len() == 10));
+    }
+}
+
+const CHILD_DB: &str = "VERNIER_STORE_TEST_CHILD_DB";
+
+/// Not a test of its own: the body of the child processes of
+/// [`two_processes_write_at_once_and_a_crash_keeps_recorded_runs`]. It records a session and
+/// then dies without finishing it, as a controller killed mid-session would.
+#[test]
+fn child_writer() {
+    let Ok(path) = std::env::var(CHILD_DB) else {
+        return;
+    };
+    let path = Path::new(&path);
+    write_sessions(path, 2, 15, None);
+    let mut store = SqliteStore::open(path).unwrap();
+    let info = session(Uuid::new_v4(), 1_000, &[("crashed", "yes")]);
+    store.begin_session(&info).unwrap();
+    let c = configuration(0, "hackbench");
+    store.add_configuration(info.id, &c).unwrap();
+    store.add_run(c.id, &run(0, false, 1, 0.5)).unwrap();
+    // No destructor, no close of the database: the process just ends.
+    std::process::abort();
+}
+
+#[test]
+fn two_processes_write_at_once_and_a_crash_keeps_recorded_runs() {
+    let (_dir, path) = temp_db();
+    let exe = std::env::current_exe().unwrap();
+    let children: Vec<_> = (0..2)
+        .map(|_| {
+            Command::new(&exe)
+                .args(["--exact", "child_writer", "--test-threads=1"])
+                .env(CHILD_DB, &path)
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for mut child in children {
+        let status = child.wait().unwrap();
+        // Aborted on purpose after its last write; a failed assertion would exit with 101.
+        assert_eq!(status.code(), None, "child failed: {status:?}");
+    }
+
+    assert_eq!(count(&path, "sessions"), 2 * 2 + 2);
+    assert_eq!(count(&path, "runs"), 2 * 2 * 2 * 15 + 2);
+    let store = SqliteStore::open_existing(&path).unwrap();
+    let tag = [("crashed".to_string(), "yes".to_string())];
+    let crashed = store.find_sessions_by_tags(&tag).unwrap();
+    assert_eq!(crashed.len(), 2);
+    for id in crashed {
+        let s = store.load_session(id).unwrap();
+        assert_eq!(s.info.status, SessionStatus::Running);
+        assert_eq!(s.configurations[0].values(), vec![0.5]);
+    }
+}
+
+#[test]
+fn a_writer_waits_for_another_writer_and_readers_do_not_wait() {
+    let (_dir, path) = temp_db();
+    let mut store = SqliteStore::open(&path).unwrap();
+    let info = session(Uuid::new_v4(), 1, &[]);
+    store.begin_session(&info).unwrap();
+
+    // Another process's write transaction, holding the write lock.
+    let mut other = rusqlite::Connection::open(&path).unwrap();
+    let tx = other
+        .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+        .unwrap();
+    tx.execute("UPDATE sessions SET note = 'uncommitted'", [])
+        .unwrap();
+
+    // WAL: a reader neither waits nor sees the uncommitted change.
+    let seen = store.load_session(info.id).unwrap();
+    assert_eq!(seen.info.note.as_deref(), Some("baseline"));
+
+    // A writer waits for the lock (busy timeout) instead of failing with SQLITE_BUSY. The
+    // sleep only gives the writer time to start waiting; the outcome does not depend on it.
+    let (started_tx, started_rx) = std::sync::mpsc::channel();
+    let writer = std::thread::spawn(move || {
+        let c = configuration(0, "fork");
+        started_tx.send(()).unwrap();
+        store.add_configuration(info.id, &c).map(|_| store)
+    });
+    started_rx.recv().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    tx.commit().unwrap();
+    let store = writer.join().unwrap().unwrap();
+    let seen = store.load_session(info.id).unwrap();
+    assert_eq!(seen.info.note.as_deref(), Some("uncommitted"));
+    assert_eq!(seen.configurations.len(), 1);
+}
