@@ -1,0 +1,56 @@
+//! Number formatting for terminal output.
+
+/// Formats `v` with about `digits` significant digits, without exponent for everyday ranges.
+pub fn sig(v: f64, digits: usize) -> String {
+    if !v.is_finite() {
+        return v.to_string();
+    }
+    if v == 0.0 {
+        return "0".to_string();
+    }
+    let magnitude = v.abs().log10().floor() as i32;
+    if !(-4..=9).contains(&magnitude) {
+        return format!("{v:.prec$e}", prec = digits.saturating_sub(1));
+    }
+    let decimals = (digits as i32 - 1 - magnitude).max(0) as usize;
+    format!("{v:.decimals$}")
+}
+
+/// A fraction as a percentage with one decimal: 0.0123 -> "1.2%".
+pub fn pct(v: f64) -> String {
+    if v.is_finite() {
+        format!("{:.1}%", v * 100.0)
+    } else {
+        "inf".to_string()
+    }
+}
+
+/// Seconds as a short duration: "4.2 s", "1 min 05 s".
+pub fn duration_s(s: f64) -> String {
+    if !s.is_finite() || s < 0.0 {
+        return "?".to_string();
+    }
+    if s < 60.0 {
+        format!("{s:.0} s")
+    } else {
+        let total = s.round() as u64;
+        format!("{} min {:02} s", total / 60, total % 60)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn significant_digits() {
+        assert_eq!(sig(4.21234, 4), "4.212");
+        assert_eq!(sig(2.0456, 4), "2.046");
+        assert_eq!(sig(5921.3, 4), "5921");
+        assert_eq!(sig(2_600_000.0, 4), "2600000");
+        assert_eq!(sig(0.000123456, 3), "0.000123");
+        assert_eq!(sig(0.0, 4), "0");
+        assert_eq!(pct(0.0123), "1.2%");
+        assert_eq!(duration_s(65.2), "1 min 05 s");
+    }
+}

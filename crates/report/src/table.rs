@@ -1,0 +1,126 @@
+//! Terminal tables of summaries.
+
+use comfy_table::presets::UTF8_FULL_CONDENSED;
+use comfy_table::{CellAlignment, ContentArrangement, Table};
+
+use crate::format::{pct, sig};
+use crate::summary::ConfigSummary;
+
+fn opt(v: Option<f64>) -> String {
+    v.map(|v| sig(v, 4)).unwrap_or_else(|| "-".to_string())
+}
+
+fn interval(lo: Option<f64>, hi: Option<f64>) -> String {
+    match (lo, hi) {
+        (Some(lo), Some(hi)) => format!("[{}, {}]", sig(lo, 4), sig(hi, 4)),
+        _ => "-".to_string(),
+    }
+}
+
+fn new_table(header: &[&str]) -> Table {
+    let mut table = Table::new();
+    table
+        .load_preset(UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Dynamic)
+        .set_header(header.to_vec());
+    for i in 1..header.len() {
+        if let Some(col) = table.column_mut(i) {
+            col.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    table
+}
+
+/// The direction of a metric as a short hint.
+fn direction(s: &ConfigSummary) -> &'static str {
+    if s.higher_is_better {
+        "higher is better"
+    } else {
+        "lower is better"
+    }
+}
+
+/// The compact table printed at the end of `vernier run`.
+pub fn run_summary_table(summaries: &[ConfigSummary], width: Option<u16>) -> String {
+    let mut table = new_table(&[
+        "configuration",
+        "n",
+        "median",
+        "95% CI",
+        "±",
+        "unit",
+        "stop",
+    ]);
+    if let Some(w) = width {
+        table.set_width(w);
+    }
+    for s in summaries {
+        table.add_row(vec![
+            s.label(),
+            s.n.to_string(),
+            opt(s.median),
+            interval(s.ci_low, s.ci_high),
+            s.relative_half_width()
+                .map(pct)
+                .unwrap_or_else(|| "-".into()),
+            s.unit.clone(),
+            s.stop_reason.clone().unwrap_or_else(|| "-".into()),
+        ]);
+    }
+    table.to_string()
+}
+
+/// The detailed per-configuration view of `vernier show`: one block per configuration.
+pub fn show_text(summaries: &[ConfigSummary], width: Option<u16>) -> String {
+    let mut out = String::new();
+    for s in summaries {
+        out.push_str(&format!(
+            "{}  ({} {}, {}; benchmark version {})\n",
+            s.label(),
+            s.metric,
+            s.unit,
+            direction(s),
+            s.benchmark_version
+        ));
+        let mut table = new_table(&["statistic", "value"]);
+        if let Some(w) = width {
+            table.set_width(w);
+        }
+        let rows: Vec<(&str, String)> = vec![
+            ("runs (warmup)", format!("{} ({})", s.n, s.warmup_runs)),
+            ("median", opt(s.median)),
+            ("median 95% CI", interval(s.ci_low, s.ci_high)),
+            (
+                "CI half-width",
+                s.relative_half_width()
+                    .map(pct)
+                    .unwrap_or_else(|| "-".into()),
+            ),
+            ("mean", opt(s.mean)),
+            ("mean 95% CI (t)", interval(s.mean_ci_low, s.mean_ci_high)),
+            ("min", opt(s.min)),
+            ("max", opt(s.max)),
+            ("p90", opt(s.p90)),
+            ("p95", opt(s.p95)),
+            ("p99", opt(s.p99)),
+            ("MAD", opt(s.mad)),
+            (
+                "stop reason",
+                s.stop_reason.clone().unwrap_or_else(|| "-".into()),
+            ),
+        ];
+        for (name, value) in rows {
+            table.add_row(vec![name.to_string(), value]);
+        }
+        out.push_str(&table.to_string());
+        out.push('\n');
+        if let Some(e) = &s.error {
+            out.push_str(&format!("  error: {e}\n"));
+        }
+        for w in &s.warnings {
+            out.push_str(&format!("  warning: {w}\n"));
+        }
+        out.push('\n');
+    }
+    out
+}
