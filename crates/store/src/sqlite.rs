@@ -859,10 +859,20 @@ mod tests {
     }
 
     #[test]
-    fn migrations_are_numbered_by_position() {
+    fn migrations_match_their_files() {
         assert_eq!(SCHEMA_VERSION, MIGRATIONS.len() as i64);
-        // The file name of migration n starts with n, so the list and the directory agree.
-        assert!(MIGRATIONS[0].1.contains("CREATE TABLE sessions"));
+        // migrations/NNNN_name.sql holds migration NNNN, so the list and the directory agree.
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations");
+        let mut files: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        files.sort();
+        assert_eq!(files.len(), MIGRATIONS.len());
+        for (i, ((name, sql), file)) in MIGRATIONS.iter().zip(&files).enumerate() {
+            assert_eq!(file, &format!("{:04}_{name}.sql", i + 1));
+            assert_eq!(std::fs::read_to_string(dir.join(file)).unwrap(), *sql);
+        }
     }
 
     #[test]
