@@ -11,6 +11,19 @@ pub enum StatsError {
         range: &'static str,
         value: f64,
     },
+    /// A value that must be strictly positive (a ratio, a time) is zero or negative.
+    #[error("value {value} at position {index} is not positive")]
+    NotPositive { index: usize, value: f64 },
+    /// Two slices that pair up element by element have different lengths.
+    #[error("{what}: lengths differ ({left} and {right})")]
+    LengthMismatch {
+        what: &'static str,
+        left: usize,
+        right: usize,
+    },
+    /// The data make the statistic undefined (zero variance, all values equal, ...).
+    #[error("{what}")]
+    Degenerate { what: &'static str },
 }
 
 /// Checks that `xs` has at least `needed` values and all are finite.
@@ -27,6 +40,14 @@ pub(crate) fn check(xs: &[f64], needed: usize) -> Result<(), StatsError> {
     Ok(())
 }
 
+/// Checks that every value of an already finite-checked slice is strictly positive.
+pub(crate) fn check_positive(xs: &[f64]) -> Result<(), StatsError> {
+    if let Some((index, &value)) = xs.iter().enumerate().find(|(_, v)| **v <= 0.0) {
+        return Err(StatsError::NotPositive { index, value });
+    }
+    Ok(())
+}
+
 pub(crate) fn check_level(level: f64) -> Result<(), StatsError> {
     if level > 0.0 && level < 1.0 {
         Ok(())
@@ -36,5 +57,30 @@ pub(crate) fn check_level(level: f64) -> Result<(), StatsError> {
             range: "(0, 1)",
             value: level,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn check_positive_reports_first_offender() {
+        assert_eq!(check_positive(&[1.0, 2.0]), Ok(()));
+        assert_eq!(
+            check_positive(&[1.0, 0.0, -1.0]),
+            Err(StatsError::NotPositive {
+                index: 1,
+                value: 0.0
+            })
+        );
+    }
+
+    #[test]
+    fn check_level_is_open_interval() {
+        assert!(check_level(0.95).is_ok());
+        assert!(check_level(0.0).is_err());
+        assert!(check_level(1.0).is_err());
+        assert!(check_level(f64::NAN).is_err());
     }
 }
