@@ -1,0 +1,615 @@
+//! `system check`: what on this machine threatens the validity of measurements.
+//!
+//! Every check reads through the injected roots and turns an absent interface into an `info`
+//! finding or no finding, never into an error. Two checks sample over a short window
+//! ([`CheckOptions::window`]): steal time and CPU use per process. One measures: the cost of
+//! a cross-CPU wake-up, by a pipe ping-pong between two threads (like `perf bench sched pipe`).
+
+use std::collections::BTreeMap;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use vernier_model::finding::{Finding, Severity};
+use vernier_sys::procstat::{parse_proc_stat_cpu, CpuTimes};
+
+use crate::Roots;
+
+/// How [`system_check_with`] samples and measures.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CheckOptions {
+    /// Sampling window for steal time and busy processes.
+    pub window: Duration,
+    /// Run the pipe ping-pong (needs two CPUs this process may use).
+    pub measure_wakeups: bool,
+    pub round_trips: u32,
+    /// Cross-CPU slower than same-CPU by more than this factor is a warning.
+    pub wakeup_ratio_warn: f64,
+    /// A process using more than this percentage of one CPU in the window is listed.
+    pub busy_process_pct: f64,
+}
+
+impl Default for CheckOptions {
+    fn default() -> Self {
+        CheckOptions {
+            window: Duration::from_millis(500),
+            measure_wakeups: true,
+            round_trips: 2000,
+            wakeup_ratio_warn: 5.0,
+            busy_process_pct: 10.0,
+        }
+    }
+}
+
+/// Result of the pipe ping-pong.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PingPong {
+    pub cpus: (usize, usize),
+    pub same_cpu_ns_per_round_trip: f64,
+    pub cross_cpu_ns_per_round_trip: f64,
+}
+
+impl PingPong {
+    pub fn ratio(&self) -> f64 {
+        self.cross_cpu_ns_per_round_trip / self.same_cpu_ns_per_round_trip.max(1.0)
+    }
+}
+
+/// [`system_check_with`] with the default options.
+pub fn system_check(roots: &Roots) -> Vec<Finding> {
+    system_check_with(roots, &CheckOptions::default())
+}
+
+/// Lists the findings, most severe first (stable within a severity).
+pub fn system_check_with(roots: &Roots, options: &CheckOptions) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    let online = vernier_sys::cpulist::read_online_cpus(&roots.sys_root).ok();
+    let ncpus = online.as_ref().map(|c| c.len()).unwrap_or(1).max(1);
+
+    check_governor(roots, online.as_deref(), &mut findings);
+    check_turbo(roots, &mut findings);
+    check_virtualization(roots, &mut findings);
+    check_sampled(roots, options, ncpus, &mut findings);
+    check_swap(roots, &mut findings);
+    check_load(roots, ncpus, &mut findings);
+    check_sysctls_and_thp(roots, &mut findings);
+    check_isolation(roots, &mut findings);
+    if options.measure_wakeups {
+        check_wakeups(options, &mut findings);
+    }
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        findings.push(
+            Finding::new(
+                "not-root",
+                Severity::Info,
+                "not running as root",
+                "setup plugins and `system tune` need root to change the system",
+            )
+            .with_fix("run vernier as root (sudo)"),
+        );
+    }
+    findings.sort_by_key(|f| std::cmp::Reverse(f.severity));
+    findings
+}
+
+fn read(path: &Path) -> Option<String> {
+    vernier_sys::read_file(path).ok()
+}
+
+fn check_governor(roots: &Roots, online: Option<&[usize]>, out: &mut Vec<Finding>) {
+    let cpu_dir = roots.sys_root.join("devices/system/cpu");
+    let cpus = online.unwrap_or(&[0]);
+    let governors: Vec<(usize, String)> = cpus
+        .iter()
+        .filter_map(|&c| {
+            read(&cpu_dir.join(format!("cpu{c}/cpufreq/scaling_governor")))
+                .map(|g| (c, g.trim().to_string()))
+        })
+        .collect();
+    if governors.is_empty() {
+        out.push(Finding::new(
+            "no-cpufreq",
+            Severity::Info,
+            "no cpufreq driver",
+            "CPU frequency is managed by firmware or the hypervisor: it can be neither set nor \
+             observed, so frequency changes are invisible in the results",
+        ));
+        return;
+    }
+    let slow: Vec<String> = governors
+        .iter()
+        .filter(|(_, g)| g != "performance")
+        .map(|(c, g)| format!("cpu{c}={g}"))
+        .collect();
+    if !slow.is_empty() {
+        out.push(
+            Finding::new(
+                "governor",
+                Severity::Warning,
+                "CPU governor is not performance",
+                format!(
+                    "{}: frequency ramps add their reaction time to short benchmarks",
+                    slow.join(", ")
+                ),
+            )
+            .with_fix("vernier system tune, or --setup governor"),
+        );
+    }
+}
+
+fn check_turbo(roots: &Roots, out: &mut Vec<Finding>) {
+    let cpu_dir = roots.sys_root.join("devices/system/cpu");
+    let on = match (
+        read(&cpu_dir.join("intel_pstate/no_turbo")),
+        read(&cpu_dir.join("cpufreq/boost")),
+    ) {
+        (Some(nt), _) if nt.trim() == "0" => Some("intel_pstate/no_turbo = 0"),
+        (_, Some(b)) if b.trim() == "1" => Some("cpufreq/boost = 1"),
+        _ => None,
+    };
+    if let Some(what) = on {
+        out.push(
+            Finding::new(
+                "turbo",
+                Severity::Warning,
+                "turbo/boost is on",
+                format!(
+                    "{what}: turbo frequency depends on temperature, power budget and the number \
+                     of busy cores, so it drifts within and between runs"
+                ),
+            )
+            .with_fix("vernier system tune, or --setup turbo"),
+        );
+    }
+}
+
+const HYPERVISOR_VENDORS: &[&str] = &[
+    "qemu",
+    "kvm",
+    "vmware",
+    "virtualbox",
+    "innotek",
+    "xen",
+    "microsoft corporation",
+    "amazon ec2",
+    "google compute engine",
+    "firecracker",
+    "bochs",
+    "parallels",
+    "openstack",
+];
+
+fn check_virtualization(roots: &Roots, out: &mut Vec<Finding>) {
+    let mut evidence = Vec::new();
+    if let Some(cpuinfo) = read(&roots.proc_root.join("cpuinfo")) {
+        let flagged = cpuinfo
+            .lines()
+            .filter(|l| l.starts_with("flags") || l.starts_with("Features"))
+            .any(|l| l.split_whitespace().any(|f| f == "hypervisor"));
+        if flagged {
+            evidence.push("the CPU reports the 'hypervisor' flag".to_string());
+        }
+    }
+    let dmi = roots.sys_root.join("class/dmi/id");
+    for field in ["sys_vendor", "product_name", "bios_vendor"] {
+        if let Some(v) = read(&dmi.join(field)) {
+            let lower = v.trim().to_ascii_lowercase();
+            if HYPERVISOR_VENDORS.iter().any(|h| lower.contains(h)) {
+                evidence.push(format!("DMI {field} is '{}'", v.trim()));
+            }
+        }
+    }
+    if let Some(t) = read(&roots.sys_root.join("hypervisor/type")) {
+        if !t.trim().is_empty() {
+            evidence.push(format!("/sys/hypervisor/type is '{}'", t.trim()));
+        }
+    }
+    if !evidence.is_empty() {
+        out.push(
+            Finding::new(
+                "virtual-machine",
+                Severity::Warning,
+                "virtual machine",
+                format!(
+                    "{}: other guests share the host, vCPUs can be descheduled (steal, stalls that \
+                     steal time does not show) and cross-CPU wake-ups go through the hypervisor",
+                    evidence.join("; ")
+                ),
+            )
+            .with_fix("compare only runs taken side by side on the same host, or use bare metal"),
+        );
+    }
+}
+
+/// utime + stime (fields 14 and 15 of /proc/[pid]/stat, proc(5)) and the command name.
+fn parse_pid_stat(text: &str) -> Option<(String, u64)> {
+    let open = text.find('(')?;
+    let close = text.rfind(')')?;
+    let comm = text.get(open + 1..close)?.to_string();
+    let rest: Vec<&str> = text.get(close + 1..)?.split_whitespace().collect();
+    // rest[0] is field 3 (state), so field n is rest[n - 3].
+    let utime: u64 = rest.get(11)?.parse().ok()?;
+    let stime: u64 = rest.get(12)?.parse().ok()?;
+    Some((comm, utime + stime))
+}
+
+fn read_pid_times(proc_root: &Path) -> BTreeMap<u32, (String, u64)> {
+    let mut times = BTreeMap::new();
+    let Ok(dir) = std::fs::read_dir(proc_root) else {
+        return times;
+    };
+    for entry in dir.flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if let Some(t) = read(&entry.path().join("stat")).and_then(|s| parse_pid_stat(&s)) {
+            times.insert(pid, t);
+        }
+    }
+    times
+}
+
+fn read_cpu_times(proc_root: &Path) -> Option<CpuTimes> {
+    read(&proc_root.join("stat")).and_then(|t| parse_proc_stat_cpu(&t).ok())
+}
+
+fn pct(part: u64, total: u64) -> f64 {
+    if total == 0 {
+        0.0
+    } else {
+        100.0 * part as f64 / total as f64
+    }
+}
+
+fn total(t: &CpuTimes) -> u64 {
+    t.busy() + t.idle + t.iowait + t.steal
+}
+
+/// Steal time (now and since boot) and the processes that used CPU during the window.
+fn check_sampled(roots: &Roots, options: &CheckOptions, ncpus: usize, out: &mut Vec<Finding>) {
+    let a = read_cpu_times(&roots.proc_root);
+    let pids_a = read_pid_times(&roots.proc_root);
+    let start = Instant::now();
+    std::thread::sleep(options.window);
+    let elapsed = start.elapsed().as_secs_f64();
+    let b = read_cpu_times(&roots.proc_root);
+    let pids_b = read_pid_times(&roots.proc_root);
+
+    if let (Some(a), Some(b)) = (a, b) {
+        let window_steal = pct(
+            b.steal.saturating_sub(a.steal),
+            total(&b).saturating_sub(total(&a)),
+        );
+        let boot_steal = pct(b.steal, total(&b));
+        if window_steal >= 1.0 {
+            out.push(Finding::new(
+                "steal",
+                Severity::Warning,
+                "steal time now",
+                format!(
+                    "{window_steal:.1}% of CPU time was stolen by the hypervisor in the last {:.0} ms \
+                     ({boot_steal:.2}% since boot): runs lose CPU time they do not see",
+                    elapsed * 1000.0
+                ),
+            ));
+        } else if b.steal > 0 {
+            out.push(Finding::new(
+                "steal",
+                Severity::Info,
+                "steal time since boot",
+                format!(
+                    "{boot_steal:.2}% of CPU time was stolen by the hypervisor since boot \
+                     ({window_steal:.1}% in the last {:.0} ms)",
+                    elapsed * 1000.0
+                ),
+            ));
+        }
+    }
+
+    // SAFETY: sysconf has no preconditions.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+    let me = std::process::id();
+    let mut busy: Vec<(f64, u32, String)> = pids_b
+        .iter()
+        .filter(|(pid, _)| **pid != me)
+        .filter_map(|(pid, (comm, t1))| {
+            let t0 = pids_a.get(pid).map(|(_, t)| *t)?;
+            let used = 100.0 * t1.saturating_sub(t0) as f64 / hz / elapsed.max(1e-3);
+            (used > options.busy_process_pct).then(|| (used, *pid, comm.clone()))
+        })
+        .collect();
+    busy.sort_by(|x, y| y.0.total_cmp(&x.0));
+    if !busy.is_empty() {
+        let list: Vec<String> = busy
+            .iter()
+            .take(5)
+            .map(|(u, pid, comm)| format!("{comm} (pid {pid}) {u:.0}%"))
+            .collect();
+        let sum: f64 = busy.iter().map(|b| b.0).sum();
+        let severity = if sum >= 50.0 * ncpus as f64 {
+            Severity::Critical
+        } else {
+            Severity::Warning
+        };
+        out.push(
+            Finding::new(
+                "busy-processes",
+                severity,
+                "other processes are using CPU",
+                format!(
+                    "{} in the last {:.0} ms (percent of one CPU; {ncpus} CPUs online)",
+                    list.join(", "),
+                    elapsed * 1000.0
+                ),
+            )
+            .with_fix("stop them, or use --setup idle-gate to wait for a quiet machine"),
+        );
+    }
+}
+
+fn check_swap(roots: &Roots, out: &mut Vec<Finding>) {
+    let Some(meminfo) = read(&roots.proc_root.join("meminfo")) else {
+        return;
+    };
+    let field = |name: &str| {
+        meminfo.lines().find_map(|l| {
+            let rest = l.strip_prefix(name)?.strip_prefix(':')?;
+            rest.split_whitespace().next()?.parse::<u64>().ok()
+        })
+    };
+    if let (Some(total), Some(free)) = (field("SwapTotal"), field("SwapFree")) {
+        let used = total.saturating_sub(free);
+        if used > 0 {
+            out.push(
+                Finding::new(
+                    "swap-in-use",
+                    Severity::Warning,
+                    "swap in use",
+                    format!(
+                        "{used} KiB of {total} KiB swap is in use: page-ins can land in any run"
+                    ),
+                )
+                .with_fix("--setup swap-reset, or swapoff -a && swapon -a"),
+            );
+        }
+    }
+}
+
+fn check_load(roots: &Roots, ncpus: usize, out: &mut Vec<Finding>) {
+    let Some(load) = read(&roots.proc_root.join("loadavg"))
+        .and_then(|t| t.split_whitespace().next()?.parse::<f64>().ok())
+    else {
+        return;
+    };
+    let per_cpu = load / ncpus as f64;
+    if per_cpu >= 0.5 {
+        out.push(
+            Finding::new(
+                "high-load",
+                if per_cpu >= 1.0 {
+                    Severity::Critical
+                } else {
+                    Severity::Warning
+                },
+                "high load",
+                format!("1-minute load average {load:.2} on {ncpus} CPUs"),
+            )
+            .with_fix("wait for the machine to settle, or use --setup cooldown:load=0.2"),
+        );
+    }
+}
+
+fn check_sysctls_and_thp(roots: &Roots, out: &mut Vec<Finding>) {
+    let sysctl =
+        |name: &str| read(&roots.proc_root.join("sys").join(name)).map(|v| v.trim().to_string());
+    if let Some(thp) = read(
+        &roots
+            .sys_root
+            .join("kernel/mm/transparent_hugepage/enabled"),
+    ) {
+        let mode = thp
+            .split_whitespace()
+            .find_map(|w| w.strip_prefix('[')?.strip_suffix(']'))
+            .unwrap_or("unknown")
+            .to_string();
+        if mode == "always" {
+            out.push(Finding::new(
+                "thp",
+                Severity::Info,
+                "transparent huge pages: always",
+                "whether a region gets huge pages depends on alignment, fragmentation and \
+                 khugepaged timing, which varies between runs of memory-heavy benchmarks \
+                 (Documentation/admin-guide/mm/transhuge.rst); keep the setting identical \
+                 between compared runs",
+            ));
+        }
+    }
+    if let Some(v) = sysctl("kernel/randomize_va_space") {
+        if v != "0" {
+            out.push(
+                Finding::new(
+                    "aslr",
+                    Severity::Info,
+                    "address space layout randomization is on",
+                    format!(
+                        "kernel.randomize_va_space = {v}: code, stack and heap addresses change \
+                         every run, which can make cache and branch-predictor effects bimodal"
+                    ),
+                )
+                .with_fix("run the benchmark under `setarch -R` (per process; vernier system tune leaves ASLR on for security)"),
+            );
+        }
+    }
+    if let Some(v) = sysctl("kernel/timer_migration") {
+        if v != "0" {
+            out.push(
+                Finding::new(
+                    "timer-migration",
+                    Severity::Info,
+                    "timer migration is on",
+                    "kernel.timer_migration = 1: timers may be moved to other CPUs and wake them \
+                     (Documentation/admin-guide/sysctl/kernel.rst)",
+                )
+                .with_fix("vernier system tune, or sysctl kernel.timer_migration=0"),
+            );
+        }
+    }
+}
+
+fn check_isolation(roots: &Roots, out: &mut Vec<Finding>) {
+    let isolated = read(&roots.sys_root.join("devices/system/cpu/isolated"))
+        .map(|s| s.trim().to_string())
+        .unwrap_or_default();
+    let cmdline = read(&roots.proc_root.join("cmdline")).unwrap_or_default();
+    let on_cmdline = cmdline
+        .split_whitespace()
+        .any(|w| w.starts_with("isolcpus=") || w.starts_with("nohz_full="));
+    if isolated.is_empty() && !on_cmdline {
+        out.push(
+            Finding::new(
+                "no-isolated-cpus",
+                Severity::Info,
+                "no isolated CPUs",
+                "every CPU runs the scheduler's other work, kernel threads and interrupts; \
+                 latency benchmarks see them",
+            )
+            .with_fix(
+                "boot with isolcpus=/nohz_full= and pin the benchmark there (--setup pin:cpus=N)",
+            ),
+        );
+    }
+}
+
+fn check_wakeups(options: &CheckOptions, out: &mut Vec<Finding>) {
+    let cpus = vernier_sys::affinity::current_affinity().unwrap_or_default();
+    if cpus.len() < 2 {
+        return;
+    }
+    match measure_ping_pong(cpus[0], cpus[1], options.round_trips) {
+        Ok(p) => {
+            let ratio = p.ratio();
+            let detail = format!(
+                "pipe ping-pong, {} round trips: cpu{} <-> cpu{} {:.1} us, both on cpu{} {:.1} us \
+                 per round trip ({ratio:.1}x)",
+                options.round_trips,
+                p.cpus.0,
+                p.cpus.1,
+                p.cross_cpu_ns_per_round_trip / 1000.0,
+                p.cpus.0,
+                p.same_cpu_ns_per_round_trip / 1000.0
+            );
+            if ratio > options.wakeup_ratio_warn {
+                out.push(
+                    Finding::new(
+                        "cross-cpu-wakeup",
+                        Severity::Warning,
+                        "cross-CPU wake-ups are expensive",
+                        format!(
+                            "{detail}: results of communicating tasks depend on where the \
+                             scheduler puts them; pin them explicitly and record the placement"
+                        ),
+                    )
+                    .with_fix("--setup pin:cpus=N, or benchmark options that place tasks"),
+                );
+            } else {
+                out.push(Finding::new(
+                    "cross-cpu-wakeup",
+                    Severity::Info,
+                    "cross-CPU wake-up cost",
+                    detail,
+                ));
+            }
+        }
+        Err(e) => out.push(Finding::new(
+            "cross-cpu-wakeup",
+            Severity::Info,
+            "cross-CPU wake-up cost not measured",
+            e,
+        )),
+    }
+}
+
+/// Round trips of one byte over two pipes between two threads; the first thread runs on
+/// `cpu_a`, the second on `cpu_b`, and then both on `cpu_a`. Each half starts with a short
+/// warmup. Returns the time per round trip of each placement.
+pub fn measure_ping_pong(cpu_a: usize, cpu_b: usize, round_trips: u32) -> Result<PingPong, String> {
+    let cross = ping_pong_once(cpu_a, cpu_b, round_trips)?;
+    let same = ping_pong_once(cpu_a, cpu_a, round_trips)?;
+    Ok(PingPong {
+        cpus: (cpu_a, cpu_b),
+        same_cpu_ns_per_round_trip: same,
+        cross_cpu_ns_per_round_trip: cross,
+    })
+}
+
+/// A pipe as (read end, write end).
+fn pipe() -> Result<(OwnedFd, OwnedFd), String> {
+    let mut fds = [0; 2];
+    // SAFETY: `fds` has room for the two descriptors pipe(2) writes.
+    if unsafe { libc::pipe(fds.as_mut_ptr()) } != 0 {
+        return Err(format!("pipe: {}", std::io::Error::last_os_error()));
+    }
+    // SAFETY: pipe(2) just opened both descriptors and nothing else owns them.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
+/// One byte there and back; false on error or end of file (the peer is gone).
+fn xfer(read_fd: &OwnedFd, write_fd: &OwnedFd, first_write: bool) -> bool {
+    let mut b = [0u8; 1];
+    let (r, w) = (read_fd.as_raw_fd(), write_fd.as_raw_fd());
+    // SAFETY: one byte from/into a valid one-byte buffer on descriptors borrowed for the call.
+    unsafe {
+        if first_write {
+            libc::write(w, b.as_ptr().cast(), 1) == 1
+                && libc::read(r, b.as_mut_ptr().cast(), 1) == 1
+        } else {
+            libc::read(r, b.as_mut_ptr().cast(), 1) == 1
+                && libc::write(w, b.as_ptr().cast(), 1) == 1
+        }
+    }
+}
+
+/// Nanoseconds per round trip with the initiator on `cpu_a` and the responder on `cpu_b`.
+/// Each thread owns the write end it sends on, so when one thread ends for any reason, the
+/// other's read sees end of file instead of blocking for ever.
+fn ping_pong_once(cpu_a: usize, cpu_b: usize, round_trips: u32) -> Result<f64, String> {
+    let (ping_r, ping_w) = pipe()?;
+    let (pong_r, pong_w) = pipe()?;
+    let warmup = (round_trips / 10).max(10);
+    let total = warmup + round_trips;
+    let responder = std::thread::spawn(move || -> Result<(), String> {
+        vernier_sys::affinity::pin_current_thread(&[cpu_b]).map_err(|e| e.to_string())?;
+        for _ in 0..total {
+            if !xfer(&ping_r, &pong_w, false) {
+                return Err(format!("responder: {}", std::io::Error::last_os_error()));
+            }
+        }
+        Ok(())
+    });
+    let initiator = std::thread::spawn(move || -> Result<f64, String> {
+        vernier_sys::affinity::pin_current_thread(&[cpu_a]).map_err(|e| e.to_string())?;
+        let mut start = Instant::now();
+        for i in 0..total {
+            if i == warmup {
+                start = Instant::now();
+            }
+            if !xfer(&pong_r, &ping_w, true) {
+                return Err(format!("initiator: {}", std::io::Error::last_os_error()));
+            }
+        }
+        Ok(start.elapsed().as_nanos() as f64 / f64::from(round_trips.max(1)))
+    });
+    let ns = initiator
+        .join()
+        .unwrap_or_else(|_| Err("initiator panicked".into()));
+    let responded = responder
+        .join()
+        .unwrap_or_else(|_| Err("responder panicked".into()));
+    responded?;
+    ns
+}

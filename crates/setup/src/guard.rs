@@ -1,0 +1,384 @@
+//! Applying a [`SetupPlan`] and undoing it: the [`SetupGuard`].
+
+use std::fs::File;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+use crate::plugins::{ChildSetup, PlannedStep, SetupPlan, Step, When};
+use crate::record::{read_value, remove_record, write_value, Change, RestoreRecord};
+use crate::{swap, SetupError};
+
+/// What a per-run step did, for the run record (a cooldown that timed out is worth knowing
+/// when a run looks odd).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunStepReport {
+    pub plugin: String,
+    /// Time spent in the step.
+    pub waited_ms: u64,
+    /// The wait ended by its timeout, not by its condition; the run goes on anyway.
+    pub timed_out: bool,
+    /// The condition observed last, e.g. `busy 3.1% < 5%` or `load 0.42`.
+    pub detail: String,
+}
+
+struct Applied {
+    change: Change,
+    /// Held open for the session (/dev/cpu_dma_latency); closing it is the restore.
+    held: Option<File>,
+}
+
+/// The changes a session made, undone in reverse order by [`SetupGuard::restore`] or when the
+/// guard is dropped (error returns and panics included). Restoring is idempotent.
+pub struct SetupGuard {
+    applied: Vec<Applied>,
+    record_path: Option<PathBuf>,
+    run_steps: Vec<PlannedStep>,
+    child: ChildSetup,
+    cancel: Option<Arc<AtomicBool>>,
+}
+
+impl std::fmt::Debug for SetupGuard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SetupGuard")
+            .field("changes", &self.changes())
+            .field("record_path", &self.record_path)
+            .field("child", &self.child)
+            .finish()
+    }
+}
+
+impl SetupPlan {
+    /// Applies the session steps and returns the guard that undoes them. When `record_path` is
+    /// given, the restore record is written there before anything changes (and it must not
+    /// exist yet: see [`SetupError::RecordExists`]). If a step fails, what was already applied
+    /// is restored before the error is returned.
+    pub fn apply(&self, record_path: Option<&Path>) -> Result<SetupGuard, SetupError> {
+        // Read every previous value first: a failure here changes nothing.
+        let mut planned: Vec<(Change, bool)> = Vec::new();
+        for s in &self.steps {
+            let now = s.when == When::Session;
+            match &s.step {
+                Step::Write { writes } if now => {
+                    for (path, value) in writes {
+                        planned.push((
+                            Change::WriteFile {
+                                plugin: s.plugin.clone(),
+                                path: path.clone(),
+                                previous: read_value(path)?,
+                                value: value.clone(),
+                            },
+                            true,
+                        ));
+                    }
+                }
+                Step::SwapReset { swaps_path } => {
+                    let areas = swap::read_swaps(swaps_path)?;
+                    if !areas.is_empty() {
+                        let change = Change::SwapAreas {
+                            swaps_path: swaps_path.clone(),
+                            areas,
+                        };
+                        planned.push((change, now));
+                    }
+                }
+                Step::DmaLatency { path, latency_us } if now => planned.push((
+                    Change::DmaLatency {
+                        path: path.clone(),
+                        latency_us: *latency_us,
+                    },
+                    true,
+                )),
+                _ => {}
+            }
+        }
+        let mut guard = SetupGuard::begin(
+            planned.iter().map(|(c, _)| c.clone()).collect(),
+            record_path,
+        )?;
+        guard.run_steps = self.run_steps().cloned().collect();
+        guard.child = self.child.clone();
+        for (change, now) in planned {
+            if now {
+                guard.apply_change(change)?;
+            } else {
+                // A per-run swap reset: nothing changes now, but a reset interrupted between
+                // swapoff and swapon is repaired when the guard restores.
+                guard.applied.push(Applied { change, held: None });
+            }
+        }
+        Ok(guard)
+    }
+}
+
+impl SetupGuard {
+    /// Writes `writes` (path, value) with restore, outside any plan: the basis of `system tune`
+    /// and of `sysctl`-like changes. The previous values are read and the record written
+    /// before the first write; a failed write restores the earlier ones.
+    pub fn apply_writes(
+        plugin: &str,
+        writes: &[(PathBuf, String)],
+        record_path: Option<&Path>,
+    ) -> Result<SetupGuard, SetupError> {
+        let changes = writes
+            .iter()
+            .map(|(path, value)| {
+                Ok(Change::WriteFile {
+                    plugin: plugin.to_string(),
+                    path: path.clone(),
+                    previous: read_value(path)?,
+                    value: value.clone(),
+                })
+            })
+            .collect::<Result<Vec<_>, SetupError>>()?;
+        let mut guard = SetupGuard::begin(changes.clone(), record_path)?;
+        for change in changes {
+            guard.apply_change(change)?;
+        }
+        Ok(guard)
+    }
+
+    fn begin(changes: Vec<Change>, record_path: Option<&Path>) -> Result<SetupGuard, SetupError> {
+        if let Some(path) = record_path {
+            RestoreRecord::new(changes).create(path)?;
+        }
+        Ok(SetupGuard {
+            applied: Vec::new(),
+            record_path: record_path.map(Path::to_path_buf),
+            run_steps: Vec::new(),
+            child: ChildSetup::default(),
+            cancel: None,
+        })
+    }
+
+    fn apply_change(&mut self, change: Change) -> Result<(), SetupError> {
+        match &change {
+            Change::WriteFile {
+                path,
+                value,
+                previous,
+                plugin,
+            } => {
+                if previous != value {
+                    write_value(path, value).map_err(|e| SetupError::Apply {
+                        plugin: plugin.clone(),
+                        detail: e.to_string(),
+                    })?;
+                }
+                self.applied.push(Applied { change, held: None });
+            }
+            Change::SwapAreas { areas, .. } => {
+                let areas = areas.clone();
+                // Registered first: if swapon fails, restore tries again.
+                self.applied.push(Applied { change, held: None });
+                swap::reset_areas(&areas)?;
+            }
+            Change::DmaLatency { path, latency_us } => {
+                // The request is a binary s32 in microseconds; it holds while the file is open
+                // (Documentation/power/pm_qos_interface.rst).
+                let mut f = std::fs::OpenOptions::new()
+                    .write(true)
+                    .open(path)
+                    .map_err(|e| SetupError::io(path, e))?;
+                f.write_all(&latency_us.to_ne_bytes())
+                    .map_err(|e| SetupError::io(path, e))?;
+                self.applied.push(Applied {
+                    change,
+                    held: Some(f),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Lets the waits of [`SetupGuard::before_run`] end early with [`SetupError::Cancelled`]
+    /// when `flag` becomes true (the CLI's Ctrl-C flag).
+    pub fn with_cancel_flag(mut self, flag: Arc<AtomicBool>) -> Self {
+        self.cancel = Some(flag);
+        self
+    }
+
+    /// The changes in effect, in the order applied.
+    pub fn changes(&self) -> Vec<Change> {
+        self.applied.iter().map(|a| a.change.clone()).collect()
+    }
+
+    /// What the engine applies in each benchmark child.
+    pub fn child(&self) -> &ChildSetup {
+        &self.child
+    }
+
+    /// Runs the per-run steps; call before every measured run.
+    pub fn before_run(&mut self) -> Result<Vec<RunStepReport>, SetupError> {
+        let steps = self.run_steps.clone();
+        let mut reports = Vec::with_capacity(steps.len());
+        for s in &steps {
+            let start = Instant::now();
+            let (timed_out, detail) = match &s.step {
+                Step::DropCaches { path } => {
+                    // SAFETY: sync(2) has no preconditions and always succeeds.
+                    unsafe { libc::sync() };
+                    write_value(path, "3")?;
+                    (false, "synced, caches dropped".to_string())
+                }
+                Step::SwapReset { swaps_path } => {
+                    let areas = swap::read_swaps(swaps_path)?;
+                    swap::reset_areas(&areas)?;
+                    (false, format!("{} swap areas reset", areas.len()))
+                }
+                Step::Cooldown {
+                    seconds,
+                    load,
+                    timeout,
+                    loadavg_path,
+                } => self.cooldown(*seconds, *load, *timeout, loadavg_path)?,
+                Step::IdleGate {
+                    busy_pct,
+                    window,
+                    timeout,
+                    stat_path,
+                } => self.idle_gate(*busy_pct, *window, *timeout, stat_path)?,
+                Step::Write { .. } | Step::DmaLatency { .. } => continue,
+            };
+            reports.push(RunStepReport {
+                plugin: s.plugin.clone(),
+                waited_ms: start.elapsed().as_millis() as u64,
+                timed_out,
+                detail,
+            });
+        }
+        Ok(reports)
+    }
+
+    /// Sleeps `d`, in slices so that a cancel flag is seen within 100 ms.
+    fn sleep(&self, d: Duration) -> Result<(), SetupError> {
+        let end = Instant::now() + d;
+        loop {
+            if self
+                .cancel
+                .as_ref()
+                .is_some_and(|f| f.load(Ordering::Relaxed))
+            {
+                return Err(SetupError::Cancelled);
+            }
+            let left = end.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Ok(());
+            }
+            std::thread::sleep(left.min(Duration::from_millis(100)));
+        }
+    }
+
+    /// The 1-minute load average is an exponentially damped average updated every 5 s
+    /// (kernel/sched/loadavg.c), so after a busy run it takes a minute or more to fall: the
+    /// timeout must allow for that.
+    fn cooldown(
+        &self,
+        seconds: f64,
+        load: Option<f64>,
+        timeout: Duration,
+        loadavg_path: &Path,
+    ) -> Result<(bool, String), SetupError> {
+        let start = Instant::now();
+        self.sleep(Duration::from_secs_f64(seconds))?;
+        let Some(limit) = load else {
+            return Ok((false, format!("slept {seconds} s")));
+        };
+        loop {
+            let text = vernier_sys::read_file(loadavg_path)?;
+            let now: f64 = text
+                .split_whitespace()
+                .next()
+                .and_then(|f| f.parse().ok())
+                .ok_or_else(|| {
+                    SetupError::Sys(vernier_sys::SysError::parse(
+                        loadavg_path,
+                        "no load average",
+                    ))
+                })?;
+            if now < limit {
+                return Ok((false, format!("load {now} < {limit}")));
+            }
+            if start.elapsed() >= timeout {
+                return Ok((true, format!("load {now} still >= {limit}")));
+            }
+            self.sleep(Duration::from_secs(1))?;
+        }
+    }
+
+    /// Busy fraction of all CPUs over one window from /proc/stat (proc(5)): busy ticks over
+    /// busy + idle + iowait ticks. Steal is left out: it is neither our work nor idle.
+    fn idle_gate(
+        &self,
+        busy_pct: f64,
+        window: Duration,
+        timeout: Duration,
+        stat_path: &Path,
+    ) -> Result<(bool, String), SetupError> {
+        let proc_root = stat_path.parent().unwrap_or(Path::new("/proc"));
+        let start = Instant::now();
+        loop {
+            let a = vernier_sys::procstat::read_proc_stat_cpu(proc_root)?;
+            self.sleep(window)?;
+            let b = vernier_sys::procstat::read_proc_stat_cpu(proc_root)?;
+            let busy = b.busy().saturating_sub(a.busy()) as f64;
+            let idle = (b.idle + b.iowait).saturating_sub(a.idle + a.iowait) as f64;
+            let pct = if busy + idle > 0.0 {
+                100.0 * busy / (busy + idle)
+            } else {
+                0.0
+            };
+            if pct < busy_pct {
+                return Ok((false, format!("busy {pct:.1}% < {busy_pct}%")));
+            }
+            if start.elapsed() >= timeout {
+                return Ok((true, format!("busy {pct:.1}% still >= {busy_pct}%")));
+            }
+        }
+    }
+
+    /// Undoes every change in reverse order, then removes the restore record. Calling it again
+    /// does nothing. A change that cannot be undone is kept (a later call retries it), the
+    /// others are still undone, the record stays for `system reset`, and all failures are
+    /// returned together.
+    pub fn restore(&mut self) -> Result<(), SetupError> {
+        let mut failures = Vec::new();
+        let mut failed = Vec::new();
+        while let Some(mut a) = self.applied.pop() {
+            // Closing a held file is its restore; do it in order with the others.
+            drop(a.held.take());
+            if let Err(e) = a.change.restore() {
+                failures.push(format!("{}: {e}", a.change.describe()));
+                failed.push(a);
+            }
+        }
+        if !failures.is_empty() {
+            failed.reverse();
+            self.applied = failed;
+            return Err(SetupError::Restore { failures });
+        }
+        if let Some(path) = self.record_path.take() {
+            remove_record(&path)?;
+        }
+        Ok(())
+    }
+
+    /// Leaves the changes in place and the record on disk (for `system tune`); returns them.
+    pub(crate) fn keep(mut self) -> Vec<Change> {
+        let changes = self.changes();
+        self.applied.clear();
+        self.record_path = None;
+        changes
+    }
+}
+
+impl Drop for SetupGuard {
+    fn drop(&mut self) {
+        // A library must not print; a failure leaves the record behind for `system reset`.
+        let _ = self.restore();
+    }
+}

@@ -1,0 +1,314 @@
+//! The restore record: a JSON file, written before anything changes, that lists every change
+//! with its previous value. A clean restore removes it; after `kill -9`, a crash or a power
+//! loss it stays behind and [`restore_from_record`] (`vernier system reset`) replays it.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::swap::{self, SwapArea};
+use crate::SetupError;
+
+const FORMAT: &str = "vernier-restore-record";
+const VERSION: u32 = 1;
+
+/// One change to the system and how to undo it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum Change {
+    /// A procfs/sysfs file (sysctl, scaling_governor, boost) set to `value`; restore writes
+    /// `previous` back.
+    WriteFile {
+        plugin: String,
+        path: PathBuf,
+        previous: String,
+        value: String,
+    },
+    /// Swap areas that swap-reset switches off and on again; restore switches on any of them
+    /// that is not active (a reset interrupted between swapoff and swapon).
+    SwapAreas {
+        swaps_path: PathBuf,
+        areas: Vec<SwapArea>,
+    },
+    /// A PM QoS CPU latency request held through an open /dev/cpu_dma_latency. Closing the file
+    /// removes the request, and the kernel closes it when the process dies
+    /// (Documentation/power/pm_qos_interface.rst), so there is nothing to replay; listed so
+    /// the record tells the whole story.
+    DmaLatency { path: PathBuf, latency_us: i32 },
+}
+
+impl Change {
+    /// A one-line description for a table.
+    pub fn describe(&self) -> String {
+        match self {
+            Change::WriteFile {
+                path,
+                previous,
+                value,
+                ..
+            } => format!("{}: {previous} -> {value}", path.display()),
+            Change::SwapAreas { areas, .. } => {
+                let list: Vec<String> = areas
+                    .iter()
+                    .map(|a| format!("{} (priority {})", a.path.display(), a.priority))
+                    .collect();
+                format!("swap reset of {}", list.join(", "))
+            }
+            Change::DmaLatency { path, latency_us } => {
+                format!("{} held at {latency_us} us", path.display())
+            }
+        }
+    }
+
+    /// Undoes the change. Idempotent: writing a previous value twice or switching on an
+    /// already active swap area is harmless.
+    pub(crate) fn restore(&self) -> Result<(), SetupError> {
+        match self {
+            Change::WriteFile { path, previous, .. } => write_value(path, previous),
+            Change::SwapAreas { swaps_path, areas } => swap::ensure_active(swaps_path, areas),
+            Change::DmaLatency { .. } => Ok(()),
+        }
+    }
+}
+
+/// Writes `value` to an existing procfs/sysfs file (never creates one: a vanished interface is
+/// an error, not a stray file).
+pub(crate) fn write_value(path: &Path, value: &str) -> Result<(), SetupError> {
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .truncate(true)
+        .open(path)
+        .map_err(|e| SetupError::io(path, e))?;
+    f.write_all(value.as_bytes())
+        .map_err(|e| SetupError::io(path, e))
+}
+
+/// Reads a procfs/sysfs value without its trailing newline.
+pub(crate) fn read_value(path: &Path) -> Result<String, SetupError> {
+    Ok(vernier_sys::read_file(path)?.trim_end().to_string())
+}
+
+/// The file format of the record.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RestoreRecord {
+    pub format: String,
+    pub version: u32,
+    pub created_unix_s: u64,
+    /// The process that made the changes.
+    pub pid: u32,
+    /// /proc/sys/kernel/random/boot_id at the time: after a reboot the changes are gone, and
+    /// replaying old values could override what the new boot configured.
+    pub boot_id: Option<String>,
+    /// In the order applied; restore goes in reverse.
+    pub changes: Vec<Change>,
+}
+
+impl RestoreRecord {
+    pub fn new(changes: Vec<Change>) -> Self {
+        RestoreRecord {
+            format: FORMAT.to_string(),
+            version: VERSION,
+            created_unix_s: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_secs())
+                .unwrap_or(0),
+            pid: std::process::id(),
+            boot_id: current_boot_id(),
+            changes,
+        }
+    }
+
+    /// Writes the record to a new file at `path`; fails if one exists (it holds the values
+    /// of an earlier, unrestored session). Written to a temporary file, synced and renamed, so
+    /// the record on disk is always complete.
+    pub fn create(&self, path: &Path) -> Result<(), SetupError> {
+        if path.exists() {
+            return Err(SetupError::RecordExists {
+                path: path.to_path_buf(),
+            });
+        }
+        self.save(path)
+    }
+
+    /// Replaces the record at `path`.
+    pub(crate) fn save(&self, path: &Path) -> Result<(), SetupError> {
+        let json = serde_json::to_vec_pretty(self).map_err(|e| SetupError::Record {
+            path: path.to_path_buf(),
+            detail: e.to_string(),
+        })?;
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|e| SetupError::io(dir, e))?;
+        }
+        let mut tmp = path.as_os_str().to_owned();
+        tmp.push(".tmp");
+        let tmp = PathBuf::from(tmp);
+        let mut f = std::fs::File::create(&tmp).map_err(|e| SetupError::io(&tmp, e))?;
+        f.write_all(&json)
+            .and_then(|()| f.sync_all())
+            .map_err(|e| SetupError::io(&tmp, e))?;
+        std::fs::rename(&tmp, path).map_err(|e| SetupError::io(path, e))
+    }
+
+    /// Reads a record; `Ok(None)` when there is none.
+    pub fn load(path: &Path) -> Result<Option<Self>, SetupError> {
+        let text = match std::fs::read_to_string(path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(SetupError::io(path, e)),
+        };
+        let record: RestoreRecord =
+            serde_json::from_str(&text).map_err(|e| SetupError::Record {
+                path: path.to_path_buf(),
+                detail: e.to_string(),
+            })?;
+        if record.format != FORMAT || record.version != VERSION {
+            return Err(SetupError::Record {
+                path: path.to_path_buf(),
+                detail: format!(
+                    "not a {FORMAT} version {VERSION} (found '{}' version {})",
+                    record.format, record.version
+                ),
+            });
+        }
+        Ok(Some(record))
+    }
+}
+
+fn current_boot_id() -> Option<String> {
+    std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
+        .ok()
+        .map(|s| s.trim().to_string())
+}
+
+/// Undoes every change of the record at `path` in reverse order and removes the record.
+/// Returns the changes undone: empty when there is no record, or when the record is from an
+/// earlier boot (the reboot already discarded the changes). When some change cannot be
+/// undone, the others are still tried, the record is kept and the failures are returned.
+pub fn restore_from_record(path: &Path) -> Result<Vec<Change>, SetupError> {
+    let Some(record) = RestoreRecord::load(path)? else {
+        return Ok(Vec::new());
+    };
+    let same_boot = match (&record.boot_id, current_boot_id()) {
+        (Some(then), Some(now)) => *then == now,
+        _ => true,
+    };
+    if !same_boot {
+        remove_record(path)?;
+        return Ok(Vec::new());
+    }
+    let failures: Vec<String> = record
+        .changes
+        .iter()
+        .rev()
+        .filter_map(|c| c.restore().err().map(|e| format!("{}: {e}", c.describe())))
+        .collect();
+    if !failures.is_empty() {
+        return Err(SetupError::Restore { failures });
+    }
+    remove_record(path)?;
+    Ok(record.changes)
+}
+
+pub(crate) fn remove_record(path: &Path) -> Result<(), SetupError> {
+    match std::fs::remove_file(path) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(SetupError::io(path, e)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn record_round_trip_and_replay() {
+        let dir = tempfile::tempdir().unwrap();
+        let knob = dir.path().join("knob");
+        std::fs::write(&knob, "0").unwrap();
+        let record_path = dir.path().join("state/restore.json");
+        let changes = vec![
+            Change::WriteFile {
+                plugin: "sysctl".into(),
+                path: knob.clone(),
+                previous: "1".into(),
+                value: "0".into(),
+            },
+            Change::DmaLatency {
+                path: dir.path().join("cpu_dma_latency"),
+                latency_us: 0,
+            },
+            Change::SwapAreas {
+                swaps_path: dir.path().join("swaps"),
+                areas: vec![],
+            },
+        ];
+        let record = RestoreRecord::new(changes.clone());
+        record.create(&record_path).unwrap();
+        let back = RestoreRecord::load(&record_path).unwrap().unwrap();
+        assert_eq!(back, record);
+        let json = std::fs::read_to_string(&record_path).unwrap();
+        assert!(json.contains("\"kind\": \"write-file\""), "{json}");
+        assert!(matches!(
+            record.create(&record_path),
+            Err(SetupError::RecordExists { .. })
+        ));
+
+        let undone = restore_from_record(&record_path).unwrap();
+        assert_eq!(undone, changes);
+        assert_eq!(std::fs::read_to_string(&knob).unwrap(), "1");
+        assert!(!record_path.exists());
+        assert!(restore_from_record(&record_path).unwrap().is_empty());
+    }
+
+    #[test]
+    fn failed_replay_keeps_the_record_and_other_boots_are_skipped() {
+        let dir = tempfile::tempdir().unwrap();
+        let good = dir.path().join("good");
+        std::fs::write(&good, "x").unwrap();
+        let record_path = dir.path().join("r.json");
+        let mut record = RestoreRecord::new(vec![
+            Change::WriteFile {
+                plugin: "t".into(),
+                path: good.clone(),
+                previous: "old".into(),
+                value: "x".into(),
+            },
+            Change::WriteFile {
+                plugin: "t".into(),
+                path: dir.path().join("vanished"),
+                previous: "1".into(),
+                value: "0".into(),
+            },
+        ]);
+        record.create(&record_path).unwrap();
+        let e = restore_from_record(&record_path).unwrap_err();
+        assert!(matches!(e, SetupError::Restore { ref failures } if failures.len() == 1));
+        assert_eq!(std::fs::read_to_string(&good).unwrap(), "old");
+        assert!(record_path.exists());
+        assert!(!dir.path().join("vanished").exists());
+
+        record.boot_id = Some("not-this-boot".into());
+        record.save(&record_path).unwrap();
+        std::fs::write(&good, "x").unwrap();
+        assert!(restore_from_record(&record_path).unwrap().is_empty());
+        assert_eq!(std::fs::read_to_string(&good).unwrap(), "x");
+        assert!(!record_path.exists());
+    }
+
+    #[test]
+    fn rejects_foreign_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("r.json");
+        std::fs::write(&p, "{\"hello\": 1}").unwrap();
+        assert!(matches!(
+            restore_from_record(&p),
+            Err(SetupError::Record { .. })
+        ));
+        let mut r = RestoreRecord::new(vec![]);
+        r.format = "other".into();
+        r.save(&p).unwrap();
+        assert!(RestoreRecord::load(&p).is_err());
+    }
+}
