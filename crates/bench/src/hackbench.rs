@@ -1,0 +1,371 @@
+//! `hackbench`: the scheduler and Unix-socket/pipe stress of rt-tests hackbench
+//! (src/hackbench/hackbench.c, rt-tests 2.4), with the same semantics so that its runtime is
+//! comparable with `hackbench -g G -f F -l L -s S [-p] [-T]`.
+//!
+//! Each of `groups` groups has `fds` receivers and `fds` senders. Every receiver owns one
+//! socketpair(AF_UNIX, SOCK_STREAM) or pipe; every sender writes `loops` messages of
+//! `datasize` bytes to each receiver of its group (outer loop over loops, inner loop over
+//! receivers, partial writes completed), and every receiver reads `fds * loops` messages.
+//! All workers report ready on one pipe and poll a wake pipe; the controller takes the start
+//! time when all are ready, writes the wake byte, reaps every worker and takes the stop time.
+//! As in hackbench, process-mode receivers are forked before their group's senders, each
+//! receiver closes its sending end, and the controller closes the ends it no longer needs.
+
+use std::os::fd::RawFd;
+
+use vernier_model::{BenchmarkInfo, MetricInfo, Options};
+use vernier_sys::clock::monotonic_ns;
+
+use crate::opts::{choice, choice_spec, uint, uint_spec};
+use crate::workers::{
+    pipe, read_exact, socket_pair, status, write_all, Fd, Gate, ProcessWorkers, StartLine,
+};
+use crate::{BenchError, Benchmark, Measurement, RunContext};
+
+/// Stack of a worker thread: the message buffers live on the heap, so a small stack suffices
+/// (hackbench uses PTHREAD_STACK_MIN).
+const THREAD_STACK: usize = 64 * 1024;
+
+const IPC: &[&str] = &["socket", "pipe"];
+const TASKS: &[&str] = &["process", "thread"];
+
+pub struct Hackbench;
+
+#[derive(Debug, Clone, Copy)]
+struct Params {
+    groups: usize,
+    fds: usize,
+    loops: u64,
+    datasize: usize,
+    pipes: bool,
+}
+
+impl Params {
+    fn channel(&self) -> Result<(Fd, Fd), BenchError> {
+        if self.pipes {
+            pipe()
+        } else {
+            socket_pair()
+        }
+    }
+
+    fn workers(&self) -> usize {
+        self.groups * self.fds * 2
+    }
+}
+
+impl Benchmark for Hackbench {
+    fn info(&self) -> BenchmarkInfo {
+        BenchmarkInfo {
+            name: "hackbench",
+            version: "1",
+            description: "groups of senders spraying messages to receivers over Unix sockets \
+                          or pipes (rt-tests hackbench)",
+            metric: MetricInfo {
+                name: "runtime".into(),
+                unit: "s".into(),
+                higher_is_better: false,
+            },
+            options: vec![
+                uint_spec("groups", 10, 1, 10_000, "", "number of groups"),
+                uint_spec("fds", 20, 1, 1000, "", "senders and receivers per group"),
+                uint_spec(
+                    "loops",
+                    1000,
+                    1,
+                    u64::MAX,
+                    "",
+                    "messages each sender sends to each receiver",
+                ),
+                uint_spec(
+                    "datasize",
+                    100,
+                    1,
+                    1_000_000,
+                    "bytes",
+                    "size of one message",
+                ),
+                choice_spec("ipc", IPC, "Unix stream sockets or pipes"),
+                choice_spec("tasks", TASKS, "workers are processes or threads"),
+            ],
+            hidden: false,
+        }
+    }
+
+    fn run(&self, options: &Options, _ctx: &RunContext) -> Result<Measurement, BenchError> {
+        let info = self.info();
+        let size = |name| {
+            uint(&info, options, name).and_then(|v| {
+                usize::try_from(v).map_err(|_| BenchError::Options(format!("{name} is too large")))
+            })
+        };
+        let params = Params {
+            groups: size("groups")?,
+            fds: size("fds")?,
+            loops: uint(&info, options, "loops")?,
+            datasize: size("datasize")?,
+            pipes: choice(&info, options, "ipc")? == 1,
+        };
+        let seconds = if choice(&info, options, "tasks")? == 0 {
+            run_processes(&params)?
+        } else {
+            run_threads(&params)?
+        };
+        Ok(Measurement::single("runtime", seconds))
+    }
+}
+
+/// hackbench's receiver(): wait for the start, then read `packets` whole messages.
+#[inline]
+fn receive(gate: Gate, fd: RawFd, buf: &mut [u8], packets: u64) -> i32 {
+    if !gate.ready_and_wait() {
+        return status::CALLED_OFF;
+    }
+    for _ in 0..packets {
+        if !read_exact(fd, buf) {
+            return status::IO;
+        }
+    }
+    status::OK
+}
+
+/// hackbench's sender(): wait for the start, then write `loops` messages to every receiver.
+#[inline]
+fn send(gate: Gate, out: &[RawFd], data: &[u8], loops: u64) -> i32 {
+    if !gate.ready_and_wait() {
+        return status::CALLED_OFF;
+    }
+    for _ in 0..loops {
+        for &fd in out {
+            if !write_all(fd, data) {
+                return status::IO;
+            }
+        }
+    }
+    status::OK
+}
+
+fn run_processes(p: &Params) -> Result<f64, BenchError> {
+    let line = StartLine::new()?;
+    let gate = line.gate();
+    let mut workers = ProcessWorkers::new();
+    // Buffers are made before forking: a forked child must not allocate.
+    let data = vec![b'-'; p.datasize];
+    let mut buf = vec![0u8; p.datasize];
+    let packets = p.fds as u64 * p.loops;
+    for _ in 0..p.groups {
+        let mut outs: Vec<Fd> = Vec::with_capacity(p.fds);
+        for _ in 0..p.fds {
+            let (rx, tx) = p.channel()?;
+            let (rx_raw, tx_raw) = (rx.raw(), tx.raw());
+            let buf = buf.as_mut_slice();
+            // SAFETY: the receiver makes only system calls on memory prepared before the fork.
+            unsafe {
+                workers.spawn(move || {
+                    // The receiver does not send (hackbench closes in_fds[1]).
+                    libc::close(tx_raw);
+                    receive(gate, rx_raw, buf, packets)
+                })?;
+            }
+            // The controller keeps only the sending end, for the senders to inherit.
+            drop(rx);
+            outs.push(tx);
+        }
+        let out_raw: Vec<RawFd> = outs.iter().map(Fd::raw).collect();
+        for _ in 0..p.fds {
+            let (out, data, loops) = (out_raw.as_slice(), data.as_slice(), p.loops);
+            // SAFETY: the sender makes only system calls on memory prepared before the fork.
+            unsafe { workers.spawn(move || send(gate, out, data, loops))? };
+        }
+        // "Close the fds we have left".
+        drop(outs);
+    }
+    line.wait_ready(p.workers(), || workers.check_alive())?;
+    let start = monotonic_ns();
+    line.go()?;
+    workers.reap_all()?;
+    let stop = monotonic_ns();
+    Ok(stop.saturating_sub(start) as f64 / 1e9)
+}
+
+fn run_threads(p: &Params) -> Result<f64, BenchError> {
+    let mut line = StartLine::new()?;
+    let gate = line.gate();
+    // All channels and buffers exist before the first thread does. Threads share the
+    // descriptors, so nothing is closed until every thread has been joined.
+    let mut channels: Vec<(Fd, Fd)> = Vec::with_capacity(p.groups * p.fds);
+    for _ in 0..p.groups * p.fds {
+        channels.push(p.channel()?);
+    }
+    let outs: Vec<Vec<RawFd>> = channels
+        .chunks(p.fds)
+        .map(|group| group.iter().map(|(_, tx)| tx.raw()).collect())
+        .collect();
+    let data = vec![b'-'; p.datasize];
+    let mut bufs: Vec<Vec<u8>> = (0..p.groups * p.fds)
+        .map(|_| vec![0u8; p.datasize])
+        .collect();
+    let packets = p.fds as u64 * p.loops;
+
+    std::thread::scope(|scope| {
+        let mut handles = Vec::with_capacity(p.workers());
+        let mut spawned: Result<(), BenchError> = Ok(());
+        let mut bufs = bufs.iter_mut();
+        'groups: for (g, out) in outs.iter().enumerate() {
+            for (i, buf) in bufs.by_ref().take(p.fds).enumerate() {
+                let rx = channels[g * p.fds + i].0.raw();
+                let builder = std::thread::Builder::new().stack_size(THREAD_STACK);
+                match builder.spawn_scoped(scope, move || receive(gate, rx, buf, packets)) {
+                    Ok(h) => handles.push(h),
+                    Err(e) => {
+                        spawned = Err(BenchError::Syscall {
+                            call: "pthread_create",
+                            source: e,
+                        });
+                        break 'groups;
+                    }
+                }
+            }
+            for _ in 0..p.fds {
+                let (out, data, loops) = (out.as_slice(), data.as_slice(), p.loops);
+                let builder = std::thread::Builder::new().stack_size(THREAD_STACK);
+                match builder.spawn_scoped(scope, move || send(gate, out, data, loops)) {
+                    Ok(h) => handles.push(h),
+                    Err(e) => {
+                        spawned = Err(BenchError::Syscall {
+                            call: "pthread_create",
+                            source: e,
+                        });
+                        break 'groups;
+                    }
+                }
+            }
+        }
+        let ready = spawned.and_then(|()| line.wait_ready(handles.len(), || Ok(())));
+        if let Err(e) = ready {
+            // Release the threads waiting at the gate so that the scope can join them.
+            line.call_off();
+            return Err(e);
+        }
+        let start = monotonic_ns();
+        if let Err(e) = line.go() {
+            line.call_off();
+            return Err(e);
+        }
+        let mut failure = None;
+        for h in handles {
+            let code = h.join().unwrap_or(status::PANIC);
+            if code != status::OK && failure.is_none() {
+                failure = Some(code);
+            }
+        }
+        let stop = monotonic_ns();
+        match failure {
+            Some(code) => Err(BenchError::Worker(format!(
+                "a worker thread failed: {}",
+                status::explain(code)
+            ))),
+            None => Ok(stop.saturating_sub(start) as f64 / 1e9),
+        }
+    })
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::opts::resolve_options;
+    use vernier_model::{OptionDefault, OptionKind, OptionValue};
+
+    fn run_with(overrides: &[(&str, &str)]) -> Result<f64, BenchError> {
+        let b = Hackbench;
+        let options = resolve_options(&b.info(), overrides).unwrap();
+        let m = b.run(&options, &RunContext::default())?;
+        Ok(m.values["runtime"])
+    }
+
+    #[test]
+    fn defaults_match_rt_tests_usage() {
+        let info = Hackbench.info();
+        assert_eq!(info.name, "hackbench");
+        assert_eq!(info.version, "1");
+        assert!(!info.metric.higher_is_better);
+        assert_eq!(info.metric.name, "runtime");
+        assert_eq!(info.metric.unit, "s");
+        let default = |n: &str| info.option(n).unwrap().default.clone();
+        let uint = |v| OptionDefault::Value(OptionValue::UInt(v));
+        let text = |v: &str| OptionDefault::Value(OptionValue::Text(v.into()));
+        assert_eq!(default("groups"), uint(10));
+        assert_eq!(default("fds"), uint(20));
+        assert_eq!(default("loops"), uint(1000));
+        assert_eq!(default("datasize"), uint(100));
+        assert_eq!(default("ipc"), text("socket"));
+        assert_eq!(default("tasks"), text("process"));
+        assert_eq!(
+            info.option("groups").unwrap().kind,
+            OptionKind::UInt {
+                min: 1,
+                max: 10_000
+            }
+        );
+        assert_eq!(
+            info.option("datasize").unwrap().kind,
+            OptionKind::UInt {
+                min: 1,
+                max: 1_000_000
+            }
+        );
+    }
+
+    #[test]
+    fn all_four_variants_run() {
+        for ipc in IPC {
+            for tasks in TASKS {
+                let t = run_with(&[
+                    ("groups", "1"),
+                    ("fds", "2"),
+                    ("loops", "10"),
+                    ("ipc", ipc),
+                    ("tasks", tasks),
+                ])
+                .unwrap();
+                assert!(t > 0.0 && t < 60.0, "{ipc}/{tasks}: {t}");
+            }
+        }
+    }
+
+    #[test]
+    fn partial_reads_and_writes_of_big_messages() {
+        // 200 KB messages exceed the pipe and socket buffers, so every message takes several
+        // write and read calls.
+        for ipc in IPC {
+            for tasks in TASKS {
+                let t = run_with(&[
+                    ("groups", "2"),
+                    ("fds", "2"),
+                    ("loops", "3"),
+                    ("datasize", "200000"),
+                    ("ipc", ipc),
+                    ("tasks", tasks),
+                ])
+                .unwrap();
+                assert!(t > 0.0, "{ipc}/{tasks}: {t}");
+            }
+        }
+    }
+
+    #[test]
+    fn invalid_options_are_refused_before_anything_runs() {
+        let b = Hackbench;
+        let mut options = resolve_options(&b.info(), &[]).unwrap();
+        options.0.insert("groups".into(), OptionValue::UInt(0));
+        let err = b.run(&options, &RunContext::default()).unwrap_err();
+        assert!(matches!(err, BenchError::Options(_)), "{err}");
+        let mut options = resolve_options(&b.info(), &[]).unwrap();
+        options
+            .0
+            .insert("ipc".into(), OptionValue::Text("tcp".into()));
+        let err = b.run(&options, &RunContext::default()).unwrap_err();
+        assert!(err.to_string().contains("socket, pipe"), "{err}");
+    }
+}

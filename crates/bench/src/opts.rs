@@ -1,0 +1,157 @@
+//! Small helpers to declare option specs and read resolved values defensively.
+
+use vernier_model::{BenchmarkInfo, OptionDefault, OptionKind, OptionSpec, OptionValue, Options};
+
+use crate::BenchError;
+
+pub(crate) fn uint_spec(
+    name: &'static str,
+    default: u64,
+    min: u64,
+    max: u64,
+    unit: &'static str,
+    help: &'static str,
+) -> OptionSpec {
+    OptionSpec {
+        name,
+        kind: OptionKind::UInt { min, max },
+        default: OptionDefault::Value(OptionValue::UInt(default)),
+        unit,
+        help,
+    }
+}
+
+pub(crate) fn choice_spec(
+    name: &'static str,
+    words: &'static [&'static str],
+    help: &'static str,
+) -> OptionSpec {
+    OptionSpec {
+        name,
+        kind: OptionKind::Choice(words),
+        default: OptionDefault::Value(OptionValue::Text(words[0].to_string())),
+        unit: "",
+        help,
+    }
+}
+
+pub(crate) fn workers_spec() -> OptionSpec {
+    OptionSpec {
+        name: "workers",
+        kind: OptionKind::UInt { min: 1, max: 4096 },
+        default: OptionDefault::OnlineCpus,
+        unit: "",
+        help: "number of worker processes",
+    }
+}
+
+pub(crate) fn duration_spec() -> OptionSpec {
+    OptionSpec {
+        name: "duration",
+        kind: OptionKind::Float {
+            min: 0.01,
+            max: 3600.0,
+        },
+        default: OptionDefault::Value(OptionValue::Float(5.0)),
+        unit: "s",
+        help: "how long each worker runs",
+    }
+}
+
+/// A resolved unsigned option, range-checked against its spec (a run never trusts that the
+/// plan was validated).
+pub(crate) fn uint(info: &BenchmarkInfo, options: &Options, name: &str) -> Result<u64, BenchError> {
+    let value = match options.get(name) {
+        Some(OptionValue::UInt(v)) => *v,
+        other => {
+            return Err(BenchError::Options(format!(
+                "option '{name}' must be an integer, got {other:?}"
+            )))
+        }
+    };
+    if let Some(OptionSpec {
+        kind: OptionKind::UInt { min, max },
+        ..
+    }) = info.option(name)
+    {
+        if value < *min || value > *max {
+            return Err(BenchError::Options(format!(
+                "option '{name}' = {value} is outside {min}..={max}"
+            )));
+        }
+    }
+    Ok(value)
+}
+
+/// A resolved real option, range-checked against its spec.
+pub(crate) fn float(
+    info: &BenchmarkInfo,
+    options: &Options,
+    name: &str,
+) -> Result<f64, BenchError> {
+    let value = match options.get(name) {
+        Some(OptionValue::Float(v)) => *v,
+        Some(OptionValue::UInt(v)) => *v as f64,
+        other => {
+            return Err(BenchError::Options(format!(
+                "option '{name}' must be a number, got {other:?}"
+            )))
+        }
+    };
+    if let Some(OptionSpec {
+        kind: OptionKind::Float { min, max },
+        ..
+    }) = info.option(name)
+    {
+        if !value.is_finite() || value < *min || value > *max {
+            return Err(BenchError::Options(format!(
+                "option '{name}' = {value} is outside {min}..={max}"
+            )));
+        }
+    }
+    Ok(value)
+}
+
+/// A resolved choice option: the index of the word in the spec's list.
+pub(crate) fn choice(
+    info: &BenchmarkInfo,
+    options: &Options,
+    name: &str,
+) -> Result<usize, BenchError> {
+    let text = options.text(name);
+    match info.option(name).map(|s| &s.kind) {
+        Some(OptionKind::Choice(words)) => words.iter().position(|w| *w == text).ok_or_else(|| {
+            BenchError::Options(format!(
+                "option '{name}' = '{text}' is not one of {}",
+                words.join(", ")
+            ))
+        }),
+        _ => Err(BenchError::Options(format!("no choice option '{name}'"))),
+    }
+}
+
+/// The options of `info` with every default resolved against this machine and `overrides`
+/// (name, text) parsed on top, as the engine's plan would resolve them. Used by tests and
+/// examples to run a benchmark directly.
+pub fn resolve_options(
+    info: &BenchmarkInfo,
+    overrides: &[(&str, &str)],
+) -> Result<Options, BenchError> {
+    let online = u32::try_from(vernier_sys::cpulist::online_cpus().len()).unwrap_or(u32::MAX);
+    let mut options = Options::default();
+    for spec in &info.options {
+        options
+            .0
+            .insert(spec.name.to_string(), spec.default_value(online));
+    }
+    for (name, text) in overrides {
+        let spec = info
+            .option(name)
+            .ok_or_else(|| BenchError::Options(format!("unknown option '{name}'")))?;
+        let value = spec
+            .parse(text)
+            .map_err(|e| BenchError::Options(e.to_string()))?;
+        options.0.insert(spec.name.to_string(), value);
+    }
+    Ok(options)
+}

@@ -1,0 +1,685 @@
+//! Machinery shared by the benchmarks that run several tasks: owned file descriptors, the
+//! ready/go start line (the scheme of rt-tests hackbench: every worker writes one byte to a
+//! "ready" pipe and then poll(2)s a "wake" pipe until the controller writes to it), worker
+//! processes in their own process group, and result slots in shared memory.
+//!
+//! Worker processes are forked from the run process. Code that runs in a forked child must be
+//! async-signal-safe (signal-safety(7)) because the run process may have other threads (the
+//! test harness does): only system calls, no allocation, locks, printing or panics.
+
+use std::os::fd::RawFd;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::BenchError;
+
+/// The errno of the last failed libc call (reads thread-local errno; allocation-free).
+#[inline]
+pub(crate) fn errno() -> i32 {
+    std::io::Error::last_os_error().raw_os_error().unwrap_or(0)
+}
+
+/// An owned file descriptor, closed on drop.
+#[derive(Debug)]
+pub(crate) struct Fd(RawFd);
+
+impl Fd {
+    pub(crate) fn raw(&self) -> RawFd {
+        self.0
+    }
+}
+
+impl Drop for Fd {
+    fn drop(&mut self) {
+        // SAFETY: we own the descriptor and close it exactly once.
+        unsafe { libc::close(self.0) };
+    }
+}
+
+/// A pipe(2) as (read end, write end). O_CLOEXEC keeps the descriptors out of programs that
+/// anything else in the process might exec; forked workers keep them.
+pub(crate) fn pipe() -> Result<(Fd, Fd), BenchError> {
+    let mut fds = [0 as RawFd; 2];
+    // SAFETY: `fds` has room for the two descriptors pipe2 writes.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(BenchError::last_os("pipe2"));
+    }
+    Ok((Fd(fds[0]), Fd(fds[1])))
+}
+
+/// A connected pair of Unix stream sockets, as hackbench's fdpair() makes them
+/// (socketpair(AF_UNIX, SOCK_STREAM)). Returned as (receiving end, sending end).
+pub(crate) fn socket_pair() -> Result<(Fd, Fd), BenchError> {
+    let mut fds = [0 as RawFd; 2];
+    // SAFETY: `fds` has room for the two descriptors socketpair writes.
+    let rc = unsafe {
+        libc::socketpair(
+            libc::AF_UNIX,
+            libc::SOCK_STREAM | libc::SOCK_CLOEXEC,
+            0,
+            fds.as_mut_ptr(),
+        )
+    };
+    if rc != 0 {
+        return Err(BenchError::last_os("socketpair"));
+    }
+    Ok((Fd(fds[0]), Fd(fds[1])))
+}
+
+/// Writes all of `buf`, retrying partial writes and EINTR. Async-signal-safe.
+#[inline]
+pub(crate) fn write_all(fd: RawFd, buf: &[u8]) -> bool {
+    let mut done = 0;
+    while done < buf.len() {
+        let rest = &buf[done..];
+        // SAFETY: `rest` is a valid readable buffer of the given length.
+        let n = unsafe { libc::write(fd, rest.as_ptr().cast(), rest.len()) };
+        if n > 0 {
+            done += n as usize;
+        } else if n < 0 && errno() == libc::EINTR {
+            continue;
+        } else {
+            return false;
+        }
+    }
+    true
+}
+
+/// Fills all of `buf`, retrying partial reads and EINTR; false on error or end of file.
+/// Async-signal-safe.
+#[inline]
+pub(crate) fn read_exact(fd: RawFd, buf: &mut [u8]) -> bool {
+    let mut done = 0;
+    while done < buf.len() {
+        let rest = &mut buf[done..];
+        // SAFETY: `rest` is a valid writable buffer of the given length.
+        let n = unsafe { libc::read(fd, rest.as_mut_ptr().cast(), rest.len()) };
+        if n > 0 {
+            done += n as usize;
+        } else if n < 0 && errno() == libc::EINTR {
+            continue;
+        } else {
+            return false;
+        }
+    }
+    true
+}
+
+/// The worker's side of the start line. Copyable into threads and forked children.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Gate {
+    ready_w: RawFd,
+    go_r: RawFd,
+}
+
+impl Gate {
+    /// Tells the controller this worker is ready, then blocks until the start signal.
+    /// Returns false when the start was called off (the go pipe hung up without data) or a
+    /// call failed. Async-signal-safe.
+    pub(crate) fn ready_and_wait(&self) -> bool {
+        if !write_all(self.ready_w, b"R") {
+            return false;
+        }
+        let mut pfd = libc::pollfd {
+            fd: self.go_r,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        loop {
+            // SAFETY: one valid pollfd.
+            let n = unsafe { libc::poll(&mut pfd, 1, -1) };
+            if n == 1 {
+                // The start byte is never consumed, so every worker sees POLLIN.
+                return pfd.revents & libc::POLLIN != 0;
+            }
+            if n < 0 && errno() == libc::EINTR {
+                continue;
+            }
+            return false;
+        }
+    }
+}
+
+/// The controller's side of the start line.
+#[derive(Debug)]
+pub(crate) struct StartLine {
+    ready_r: Fd,
+    ready_w: Fd,
+    go_r: Fd,
+    go_w: Option<Fd>,
+}
+
+impl StartLine {
+    pub(crate) fn new() -> Result<Self, BenchError> {
+        let (ready_r, ready_w) = pipe()?;
+        let (go_r, go_w) = pipe()?;
+        Ok(StartLine {
+            ready_r,
+            ready_w,
+            go_r,
+            go_w: Some(go_w),
+        })
+    }
+
+    pub(crate) fn gate(&self) -> Gate {
+        Gate {
+            ready_w: self.ready_w.raw(),
+            go_r: self.go_r.raw(),
+        }
+    }
+
+    /// Waits until `n` workers have signalled ready. Every half second without progress it
+    /// calls `check`, which reports workers that died before getting ready.
+    pub(crate) fn wait_ready(
+        &self,
+        n: usize,
+        mut check: impl FnMut() -> Result<(), BenchError>,
+    ) -> Result<(), BenchError> {
+        let mut seen = 0usize;
+        let mut buf = [0u8; 512];
+        while seen < n {
+            let mut pfd = libc::pollfd {
+                fd: self.ready_r.raw(),
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            // SAFETY: one valid pollfd.
+            let rc = unsafe { libc::poll(&mut pfd, 1, 500) };
+            if rc < 0 {
+                if errno() == libc::EINTR {
+                    continue;
+                }
+                return Err(BenchError::last_os("poll"));
+            }
+            if rc == 0 {
+                check()?;
+                continue;
+            }
+            let want = (n - seen).min(buf.len());
+            // SAFETY: `buf` holds at least `want` bytes.
+            let got = unsafe { libc::read(self.ready_r.raw(), buf.as_mut_ptr().cast(), want) };
+            if got < 0 {
+                if errno() == libc::EINTR {
+                    continue;
+                }
+                return Err(BenchError::last_os("read"));
+            }
+            if got == 0 {
+                return Err(BenchError::Worker("ready pipe closed".into()));
+            }
+            seen += got as usize;
+        }
+        Ok(())
+    }
+
+    /// Starts every worker waiting at the gate.
+    pub(crate) fn go(&self) -> Result<(), BenchError> {
+        let Some(fd) = &self.go_w else {
+            return Err(BenchError::Worker("start already called off".into()));
+        };
+        if !write_all(fd.raw(), b"G") {
+            return Err(BenchError::last_os("write"));
+        }
+        Ok(())
+    }
+
+    /// Calls the start off: threads waiting at the gate return false from
+    /// [`Gate::ready_and_wait`].
+    pub(crate) fn call_off(&mut self) {
+        self.go_w = None;
+    }
+}
+
+/// Worker processes forked from the run process, all in one process group so that they can
+/// be waited for (waitpid(-pgid)) and killed (kill(-pgid)) together without touching other
+/// children of the process. Dropping it kills and reaps whatever is left, so every error path
+/// leaves no process behind.
+#[derive(Debug, Default)]
+pub(crate) struct ProcessWorkers {
+    pgid: libc::pid_t,
+    /// Forked and not yet reaped.
+    live: usize,
+}
+
+impl ProcessWorkers {
+    pub(crate) fn new() -> Self {
+        ProcessWorkers::default()
+    }
+
+    /// Forks a worker that runs `child` and exits with the status it returns.
+    ///
+    /// # Safety
+    /// `child` runs in a forked copy of a possibly multi-threaded process, so it must be
+    /// async-signal-safe: system calls on data prepared before the fork only; no allocation,
+    /// locking, printing or panicking.
+    pub(crate) unsafe fn spawn(&mut self, child: impl FnOnce() -> i32) -> Result<(), BenchError> {
+        // SAFETY: getpid has no preconditions.
+        let parent = unsafe { libc::getpid() };
+        // SAFETY: the child only runs async-signal-safe code (the caller's contract) and
+        // leaves with _exit, so it never returns into the parent's stack frames.
+        let pid = unsafe { libc::fork() };
+        if pid < 0 {
+            return Err(BenchError::last_os("fork"));
+        }
+        if pid == 0 {
+            // SAFETY (whole block): plain system calls in the child.
+            unsafe {
+                libc::setpgid(0, self.pgid);
+                // Die with the run process if it is killed, instead of running on
+                // (prctl(2), PR_SET_PDEATHSIG); then check it did not die before that.
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                if libc::getppid() != parent {
+                    libc::_exit(status::ORPHAN);
+                }
+                // A panic must never unwind into the parent's code in this copy.
+                let code = std::panic::catch_unwind(std::panic::AssertUnwindSafe(child))
+                    .unwrap_or(status::PANIC);
+                libc::_exit(code);
+            }
+        }
+        // Set the group from both sides so that it holds whichever runs first (the usual
+        // job-control idiom; setpgid(2)).
+        // SAFETY: `pid` is our child.
+        unsafe { libc::setpgid(pid, if self.pgid == 0 { pid } else { self.pgid }) };
+        if self.pgid == 0 {
+            self.pgid = pid;
+        }
+        self.live += 1;
+        Ok(())
+    }
+
+    /// Fails when a worker has already exited (for [`StartLine::wait_ready`]).
+    pub(crate) fn check_alive(&mut self) -> Result<(), BenchError> {
+        if self.live == 0 {
+            return Ok(());
+        }
+        let mut status = 0;
+        // SAFETY: `status` is a valid out pointer.
+        let pid = unsafe { libc::waitpid(-self.pgid, &mut status, libc::WNOHANG) };
+        if pid > 0 {
+            self.live -= 1;
+            return Err(BenchError::Worker(format!(
+                "a worker exited before the start ({})",
+                describe_status(status)
+            )));
+        }
+        Ok(())
+    }
+
+    /// Waits for every worker. The first one that fails gets the others killed, so a broken
+    /// worker cannot leave its peers blocked forever.
+    pub(crate) fn reap_all(&mut self) -> Result<(), BenchError> {
+        let mut failure: Option<String> = None;
+        while self.live > 0 {
+            let mut status = 0;
+            // SAFETY: `status` is a valid out pointer.
+            let pid = unsafe { libc::waitpid(-self.pgid, &mut status, 0) };
+            if pid < 0 {
+                match errno() {
+                    libc::EINTR => continue,
+                    libc::ECHILD => {
+                        self.live = 0;
+                        break;
+                    }
+                    _ => return Err(BenchError::last_os("waitpid")),
+                }
+            }
+            self.live -= 1;
+            let ok = libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0;
+            if !ok && failure.is_none() {
+                failure = Some(if libc::WIFEXITED(status) {
+                    format!(
+                        "{}, exit status {}",
+                        status::explain(libc::WEXITSTATUS(status)),
+                        libc::WEXITSTATUS(status)
+                    )
+                } else {
+                    describe_status(status)
+                });
+                // SAFETY: signals only our own worker group.
+                unsafe { libc::kill(-self.pgid, libc::SIGKILL) };
+            }
+        }
+        match failure {
+            Some(why) => Err(BenchError::Worker(format!("a worker failed ({why})"))),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for ProcessWorkers {
+    fn drop(&mut self) {
+        if self.live == 0 {
+            return;
+        }
+        // SAFETY: signals only our own worker group, then reaps it.
+        unsafe { libc::kill(-self.pgid, libc::SIGKILL) };
+        while self.live > 0 {
+            let mut status = 0;
+            // SAFETY: `status` is a valid out pointer.
+            let pid = unsafe { libc::waitpid(-self.pgid, &mut status, 0) };
+            if pid < 0 && errno() == libc::EINTR {
+                continue;
+            }
+            if pid < 0 {
+                break;
+            }
+            self.live -= 1;
+        }
+    }
+}
+
+fn describe_status(status: i32) -> String {
+    if libc::WIFEXITED(status) {
+        format!("exit status {}", libc::WEXITSTATUS(status))
+    } else if libc::WIFSIGNALED(status) {
+        format!("killed by signal {}", libc::WTERMSIG(status))
+    } else {
+        format!("wait status {status:#x}")
+    }
+}
+
+/// Fixed-size result slots in anonymous shared memory: worker `i` stores its numbers in slot
+/// `i`, the controller reads them after reaping (waitpid orders the accesses). Works the same
+/// for threads and forked processes.
+pub(crate) struct SharedSlots {
+    ptr: *mut AtomicU64,
+    len: usize,
+    width: usize,
+}
+
+// SAFETY: the memory is only accessed through atomics.
+unsafe impl Send for SharedSlots {}
+// SAFETY: the memory is only accessed through atomics.
+unsafe impl Sync for SharedSlots {}
+
+impl SharedSlots {
+    /// `slots` slots of `width` numbers each, all zero.
+    pub(crate) fn new(slots: usize, width: usize) -> Result<Self, BenchError> {
+        let len = slots.max(1) * width.max(1);
+        let bytes = len * std::mem::size_of::<u64>();
+        // SAFETY: a fresh anonymous shared mapping; checked for MAP_FAILED below.
+        let ptr = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                bytes,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        if ptr == libc::MAP_FAILED {
+            return Err(BenchError::last_os("mmap"));
+        }
+        Ok(SharedSlots {
+            ptr: ptr.cast(),
+            len,
+            width: width.max(1),
+        })
+    }
+
+    /// Stores `value` as number `k` of slot `i` (ignored when out of range). Async-signal-safe.
+    #[inline]
+    pub(crate) fn set(&self, i: usize, k: usize, value: u64) {
+        let idx = i * self.width + k;
+        if k < self.width && idx < self.len {
+            // SAFETY: `idx` is inside the mapping, which lives as long as `self`; zeroed
+            // memory is a valid AtomicU64.
+            unsafe { (*self.ptr.add(idx)).store(value, Ordering::Release) };
+        }
+    }
+
+    /// Number `k` of slot `i`, 0 when out of range.
+    pub(crate) fn get(&self, i: usize, k: usize) -> u64 {
+        let idx = i * self.width + k;
+        if k < self.width && idx < self.len {
+            // SAFETY: as in `set`.
+            unsafe { (*self.ptr.add(idx)).load(Ordering::Acquire) }
+        } else {
+            0
+        }
+    }
+}
+
+impl Drop for SharedSlots {
+    fn drop(&mut self) {
+        // SAFETY: unmaps exactly the mapping made in `new`.
+        unsafe {
+            libc::munmap(self.ptr.cast(), self.len * std::mem::size_of::<u64>());
+        }
+    }
+}
+
+/// Runs `n` worker processes that start together; each calls `work(deadline_ns)` until the
+/// CLOCK_MONOTONIC deadline `duration_ns` after its start and returns how many operations it
+/// did (or a [`status`] code). Returns the sum over workers of operations per second of that
+/// worker's own elapsed time, as stress-ng computes its bogo-op rates.
+///
+/// `work` runs in a forked child and must be async-signal-safe.
+pub(crate) fn rate_of_workers(
+    n: usize,
+    duration_ns: u64,
+    work: fn(u64) -> Result<u64, i32>,
+) -> Result<f64, BenchError> {
+    const COUNT: usize = 0;
+    const ELAPSED: usize = 1;
+    let line = StartLine::new()?;
+    let slots = SharedSlots::new(n, 2)?;
+    let mut workers = ProcessWorkers::new();
+    for i in 0..n {
+        let (gate, slots) = (line.gate(), &slots);
+        // SAFETY: the worker makes only system calls, clock reads and atomic stores; `work`
+        // is async-signal-safe by this function's contract.
+        unsafe {
+            workers.spawn(move || {
+                if !gate.ready_and_wait() {
+                    return status::CALLED_OFF;
+                }
+                let start = vernier_sys::clock::monotonic_ns();
+                match work(start.saturating_add(duration_ns)) {
+                    Ok(count) => {
+                        let stop = vernier_sys::clock::monotonic_ns();
+                        slots.set(i, COUNT, count);
+                        slots.set(i, ELAPSED, stop.saturating_sub(start));
+                        status::OK
+                    }
+                    Err(code) => code,
+                }
+            })?;
+        }
+    }
+    line.wait_ready(n, || workers.check_alive())?;
+    line.go()?;
+    workers.reap_all()?;
+    let mut rate = 0.0;
+    for i in 0..n {
+        let elapsed = slots.get(i, ELAPSED);
+        if elapsed == 0 {
+            return Err(BenchError::Worker(format!("worker {i} reported no time")));
+        }
+        rate += slots.get(i, COUNT) as f64 / (elapsed as f64 / 1e9);
+    }
+    Ok(rate)
+}
+
+/// Exit statuses of worker processes, shared by the benchmarks.
+pub(crate) mod status {
+    pub(crate) const OK: i32 = 0;
+    pub(crate) const CALLED_OFF: i32 = 1;
+    pub(crate) const IO: i32 = 2;
+    pub(crate) const AFFINITY: i32 = 3;
+    pub(crate) const FORK: i32 = 4;
+    /// Exit status of a worker whose parent died before it was set up.
+    pub(crate) const ORPHAN: i32 = 5;
+    pub(crate) const PANIC: i32 = 101;
+
+    /// Words for a worker's exit status.
+    pub(crate) fn explain(code: i32) -> &'static str {
+        match code {
+            CALLED_OFF => "the start was called off",
+            IO => "reading or writing its pipe or socket failed",
+            AFFINITY => "sched_setaffinity failed",
+            FORK => "fork or waitpid failed",
+            ORPHAN => "the run process died",
+            PANIC => "the worker panicked",
+            _ => "unknown failure",
+        }
+    }
+}
+
+/// Builds a CPU set for sched_setaffinity(2) in a forked child, where building it must not
+/// allocate.
+pub(crate) fn cpu_set(cpus: &[usize]) -> libc::cpu_set_t {
+    // SAFETY: an all-zero cpu_set_t is a valid empty set; CPU_SET writes only inside it.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        for &cpu in cpus {
+            if cpu < libc::CPU_SETSIZE as usize {
+                libc::CPU_SET(cpu, &mut set);
+            }
+        }
+        set
+    }
+}
+
+/// Pins the calling thread to `set`. Async-signal-safe.
+pub(crate) fn pin_to(set: &libc::cpu_set_t) -> bool {
+    // SAFETY: `set` is a valid cpu_set_t of the size passed.
+    unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), set) == 0 }
+}
+
+/// The CPU the calling thread runs on (sched_getcpu(3)); u64::MAX when unknown.
+pub(crate) fn current_cpu() -> u64 {
+    // SAFETY: no preconditions.
+    let cpu = unsafe { libc::sched_getcpu() };
+    u64::try_from(cpu).unwrap_or(u64::MAX)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn exists(pid: libc::pid_t) -> bool {
+        // SAFETY: signal 0 only checks for existence.
+        unsafe { libc::kill(pid, 0) == 0 }
+    }
+
+    #[test]
+    fn workers_start_together_and_report_through_slots() {
+        let line = StartLine::new().unwrap();
+        let slots = SharedSlots::new(3, 2).unwrap();
+        let mut workers = ProcessWorkers::new();
+        for i in 0..3 {
+            let gate = line.gate();
+            let slots = &slots;
+            // SAFETY: the child makes only system calls and atomic stores.
+            unsafe {
+                workers
+                    .spawn(move || {
+                        if !gate.ready_and_wait() {
+                            return 1;
+                        }
+                        slots.set(i, 0, 10 + i as u64);
+                        slots.set(i, 1, 7);
+                        0
+                    })
+                    .unwrap();
+            }
+        }
+        line.wait_ready(3, || workers.check_alive()).unwrap();
+        line.go().unwrap();
+        workers.reap_all().unwrap();
+        assert_eq!(workers.live, 0);
+        for i in 0..3 {
+            assert_eq!(slots.get(i, 0), 10 + i as u64);
+            assert_eq!(slots.get(i, 1), 7);
+        }
+        assert_eq!(slots.get(3, 0), 0, "out of range reads as 0");
+    }
+
+    #[test]
+    fn a_failing_worker_fails_the_reap_and_kills_its_peers() {
+        let line = StartLine::new().unwrap();
+        let mut workers = ProcessWorkers::new();
+        let gate = line.gate();
+        // SAFETY: the children make only system calls.
+        unsafe {
+            // Blocks forever after the start unless killed.
+            workers
+                .spawn(move || {
+                    gate.ready_and_wait();
+                    libc::pause();
+                    0
+                })
+                .unwrap();
+            workers
+                .spawn(move || {
+                    gate.ready_and_wait();
+                    4
+                })
+                .unwrap();
+        }
+        line.wait_ready(2, || workers.check_alive()).unwrap();
+        line.go().unwrap();
+        let err = workers.reap_all().unwrap_err().to_string();
+        assert!(
+            err.contains("fork or waitpid failed, exit status 4"),
+            "{err}"
+        );
+        assert_eq!(workers.live, 0);
+    }
+
+    #[test]
+    fn dropping_workers_kills_and_reaps_them() {
+        let line = StartLine::new().unwrap();
+        let mut workers = ProcessWorkers::new();
+        let gate = line.gate();
+        // SAFETY: the child makes only system calls.
+        unsafe {
+            workers
+                .spawn(move || {
+                    gate.ready_and_wait();
+                    0
+                })
+                .unwrap();
+        }
+        line.wait_ready(1, || workers.check_alive()).unwrap();
+        let pgid = workers.pgid;
+        assert!(exists(pgid));
+        drop(workers);
+        // Reaped, not a zombie: the pid is gone and waiting for it fails.
+        let mut status = 0;
+        // SAFETY: valid out pointer.
+        let rc = unsafe { libc::waitpid(pgid, &mut status, libc::WNOHANG) };
+        assert_eq!(rc, -1);
+        assert_eq!(errno(), libc::ECHILD);
+    }
+
+    #[test]
+    fn calling_off_releases_waiting_threads() {
+        let mut line = StartLine::new().unwrap();
+        let gate = line.gate();
+        let t = std::thread::spawn(move || gate.ready_and_wait());
+        line.wait_ready(1, || Ok(())).unwrap();
+        line.call_off();
+        assert!(!t.join().unwrap());
+        assert!(line.go().is_err());
+    }
+
+    #[test]
+    fn partial_io_helpers_move_everything() {
+        let (r, w) = pipe().unwrap();
+        assert!(write_all(w.raw(), b"hello"));
+        let mut buf = [0u8; 5];
+        assert!(read_exact(r.raw(), &mut buf));
+        assert_eq!(&buf, b"hello");
+        drop(w);
+        assert!(!read_exact(r.raw(), &mut buf), "end of file is a failure");
+        let (a, b) = socket_pair().unwrap();
+        assert!(write_all(b.raw(), b"xy"));
+        let mut two = [0u8; 2];
+        assert!(read_exact(a.raw(), &mut two));
+        assert_eq!(&two, b"xy");
+    }
+}

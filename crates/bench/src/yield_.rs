@@ -1,0 +1,93 @@
+//! `yield`: sched_yield(2) throughput. Each worker process calls sched_yield in a loop, like
+//! `stress-ng --yield`, reading the clock only every 256 calls so that the clock does not
+//! dominate. Reports yields per second of each worker's own elapsed time, summed over workers.
+//! With fewer runnable tasks than CPUs a yield returns at once; with more it switches tasks.
+
+use vernier_model::{BenchmarkInfo, MetricInfo, Options};
+
+use crate::opts::{duration_spec, float, uint, workers_spec};
+use crate::workers::rate_of_workers;
+use crate::{BenchError, Benchmark, Measurement, RunContext};
+
+/// sched_yield calls between two clock reads.
+const BATCH: u64 = 256;
+
+pub struct Yield;
+
+impl Benchmark for Yield {
+    fn info(&self) -> BenchmarkInfo {
+        BenchmarkInfo {
+            name: "yield",
+            version: "1",
+            description: "sched_yield throughput of N worker processes",
+            metric: MetricInfo {
+                name: "yields_per_second".into(),
+                unit: "yields/s".into(),
+                higher_is_better: true,
+            },
+            options: vec![workers_spec(), duration_spec()],
+            hidden: false,
+        }
+    }
+
+    fn run(&self, options: &Options, _ctx: &RunContext) -> Result<Measurement, BenchError> {
+        let info = self.info();
+        let workers = uint(&info, options, "workers")?;
+        let duration = float(&info, options, "duration")?;
+        let workers = usize::try_from(workers)
+            .map_err(|_| BenchError::Options("workers is too large".into()))?;
+        let rate = rate_of_workers(workers, (duration * 1e9) as u64, yield_until)?;
+        Ok(Measurement::single("yields_per_second", rate))
+    }
+}
+
+/// Yields in batches until `deadline_ns`. Async-signal-safe.
+fn yield_until(deadline_ns: u64) -> Result<u64, i32> {
+    let mut count = 0u64;
+    loop {
+        for _ in 0..BATCH {
+            // SAFETY: no preconditions; it always succeeds on Linux.
+            unsafe { libc::sched_yield() };
+        }
+        count += BATCH;
+        if vernier_sys::clock::monotonic_ns() >= deadline_ns {
+            return Ok(count);
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::opts::resolve_options;
+    use vernier_model::{OptionDefault, OptionValue};
+
+    #[test]
+    fn defaults() {
+        let info = Yield.info();
+        assert_eq!((info.name, info.version), ("yield", "1"));
+        assert!(info.metric.higher_is_better);
+        assert_eq!(info.metric.name, "yields_per_second");
+        assert_eq!(info.metric.unit, "yields/s");
+        assert_eq!(
+            info.option("workers").unwrap().default,
+            OptionDefault::OnlineCpus
+        );
+        assert_eq!(
+            info.option("duration").unwrap().default,
+            OptionDefault::Value(OptionValue::Float(5.0))
+        );
+    }
+
+    #[test]
+    fn short_run_counts_yields() {
+        let b = Yield;
+        let options =
+            resolve_options(&b.info(), &[("workers", "2"), ("duration", "0.05")]).unwrap();
+        let m = b.run(&options, &RunContext::default()).unwrap();
+        let rate = m.values["yields_per_second"];
+        // Every worker yields at least one batch; nothing yields once per nanosecond.
+        assert!(rate > 0.0 && rate < 1e9, "{rate}");
+    }
+}
