@@ -259,7 +259,9 @@ impl Runner<'_> {
             return Ok(false);
         };
         let state = &mut states[i];
-        let record = run_record(&outcome, index, warmup, round, state.executions());
+        let mut record = run_record(&outcome, index, warmup, round, state.executions());
+        // SQL has no NaN: a secondary value that is not a number is not recorded.
+        record.values.retain(|_, v| v.is_finite());
         self.store.add_run(state.record.id, &record)?;
         let wall_s = (outcome.ended_at_ns - outcome.started_at_ns) as f64 / 1e9;
         state.runs += 1;

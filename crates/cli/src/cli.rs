@@ -1,0 +1,170 @@
+//! The command-line interface, defined once: help text comes from here.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "vernier",
+    version,
+    about = "High-accuracy benchmarks of Linux systems and kernels",
+    long_about = "High-accuracy benchmarks of Linux systems and kernels.\n\n\
+        vernier runs each benchmark run in a fresh process, repeats it until the 95% confidence \
+        interval of the median is narrow enough, and keeps every run in a SQLite database."
+)]
+pub struct Cli {
+    /// SQLite database [default: $XDG_DATA_HOME/vernier/vernier.db]
+    #[arg(long, global = true, env = "VERNIER_DB", value_name = "PATH")]
+    pub db: Option<PathBuf>,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run benchmarks (the `quick` suite when no SPEC is given) and store every run
+    Run(RunArgs),
+    /// List benchmarks and suites
+    List(ListArgs),
+    /// Show the results of a session
+    Show(ShowArgs),
+    /// List the stored sessions
+    Sessions,
+    /// Runs one measurement in a fresh process (used by `run`)
+    #[command(name = "__child", hide = true)]
+    Child,
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// What to run: BENCHMARK[:OPTION=VALUE[,VALUE...]]...; comma-separated values sweep
+    #[arg(value_name = "SPEC")]
+    pub specs: Vec<String>,
+
+    /// Run a built-in suite (see `vernier list`)
+    #[arg(long, value_name = "NAME", conflicts_with = "specs")]
+    pub suite: Option<String>,
+
+    /// Warmup runs per configuration, discarded from the statistics [default: 1]
+    #[arg(long, value_name = "N")]
+    pub warmup: Option<u32>,
+
+    /// Target relative half-width of the median's 95% CI, e.g. 2% or 0.02 [default: 2%]
+    #[arg(long, value_name = "FRACTION", value_parser = parse_fraction)]
+    pub target: Option<f64>,
+
+    /// Minimum measured runs per configuration [default: 6]
+    #[arg(long, value_name = "N")]
+    pub min_runs: Option<u32>,
+
+    /// Maximum measured runs per configuration [default: 100]
+    #[arg(long, value_name = "N")]
+    pub max_runs: Option<u32>,
+
+    /// Minimum measured time per configuration, seconds [default: 0]
+    #[arg(long, value_name = "SECONDS")]
+    pub min_time: Option<f64>,
+
+    /// Maximum time per configuration including warmups, seconds [default: 60]
+    #[arg(long, value_name = "SECONDS")]
+    pub max_time: Option<f64>,
+
+    /// Run the configurations in randomized rounds, so slow drift spreads over all of them
+    #[arg(long)]
+    pub interleave: bool,
+
+    /// Seed of the interleaving order [default: random, stored with the session]
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+
+    /// Tag the session, e.g. --tag kernel=6.18 (repeatable)
+    #[arg(long = "tag", value_name = "KEY=VALUE", value_parser = parse_tag)]
+    pub tags: Vec<(String, String)>,
+
+    /// A free-text note stored with the session
+    #[arg(long, value_name = "TEXT")]
+    pub note: Option<String>,
+
+    /// No progress output, only the summary
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// Show options, defaults, units and versions
+    #[arg(short, long)]
+    pub verbose: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ShowFormat {
+    Table,
+    Json,
+}
+
+#[derive(Debug, Args)]
+pub struct ShowArgs {
+    /// A session id (or a unique prefix), `latest` or `latest~N`
+    #[arg(default_value = "latest", value_name = "SESSION")]
+    pub session: String,
+
+    /// Output format
+    #[arg(long, value_enum, default_value_t = ShowFormat::Table)]
+    pub format: ShowFormat,
+
+    /// Draw the distribution and the CDF of each configuration
+    #[arg(long)]
+    pub histogram: bool,
+}
+
+/// `2%`, `0.02` -> 0.02.
+fn parse_fraction(text: &str) -> Result<f64, String> {
+    let (number, scale) = match text.strip_suffix('%') {
+        Some(n) => (n, 100.0),
+        None => (text, 1.0),
+    };
+    let v: f64 = number
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{text}' is not a fraction such as 0.02 or 2%"))?;
+    let v = v / scale;
+    if v.is_finite() && v > 0.0 && v < 1.0 {
+        Ok(v)
+    } else {
+        Err(format!("'{text}' is outside (0, 1) (0%-100%)"))
+    }
+}
+
+/// `key=value` with a non-empty key.
+fn parse_tag(text: &str) -> Result<(String, String), String> {
+    match text.split_once('=') {
+        Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_string(), v.trim().to_string())),
+        _ => Err(format!("'{text}' is not KEY=VALUE")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn fractions_and_tags() {
+        assert_eq!(parse_fraction("2%"), Ok(0.02));
+        assert_eq!(parse_fraction("0.05"), Ok(0.05));
+        assert!(parse_fraction("0").is_err());
+        assert!(parse_fraction("150%").is_err());
+        assert!(parse_fraction("x").is_err());
+        assert_eq!(parse_tag("kernel=A"), Ok(("kernel".into(), "A".into())));
+        assert!(parse_tag("=A").is_err());
+        assert!(parse_tag("kernel").is_err());
+    }
+}

@@ -1,0 +1,24 @@
+//! One file per subcommand.
+
+mod child;
+mod list;
+mod run;
+mod sessions;
+mod show;
+
+use std::process::ExitCode;
+
+use anyhow::Result;
+
+use crate::cli::{Cli, Command};
+
+pub fn dispatch(cli: Cli) -> Result<ExitCode> {
+    let db = cli.db.as_deref();
+    match cli.command {
+        Command::Run(args) => run::run(args, db),
+        Command::List(args) => list::list(args),
+        Command::Show(args) => show::show(args, db),
+        Command::Sessions => sessions::sessions(db),
+        Command::Child => Ok(child::child()),
+    }
+}

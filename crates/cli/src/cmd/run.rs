@@ -1,0 +1,138 @@
+//! `vernier run`: plan, measure, store, summarize.
+
+use std::path::Path;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+
+use anyhow::{bail, Context, Result};
+use vernier_engine::suite::{find_suite, suite_names};
+use vernier_engine::{build_plan, run_session, Interrupt, ProcessExecutor, SessionOptions};
+use vernier_model::{SessionStatus, Settings};
+use vernier_store::Store;
+use vernier_sys::Roots;
+
+use crate::cli::RunArgs;
+use crate::db;
+use crate::progress::Progress;
+
+/// Exit status after Ctrl-C, as a shell reports death by SIGINT.
+const EXIT_INTERRUPTED: u8 = 130;
+
+pub fn run(args: RunArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
+    // Everything the user can get wrong is checked before the database or the system is touched.
+    let suite =
+        match (&args.suite, args.specs.is_empty()) {
+            (Some(name), _) => Some(find_suite(name).with_context(|| {
+                format!("unknown suite '{name}'; valid suites: {}", suite_names())
+            })?),
+            (None, true) => find_suite("quick"),
+            (None, false) => None,
+        };
+    let specs: Vec<String> = match &suite {
+        Some(s) => s.specs.iter().map(|s| s.to_string()).collect(),
+        None => args.specs.clone(),
+    };
+    let defaults = Settings::default();
+    let settings = Settings {
+        warmup: args.warmup.unwrap_or(defaults.warmup),
+        target: args.target.unwrap_or(defaults.target),
+        min_runs: args.min_runs.unwrap_or(defaults.min_runs),
+        max_runs: args.max_runs.unwrap_or(defaults.max_runs),
+        min_time_s: args.min_time.unwrap_or(defaults.min_time_s),
+        max_time_s: args
+            .max_time
+            .or(suite.as_ref().and_then(|s| s.max_time_s))
+            .unwrap_or(defaults.max_time_s),
+        interleave: args.interleave,
+        seed: args.seed.unwrap_or_else(rand::random),
+    };
+    let online_cpus = vernier_sys::cpulist::online_cpus().len() as u32;
+    let infos: Vec<_> = vernier_bench::all().iter().map(|b| b.info()).collect();
+    let plan = build_plan(&specs, settings, &infos, online_cpus)?;
+    let mut tags = std::collections::BTreeMap::new();
+    for (k, v) in &args.tags {
+        if tags.insert(k.clone(), v.clone()).is_some() {
+            bail!("tag '{k}' is given twice");
+        }
+    }
+    let exe = std::env::current_exe().context("cannot find the vernier executable")?;
+
+    let mut store = db::open_for_writing(db_arg)?;
+    let environment = vernier_sys::environment::capture(&Roots::real());
+    let interrupt = Arc::new(Interrupt::new());
+    install_ctrl_c(Arc::clone(&interrupt))?;
+
+    let mut executor = ProcessExecutor::new(exe, vec!["__child".to_string()]);
+    let mut progress = Progress::new(args.quiet);
+    let options = SessionOptions {
+        suite: suite.as_ref().map(|s| s.name.to_string()),
+        tags,
+        note: args.note.clone(),
+        environment,
+        vernier_version: env!("CARGO_PKG_VERSION").to_string(),
+    };
+    let outcome = run_session(
+        &plan,
+        options,
+        &mut executor,
+        &mut store,
+        &interrupt,
+        &mut |e| progress.handle(e),
+    )?;
+
+    let session = store
+        .load_session(outcome.session)
+        .context("cannot read back the session")?;
+    let summaries = vernier_report::summarize_session(&session);
+    println!(
+        "\n{}",
+        vernier_report::table::run_summary_table(&summaries, terminal_width())
+    );
+    println!(
+        "session {} ({}), stored in {}",
+        outcome.session,
+        outcome.status,
+        store.path().display()
+    );
+    match outcome.status {
+        SessionStatus::Interrupted => {
+            eprintln!("interrupted: the completed runs are stored");
+            Ok(ExitCode::from(EXIT_INTERRUPTED))
+        }
+        SessionStatus::Failed => {
+            for (label, error) in &outcome.failures {
+                eprintln!("error: {label}: {error}");
+            }
+            Ok(ExitCode::from(2))
+        }
+        _ => Ok(ExitCode::SUCCESS),
+    }
+}
+
+/// First Ctrl-C: stop after killing the run in progress, keep what is done. Second: leave now.
+fn install_ctrl_c(interrupt: Arc<Interrupt>) -> Result<()> {
+    let presses = AtomicU32::new(0);
+    ctrlc::set_handler(move || {
+        if presses.fetch_add(1, Ordering::SeqCst) == 0 {
+            interrupt.request();
+        } else {
+            interrupt.kill_child();
+            std::process::exit(i32::from(EXIT_INTERRUPTED));
+        }
+    })
+    .context("cannot install the Ctrl-C handler")
+}
+
+/// The terminal's width, when stdout is one.
+pub fn terminal_width() -> Option<u16> {
+    use std::io::IsTerminal;
+    if !std::io::stdout().is_terminal() {
+        return None;
+    }
+    // SAFETY: TIOCGWINSZ fills a winsize; an all-zero one is valid.
+    let mut ws: libc::winsize = unsafe { std::mem::zeroed() };
+    // SAFETY: fd 1 is open; `ws` is a valid, writable winsize.
+    let r = unsafe { libc::ioctl(libc::STDOUT_FILENO, libc::TIOCGWINSZ, &mut ws) };
+    (r == 0 && ws.ws_col > 0).then_some(ws.ws_col)
+}

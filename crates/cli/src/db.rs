@@ -1,0 +1,29 @@
+//! Where the database is, and opening it with context for the user.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use vernier_store::SqliteStore;
+
+/// `--db`/`VERNIER_DB`, else `$XDG_DATA_HOME/vernier/vernier.db` (`~/.local/share/...`).
+pub fn db_path(explicit: Option<&Path>) -> Result<PathBuf> {
+    if let Some(p) = explicit {
+        return Ok(p.to_path_buf());
+    }
+    let data = dirs::data_dir()
+        .context("cannot find the data directory (set HOME or XDG_DATA_HOME, or give --db)")?;
+    Ok(data.join("vernier").join("vernier.db"))
+}
+
+/// Opens the database for writing, creating it if needed.
+pub fn open_for_writing(explicit: Option<&Path>) -> Result<SqliteStore> {
+    let path = db_path(explicit)?;
+    SqliteStore::open(&path).with_context(|| format!("cannot use database {}", path.display()))
+}
+
+/// Opens an existing database for reading.
+pub fn open_for_reading(explicit: Option<&Path>) -> Result<SqliteStore> {
+    let path = db_path(explicit)?;
+    SqliteStore::open_existing(&path)
+        .with_context(|| format!("cannot read database {}", path.display()))
+}
