@@ -1,0 +1,107 @@
+use std::path::{Path, PathBuf};
+
+/// Errors of the monitors, the sampler and the parsing of `--monitor` specs.
+#[derive(Debug, thiserror::Error)]
+pub enum MonitorError {
+    /// The interface does not exist or cannot be read here (file absent, no driver, no
+    /// hardware counter, root-only file). Recorded as a value, never fatal to a run.
+    #[error("unsupported: {what}")]
+    Unsupported { what: String },
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path}: cannot parse: {detail}")]
+    Parse { path: PathBuf, detail: String },
+    #[error("{call} failed: {source}")]
+    Syscall {
+        call: &'static str,
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Sys(#[from] vernier_sys::SysError),
+    #[error("unknown monitor '{name}'; valid monitors: {valid}")]
+    UnknownMonitor { name: String, valid: String },
+    #[error("monitor '{monitor}' has no option '{option}'; valid options: {valid}")]
+    UnknownOption {
+        monitor: String,
+        option: String,
+        valid: String,
+    },
+    #[error("monitor '{monitor}': bad value '{value}' for option '{option}': {reason}")]
+    BadOption {
+        monitor: String,
+        option: String,
+        value: String,
+        reason: String,
+    },
+    #[error("bad monitor list '{text}': {reason}")]
+    BadSpec { text: String, reason: String },
+    #[error("sampler thread: {0}")]
+    Thread(String),
+}
+
+impl MonitorError {
+    /// Maps an I/O error on `path`: an absent file, a file this user may not read, and an
+    /// interface the kernel has compiled out or disabled at boot (PSI with `psi=0` answers
+    /// EOPNOTSUPP, proc(5)) are unsupported; anything else is an I/O error.
+    pub fn from_io(path: &Path, source: std::io::Error) -> Self {
+        use std::io::ErrorKind;
+        let unsupported = matches!(
+            source.kind(),
+            ErrorKind::NotFound | ErrorKind::PermissionDenied | ErrorKind::Unsupported
+        ) || source.raw_os_error() == Some(libc::EOPNOTSUPP);
+        if unsupported {
+            MonitorError::Unsupported {
+                what: format!("{}: {}", path.display(), source),
+            }
+        } else {
+            MonitorError::Io {
+                path: path.to_path_buf(),
+                source,
+            }
+        }
+    }
+
+    pub fn parse(path: &Path, detail: impl Into<String>) -> Self {
+        MonitorError::Parse {
+            path: path.to_path_buf(),
+            detail: detail.into(),
+        }
+    }
+
+    /// The error of the last failed libc call.
+    pub fn last_os(call: &'static str) -> Self {
+        MonitorError::Syscall {
+            call,
+            source: std::io::Error::last_os_error(),
+        }
+    }
+
+    pub fn is_unsupported(&self) -> bool {
+        match self {
+            MonitorError::Unsupported { .. } => true,
+            MonitorError::Sys(e) => e.is_unsupported(),
+            _ => false,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn io_errors_map_to_unsupported_only_when_the_interface_is_missing() {
+        let p = Path::new("/proc/x");
+        let missing = std::io::Error::from(std::io::ErrorKind::NotFound);
+        assert!(MonitorError::from_io(p, missing).is_unsupported());
+        let denied = std::io::Error::from_raw_os_error(libc::EACCES);
+        assert!(MonitorError::from_io(p, denied).is_unsupported());
+        let disabled = std::io::Error::from_raw_os_error(libc::EOPNOTSUPP);
+        assert!(MonitorError::from_io(p, disabled).is_unsupported());
+        let other = std::io::Error::from_raw_os_error(libc::EIO);
+        assert!(!MonitorError::from_io(p, other).is_unsupported());
+    }
+}

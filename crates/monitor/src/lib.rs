@@ -1,0 +1,175 @@
+//! Monitors sampled in the controller process while a run's child works, and the sampler
+//! thread that records them ([`RunSampler`]).
+//!
+//! A [`Monitor`] reads one interface (/proc/stat, PSI, perf_event, ...) and returns raw
+//! readings; the sampler turns them into [`vernier_model::monitor::MonitorSeries`] and a
+//! per-run summary. Parsers are pure `parse_<file>(&str)` functions; readers take the /proc or
+//! /sys root, so tests run on fixture trees. A missing interface is
+//! [`MonitorError::Unsupported`], recorded as a value in the run's data, never a failed run.
+
+mod error;
+pub mod monitors;
+pub mod perf;
+pub mod procfs;
+pub mod sampler;
+pub mod spec;
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+pub use error::MonitorError;
+pub use sampler::RunSampler;
+pub use spec::{default_monitors, parse_monitor_list, MonitorKind, MonitorSpec};
+pub use vernier_model::monitor::{RunMonitorData, SeriesKind};
+
+/// Where the monitors find /proc and /sys (fixture trees in tests).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MonitorRoots {
+    pub proc_root: PathBuf,
+    pub sys_root: PathBuf,
+}
+
+impl Default for MonitorRoots {
+    fn default() -> Self {
+        MonitorRoots {
+            proc_root: PathBuf::from("/proc"),
+            sys_root: PathBuf::from("/sys"),
+        }
+    }
+}
+
+impl MonitorRoots {
+    pub fn new(proc_root: impl Into<PathBuf>, sys_root: impl Into<PathBuf>) -> Self {
+        MonitorRoots {
+            proc_root: proc_root.into(),
+            sys_root: sys_root.into(),
+        }
+    }
+}
+
+/// One raw value read by a monitor. Counters are the kernel's cumulative values; the sampler
+/// stores them as the increase since the first sample of the run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reading {
+    /// Metric name, unit suffix included when the unit is not a plain count (`user_ns`).
+    pub metric: String,
+    pub unit: &'static str,
+    pub kind: SeriesKind,
+    pub value: f64,
+}
+
+impl Reading {
+    pub fn counter(metric: impl Into<String>, unit: &'static str, value: f64) -> Self {
+        Reading {
+            metric: metric.into(),
+            unit,
+            kind: SeriesKind::Counter,
+            value,
+        }
+    }
+
+    pub fn gauge(metric: impl Into<String>, unit: &'static str, value: f64) -> Self {
+        Reading {
+            metric: metric.into(),
+            unit,
+            kind: SeriesKind::Gauge,
+            value,
+        }
+    }
+}
+
+/// A source of readings sampled during a run. All calls happen on the sampler thread.
+pub trait Monitor: Send {
+    /// The registry name (`stat`, `perf`, ...), also the `monitor` of its series.
+    fn name(&self) -> &'static str;
+
+    /// Prepares sampling of a run whose child process is `child_pid` (only `perf` uses it).
+    /// [`MonitorError::Unsupported`] means the whole monitor cannot work here.
+    fn start(&mut self, child_pid: i32) -> Result<(), MonitorError>;
+
+    /// Appends the current readings to `out` (which the sampler reuses between samples).
+    fn sample(&mut self, out: &mut Vec<Reading>) -> Result<(), MonitorError>;
+
+    /// Parts of the monitor that are unsupported although the monitor works (one perf
+    /// counter, one PSI resource): (metric, reason). Asked once, after `start`.
+    fn unsupported(&self) -> Vec<(String, String)> {
+        Vec::new()
+    }
+
+    /// Which series to keep when the run ends, given each metric and its change over the run
+    /// (`changes[i]` -> result `[i]`). Monitors with many metrics keep the top movers.
+    fn keep(&self, changes: &[(&str, f64)]) -> Vec<bool> {
+        vec![true; changes.len()]
+    }
+}
+
+/// Reads a whole file into `buf` (cleared first), so a monitor reuses one buffer per file.
+pub fn read_into(path: &Path, buf: &mut String) -> Result<(), MonitorError> {
+    buf.clear();
+    std::fs::File::open(path)
+        .and_then(|mut f| f.read_to_string(buf))
+        .map(|_| ())
+        .map_err(|e| MonitorError::from_io(path, e))
+}
+
+/// Reads a whole file into a new string.
+pub fn read_text(path: &Path) -> Result<String, MonitorError> {
+    let mut buf = String::new();
+    read_into(path, &mut buf)?;
+    Ok(buf)
+}
+
+/// Selects the `top` metrics of each group (metrics sharing the prefix up to the first '.')
+/// by absolute change, plus every metric for which `pinned` is true (totals).
+pub fn top_movers(changes: &[(&str, f64)], top: usize, pinned: impl Fn(&str) -> bool) -> Vec<bool> {
+    let group = |m: &str| m.split_once('.').map_or("", |(g, _)| g).to_string();
+    let mut keep: Vec<bool> = changes.iter().map(|(m, _)| pinned(m)).collect();
+    let mut order: Vec<usize> = (0..changes.len()).filter(|&i| !keep[i]).collect();
+    // Largest change first; ties broken by name so the choice is deterministic.
+    order.sort_by(|&a, &b| {
+        changes[b]
+            .1
+            .abs()
+            .total_cmp(&changes[a].1.abs())
+            .then_with(|| changes[a].0.cmp(changes[b].0))
+    });
+    let mut taken: std::collections::BTreeMap<String, usize> = Default::default();
+    for i in order {
+        let n = taken.entry(group(changes[i].0)).or_insert(0);
+        if *n < top {
+            *n += 1;
+            keep[i] = true;
+        }
+    }
+    keep
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn top_movers_per_group_plus_pinned() {
+        let changes = [
+            ("irq.1", 5.0),
+            ("irq.2", 50.0),
+            ("irq.3", 0.0),
+            ("softirq.A", 1.0),
+            ("softirq.B", -9.0),
+            ("irq_total", 55.0),
+        ];
+        let keep = top_movers(&changes, 1, |m| m.ends_with("_total"));
+        assert_eq!(keep, vec![false, true, false, false, true, true]);
+        let all = top_movers(&changes, 10, |_| false);
+        assert!(all.iter().all(|&k| k));
+    }
+
+    #[test]
+    fn read_text_maps_missing_file_to_unsupported() {
+        let e = read_text(Path::new("/proc/does-not-exist-here")).unwrap_err();
+        assert!(e.is_unsupported(), "{e}");
+        assert!(read_text(Path::new("/proc/self/stat"))
+            .unwrap()
+            .contains('('));
+    }
+}
