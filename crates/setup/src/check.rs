@@ -613,3 +613,116 @@ fn ping_pong_once(cpu_a: usize, cpu_b: usize, round_trips: u32) -> Result<f64, S
     responded?;
     ns
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixture::{self, write};
+
+    fn quick() -> CheckOptions {
+        CheckOptions {
+            window: Duration::from_millis(10),
+            measure_wakeups: false,
+            ..CheckOptions::default()
+        }
+    }
+
+    fn ids(findings: &[Finding]) -> Vec<&str> {
+        findings.iter().map(|f| f.id.as_str()).collect()
+    }
+
+    #[test]
+    fn finds_every_threat_in_a_fixture_tree() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let roots = fixture::tree(root);
+        write(root, "proc/loadavg", "1.50 1.00 0.50 3/100 4242\n");
+        let findings = system_check_with(&roots, &quick());
+        let got = ids(&findings);
+        for id in [
+            "governor",
+            "turbo",
+            "virtual-machine",
+            "steal",
+            "swap-in-use",
+            "high-load",
+            "thp",
+            "aslr",
+            "timer-migration",
+            "no-isolated-cpus",
+        ] {
+            assert!(got.contains(&id), "{id} missing from {got:?}");
+        }
+        assert!(!got.contains(&"no-cpufreq"));
+        let vm = findings.iter().find(|f| f.id == "virtual-machine").unwrap();
+        assert_eq!(vm.title, "virtual machine");
+        let swap = findings.iter().find(|f| f.id == "swap-in-use").unwrap();
+        assert!(swap.detail.starts_with("1024 KiB of 2048 KiB"), "{}", swap.detail);
+        let gov = findings.iter().find(|f| f.id == "governor").unwrap();
+        assert!(gov.detail.contains("cpu0=powersave, cpu1=powersave"));
+        // 1.5 on 2 CPUs is a warning, sorted before the infos.
+        let load = findings.iter().find(|f| f.id == "high-load").unwrap();
+        assert_eq!(load.severity, Severity::Warning);
+        assert!(findings.windows(2).all(|w| w[0].severity >= w[1].severity));
+    }
+
+    #[test]
+    fn a_tuned_bare_metal_tree_has_no_warnings() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let roots = fixture::tree(root);
+        for cpu in 0..2 {
+            write(
+                root,
+                &format!("sys/devices/system/cpu/cpu{cpu}/cpufreq/scaling_governor"),
+                "performance\n",
+            );
+        }
+        write(root, "sys/devices/system/cpu/cpufreq/boost", "0\n");
+        write(root, "proc/cpuinfo", "processor\t: 0\nflags\t\t: fpu vme\n");
+        write(root, "proc/stat", "cpu  100 0 50 1000 5 0 1 0 0 0\n");
+        write(root, "proc/meminfo", "SwapTotal: 2048 kB\nSwapFree: 2048 kB\n");
+        write(root, "proc/sys/kernel/timer_migration", "0\n");
+        write(root, "proc/sys/kernel/randomize_va_space", "0\n");
+        write(root, "proc/cmdline", "ro isolcpus=1 nohz_full=1\n");
+        write(
+            root,
+            "sys/kernel/mm/transparent_hugepage/enabled",
+            "always [madvise] never\n",
+        );
+        let findings = system_check_with(&roots, &quick());
+        let got: Vec<&str> = ids(&findings)
+            .into_iter()
+            .filter(|id| *id != "not-root")
+            .collect();
+        assert!(got.is_empty(), "{got:?}");
+    }
+
+    #[test]
+    fn missing_interfaces_are_info_not_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        let findings = system_check_with(&Roots::under(dir.path()), &quick());
+        assert!(ids(&findings).contains(&"no-cpufreq"));
+        assert!(findings.iter().all(|f| f.severity == Severity::Info));
+    }
+
+    #[test]
+    fn parses_pid_stat_with_spaces_and_parens_in_comm() {
+        let line = "4242 (my (odd) proc) S 1 4242 4242 0 -1 4194560 100 0 0 0 17 5 0 0 20 0 1 0 \
+                    123 4096 100 18446744073709551615";
+        assert_eq!(parse_pid_stat(line), Some(("my (odd) proc".into(), 22)));
+        assert_eq!(parse_pid_stat("1 (x) S 1 2"), None);
+    }
+
+    #[test]
+    fn real_machine_wakeup_measurement() {
+        let cpus = vernier_sys::affinity::current_affinity().unwrap();
+        if cpus.len() < 2 {
+            return;
+        }
+        let p = measure_ping_pong(cpus[0], cpus[1], 200).unwrap();
+        assert!(p.same_cpu_ns_per_round_trip > 0.0);
+        assert!(p.cross_cpu_ns_per_round_trip > 0.0);
+        assert!(p.ratio().is_finite());
+    }
+}

@@ -135,6 +135,14 @@ impl SetupGuard {
                 })
             })
             .collect::<Result<Vec<_>, SetupError>>()?;
+        SetupGuard::apply_planned(changes, record_path)
+    }
+
+    /// Records and applies changes whose previous values were just read.
+    pub(crate) fn apply_planned(
+        changes: Vec<Change>,
+        record_path: Option<&Path>,
+    ) -> Result<SetupGuard, SetupError> {
         let mut guard = SetupGuard::begin(changes.clone(), record_path)?;
         for change in changes {
             guard.apply_change(change)?;
@@ -380,5 +388,182 @@ impl Drop for SetupGuard {
     fn drop(&mut self) {
         // A library must not print; a failure leaves the record behind for `system reset`.
         let _ = self.restore();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixture::{self, read, write};
+    use crate::plan_setup;
+
+    const GOV0: &str = "sys/devices/system/cpu/cpu0/cpufreq/scaling_governor";
+    const GOV1: &str = "sys/devices/system/cpu/cpu1/cpufreq/scaling_governor";
+    const BOOST: &str = "sys/devices/system/cpu/cpufreq/boost";
+    const TM: &str = "proc/sys/kernel/timer_migration";
+
+    #[test]
+    fn session_applies_runs_and_restores_on_a_fixture_tree() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let roots = fixture::tree(root);
+        let plan = plan_setup(
+            &["governor,turbo,dma-latency:us=7,sysctl:kernel.timer_migration=0,drop-caches,\
+               cooldown:seconds=0.01:load=5,idle-gate:window=10:timeout=1,swap-reset"],
+            &roots,
+        )
+        .unwrap();
+        let record = root.join("state/restore.json");
+        let mut guard = plan.apply(Some(&record)).unwrap();
+
+        assert_eq!(read(root, GOV0), "performance");
+        assert_eq!(read(root, GOV1), "performance");
+        assert_eq!(read(root, BOOST), "0");
+        assert_eq!(read(root, TM), "0");
+        let dma = std::fs::read(root.join("dev/cpu_dma_latency")).unwrap();
+        assert_eq!(dma, 7i32.to_ne_bytes());
+        // The record lists every change with the value to put back.
+        let saved = RestoreRecord::load(&record).unwrap().unwrap();
+        assert_eq!(saved.changes, guard.changes());
+        assert_eq!(saved.changes.len(), 5);
+        assert!(saved.changes.contains(&Change::WriteFile {
+            plugin: "governor".into(),
+            path: root.join(GOV1),
+            previous: "powersave".into(),
+            value: "performance".into(),
+        }));
+
+        let reports = guard.before_run().unwrap();
+        assert_eq!(read(root, "proc/sys/vm/drop_caches"), "3");
+        let names: Vec<&str> = reports.iter().map(|r| r.plugin.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "drop-caches",
+                "cooldown:seconds=0.01:load=5",
+                "idle-gate:window=10:timeout=1"
+            ]
+        );
+        assert!(reports.iter().all(|r| !r.timed_out));
+        assert!(reports[1].detail.contains("load 0.1 < 5"), "{:?}", reports[1]);
+        // The fixture's /proc/stat never changes: 0% busy.
+        assert!(reports[2].detail.starts_with("busy 0.0%"), "{:?}", reports[2]);
+
+        guard.restore().unwrap();
+        assert_eq!(read(root, GOV0), "powersave");
+        assert_eq!(read(root, GOV1), "powersave");
+        assert_eq!(read(root, BOOST), "1");
+        assert_eq!(read(root, TM), "1");
+        assert!(!record.exists());
+        assert!(guard.changes().is_empty());
+        // Idempotent: a second restore (and the one in Drop) does nothing.
+        write(root, TM, "0");
+        guard.restore().unwrap();
+        drop(guard);
+        assert_eq!(read(root, TM), "0");
+    }
+
+    #[test]
+    fn a_failing_step_restores_what_was_applied() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let roots = fixture::tree(root);
+        // Readable, writable for root by its mode, but every write fails with EIO.
+        std::fs::remove_file(root.join(TM)).unwrap();
+        std::os::unix::fs::symlink("/proc/version", root.join(TM)).unwrap();
+        let plan = plan_setup(&["governor,sysctl:kernel.timer_migration=0"], &roots).unwrap();
+        let record = root.join("r.json");
+        let e = plan.apply(Some(&record)).unwrap_err();
+        assert!(matches!(e, SetupError::Apply { .. }), "{e}");
+        assert_eq!(read(root, GOV0), "powersave");
+        assert_eq!(read(root, GOV1), "powersave");
+        assert!(!record.exists());
+    }
+
+    #[test]
+    fn an_existing_record_stops_before_any_change() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let roots = fixture::tree(root);
+        let record = root.join("r.json");
+        std::fs::write(&record, "{}").unwrap();
+        let plan = plan_setup(&["governor"], &roots).unwrap();
+        assert!(matches!(
+            plan.apply(Some(&record)),
+            Err(SetupError::RecordExists { .. })
+        ));
+        assert_eq!(read(root, GOV0), "powersave\n");
+        assert_eq!(std::fs::read_to_string(&record).unwrap(), "{}");
+    }
+
+    #[test]
+    fn drop_restores_after_an_error_and_a_panic() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let roots = fixture::tree(root);
+        let plan = plan_setup(&["turbo"], &roots).unwrap();
+        let record = root.join("r.json");
+
+        let session = || -> Result<(), SetupError> {
+            let _guard = plan.apply(Some(&record))?;
+            assert_eq!(read(root, BOOST), "0");
+            Err(SetupError::Cancelled)
+        };
+        assert!(session().is_err());
+        assert_eq!(read(root, BOOST), "1");
+        assert!(!record.exists());
+
+        let guard = plan.apply(Some(&record)).unwrap();
+        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
+            let _guard = guard;
+            panic!("benchmark blew up");
+        }));
+        assert!(caught.is_err());
+        assert_eq!(read(root, BOOST), "1");
+        assert!(!record.exists());
+    }
+
+    #[test]
+    fn a_kept_record_is_replayed_by_reset() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let roots = fixture::tree(root);
+        let record = root.join("r.json");
+        let plan = plan_setup(&["governor"], &roots).unwrap();
+        let guard = plan.apply(Some(&record)).unwrap();
+        // As if the process was killed: nothing restores, the record stays.
+        std::mem::forget(guard);
+        assert_eq!(read(root, GOV0), "performance");
+        let undone = crate::reset(&record).unwrap();
+        assert_eq!(undone.len(), 2);
+        assert_eq!(read(root, GOV0), "powersave");
+        assert!(!record.exists());
+    }
+
+    #[test]
+    fn cancel_flag_ends_a_wait() {
+        let dir = tempfile::tempdir().unwrap();
+        let roots = fixture::tree(dir.path());
+        // The fixture load (0.1) never falls below 0.01, so only the flag can end this wait.
+        let plan = plan_setup(&["cooldown:load=0.01:timeout=3600"], &roots).unwrap();
+        let flag = Arc::new(AtomicBool::new(true));
+        let mut guard = plan.apply(None).unwrap().with_cancel_flag(flag);
+        assert!(matches!(guard.before_run(), Err(SetupError::Cancelled)));
+    }
+
+    #[test]
+    fn cooldown_and_idle_gate_time_out_and_report_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let roots = fixture::tree(dir.path());
+        let plan = plan_setup(
+            &["cooldown:load=0.01:timeout=0,idle-gate:threshold=0:window=10:timeout=0"],
+            &roots,
+        )
+        .unwrap();
+        let mut guard = plan.apply(None).unwrap();
+        let reports = guard.before_run().unwrap();
+        assert_eq!(reports.len(), 2);
+        assert!(reports.iter().all(|r| r.timed_out), "{reports:?}");
+        assert!(reports[0].detail.contains("still >= 0.01"));
     }
 }

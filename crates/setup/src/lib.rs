@@ -28,6 +28,8 @@
 
 mod check;
 mod error;
+#[cfg(test)]
+mod fixture;
 mod guard;
 mod plugins;
 mod record;

@@ -513,3 +513,147 @@ pub fn apply_in_child(child: &ChildSetup) -> Result<(), SetupError> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixture;
+
+    #[test]
+    fn plans_every_plugin_on_a_fixture_tree() {
+        let dir = tempfile::tempdir().unwrap();
+        let roots = fixture::tree(dir.path());
+        let plan = plan_setup(
+            &[
+                "idle-gate,cooldown:seconds=1,governor,drop-caches,turbo,dma-latency",
+                "swap-reset:when=run,rt,pin:cpus=1,sysctl:kernel.timer_migration=0",
+            ],
+            &roots,
+        )
+        .unwrap();
+        assert!(plan.skipped.is_empty());
+        assert_eq!(
+            plan.child,
+            ChildSetup {
+                rt_priority: Some(50),
+                cpus: Some(vec![1])
+            }
+        );
+        let session: Vec<&str> = plan.session_steps().map(|s| s.plugin.as_str()).collect();
+        assert_eq!(
+            session,
+            ["governor", "turbo", "dma-latency", "sysctl:kernel.timer_migration=0"]
+        );
+        // Per-run steps in the fixed order: swap reset, drop caches, then the waits.
+        let run: Vec<&str> = plan.run_steps().map(|s| s.plugin.as_str()).collect();
+        assert_eq!(
+            run,
+            ["swap-reset:when=run", "drop-caches", "cooldown:seconds=1", "idle-gate"]
+        );
+        let governor = plan.session_steps().next().unwrap();
+        let Step::Write { writes } = &governor.step else {
+            panic!("governor is a write step");
+        };
+        assert_eq!(writes.len(), 2);
+        assert!(writes.iter().all(|(_, v)| v == "performance"));
+        assert!(!plan.is_empty());
+        assert!(plan_setup::<&str>(&[], &roots).unwrap().is_empty());
+    }
+
+    #[test]
+    fn names_the_valid_plugins_and_options() {
+        let dir = tempfile::tempdir().unwrap();
+        let roots = fixture::tree(dir.path());
+        let e = plan_setup(&["drop-cache"], &roots).unwrap_err();
+        assert!(matches!(e, SetupError::UnknownPlugin { .. }));
+        assert!(e.to_string().contains("drop-caches, swap-reset"), "{e}");
+        let e = plan_setup(&["cooldown:secs=3"], &roots).unwrap_err();
+        assert!(e.to_string().contains("seconds, load, timeout"), "{e}");
+        let e = plan_setup(&["turbo:x=1"], &roots).unwrap_err();
+        assert!(e.to_string().contains("valid: none"), "{e}");
+        for bad in [
+            "cooldown:seconds=-1",
+            "cooldown:load=abc",
+            "idle-gate:threshold=101",
+            "swap-reset:when=always",
+            "rt:priority=0",
+            "rt:priority=100",
+            "rt:priority=2.5",
+            "pin:cpus=x",
+            "sysctl:kernel..x=1",
+        ] {
+            assert!(
+                matches!(plan_setup(&[bad], &roots), Err(SetupError::BadOption { .. })),
+                "{bad} should be a bad option"
+            );
+        }
+        assert!(matches!(
+            plan_setup(&["pin"], &roots),
+            Err(SetupError::Parse { .. })
+        ));
+        assert!(matches!(
+            plan_setup(&["sysctl"], &roots),
+            Err(SetupError::Parse { .. })
+        ));
+        assert_eq!(PLUGIN_NAMES.len(), PLUGINS.len());
+        assert!(PLUGINS.iter().zip(PLUGIN_NAMES).all(|((a, _), b)| a == b));
+    }
+
+    #[test]
+    fn unavailable_plugins_fail_unless_optional() {
+        let dir = tempfile::tempdir().unwrap();
+        let roots = fixture::tree(dir.path());
+        for rel in [
+            "sys/devices/system/cpu/cpu0/cpufreq/scaling_governor",
+            "sys/devices/system/cpu/cpu1/cpufreq/scaling_governor",
+            "sys/devices/system/cpu/cpufreq/boost",
+            "dev/cpu_dma_latency",
+        ] {
+            std::fs::remove_file(dir.path().join(rel)).unwrap();
+        }
+        let e = plan_setup(&["governor"], &roots).unwrap_err();
+        assert!(matches!(e, SetupError::Unavailable { .. }));
+        assert!(e.to_string().contains("no cpufreq driver"), "{e}");
+        let e = plan_setup(&["turbo"], &roots).unwrap_err();
+        assert!(e.to_string().contains("no turbo control"), "{e}");
+        assert!(plan_setup(&["dma-latency"], &roots).is_err());
+        assert!(plan_setup(&["sysctl:kernel.nope=1"], &roots).is_err());
+        let e = plan_setup(&["pin:cpus=0-2"], &roots).unwrap_err();
+        assert!(e.to_string().contains("CPU 2 is not online"), "{e}");
+        // A governor that the driver does not offer.
+        let roots2_dir = tempfile::tempdir().unwrap();
+        let roots2 = fixture::tree(roots2_dir.path());
+        assert!(plan_setup(&["governor:governor=schedutil"], &roots2).is_err());
+
+        let plan = plan_setup(&["governor?,turbo?,dma-latency?,drop-caches"], &roots).unwrap();
+        let skipped: Vec<&str> = plan.skipped.iter().map(|s| s.plugin.as_str()).collect();
+        assert_eq!(skipped, ["governor", "turbo", "dma-latency"]);
+        assert_eq!(plan.steps.len(), 1);
+        // Optional does not hide mistakes in the request itself.
+        assert!(plan_setup(&["governor?:bogus=1"], &roots).is_err());
+    }
+
+    #[test]
+    fn child_setup_applies_in_a_thread() {
+        let online = vernier_sys::cpulist::online_cpus();
+        let child = ChildSetup {
+            rt_priority: Some(10),
+            cpus: Some(vec![online[0]]),
+        };
+        let (policy, prio, cpus) = std::thread::spawn(move || {
+            apply_in_child(&child).unwrap();
+            let mut param = libc::sched_param { sched_priority: 0 };
+            // SAFETY: pid 0 is this thread; `param` is valid.
+            let policy = unsafe { libc::sched_getscheduler(0) };
+            unsafe { libc::sched_getparam(0, &mut param) };
+            let cpus = vernier_sys::affinity::current_affinity().unwrap();
+            (policy, param.sched_priority, cpus)
+        })
+        .join()
+        .unwrap();
+        assert_eq!(policy, libc::SCHED_FIFO);
+        assert_eq!(prio, 10);
+        assert_eq!(cpus, vec![online[0]]);
+        apply_in_child(&ChildSetup::default()).unwrap();
+    }
+}

@@ -87,14 +87,7 @@ pub fn tune(roots: &Roots, record_path: &Path) -> Result<Vec<Change>, SetupError
             path: record_path.to_path_buf(),
         });
     }
-    let writes: Vec<(PathBuf, String)> = plan_tune(roots)?
-        .into_iter()
-        .filter_map(|c| match c {
-            Change::WriteFile { path, value, .. } => Some((path, value)),
-            _ => None,
-        })
-        .collect();
-    let guard = SetupGuard::apply_writes("tune", &writes, Some(record_path))?;
+    let guard = SetupGuard::apply_planned(plan_tune(roots)?, Some(record_path))?;
     Ok(guard.keep())
 }
 
@@ -102,4 +95,77 @@ pub fn tune(roots: &Roots, record_path: &Path) -> Result<Vec<Change>, SetupError
 /// session that was killed) and removes it. See [`restore_from_record`].
 pub fn reset(record_path: &Path) -> Result<Vec<Change>, SetupError> {
     restore_from_record(record_path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixture::{self, read, write};
+
+    #[test]
+    fn tune_changes_what_is_supported_and_reset_restores() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let roots = fixture::tree(root);
+        write(root, "proc/sys/kernel/numa_balancing", "1\n");
+        let planned = plan_tune(&roots).unwrap();
+        let paths: Vec<String> = planned
+            .iter()
+            .map(|c| match c {
+                Change::WriteFile { path, .. } => {
+                    path.strip_prefix(root).unwrap().display().to_string()
+                }
+                other => panic!("unexpected {other:?}"),
+            })
+            .collect();
+        assert_eq!(
+            paths,
+            [
+                "sys/devices/system/cpu/cpu0/cpufreq/scaling_governor",
+                "sys/devices/system/cpu/cpu1/cpufreq/scaling_governor",
+                "sys/devices/system/cpu/cpufreq/boost",
+                "proc/sys/kernel/timer_migration",
+                "proc/sys/kernel/numa_balancing",
+            ]
+        );
+        // Planning changed nothing.
+        assert_eq!(read(root, "proc/sys/kernel/timer_migration"), "1\n");
+
+        let record = root.join("tune.json");
+        let applied = tune(&roots, &record).unwrap();
+        assert_eq!(applied, planned);
+        assert_eq!(read(root, "sys/devices/system/cpu/cpufreq/boost"), "0");
+        assert_eq!(read(root, "proc/sys/kernel/numa_balancing"), "0");
+        // Still in effect after the call, with the record on disk; a second tune refuses.
+        assert!(record.exists());
+        assert!(matches!(
+            tune(&roots, &record),
+            Err(SetupError::RecordExists { .. })
+        ));
+        // ASLR and THP are left alone on purpose.
+        assert_eq!(read(root, "proc/sys/kernel/randomize_va_space"), "2\n");
+
+        let undone = reset(&record).unwrap();
+        assert_eq!(undone.len(), 5);
+        assert_eq!(read(root, "sys/devices/system/cpu/cpufreq/boost"), "1");
+        assert_eq!(read(root, "proc/sys/kernel/timer_migration"), "1");
+        assert_eq!(
+            read(root, "sys/devices/system/cpu/cpu1/cpufreq/scaling_governor"),
+            "powersave"
+        );
+        assert!(!record.exists());
+        assert!(reset(&record).unwrap().is_empty());
+    }
+
+    #[test]
+    fn tune_on_a_machine_without_controls_changes_only_sysctls() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        write(root, "sys/devices/system/cpu/online", "0\n");
+        write(root, "proc/sys/kernel/timer_migration", "0\n");
+        let roots = Roots::under(root);
+        assert!(plan_tune(&roots).unwrap().is_empty());
+        write(root, "proc/sys/kernel/timer_migration", "1\n");
+        assert_eq!(plan_tune(&roots).unwrap().len(), 1);
+    }
 }
