@@ -5,10 +5,13 @@
 pub mod affinity;
 pub mod clock;
 pub mod cpulist;
+pub mod environment;
 mod error;
 pub mod procstat;
+pub mod roots;
 
 pub use error::SysError;
+pub use roots::Roots;
 
 use std::path::Path;
 
