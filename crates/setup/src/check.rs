@@ -563,14 +563,15 @@ fn xfer(read_fd: &OwnedFd, write_fd: &OwnedFd, first_write: bool) -> bool {
     let mut b = [0u8; 1];
     let (r, w) = (read_fd.as_raw_fd(), write_fd.as_raw_fd());
     // SAFETY: one byte from/into a valid one-byte buffer on descriptors borrowed for the call.
-    unsafe {
-        if first_write {
-            libc::write(w, b.as_ptr().cast(), 1) == 1
-                && libc::read(r, b.as_mut_ptr().cast(), 1) == 1
-        } else {
-            libc::read(r, b.as_mut_ptr().cast(), 1) == 1
-                && libc::write(w, b.as_ptr().cast(), 1) == 1
-        }
+    let send = |b: &[u8; 1]| unsafe { libc::write(w, b.as_ptr().cast(), 1) == 1 };
+    // SAFETY: as above.
+    let receive = |b: &mut [u8; 1]| unsafe { libc::read(r, b.as_mut_ptr().cast(), 1) == 1 };
+    if first_write {
+        let sent = send(&b);
+        sent && receive(&mut b)
+    } else {
+        let received = receive(&mut b);
+        received && send(&b)
     }
 }
 
@@ -615,6 +616,7 @@ fn ping_pong_once(cpu_a: usize, cpu_b: usize, round_trips: u32) -> Result<f64, S
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use crate::fixture::{self, write};
@@ -657,7 +659,11 @@ mod tests {
         let vm = findings.iter().find(|f| f.id == "virtual-machine").unwrap();
         assert_eq!(vm.title, "virtual machine");
         let swap = findings.iter().find(|f| f.id == "swap-in-use").unwrap();
-        assert!(swap.detail.starts_with("1024 KiB of 2048 KiB"), "{}", swap.detail);
+        assert!(
+            swap.detail.starts_with("1024 KiB of 2048 KiB"),
+            "{}",
+            swap.detail
+        );
         let gov = findings.iter().find(|f| f.id == "governor").unwrap();
         assert!(gov.detail.contains("cpu0=powersave, cpu1=powersave"));
         // 1.5 on 2 CPUs is a warning, sorted before the infos.
@@ -681,7 +687,11 @@ mod tests {
         write(root, "sys/devices/system/cpu/cpufreq/boost", "0\n");
         write(root, "proc/cpuinfo", "processor\t: 0\nflags\t\t: fpu vme\n");
         write(root, "proc/stat", "cpu  100 0 50 1000 5 0 1 0 0 0\n");
-        write(root, "proc/meminfo", "SwapTotal: 2048 kB\nSwapFree: 2048 kB\n");
+        write(
+            root,
+            "proc/meminfo",
+            "SwapTotal: 2048 kB\nSwapFree: 2048 kB\n",
+        );
         write(root, "proc/sys/kernel/timer_migration", "0\n");
         write(root, "proc/sys/kernel/randomize_va_space", "0\n");
         write(root, "proc/cmdline", "ro isolcpus=1 nohz_full=1\n");

@@ -22,11 +22,23 @@ pub(crate) fn tree(dir: &Path) -> Roots {
     w("proc/sys/kernel/timer_migration", "1\n");
     w("proc/sys/kernel/numa_balancing", "0\n");
     w("proc/sys/kernel/randomize_va_space", "2\n");
-    w("proc/swaps", "Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n");
+    w(
+        "proc/swaps",
+        "Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n",
+    );
     w("proc/loadavg", "0.10 0.20 0.30 1/100 4242\n");
-    w("proc/stat", "cpu  100 0 50 1000 5 0 1 7 0 0\ncpu0 50 0 25 500 2 0 0 3 0 0\n");
-    w("proc/meminfo", "MemTotal: 1000 kB\nSwapTotal: 2048 kB\nSwapFree: 1024 kB\n");
-    w("proc/cpuinfo", "processor\t: 0\nflags\t\t: fpu vme hypervisor\n");
+    w(
+        "proc/stat",
+        "cpu  100 0 50 1000 5 0 1 7 0 0\ncpu0 50 0 25 500 2 0 0 3 0 0\n",
+    );
+    w(
+        "proc/meminfo",
+        "MemTotal: 1000 kB\nSwapTotal: 2048 kB\nSwapFree: 1024 kB\n",
+    );
+    w(
+        "proc/cpuinfo",
+        "processor\t: 0\nflags\t\t: fpu vme hypervisor\n",
+    );
     w("proc/cmdline", "root=/dev/vda ro quiet\n");
     w("sys/devices/system/cpu/online", "0-1\n");
     w("sys/devices/system/cpu/isolated", "\n");

@@ -79,11 +79,7 @@ impl SetupPlan {
                 Step::SwapReset { swaps_path } => {
                     let areas = swap::read_swaps(swaps_path)?;
                     if !areas.is_empty() {
-                        let change = Change::SwapAreas {
-                            swaps_path: swaps_path.clone(),
-                            areas,
-                        };
-                        planned.push((change, now));
+                        planned.push((Change::SwapAreas { areas }, now));
                     }
                 }
                 Step::DmaLatency { path, latency_us } if now => planned.push((
@@ -392,6 +388,7 @@ impl Drop for SetupGuard {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use crate::fixture::{self, read, write};
@@ -408,8 +405,10 @@ mod tests {
         let root = dir.path();
         let roots = fixture::tree(root);
         let plan = plan_setup(
-            &["governor,turbo,dma-latency:us=7,sysctl:kernel.timer_migration=0,drop-caches,\
-               cooldown:seconds=0.01:load=5,idle-gate:window=10:timeout=1,swap-reset"],
+            &[
+                "governor,turbo,dma-latency:us=7,sysctl:kernel.timer_migration=0,drop-caches,\
+               cooldown:seconds=0.01:load=5,idle-gate:window=10:timeout=1,swap-reset",
+            ],
             &roots,
         )
         .unwrap();
@@ -445,9 +444,17 @@ mod tests {
             ]
         );
         assert!(reports.iter().all(|r| !r.timed_out));
-        assert!(reports[1].detail.contains("load 0.1 < 5"), "{:?}", reports[1]);
+        assert!(
+            reports[1].detail.contains("load 0.1 < 5"),
+            "{:?}",
+            reports[1]
+        );
         // The fixture's /proc/stat never changes: 0% busy.
-        assert!(reports[2].detail.starts_with("busy 0.0%"), "{:?}", reports[2]);
+        assert!(
+            reports[2].detail.starts_with("busy 0.0%"),
+            "{:?}",
+            reports[2]
+        );
 
         guard.restore().unwrap();
         assert_eq!(read(root, GOV0), "powersave");

@@ -29,6 +29,7 @@
 mod check;
 mod error;
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod fixture;
 mod guard;
 mod plugins;

@@ -515,6 +515,7 @@ pub fn apply_in_child(child: &ChildSetup) -> Result<(), SetupError> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use crate::fixture;
@@ -542,13 +543,23 @@ mod tests {
         let session: Vec<&str> = plan.session_steps().map(|s| s.plugin.as_str()).collect();
         assert_eq!(
             session,
-            ["governor", "turbo", "dma-latency", "sysctl:kernel.timer_migration=0"]
+            [
+                "governor",
+                "turbo",
+                "dma-latency",
+                "sysctl:kernel.timer_migration=0"
+            ]
         );
         // Per-run steps in the fixed order: swap reset, drop caches, then the waits.
         let run: Vec<&str> = plan.run_steps().map(|s| s.plugin.as_str()).collect();
         assert_eq!(
             run,
-            ["swap-reset:when=run", "drop-caches", "cooldown:seconds=1", "idle-gate"]
+            [
+                "swap-reset:when=run",
+                "drop-caches",
+                "cooldown:seconds=1",
+                "idle-gate"
+            ]
         );
         let governor = plan.session_steps().next().unwrap();
         let Step::Write { writes } = &governor.step else {
@@ -583,7 +594,10 @@ mod tests {
             "sysctl:kernel..x=1",
         ] {
             assert!(
-                matches!(plan_setup(&[bad], &roots), Err(SetupError::BadOption { .. })),
+                matches!(
+                    plan_setup(&[bad], &roots),
+                    Err(SetupError::BadOption { .. })
+                ),
                 "{bad} should be a bad option"
             );
         }

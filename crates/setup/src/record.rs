@@ -27,10 +27,7 @@ pub enum Change {
     },
     /// Swap areas that swap-reset switches off and on again; restore switches on any of them
     /// that is not active (a reset interrupted between swapoff and swapon).
-    SwapAreas {
-        swaps_path: PathBuf,
-        areas: Vec<SwapArea>,
-    },
+    SwapAreas { areas: Vec<SwapArea> },
     /// A PM QoS CPU latency request held through an open /dev/cpu_dma_latency. Closing the file
     /// removes the request, and the kernel closes it when the process dies
     /// (Documentation/power/pm_qos_interface.rst), so there is nothing to replay; listed so
@@ -66,7 +63,7 @@ impl Change {
     pub(crate) fn restore(&self) -> Result<(), SetupError> {
         match self {
             Change::WriteFile { path, previous, .. } => write_value(path, previous),
-            Change::SwapAreas { swaps_path, areas } => swap::ensure_active(swaps_path, areas),
+            Change::SwapAreas { areas } => swap::ensure_active(areas),
             Change::DmaLatency { .. } => Ok(()),
         }
     }
@@ -219,6 +216,7 @@ pub(crate) fn remove_record(path: &Path) -> Result<(), SetupError> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
@@ -239,10 +237,7 @@ mod tests {
                 path: dir.path().join("cpu_dma_latency"),
                 latency_us: 0,
             },
-            Change::SwapAreas {
-                swaps_path: dir.path().join("swaps"),
-                areas: vec![],
-            },
+            Change::SwapAreas { areas: vec![] },
         ];
         let record = RestoreRecord::new(changes.clone());
         record.create(&record_path).unwrap();

@@ -119,6 +119,7 @@ fn parse_item(item: &str) -> Result<SetupSpec, SetupError> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

@@ -133,17 +133,17 @@ pub(crate) fn reset_areas(areas: &[SwapArea]) -> Result<(), SetupError> {
     }
 }
 
-/// Switches on every area of `areas` that is not active according to `swaps_path`; used by
-/// restore when a reset was interrupted between swapoff and swapon.
-pub(crate) fn ensure_active(swaps_path: &Path, areas: &[SwapArea]) -> Result<(), SetupError> {
-    let active = read_swaps(swaps_path).unwrap_or_default();
+/// Switches on every area of `areas` that is not active; used by restore when a reset was
+/// interrupted between swapoff and swapon. An area that is already active makes swapon(2) fail
+/// with EBUSY, which counts as success, so this does not depend on reading /proc/swaps.
+pub(crate) fn ensure_active(areas: &[SwapArea]) -> Result<(), SetupError> {
     let mut failures = Vec::new();
     for area in areas {
-        if active.iter().any(|a| a.path == area.path) {
-            continue;
-        }
-        if let Err(e) = swapon(&area.path, area.priority) {
-            failures.push(format!("swapon {}: {e}", area.path.display()));
+        match swapon(&area.path, area.priority) {
+            Ok(()) => {}
+            Err(SetupError::Syscall { source, .. })
+                if source.raw_os_error() == Some(libc::EBUSY) => {}
+            Err(e) => failures.push(format!("swapon {}: {e}", area.path.display())),
         }
     }
     if failures.is_empty() {
@@ -154,6 +154,7 @@ pub(crate) fn ensure_active(swaps_path: &Path, areas: &[SwapArea]) -> Result<(),
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

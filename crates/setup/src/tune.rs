@@ -98,6 +98,7 @@ pub fn reset(record_path: &Path) -> Result<Vec<Change>, SetupError> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use crate::fixture::{self, read, write};
