@@ -53,8 +53,8 @@ pub use tune::{plan_tune, reset, tune};
 use std::path::PathBuf;
 
 /// Where the kernel's interfaces live. The real machine uses [`Roots::real`]; tests point the
-/// roots at fixture trees. The field names match the `Roots` of vernier-sys, plus `dev_root`
-/// for /dev/cpu_dma_latency.
+/// roots at fixture trees. These are the [`vernier_sys::Roots`] plus `dev_root` for
+/// /dev/cpu_dma_latency; convert with `Roots::from(sys_roots)` and [`Roots::sys`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Roots {
     pub proc_root: PathBuf,
@@ -88,8 +88,53 @@ impl Roots {
     }
 }
 
+impl Roots {
+    /// The vernier-sys roots (without `dev_root`), for its readers.
+    pub fn sys(&self) -> vernier_sys::Roots {
+        vernier_sys::Roots {
+            proc_root: self.proc_root.clone(),
+            sys_root: self.sys_root.clone(),
+            etc_root: self.etc_root.clone(),
+            boot_root: self.boot_root.clone(),
+        }
+    }
+}
+
+/// `dev_root` is /dev for the running machine and `<dir>/dev` for a tree made by
+/// `vernier_sys::Roots::under(dir)` (the parent of its proc root).
+impl From<vernier_sys::Roots> for Roots {
+    fn from(r: vernier_sys::Roots) -> Self {
+        let dev_root = match r.proc_root.parent() {
+            Some(dir) if r.proc_root != std::path::Path::new("/proc") => dir.join("dev"),
+            _ => PathBuf::from("/dev"),
+        };
+        Roots {
+            proc_root: r.proc_root,
+            sys_root: r.sys_root,
+            etc_root: r.etc_root,
+            boot_root: r.boot_root,
+            dev_root,
+        }
+    }
+}
+
 impl Default for Roots {
     fn default() -> Self {
         Roots::real()
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    #[test]
+    fn converts_from_and_to_the_sys_roots() {
+        assert_eq!(Roots::from(vernier_sys::Roots::real()), Roots::real());
+        let tree = Roots::from(vernier_sys::Roots::under("/tmp/fixture"));
+        assert_eq!(tree, Roots::under(Path::new("/tmp/fixture")));
+        assert_eq!(tree.sys(), vernier_sys::Roots::under("/tmp/fixture"));
     }
 }
