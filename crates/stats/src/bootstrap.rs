@@ -233,6 +233,11 @@ mod tests {
         let c = bootstrap_ci(&xs, mean, BootstrapMethod::Bca, 0.95, 500, 8).unwrap();
         assert_ne!(a.interval, c.interval);
         assert_eq!(a.estimate, checked_mean(&xs).unwrap());
+        let dist = bootstrap_distribution(&xs, mean, 500, 7).unwrap();
+        assert_eq!(
+            bootstrap_interval(&xs, mean, &dist, BootstrapMethod::Bca, 0.95).unwrap(),
+            a
+        );
     }
 
     #[test]

@@ -21,7 +21,9 @@ pub fn benjamini_hochberg(ps: &[f64]) -> Result<Vec<f64>, StatsError> {
     let mut adjusted = vec![0.0; m];
     let mut running_min = 1.0f64;
     for (rank0, &i) in order.iter().enumerate().rev() {
-        let scaled = ps[i] * m as f64 / (rank0 + 1) as f64;
+        // p * (m / rank) as SciPy does: the factor is >= 1, so rounding never takes the
+        // adjusted value below the raw one.
+        let scaled = ps[i] * (m as f64 / (rank0 + 1) as f64);
         running_min = running_min.min(scaled);
         adjusted[i] = running_min;
     }
