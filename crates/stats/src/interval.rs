@@ -24,9 +24,14 @@ impl Interval {
 ///
 /// The interval `[x(k), x(n-k+1)]` covers the population median with probability
 /// `1 - 2 P(B <= k-1)`, `B ~ Binomial(n, 1/2)`; `k` is the largest index whose coverage is still
-/// at least `level` (Conover, *Practical Nonparametric Statistics*, 3rd ed., sec. 3.2; the same
-/// interval as `scipy.stats.quantile_test(x, p=0.5).confidence_interval()`). Returns `Ok(None)`
-/// when `n` is too small for any such interval (n < 6 at 95%).
+/// at least `level` (Conover, *Practical Nonparametric Statistics*, 3rd ed., sec. 3.2).
+///
+/// This is `scipy.stats.quantile_test(x, q, p=0.5).confidence_interval(level)` except when a
+/// tail probability `P(B <= k-1)` equals `(1 - level) / 2` exactly (possible only for dyadic
+/// levels, e.g. n = 2 at 50%, n = 3 at 75%): SciPy's `binom.ppf` then picks the lower index one
+/// step further out (NaN at the edge) while its upper index stays, whereas this function keeps
+/// the symmetric interval whose coverage is exactly `level`. Returns `Ok(None)` when `n` is too
+/// small for any such interval (n < 6 at 95%).
 pub fn median_ci(xs: &[f64], level: f64) -> Result<Option<Interval>, StatsError> {
     check(xs, 1)?;
     check_level(level)?;

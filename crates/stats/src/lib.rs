@@ -8,7 +8,7 @@
 //! - location and spread: [`quantile`], [`median`], [`mean`], [`std_dev`], [`mad`];
 //! - intervals of one sample: [`median_ci`] (order statistics), [`mean_ci`] (Student t),
 //!   [`bootstrap_ci`] (percentile and BCa);
-//! - two samples: [`mann_whitney_u`], [`hodges_lehmann`], [`welch_t_test`];
+//! - two samples: [`mann_whitney_u`], [`hodges_lehmann()`], [`welch_t_test`];
 //! - many comparisons: [`benjamini_hochberg`], [`geomean_ratio_ci`], [`geometric_mean`];
 //! - warnings about a series of runs: [`classify_outliers`], [`spearman_drift`],
 //!   [`bimodality`].

@@ -31,16 +31,18 @@ pub fn quantile(xs: &[f64], q: f64) -> Result<f64, StatsError> {
     Ok(quantile_sorted(&sorted(xs), q))
 }
 
+/// Median: the 0.5 quantile, the mean of the two middle values for even n (`numpy.median`).
 pub fn median(xs: &[f64]) -> Result<f64, StatsError> {
     quantile(xs, 0.5)
 }
 
+/// Arithmetic mean (`numpy.mean`).
 pub fn mean(xs: &[f64]) -> Result<f64, StatsError> {
     check(xs, 1)?;
     Ok(xs.iter().sum::<f64>() / xs.len() as f64)
 }
 
-/// Sample standard deviation (divisor n - 1).
+/// Sample standard deviation with divisor n - 1 (`numpy.std(x, ddof=1)`); needs 2 values.
 pub fn std_dev(xs: &[f64]) -> Result<f64, StatsError> {
     check(xs, 2)?;
     let m = mean(xs)?;
