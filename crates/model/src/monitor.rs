@@ -123,6 +123,7 @@ pub fn summarize_series<'a>(
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

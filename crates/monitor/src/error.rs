@@ -79,6 +79,15 @@ impl MonitorError {
         }
     }
 
+    /// The message without the "unsupported: " prefix, for the unsupported map of a run.
+    pub fn reason(&self) -> String {
+        match self {
+            MonitorError::Unsupported { what } => what.clone(),
+            MonitorError::Sys(vernier_sys::SysError::Unsupported { what }) => what.clone(),
+            e => e.to_string(),
+        }
+    }
+
     pub fn is_unsupported(&self) -> bool {
         match self {
             MonitorError::Unsupported { .. } => true,
@@ -89,6 +98,7 @@ impl MonitorError {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
@@ -96,7 +106,9 @@ mod tests {
     fn io_errors_map_to_unsupported_only_when_the_interface_is_missing() {
         let p = Path::new("/proc/x");
         let missing = std::io::Error::from(std::io::ErrorKind::NotFound);
-        assert!(MonitorError::from_io(p, missing).is_unsupported());
+        let e = MonitorError::from_io(p, missing);
+        assert!(e.is_unsupported());
+        assert!(e.reason().starts_with("/proc/x: "), "{}", e.reason());
         let denied = std::io::Error::from_raw_os_error(libc::EACCES);
         assert!(MonitorError::from_io(p, denied).is_unsupported());
         let disabled = std::io::Error::from_raw_os_error(libc::EOPNOTSUPP);

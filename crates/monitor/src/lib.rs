@@ -145,6 +145,7 @@ pub fn top_movers(changes: &[(&str, f64)], top: usize, pinned: impl Fn(&str) -> 
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

@@ -287,8 +287,8 @@ impl Monitor for PressureMonitor {
             match load(&path, &mut self.buf, parse_pressure) {
                 Ok(_) => present.push((resource, path)),
                 Err(e) if e.is_unsupported() => {
-                    self.missing.push((resource.to_string(), e.to_string()));
-                    reasons.push(e.to_string());
+                    self.missing.push((resource.to_string(), e.reason()));
+                    reasons.push(e.reason());
                 }
                 Err(e) => return Err(e),
             }
@@ -362,7 +362,7 @@ impl Monitor for InterruptsMonitor {
             match load(path, &mut self.buf, parse_interrupts) {
                 Ok(_) => {}
                 Err(e) if e.is_unsupported() => {
-                    self.missing.push(("softirq".into(), e.to_string()));
+                    self.missing.push(("softirq".into(), e.reason()));
                     self.softirqs = None;
                 }
                 Err(e) => return Err(e),
@@ -490,7 +490,7 @@ impl Monitor for PerfMonitor {
             match PerfCounter::open(def, child_pid) {
                 Ok(c) => self.counters.push((def.metric, def.unit, c)),
                 Err(e) if e.is_unsupported() => {
-                    self.missing.push((def.metric.to_string(), e.to_string()));
+                    self.missing.push((def.metric.to_string(), e.reason()));
                 }
                 Err(e) => return Err(e),
             }
@@ -556,6 +556,7 @@ impl Monitor for CpufreqMonitor {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use crate::SeriesKind;

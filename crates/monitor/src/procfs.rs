@@ -407,6 +407,7 @@ pub fn read_cpufreq(sys_root: &Path) -> Result<Vec<(u32, u64)>, MonitorError> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

@@ -20,6 +20,9 @@ use crate::{Monitor, MonitorError, MonitorRoots, Reading, SeriesKind};
 
 /// Points reserved per series before the run: 2 minutes at the default interval.
 const POINTS_CAPACITY: usize = 128;
+/// Monitors due this close to a wake-up are sampled in it rather than in a wake-up of their
+/// own.
+const COALESCE: Duration = Duration::from_millis(2);
 /// Readings reserved for one sample of one monitor.
 const READINGS_CAPACITY: usize = 512;
 
@@ -215,7 +218,7 @@ fn sampler_thread(
         let active = match monitor.start(child_pid) {
             Ok(()) => true,
             Err(e) if e.is_unsupported() => {
-                unsupported.insert(name.to_string(), e.to_string());
+                unsupported.insert(name.to_string(), e.reason());
                 false
             }
             Err(e) => {
@@ -247,7 +250,7 @@ fn sampler_thread(
     let mut sample_round = |slots: &mut [Slot], state: &mut State, all: bool| {
         let now = Instant::now();
         for slot in slots.iter_mut().filter(|s| s.active) {
-            if all || slot.due <= now {
+            if all || slot.due <= now + COALESCE {
                 state.sample(slot);
                 // The next sample is one interval after this one was due; after a stall,
                 // missed samples are skipped rather than taken in a burst.
@@ -257,6 +260,12 @@ fn sampler_thread(
         rounds += 1;
     };
 
+    // Every schedule starts at the start sample, so monitors with equal intervals fall due
+    // together and share one wake-up.
+    let start = Instant::now();
+    for slot in &mut slots {
+        slot.due = start;
+    }
     sample_round(&mut slots, &mut state, true);
     // The caller may release the child now; nothing to do if it stopped waiting.
     let _ = ready.send(());
@@ -276,7 +285,7 @@ fn sampler_thread(
     let sampler_cpu_ns = thread_cpu_ns();
     let mut series = Vec::new();
     let mut failed = Vec::new();
-    for slot in &slots {
+    for slot in slots {
         if slot.failed {
             failed.push(slot.monitor.name());
         }
@@ -290,9 +299,10 @@ fn sampler_thread(
             })
             .collect();
         let keep = slot.monitor.keep(&changes);
-        for (s, keep) in slot.series.iter().zip(keep) {
+        drop(changes);
+        for (s, keep) in slot.series.into_iter().zip(keep) {
             if keep {
-                series.push(s.series.clone());
+                series.push(s.series);
             }
         }
     }
@@ -327,19 +337,23 @@ fn raise_priority() -> String {
     format!("default (SCHED_FIFO: {fifo}; nice -5: {nice})")
 }
 
-/// CPU time (user + system) of the calling thread, from getrusage(RUSAGE_THREAD).
+/// CPU time of the calling thread in ns (clock_gettime(CLOCK_THREAD_CPUTIME_ID)). Unlike
+/// getrusage(RUSAGE_THREAD), which reports the runtime as of the last tick or context switch,
+/// this clock includes the time since (clock_gettime(2)), so short stretches measure right.
 pub fn thread_cpu_ns() -> i64 {
-    // SAFETY: an all-zero rusage is a valid value to be overwritten.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: `ru` is a valid, writable rusage.
-    if unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) } != 0 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec.
+    if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) } != 0 {
         return 0;
     }
-    let ns = |tv: libc::timeval| tv.tv_sec as i64 * 1_000_000_000 + tv.tv_usec as i64 * 1000;
-    ns(ru.ru_utime) + ns(ru.ru_stime)
+    ts.tv_sec * 1_000_000_000 + ts.tv_nsec
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
@@ -430,10 +444,55 @@ mod tests {
         assert!(data.find("bad", "partial").is_none());
         assert!(!data.summary.contains_key("bad.n"));
         assert_eq!(data.summary["good.n"], 1.0);
-        assert_eq!(data.unsupported["absent"], "unsupported: not here");
+        assert_eq!(data.unsupported["absent"], "not here");
         let failed: Vec<&str> = data.failures.iter().map(|f| f.monitor.as_str()).collect();
         assert_eq!(failed, ["broken", "bad"]);
         assert!(data.failures[1].message.contains("scripted failure"));
+    }
+
+    /// Reports its third sample on a channel, so a test can wait for interval sampling
+    /// without timing anything.
+    struct Signalling {
+        n: u32,
+        tx: mpsc::Sender<()>,
+    }
+
+    impl Monitor for Signalling {
+        fn name(&self) -> &'static str {
+            "sig"
+        }
+        fn start(&mut self, _child_pid: i32) -> Result<(), MonitorError> {
+            Ok(())
+        }
+        fn sample(&mut self, out: &mut Vec<Reading>) -> Result<(), MonitorError> {
+            self.n += 1;
+            if self.n == 3 {
+                let _ = self.tx.send(());
+            }
+            out.push(Reading::gauge("n", "count", self.n as f64));
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn samples_at_the_interval_between_start_and_end() {
+        let (tx, rx) = mpsc::channel();
+        let s = RunSampler::start_monitors(
+            vec![
+                (Box::new(Signalling { n: 0, tx }), Duration::from_millis(10)),
+                (Box::new(scripted("slow")), Duration::from_secs(3600)),
+            ],
+            0,
+        )
+        .unwrap();
+        rx.recv().unwrap();
+        let data = s.finish();
+        let n = data.find("sig", "n").unwrap();
+        assert!(n.points.len() >= 4, "{} points", n.points.len());
+        assert!(n.points.windows(2).all(|w| w[1].t_ns >= w[0].t_ns));
+        // The slow monitor was only sampled at the start and the end.
+        assert_eq!(data.find("slow", "n").unwrap().points.len(), 2);
+        assert!(data.rounds as usize >= n.points.len());
     }
 
     #[test]

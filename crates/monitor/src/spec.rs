@@ -308,6 +308,7 @@ pub fn build(spec: &MonitorSpec, roots: &MonitorRoots) -> Box<dyn Monitor> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

@@ -1,0 +1,106 @@
+//! The controller's cost of monitoring: CPU time of the sampler thread per second of run with
+//! the default monitors at 1 s and 100 ms, and the cost of one sample of each monitor.
+//!
+//! Usage: overhead [SECONDS]   (default 10 s per configuration; run as root for perf/slab)
+
+use std::process::Command;
+use std::time::Instant;
+
+use vernier_monitor::sampler::thread_cpu_ns;
+use vernier_monitor::spec::{build, MONITORS};
+use vernier_monitor::{parse_monitor_list, MonitorRoots, MonitorSpec, RunSampler};
+
+fn run(label: &str, specs: &[MonitorSpec], seconds: u64) -> Result<(), String> {
+    // The measured run: a child that sleeps, so the machine is quiet.
+    let mut child = Command::new("sleep")
+        .arg(seconds.to_string())
+        .spawn()
+        .map_err(|e| format!("spawn sleep: {e}"))?;
+    let t = Instant::now();
+    let sampler = RunSampler::start(specs, &MonitorRoots::default(), child.id() as i32)
+        .map_err(|e| e.to_string())?;
+    child.wait().map_err(|e| format!("wait: {e}"))?;
+    let data = sampler.finish();
+    let wall = t.elapsed().as_secs_f64();
+    let cpu_s = data.sampler_cpu_ns as f64 / 1e9;
+    println!(
+        "{label:<28} {:>6.1} s  rounds {:>5}  sampler CPU {:>8.2} ms  = {:.4}% of one CPU  ({}, {} series)",
+        wall,
+        data.rounds,
+        cpu_s * 1e3,
+        100.0 * cpu_s / wall,
+        data.sampler_priority,
+        data.series.len()
+    );
+    for f in &data.failures {
+        println!("    failure: {}: {}", f.monitor, f.message);
+    }
+    Ok(())
+}
+
+fn per_sample_cost() -> Result<(), String> {
+    const N: u32 = 200;
+    let roots = MonitorRoots::default();
+    let pid = std::process::id() as i32;
+    println!("\ncost of one sample (thread CPU time, mean of {N}):");
+    for info in MONITORS.iter() {
+        let mut m = build(&MonitorSpec::new(info.kind), &roots);
+        if let Err(e) = m.start(pid) {
+            println!("  {:<11} unsupported: {}", info.name, e.reason());
+            continue;
+        }
+        let mut out = Vec::with_capacity(512);
+        let before = thread_cpu_ns();
+        let t = Instant::now();
+        for _ in 0..N {
+            out.clear();
+            m.sample(&mut out)
+                .map_err(|e| format!("{}: {e}", info.name))?;
+        }
+        let cpu_us = (thread_cpu_ns() - before) as f64 / 1e3 / f64::from(N);
+        let wall_us = t.elapsed().as_secs_f64() * 1e6 / f64::from(N);
+        let skipped: Vec<String> = m.unsupported().into_iter().map(|(k, _)| k).collect();
+        println!(
+            "  {:<11} {:>8.1} us CPU {:>8.1} us wall  {:>4} readings{}",
+            info.name,
+            cpu_us,
+            wall_us,
+            out.len(),
+            if skipped.is_empty() {
+                String::new()
+            } else {
+                format!("  (unsupported: {})", skipped.join(", "))
+            }
+        );
+    }
+    Ok(())
+}
+
+fn main() {
+    let seconds: u64 = std::env::args()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(10);
+    let configs = [
+        ("default @ 1 s", "default"),
+        ("default @ 100 ms", "default:interval=0.1"),
+        ("default+slab @ 1 s", "default,slab"),
+        (
+            "default+slab @ 100 ms",
+            "default:interval=0.1,slab:interval=0.1",
+        ),
+    ];
+    for (label, text) in configs {
+        let result = parse_monitor_list(text)
+            .map_err(|e| e.to_string())
+            .and_then(|specs| run(label, &specs, seconds));
+        if let Err(e) = result {
+            eprintln!("{label}: {e}");
+            std::process::exit(2);
+        }
+    }
+    if let Err(e) = per_sample_cost() {
+        eprintln!("{e}");
+        std::process::exit(2);
+    }
+}
