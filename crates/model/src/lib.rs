@@ -13,6 +13,7 @@ pub mod settings;
 
 pub use benchmark::{BenchmarkInfo, MetricInfo};
 pub use environment::Environment;
+pub use finding::{Finding, Severity};
 pub use options::{OptionDefault, OptionKind, OptionSpec, OptionValue, Options};
 pub use record::{
     ConfigurationRecord, RunRecord, Rusage, SessionInfo, SessionStatus, StopReason,
