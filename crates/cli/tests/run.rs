@@ -1,4 +1,5 @@
 //! `vernier run`, `show`, `list` and `sessions` end to end, each test with its own database.
+#![allow(clippy::unwrap_used)] // test helpers panic on unexpected failures by design
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -25,7 +26,11 @@ fn show_json(db: &Path, session: &str) -> Vec<Value> {
         .args(["show", session, "--format", "json"])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     serde_json::from_slice::<Vec<Value>>(&out.stdout).unwrap()
 }
 
@@ -50,7 +55,9 @@ fn every_benchmark_runs_with_tiny_settings_and_is_stored() {
         ])
         .assert()
         .success()
-        .stdout(predicate::str::contains("hackbench:datasize=100:fds=2:groups=1"));
+        .stdout(predicate::str::contains(
+            "hackbench:datasize=100:fds=2:groups=1",
+        ));
     let configs = show_json(&db, "latest");
     assert_eq!(configs.len(), 4 + 6 + 1 + 1);
     for c in &configs {
@@ -61,7 +68,17 @@ fn every_benchmark_runs_with_tiny_settings_and_is_stored() {
         for v in c["values"].as_array().unwrap() {
             assert!(v.as_f64().unwrap() > 0.0, "{c}");
         }
-        for key in ["benchmark", "options", "metric", "unit", "higher_is_better", "median", "ci_low", "ci_high", "mean"] {
+        for key in [
+            "benchmark",
+            "options",
+            "metric",
+            "unit",
+            "higher_is_better",
+            "median",
+            "ci_low",
+            "ci_high",
+            "mean",
+        ] {
             assert!(c.get(key).is_some(), "{key} missing in {c}");
         }
     }
@@ -84,7 +101,11 @@ fn every_benchmark_runs_with_tiny_settings_and_is_stored() {
     assert_eq!(warmups, 12);
     assert_eq!(with_cpu, 36);
     let tag: String = conn
-        .query_row("SELECT value FROM session_tags WHERE key = 'kernel'", [], |r| r.get(0))
+        .query_row(
+            "SELECT value FROM session_tags WHERE key = 'kernel'",
+            [],
+            |r| r.get(0),
+        )
         .unwrap();
     assert_eq!(tag, "test");
 }
@@ -95,7 +116,11 @@ fn stopping_rule_converges_on_scripted_values() {
     // Runs 1-6 spread 10%; from run 7 the values cluster: at n = 9 the CI [x(2), x(8)] is
     // [99, 101], 1% <= 2%.
     vernier(&db)
-        .args(["run", "mock:values=90/110/100/99/101/100/100/100/100/100", "--quiet"])
+        .args([
+            "run",
+            "mock:values=90/110/100/99/101/100/100/100/100/100",
+            "--quiet",
+        ])
         .assert()
         .success();
     let c = &show_json(&db, "latest")[0];
@@ -103,7 +128,10 @@ fn stopping_rule_converges_on_scripted_values() {
     assert_eq!(c["stop_reason"], "converged");
     assert_eq!(c["converged"], true);
     assert_eq!(c["median"], 100.0);
-    assert_eq!((c["ci_low"].as_f64(), c["ci_high"].as_f64()), (Some(99.0), Some(101.0)));
+    assert_eq!(
+        (c["ci_low"].as_f64(), c["ci_high"].as_f64()),
+        (Some(99.0), Some(101.0))
+    );
     assert_eq!(c["warmup_runs"], 1);
 }
 
@@ -111,14 +139,24 @@ fn stopping_rule_converges_on_scripted_values() {
 fn noisy_scripted_values_stop_at_max_runs_with_a_warning() {
     let (_dir, db) = temp_db();
     vernier(&db)
-        .args(["run", "mock:values=80/120", "--max-runs", "10", "--warmup", "0", "--quiet"])
+        .args([
+            "run",
+            "mock:values=80/120",
+            "--max-runs",
+            "10",
+            "--warmup",
+            "0",
+            "--quiet",
+        ])
         .assert()
         .success();
     vernier(&db)
         .args(["show"])
         .assert()
         .success()
-        .stdout(predicate::str::contains("not converged (stopped: max-runs)"))
+        .stdout(predicate::str::contains(
+            "not converged (stopped: max-runs)",
+        ))
         .stdout(predicate::str::contains("median 95% CI"));
     let c = &show_json(&db, "latest")[0];
     assert_eq!(c["n"], 10);
@@ -210,20 +248,35 @@ fn list_shows_benchmarks_suites_and_options() {
 fn bad_input_is_rejected_before_anything_runs() {
     let (_dir, db) = temp_db();
     let cases: &[(&[&str], &str)] = &[
-        (&["run", "hackbnch"], "valid benchmarks: hackbench, pipe, fork, yield"),
-        (&["run", "hackbench:grups=4"], "valid options: groups, fds, loops, datasize, ipc, tasks"),
+        (
+            &["run", "hackbnch"],
+            "valid benchmarks: hackbench, pipe, fork, yield",
+        ),
+        (
+            &["run", "hackbench:grups=4"],
+            "valid options: groups, fds, loops, datasize, ipc, tasks",
+        ),
         (&["run", "hackbench:groups=four"], "expected an integer"),
         (&["run", "hackbench:groups=0"], "expected an integer in 1"),
         (&["run", "hackbench:ipc=tcp"], "one of socket, pipe"),
-        (&["run", "hackbench:groups="], "empty value or an empty sweep element"),
+        (
+            &["run", "hackbench:groups="],
+            "empty value or an empty sweep element",
+        ),
         (&["run", "hackbench:groups=4,,8"], "empty sweep element"),
         (&["run", "hackbench:groups"], "is not OPTION=VALUE"),
         (&["run", "fork:duration=-1"], "expected a number in"),
         (&["run", "--suite", "nope"], "valid suites: quick"),
-        (&["run", "pipe", "--min-runs", "10", "--max-runs", "5"], "--max-runs"),
+        (
+            &["run", "pipe", "--min-runs", "10", "--max-runs", "5"],
+            "--max-runs",
+        ),
         (&["run", "pipe", "--target", "0"], "outside (0, 1)"),
         (&["run", "pipe", "--tag", "novalue"], "is not KEY=VALUE"),
-        (&["run", "pipe", "--tag", "a=1", "--tag", "a=2"], "tag 'a' is given twice"),
+        (
+            &["run", "pipe", "--tag", "a=1", "--tag", "a=2"],
+            "tag 'a' is given twice",
+        ),
         (&["run", "pipe", "pipe"], "is given twice"),
     ];
     for (args, message) in cases {
@@ -248,7 +301,11 @@ fn unusable_databases_are_errors() {
         .stderr(predicate::str::contains("cannot use database"));
     // A file that is not SQLite.
     let junk = dir.path().join("junk.db");
-    std::fs::write(&junk, "this is not a database, just text that is long enough to matter").unwrap();
+    std::fs::write(
+        &junk,
+        "this is not a database, just text that is long enough to matter",
+    )
+    .unwrap();
     vernier(&junk)
         .args(["run", "mock", "--quiet"])
         .assert()
@@ -261,7 +318,10 @@ fn unusable_databases_are_errors() {
     assert!(!missing.exists());
     // A session that does not exist.
     let (_d, db) = temp_db();
-    vernier(&db).args(["run", "mock", "--quiet"]).assert().success();
+    vernier(&db)
+        .args(["run", "mock", "--quiet"])
+        .assert()
+        .success();
     vernier(&db)
         .args(["show", "ffffffff"])
         .assert()
@@ -277,7 +337,15 @@ fn two_processes_write_one_database_at_once() {
         std::process::Command::new(&bin)
             .arg("--db")
             .arg(&db)
-            .args(["run", "mock:values=1/2/3/4", "--min-runs", "40", "--max-runs", "40", "--quiet"])
+            .args([
+                "run",
+                "mock:values=1/2/3/4",
+                "--min-runs",
+                "40",
+                "--max-runs",
+                "40",
+                "--quiet",
+            ])
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
@@ -286,7 +354,11 @@ fn two_processes_write_one_database_at_once() {
     let (a, b) = (spawn(), spawn());
     for child in [a, b] {
         let out = child.wait_with_output().unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
     let conn = rusqlite::Connection::open(&db).unwrap();
     let (sessions, runs): (i64, i64) = conn
@@ -309,7 +381,16 @@ fn interrupt_keeps_completed_runs() {
     let mut child = std::process::Command::new(&bin)
         .arg("--db")
         .arg(&db)
-        .args(["run", "yield:duration=0.2:workers=1", "--warmup", "0", "--min-runs", "100", "--max-runs", "100"])
+        .args([
+            "run",
+            "yield:duration=0.2:workers=1",
+            "--warmup",
+            "0",
+            "--min-runs",
+            "100",
+            "--max-runs",
+            "100",
+        ])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -327,7 +408,10 @@ fn interrupt_keeps_completed_runs() {
     let rest: Vec<String> = lines.map(|l| l.unwrap()).collect();
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(130), "{rest:?}");
-    assert!(rest.iter().any(|l| l.contains("session interrupted")), "{rest:?}");
+    assert!(
+        rest.iter().any(|l| l.contains("session interrupted")),
+        "{rest:?}"
+    );
     let c = &show_json(&db, "latest")[0];
     let n = c["n"].as_u64().unwrap();
     assert!((2..100).contains(&n), "n = {n}");
