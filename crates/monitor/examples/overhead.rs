@@ -38,6 +38,30 @@ fn run(label: &str, specs: &[MonitorSpec], seconds: u64) -> Result<(), String> {
     Ok(())
 }
 
+/// The cost that does not depend on the run's length: thread start, opening the perf
+/// counters, the start and end samples, building the series. Most of it falls before the child
+/// is released and after it has ended.
+fn per_run_cost() -> Result<(), String> {
+    const RUNS: u32 = 20;
+    let specs = parse_monitor_list("default").map_err(|e| e.to_string())?;
+    let mut total_ns = 0i64;
+    for _ in 0..RUNS {
+        let mut child = Command::new("true")
+            .spawn()
+            .map_err(|e| format!("spawn true: {e}"))?;
+        let sampler = RunSampler::start(&specs, &MonitorRoots::default(), child.id() as i32)
+            .map_err(|e| e.to_string())?;
+        child.wait().map_err(|e| format!("wait: {e}"))?;
+        total_ns += sampler.finish().sampler_cpu_ns;
+    }
+    println!(
+        "
+fixed cost per run (default monitors, start + end sample, mean of {RUNS}): {:.0} us CPU",
+        total_ns as f64 / 1e3 / f64::from(RUNS)
+    );
+    Ok(())
+}
+
 fn per_sample_cost() -> Result<(), String> {
     const N: u32 = 200;
     let roots = MonitorRoots::default();
@@ -99,7 +123,7 @@ fn main() {
             std::process::exit(2);
         }
     }
-    if let Err(e) = per_sample_cost() {
+    if let Err(e) = per_run_cost().and_then(|()| per_sample_cost()) {
         eprintln!("{e}");
         std::process::exit(2);
     }

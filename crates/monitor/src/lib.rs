@@ -6,6 +6,16 @@
 //! per-run summary. Parsers are pure `parse_<file>(&str)` functions; readers take the /proc or
 //! /sys root, so tests run on fixture trees. A missing interface is
 //! [`MonitorError::Unsupported`], recorded as a value in the run's data, never a failed run.
+//!
+//! Use per run: validate the `--monitor` text with [`parse_monitor_list`] (or take
+//! [`default_monitors`]) when the plan is built; for each run fork the child and hold it (on a
+//! pipe) before its work, call [`RunSampler::start`] with its pid (this opens the perf counters
+//! and takes the start sample), release the child, wait for it, then [`RunSampler::finish`].
+//!
+//! Cost, measured by `bench/monitor-overhead.sh` on a 2-vCPU KVM guest: the default monitors
+//! take about 110 us of CPU per sampling round and about 0.9 ms per run for start, end and
+//! bookkeeping, i.e. 0.04% of one CPU at 1 s and 0.4% at 100 ms; `slab` alone costs 250-600 us
+//! per sample, which is why it is not in the default set.
 
 mod error;
 pub mod monitors;
