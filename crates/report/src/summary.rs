@@ -4,7 +4,10 @@
 
 use serde::Serialize;
 use vernier_model::{Options, RunRecord, StoredConfiguration, StoredSession};
-use vernier_stats::{mad, mean_ci, median, median_ci, quantile};
+use vernier_stats::{
+    bimodality, classify_outliers, mad, mean_ci, median, median_ci, quantile, spearman_drift,
+    BIMODALITY_THRESHOLD,
+};
 
 /// Confidence level of every interval shown.
 pub const LEVEL: f64 = 0.95;
@@ -41,6 +44,9 @@ pub struct ConfigSummary {
     pub error: Option<String>,
     /// Runs whose foreign CPU time exceeds the tolerance (see [`contaminated`]).
     pub contaminated_runs: usize,
+    /// Runs outside Tukey's inner fences (see [`distribution_checks`]); classified, never
+    /// removed from the statistics.
+    pub outlier_runs: usize,
     pub warnings: Vec<String>,
     /// The measured values in run order.
     pub values: Vec<f64>,
@@ -78,6 +84,89 @@ pub fn contaminated(run: &RunRecord, online_cpus: u32) -> bool {
     run.foreign_cpu_ns as f64 > tolerance_ns + 0.05 * wall_ns
 }
 
+/// Fewest runs for which outliers are classified: below 4 the quartiles are the data.
+pub const MIN_RUNS_OUTLIERS: usize = 4;
+/// Fewest runs for the drift test: with fewer, only extreme trends reach significance.
+pub const MIN_RUNS_DRIFT: usize = 8;
+/// Significance level of the drift test. Strict, because a warning is printed for every
+/// configuration and a 5% level would cry wolf on one configuration in twenty.
+pub const DRIFT_P: f64 = 0.01;
+/// Fewest runs for the bimodality coefficient: its sample skewness and kurtosis are too
+/// variable below about 10 values to separate one mode from two (Pfister et al. 2013).
+pub const MIN_RUNS_MODALITY: usize = 10;
+
+/// What [`distribution_checks`] finds in a series of measured values.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DistributionChecks {
+    /// Values outside Tukey's inner fences (1.5 IQR beyond the quartiles).
+    pub outliers: usize,
+    /// Of those, values outside the outer fences (3 IQR).
+    pub severe_outliers: usize,
+    /// Spearman's rho of value against run index and its p-value, when the series trends
+    /// significantly (p < [`DRIFT_P`]).
+    pub drift: Option<(f64, f64)>,
+    /// The bimodality coefficient, when it exceeds [`BIMODALITY_THRESHOLD`].
+    pub bimodality: Option<f64>,
+    /// One line per finding, for the `warnings` of a summary or a comparison.
+    pub warnings: Vec<String>,
+}
+
+/// Outliers (Tukey fences; Tukey, *Exploratory Data Analysis*, 1977), drift (Spearman rank
+/// correlation of value against run index) and multimodality (bimodality coefficient, SAS
+/// definition; Pfister et al., Front. Psychol. 2013) of `values` in run order. Each check
+/// needs a minimum number of runs (the `MIN_RUNS_*` constants) and is skipped below it.
+/// Outliers are counted, never removed: the statistics stay those of all runs.
+pub fn distribution_checks(values: &[f64]) -> DistributionChecks {
+    let mut checks = DistributionChecks::default();
+    let n = values.len();
+    if n >= MIN_RUNS_OUTLIERS {
+        if let Ok(classes) = classify_outliers(values) {
+            checks.outliers = classes.iter().filter(|c| c.tukey.is_outlier()).count();
+            checks.severe_outliers = classes
+                .iter()
+                .filter(|c| {
+                    matches!(
+                        c.tukey,
+                        vernier_stats::TukeyClass::LowSevere
+                            | vernier_stats::TukeyClass::HighSevere
+                    )
+                })
+                .count();
+        }
+    }
+    if checks.outliers > 0 {
+        checks.warnings.push(format!(
+            "{} of {n} runs are outliers ({} severe; Tukey fences), kept in the statistics",
+            checks.outliers, checks.severe_outliers
+        ));
+    }
+    if n >= MIN_RUNS_DRIFT {
+        // A constant series is Degenerate: no trend, nothing to say.
+        if let Ok(s) = spearman_drift(values) {
+            if s.p < DRIFT_P {
+                checks.drift = Some((s.rho, s.p));
+                let way = if s.rho > 0.0 { "upward" } else { "downward" };
+                checks.warnings.push(format!(
+                    "drift: values trend {way} with run order (Spearman rho {:.2}, p {:.2e})",
+                    s.rho, s.p
+                ));
+            }
+        }
+    }
+    if n >= MIN_RUNS_MODALITY {
+        if let Ok(b) = bimodality(values) {
+            if b.suggests_bimodality() {
+                checks.bimodality = Some(b.coefficient);
+                checks.warnings.push(format!(
+                    "possibly multimodal (bimodality coefficient {:.2} > {:.3})",
+                    b.coefficient, BIMODALITY_THRESHOLD
+                ));
+            }
+        }
+    }
+    checks
+}
+
 /// Summarizes one configuration. `online_cpus` sets the tolerance of the contamination signal.
 pub fn summarize(config: &StoredConfiguration, online_cpus: u32) -> ConfigSummary {
     let values = config.values();
@@ -113,6 +202,8 @@ pub fn summarize(config: &StoredConfiguration, online_cpus: u32) -> ConfigSummar
             measured.len()
         ));
     }
+    let checks = distribution_checks(&values);
+    warnings.extend(checks.warnings);
     ConfigSummary {
         benchmark: record.benchmark.clone(),
         benchmark_version: record.benchmark_version.clone(),
@@ -138,6 +229,7 @@ pub fn summarize(config: &StoredConfiguration, online_cpus: u32) -> ConfigSummar
         converged: record.converged,
         error: record.error.clone(),
         contaminated_runs,
+        outlier_runs: checks.outliers,
         warnings,
         values,
     }
@@ -173,6 +265,8 @@ mod tests {
             rusage: Rusage::default(),
             foreign_cpu_ns,
             controller_cpu_ns: 0,
+            monitors: None,
+            setup_steps: Vec::new(),
         }
     }
 
@@ -226,5 +320,66 @@ mod tests {
         assert_eq!(s.ci_low, None);
         assert_eq!(s.warnings.len(), 3, "{:?}", s.warnings);
         assert!(s.warnings[1].contains("not converged (stopped: max-time)"));
+    }
+
+    #[test]
+    fn outliers_are_counted_and_kept() {
+        let values = [10.0, 10.2, 9.9, 10.1, 9.8, 10.0, 30.0];
+        let mut runs = Vec::new();
+        for (i, v) in values.iter().enumerate() {
+            runs.push(run(i as u32, false, *v, 0));
+        }
+        let s = summarize(&config(runs, StopReason::Converged), 2);
+        assert_eq!(s.outlier_runs, 1);
+        assert_eq!(s.n, 7);
+        assert_eq!(s.max, Some(30.0));
+        assert!(
+            s.warnings
+                .iter()
+                .any(|w| w.contains("1 of 7 runs are outliers (1 severe")),
+            "{:?}",
+            s.warnings
+        );
+    }
+
+    #[test]
+    fn drift_is_reported_with_its_direction() {
+        let up: Vec<f64> = (0..12).map(|i| 1.0 + f64::from(i) * 0.01).collect();
+        let c = distribution_checks(&up);
+        let (rho, p) = c.drift.unwrap();
+        assert_eq!(rho, 1.0);
+        assert!(p < DRIFT_P);
+        assert!(
+            c.warnings.iter().any(|w| w.contains("trend upward")),
+            "{c:?}"
+        );
+        let down: Vec<f64> = up.iter().rev().copied().collect();
+        assert!(distribution_checks(&down).warnings[0].contains("downward"));
+        // Too short a series is not tested.
+        assert_eq!(distribution_checks(&up[..7]).drift, None);
+    }
+
+    #[test]
+    fn two_clusters_are_flagged_multimodal() {
+        // Alternating, so there is no trend; two tight clusters far apart.
+        let values: Vec<f64> = (0..20)
+            .map(|i| if i % 2 == 0 { 1.0 } else { 2.0 } + f64::from(i % 3) * 0.001)
+            .collect();
+        let c = distribution_checks(&values);
+        assert!(c.bimodality.is_some(), "{c:?}");
+        assert_eq!(c.drift, None);
+        assert_eq!(c.outliers, 0);
+        assert!(c.warnings.iter().any(|w| w.contains("multimodal")));
+    }
+
+    #[test]
+    fn quiet_series_has_no_warnings() {
+        let values = [5.0, 5.1, 4.9, 5.05, 4.95, 5.02, 4.98, 5.08, 4.92, 5.03];
+        assert_eq!(distribution_checks(&values), DistributionChecks::default());
+        assert_eq!(distribution_checks(&[]), DistributionChecks::default());
+        assert_eq!(
+            distribution_checks(&[1.0; 12]),
+            DistributionChecks::default()
+        );
     }
 }
