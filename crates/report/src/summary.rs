@@ -146,9 +146,14 @@ pub fn distribution_checks(values: &[f64]) -> DistributionChecks {
             if s.p < DRIFT_P {
                 checks.drift = Some((s.rho, s.p));
                 let way = if s.rho > 0.0 { "upward" } else { "downward" };
+                let p = if s.p < 1e-4 {
+                    "p < 0.0001".to_string()
+                } else {
+                    format!("p = {:.4}", s.p)
+                };
                 checks.warnings.push(format!(
-                    "drift: values trend {way} with run order (Spearman rho {:.2}, p {:.2e})",
-                    s.rho, s.p
+                    "drift: values trend {way} with run order (Spearman rho {:.2}, {p})",
+                    s.rho
                 ));
             }
         }

@@ -1,0 +1,45 @@
+//! Comparisons of two result sets (`vernier compare`): pure functions of stored sessions,
+//! without I/O.
+//!
+//! Each configuration (benchmark and options) found on both sides is compared on the log
+//! scale, as PRODUCT.md's principles of accuracy prescribe: the ratio NEW/BASE is the
+//! exponentiated Hodges-Lehmann shift of the log values with its distribution-free interval,
+//! the p-value is Mann-Whitney's, Welch's t interval on logs is a parametric companion, and
+//! Benjamini-Hochberg adjusts the p-values across all comparisons. The verdict comes from the
+//! interval of the ratio against a practical threshold ([`verdict`]; the rule and its
+//! justification are in docs/compare.md). The run is the replication unit: when a side holds
+//! several sessions, their runs of a configuration are pooled run by run.
+
+mod compare;
+
+pub use compare::{
+    compare, verdict, CompareReport, CompareSettings, Comparison, Side, Summary, Unmatched,
+    Verdict, DEFAULT_THRESHOLD, LEVEL,
+};
+
+/// Why a comparison could not be made.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum AnalysisError {
+    /// A ratio needs positive values: the logarithm of zero or a negative number is undefined.
+    #[error(
+        "{configuration} ({side}): value {value} of run {run} is not positive; a ratio \
+         NEW/BASE needs positive values on both sides (the logarithm of zero or of a negative \
+         number is undefined)"
+    )]
+    NotPositive {
+        configuration: String,
+        side: Side,
+        /// Position of the value among the side's measured runs, from 0.
+        run: usize,
+        value: f64,
+    },
+    /// A statistic failed on data that passed the checks above (for example a non-finite
+    /// value).
+    #[error("{configuration}: {source}")]
+    Stats {
+        configuration: String,
+        source: vernier_stats::StatsError,
+    },
+    #[error("threshold must be a fraction in (0, 1), got {0}")]
+    Threshold(f64),
+}
