@@ -87,6 +87,17 @@ pub struct RunArgs {
     #[arg(long, value_name = "TEXT")]
     pub note: Option<String>,
 
+    /// Monitors sampled during each measured run: NAME[:interval=SECONDS],... or `default`,
+    /// `all`, `none` (stat, meminfo, vmstat, schedstat, pressure, interrupts, slab, perf,
+    /// cpufreq) [default: default]
+    #[arg(long = "monitor", value_name = "LIST")]
+    pub monitors: Vec<String>,
+
+    /// Prepare the system, restored afterwards: drop-caches, swap-reset, cooldown, idle-gate,
+    /// governor, turbo, dma-latency, rt, pin, sysctl; NAME[?][:OPTION=VALUE]... (`?`: optional)
+    #[arg(long = "setup", value_name = "LIST")]
+    pub setup: Vec<String>,
+
     /// No progress output, only the summary
     #[arg(long, short)]
     pub quiet: bool,

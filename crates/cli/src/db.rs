@@ -27,3 +27,12 @@ pub fn open_for_reading(explicit: Option<&Path>) -> Result<SqliteStore> {
     SqliteStore::open_existing(&path)
         .with_context(|| format!("cannot read database {}", path.display()))
 }
+
+/// Where setup writes what it changed before changing it, so `vernier system reset` can put
+/// things back after a crash: `$XDG_STATE_HOME/vernier/restore.json`.
+pub fn restore_record_path() -> Result<PathBuf> {
+    let state = dirs::state_dir()
+        .or_else(dirs::data_dir)
+        .context("cannot find the state directory (set HOME or XDG_STATE_HOME)")?;
+    Ok(state.join("vernier").join("restore.json"))
+}

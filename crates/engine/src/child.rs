@@ -11,6 +11,7 @@ use std::io::{Read, Write};
 use serde::{Deserialize, Serialize};
 use vernier_bench::RunContext;
 use vernier_model::Options;
+use vernier_setup::ChildSetup;
 
 /// What the child is to run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -19,6 +20,9 @@ pub struct ChildRequest {
     pub options: Options,
     pub warmup: bool,
     pub index: u32,
+    /// Real-time priority and CPU pinning the child applies to itself before measuring.
+    #[serde(default)]
+    pub setup: ChildSetup,
 }
 
 /// What the child measured, or why it could not.
@@ -70,6 +74,11 @@ fn measure(request: &ChildRequest) -> ChildReply {
             message: format!("unknown benchmark '{}'", request.benchmark),
         };
     };
+    if let Err(e) = vernier_setup::apply_in_child(&request.setup) {
+        return ChildReply::Failed {
+            message: format!("cannot apply the run's setup: {e}"),
+        };
+    }
     let ctx = RunContext {
         warmup: request.warmup,
         index: request.index,
@@ -102,6 +111,7 @@ mod tests {
             options: Options::default(),
             warmup: false,
             index: 0,
+            setup: ChildSetup::default(),
         };
         let mut out = Vec::new();
         let status = child_main(serde_json::to_vec(&req).unwrap().as_slice(), &mut out);

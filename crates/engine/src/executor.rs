@@ -7,7 +7,9 @@ use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
+use vernier_model::monitor::{MonitorFailure, RunMonitorData};
 use vernier_model::Rusage;
+use vernier_monitor::{MonitorRoots, MonitorSpec, RunSampler};
 use vernier_sys::clock::{clock_ticks_per_second, unix_now_ns};
 use vernier_sys::procstat::read_proc_stat_cpu;
 
@@ -23,6 +25,8 @@ pub struct RunOutcome {
     pub rusage: Rusage,
     pub foreign_cpu_ns: i64,
     pub controller_cpu_ns: i64,
+    /// What the monitors recorded (measured runs with monitors only).
+    pub monitors: Option<RunMonitorData>,
 }
 
 /// Why a run produced no measurement.
@@ -57,6 +61,9 @@ pub struct ProcessExecutor {
     pub args: Vec<String>,
     /// Root of procfs, for the foreign-CPU signal.
     pub proc_root: PathBuf,
+    /// Monitors sampled in this process during every measured run.
+    pub monitors: Vec<MonitorSpec>,
+    pub monitor_roots: MonitorRoots,
 }
 
 impl ProcessExecutor {
@@ -65,6 +72,8 @@ impl ProcessExecutor {
             program,
             args,
             proc_root: PathBuf::from("/proc"),
+            monitors: Vec::new(),
+            monitor_roots: MonitorRoots::default(),
         }
     }
 
@@ -117,6 +126,25 @@ impl Executor for ProcessExecutor {
         if interrupt.is_requested() {
             interrupt.kill_child();
         }
+        // The monitors start before the child has its request, so they see all of its work
+        // (the perf counters must exist before it forks its workers). A monitor that cannot
+        // start is recorded as a failure; the run goes on.
+        let sampler = if request.warmup || self.monitors.is_empty() {
+            None
+        } else {
+            Some(
+                RunSampler::start(&self.monitors, &self.monitor_roots, pid).map_err(|e| {
+                    RunMonitorData {
+                        failures: vec![MonitorFailure {
+                            monitor: "sampler".into(),
+                            t_ns: 0,
+                            message: e.to_string(),
+                        }],
+                        ..RunMonitorData::default()
+                    }
+                }),
+            )
+        };
         let mut reply_text = Vec::new();
         let mut stderr_text = Vec::new();
         if let Some(mut stdin) = child.stdin.take() {
@@ -130,8 +158,13 @@ impl Executor for ProcessExecutor {
             let _ = stderr.read_to_end(&mut stderr_text);
         }
         interrupt.set_child_group(0);
-        let (status, ru) = wait4(pid)?;
+        let waited = wait4(pid);
         let ended_at_ns = unix_now_ns();
+        let monitors = sampler.map(|s| match s {
+            Ok(sampler) => sampler.finish(),
+            Err(data) => data,
+        });
+        let (status, ru) = waited?;
         let controller_cpu_ns = self_cpu_ns() - controller_before;
         let busy_after = self.machine_busy_ns();
         if interrupt.is_requested() {
@@ -175,6 +208,7 @@ impl Executor for ProcessExecutor {
             rusage,
             foreign_cpu_ns,
             controller_cpu_ns,
+            monitors,
         })
     }
 }

@@ -21,4 +21,4 @@ pub use event::Event;
 pub use executor::{Executor, ProcessExecutor, RunOutcome};
 pub use interrupt::Interrupt;
 pub use plan::{build_plan, Plan, PlanError, PlannedConfiguration};
-pub use session::{run_session, SessionOptions, SessionOutcome};
+pub use session::{run_session, NoHooks, RunHooks, SessionOptions, SessionOutcome};

@@ -9,7 +9,8 @@ use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use uuid::Uuid;
 use vernier_model::{
-    ConfigurationRecord, Environment, RunRecord, SessionInfo, SessionStatus, StopReason,
+    ConfigurationRecord, Environment, Finding, RunRecord, SessionInfo, SessionStatus, SetupStep,
+    StopReason,
 };
 use vernier_store::{Store, StoreError};
 use vernier_sys::clock::unix_now_ns;
@@ -29,6 +30,27 @@ pub struct SessionOptions {
     pub note: Option<String>,
     pub environment: Environment,
     pub vernier_version: String,
+    pub findings: Vec<Finding>,
+    /// Setup plugins and monitors as given, stored with the session.
+    pub setup: Vec<String>,
+    pub monitors: Vec<String>,
+    /// Applied to the child of every run (real-time priority, pinning).
+    pub child_setup: vernier_setup::ChildSetup,
+}
+
+/// What runs before every measured run (the per-run setup plugins).
+pub trait RunHooks {
+    /// Prepares the system for a measured run; the steps are stored with the run.
+    fn before_run(&mut self) -> Result<Vec<SetupStep>, String>;
+}
+
+/// No per-run preparation.
+pub struct NoHooks;
+
+impl RunHooks for NoHooks {
+    fn before_run(&mut self) -> Result<Vec<SetupStep>, String> {
+        Ok(Vec::new())
+    }
 }
 
 /// How a session ended.
@@ -68,6 +90,7 @@ pub fn run_session(
     plan: &Plan,
     options: SessionOptions,
     executor: &mut dyn Executor,
+    hooks: &mut dyn RunHooks,
     store: &mut dyn Store,
     interrupt: &Interrupt,
     observer: &mut dyn FnMut(&Event),
@@ -87,6 +110,9 @@ pub fn run_session(
         vernier_version: options.vernier_version,
         environment: options.environment,
         fingerprint,
+        findings: options.findings,
+        setup: options.setup,
+        monitors: options.monitors,
     };
     store.begin_session(&session)?;
     observer(&Event::SessionStarted {
@@ -120,7 +146,9 @@ pub fn run_session(
 
     let mut runner = Runner {
         settings,
+        child_setup: options.child_setup,
         executor,
+        hooks,
         store,
         interrupt,
         observer,
@@ -174,7 +202,9 @@ pub fn run_session(
 
 struct Runner<'a> {
     settings: &'a vernier_model::Settings,
+    child_setup: vernier_setup::ChildSetup,
     executor: &'a mut dyn Executor,
+    hooks: &'a mut dyn RunHooks,
     store: &'a mut dyn Store,
     interrupt: &'a Interrupt,
     observer: &'a mut dyn FnMut(&Event),
@@ -235,6 +265,23 @@ impl Runner<'_> {
             options: state.record.options.clone(),
             warmup,
             index,
+            setup: self.child_setup.clone(),
+        };
+        let setup_steps = if warmup {
+            Vec::new()
+        } else {
+            match self.hooks.before_run() {
+                Ok(steps) => steps,
+                Err(_) if self.interrupt.is_requested() => {
+                    self.finish_all_interrupted(states)?;
+                    return Ok(false);
+                }
+                Err(e) => {
+                    let error = format!("setup before the run failed: {e}");
+                    self.finish(states, i, StopReason::Failed, Some(error))?;
+                    return Ok(false);
+                }
+            }
         };
         let outcome = match self.executor.execute(&request, self.interrupt) {
             Ok(outcome) => outcome,
@@ -260,6 +307,7 @@ impl Runner<'_> {
         };
         let state = &mut states[i];
         let mut record = run_record(&outcome, index, warmup, round, state.executions());
+        record.setup_steps = setup_steps;
         // SQL has no NaN: a secondary value that is not a number is not recorded.
         record.values.retain(|_, v| v.is_finite());
         self.store.add_run(state.record.id, &record)?;
@@ -376,5 +424,7 @@ fn run_record(
         rusage: outcome.rusage,
         foreign_cpu_ns: outcome.foreign_cpu_ns,
         controller_cpu_ns: outcome.controller_cpu_ns,
+        monitors: outcome.monitors.clone(),
+        setup_steps: Vec::new(),
     }
 }

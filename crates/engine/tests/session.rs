@@ -101,6 +101,12 @@ impl Store for MemoryStore {
             .expect("session")
             .clone())
     }
+    fn put_kernel_config(&mut self, _sha256: &str, _text: &str) -> Result<(), StoreError> {
+        Ok(())
+    }
+    fn kernel_config(&self, _sha256: &str) -> Result<Option<String>, StoreError> {
+        Ok(None)
+    }
     fn delete_session(&mut self, id: Uuid) -> Result<(), StoreError> {
         self.sessions.retain(|s| s.info.id != id);
         Ok(())
@@ -164,6 +170,7 @@ impl Executor for ScriptedExecutor {
             rusage: Rusage::default(),
             foreign_cpu_ns: 0,
             controller_cpu_ns: 0,
+            monitors: None,
         })
     }
 }
@@ -203,6 +210,7 @@ fn run(
         &plan,
         SessionOptions::default(),
         executor,
+        &mut vernier_engine::NoHooks,
         &mut store,
         &interrupt,
         &mut |e| events.push(e.clone()),

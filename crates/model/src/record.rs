@@ -11,6 +11,8 @@ use uuid::Uuid;
 
 use crate::benchmark::MetricInfo;
 use crate::environment::Environment;
+use crate::finding::Finding;
+use crate::monitor::RunMonitorData;
 use crate::options::Options;
 use crate::settings::Settings;
 
@@ -94,6 +96,15 @@ pub struct SessionInfo {
     pub environment: Environment,
     /// Hash of the stable fields of the environment (see [`Environment::fingerprint`]).
     pub fingerprint: String,
+    /// What `system check` found on the machine when the session started.
+    #[serde(default)]
+    pub findings: Vec<Finding>,
+    /// The setup plugins applied (`--setup`), as given.
+    #[serde(default)]
+    pub setup: Vec<String>,
+    /// The monitors sampled during each measured run, as given or by default.
+    #[serde(default)]
+    pub monitors: Vec<String>,
 }
 
 /// One configuration of a session: a benchmark with fully resolved options.
@@ -151,6 +162,22 @@ pub struct RunRecord {
     pub foreign_cpu_ns: i64,
     /// CPU time of the controller process during the run (monitors, waiting).
     pub controller_cpu_ns: i64,
+    /// What the monitors recorded during the run (measured runs only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub monitors: Option<RunMonitorData>,
+    /// The per-run setup steps executed before the run (drop caches, idle gate, ...).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub setup_steps: Vec<SetupStep>,
+}
+
+/// A per-run setup step as it happened before a run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SetupStep {
+    pub plugin: String,
+    pub waited_ms: u64,
+    /// The wait ended by its timeout, not by its condition.
+    pub timed_out: bool,
+    pub detail: String,
 }
 
 /// A configuration as stored, with its runs in execution order.

@@ -95,4 +95,8 @@ pub trait Store {
     fn find_sessions_by_tags(&self, tags: &[(String, String)]) -> Result<Vec<Uuid>, StoreError>;
     /// Removes a session with its configurations, runs and values.
     fn delete_session(&mut self, id: Uuid) -> Result<(), StoreError>;
+    /// Keeps a kernel configuration text once per distinct SHA-256 (a no-op if already stored).
+    fn put_kernel_config(&mut self, sha256: &str, text: &str) -> Result<(), StoreError>;
+    /// The kernel configuration text stored under `sha256`, if any.
+    fn kernel_config(&self, sha256: &str) -> Result<Option<String>, StoreError>;
 }

@@ -20,7 +20,13 @@ use crate::{Store, StoreError};
 
 /// The migrations, in order: migration `n` (from 1) takes the schema from version `n - 1` to
 /// `n`. Never edit a released migration; add a new one (see docs/schema.md).
-const MIGRATIONS: &[(&str, &str)] = &[("initial", include_str!("../migrations/0001_initial.sql"))];
+const MIGRATIONS: &[(&str, &str)] = &[
+    ("initial", include_str!("../migrations/0001_initial.sql")),
+    (
+        "monitors_setup_findings",
+        include_str!("../migrations/0002_monitors_setup_findings.sql"),
+    ),
+];
 
 /// The schema version this build writes and understands (`PRAGMA user_version`).
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
@@ -42,7 +48,7 @@ const SELECTOR_FORMS: &str =
     "expected 'latest', 'latest~N' or at least 4 hex digits of a session id";
 
 const SESSION_COLUMNS: &str = "id, started_at_ns, ended_at_ns, status, suite, specs, note, \
-     settings, vernier_version, fingerprint, environment";
+     settings, vernier_version, fingerprint, environment, findings, setup, monitors";
 
 /// Results in an SQLite file.
 #[derive(Debug)]
@@ -308,6 +314,9 @@ struct SessionRow {
     vernier_version: String,
     fingerprint: String,
     environment: String,
+    findings: String,
+    setup: String,
+    monitors: String,
 }
 
 impl SessionRow {
@@ -325,6 +334,9 @@ impl SessionRow {
             vernier_version: row.get(8)?,
             fingerprint: row.get(9)?,
             environment: row.get(10)?,
+            findings: row.get(11)?,
+            setup: row.get(12)?,
+            monitors: row.get(13)?,
         })
     }
 
@@ -342,6 +354,9 @@ impl SessionRow {
             vernier_version: self.vernier_version,
             environment: from_json!("environment", &self.environment)?,
             fingerprint: self.fingerprint,
+            findings: from_json!("findings", &self.findings)?,
+            setup: from_json!("setup", &self.setup)?,
+            monitors: from_json!("monitors", &self.monitors)?,
         })
     }
 }
@@ -429,12 +444,15 @@ impl Store for SqliteStore {
         let specs = to_json!("specs", &session.specs)?;
         let settings = to_json!("settings", &session.settings)?;
         let environment = to_json!("environment", &session.environment)?;
+        let findings = to_json!("findings", &session.findings)?;
+        let setup = to_json!("setup", &session.setup)?;
+        let monitors = to_json!("monitors", &session.monitors)?;
         let id = session.id.to_string();
         self.write(|tx| {
             tx.execute(
                 "INSERT INTO sessions (id, started_at_ns, ended_at_ns, status, suite, specs, \
-                 note, settings, vernier_version, fingerprint, environment) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                 note, settings, vernier_version, fingerprint, environment, findings, setup, \
+                 monitors) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
                 params![
                     id,
                     session.started_at_ns,
@@ -447,6 +465,9 @@ impl Store for SqliteStore {
                     session.vernier_version,
                     session.fingerprint,
                     environment,
+                    findings,
+                    setup,
+                    monitors,
                 ],
             )?;
             let mut stmt = tx
@@ -500,13 +521,19 @@ impl Store for SqliteStore {
             )));
         }
         let id = run.id.to_string();
+        let setup_steps = to_json!("setup steps", &run.setup_steps)?;
+        let monitors = match &run.monitors {
+            Some(m) => Some(to_json!("monitors", m)?),
+            None => None,
+        };
         self.write(|tx| {
             ensure_exists(tx, "configurations", "configuration", configuration)?;
             tx.execute(
                 "INSERT INTO runs (id, configuration_id, idx, warmup, round, \
                  preceding_executions, started_at_ns, ended_at_ns, user_cpu_ns, system_cpu_ns, \
-                 voluntary_cs, involuntary_cs, max_rss_bytes, foreign_cpu_ns, controller_cpu_ns) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+                 voluntary_cs, involuntary_cs, max_rss_bytes, foreign_cpu_ns, controller_cpu_ns, \
+                 setup_steps) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
                 params![
                     id,
                     configuration.to_string(),
@@ -523,8 +550,21 @@ impl Store for SqliteStore {
                     run.rusage.max_rss_bytes,
                     run.foreign_cpu_ns,
                     run.controller_cpu_ns,
+                    setup_steps,
                 ],
             )?;
+            if let (Some(data), Some(m)) = (&monitors, &run.monitors) {
+                tx.execute(
+                    "INSERT INTO run_monitors (run_id, data) VALUES (?1, ?2)",
+                    params![id, data],
+                )?;
+                let mut stmt = tx.prepare(
+                    "INSERT INTO run_monitor_summary (run_id, key, value) VALUES (?1, ?2, ?3)",
+                )?;
+                for (key, value) in m.summary.iter().filter(|(_, v)| v.is_finite()) {
+                    stmt.execute(params![id, key, value])?;
+                }
+            }
             let mut stmt =
                 tx.prepare("INSERT INTO run_values (run_id, metric, value) VALUES (?1, ?2, ?3)")?;
             for (metric, value) in &run.values {
@@ -720,8 +760,9 @@ impl Store for SqliteStore {
                 "SELECT r.id, r.configuration_id, r.idx, r.warmup, r.round, \
                  r.preceding_executions, r.started_at_ns, r.ended_at_ns, r.user_cpu_ns, \
                  r.system_cpu_ns, r.voluntary_cs, r.involuntary_cs, r.max_rss_bytes, \
-                 r.foreign_cpu_ns, r.controller_cpu_ns \
+                 r.foreign_cpu_ns, r.controller_cpu_ns, r.setup_steps, m.data \
                  FROM runs r JOIN configurations c ON c.id = r.configuration_id \
+                 LEFT JOIN run_monitors m ON m.run_id = r.id \
                  WHERE c.session_id = ?1 \
                  ORDER BY r.started_at_ns, r.warmup DESC, r.idx, r.rowid",
             )?;
@@ -729,6 +770,8 @@ impl Store for SqliteStore {
                 Ok((
                     r.get::<_, String>(0)?,
                     r.get::<_, String>(1)?,
+                    r.get::<_, String>(15)?,
+                    r.get::<_, Option<String>>(16)?,
                     RunRecord {
                         id: Uuid::nil(),
                         index: r.get(2)?,
@@ -747,12 +790,19 @@ impl Store for SqliteStore {
                         },
                         foreign_cpu_ns: r.get(13)?,
                         controller_cpu_ns: r.get(14)?,
+                        monitors: None,
+                        setup_steps: Vec::new(),
                     },
                 ))
             })?;
             for row in rows {
-                let (run_id, configuration_id, mut run) = row?;
+                let (run_id, configuration_id, setup_steps, monitors, mut run) = row?;
                 run.id = parse_uuid(&run_id)?;
+                run.setup_steps = from_json!("setup steps", &setup_steps)?;
+                run.monitors = match monitors {
+                    Some(text) => Some(from_json!("monitors", &text)?),
+                    None => None,
+                };
                 run.values = values.remove(&run_id).unwrap_or_default();
                 let slot = by_id
                     .get(&configuration_id)
@@ -765,6 +815,27 @@ impl Store for SqliteStore {
                 configurations,
             })
         })
+    }
+
+    fn put_kernel_config(&mut self, sha256: &str, text: &str) -> Result<(), StoreError> {
+        self.write(|tx| {
+            tx.execute(
+                "INSERT OR IGNORE INTO kernel_configs (sha256, text) VALUES (?1, ?2)",
+                params![sha256, text],
+            )?;
+            Ok(())
+        })
+    }
+
+    fn kernel_config(&self, sha256: &str) -> Result<Option<String>, StoreError> {
+        Ok(self
+            .conn
+            .query_row(
+                "SELECT text FROM kernel_configs WHERE sha256 = ?1",
+                [sha256],
+                |r| r.get(0),
+            )
+            .optional()?)
     }
 
     fn find_sessions_by_tags(&self, tags: &[(String, String)]) -> Result<Vec<Uuid>, StoreError> {
@@ -907,6 +978,9 @@ mod tests {
             tables,
             [
                 "configurations",
+                "kernel_configs",
+                "run_monitor_summary",
+                "run_monitors",
                 "run_values",
                 "runs",
                 "session_tags",

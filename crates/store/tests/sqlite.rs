@@ -15,6 +15,19 @@ use vernier_model::{
 };
 use vernier_store::{SqliteStore, Store, StoreError, SCHEMA_VERSION};
 
+#[test]
+fn kernel_configs_are_kept_once_per_hash() {
+    let (_dir, path) = temp_db();
+    let mut store = SqliteStore::open(&path).unwrap();
+    assert_eq!(store.kernel_config("abc").unwrap(), None);
+    store.put_kernel_config("abc", "CONFIG_HZ=250\n").unwrap();
+    store.put_kernel_config("abc", "CONFIG_HZ=250\n").unwrap();
+    assert_eq!(
+        store.kernel_config("abc").unwrap().as_deref(),
+        Some("CONFIG_HZ=250\n")
+    );
+}
+
 fn session(id: Uuid, started_at_ns: i64, tags: &[(&str, &str)]) -> SessionInfo {
     let environment = Environment {
         kernel_release: Some("6.18.0-test".into()),
@@ -43,6 +56,15 @@ fn session(id: Uuid, started_at_ns: i64, tags: &[(&str, &str)]) -> SessionInfo {
         vernier_version: "0.1.0".into(),
         fingerprint: environment.fingerprint(),
         environment,
+        findings: vec![vernier_model::Finding {
+            id: "virtual-machine".into(),
+            severity: vernier_model::Severity::Warning,
+            title: "virtual machine".into(),
+            detail: "kvm".into(),
+            fix: None,
+        }],
+        setup: vec!["drop-caches".into()],
+        monitors: vec!["stat".into(), "perf".into()],
     }
 }
 
@@ -87,6 +109,36 @@ fn run(index: u32, warmup: bool, started_at_ns: i64, value: f64) -> RunRecord {
         },
         foreign_cpu_ns: -4_000_000,
         controller_cpu_ns: 20_000,
+        monitors: (!warmup).then(|| {
+            let mut data = vernier_model::monitor::RunMonitorData {
+                series: vec![vernier_model::monitor::MonitorSeries {
+                    monitor: "stat".into(),
+                    metric: "ctxt".into(),
+                    unit: "count".into(),
+                    kind: vernier_model::monitor::SeriesKind::Counter,
+                    points: vec![
+                        vernier_model::monitor::MonitorPoint {
+                            t_ns: 0,
+                            value: 0.0,
+                        },
+                        vernier_model::monitor::MonitorPoint {
+                            t_ns: 1_000_000,
+                            value: 42.0,
+                        },
+                    ],
+                }],
+                sampler_priority: "fifo:1".into(),
+                ..Default::default()
+            };
+            data.summary.insert("stat.ctxt".into(), 42.0);
+            data
+        }),
+        setup_steps: vec![vernier_model::SetupStep {
+            plugin: "idle-gate".into(),
+            waited_ms: 12,
+            timed_out: false,
+            detail: "busy 1.0% < 5%".into(),
+        }],
     }
 }
 

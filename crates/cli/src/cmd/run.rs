@@ -2,13 +2,16 @@
 
 use std::path::Path;
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Arc;
 
 use anyhow::{bail, Context, Result};
 use vernier_engine::suite::{find_suite, suite_names};
-use vernier_engine::{build_plan, run_session, Interrupt, ProcessExecutor, SessionOptions};
-use vernier_model::{SessionStatus, Settings};
+use vernier_engine::{
+    build_plan, run_session, Interrupt, NoHooks, ProcessExecutor, RunHooks, SessionOptions,
+};
+use vernier_model::{SessionStatus, Settings, SetupStep};
+use vernier_setup::SetupGuard;
 use vernier_store::Store;
 use vernier_sys::Roots;
 
@@ -56,14 +59,59 @@ pub fn run(args: RunArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
             bail!("tag '{k}' is given twice");
         }
     }
+    let monitors = if args.monitors.is_empty() {
+        vernier_monitor::default_monitors()
+    } else {
+        vernier_monitor::parse_monitor_list(&args.monitors.join(","))?
+    };
+    let roots = Roots::real();
+    let setup_plan = vernier_setup::plan_setup(&args.setup, &roots.clone().into())?;
+    for skipped in &setup_plan.skipped {
+        eprintln!(
+            "note: optional setup '{}' skipped: {}",
+            skipped.plugin, skipped.reason
+        );
+    }
     let exe = std::env::current_exe().context("cannot find the vernier executable")?;
 
     let mut store = db::open_for_writing(db_arg)?;
-    let environment = vernier_sys::environment::capture(&Roots::real());
+    let mut environment = vernier_sys::environment::capture(&roots);
+    if let Some(sha) = environment.kernel_config_sha256.clone() {
+        let release = environment.kernel_release.clone().unwrap_or_default();
+        if let Ok(text) = vernier_sys::environment::read_kernel_config(&roots, &release) {
+            store.put_kernel_config(&sha, &text)?;
+        } else {
+            environment.kernel_config_sha256 = None;
+        }
+    }
+    let findings = vernier_setup::system_check_with(
+        &roots.clone().into(),
+        &vernier_setup::CheckOptions {
+            window: std::time::Duration::from_millis(200),
+            round_trips: 500,
+            ..Default::default()
+        },
+    );
+
     let interrupt = Arc::new(Interrupt::new());
-    install_ctrl_c(Arc::clone(&interrupt))?;
+    let cancel = Arc::new(AtomicBool::new(false));
+    let record = db::restore_record_path()?;
+    install_ctrl_c(Arc::clone(&interrupt), Arc::clone(&cancel), record.clone())?;
+    // From here on the system may change; the guard restores it when dropped, also on error
+    // and panic, and the Ctrl-C handler restores from the record before a forced exit.
+    let mut guard = if setup_plan.is_empty() {
+        None
+    } else {
+        Some(
+            setup_plan
+                .apply(Some(&record))
+                .context("cannot apply the setup")?
+                .with_cancel_flag(Arc::clone(&cancel)),
+        )
+    };
 
     let mut executor = ProcessExecutor::new(exe, vec!["__child".to_string()]);
+    executor.monitors = monitors.clone();
     let mut progress = Progress::new(args.quiet);
     let options = SessionOptions {
         suite: suite.as_ref().map(|s| s.name.to_string()),
@@ -71,15 +119,34 @@ pub fn run(args: RunArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
         note: args.note.clone(),
         environment,
         vernier_version: env!("CARGO_PKG_VERSION").to_string(),
+        findings,
+        setup: args.setup.clone(),
+        monitors: monitors.iter().map(|m| m.to_string()).collect(),
+        child_setup: setup_plan.child.clone(),
+    };
+    let mut no_hooks = NoHooks;
+    let mut setup_hooks;
+    let hooks: &mut dyn RunHooks = match guard.as_mut() {
+        Some(g) => {
+            setup_hooks = SetupHooks(g);
+            &mut setup_hooks
+        }
+        None => &mut no_hooks,
     };
     let outcome = run_session(
         &plan,
         options,
         &mut executor,
+        hooks,
         &mut store,
         &interrupt,
         &mut |e| progress.handle(e),
-    )?;
+    );
+    if let Some(mut g) = guard.take() {
+        g.restore()
+            .context("cannot restore the system after the session")?;
+    }
+    let outcome = outcome?;
 
     let session = store
         .load_session(outcome.session)
@@ -110,14 +177,41 @@ pub fn run(args: RunArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
     }
 }
 
-/// First Ctrl-C: stop after killing the run in progress, keep what is done. Second: leave now.
-fn install_ctrl_c(interrupt: Arc<Interrupt>) -> Result<()> {
+/// Runs the per-run setup steps before every measured run.
+struct SetupHooks<'a>(&'a mut SetupGuard);
+
+impl RunHooks for SetupHooks<'_> {
+    fn before_run(&mut self) -> Result<Vec<SetupStep>, String> {
+        let reports = self.0.before_run().map_err(|e| e.to_string())?;
+        Ok(reports
+            .into_iter()
+            .map(|r| SetupStep {
+                plugin: r.plugin,
+                waited_ms: r.waited_ms,
+                timed_out: r.timed_out,
+                detail: r.detail,
+            })
+            .collect())
+    }
+}
+
+/// First Ctrl-C: stop after killing the run in progress, keep what is done, restore the system.
+/// Second: restore from the record and leave now.
+fn install_ctrl_c(
+    interrupt: Arc<Interrupt>,
+    cancel: Arc<AtomicBool>,
+    record: std::path::PathBuf,
+) -> Result<()> {
     let presses = AtomicU32::new(0);
     ctrlc::set_handler(move || {
         if presses.fetch_add(1, Ordering::SeqCst) == 0 {
+            cancel.store(true, Ordering::SeqCst);
             interrupt.request();
         } else {
             interrupt.kill_child();
+            if record.exists() {
+                let _ = vernier_setup::restore_from_record(&record);
+            }
             std::process::exit(i32::from(EXIT_INTERRUPTED));
         }
     })
