@@ -99,4 +99,17 @@ pub trait Store {
     fn put_kernel_config(&mut self, sha256: &str, text: &str) -> Result<(), StoreError>;
     /// The kernel configuration text stored under `sha256`, if any.
     fn kernel_config(&self, sha256: &str) -> Result<Option<String>, StoreError>;
+    /// Stores whole sessions (from an export) in one transaction: all of them or, on error,
+    /// none. A session whose id is already stored is skipped, so importing twice stores
+    /// nothing twice.
+    fn import_sessions(&mut self, sessions: &[StoredSession]) -> Result<ImportReport, StoreError>;
+}
+
+/// What [`Store::import_sessions`] did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ImportReport {
+    /// Sessions stored.
+    pub imported: usize,
+    /// Sessions already present, left untouched.
+    pub skipped: usize,
 }

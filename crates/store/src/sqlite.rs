@@ -16,7 +16,7 @@ use vernier_model::{
     StopReason, StoredConfiguration, StoredSession,
 };
 
-use crate::{Store, StoreError};
+use crate::{ImportReport, Store, StoreError};
 
 /// The migrations, in order: migration `n` (from 1) takes the schema from version `n - 1` to
 /// `n`. Never edit a released migration; add a new one (see docs/schema.md).
@@ -141,6 +141,11 @@ impl SqliteStore {
         &mut self,
         f: impl FnOnce(&Connection) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
+        // Inside an enclosing transaction ([`Store::import_sessions`]) the write joins it: the
+        // enclosing one commits or rolls back everything at once.
+        if !self.conn.is_autocommit() {
+            return f(&self.conn);
+        }
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)?;
@@ -876,6 +881,61 @@ impl Store for SqliteStore {
             }
             Ok(())
         })
+    }
+
+    fn import_sessions(&mut self, sessions: &[StoredSession]) -> Result<ImportReport, StoreError> {
+        // One IMMEDIATE transaction around the ordinary writes (which join it, see `write`):
+        // an import is stored whole or not at all, and the rows are exactly those a recording
+        // session writes.
+        self.conn.execute_batch("BEGIN IMMEDIATE")?;
+        match self.import_in_transaction(sessions) {
+            Ok(report) => {
+                if let Err(e) = self.conn.execute_batch("COMMIT") {
+                    let _ = self.conn.execute_batch("ROLLBACK");
+                    return Err(e.into());
+                }
+                Ok(report)
+            }
+            Err(e) => {
+                // The error to report is the first one; a failing rollback changes nothing
+                // (SQLite rolls back an unfinished transaction when the connection closes).
+                let _ = self.conn.execute_batch("ROLLBACK");
+                Err(e)
+            }
+        }
+    }
+}
+
+impl SqliteStore {
+    fn import_in_transaction(
+        &mut self,
+        sessions: &[StoredSession],
+    ) -> Result<ImportReport, StoreError> {
+        let mut report = ImportReport::default();
+        for session in sessions {
+            let id = session.info.id;
+            let exists: Option<i64> = self
+                .conn
+                .query_row(
+                    "SELECT 1 FROM sessions WHERE id = ?1",
+                    [id.to_string()],
+                    |r| r.get(0),
+                )
+                .optional()?;
+            if exists.is_some() {
+                report.skipped += 1;
+                continue;
+            }
+            self.begin_session(&session.info)?;
+            for config in &session.configurations {
+                self.add_configuration(id, &config.record)?;
+                for run in &config.runs {
+                    self.add_run(config.record.id, run)?;
+                }
+            }
+            report.imported += 1;
+        }
+        Ok(report)
     }
 }
 
