@@ -32,6 +32,12 @@ pub enum Command {
     Show(ShowArgs),
     /// List the stored sessions
     Sessions,
+    /// Compare two result sets: ratio NEW/BASE with CI, p-values and a verdict per configuration
+    Compare(CompareArgs),
+    /// Write sessions with every run as JSON (a documented format) or CSV
+    Export(ExportArgs),
+    /// Read an export file, or hyperfine's --export-json output, into the database
+    Import(ImportArgs),
     /// Runs one measurement in a fresh process (used by `run`)
     #[command(name = "__child", hide = true)]
     Child,
@@ -129,6 +135,67 @@ pub struct ShowArgs {
     /// Draw the distribution and the CDF of each configuration
     #[arg(long)]
     pub histogram: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CompareFormat {
+    Table,
+    Json,
+    Markdown,
+    Csv,
+}
+
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// The baseline: a session id (or prefix), `latest`, `latest~N`, or tags KEY=VALUE[,KEY=VALUE...]
+    /// (all sessions carrying them, pooled)
+    #[arg(value_name = "BASE")]
+    pub base: String,
+
+    /// The result set compared against BASE, in the same forms
+    #[arg(value_name = "NEW")]
+    pub new: String,
+
+    /// Practical threshold: changes within it count as equivalent, e.g. 2% or 0.02 [default: 2%]
+    #[arg(long, value_name = "FRACTION", value_parser = parse_fraction)]
+    pub threshold: Option<f64>,
+
+    /// Output format
+    #[arg(long, value_enum, default_value_t = CompareFormat::Table)]
+    pub format: CompareFormat,
+
+    /// Exit with status 1 when any configuration is slower
+    #[arg(long)]
+    pub fail_on_regression: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ExportFormat {
+    Json,
+    Csv,
+}
+
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// Sessions to export: an id (or prefix), `latest`, `latest~N` or tags KEY=VALUE[,...]
+    /// [default: every session]
+    #[arg(value_name = "SELECTOR")]
+    pub selector: Option<String>,
+
+    /// Output file, written atomically [default: standard output]
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+
+    /// json: the vernier export format (docs/export-format.md); csv: one row per run
+    #[arg(long, value_enum, default_value_t = ExportFormat::Json)]
+    pub format: ExportFormat,
+}
+
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// A vernier export file or hyperfine's --export-json output
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
 }
 
 /// `2%`, `0.02` -> 0.02.

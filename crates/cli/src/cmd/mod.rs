@@ -1,6 +1,9 @@
 //! One file per subcommand.
 
 mod child;
+mod compare;
+mod export;
+mod import;
 mod list;
 mod run;
 mod sessions;
@@ -19,6 +22,9 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::List(args) => list::list(args),
         Command::Show(args) => show::show(args, db),
         Command::Sessions => sessions::sessions(db),
+        Command::Compare(args) => compare::compare(args, db),
+        Command::Export(args) => export::export(args, db),
+        Command::Import(args) => import::import(args, db),
         Command::Child => Ok(child::child()),
     }
 }

@@ -1,0 +1,186 @@
+//! `vernier export`: sessions with their environment, configurations and every run, as the
+//! versioned JSON document of docs/export-format.md, or as CSV with one row per run.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
+use vernier_model::StoredSession;
+use vernier_store::Store;
+
+use crate::cli::{ExportArgs, ExportFormat};
+use crate::cmd::compare::{csv_field, resolve_selector};
+use crate::db;
+
+/// The value of the `format` field of an export document.
+pub const FORMAT: &str = "vernier-export";
+/// The version of the export format this build writes and reads.
+pub const VERSION: u32 = 1;
+
+/// The export document (docs/export-format.md).
+#[derive(Debug, Serialize, Deserialize)]
+pub struct ExportDocument {
+    pub format: String,
+    pub version: u32,
+    pub sessions: Vec<StoredSession>,
+}
+
+pub fn export(args: ExportArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
+    let store = db::open_for_reading(db_arg)?;
+    let ids = match &args.selector {
+        Some(selector) => resolve_selector(&store, selector)?,
+        None => store.sessions()?.into_iter().map(|s| s.id).collect(),
+    };
+    let sessions = ids
+        .into_iter()
+        .map(|id| {
+            store
+                .load_session(id)
+                .with_context(|| format!("cannot load session {id}"))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let bytes = match args.format {
+        ExportFormat::Json => {
+            let doc = ExportDocument {
+                format: FORMAT.to_string(),
+                version: VERSION,
+                sessions,
+            };
+            let mut text = serde_json::to_string_pretty(&doc)?;
+            text.push('\n');
+            text.into_bytes()
+        }
+        ExportFormat::Csv => csv(&sessions).into_bytes(),
+    };
+    match &args.output {
+        Some(path) => write_atomically(path, &bytes)
+            .with_context(|| format!("cannot write {}", path.display()))?,
+        None => {
+            let mut out = std::io::stdout().lock();
+            out.write_all(&bytes)
+                .and_then(|()| out.flush())
+                .context("cannot write to standard output")?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Writes `bytes` to a temporary file next to `path`, syncs it and renames it over `path`:
+/// readers see the old file or the whole new one, never a part (rename(2) is atomic within a
+/// file system). The temporary file is removed on error.
+fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
+    let name = path
+        .file_name()
+        .with_context(|| format!("{} is not a file name", path.display()))?;
+    let mut tmp_name = std::ffi::OsString::from(".");
+    tmp_name.push(name);
+    tmp_name.push(format!(".tmp-{}", std::process::id()));
+    let tmp: PathBuf = path.with_file_name(tmp_name);
+    let result = (|| -> std::io::Result<()> {
+        let mut file = std::fs::File::create(&tmp)?;
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if let Err(e) = result {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(e.into());
+    }
+    Ok(())
+}
+
+const CSV_HEADER: &str = "session_id,session_started_at_ns,tags,fingerprint,configuration_id,\
+    benchmark,benchmark_version,options,metric,unit,higher_is_better,run_id,index,warmup,round,\
+    preceding_executions,started_at_ns,ended_at_ns,value,other_values,user_cpu_ns,\
+    system_cpu_ns,voluntary_cs,involuntary_cs,max_rss_bytes,foreign_cpu_ns,controller_cpu_ns\n";
+
+/// One row per run, warmups included (column `warmup`), for pandas and spreadsheets.
+/// `value` is the primary metric; other metrics go to `other_values` as `name=value;...`.
+pub fn csv(sessions: &[StoredSession]) -> String {
+    let mut out = String::from(CSV_HEADER);
+    for s in sessions {
+        let tags: Vec<String> = s
+            .info
+            .tags
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        for c in &s.configurations {
+            let r = &c.record;
+            for run in &c.runs {
+                let value = run
+                    .values
+                    .get(&r.metric.name)
+                    .map(|v| v.to_string())
+                    .unwrap_or_default();
+                let others: Vec<String> = run
+                    .values
+                    .iter()
+                    .filter(|(k, _)| **k != r.metric.name)
+                    .map(|(k, v)| format!("{k}={v}"))
+                    .collect();
+                let fields = [
+                    s.info.id.to_string(),
+                    s.info.started_at_ns.to_string(),
+                    tags.join(";"),
+                    s.info.fingerprint.clone(),
+                    r.id.to_string(),
+                    r.benchmark.clone(),
+                    r.benchmark_version.clone(),
+                    r.options.label(),
+                    r.metric.name.clone(),
+                    r.metric.unit.clone(),
+                    r.metric.higher_is_better.to_string(),
+                    run.id.to_string(),
+                    run.index.to_string(),
+                    run.warmup.to_string(),
+                    run.round.to_string(),
+                    run.preceding_executions.to_string(),
+                    run.started_at_ns.to_string(),
+                    run.ended_at_ns.to_string(),
+                    value,
+                    others.join(";"),
+                    run.rusage.user_cpu_ns.to_string(),
+                    run.rusage.system_cpu_ns.to_string(),
+                    run.rusage.voluntary_cs.to_string(),
+                    run.rusage.involuntary_cs.to_string(),
+                    run.rusage.max_rss_bytes.to_string(),
+                    run.foreign_cpu_ns.to_string(),
+                    run.controller_cpu_ns.to_string(),
+                ];
+                let cells: Vec<String> = fields.iter().map(|f| csv_field(f)).collect();
+                out.push_str(&cells.join(","));
+                out.push('\n');
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn header_has_one_name_per_field() {
+        let names: Vec<&str> = CSV_HEADER.trim_end().split(',').collect();
+        assert_eq!(names.len(), 27);
+        assert!(names.iter().all(|n| !n.is_empty() && !n.contains(' ')));
+    }
+
+    #[test]
+    fn atomic_write_replaces_whole_file_and_leaves_no_temporary() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out.json");
+        std::fs::write(&path, "old").unwrap();
+        write_atomically(&path, b"new").unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "new");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+        // Into a missing directory: an error, and nothing created.
+        let missing = dir.path().join("no/such/out.json");
+        assert!(write_atomically(&missing, b"x").is_err());
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+}
