@@ -32,6 +32,12 @@ pub enum Command {
     Show(ShowArgs),
     /// List the stored sessions
     Sessions,
+    /// Show the environment of a session, or what differs between two
+    #[command(subcommand)]
+    Env(EnvCommand),
+    /// Check what threatens the validity of measurements here; tune and reset the system
+    #[command(subcommand)]
+    System(SystemCommand),
     /// Compare two result sets: ratio NEW/BASE with CI, p-values and a verdict per configuration
     Compare(CompareArgs),
     /// Write sessions with every run as JSON (a documented format) or CSV
@@ -135,6 +141,45 @@ pub struct ShowArgs {
     /// Draw the distribution and the CDF of each configuration
     #[arg(long)]
     pub histogram: bool,
+
+    /// Show the monitors' per-run summaries of each configuration
+    #[arg(long)]
+    pub monitors: bool,
+
+    /// Print one monitor series of every run, e.g. `stat.ctxt` (see --monitors for names)
+    #[arg(long, value_name = "MONITOR.METRIC")]
+    pub series: Option<String>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum EnvCommand {
+    /// The environment a session ran in (the running machine without SESSION)
+    Show {
+        /// A session id (or prefix), `latest` or `latest~N`
+        #[arg(value_name = "SESSION")]
+        session: Option<String>,
+    },
+    /// What differs between the environments of two sessions, grouped, with a kernel config diff
+    Diff {
+        #[arg(value_name = "A")]
+        a: String,
+        #[arg(value_name = "B")]
+        b: String,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SystemCommand {
+    /// List what threatens the validity of measurements on this machine, with fixes
+    Check,
+    /// Apply the recommended settings this machine supports; `system reset` undoes them
+    Tune {
+        /// Only show what would change
+        #[arg(long)]
+        dry_run: bool,
+    },
+    /// Restore what `system tune` (or an interrupted session's setup) changed
+    Reset,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -4,6 +4,7 @@
 
 pub mod format;
 pub mod histogram;
+pub mod monitors;
 pub mod summary;
 pub mod table;
 

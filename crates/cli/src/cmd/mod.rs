@@ -2,12 +2,14 @@
 
 mod child;
 mod compare;
+mod env;
 mod export;
 mod import;
 mod list;
 mod run;
 mod sessions;
 mod show;
+mod system;
 
 use std::process::ExitCode;
 
@@ -22,6 +24,8 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::List(args) => list::list(args),
         Command::Show(args) => show::show(args, db),
         Command::Sessions => sessions::sessions(db),
+        Command::Env(command) => env::env(command, db),
+        Command::System(command) => system::system(command),
         Command::Compare(args) => compare::compare(args, db),
         Command::Export(args) => export::export(args, db),
         Command::Import(args) => import::import(args, db),

@@ -42,6 +42,44 @@ pub fn show(args: ShowArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
                 "{}",
                 vernier_report::table::show_text(&summaries, terminal_width())
             );
+            let important: Vec<_> = info
+                .findings
+                .iter()
+                .filter(|f| f.severity >= vernier_model::Severity::Warning)
+                .cloned()
+                .collect();
+            if !important.is_empty() {
+                println!("validity findings when the session started:");
+                print!("{}", crate::cmd::system::findings_text(&important));
+                println!();
+            }
+            if args.monitors {
+                for c in &session.configurations {
+                    println!(
+                        "{}:{}: monitors",
+                        c.record.benchmark,
+                        c.record.options.label()
+                    );
+                    print!("{}", vernier_report::monitors::monitor_text(c));
+                    println!();
+                }
+            }
+            if let Some(key) = &args.series {
+                let mut found = false;
+                for c in &session.configurations {
+                    if let Some(text) = vernier_report::monitors::series_text(c, key) {
+                        found = true;
+                        println!("{}:{}: {key}", c.record.benchmark, c.record.options.label());
+                        print!("{text}");
+                    }
+                }
+                if !found {
+                    anyhow::bail!(
+                        "no run of this session recorded the series '{key}'; \
+                         `vernier show --monitors` lists the recorded ones"
+                    );
+                }
+            }
             if args.histogram {
                 for s in &summaries {
                     println!("{}: {} in {}", s.label(), s.metric, s.unit);

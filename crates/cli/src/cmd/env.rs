@@ -1,0 +1,103 @@
+//! `vernier env show` and `vernier env diff`.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use vernier_model::environment::{diff, kernel_config_diff};
+use vernier_model::Environment;
+use vernier_store::Store;
+use vernier_sys::Roots;
+
+use crate::cli::EnvCommand;
+use crate::db;
+
+pub fn env(command: EnvCommand, db_arg: Option<&Path>) -> Result<ExitCode> {
+    match command {
+        EnvCommand::Show { session } => {
+            let environment = match session {
+                None => vernier_sys::environment::capture(&Roots::real()),
+                Some(selector) => {
+                    let store = db::open_for_reading(db_arg)?;
+                    let id = store.resolve(&selector)?;
+                    store.load_session(id)?.info.environment
+                }
+            };
+            print!("{}", show_text(&environment));
+        }
+        EnvCommand::Diff { a, b } => {
+            let store = db::open_for_reading(db_arg)?;
+            let load = |selector: &str| -> Result<Environment> {
+                let id = store.resolve(selector)?;
+                Ok(store
+                    .load_session(id)
+                    .with_context(|| format!("cannot load session {id}"))?
+                    .info
+                    .environment)
+            };
+            let (ea, eb) = (load(&a)?, load(&b)?);
+            println!("--- {a} (fingerprint {})", ea.fingerprint());
+            println!("+++ {b} (fingerprint {})", eb.fingerprint());
+            let differences = diff(&ea, &eb);
+            if differences.is_empty() {
+                println!("the environments do not differ");
+            }
+            let mut group = "";
+            for d in &differences {
+                if d.group != group {
+                    group = d.group;
+                    println!("\n[{group}]");
+                }
+                let show = |v: &Option<String>| v.clone().unwrap_or_else(|| "(absent)".into());
+                println!("  {}:\n  - {}\n  + {}", d.field, show(&d.a), show(&d.b));
+            }
+            if let (Some(ha), Some(hb)) = (&ea.kernel_config_sha256, &eb.kernel_config_sha256) {
+                if ha != hb {
+                    match (store.kernel_config(ha)?, store.kernel_config(hb)?) {
+                        (Some(ca), Some(cb)) => {
+                            println!("\n[kernel config]");
+                            for c in kernel_config_diff(&ca, &cb) {
+                                let show = |v: &Option<String>| match v {
+                                    Some(v) => format!("{}={v}", c.option),
+                                    None => format!("# {} is not set", c.option),
+                                };
+                                println!("  - {}\n  + {}", show(&c.a), show(&c.b));
+                            }
+                        }
+                        _ => println!("\n[kernel config] differs; the texts are not stored"),
+                    }
+                }
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The environment as `name: value` lines, maps indented below their name.
+fn show_text(e: &Environment) -> String {
+    let value = serde_json::to_value(e).unwrap_or_default();
+    let mut out = format!("fingerprint: {}\n", e.fingerprint());
+    if let serde_json::Value::Object(fields) = value {
+        for (name, v) in fields {
+            match v {
+                serde_json::Value::Null => {}
+                serde_json::Value::Object(map) if map.is_empty() => {}
+                serde_json::Value::Object(map) => {
+                    out.push_str(&format!("{name}:\n"));
+                    for (k, v) in map {
+                        out.push_str(&format!("  {k}: {}\n", plain(&v)));
+                    }
+                }
+                other => out.push_str(&format!("{name}: {}\n", plain(&other))),
+            }
+        }
+    }
+    out
+}
+
+fn plain(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}

@@ -1,0 +1,75 @@
+//! `vernier system check | tune | reset`.
+
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use vernier_model::Finding;
+use vernier_sys::Roots;
+
+use crate::cli::SystemCommand;
+use crate::db;
+
+pub fn system(command: SystemCommand) -> Result<ExitCode> {
+    let roots: vernier_setup::Roots = Roots::real().into();
+    match command {
+        SystemCommand::Check => {
+            let findings = vernier_setup::system_check(&roots);
+            print!("{}", findings_text(&findings));
+        }
+        SystemCommand::Tune { dry_run } => {
+            let changes = if dry_run {
+                vernier_setup::plan_tune(&roots)?
+            } else {
+                let record = tune_record_path()?;
+                vernier_setup::tune(&roots, &record).context("cannot tune the system")?
+            };
+            if changes.is_empty() {
+                println!("nothing to tune: every recommended setting this machine supports is set");
+            }
+            for c in &changes {
+                println!("{}{}", if dry_run { "would: " } else { "" }, c.describe());
+            }
+            if !dry_run && !changes.is_empty() {
+                println!("`vernier system reset` restores the previous settings");
+            }
+        }
+        SystemCommand::Reset => {
+            let mut restored = Vec::new();
+            for record in [tune_record_path()?, db::restore_record_path()?] {
+                if record.exists() {
+                    restored
+                        .extend(vernier_setup::reset(&record).with_context(|| {
+                            format!("cannot restore from {}", record.display())
+                        })?);
+                }
+            }
+            if restored.is_empty() {
+                println!("nothing to restore");
+            }
+            for c in &restored {
+                println!("restored: {}", c.describe());
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Where `system tune` records what it changed.
+fn tune_record_path() -> Result<std::path::PathBuf> {
+    Ok(db::restore_record_path()?.with_file_name("tune.json"))
+}
+
+/// Findings as lines: severity, title, detail, fix.
+pub fn findings_text(findings: &[Finding]) -> String {
+    let mut out = String::new();
+    for f in findings {
+        out.push_str(&format!("{:<8} {}: {}\n", f.severity, f.title, f.detail));
+        if let Some(fix) = &f.fix {
+            out.push_str(&format!("         fix: {fix}\n"));
+        }
+    }
+    if out.is_empty() {
+        out.push_str("no findings\n");
+    }
+    out
+}

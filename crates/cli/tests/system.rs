@@ -1,0 +1,255 @@
+//! Monitors, setup with restore, environment and validity checks through the CLI.
+#![allow(clippy::unwrap_used)] // test helpers panic on unexpected failures by design
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+
+struct Env {
+    _dir: tempfile::TempDir,
+    db: PathBuf,
+    state: PathBuf,
+}
+
+fn env() -> Env {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.db");
+    let state = dir.path().join("state");
+    Env {
+        _dir: dir,
+        db,
+        state,
+    }
+}
+
+impl Env {
+    fn vernier(&self) -> Command {
+        let mut cmd = Command::cargo_bin("vernier").unwrap();
+        cmd.arg("--db")
+            .arg(&self.db)
+            .env_remove("VERNIER_DB")
+            .env("XDG_STATE_HOME", &self.state);
+        cmd
+    }
+}
+
+fn read(path: &str) -> String {
+    std::fs::read_to_string(path).unwrap().trim().to_string()
+}
+
+#[test]
+fn monitors_record_series_and_summaries_of_every_measured_run() {
+    let e = env();
+    e.vernier()
+        .args([
+            "run",
+            "pipe:loops=20000",
+            "--monitor",
+            "stat:interval=0.01,perf,schedstat",
+            "--warmup",
+            "1",
+            "--min-runs",
+            "2",
+            "--max-runs",
+            "2",
+            "--quiet",
+        ])
+        .assert()
+        .success();
+    e.vernier()
+        .args(["show", "--monitors"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("stat.ctxt"))
+        .stdout(predicate::str::contains("perf.context_switches"))
+        .stdout(predicate::str::contains("unsupported: schedstat"));
+    e.vernier()
+        .args(["show", "--series", "stat.ctxt"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("t_ms"));
+    e.vernier()
+        .args(["show", "--series", "stat.nothing"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--monitors"));
+    let conn = rusqlite::Connection::open(&e.db).unwrap();
+    let (runs_with_data, switches): (i64, f64) = conn
+        .query_row(
+            "SELECT (SELECT count(*) FROM run_monitors), \
+             (SELECT min(value) FROM run_monitor_summary WHERE key = 'perf.context_switches')",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    // Measured runs only; a pipe ping-pong of 20000 round trips switches at least 20000 times.
+    assert_eq!(runs_with_data, 2);
+    assert!(switches >= 20_000.0, "{switches}");
+}
+
+#[test]
+fn bad_monitor_and_setup_names_change_nothing() {
+    let e = env();
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["--monitor", "stat,bogus"],
+            "valid monitors: stat, meminfo",
+        ),
+        (&["--monitor", "stat:interval=0"], "interval"),
+        (&["--setup", "bogus"], "valid: drop-caches, swap-reset"),
+        (&["--setup", "cooldown:minutes=3"], "minutes"),
+        (&["--setup", "governor"], "cannot be applied here"),
+    ];
+    for (extra, message) in cases {
+        let out = e
+            .vernier()
+            .args(["run", "mock"])
+            .args(*extra)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{extra:?}: {stderr}");
+        assert!(stderr.contains(message), "{extra:?}: {stderr}");
+        assert!(!e.db.exists(), "{extra:?} created the database");
+        assert!(!e.state.join("vernier/restore.json").exists());
+    }
+    // An optional plugin that cannot be applied is skipped with a note.
+    e.vernier()
+        .args(["run", "mock", "--setup", "governor?", "--quiet"])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains(
+            "optional setup 'governor' skipped",
+        ));
+}
+
+/// A session that changed a real setting is interrupted; the setting is back afterwards.
+#[test]
+fn interrupted_session_restores_a_changed_sysctl() {
+    let e = env();
+    const SYSCTL: &str = "/proc/sys/vm/stat_interval";
+    let before = read(SYSCTL);
+    let changed = if before == "3" { "4" } else { "3" };
+    let bin = assert_cmd::cargo::cargo_bin("vernier");
+    let mut child = std::process::Command::new(&bin)
+        .arg("--db")
+        .arg(&e.db)
+        .env("XDG_STATE_HOME", &e.state)
+        .args([
+            "run",
+            "yield:duration=0.2:workers=1",
+            "--setup",
+            &format!("sysctl:vm.stat_interval={changed},drop-caches"),
+            "--warmup",
+            "0",
+            "--min-runs",
+            "100",
+            "--max-runs",
+            "100",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    for line in lines.by_ref() {
+        if line.unwrap().contains("run 2:") {
+            break;
+        }
+    }
+    // The session holds the change while it runs.
+    assert_eq!(read(SYSCTL), changed);
+    assert!(e.state.join("vernier/restore.json").exists());
+    // SAFETY: signalling our own child process.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let _rest: Vec<String> = lines.map(|l| l.unwrap()).collect();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    assert_eq!(read(SYSCTL), before, "the sysctl is restored");
+    assert!(
+        !e.state.join("vernier/restore.json").exists(),
+        "clean restore removes the record"
+    );
+    // Every measured run records its per-run setup steps.
+    let conn = rusqlite::Connection::open(&e.db).unwrap();
+    let steps: String = conn
+        .query_row("SELECT setup_steps FROM runs LIMIT 1", [], |r| r.get(0))
+        .unwrap();
+    assert!(steps.contains("drop-caches"), "{steps}");
+}
+
+#[test]
+fn environment_is_stored_shown_and_diffed() {
+    let e = env();
+    for kernel in ["A", "B"] {
+        e.vernier()
+            .args([
+                "run",
+                "mock",
+                "--quiet",
+                "--tag",
+                &format!("kernel={kernel}"),
+            ])
+            .assert()
+            .success();
+    }
+    e.vernier()
+        .args(["env", "show", "latest"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("kernel_release:"))
+        .stdout(predicate::str::contains("fingerprint:"))
+        .stdout(predicate::str::contains("online_cpus:"));
+    // Two sessions on one machine: same environment.
+    e.vernier()
+        .args(["env", "diff", "latest~1", "latest"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("do not differ"));
+    // The kernel configuration is stored once per distinct text.
+    let conn = rusqlite::Connection::open(&e.db).unwrap();
+    let configs: i64 = conn
+        .query_row("SELECT count(*) FROM kernel_configs", [], |r| r.get(0))
+        .unwrap();
+    let expected = i64::from(Path::new("/proc/config.gz").exists());
+    assert_eq!(configs, expected);
+    e.vernier().args(["env", "show"]).assert().success();
+}
+
+#[test]
+fn system_check_lists_findings_and_sessions_store_them() {
+    let e = env();
+    e.vernier()
+        .args(["system", "check"])
+        .assert()
+        .success()
+        .stdout(
+            predicate::str::contains("virtual machine")
+                .or(predicate::str::contains("no findings").not()),
+        );
+    e.vernier()
+        .args(["run", "mock", "--quiet"])
+        .assert()
+        .success();
+    let conn = rusqlite::Connection::open(&e.db).unwrap();
+    let findings: String = conn
+        .query_row("SELECT findings FROM sessions", [], |r| r.get(0))
+        .unwrap();
+    let parsed: Vec<serde_json::Value> = serde_json::from_str(&findings).unwrap();
+    assert!(!parsed.is_empty());
+    assert!(parsed
+        .iter()
+        .all(|f| f["severity"].is_string() && f["title"].is_string()));
+    e.vernier()
+        .args(["system", "tune", "--dry-run"])
+        .assert()
+        .success();
+    e.vernier()
+        .args(["system", "reset"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("nothing to restore"));
+}
