@@ -101,6 +101,21 @@ impl Store for MemoryStore {
             .expect("session")
             .clone())
     }
+    fn import_sessions(
+        &mut self,
+        sessions: &[StoredSession],
+    ) -> Result<vernier_store::ImportReport, StoreError> {
+        let mut report = vernier_store::ImportReport::default();
+        for s in sessions {
+            if self.sessions.iter().any(|x| x.info.id == s.info.id) {
+                report.skipped += 1;
+            } else {
+                self.sessions.push(s.clone());
+                report.imported += 1;
+            }
+        }
+        Ok(report)
+    }
     fn put_kernel_config(&mut self, _sha256: &str, _text: &str) -> Result<(), StoreError> {
         Ok(())
     }
