@@ -30,6 +30,10 @@ pub fn compare(args: CompareArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
         CompareFormat::Csv => csv(&report),
     };
     print!("{text}");
+    if args.format == CompareFormat::Table {
+        print!("{}", findings_text("BASE", &base));
+        print!("{}", findings_text("NEW", &new));
+    }
     if args.fail_on_regression && report.has_regression() {
         return Ok(ExitCode::from(1));
     }
@@ -67,6 +71,23 @@ fn load_selected(store: &impl Store, selector: &str) -> Result<Vec<StoredSession
                 .with_context(|| format!("cannot load session {id}"))
         })
         .collect()
+}
+
+/// The validity findings (warnings and worse) stored with the sessions of one side.
+fn findings_text(side: &str, sessions: &[StoredSession]) -> String {
+    let mut seen = Vec::new();
+    let mut out = String::new();
+    for f in sessions.iter().flat_map(|s| &s.info.findings) {
+        if f.severity >= vernier_model::Severity::Warning && !seen.contains(&&f.id) {
+            seen.push(&f.id);
+            let _ = writeln!(out, "  {:<8} {}: {}", f.severity, f.title, f.detail);
+        }
+    }
+    if out.is_empty() {
+        out
+    } else {
+        format!("\nvalidity findings of {side}:\n{out}")
+    }
 }
 
 fn opt(v: Option<f64>, f: impl Fn(f64) -> String) -> String {
