@@ -101,7 +101,7 @@ pub struct RunArgs {
 
     /// Monitors sampled during each measured run: NAME[:interval=SECONDS],... or `default`,
     /// `all`, `none` (stat, meminfo, vmstat, schedstat, pressure, interrupts, slab, perf,
-    /// cpufreq) [default: default]
+    /// cpufreq) [default: default = all but slab and perf]
     #[arg(long = "monitor", value_name = "LIST")]
     pub monitors: Vec<String>,
 

@@ -100,7 +100,10 @@ pub const MONITORS: [MonitorInfo; 9] = [
         description: "perf_event counters of the benchmark's processes: context switches, \
                       migrations, page faults, task clock; cycles, instructions where present",
         options: &[],
-        default: true,
+        // Not by default: per-task counters are switched on every context switch of the
+        // benchmark, which measurably slows switch-bound benchmarks (pipe ping-pong here:
+        // 2.9 us -> 3.5 us per round trip with the counters attached).
+        default: false,
     },
     MonitorInfo {
         kind: MonitorKind::Cpufreq,
@@ -321,7 +324,7 @@ mod tests {
     }
 
     #[test]
-    fn default_set_excludes_slab() {
+    fn default_set_excludes_slab_and_perf() {
         let d = default_monitors();
         let names: Vec<String> = d.iter().map(|s| s.kind.to_string()).collect();
         assert_eq!(
@@ -333,7 +336,6 @@ mod tests {
                 "schedstat",
                 "pressure",
                 "interrupts",
-                "perf",
                 "cpufreq"
             ]
         );
