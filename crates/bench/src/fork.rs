@@ -6,8 +6,8 @@
 
 use vernier_model::{BenchmarkInfo, MetricInfo, Options};
 
-use crate::opts::{duration_spec, float, uint, workers_spec};
-use crate::workers::{errno, rate_of_workers, status};
+use crate::opts::{duration_spec, run_rate_benchmark, workers_spec};
+use crate::workers::{errno, status};
 use crate::{BenchError, Benchmark, Measurement, RunContext};
 
 pub struct Fork;
@@ -29,13 +29,7 @@ impl Benchmark for Fork {
     }
 
     fn run(&self, options: &Options, _ctx: &RunContext) -> Result<Measurement, BenchError> {
-        let info = self.info();
-        let workers = uint(&info, options, "workers")?;
-        let duration = float(&info, options, "duration")?;
-        let workers = usize::try_from(workers)
-            .map_err(|_| BenchError::Options("workers is too large".into()))?;
-        let rate = rate_of_workers(workers, (duration * 1e9) as u64, fork_until)?;
-        Ok(Measurement::single("forks_per_second", rate))
+        run_rate_benchmark(&self.info(), options, fork_until)
     }
 }
 

@@ -155,3 +155,19 @@ pub fn resolve_options(
     }
     Ok(options)
 }
+
+/// Runs `work` in the `workers` worker processes for `duration` seconds (both options of
+/// `info`) and reports the summed rate as the benchmark's metric: the shared body of the
+/// throughput benchmarks (fork, yield).
+pub(crate) fn run_rate_benchmark(
+    info: &vernier_model::BenchmarkInfo,
+    options: &vernier_model::Options,
+    work: fn(u64) -> Result<u64, i32>,
+) -> Result<crate::Measurement, crate::BenchError> {
+    let workers = uint(info, options, "workers")?;
+    let duration = float(info, options, "duration")?;
+    let workers = usize::try_from(workers)
+        .map_err(|_| crate::BenchError::Options("workers is too large".into()))?;
+    let rate = crate::workers::rate_of_workers(workers, (duration * 1e9) as u64, work)?;
+    Ok(crate::Measurement::single(&info.metric.name, rate))
+}

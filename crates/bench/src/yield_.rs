@@ -5,8 +5,7 @@
 
 use vernier_model::{BenchmarkInfo, MetricInfo, Options};
 
-use crate::opts::{duration_spec, float, uint, workers_spec};
-use crate::workers::rate_of_workers;
+use crate::opts::{duration_spec, run_rate_benchmark, workers_spec};
 use crate::{BenchError, Benchmark, Measurement, RunContext};
 
 /// sched_yield calls between two clock reads.
@@ -31,13 +30,7 @@ impl Benchmark for Yield {
     }
 
     fn run(&self, options: &Options, _ctx: &RunContext) -> Result<Measurement, BenchError> {
-        let info = self.info();
-        let workers = uint(&info, options, "workers")?;
-        let duration = float(&info, options, "duration")?;
-        let workers = usize::try_from(workers)
-            .map_err(|_| BenchError::Options("workers is too large".into()))?;
-        let rate = rate_of_workers(workers, (duration * 1e9) as u64, yield_until)?;
-        Ok(Measurement::single("yields_per_second", rate))
+        run_rate_benchmark(&self.info(), options, yield_until)
     }
 }
 
