@@ -258,6 +258,13 @@ pub fn markdown(report: &CompareReport) -> String {
 }
 
 /// RFC 4180 quoting: fields with a comma, quote or line break are quoted, quotes doubled.
+/// One CSV record: the quoted fields joined by commas, with its line end.
+pub fn push_csv_row(out: &mut String, fields: &[String]) {
+    let cells: Vec<String> = fields.iter().map(|f| csv_field(f)).collect();
+    out.push_str(&cells.join(","));
+    out.push('\n');
+}
+
 pub fn csv_field(text: &str) -> String {
     if text.contains([',', '"', '\n', '\r']) {
         format!("\"{}\"", text.replace('"', "\"\""))
@@ -297,9 +304,7 @@ pub fn csv(report: &CompareReport) -> String {
             c.verdict.to_string(),
             c.warnings.join("; "),
         ];
-        let cells: Vec<String> = fields.iter().map(|f| csv_field(f)).collect();
-        out.push_str(&cells.join(","));
-        out.push('\n');
+        push_csv_row(&mut out, &fields);
     }
     out
 }

@@ -11,7 +11,7 @@ use vernier_model::StoredSession;
 use vernier_store::Store;
 
 use crate::cli::{ExportArgs, ExportFormat};
-use crate::cmd::compare::{csv_field, resolve_selector};
+use crate::cmd::compare::{push_csv_row, resolve_selector};
 use crate::db;
 
 /// The value of the `format` field of an export document.
@@ -150,9 +150,7 @@ pub fn csv(sessions: &[StoredSession]) -> String {
                     run.foreign_cpu_ns.to_string(),
                     run.controller_cpu_ns.to_string(),
                 ];
-                let cells: Vec<String> = fields.iter().map(|f| csv_field(f)).collect();
-                out.push_str(&cells.join(","));
-                out.push('\n');
+                push_csv_row(&mut out, &fields);
             }
         }
     }
