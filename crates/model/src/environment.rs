@@ -217,32 +217,18 @@ pub fn diff(a: &Environment, b: &Environment) -> Vec<EnvDifference> {
             });
         }
     };
+    // Compares one field of both environments under its own name.
+    macro_rules! field {
+        ($group:literal, $name:ident) => {
+            push($group, stringify!($name), s(&a.$name), s(&b.$name))
+        };
+    }
 
-    push(
-        "kernel",
-        "kernel_release",
-        s(&a.kernel_release),
-        s(&b.kernel_release),
-    );
-    push(
-        "kernel",
-        "kernel_version",
-        s(&a.kernel_version),
-        s(&b.kernel_version),
-    );
-    push(
-        "kernel",
-        "kernel_config_sha256",
-        s(&a.kernel_config_sha256),
-        s(&b.kernel_config_sha256),
-    );
-    push("kernel", "preemption", s(&a.preemption), s(&b.preemption));
-    push(
-        "kernel",
-        "schedstat_version",
-        s(&a.schedstat_version),
-        s(&b.schedstat_version),
-    );
+    field!("kernel", kernel_release);
+    field!("kernel", kernel_version);
+    field!("kernel", kernel_config_sha256);
+    field!("kernel", preemption);
+    field!("kernel", schedstat_version);
 
     let pa = cmdline_map(a.kernel_cmdline.as_deref());
     let pb = cmdline_map(b.kernel_cmdline.as_deref());
@@ -251,73 +237,28 @@ pub fn diff(a: &Environment, b: &Environment) -> Vec<EnvDifference> {
         push("cmdline", key, pa.get(key).cloned(), pb.get(key).cloned());
     }
 
-    push("cpu", "arch", s(&a.arch), s(&b.arch));
-    push("cpu", "cpu_model", s(&a.cpu_model), s(&b.cpu_model));
-    push("cpu", "online_cpus", s(&a.online_cpus), s(&b.online_cpus));
-    push(
-        "cpu",
-        "online_cpu_list",
-        s(&a.online_cpu_list),
-        s(&b.online_cpu_list),
-    );
-    push("cpu", "topology", s(&a.topology), s(&b.topology));
-    push("cpu", "governor", s(&a.governor), s(&b.governor));
-    push(
-        "cpu",
-        "cpufreq_driver",
-        s(&a.cpufreq_driver),
-        s(&b.cpufreq_driver),
-    );
-    push("cpu", "turbo", s(&a.turbo), s(&b.turbo));
-    push("cpu", "smt_control", s(&a.smt_control), s(&b.smt_control));
-    push("cpu", "smt_active", s(&a.smt_active), s(&b.smt_active));
-    push(
-        "cpu",
-        "cpuidle_driver",
-        s(&a.cpuidle_driver),
-        s(&b.cpuidle_driver),
-    );
-    push(
-        "cpu",
-        "cpuidle_governor",
-        s(&a.cpuidle_governor),
-        s(&b.cpuidle_governor),
-    );
+    field!("cpu", arch);
+    field!("cpu", cpu_model);
+    field!("cpu", online_cpus);
+    field!("cpu", online_cpu_list);
+    field!("cpu", topology);
+    field!("cpu", governor);
+    field!("cpu", cpufreq_driver);
+    field!("cpu", turbo);
+    field!("cpu", smt_control);
+    field!("cpu", smt_active);
+    field!("cpu", cpuidle_driver);
+    field!("cpu", cpuidle_governor);
 
-    push(
-        "memory",
-        "memory_bytes",
-        s(&a.memory_bytes),
-        s(&b.memory_bytes),
-    );
-    push(
-        "memory",
-        "thp_enabled",
-        s(&a.thp_enabled),
-        s(&b.thp_enabled),
-    );
-    push("memory", "thp_defrag", s(&a.thp_defrag), s(&b.thp_defrag));
+    field!("memory", memory_bytes);
+    field!("memory", thp_enabled);
+    field!("memory", thp_defrag);
 
-    push("system", "hostname", s(&a.hostname), s(&b.hostname));
-    push("system", "distro", s(&a.distro), s(&b.distro));
-    push(
-        "system",
-        "virtualization",
-        s(&a.virtualization),
-        s(&b.virtualization),
-    );
-    push(
-        "system",
-        "clocksource",
-        s(&a.clocksource),
-        s(&b.clocksource),
-    );
-    push(
-        "system",
-        "cgroup_version",
-        s(&a.cgroup_version),
-        s(&b.cgroup_version),
-    );
+    field!("system", hostname);
+    field!("system", distro);
+    field!("system", virtualization);
+    field!("system", clocksource);
+    field!("system", cgroup_version);
 
     for (group, ma, mb) in [
         ("sysctl", &a.sysctls, &b.sysctls),
