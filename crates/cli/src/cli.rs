@@ -227,7 +227,8 @@ pub struct ExportArgs {
     #[arg(value_name = "SELECTOR")]
     pub selector: Option<String>,
 
-    /// Output file, written atomically [default: standard output]
+    /// Output file: a regular file is replaced atomically, a device, FIFO or symbolic link is
+    /// written through; `-` is standard output [default: standard output]
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
 

@@ -1,22 +1,72 @@
 //! The `vernier` binary: parses the command line, runs one subcommand, prints its result.
-//! Exit status: 0 success, 2 usage or runtime error, 130 interrupted by Ctrl-C.
+//! Exit status: 0 success, 2 usage or runtime error, 130 interrupted by Ctrl-C, 141 when the
+//! reader of standard output went away (the status of a process killed by SIGPIPE, which is
+//! what `yes | head -1` reports for `yes`).
 
 mod cli;
 mod cmd;
 mod db;
+mod out;
 mod progress;
 
 use std::process::ExitCode;
 
 use clap::Parser;
 
+/// 128 + SIGPIPE (13).
+const EXIT_CLOSED_PIPE: u8 = 141;
+
 fn main() -> ExitCode {
-    let cli = cli::Cli::parse();
-    match cmd::dispatch(cli) {
+    let cli = match cli::Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return usage_error(e),
+    };
+    let result = cmd::dispatch(cli).and_then(|code| {
+        out::flush()?;
+        Ok(code)
+    });
+    match result {
         Ok(code) => code,
         Err(error) => {
-            eprintln!("error: {error:#}");
+            let closed = error
+                .chain()
+                .filter_map(|e| e.downcast_ref::<out::StdoutError>())
+                .any(out::StdoutError::is_closed_pipe);
+            if closed {
+                return ExitCode::from(EXIT_CLOSED_PIPE);
+            }
+            eprintln!("error: {}", out::error_line(&error));
             ExitCode::from(2)
         }
     }
+}
+
+/// Help and version go to standard output as clap writes them; a usage error is one line (clap's
+/// own first line, with its tip if it has one) and status 2.
+fn usage_error(e: clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    if matches!(
+        e.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        let _ = e.print();
+        return if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+            ExitCode::from(2)
+        } else {
+            ExitCode::SUCCESS
+        };
+    }
+    let text = e.render().to_string();
+    let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
+    let mut line = lines
+        .next()
+        .unwrap_or("error: invalid arguments")
+        .to_string();
+    if let Some(tip) = lines.find_map(|l| l.strip_prefix("tip: ")) {
+        line.push_str(&format!(" ({tip})"));
+    }
+    eprintln!("{}", out::printable(&line));
+    ExitCode::from(2)
 }

@@ -13,6 +13,7 @@ use vernier_store::Store;
 
 use crate::cli::{CompareArgs, CompareFormat};
 use crate::db;
+use crate::out::out;
 
 pub fn compare(args: CompareArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
     let store = db::open_for_reading(db_arg)?;
@@ -29,10 +30,10 @@ pub fn compare(args: CompareArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
         CompareFormat::Markdown => markdown(&report),
         CompareFormat::Csv => csv(&report),
     };
-    print!("{text}");
+    out!("{text}");
     if args.format == CompareFormat::Table {
-        print!("{}", findings_text("BASE", &base));
-        print!("{}", findings_text("NEW", &new));
+        out!("{}", findings_text("BASE", &base));
+        out!("{}", findings_text("NEW", &new));
     }
     if args.fail_on_regression && report.has_regression() {
         return Ok(ExitCode::from(1));

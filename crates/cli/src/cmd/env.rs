@@ -11,6 +11,7 @@ use vernier_sys::Roots;
 
 use crate::cli::EnvCommand;
 use crate::db;
+use crate::out::{out, outln};
 
 pub fn env(command: EnvCommand, db_arg: Option<&Path>) -> Result<ExitCode> {
     match command {
@@ -23,7 +24,7 @@ pub fn env(command: EnvCommand, db_arg: Option<&Path>) -> Result<ExitCode> {
                     store.load_session(id)?.info.environment
                 }
             };
-            print!("{}", show_text(&environment));
+            out!("{}", show_text(&environment));
         }
         EnvCommand::Diff { a, b } => {
             let store = db::open_for_reading(db_arg)?;
@@ -36,35 +37,35 @@ pub fn env(command: EnvCommand, db_arg: Option<&Path>) -> Result<ExitCode> {
                     .environment)
             };
             let (ea, eb) = (load(&a)?, load(&b)?);
-            println!("--- {a} (fingerprint {})", ea.fingerprint());
-            println!("+++ {b} (fingerprint {})", eb.fingerprint());
+            outln!("--- {a} (fingerprint {})", ea.fingerprint());
+            outln!("+++ {b} (fingerprint {})", eb.fingerprint());
             let differences = diff(&ea, &eb);
             if differences.is_empty() {
-                println!("the environments do not differ");
+                outln!("the environments do not differ");
             }
             let mut group = "";
             for d in &differences {
                 if d.group != group {
                     group = d.group;
-                    println!("\n[{group}]");
+                    outln!("\n[{group}]");
                 }
                 let show = |v: &Option<String>| v.clone().unwrap_or_else(|| "(absent)".into());
-                println!("  {}:\n  - {}\n  + {}", d.field, show(&d.a), show(&d.b));
+                outln!("  {}:\n  - {}\n  + {}", d.field, show(&d.a), show(&d.b));
             }
             if let (Some(ha), Some(hb)) = (&ea.kernel_config_sha256, &eb.kernel_config_sha256) {
                 if ha != hb {
                     match (store.kernel_config(ha)?, store.kernel_config(hb)?) {
                         (Some(ca), Some(cb)) => {
-                            println!("\n[kernel config]");
+                            outln!("\n[kernel config]");
                             for c in kernel_config_diff(&ca, &cb) {
                                 let show = |v: &Option<String>| match v {
                                     Some(v) => format!("{}={v}", c.option),
                                     None => format!("# {} is not set", c.option),
                                 };
-                                println!("  - {}\n  + {}", show(&c.a), show(&c.b));
+                                outln!("  - {}\n  + {}", show(&c.a), show(&c.b));
                             }
                         }
-                        _ => println!("\n[kernel config] differs; the texts are not stored"),
+                        _ => outln!("\n[kernel config] differs; the texts are not stored"),
                     }
                 }
             }

@@ -1,8 +1,7 @@
 //! `vernier export`: sessions with their environment, configurations and every run, as the
 //! versioned JSON document of docs/export-format.md, or as CSV with one row per run.
 
-use std::io::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
@@ -55,40 +54,10 @@ pub fn export(args: ExportArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
         ExportFormat::Csv => csv(&sessions).into_bytes(),
     };
     match &args.output {
-        Some(path) => write_atomically(path, &bytes)
-            .with_context(|| format!("cannot write {}", path.display()))?,
-        None => {
-            let mut out = std::io::stdout().lock();
-            out.write_all(&bytes)
-                .and_then(|()| out.flush())
-                .context("cannot write to standard output")?;
-        }
+        Some(path) => crate::out::write_output(path, &bytes)?,
+        None => crate::out::write_bytes(&bytes)?,
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// Writes `bytes` to a temporary file next to `path`, syncs it and renames it over `path`:
-/// readers see the old file or the whole new one, never a part (rename(2) is atomic within a
-/// file system). The temporary file is removed on error.
-fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
-    let name = path
-        .file_name()
-        .with_context(|| format!("{} is not a file name", path.display()))?;
-    let mut tmp_name = std::ffi::OsString::from(".");
-    tmp_name.push(name);
-    tmp_name.push(format!(".tmp-{}", std::process::id()));
-    let tmp: PathBuf = path.with_file_name(tmp_name);
-    let result = (|| -> std::io::Result<()> {
-        let mut file = std::fs::File::create(&tmp)?;
-        file.write_all(bytes)?;
-        file.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if let Err(e) = result {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(e.into());
-    }
-    Ok(())
 }
 
 const CSV_HEADER: &str = "session_id,session_started_at_ns,tags,fingerprint,configuration_id,\
@@ -166,19 +135,5 @@ mod tests {
         let names: Vec<&str> = CSV_HEADER.trim_end().split(',').collect();
         assert_eq!(names.len(), 27);
         assert!(names.iter().all(|n| !n.is_empty() && !n.contains(' ')));
-    }
-
-    #[test]
-    fn atomic_write_replaces_whole_file_and_leaves_no_temporary() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("out.json");
-        std::fs::write(&path, "old").unwrap();
-        write_atomically(&path, b"new").unwrap();
-        assert_eq!(std::fs::read_to_string(&path).unwrap(), "new");
-        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
-        // Into a missing directory: an error, and nothing created.
-        let missing = dir.path().join("no/such/out.json");
-        assert!(write_atomically(&missing, b"x").is_err());
-        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
     }
 }

@@ -6,10 +6,11 @@ use anyhow::Result;
 use vernier_engine::suite::suites;
 
 use crate::cli::ListArgs;
+use crate::out::outln;
 
 pub fn list(args: ListArgs) -> Result<ExitCode> {
     let online = vernier_sys::cpulist::online_cpus().len() as u32;
-    println!("Benchmarks:");
+    outln!("Benchmarks:");
     for b in vernier_bench::all()
         .iter()
         .map(|b| b.info())
@@ -20,11 +21,13 @@ pub fn list(args: ListArgs) -> Result<ExitCode> {
         } else {
             "lower is better"
         };
-        println!("  {:<10} {}", b.name, b.description);
+        outln!("  {:<10} {}", b.name, b.description);
         if args.verbose {
-            println!(
+            outln!(
                 "             version {}; metric {} in {} ({direction})",
-                b.version, b.metric.name, b.metric.unit
+                b.version,
+                b.metric.name,
+                b.metric.unit
             );
             for o in &b.options {
                 let unit = if o.unit.is_empty() {
@@ -39,7 +42,7 @@ pub fn list(args: ListArgs) -> Result<ExitCode> {
                 } else {
                     format!("{default}, here {resolved}")
                 };
-                println!(
+                outln!(
                     "             {:<10} {} (default {default}{unit}; {})",
                     o.name,
                     o.help,
@@ -48,15 +51,15 @@ pub fn list(args: ListArgs) -> Result<ExitCode> {
             }
         }
     }
-    println!("\nSuites:");
+    outln!("\nSuites:");
     for s in suites() {
-        println!("  {:<10} {}", s.name, s.description);
+        outln!("  {:<10} {}", s.name, s.description);
         if args.verbose {
             for spec in s.specs {
-                println!("             {spec}");
+                outln!("             {spec}");
             }
             if let Some(t) = s.max_time_s {
-                println!("             (--max-time {t} s unless given)");
+                outln!("             (--max-time {t} s unless given)");
             }
         }
     }

@@ -7,6 +7,7 @@ use anyhow::Result;
 use vernier_store::Store;
 
 use crate::db;
+use crate::out::outln;
 
 /// A Unix timestamp in nanoseconds as local time.
 pub fn local_time(ns: i64) -> String {
@@ -21,12 +22,15 @@ pub fn sessions(db_arg: Option<&Path>) -> Result<ExitCode> {
     let store = db::open_for_reading(db_arg)?;
     let sessions = store.sessions()?;
     if sessions.is_empty() {
-        println!("no sessions stored");
+        outln!("no sessions stored");
         return Ok(ExitCode::SUCCESS);
     }
-    println!(
+    outln!(
         "{:<36}  {:<19}  {:<11}  {:<16}  what / tags",
-        "id", "started", "status", "fingerprint"
+        "id",
+        "started",
+        "status",
+        "fingerprint"
     );
     for s in sessions {
         let what = s
@@ -35,7 +39,7 @@ pub fn sessions(db_arg: Option<&Path>) -> Result<ExitCode> {
             .map(|n| format!("suite {n}"))
             .unwrap_or_else(|| s.specs.join(" "));
         let tags: Vec<String> = s.tags.iter().map(|(k, v)| format!("{k}={v}")).collect();
-        println!(
+        outln!(
             "{:<36}  {:<19}  {:<11}  {:<16}  {}{}{}",
             s.id,
             local_time(s.started_at_ns),

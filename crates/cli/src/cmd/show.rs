@@ -9,6 +9,7 @@ use vernier_store::Store;
 use crate::cli::{ShowArgs, ShowFormat};
 use crate::cmd::run::terminal_width;
 use crate::db;
+use crate::out::{out, outln};
 
 pub fn show(args: ShowArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
     let store = db::open_for_reading(db_arg)?;
@@ -19,11 +20,11 @@ pub fn show(args: ShowArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
     let summaries = vernier_report::summarize_session(&session);
     match args.format {
         ShowFormat::Json => {
-            println!("{}", serde_json::to_string_pretty(&summaries)?);
+            outln!("{}", serde_json::to_string_pretty(&summaries)?);
         }
         ShowFormat::Table => {
             let info = &session.info;
-            println!(
+            outln!(
                 "session {}  {}  {}  fingerprint {}",
                 info.id,
                 crate::cmd::sessions::local_time(info.started_at_ns),
@@ -32,13 +33,13 @@ pub fn show(args: ShowArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
             );
             if !info.tags.is_empty() {
                 let tags: Vec<String> = info.tags.iter().map(|(k, v)| format!("{k}={v}")).collect();
-                println!("tags: {}", tags.join(" "));
+                outln!("tags: {}", tags.join(" "));
             }
             if let Some(note) = &info.note {
-                println!("note: {note}");
+                outln!("note: {note}");
             }
-            println!();
-            print!(
+            outln!();
+            out!(
                 "{}",
                 vernier_report::table::show_text(&summaries, terminal_width())
             );
@@ -49,19 +50,19 @@ pub fn show(args: ShowArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
                 .cloned()
                 .collect();
             if !important.is_empty() {
-                println!("validity findings when the session started:");
-                print!("{}", crate::cmd::system::findings_text(&important));
-                println!();
+                outln!("validity findings when the session started:");
+                out!("{}", crate::cmd::system::findings_text(&important));
+                outln!();
             }
             if args.monitors {
                 for c in &session.configurations {
-                    println!(
+                    outln!(
                         "{}:{}: monitors",
                         c.record.benchmark,
                         c.record.options.label()
                     );
-                    print!("{}", vernier_report::monitors::monitor_text(c));
-                    println!();
+                    out!("{}", vernier_report::monitors::monitor_text(c));
+                    outln!();
                 }
             }
             if let Some(key) = &args.series {
@@ -69,8 +70,8 @@ pub fn show(args: ShowArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
                 for c in &session.configurations {
                     if let Some(text) = vernier_report::monitors::series_text(c, key) {
                         found = true;
-                        println!("{}:{}: {key}", c.record.benchmark, c.record.options.label());
-                        print!("{text}");
+                        outln!("{}:{}: {key}", c.record.benchmark, c.record.options.label());
+                        out!("{text}");
                     }
                 }
                 if !found {
@@ -82,8 +83,8 @@ pub fn show(args: ShowArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
             }
             if args.histogram {
                 for s in &summaries {
-                    println!("{}: {} in {}", s.label(), s.metric, s.unit);
-                    println!(
+                    outln!("{}: {} in {}", s.label(), s.metric, s.unit);
+                    outln!(
                         "{}",
                         vernier_report::histogram::histogram(&s.values, 12, 50)
                     );

@@ -1,0 +1,324 @@
+//! All command output goes through here: [`out!`] and [`outln!`] write to standard output and
+//! return an error instead of panicking like `print!` does, and [`printable`] escapes stored
+//! text before it reaches a terminal. `main` turns a failed write into the exit status: a
+//! closed pipe (`vernier sessions | head -1`) ends quietly, anything else (a full disk,
+//! `> /dev/full`) is one line and status 2.
+
+use std::borrow::Cow;
+use std::ffi::OsString;
+use std::fmt;
+use std::fs::{self, OpenOptions};
+use std::io::{self, Write as _};
+use std::os::unix::ffi::{OsStrExt as _, OsStringExt as _};
+use std::os::unix::fs::{MetadataExt as _, PermissionsExt as _};
+use std::path::Path;
+
+use anyhow::{bail, Context as _, Result};
+
+/// Writing to standard output failed.
+#[derive(Debug)]
+pub struct StdoutError(pub io::Error);
+
+impl fmt::Display for StdoutError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "cannot write to standard output: {}", self.0)
+    }
+}
+
+impl std::error::Error for StdoutError {}
+
+impl StdoutError {
+    /// The reader went away (EPIPE): the user saw what they wanted, as with `| head`.
+    pub fn is_closed_pipe(&self) -> bool {
+        self.0.kind() == io::ErrorKind::BrokenPipe
+    }
+}
+
+/// Writes formatted text to standard output.
+pub fn write_fmt(args: fmt::Arguments<'_>) -> Result<(), StdoutError> {
+    io::stdout().lock().write_fmt(args).map_err(StdoutError)
+}
+
+/// Writes bytes to standard output.
+pub fn write_bytes(bytes: &[u8]) -> Result<(), StdoutError> {
+    io::stdout().lock().write_all(bytes).map_err(StdoutError)
+}
+
+/// Flushes standard output; the last buffered line may still fail here.
+pub fn flush() -> Result<(), StdoutError> {
+    io::stdout().lock().flush().map_err(StdoutError)
+}
+
+/// Writes `bytes` to the output file `path` of a command (`export -o`), or to standard output
+/// for `-`.
+///
+/// A regular file, or a path where nothing is yet, is replaced atomically: the bytes go to a
+/// temporary file next to it, which is synced and renamed over `path` (rename(2) is atomic
+/// within a file system), so readers see the old file or the whole new one, and the file keeps
+/// its mode (and owner, where allowed). Anything else is written through, as a shell's `>`
+/// would: a device (`/dev/full`, a terminal), a FIFO, or the target of a symbolic link
+/// (`/dev/stdout`); renaming over those would replace the device or the link by a file.
+pub fn write_output(path: &Path, bytes: &[u8]) -> Result<()> {
+    if path.as_os_str() == "-" {
+        write_bytes(bytes)?;
+        return flush().map_err(Into::into);
+    }
+    let result = match fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_file() => replace_atomically(path, bytes, Some(&m)),
+        Ok(_) => write_through(path, bytes),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => replace_atomically(path, bytes, None),
+        Err(e) => Err(e.into()),
+    };
+    result.with_context(|| format!("cannot write {}", printable(&path.to_string_lossy())))
+}
+
+fn write_through(path: &Path, bytes: &[u8]) -> Result<()> {
+    let target = match fs::metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            bail!("it is a symbolic link to a missing file")
+        }
+        Err(e) => return Err(e.into()),
+    };
+    if target.is_dir() {
+        bail!("it is a directory; expected a file name");
+    }
+    // O_TRUNC only where it means something: on a regular file behind a link. No O_CREAT: the
+    // path exists.
+    let mut file = OpenOptions::new()
+        .write(true)
+        .truncate(target.is_file())
+        .open(path)?;
+    file.write_all(bytes)?;
+    if target.is_file() {
+        file.sync_all()?;
+    }
+    Ok(())
+}
+
+/// The temporaries of `name` are `.NAME.vernier-PID.RANDOM.tmp`: hidden, recognizable, and
+/// carrying the pid of their writer so that a later write can remove those whose writer died
+/// (kill -9, power loss) instead of leaving them for ever.
+fn temporary_prefix(name: &std::ffi::OsStr) -> OsString {
+    let mut prefix = OsString::from(".");
+    prefix.push(name);
+    prefix.push(".vernier-");
+    prefix
+}
+
+const TEMPORARY_SUFFIX: &str = ".tmp";
+
+fn replace_atomically(path: &Path, bytes: &[u8], old: Option<&fs::Metadata>) -> Result<()> {
+    let Some(name) = path.file_name() else {
+        bail!("expected a file name");
+    };
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let prefix = temporary_prefix(name);
+    remove_stale_temporaries(dir, &prefix);
+    let mut own_prefix = prefix;
+    own_prefix.push(format!("{}.", std::process::id()));
+    // A new file gets 0666 less the umask, as with `>`; a replaced one keeps its mode below.
+    let mut tmp = tempfile::Builder::new()
+        .prefix(&own_prefix)
+        .suffix(TEMPORARY_SUFFIX)
+        .permissions(fs::Permissions::from_mode(0o666))
+        .tempfile_in(dir)?;
+    if let Some(old) = old {
+        let file = tmp.as_file();
+        file.set_permissions(fs::Permissions::from_mode(old.mode() & 0o7777))?;
+        // Only root may give a file away; for anyone else the new file is theirs anyway.
+        let _ = std::os::unix::fs::fchown(file, Some(old.uid()), Some(old.gid()));
+    }
+    tmp.write_all(bytes)?;
+    tmp.as_file().sync_all()?;
+    // On error the temporary is removed when `tmp` drops.
+    tmp.persist(path).map_err(|e| e.error)?;
+    // The rename is durable once the directory is synced (fsync(2)); a failure here leaves a
+    // complete file, so it is not reported.
+    if let Ok(d) = fs::File::open(dir) {
+        let _ = d.sync_all();
+    }
+    Ok(())
+}
+
+/// Removes the temporaries of a target whose writer is no longer alive. Best effort: a
+/// temporary that cannot be removed is left, and never one of a live process.
+fn remove_stale_temporaries(dir: &Path, prefix: &std::ffi::OsStr) {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(rest) = name.as_bytes().strip_prefix(prefix.as_bytes()) else {
+            continue;
+        };
+        if !rest.ends_with(TEMPORARY_SUFFIX.as_bytes()) {
+            continue;
+        }
+        let pid = rest
+            .split(|b| *b == b'.')
+            .next()
+            .and_then(|p| std::str::from_utf8(p).ok())
+            .and_then(|p| p.parse::<i32>().ok());
+        if let Some(pid) = pid.filter(|p| *p > 0) {
+            if !process_alive(pid) {
+                let _ = fs::remove_file(dir.join(OsString::from_vec(name.into_vec())));
+            }
+        }
+    }
+}
+
+/// kill(pid, 0) checks existence without sending a signal; EPERM means it exists but belongs
+/// to someone else (kill(2)).
+fn process_alive(pid: i32) -> bool {
+    // SAFETY: signal 0 sends nothing; kill has no memory-safety preconditions.
+    let r = unsafe { libc::kill(pid, 0) };
+    r == 0 || io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
+}
+
+/// `print!` that returns a [`StdoutError`] through `?` instead of panicking.
+macro_rules! out {
+    ($($arg:tt)*) => {
+        $crate::out::write_fmt(format_args!($($arg)*))?
+    };
+}
+
+/// `println!` that returns a [`StdoutError`] through `?` instead of panicking.
+macro_rules! outln {
+    () => {
+        $crate::out::write_fmt(format_args!("\n"))?
+    };
+    ($($arg:tt)*) => {
+        $crate::out::write_fmt(format_args!("{}\n", format_args!($($arg)*)))?
+    };
+}
+
+pub(crate) use {out, outln};
+
+/// Stored text (tags, notes, specs, environment values, imported names) as it may be shown on
+/// a terminal: control characters, which could break a line or carry ANSI escape sequences
+/// that recolour or rewrite the screen, are shown as Rust escapes (`\n`, `\u{1b}`).
+pub fn printable(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(char::is_control) {
+        return Cow::Borrowed(text);
+    }
+    let mut escaped = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if c.is_control() {
+            escaped.extend(c.escape_debug());
+        } else {
+            escaped.push(c);
+        }
+    }
+    Cow::Owned(escaped)
+}
+
+/// The message of an error chain on one line, each cause said once: a cause whose text an outer
+/// message already contains (an error that formats its source into its own message) is left
+/// out, and line breaks inside a message become `; `.
+pub fn error_line(error: &anyhow::Error) -> String {
+    let mut line = String::new();
+    for cause in error.chain() {
+        let text = cause.to_string();
+        let text = text
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .collect::<Vec<_>>()
+            .join("; ");
+        if text.is_empty() || line.contains(&text) {
+            continue;
+        }
+        if !line.is_empty() {
+            line.push_str(": ");
+        }
+        line.push_str(&text);
+    }
+    printable(&line).into_owned()
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn atomic_write_replaces_whole_file_keeps_mode_and_leaves_no_temporary() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out.json");
+        fs::write(&path, "old").unwrap();
+        fs::set_permissions(&path, fs::Permissions::from_mode(0o640)).unwrap();
+        write_output(&path, b"new").unwrap();
+        assert_eq!(fs::read_to_string(&path).unwrap(), "new");
+        assert_eq!(fs::metadata(&path).unwrap().mode() & 0o777, 0o640);
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
+        // Into a missing directory: an error, and nothing created.
+        let missing = dir.path().join("no/such/out.json");
+        assert!(write_output(&missing, b"x").is_err());
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn stale_temporaries_of_dead_writers_are_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out.json");
+        // A writer that has exited (and been reaped) and one that is alive: this process.
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let dead = child.id();
+        child.wait().unwrap();
+        let stale = dir
+            .path()
+            .join(format!(".out.json.vernier-{dead}.abc123.tmp"));
+        let live = dir.path().join(format!(
+            ".out.json.vernier-{}.def456.tmp",
+            std::process::id()
+        ));
+        let other = dir.path().join(".other.json.vernier-1.x.tmp");
+        for p in [&stale, &live, &other] {
+            fs::write(p, "partial").unwrap();
+        }
+        write_output(&path, b"new").unwrap();
+        assert!(!stale.exists(), "a dead writer's temporary is removed");
+        assert!(live.exists(), "a live writer's temporary is kept");
+        assert!(other.exists(), "another target's temporary is not touched");
+    }
+
+    #[test]
+    fn control_characters_are_escaped() {
+        assert_eq!(printable("kernel 6.18"), "kernel 6.18");
+        assert_eq!(printable("a\nb"), "a\\nb");
+        assert_eq!(printable("\u{1b}[31mred"), "\\u{1b}[31mred");
+        assert_eq!(printable("tab\there"), "tab\\there");
+        assert_eq!(printable("naïve ü"), "naïve ü");
+    }
+
+    #[test]
+    fn error_chains_say_each_cause_once() {
+        // An error that formats its source into its own message, as thiserror's `{0}` does.
+        #[derive(Debug)]
+        struct Outer(std::num::ParseIntError);
+        impl fmt::Display for Outer {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                write!(f, "invalid value 'x': {}", self.0)
+            }
+        }
+        impl std::error::Error for Outer {
+            fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+                Some(&self.0)
+            }
+        }
+        let Err(inner) = "x".parse::<u32>() else {
+            unreachable!()
+        };
+        let e = anyhow::Error::new(Outer(inner)).context("spec 'yield'");
+        assert_eq!(
+            error_line(&e),
+            "spec 'yield': invalid value 'x': invalid digit found in string"
+        );
+        let e = anyhow::anyhow!("first\nsecond\n").context("outer");
+        assert_eq!(error_line(&e), "outer: first; second");
+    }
+}
