@@ -5,8 +5,9 @@
 //! worker's page tables and tearing them down again.
 
 use vernier_model::{BenchmarkInfo, MetricInfo, Options};
+use vernier_sys::MachineLimits;
 
-use crate::opts::{duration_spec, run_rate_benchmark, workers_spec};
+use crate::opts::{check_rate_benchmark, duration_spec, run_rate_benchmark, workers_spec};
 use crate::workers::{errno, status};
 use crate::{BenchError, Benchmark, Measurement, RunContext};
 
@@ -26,6 +27,11 @@ impl Benchmark for Fork {
             options: vec![workers_spec(), duration_spec()],
             hidden: false,
         }
+    }
+
+    /// Each worker is a process with at most one child of its own at a time.
+    fn check_machine(&self, options: &Options, limits: &MachineLimits) -> Result<(), BenchError> {
+        check_rate_benchmark(&self.info(), options, limits, 2)
     }
 
     fn run(&self, options: &Options, _ctx: &RunContext) -> Result<Measurement, BenchError> {

@@ -15,6 +15,7 @@ use std::os::fd::RawFd;
 
 use vernier_model::{BenchmarkInfo, MetricInfo, Options};
 use vernier_sys::clock::monotonic_ns;
+use vernier_sys::MachineLimits;
 
 use crate::opts::{choice, choice_spec, uint, uint_spec};
 use crate::workers::{
@@ -25,6 +26,13 @@ use crate::{BenchError, Benchmark, Measurement, RunContext};
 /// Stack of a worker thread: the message buffers live on the heap, so a small stack suffices
 /// (hackbench uses PTHREAD_STACK_MIN).
 const THREAD_STACK: usize = 64 * 1024;
+
+/// Memory the kernel gives every task whatever it does: its kernel stack (THREAD_SIZE, 16 KiB
+/// on x86-64, Documentation/arch/x86/kernel-stacks.rst).
+const TASK_KERNEL_BYTES: u64 = 16 * 1024;
+
+/// A page: a forked receiver that writes into its copy of the message buffer copies whole pages.
+const PAGE: u64 = 4096;
 
 const IPC: &[&str] = &["socket", "pipe"];
 const TASKS: &[&str] = &["process", "thread"];
@@ -90,6 +98,38 @@ impl Benchmark for Hackbench {
             ],
             hidden: false,
         }
+    }
+
+    /// hackbench starts `2 * groups * fds` tasks at once. In process mode the controller holds
+    /// one group's channels at a time; in thread mode every channel is open in the one process.
+    /// Every receiver has its own message buffer (in process mode a private copy of the pages
+    /// it writes).
+    fn check_machine(&self, options: &Options, limits: &MachineLimits) -> Result<(), BenchError> {
+        let info = self.info();
+        let groups = uint(&info, options, "groups")?;
+        let fds = uint(&info, options, "fds")?;
+        let datasize = uint(&info, options, "datasize")?;
+        let threads = choice(&info, options, "tasks")? == 1;
+        let receivers = groups.saturating_mul(fds);
+        let workers = receivers.saturating_mul(2);
+        limits.check_tasks(workers.saturating_add(1))?;
+        let files = if threads {
+            workers
+        } else {
+            fds.saturating_add(2)
+        };
+        limits.check_files(files.saturating_add(crate::RESERVED_FILES))?;
+        let buffer = if threads {
+            datasize
+        } else {
+            datasize.div_ceil(PAGE).saturating_mul(PAGE)
+        };
+        let bytes = receivers
+            .saturating_add(2)
+            .saturating_mul(buffer)
+            .saturating_add(workers.saturating_mul(TASK_KERNEL_BYTES));
+        limits.check_memory(bytes)?;
+        Ok(())
     }
 
     fn run(&self, options: &Options, _ctx: &RunContext) -> Result<Measurement, BenchError> {

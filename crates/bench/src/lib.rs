@@ -7,6 +7,7 @@
 use std::collections::BTreeMap;
 
 use vernier_model::{BenchmarkInfo, Options};
+use vernier_sys::MachineLimits;
 
 pub mod fork;
 pub mod hackbench;
@@ -54,6 +55,9 @@ pub enum BenchError {
     Worker(String),
     #[error("invalid options: {0}")]
     Options(String),
+    /// The machine cannot run the configuration (too many tasks, files, bytes or CPUs).
+    #[error("{0}")]
+    Limit(#[from] vernier_sys::LimitError),
 }
 
 impl BenchError {
@@ -66,9 +70,24 @@ impl BenchError {
     }
 }
 
-/// A benchmark: a description and a way to measure one run.
+/// Descriptors a run's process holds besides the benchmark's own: the standard streams, the
+/// engine's result and monitor files and the start line's two pipes.
+pub(crate) const RESERVED_FILES: u64 = 32;
+
+/// A benchmark: a description, a check of what a configuration needs from the machine, and a
+/// way to measure one run.
 pub trait Benchmark: Send + Sync {
     fn info(&self) -> BenchmarkInfo;
+
+    /// Checks, before anything starts, that this machine can run `options`: the tasks, file
+    /// descriptors, memory and CPUs one run needs against `limits`. The default needs nothing
+    /// beyond the run's own process.
+    fn check_machine(&self, options: &Options, limits: &MachineLimits) -> Result<(), BenchError> {
+        let _ = options;
+        limits.check_tasks(1)?;
+        Ok(())
+    }
+
     fn run(&self, options: &Options, ctx: &RunContext) -> Result<Measurement, BenchError>;
 }
 
@@ -112,6 +131,111 @@ mod tests {
             // Every default resolves and passes the benchmark's own checks on option values.
             resolve_options(&info, &[]).unwrap();
         }
+    }
+
+    fn check(spec: &str, limits: &MachineLimits) -> Result<(), String> {
+        let mut parts = spec.split(':');
+        let b = find(parts.next().unwrap()).unwrap();
+        let overrides: Vec<(&str, &str)> = parts.map(|p| p.split_once('=').unwrap()).collect();
+        let options = resolve_options(&b.info(), &overrides).unwrap();
+        b.check_machine(&options, limits).map_err(|e| e.to_string())
+    }
+
+    /// A small machine: 1000 more tasks, 1024 files, 1 GiB, one CPU.
+    fn small_machine() -> MachineLimits {
+        MachineLimits {
+            pid_max: Some(32768),
+            threads_max: Some(1100),
+            tasks: Some(100),
+            nofile: Some(1024),
+            mem_available_bytes: Some(1 << 30),
+            cpus: vec![0],
+            ..MachineLimits::default()
+        }
+    }
+
+    #[test]
+    fn every_default_fits_a_small_machine_and_none_fits_an_empty_one() {
+        let small = small_machine();
+        let full = MachineLimits {
+            tasks: Some(1100),
+            ..small_machine()
+        };
+        for b in all() {
+            let info = b.info();
+            let overrides: &[(&str, &str)] = if info.option("workers").is_some() {
+                &[("workers", "2")]
+            } else {
+                &[]
+            };
+            let options = resolve_options(&info, overrides).unwrap();
+            b.check_machine(&options, &small).unwrap();
+            let e = b.check_machine(&options, &full).unwrap_err().to_string();
+            assert!(
+                e.contains("only 0 more can start here"),
+                "{}: {e}",
+                info.name
+            );
+        }
+    }
+
+    #[test]
+    fn hackbench_needs_its_tasks_files_and_buffers() {
+        let m = small_machine();
+        // 2 * 25 * 20 = 1000 workers and the run's process: one more than there is room for.
+        assert!(check("hackbench:groups=24:fds=20", &m).is_ok());
+        let e = check("hackbench:groups=25:fds=20", &m).unwrap_err();
+        assert_eq!(
+            e,
+            "needs 1001 tasks; only 1000 more can start here \
+             (kernel.threads-max is 1100 and 100 tasks exist already)"
+        );
+        // Threads hold every socket end in one process; processes one group's at a time.
+        let e = check(
+            "hackbench:groups=25:fds=20:tasks=thread",
+            &MachineLimits {
+                threads_max: None,
+                ..m.clone()
+            },
+        )
+        .unwrap_err();
+        assert!(e.starts_with("needs 1032 open files in one process"), "{e}");
+        // 960 socket ends and the reserve fit in 1024.
+        assert!(check("hackbench:groups=24:fds=20:tasks=thread", &m).is_ok());
+        // 100 receivers with 1 MB buffers (rounded to pages) do not fit in 64 MiB; 100 KB do.
+        let m = MachineLimits {
+            mem_available_bytes: Some(64 << 20),
+            ..m
+        };
+        let e = check("hackbench:groups=5:fds=20:datasize=1000000", &m).unwrap_err();
+        assert_eq!(
+            e,
+            "needs 105635840 bytes of memory; MemAvailable is 67108864 bytes"
+        );
+        assert!(check("hackbench:groups=5:fds=20:datasize=100000", &m).is_ok());
+    }
+
+    #[test]
+    fn cross_cpu_pipe_needs_two_cpus() {
+        let mut m = small_machine();
+        assert!(check("pipe:placement=same-cpu", &m).is_ok());
+        assert!(check("pipe:placement=free", &m).is_ok());
+        let e = check("pipe:placement=cross-cpu", &m).unwrap_err();
+        assert!(
+            e.starts_with("needs 2 CPUs; this process may run on 1 (CPU 0"),
+            "{e}"
+        );
+        m.cpus = vec![0, 1];
+        assert!(check("pipe:placement=cross-cpu", &m).is_ok());
+    }
+
+    #[test]
+    fn fork_counts_a_child_per_worker() {
+        let m = small_machine();
+        assert!(check("fork:workers=499", &m).is_ok());
+        assert!(check("fork:workers=500", &m).is_err());
+        assert!(check("yield:workers=999", &m).is_ok());
+        assert!(check("yield:workers=1000", &m).is_err());
     }
 
     /// Environment variable that turns `reap_probe` into a probe: "name:opt=v:opt=v".

@@ -171,3 +171,16 @@ pub(crate) fn run_rate_benchmark(
     let rate = crate::workers::rate_of_workers(workers, (duration * 1e9) as u64, work)?;
     Ok(crate::Measurement::single(&info.metric.name, rate))
 }
+
+/// Checks that the `workers` of a throughput benchmark, each `tasks_per_worker` tasks at
+/// most, can start besides the run's own process.
+pub(crate) fn check_rate_benchmark(
+    info: &BenchmarkInfo,
+    options: &Options,
+    limits: &vernier_sys::MachineLimits,
+    tasks_per_worker: u64,
+) -> Result<(), BenchError> {
+    let workers = uint(info, options, "workers")?;
+    limits.check_tasks(workers.saturating_mul(tasks_per_worker).saturating_add(1))?;
+    Ok(())
+}

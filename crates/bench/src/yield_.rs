@@ -4,8 +4,9 @@
 //! With fewer runnable tasks than CPUs a yield returns at once; with more it switches tasks.
 
 use vernier_model::{BenchmarkInfo, MetricInfo, Options};
+use vernier_sys::MachineLimits;
 
-use crate::opts::{duration_spec, run_rate_benchmark, workers_spec};
+use crate::opts::{check_rate_benchmark, duration_spec, run_rate_benchmark, workers_spec};
 use crate::{BenchError, Benchmark, Measurement, RunContext};
 
 /// sched_yield calls between two clock reads.
@@ -27,6 +28,11 @@ impl Benchmark for Yield {
             options: vec![workers_spec(), duration_spec()],
             hidden: false,
         }
+    }
+
+    /// Each worker is one process.
+    fn check_machine(&self, options: &Options, limits: &MachineLimits) -> Result<(), BenchError> {
+        check_rate_benchmark(&self.info(), options, limits, 1)
     }
 
     fn run(&self, options: &Options, _ctx: &RunContext) -> Result<Measurement, BenchError> {

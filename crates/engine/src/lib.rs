@@ -20,5 +20,5 @@ pub mod suite;
 pub use event::Event;
 pub use executor::{Executor, ProcessExecutor, RunOutcome};
 pub use interrupt::Interrupt;
-pub use plan::{build_plan, Plan, PlanError, PlannedConfiguration};
+pub use plan::{build_plan, check_machine, Plan, PlanError, PlannedConfiguration};
 pub use session::{run_session, NoHooks, RunHooks, SessionOptions, SessionOutcome};

@@ -58,6 +58,12 @@ pub enum PlanError {
         setting: &'static str,
         detail: String,
     },
+    /// A configuration needs more than the machine allows (tasks, files, memory, CPUs).
+    #[error("{configuration} cannot run on this machine: {detail}")]
+    Machine {
+        configuration: String,
+        detail: String,
+    },
 }
 
 /// Checks the repetition settings.
@@ -172,6 +178,27 @@ pub fn build_plan(
     })
 }
 
+/// Checks every configuration of `plan` against what this machine allows, through each
+/// benchmark's own [`vernier_bench::Benchmark::check_machine`], so that a configuration that
+/// would exhaust the PID space or the file table is refused before anything starts.
+/// Configurations of benchmarks that are not built in (tests' scripted ones) need nothing.
+pub fn check_machine(plan: &Plan, limits: &vernier_sys::MachineLimits) -> Result<(), PlanError> {
+    for configuration in &plan.configurations {
+        let Some(benchmark) =
+            vernier_bench::find(configuration.info.name).filter(|b| b.info() == configuration.info)
+        else {
+            continue;
+        };
+        benchmark
+            .check_machine(&configuration.options, limits)
+            .map_err(|e| PlanError::Machine {
+                configuration: configuration.label(),
+                detail: e.to_string(),
+            })?;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -212,6 +239,10 @@ mod tests {
             ],
             hidden: false,
         }]
+    }
+
+    fn plan_with(specs: &[&str]) -> Plan {
+        plan(specs).unwrap()
     }
 
     fn plan(specs: &[&str]) -> Result<Plan, PlanError> {
@@ -272,5 +303,43 @@ mod tests {
         })
         .is_err());
         assert!(check(Settings::default()).is_ok());
+    }
+
+    #[test]
+    fn configurations_are_checked_against_the_machine() {
+        let infos: Vec<BenchmarkInfo> = vernier_bench::all().iter().map(|b| b.info()).collect();
+        let specs = vec![
+            "hackbench:groups=1,10000:fds=1000".to_string(),
+            "mock".to_string(),
+        ];
+        let plan = build_plan(&specs, Settings::default(), &infos, 2).unwrap();
+        let limits = vernier_sys::MachineLimits {
+            pid_max: Some(32768),
+            tasks: Some(100),
+            ..Default::default()
+        };
+        let e = check_machine(&plan, &limits).unwrap_err().to_string();
+        assert!(
+            e.starts_with("hackbench:datasize=100:fds=1000:groups=10000:") && e.contains(
+                "cannot run on this machine: needs 20000001 tasks; only 32368 more can start here"
+            ),
+            "{e}"
+        );
+        // The first configuration alone fits; the scripted benchmarks of tests need nothing.
+        let plan = build_plan(&specs[..1], Settings::default(), &infos, 2).unwrap();
+        let small = Plan {
+            configurations: plan.configurations[..1].to_vec(),
+            ..plan
+        };
+        assert!(check_machine(&small, &limits).is_ok());
+        // A benchmark of the same name that is not the built-in one (this module's fixture) is
+        // not checked with the built-in's rules.
+        let fixture = plan_with(&["hackbench"]);
+        let none = vernier_sys::MachineLimits {
+            pid_max: Some(0),
+            ..Default::default()
+        };
+        assert!(check_machine(&fixture, &none).is_ok());
+        assert!(check_machine(&small, &none).is_err());
     }
 }

@@ -7,10 +7,12 @@ pub mod clock;
 pub mod cpulist;
 pub mod environment;
 mod error;
+pub mod limits;
 pub mod procstat;
 pub mod roots;
 
 pub use error::SysError;
+pub use limits::{LimitError, MachineLimits};
 pub use roots::Roots;
 
 use std::path::Path;

@@ -72,6 +72,13 @@ pub fn run(args: RunArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
             skipped.plugin, skipped.reason
         );
     }
+    // What each configuration needs from the machine (tasks, files, memory, CPUs), with the
+    // CPUs that `--setup pin` leaves to the runs.
+    let mut limits = vernier_sys::MachineLimits::read(&roots);
+    if let Some(cpus) = &setup_plan.child.cpus {
+        limits.cpus = cpus.clone();
+    }
+    vernier_engine::check_machine(&plan, &limits)?;
     let exe = std::env::current_exe().context("cannot find the vernier executable")?;
 
     let mut store = db::open_for_writing(db_arg)?;

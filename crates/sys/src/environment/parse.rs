@@ -45,21 +45,26 @@ pub fn cpuinfo_has_hypervisor_flag(text: &str) -> bool {
 
 /// MemTotal of /proc/meminfo in bytes (the file gives kB, which are KiB; proc(5)).
 pub fn parse_meminfo_total(text: &str) -> Result<u64, String> {
+    parse_meminfo_field(text, "MemTotal")
+}
+
+/// One field of /proc/meminfo in bytes, e.g. `MemAvailable`.
+pub fn parse_meminfo_field(text: &str, field: &str) -> Result<u64, String> {
     let line = text
         .lines()
-        .find(|l| l.starts_with("MemTotal:"))
-        .ok_or("no MemTotal line")?;
+        .find(|l| l.split_once(':').is_some_and(|(k, _)| k == field))
+        .ok_or_else(|| format!("no {field} line"))?;
     let mut words = line.split_whitespace().skip(1);
     let value: u64 = words
         .next()
         .and_then(|v| v.parse().ok())
-        .ok_or_else(|| format!("bad MemTotal line '{line}'"))?;
+        .ok_or_else(|| format!("bad {field} line '{line}'"))?;
     match words.next() {
         Some("kB") => value
             .checked_mul(1024)
-            .ok_or_else(|| "MemTotal overflows".to_string()),
+            .ok_or_else(|| format!("{field} overflows")),
         None => Ok(value),
-        Some(unit) => Err(format!("unknown MemTotal unit '{unit}'")),
+        Some(unit) => Err(format!("unknown {field} unit '{unit}'")),
     }
 }
 
