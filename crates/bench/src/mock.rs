@@ -5,12 +5,16 @@
 //! `values` holds numbers separated by '/': measured run `i` reports `values[i % len]`, a
 //! warmup run the first value. `fail_at = n` (n > 0) makes measured run n (counting from 1)
 //! fail.
+//!
+//! Two hooks exercise the executor: `stderr = n` writes n bytes to stderr before reporting
+//! (more than a pipe holds, 64 KiB, must not block the run), `sleep = s` sleeps s seconds
+//! before reporting (a run that exceeds the run timeout).
 
 use vernier_model::{
     BenchmarkInfo, MetricInfo, OptionDefault, OptionKind, OptionSpec, OptionValue, Options,
 };
 
-use crate::opts::{uint, uint_spec};
+use crate::opts::{float, uint, uint_spec};
 use crate::{BenchError, Benchmark, Measurement, RunContext};
 
 pub struct Mock;
@@ -59,6 +63,24 @@ impl Benchmark for Mock {
                     "",
                     "measured run (from 1) that fails; 0 means none",
                 ),
+                uint_spec(
+                    "stderr",
+                    0,
+                    0,
+                    1 << 30,
+                    "bytes",
+                    "bytes written to stderr by every run before it reports",
+                ),
+                OptionSpec {
+                    name: "sleep",
+                    kind: OptionKind::Float {
+                        min: 0.0,
+                        max: 3600.0,
+                    },
+                    default: OptionDefault::Value(OptionValue::Float(0.0)),
+                    unit: "s",
+                    help: "seconds every run sleeps before it reports",
+                },
             ],
             hidden: true,
         }
@@ -68,6 +90,27 @@ impl Benchmark for Mock {
         let info = self.info();
         let values = parse_values(options.text("values"))?;
         let fail_at = uint(&info, options, "fail_at")?;
+        let stderr_bytes = uint(&info, options, "stderr")?;
+        let sleep_s = float(&info, options, "sleep")?;
+        if stderr_bytes > 0 {
+            use std::io::Write;
+            let line = [b'x'; 1024];
+            let mut stderr = std::io::stderr().lock();
+            let mut left = stderr_bytes as usize;
+            while left > 0 {
+                let n = left.min(line.len());
+                stderr
+                    .write_all(&line[..n])
+                    .map_err(|source| BenchError::Syscall {
+                        call: "write",
+                        source,
+                    })?;
+                left -= n;
+            }
+        }
+        if sleep_s > 0.0 {
+            std::thread::sleep(std::time::Duration::from_secs_f64(sleep_s));
+        }
         if !ctx.warmup && fail_at != 0 && u64::from(ctx.index) + 1 == fail_at {
             return Err(BenchError::Worker(format!(
                 "scripted failure of measured run {fail_at}"

@@ -83,6 +83,11 @@ pub struct RunArgs {
     #[arg(long, value_name = "SECONDS")]
     pub max_time: Option<f64>,
 
+    /// Limit of one run, seconds; a run still going then is killed and fails [default: 10x the
+    /// configuration's longest run, 10x its duration option + 60, at least 60; 600 at first]
+    #[arg(long, value_name = "SECONDS", value_parser = parse_seconds)]
+    pub run_timeout: Option<f64>,
+
     /// Run the configurations in randomized rounds, so slow drift spreads over all of them
     #[arg(long)]
     pub interleave: bool,
@@ -259,6 +264,16 @@ fn parse_fraction(text: &str) -> Result<f64, String> {
         Ok(v)
     } else {
         Err(format!("'{text}' is outside (0, 1) (0%-100%)"))
+    }
+}
+
+/// A positive, finite number of seconds.
+fn parse_seconds(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 && v <= 1e9 => Ok(v),
+        _ => Err(format!(
+            "'{text}' is not a number of seconds greater than 0 (such as 30 or 0.5)"
+        )),
     }
 }
 

@@ -223,6 +223,52 @@ fn a_failing_benchmark_exits_2_and_keeps_its_runs() {
 }
 
 #[test]
+fn a_run_beyond_the_run_timeout_is_killed_and_fails_with_the_reason() {
+    let (_dir, db) = temp_db();
+    vernier(&db)
+        .args([
+            "run",
+            "mock:sleep=600",
+            "--warmup",
+            "0",
+            "--run-timeout",
+            "0.3",
+        ])
+        .args(["--quiet"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("time limit of 0.3 s"));
+    let c = &show_json(&db, "latest")[0];
+    assert_eq!(c["n"], 0);
+    assert_eq!(c["stop_reason"], "failed");
+    let error = c["error"].as_str().unwrap();
+    assert!(error.contains("process group was killed"), "{error}");
+}
+
+#[test]
+fn a_child_writing_more_than_a_pipe_buffer_to_stderr_completes() {
+    let (_dir, db) = temp_db();
+    // The run timeout makes a deadlock fail the test instead of hanging it.
+    vernier(&db)
+        .args([
+            "run",
+            "mock:stderr=200000",
+            "--warmup",
+            "1",
+            "--run-timeout",
+            "120",
+        ])
+        .args(["--min-runs", "2", "--max-runs", "2", "--quiet"])
+        .assert()
+        .success();
+    let c = &show_json(&db, "latest")[0];
+    assert_eq!(
+        (c["n"].as_u64(), c["stop_reason"].as_str()),
+        (Some(2), Some("max-runs"))
+    );
+}
+
+#[test]
 fn list_shows_benchmarks_suites_and_options() {
     let (_dir, db) = temp_db();
     vernier(&db)
@@ -278,6 +324,7 @@ fn bad_input_is_rejected_before_anything_runs() {
             "tag 'a' is given twice",
         ),
         (&["run", "pipe", "pipe"], "is given twice"),
+        (&["run", "pipe", "--run-timeout", "0"], "greater than 0"),
     ];
     for (args, message) in cases {
         let out = vernier(&db).args(*args).output().unwrap();

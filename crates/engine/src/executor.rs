@@ -1,11 +1,21 @@
 //! Executes one run: the real executor starts a fresh child process; tests substitute a
 //! scripted one.
+//!
+//! The child's stdout (the reply) and stderr (diagnostics) are drained at the same time, stderr
+//! by a thread of its own: read one after the other, a child that fills the stderr pipe
+//! (64 KiB, pipe(7)) before closing stdout would block forever while the controller waits on
+//! stdout. A watchdog thread kills the child's whole process group when the run exceeds its
+//! [`RunTimeout`], so a hung benchmark or kernel ends as a failed run instead of hanging the
+//! session.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::io::{Read, Write};
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc};
+use std::time::Duration;
 
 use vernier_model::monitor::{MonitorFailure, RunMonitorData};
 use vernier_model::Rusage;
@@ -41,8 +51,56 @@ pub enum ExecError {
     Benchmark(String),
     #[error("the run's child process {0}")]
     Child(String),
+    #[error(
+        "the run did not finish within its time limit of {} s; its process group was killed",
+        limit.as_secs_f64()
+    )]
+    Timeout { limit: Duration },
     #[error("interrupted")]
     Interrupted,
+}
+
+/// How long one run may take before its process group is killed and the run fails.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub enum RunTimeout {
+    /// The same limit for every run.
+    Fixed(Duration),
+    /// Derived from the benchmark, see [`RunTimeout::limit`].
+    #[default]
+    Auto,
+}
+
+/// The least limit [`RunTimeout::Auto`] gives a run.
+pub const AUTO_TIMEOUT_FLOOR: Duration = Duration::from_secs(60);
+/// The limit [`RunTimeout::Auto`] gives a configuration's first run, whose length is unknown.
+pub const AUTO_TIMEOUT_FIRST: Duration = Duration::from_secs(600);
+
+impl RunTimeout {
+    /// The limit of the next run of a configuration whose `duration` option (seconds, for the
+    /// benchmarks that run for a set time) and longest completed run so far are given.
+    ///
+    /// `Auto`: ten times the longest completed run, ten times the duration option plus the
+    /// floor, and at least [`AUTO_TIMEOUT_FLOOR`]; before any run of the configuration has
+    /// completed and without a duration option, [`AUTO_TIMEOUT_FIRST`]. Ten times leaves room
+    /// for a noisy machine; a run that exceeds it is hung, not slow.
+    pub fn limit(self, duration_s: Option<f64>, longest_run: Option<Duration>) -> Duration {
+        match self {
+            RunTimeout::Fixed(limit) => limit,
+            RunTimeout::Auto => {
+                let from_option = duration_s
+                    .filter(|d| d.is_finite() && *d > 0.0)
+                    .map(|d| Duration::from_secs_f64(d.min(1e6) * 10.0) + AUTO_TIMEOUT_FLOOR);
+                let from_runs = longest_run.map(|r| r.saturating_mul(10));
+                match (from_option, from_runs) {
+                    (None, None) => AUTO_TIMEOUT_FIRST,
+                    (a, b) => a
+                        .into_iter()
+                        .chain(b)
+                        .fold(AUTO_TIMEOUT_FLOOR, Duration::max),
+                }
+            }
+        }
+    }
 }
 
 /// Executes single runs.
@@ -64,6 +122,10 @@ pub struct ProcessExecutor {
     /// Monitors sampled in this process during every measured run.
     pub monitors: Vec<MonitorSpec>,
     pub monitor_roots: MonitorRoots,
+    pub timeout: RunTimeout,
+    /// The longest completed run of each configuration (benchmark and options), for
+    /// [`RunTimeout::Auto`].
+    longest_runs: HashMap<String, Duration>,
 }
 
 impl ProcessExecutor {
@@ -74,6 +136,8 @@ impl ProcessExecutor {
             proc_root: PathBuf::from("/proc"),
             monitors: Vec::new(),
             monitor_roots: MonitorRoots::default(),
+            timeout: RunTimeout::Auto,
+            longest_runs: HashMap::new(),
         }
     }
 
@@ -145,18 +209,15 @@ impl Executor for ProcessExecutor {
                 }),
             )
         };
-        let mut reply_text = Vec::new();
-        let mut stderr_text = Vec::new();
-        if let Some(mut stdin) = child.stdin.take() {
-            // A child that died early makes this fail with EPIPE; its exit status tells why.
-            let _ = stdin.write_all(&request_json);
-        }
-        if let Some(mut stdout) = child.stdout.take() {
-            let _ = stdout.read_to_end(&mut reply_text);
-        }
-        if let Some(mut stderr) = child.stderr.take() {
-            let _ = stderr.read_to_end(&mut stderr_text);
-        }
+        let config_key = format!("{}:{}", request.benchmark, request.options.label());
+        let limit = self.timeout.limit(
+            request
+                .options
+                .get("duration")
+                .map(|_| request.options.float("duration")),
+            self.longest_runs.get(&config_key).copied(),
+        );
+        let drained = drain_and_wait(&mut child, &request_json, limit);
         interrupt.set_child_group(0);
         let waited = wait4(pid);
         let ended_at_ns = unix_now_ns();
@@ -164,12 +225,19 @@ impl Executor for ProcessExecutor {
             Ok(sampler) => sampler.finish(),
             Err(data) => data,
         });
+        let (reply_text, stderr_text, timed_out) = drained?;
         let (status, ru) = waited?;
         let controller_cpu_ns = self_cpu_ns() - controller_before;
         let busy_after = self.machine_busy_ns();
         if interrupt.is_requested() {
             return Err(ExecError::Interrupted);
         }
+        if timed_out {
+            return Err(ExecError::Timeout { limit });
+        }
+        let wall = Duration::from_nanos(u64::try_from(ended_at_ns - started_at_ns).unwrap_or(0));
+        let longest = self.longest_runs.entry(config_key).or_default();
+        *longest = (*longest).max(wall);
         let rusage = Rusage {
             user_cpu_ns: timeval_ns(ru.ru_utime),
             system_cpu_ns: timeval_ns(ru.ru_stime),
@@ -213,6 +281,118 @@ impl Executor for ProcessExecutor {
     }
 }
 
+/// Most of the child's stderr kept for the error message (its end, where a panic or the last
+/// error is).
+const STDERR_KEEP: usize = 64 * 1024;
+
+/// Writes the request to the child, reads its stdout and stderr to their ends at the same time
+/// and waits until it has exited, without reaping it (so its process group id stays reserved
+/// for the watchdog's kill(2)). Returns the reply, the end of stderr and whether the watchdog
+/// killed the process group because the run exceeded `limit`.
+fn drain_and_wait(
+    child: &mut std::process::Child,
+    request_json: &[u8],
+    limit: Duration,
+) -> Result<(Vec<u8>, Vec<u8>, bool), ExecError> {
+    let pid = child.id() as i32;
+    let kill_group = || {
+        // SAFETY: kill(2) with a negative pid signals only the child's own process group; the
+        // child is not reaped before this returns, so the id cannot have been reused.
+        unsafe { libc::kill(-pid, libc::SIGKILL) };
+    };
+    let spawn_failed = |e: std::io::Error| {
+        kill_group();
+        ExecError::Child(format!("cannot be supervised (no thread): {e}"))
+    };
+    let stderr = child.stderr.take();
+    let stderr_reader = std::thread::Builder::new()
+        .name("run-stderr".into())
+        .spawn(move || {
+            let mut kept = Vec::new();
+            if let Some(mut stderr) = stderr {
+                let mut buf = [0u8; 8192];
+                loop {
+                    match stderr.read(&mut buf) {
+                        Ok(0) => break,
+                        Ok(n) => {
+                            kept.extend_from_slice(&buf[..n]);
+                            if kept.len() > 2 * STDERR_KEEP {
+                                kept.drain(..kept.len() - STDERR_KEEP);
+                            }
+                        }
+                        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                        Err(_) => break,
+                    }
+                }
+            }
+            kept
+        })
+        .map_err(spawn_failed)?;
+    let timed_out = Arc::new(AtomicBool::new(false));
+    let (exited_tx, exited_rx) = mpsc::channel::<()>();
+    let watchdog = {
+        let timed_out = Arc::clone(&timed_out);
+        std::thread::Builder::new()
+            .name("run-watchdog".into())
+            .spawn(move || {
+                if let Err(mpsc::RecvTimeoutError::Timeout) = exited_rx.recv_timeout(limit) {
+                    timed_out.store(true, Ordering::SeqCst);
+                    // SAFETY: as in `kill_group`: the child is not reaped before this thread
+                    // has been joined.
+                    unsafe { libc::kill(-pid, libc::SIGKILL) };
+                }
+            })
+            .map_err(spawn_failed)
+    };
+    let watchdog = match watchdog {
+        Ok(w) => w,
+        Err(e) => {
+            let _ = stderr_reader.join();
+            return Err(e);
+        }
+    };
+    if let Some(mut stdin) = child.stdin.take() {
+        // A child that died early makes this fail with EPIPE; its exit status tells why.
+        let _ = stdin.write_all(request_json);
+    }
+    let mut reply_text = Vec::new();
+    if let Some(mut stdout) = child.stdout.take() {
+        let _ = stdout.read_to_end(&mut reply_text);
+    }
+    let stderr_text = stderr_reader.join().unwrap_or_default();
+    // The pipes can close before the child exits (or stay open after it did, held by a
+    // worker): the watchdog runs until the child itself has exited.
+    let exited = wait_exited(pid);
+    let _ = exited_tx.send(());
+    let _ = watchdog.join();
+    exited?;
+    Ok((reply_text, stderr_text, timed_out.load(Ordering::SeqCst)))
+}
+
+/// Waits until `pid` has exited, leaving it to be reaped (waitid(2) with WNOWAIT).
+fn wait_exited(pid: i32) -> Result<(), ExecError> {
+    loop {
+        // SAFETY: an all-zero siginfo_t is valid; waitid only writes into it.
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        // SAFETY: `info` is a valid, writable siginfo_t.
+        let r = unsafe {
+            libc::waitid(
+                libc::P_PID,
+                pid as libc::id_t,
+                &mut info,
+                libc::WEXITED | libc::WNOWAIT,
+            )
+        };
+        if r == 0 {
+            return Ok(());
+        }
+        let err = std::io::Error::last_os_error();
+        if err.kind() != std::io::ErrorKind::Interrupted {
+            return Err(ExecError::Child(format!("cannot be waited for: {err}")));
+        }
+    }
+}
+
 /// Reaps `pid`, returning its wait status and resource usage (wait4(2)); the usage includes
 /// the descendants it reaped itself, such as a benchmark's forked workers.
 fn wait4(pid: i32) -> Result<(i32, libc::rusage), ExecError> {
@@ -229,5 +409,90 @@ fn wait4(pid: i32) -> Result<(i32, libc::rusage), ExecError> {
         if err.kind() != std::io::ErrorKind::Interrupted {
             return Err(ExecError::Child(format!("cannot be waited for: {err}")));
         }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn request() -> ChildRequest {
+        serde_json::from_str(r#"{"benchmark":"mock","options":{},"warmup":true,"index":0}"#)
+            .unwrap()
+    }
+
+    /// A child that is the shell script `script` (it reads the request from stdin itself).
+    fn shell(script: &str, timeout: RunTimeout) -> ProcessExecutor {
+        let mut e = ProcessExecutor::new("/bin/sh".into(), vec!["-c".into(), script.into()]);
+        e.timeout = timeout;
+        e
+    }
+
+    const REPLY: &str = r#"printf '{"measured":{"values":{"value":1.5}}}'"#;
+
+    #[test]
+    fn stderr_beyond_a_pipe_buffer_does_not_block_the_run() {
+        // 200 KB on stderr before the reply: read one after the other, the child blocks on a
+        // full stderr pipe while the controller waits for stdout. The timeout turns that
+        // regression into a failure instead of a hang.
+        let script = format!("cat >/dev/null; head -c 200000 /dev/zero | tr '\\0' x >&2; {REPLY}");
+        let mut e = shell(&script, RunTimeout::Fixed(Duration::from_secs(120)));
+        let outcome = e.execute(&request(), &Interrupt::new()).unwrap();
+        assert_eq!(outcome.values["value"], 1.5);
+    }
+
+    #[test]
+    fn a_failing_childs_error_keeps_the_end_of_a_long_stderr() {
+        let script = "cat >/dev/null; head -c 300000 /dev/zero | tr '\\0' x >&2; \
+                      echo 'the last words' >&2; exit 3";
+        let mut e = shell(script, RunTimeout::Fixed(Duration::from_secs(120)));
+        let err = e.execute(&request(), &Interrupt::new()).unwrap_err();
+        let text = err.to_string();
+        assert!(text.contains("exited with status 3"), "{}", &text[..80]);
+        assert!(
+            text.ends_with("the last words"),
+            "{}",
+            &text[text.len() - 80..]
+        );
+        assert!(text.len() <= 2 * STDERR_KEEP + 200, "{}", text.len());
+    }
+
+    #[test]
+    fn a_run_beyond_its_timeout_is_killed_with_its_process_group() {
+        // `sleep` is a child of the shell in the same process group and holds stdout open:
+        // unless the whole group is killed, the controller never sees the end of stdout.
+        let script = "cat >/dev/null; sleep 1000; true";
+        let limit = Duration::from_millis(200);
+        let mut e = shell(script, RunTimeout::Fixed(limit));
+        let err = e.execute(&request(), &Interrupt::new()).unwrap_err();
+        assert!(
+            matches!(err, ExecError::Timeout { limit: l } if l == limit),
+            "{err}"
+        );
+        assert!(err.to_string().contains("time limit of 0.2 s"), "{err}");
+    }
+
+    #[test]
+    fn auto_timeout_follows_the_benchmark() {
+        let s = Duration::from_secs;
+        let auto = RunTimeout::Auto;
+        assert_eq!(auto.limit(None, None), AUTO_TIMEOUT_FIRST);
+        assert_eq!(auto.limit(Some(5.0), None), s(110));
+        assert_eq!(auto.limit(None, Some(s(2))), AUTO_TIMEOUT_FLOOR);
+        assert_eq!(auto.limit(None, Some(s(30))), s(300));
+        assert_eq!(auto.limit(Some(5.0), Some(s(30))), s(300));
+        assert_eq!(auto.limit(Some(f64::NAN), None), AUTO_TIMEOUT_FIRST);
+        assert_eq!(RunTimeout::Fixed(s(7)).limit(Some(5.0), Some(s(30))), s(7));
+    }
+
+    #[test]
+    fn auto_timeout_remembers_each_configurations_longest_run() {
+        let mut e = shell(&format!("cat >/dev/null; {REPLY}"), RunTimeout::Auto);
+        e.execute(&request(), &Interrupt::new()).unwrap();
+        let key = "mock:";
+        let longest = e.longest_runs[key];
+        assert!(longest > Duration::ZERO && longest < AUTO_TIMEOUT_FLOOR);
+        assert_eq!(e.longest_runs.len(), 1);
     }
 }

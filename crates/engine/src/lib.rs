@@ -18,7 +18,7 @@ pub mod stopping;
 pub mod suite;
 
 pub use event::Event;
-pub use executor::{Executor, ProcessExecutor, RunOutcome};
+pub use executor::{Executor, ProcessExecutor, RunOutcome, RunTimeout};
 pub use interrupt::Interrupt;
 pub use plan::{build_plan, check_machine, Plan, PlanError, PlannedConfiguration};
 pub use session::{run_session, NoHooks, RunHooks, SessionOptions, SessionOutcome};

@@ -8,7 +8,8 @@ use std::sync::Arc;
 use anyhow::{bail, Context, Result};
 use vernier_engine::suite::{find_suite, suite_names};
 use vernier_engine::{
-    build_plan, run_session, Interrupt, NoHooks, ProcessExecutor, RunHooks, SessionOptions,
+    build_plan, run_session, Interrupt, NoHooks, ProcessExecutor, RunHooks, RunTimeout,
+    SessionOptions,
 };
 use vernier_model::{SessionStatus, Settings, SetupStep};
 use vernier_setup::SetupGuard;
@@ -119,6 +120,9 @@ pub fn run(args: RunArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
 
     let mut executor = ProcessExecutor::new(exe, vec!["__child".to_string()]);
     executor.monitors = monitors.clone();
+    if let Some(seconds) = args.run_timeout {
+        executor.timeout = RunTimeout::Fixed(std::time::Duration::from_secs_f64(seconds));
+    }
     let mut progress = Progress::new(args.quiet);
     let options = SessionOptions {
         suite: suite.as_ref().map(|s| s.name.to_string()),
