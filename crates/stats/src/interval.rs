@@ -39,10 +39,19 @@ pub fn median_ci(xs: &[f64], level: f64) -> Result<Option<Interval>, StatsError>
     let alpha_half = (1.0 - level) / 2.0;
     let binomial =
         Binomial::new(0.5, n as u64).map_err(|_| StatsError::TooFew { needed: 1, got: n })?;
-    // Largest k >= 1 with P(B <= k - 1) <= alpha/2; the tail probability grows with k.
-    let mut k = 0;
-    while k < n / 2 && binomial.cdf(k as u64) <= alpha_half * (1.0 + 1e-12) {
-        k += 1;
+    // Largest k >= 1 with P(B <= k - 1) <= alpha/2: the number of j in 0..n/2 with
+    // P(B <= j) <= alpha/2, a prefix since the tail probability grows with j: below n/2 the
+    // probabilities P(B = j) rise, so each step adds at least 1/(j + 1) of the tail, far more
+    // than rounding. Found by bisection: 17 evaluations at n = 100,000 instead of 49,690.
+    let within = |j: usize| binomial.cdf(j as u64) <= alpha_half * (1.0 + 1e-12);
+    let (mut k, mut hi) = (0, n / 2);
+    while k < hi {
+        let mid = k + (hi - k) / 2;
+        if within(mid) {
+            k = mid + 1;
+        } else {
+            hi = mid;
+        }
     }
     if k == 0 {
         return Ok(None);

@@ -33,7 +33,7 @@ pub use bootstrap::{
 pub use drift::{spearman_drift, Spearman};
 pub use error::StatsError;
 pub use geomean::{geomean_ratio_ci, geometric_mean, GeomeanRatio};
-pub use hodges_lehmann::{hodges_lehmann, hodges_lehmann_with, HodgesLehmann};
+pub use hodges_lehmann::{hodges_lehmann, hodges_lehmann_with, kth_difference, HodgesLehmann};
 pub use interval::{mean_ci, median_ci, Interval};
 pub use mannwhitney::{mann_whitney_u, mann_whitney_u_with, MannWhitney, Method};
 pub use modality::{bimodality, Bimodality, BIMODALITY_THRESHOLD};

@@ -45,10 +45,14 @@ const MAX_EXACT_TOTAL: f64 = 1e36;
 /// with `u` inversions over `C(m + n, m)`. The counts are the coefficients of the Gaussian
 /// binomial coefficient `[m + n choose m]_q = prod_{i=1..m} (1 - q^(n+i)) / (1 - q^i)`
 /// (Andrews, *The Theory of Partitions*, 1976, thm. 3.1), computed exactly in integers.
+///
+/// The table holds the cumulative counts, built once, so that every lookup of the CDF is a
+/// single division (the interval's search and the p-value make many lookups).
 #[derive(Debug, Clone)]
 pub(crate) struct UDistribution {
-    counts: Vec<i128>,
-    total: i128,
+    /// `cumulative[u]`: the number of arrangements with `U <= u`; the last entry is the total
+    /// `C(m + n, m)`.
+    cumulative: Vec<i128>,
 }
 
 impl UDistribution {
@@ -76,20 +80,27 @@ impl UDistribution {
                 c[u] += c[u - i];
             }
         }
-        let total = c.iter().sum();
-        Some(UDistribution { counts: c, total })
+        // Running sum in place: the counts become cumulative counts.
+        for u in 1..=cells {
+            c[u] += c[u - 1];
+        }
+        Some(UDistribution { cumulative: c })
     }
 
     /// Largest value of U (`m * n`).
     pub(crate) fn max_u(&self) -> usize {
-        self.counts.len() - 1
+        self.cumulative.len() - 1
+    }
+
+    /// The number of equally likely arrangements, `C(m + n, m)`.
+    fn total(&self) -> i128 {
+        self.cumulative[self.max_u()]
     }
 
     /// `P(U <= k)`.
     pub(crate) fn cdf(&self, k: usize) -> f64 {
         let k = k.min(self.max_u());
-        let below: i128 = self.counts[..=k].iter().sum();
-        below as f64 / self.total as f64
+        self.cumulative[k] as f64 / self.total() as f64
     }
 
     /// `P(U >= k)`, summed from the nearer tail by symmetry (U and mn - U have the same law).
@@ -221,8 +232,8 @@ mod tests {
     fn exact_counts_of_small_table() {
         // m = 2, n = 3: U counts are 1,1,2,2,2,1,1 (total C(5,2) = 10).
         let d = UDistribution::exact(2, 3).unwrap();
-        assert_eq!(d.counts, vec![1, 1, 2, 2, 2, 1, 1]);
-        assert_eq!(d.total, 10);
+        assert_eq!(d.cumulative, vec![1, 2, 4, 6, 8, 9, 10]);
+        assert_eq!(d.total(), 10);
         assert!((d.cdf(1) - 0.2).abs() < 1e-15);
         assert!((d.sf(5) - 0.2).abs() < 1e-15);
         assert_eq!(d.sf(0), 1.0);
@@ -232,8 +243,9 @@ mod tests {
     fn exact_total_is_binomial_coefficient() {
         let d = UDistribution::exact(8, 40).unwrap();
         // C(48, 8) = 377348994
-        assert_eq!(d.total, 377_348_994);
-        assert!(d.counts.iter().all(|&c| c > 0));
+        assert_eq!(d.total(), 377_348_994);
+        // Every count is positive: the cumulative counts rise strictly.
+        assert!(d.cumulative.windows(2).all(|w| w[1] > w[0]));
     }
 
     #[test]

@@ -1,0 +1,150 @@
+//! Times `vernier_analysis::compare` (what `vernier compare` runs once the sessions are loaded)
+//! on two synthetic sessions of one configuration, for `bench/compare-scale.sh`.
+//!
+//! `cargo run --release -p vernier-analysis --example compare_scale -- BASE_RUNS NEW_RUNS
+//! [RESOLUTION_NS] [--input-only]`
+//!
+//! The values are lognormal times around 1 ms (sigma 2%), NEW 1% slower, drawn from a seeded
+//! ChaCha8 generator so every invocation compares the same data. With `RESOLUTION_NS` > 0 they
+//! are rounded to that many nanoseconds, as a timer would round them, so large samples have
+//! ties (the normal approximation); 0 (the default) keeps them untied, which lets a small
+//! sample against a large one use the exact Mann-Whitney distribution. `--input-only` builds the sessions
+//! and stops, so the script can report the memory of the input apart from that of the
+//! comparison.
+
+use std::collections::BTreeMap;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use rand_chacha::rand_core::{RngCore, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use statrs::distribution::{ContinuousCDF, Normal};
+use uuid::Uuid;
+use vernier_analysis::{compare, CompareSettings};
+use vernier_model::{
+    ConfigurationRecord, Environment, MetricInfo, Options, RunRecord, Rusage, SessionInfo,
+    SessionStatus, Settings, StopReason, StoredConfiguration, StoredSession,
+};
+
+fn values(n: usize, scale: f64, resolution_ns: f64, rng: &mut ChaCha8Rng) -> Vec<f64> {
+    let normal = Normal::standard();
+    (0..n)
+        .map(|_| {
+            // 53 random bits as a uniform in (0, 1): never 0, so the quantile is finite.
+            let u = ((rng.next_u64() >> 11) as f64 + 0.5) / (1u64 << 53) as f64;
+            let t = scale * 1e-3 * (0.02 * normal.inverse_cdf(u)).exp();
+            if resolution_ns > 0.0 {
+                (t * 1e9 / resolution_ns).round() * resolution_ns / 1e9
+            } else {
+                t
+            }
+        })
+        .collect()
+}
+
+fn session(values: &[f64]) -> StoredSession {
+    let runs = values
+        .iter()
+        .enumerate()
+        .map(|(i, &v)| RunRecord {
+            id: Uuid::nil(),
+            index: i as u32,
+            warmup: false,
+            round: 0,
+            preceding_executions: i as u32,
+            started_at_ns: 0,
+            ended_at_ns: 1_000_000,
+            values: BTreeMap::from([("time".to_string(), v)]),
+            rusage: Rusage::default(),
+            foreign_cpu_ns: 0,
+            controller_cpu_ns: 0,
+            monitors: None,
+            setup_steps: Vec::new(),
+        })
+        .collect();
+    StoredSession {
+        info: SessionInfo {
+            id: Uuid::nil(),
+            started_at_ns: 0,
+            ended_at_ns: Some(1),
+            status: SessionStatus::Completed,
+            suite: None,
+            specs: Vec::new(),
+            tags: BTreeMap::new(),
+            note: None,
+            settings: Settings::default(),
+            vernier_version: "0".into(),
+            environment: Environment::default(),
+            fingerprint: "f".into(),
+            findings: Vec::new(),
+            setup: Vec::new(),
+            monitors: Vec::new(),
+        },
+        configurations: vec![StoredConfiguration {
+            record: ConfigurationRecord {
+                id: Uuid::nil(),
+                position: 0,
+                benchmark: "synthetic".into(),
+                benchmark_version: "1".into(),
+                options: Options::default(),
+                metric: MetricInfo {
+                    name: "time".into(),
+                    unit: "s".into(),
+                    higher_is_better: false,
+                },
+                stop_reason: Some(StopReason::Converged),
+                converged: true,
+                error: None,
+            },
+            runs,
+        }],
+    }
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let sizes: Vec<usize> = args
+        .iter()
+        .filter(|a| !a.starts_with("--"))
+        .filter_map(|a| a.parse().ok())
+        .collect();
+    let input_only = args.iter().any(|a| a == "--input-only");
+    let (m, n, resolution) = match sizes[..] {
+        [m, n] => (m, n, 0),
+        [m, n, r] => (m, n, r),
+        _ => {
+            eprintln!(
+                "usage: compare_scale BASE_RUNS NEW_RUNS [RESOLUTION_NS] [--input-only] \
+                 (non-negative integers)"
+            );
+            return ExitCode::from(2);
+        }
+    };
+    if m == 0 || n == 0 {
+        eprintln!("compare_scale: BASE_RUNS and NEW_RUNS must be positive, got {m} and {n}");
+        return ExitCode::from(2);
+    }
+    let mut rng = ChaCha8Rng::seed_from_u64(20_261_123);
+    let resolution = resolution as f64;
+    let base = [session(&values(m, 1.0, resolution, &mut rng))];
+    let new = [session(&values(n, 1.01, resolution, &mut rng))];
+    if input_only {
+        println!("input {m} vs {n}");
+        return ExitCode::SUCCESS;
+    }
+    let start = Instant::now();
+    let report = match compare(&base, &new, &CompareSettings::default()) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("compare_scale: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let seconds = start.elapsed().as_secs_f64();
+    let c = &report.comparisons[0];
+    println!(
+        "compare {m} vs {n}: {seconds:.3} s, ratio {:.5} [{:?}, {:?}], p {:.3e}, {}",
+        c.ratio, c.ratio_ci_low, c.ratio_ci_high, c.p_value, c.verdict
+    );
+    ExitCode::SUCCESS
+}
