@@ -30,8 +30,14 @@ pub enum Command {
     List(ListArgs),
     /// Show the results of a session
     Show(ShowArgs),
-    /// List the stored sessions
-    Sessions,
+    /// List the stored sessions, or those a selector names
+    Sessions(SessionsArgs),
+    /// Set or remove tags of sessions
+    Tag(TagArgs),
+    /// Set or clear the note of sessions
+    Note(NoteArgs),
+    /// Delete sessions with their runs and monitor data
+    Delete(DeleteArgs),
     /// Show the environment of a session, or what differs between two
     #[command(subcommand)]
     Env(EnvCommand),
@@ -154,6 +160,55 @@ pub struct ShowArgs {
     /// Print one monitor series of every run, e.g. `stat.ctxt` (see --monitors for names)
     #[arg(long, value_name = "MONITOR.METRIC")]
     pub series: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct SessionsArgs {
+    /// Only these sessions: an id (or prefix), `latest`, `latest~N` or tags KEY=VALUE[,...]
+    /// [default: every session]
+    #[arg(value_name = "SELECTOR")]
+    pub selector: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct TagArgs {
+    /// The sessions to tag: an id (or prefix), `latest`, `latest~N` or tags KEY=VALUE[,...]
+    #[arg(value_name = "SELECTOR")]
+    pub selector: String,
+
+    /// Tags to set; a tag already present under KEY takes the new VALUE
+    #[arg(value_name = "KEY=VALUE", value_parser = parse_tag, required_unless_present = "remove")]
+    pub tags: Vec<(String, String)>,
+
+    /// Remove the tag KEY (repeatable)
+    #[arg(long, value_name = "KEY")]
+    pub remove: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct NoteArgs {
+    /// The sessions: an id (or prefix), `latest`, `latest~N` or tags KEY=VALUE[,...]
+    #[arg(value_name = "SELECTOR")]
+    pub selector: String,
+
+    /// The note, replacing the one stored; an empty TEXT removes it
+    #[arg(value_name = "TEXT")]
+    pub text: String,
+}
+
+#[derive(Debug, Args)]
+pub struct DeleteArgs {
+    /// The sessions to delete: an id (or prefix), `latest`, `latest~N` or tags KEY=VALUE[,...]
+    #[arg(value_name = "SELECTOR")]
+    pub selector: String,
+
+    /// Delete without asking (required when standard input is not a terminal)
+    #[arg(long, short)]
+    pub yes: bool,
+
+    /// Also delete sessions recorded as running (whose process may still be writing them)
+    #[arg(long)]
+    pub force: bool,
 }
 
 #[derive(Debug, Subcommand)]

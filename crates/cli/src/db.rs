@@ -21,6 +21,16 @@ pub fn open_for_writing(explicit: Option<&Path>) -> Result<SqliteStore> {
     SqliteStore::open(&path).with_context(|| format!("cannot use database {}", path.display()))
 }
 
+/// Opens an existing database to change what it holds (tags, notes, deletion): a missing file
+/// is an error, never a new empty database.
+pub fn open_existing_for_writing(explicit: Option<&Path>) -> Result<SqliteStore> {
+    let path = db_path(explicit)?;
+    if !path.exists() {
+        anyhow::bail!("database {} does not exist", path.display());
+    }
+    SqliteStore::open(&path).with_context(|| format!("cannot use database {}", path.display()))
+}
+
 /// Opens an existing database for reading.
 pub fn open_for_reading(explicit: Option<&Path>) -> Result<SqliteStore> {
     let path = db_path(explicit)?;

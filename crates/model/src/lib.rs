@@ -16,7 +16,7 @@ pub use environment::Environment;
 pub use finding::{Finding, Severity};
 pub use options::{OptionDefault, OptionKind, OptionSpec, OptionValue, Options};
 pub use record::{
-    ConfigurationRecord, RunRecord, Rusage, SessionInfo, SessionStatus, SetupStep, StopReason,
-    StoredConfiguration, StoredSession,
+    check_user_text, ConfigurationRecord, RunRecord, Rusage, SessionInfo, SessionStatus, SetupStep,
+    StopReason, StoredConfiguration, StoredSession,
 };
 pub use settings::Settings;

@@ -107,6 +107,21 @@ pub struct SessionInfo {
     pub monitors: Vec<String>,
 }
 
+/// Checks a tag key, tag value or note as given by a user: one line of printable text.
+/// Control characters (a newline, an ANSI escape) would break or rewrite every table and
+/// terminal that shows the text later, so they are refused at input. `what` names the text in
+/// the message ("tag value", "note").
+pub fn check_user_text(what: &str, text: &str) -> Result<(), String> {
+    match text.chars().find(|c| c.is_control()) {
+        Some(c) => Err(format!(
+            "{what} '{}' contains the control character {:?}; {what}s are one line of printable text",
+            text.escape_debug(),
+            c
+        )),
+        None => Ok(()),
+    }
+}
+
 /// One configuration of a session: a benchmark with fully resolved options.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ConfigurationRecord {
@@ -224,5 +239,21 @@ mod tests {
             assert_eq!(serde_json::to_string(&r).unwrap(), format!("\"{r}\""));
         }
         assert!("done".parse::<StopReason>().is_err());
+    }
+
+    #[test]
+    fn user_text_is_one_printable_line() {
+        assert!(check_user_text("note", "baseline, kernel 6.18 (ünïcode ok)").is_ok());
+        assert_eq!(
+            check_user_text("tag value", "a\nb"),
+            Err(
+                "tag value 'a\\nb' contains the control character '\\n'; tag values are one \
+                 line of printable text"
+                    .into()
+            )
+        );
+        assert!(check_user_text("note", "\u{1b}[31mred").is_err());
+        assert!(check_user_text("note", "tab\there").is_err());
+        assert!(check_user_text("note", "\u{85}").is_err());
     }
 }

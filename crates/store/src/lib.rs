@@ -105,6 +105,19 @@ pub trait Store {
     fn import_sessions(&mut self, sessions: &[StoredSession]) -> Result<ImportReport, StoreError>;
 }
 
+/// What [`SqliteStore::delete_sessions`] removed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DeleteReport {
+    pub sessions: usize,
+    pub configurations: usize,
+    /// Runs, warmups included.
+    pub runs: usize,
+    /// Runs' monitor records (time series and summaries).
+    pub monitor_records: usize,
+    /// Kernel configuration texts that no remaining session refers to.
+    pub kernel_configs: usize,
+}
+
 /// What [`Store::import_sessions`] did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ImportReport {

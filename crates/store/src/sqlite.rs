@@ -16,7 +16,7 @@ use vernier_model::{
     StopReason, StoredConfiguration, StoredSession,
 };
 
-use crate::{ImportReport, Store, StoreError};
+use crate::{DeleteReport, ImportReport, Store, StoreError};
 
 /// The migrations, in order: migration `n` (from 1) takes the schema from version `n - 1` to
 /// `n`. Never edit a released migration; add a new one (see docs/schema.md).
@@ -936,6 +936,108 @@ impl SqliteStore {
             report.imported += 1;
         }
         Ok(report)
+    }
+}
+
+/// Managing stored sessions: tags, notes and deletion. Each call is one transaction, so a
+/// selector that names several sessions changes all of them or none.
+impl SqliteStore {
+    /// Sets the tags `set` (replacing a value under the same key) and removes the keys `remove`
+    /// on every session of `ids`. Removing a key a session does not carry is not an error.
+    pub fn update_tags(
+        &mut self,
+        ids: &[Uuid],
+        set: &[(String, String)],
+        remove: &[String],
+    ) -> Result<(), StoreError> {
+        self.write(|tx| {
+            for id in ids {
+                ensure_exists(tx, "sessions", "session", *id)?;
+                let id = id.to_string();
+                for key in remove {
+                    tx.execute(
+                        "DELETE FROM session_tags WHERE session_id = ?1 AND key = ?2",
+                        params![id, key],
+                    )?;
+                }
+                for (key, value) in set {
+                    tx.execute(
+                        "INSERT INTO session_tags (session_id, key, value) VALUES (?1, ?2, ?3) \
+                         ON CONFLICT (session_id, key) DO UPDATE SET value = excluded.value",
+                        params![id, key, value],
+                    )?;
+                }
+            }
+            Ok(())
+        })
+    }
+
+    /// Replaces the note of every session of `ids`; `None` removes it.
+    pub fn set_note(&mut self, ids: &[Uuid], note: Option<&str>) -> Result<(), StoreError> {
+        self.write(|tx| {
+            for id in ids {
+                let changed = tx.execute(
+                    "UPDATE sessions SET note = ?2 WHERE id = ?1",
+                    params![id.to_string(), note],
+                )?;
+                if changed == 0 {
+                    return Err(StoreError::Unknown {
+                        what: "session",
+                        id: *id,
+                    });
+                }
+            }
+            Ok(())
+        })
+    }
+
+    /// Deletes the sessions `ids` with their configurations, runs, values, monitor records and
+    /// tags (by ON DELETE CASCADE), and the kernel configuration texts they referred to that no
+    /// remaining session refers to, in one transaction. Texts that no deleted session referred
+    /// to are left alone: a `vernier run` stores its text just before it records its session.
+    pub fn delete_sessions(&mut self, ids: &[Uuid]) -> Result<DeleteReport, StoreError> {
+        self.write(|tx| {
+            let mut report = DeleteReport::default();
+            let mut shas = BTreeSet::new();
+            let count = |sql: &str, id: &str| -> Result<usize, StoreError> {
+                let n: i64 = tx.query_row(sql, [id], |r| r.get(0))?;
+                Ok(usize::try_from(n).unwrap_or(0))
+            };
+            for id in ids {
+                ensure_exists(tx, "sessions", "session", *id)?;
+                let id = id.to_string();
+                report.configurations += count(
+                    "SELECT count(*) FROM configurations WHERE session_id = ?1",
+                    &id,
+                )?;
+                report.runs += count(
+                    "SELECT count(*) FROM runs JOIN configurations c ON c.id = configuration_id \
+                     WHERE c.session_id = ?1",
+                    &id,
+                )?;
+                report.monitor_records += count(
+                    "SELECT count(*) FROM run_monitors m JOIN runs r ON r.id = m.run_id \
+                     JOIN configurations c ON c.id = r.configuration_id WHERE c.session_id = ?1",
+                    &id,
+                )?;
+                let sha: Option<String> = tx.query_row(
+                    "SELECT json_extract(environment, '$.kernel_config_sha256') FROM sessions \
+                     WHERE id = ?1",
+                    [&id],
+                    |r| r.get(0),
+                )?;
+                shas.extend(sha);
+                report.sessions += tx.execute("DELETE FROM sessions WHERE id = ?1", [&id])?;
+            }
+            for sha in &shas {
+                report.kernel_configs += tx.execute(
+                    "DELETE FROM kernel_configs WHERE sha256 = ?1 AND NOT EXISTS (SELECT 1 \
+                     FROM sessions WHERE json_extract(environment, '$.kernel_config_sha256') = ?1)",
+                    [sha],
+                )?;
+            }
+            Ok(report)
+        })
     }
 }
 

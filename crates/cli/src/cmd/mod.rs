@@ -2,14 +2,17 @@
 
 mod child;
 mod compare;
+mod delete;
 mod env;
 mod export;
 mod import;
 mod list;
+mod note;
 mod run;
 mod sessions;
 mod show;
 mod system;
+mod tag;
 
 use std::process::ExitCode;
 
@@ -23,7 +26,10 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::Run(args) => run::run(args, db),
         Command::List(args) => list::list(args),
         Command::Show(args) => show::show(args, db),
-        Command::Sessions => sessions::sessions(db),
+        Command::Sessions(args) => sessions::sessions(args, db),
+        Command::Tag(args) => tag::tag(args, db),
+        Command::Note(args) => note::note(args, db),
+        Command::Delete(args) => delete::delete(args, db),
         Command::Env(command) => env::env(command, db),
         Command::System(command) => system::system(command),
         Command::Compare(args) => compare::compare(args, db),

@@ -1,13 +1,16 @@
-//! `vernier sessions`: the stored sessions.
+//! `vernier sessions`: the stored sessions, all or those a selector names.
 
 use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::Result;
+use vernier_model::SessionInfo;
 use vernier_store::Store;
 
+use crate::cli::SessionsArgs;
+use crate::cmd::compare::resolve_selector;
 use crate::db;
-use crate::out::outln;
+use crate::out::{outln, printable};
 
 /// A Unix timestamp in nanoseconds as local time.
 pub fn local_time(ns: i64) -> String {
@@ -18,10 +21,23 @@ pub fn local_time(ns: i64) -> String {
         .to_string()
 }
 
-pub fn sessions(db_arg: Option<&Path>) -> Result<ExitCode> {
+/// What a session ran: its suite, else its specs.
+pub fn describe(s: &SessionInfo) -> String {
+    s.suite
+        .clone()
+        .map(|n| format!("suite {n}"))
+        .unwrap_or_else(|| s.specs.join(" "))
+}
+
+pub fn sessions(args: SessionsArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
     let store = db::open_for_reading(db_arg)?;
-    let sessions = store.sessions()?;
-    if sessions.is_empty() {
+    let mut sessions = store.sessions()?;
+    let total = sessions.len();
+    if let Some(selector) = &args.selector {
+        let ids = resolve_selector(&store, selector)?;
+        sessions.retain(|s| ids.contains(&s.id));
+    }
+    if total == 0 {
         outln!("no sessions stored");
         return Ok(ExitCode::SUCCESS);
     }
@@ -32,22 +48,29 @@ pub fn sessions(db_arg: Option<&Path>) -> Result<ExitCode> {
         "status",
         "fingerprint"
     );
-    for s in sessions {
-        let what = s
-            .suite
-            .clone()
-            .map(|n| format!("suite {n}"))
-            .unwrap_or_else(|| s.specs.join(" "));
-        let tags: Vec<String> = s.tags.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    for s in &sessions {
+        let tags: Vec<String> = s
+            .tags
+            .iter()
+            .map(|(k, v)| format!("{}={}", printable(k), printable(v)))
+            .collect();
         outln!(
             "{:<36}  {:<19}  {:<11}  {:<16}  {}{}{}",
             s.id,
             local_time(s.started_at_ns),
             s.status.to_string(),
             s.fingerprint,
-            what,
+            printable(&describe(s)),
             if tags.is_empty() { "" } else { "  " },
             tags.join(" ")
+        );
+    }
+    let hidden = total - sessions.len();
+    if hidden > 0 {
+        outln!(
+            "{hidden} other session{} not shown (not selected by '{}')",
+            if hidden == 1 { "" } else { "s" },
+            printable(args.selector.as_deref().unwrap_or_default())
         );
     }
     Ok(ExitCode::SUCCESS)
