@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use vernier_store::SqliteStore;
+use vernier_store::{SqliteStore, StoreError};
 
 /// `--db`/`VERNIER_DB`, else `$XDG_DATA_HOME/vernier/vernier.db` (`~/.local/share/...`).
 pub fn db_path(explicit: Option<&Path>) -> Result<PathBuf> {
@@ -18,24 +18,30 @@ pub fn db_path(explicit: Option<&Path>) -> Result<PathBuf> {
 /// Opens the database for writing, creating it if needed.
 pub fn open_for_writing(explicit: Option<&Path>) -> Result<SqliteStore> {
     let path = db_path(explicit)?;
-    SqliteStore::open(&path).with_context(|| format!("cannot use database {}", path.display()))
+    SqliteStore::open(&path).map_err(|e| naming(e, &path))
 }
 
 /// Opens an existing database to change what it holds (tags, notes, deletion): a missing file
 /// is an error, never a new empty database.
 pub fn open_existing_for_writing(explicit: Option<&Path>) -> Result<SqliteStore> {
     let path = db_path(explicit)?;
-    if !path.exists() {
-        anyhow::bail!("database {} does not exist", path.display());
-    }
-    SqliteStore::open(&path).with_context(|| format!("cannot use database {}", path.display()))
+    SqliteStore::open_existing(&path).map_err(|e| naming(e, &path))
 }
 
-/// Opens an existing database for reading.
+/// Opens an existing database for reading only: nothing is written to it or next to it
+/// (`show`, `sessions`, `compare`, `env`, `export`).
 pub fn open_for_reading(explicit: Option<&Path>) -> Result<SqliteStore> {
     let path = db_path(explicit)?;
-    SqliteStore::open_existing(&path)
-        .with_context(|| format!("cannot read database {}", path.display()))
+    SqliteStore::open_read_only(&path).map_err(|e| naming(e, &path))
+}
+
+/// A store error that names the database as it is; one that does not gets the path as context.
+fn naming(e: StoreError, path: &Path) -> anyhow::Error {
+    if e.to_string().contains(&path.display().to_string()) {
+        e.into()
+    } else {
+        anyhow::Error::new(e).context(format!("database {}", path.display()))
+    }
 }
 
 /// Where setup writes what it changed before changing it, so `vernier system reset` can put

@@ -217,8 +217,9 @@ pub fn printable(text: &str) -> Cow<'_, str> {
 }
 
 /// The message of an error chain on one line, each cause said once: a cause whose text an outer
-/// message already contains (an error that formats its source into its own message) is left
-/// out, and line breaks inside a message become `; `.
+/// message already contains (an error that formats its source into its own message) ends the
+/// chain, since the outer message said it and what caused it, and line breaks inside a message
+/// become `; `.
 pub fn error_line(error: &anyhow::Error) -> String {
     let mut line = String::new();
     for cause in error.chain() {
@@ -229,8 +230,12 @@ pub fn error_line(error: &anyhow::Error) -> String {
             .filter(|l| !l.is_empty())
             .collect::<Vec<_>>()
             .join("; ");
-        if text.is_empty() || line.contains(&text) {
+        if text.is_empty() {
             continue;
+        }
+        // An error that put its source's text into its own message has said its sources.
+        if line.contains(&text) {
+            break;
         }
         if !line.is_empty() {
             line.push_str(": ");

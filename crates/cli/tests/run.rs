@@ -345,7 +345,9 @@ fn unusable_databases_are_errors() {
         .args(["run", "mock", "--quiet"])
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("cannot use database"));
+        .stderr(predicate::str::contains(
+            "is a directory; expected a vernier database",
+        ));
     // A file that is not SQLite.
     let junk = dir.path().join("junk.db");
     std::fs::write(
@@ -357,7 +359,9 @@ fn unusable_databases_are_errors() {
         .args(["run", "mock", "--quiet"])
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("cannot use database"));
+        .stderr(predicate::str::contains(
+            "is not an SQLite database; expected a vernier database",
+        ));
     // Reading a database that does not exist does not create it.
     let missing = dir.path().join("missing.db");
     vernier(&missing).arg("show").assert().code(2);

@@ -22,13 +22,23 @@ pub enum StoreError {
         source: rusqlite::Error,
     },
     /// `open_existing` was asked for a file that is not there.
-    #[error("database {path} does not exist")]
+    #[error(
+        "database {path} does not exist; `vernier run` creates it, --db or VERNIER_DB name another"
+    )]
     Missing { path: PathBuf },
     #[error("{path}: {source}")]
     Io {
         path: PathBuf,
         source: std::io::Error,
     },
+    /// The path is not a database at all: a directory, an empty file, a text file.
+    #[error(
+        "{path} is {what}; expected a vernier database (an SQLite file `vernier run` creates)"
+    )]
+    NotDatabase { path: PathBuf, what: String },
+    /// A vernier database whose schema version or schema cannot be right.
+    #[error("database {path} has a damaged schema: {detail}")]
+    Schema { path: PathBuf, detail: String },
     /// The file is an SQLite database of some other program.
     #[error("{path} is an SQLite database, but not one of vernier: {detail}")]
     NotVernier { path: PathBuf, detail: String },

@@ -67,6 +67,7 @@ impl SqliteStore {
                 source,
             })?;
         }
+        check_file(path, Existing::MayBeMissingOrEmpty)?;
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
             | OpenFlags::SQLITE_OPEN_CREATE
             | OpenFlags::SQLITE_OPEN_NO_MUTEX;
@@ -74,18 +75,76 @@ impl SqliteStore {
         Self::init(conn, path)
     }
 
-    /// Opens an existing database, for commands that only read results: a missing file is
-    /// [`StoreError::Missing`] instead of a new empty database.
+    /// Opens an existing database for writing: a missing file is [`StoreError::Missing`]
+    /// instead of a new empty database.
     pub fn open_existing(path: &Path) -> Result<Self, StoreError> {
-        if !path.exists() {
-            return Err(StoreError::Missing {
-                path: path.to_path_buf(),
-            });
-        }
+        check_file(path, Existing::MayBeEmpty)?;
         // Without SQLITE_OPEN_CREATE, so a file removed in the meantime is still an error.
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let conn = Connection::open_with_flags(path, flags).map_err(|e| open_error(path, e))?;
         Self::init(conn, path)
+    }
+
+    /// Opens an existing database for commands that only read, without writing anything: not
+    /// the file, not its directory, not even the `-wal` and `-shm` files of WAL mode. It works
+    /// on a read-only file, directory or mount.
+    ///
+    /// A read-only connection to a WAL database still creates `-wal` and `-shm` files and
+    /// leaves them behind (https://www.sqlite.org/wal.html#readonly). So: when a `-wal` file
+    /// exists, a writer is at work (or crashed) and its log must be read, which a read-only
+    /// connection does through the existing files with the usual locks. When none exists, every
+    /// committed transaction is in the main file, and it is opened `immutable=1`
+    /// (https://www.sqlite.org/uri.html#uriimmutable), which takes no locks and creates no file.
+    /// A writer that starts meanwhile only appends to its own new log; the main file changes
+    /// at a checkpoint, which SQLite runs after 1000 pages of log or when the writer closes.
+    ///
+    /// A database of an older schema version is copied into memory and migrated there, so
+    /// reading it never upgrades the file.
+    pub fn open_read_only(path: &Path) -> Result<Self, StoreError> {
+        check_file(path, Existing::Database)?;
+        let mut wal = path.as_os_str().to_os_string();
+        wal.push("-wal");
+        let conn = if Path::new(&wal).exists() {
+            let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+            Connection::open_with_flags(path, flags)
+        } else {
+            let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+                | OpenFlags::SQLITE_OPEN_URI
+                | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+            Connection::open_with_flags(immutable_uri(path), flags)
+        }
+        .map_err(|e| open_error(path, e))?;
+        let open = |e| open_error(path, e);
+        conn.busy_timeout(BUSY_TIMEOUT).map_err(open)?;
+        check_application_id(&conn, path)?;
+        let found = user_version(&conn).map_err(open)?;
+        check_version(&conn, path, found)?;
+        if found == 0 {
+            // A new database becomes one of vernier by its first write; to read, it is not one.
+            return Err(StoreError::NotVernier {
+                path: path.to_path_buf(),
+                detail: "it has no vernier schema (schema version 0)".to_string(),
+            });
+        }
+        if found == SCHEMA_VERSION {
+            return Ok(SqliteStore {
+                conn,
+                path: path.to_path_buf(),
+            });
+        }
+        // Older: migrate a copy in memory (https://www.sqlite.org/backup.html).
+        let mut memory = Connection::open_in_memory().map_err(open)?;
+        {
+            let backup = rusqlite::backup::Backup::new(&conn, &mut memory).map_err(open)?;
+            backup
+                .run_to_completion(1024, Duration::ZERO, None)
+                .map_err(open)?;
+        }
+        migrate(&mut memory, path)?;
+        Ok(SqliteStore {
+            conn: memory,
+            path: path.to_path_buf(),
+        })
     }
 
     /// The file this store writes.
@@ -98,16 +157,7 @@ impl SqliteStore {
         // Set first: every later statement, including the journal-mode switch and the
         // migration, may meet another process's lock.
         conn.busy_timeout(BUSY_TIMEOUT).map_err(open)?;
-        // The first read of the header: a file that is not SQLite fails here.
-        let app_id: i64 = conn
-            .pragma_query_value(None, "application_id", |r| r.get(0))
-            .map_err(open)?;
-        if app_id != 0 && app_id != APPLICATION_ID {
-            return Err(StoreError::NotVernier {
-                path: path.to_path_buf(),
-                detail: format!("application_id is {app_id:#x}"),
-            });
-        }
+        check_application_id(&conn, path)?;
         // WAL: readers (`show`, `report`) never block the writer of a running session, and a
         // commit appends to the log instead of rewriting pages
         // (https://www.sqlite.org/wal.html). The mode is persistent in the file. Where WAL is
@@ -168,9 +218,136 @@ impl SqliteStore {
 }
 
 fn open_error(path: &Path, source: rusqlite::Error) -> StoreError {
+    if source.sqlite_error_code() == Some(rusqlite::ErrorCode::NotADatabase) {
+        return StoreError::NotDatabase {
+            path: path.to_path_buf(),
+            what: "not an SQLite database".to_string(),
+        };
+    }
     StoreError::Open {
         path: path.to_path_buf(),
         source,
+    }
+}
+
+/// What a path must be before SQLite opens it.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Existing {
+    /// A database to read: missing or empty is an error.
+    Database,
+    /// A database to write to: an empty file is a new database. Another vernier process that
+    /// creates the file holds it empty until its first commit, so an empty file is accepted.
+    MayBeEmpty,
+    /// Where a database may be created.
+    MayBeMissingOrEmpty,
+}
+
+/// A directory or other non-file is never taken for a database; an empty file (which SQLite
+/// would make a new database) or a missing one only where `existing` allows it.
+fn check_file(path: &Path, existing: Existing) -> Result<(), StoreError> {
+    let not = |what: &str| StoreError::NotDatabase {
+        path: path.to_path_buf(),
+        what: what.to_string(),
+    };
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_dir() => Err(not("a directory")),
+        Ok(m) if !m.is_file() => Err(not("not a regular file")),
+        Ok(m) if m.len() == 0 && existing == Existing::Database => Err(not("an empty file")),
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            if existing == Existing::MayBeMissingOrEmpty {
+                Ok(())
+            } else {
+                Err(StoreError::Missing {
+                    path: path.to_path_buf(),
+                })
+            }
+        }
+        Err(source) => Err(StoreError::Io {
+            path: path.to_path_buf(),
+            source,
+        }),
+    }
+}
+
+/// `file:PATH?immutable=1`, with the characters that have a meaning in an SQLite URI
+/// (`%`, `?`, `#`) percent-encoded (https://www.sqlite.org/uri.html).
+fn immutable_uri(path: &Path) -> PathBuf {
+    use std::os::unix::ffi::{OsStrExt as _, OsStringExt as _};
+    let mut uri = b"file:".to_vec();
+    // An absolute path keeps a leading `//` from reading as an authority.
+    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    for &b in absolute.as_os_str().as_bytes() {
+        match b {
+            b'%' | b'?' | b'#' => uri.extend(format!("%{b:02X}").bytes()),
+            _ => uri.push(b),
+        }
+    }
+    uri.extend(b"?immutable=1");
+    PathBuf::from(std::ffi::OsString::from_vec(uri))
+}
+
+/// The first read of the header: a file that is not SQLite fails here.
+fn check_application_id(conn: &Connection, path: &Path) -> Result<(), StoreError> {
+    let app_id: i64 = conn
+        .pragma_query_value(None, "application_id", |r| r.get(0))
+        .map_err(|e| open_error(path, e))?;
+    if app_id != 0 && app_id != APPLICATION_ID {
+        return Err(StoreError::NotVernier {
+            path: path.to_path_buf(),
+            detail: format!("application_id is {app_id:#x}"),
+        });
+    }
+    Ok(())
+}
+
+/// Refuses a schema version this build cannot read: newer, negative, or 0 with tables.
+fn check_version(conn: &Connection, path: &Path, found: i64) -> Result<(), StoreError> {
+    if found > SCHEMA_VERSION {
+        return Err(StoreError::TooNew {
+            path: path.to_path_buf(),
+            found,
+            known: SCHEMA_VERSION,
+        });
+    }
+    if found < 0 {
+        return Err(StoreError::Schema {
+            path: path.to_path_buf(),
+            detail: format!(
+                "schema version {found} is not one vernier writes (1 to {SCHEMA_VERSION})"
+            ),
+        });
+    }
+    if found == 0 {
+        // Version 0 is a new file, unless someone else's tables are in it.
+        let objects: i64 = conn
+            .query_row(
+                "SELECT count(*) FROM sqlite_schema WHERE name NOT LIKE 'sqlite\\_%' ESCAPE '\\'",
+                [],
+                |r| r.get(0),
+            )
+            .map_err(|e| open_error(path, e))?;
+        if objects > 0 {
+            return Err(StoreError::NotVernier {
+                path: path.to_path_buf(),
+                detail: format!("it holds {objects} schema objects but no schema version"),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The one-line message of an SQLite error, without the SQL text that rusqlite appends to a
+/// syntax or schema error (a whole migration script).
+fn sqlite_message(e: &rusqlite::Error) -> String {
+    match e {
+        rusqlite::Error::SqlInputError { msg, .. } => msg.clone(),
+        other => other
+            .to_string()
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .to_string(),
     }
 }
 
@@ -182,44 +359,27 @@ fn user_version(conn: &Connection) -> Result<i64, rusqlite::Error> {
 /// [`SCHEMA_VERSION`] or nothing changes. Two processes opening a new file at once serialize on
 /// the write lock, and the second finds the work done.
 fn migrate(conn: &mut Connection, path: &Path) -> Result<(), StoreError> {
-    let too_new = |found| StoreError::TooNew {
-        path: path.to_path_buf(),
-        found,
-        known: SCHEMA_VERSION,
-    };
     let found = user_version(conn).map_err(|e| open_error(path, e))?;
-    if found > SCHEMA_VERSION {
-        return Err(too_new(found));
-    }
+    check_version(conn, path, found)?;
     if found == SCHEMA_VERSION {
         return Ok(());
     }
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    // Another process may have migrated or written meanwhile: check again under the lock.
     let found = user_version(&tx)?;
-    if found > SCHEMA_VERSION {
-        return Err(too_new(found));
-    }
-    if found == 0 {
-        // Version 0 is a new file, unless someone else's tables are in it.
-        let objects: i64 = tx.query_row(
-            "SELECT count(*) FROM sqlite_schema WHERE name NOT LIKE 'sqlite\\_%' ESCAPE '\\'",
-            [],
-            |r| r.get(0),
-        )?;
-        if objects > 0 {
-            return Err(StoreError::NotVernier {
-                path: path.to_path_buf(),
-                detail: format!("it holds {objects} schema objects but no schema version"),
-            });
-        }
-    }
+    check_version(&tx, path, found)?;
     for (index, (name, sql)) in MIGRATIONS.iter().enumerate() {
         let version = index as i64 + 1;
         if version <= found {
             continue;
         }
-        tx.execute_batch(sql).map_err(|e| {
-            StoreError::Corrupt(format!("migration {version:04} ({name}) failed: {e}"))
+        tx.execute_batch(sql).map_err(|e| StoreError::Schema {
+            path: path.to_path_buf(),
+            detail: format!(
+                "migration {version:04} ({name}) from schema version {} failed: {}",
+                version - 1,
+                sqlite_message(&e)
+            ),
         })?;
     }
     tx.pragma_update(None, "user_version", SCHEMA_VERSION)?;

@@ -458,12 +458,10 @@ fn writes_to_unknown_parents_and_nan_values_are_refused() {
 }
 
 #[test]
-fn an_empty_file_is_migrated_and_reopening_changes_nothing() {
+fn a_new_file_is_migrated_and_reopening_changes_nothing() {
     let (dir, _) = temp_db();
     // Parent directories are created.
     let path = dir.path().join("a/b/results.db");
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(&path, b"").unwrap();
 
     let mut store = SqliteStore::open(&path).unwrap();
     let info = session(Uuid::new_v4(), 7, &[]);
@@ -511,7 +509,11 @@ fn a_newer_schema_is_refused() {
     conn.pragma_update(None, "user_version", SCHEMA_VERSION + 1)
         .unwrap();
     drop(conn);
-    for result in [SqliteStore::open(&path), SqliteStore::open_existing(&path)] {
+    for result in [
+        SqliteStore::open(&path),
+        SqliteStore::open_existing(&path),
+        SqliteStore::open_read_only(&path),
+    ] {
         match result {
             Err(StoreError::TooNew { found, known, .. }) => {
                 assert_eq!(found, SCHEMA_VERSION + 1);
@@ -548,10 +550,16 @@ fn foreign_files_are_refused() {
         "this is not a database, it is a rather long text file\n".repeat(20),
     )
     .unwrap();
-    assert!(matches!(
+    for result in [
         SqliteStore::open(&text),
-        Err(StoreError::Open { .. })
-    ));
+        SqliteStore::open_existing(&text),
+        SqliteStore::open_read_only(&text),
+    ] {
+        assert!(
+            matches!(result, Err(StoreError::NotDatabase { .. })),
+            "{result:?}"
+        );
+    }
 }
 
 #[test]
@@ -761,4 +769,132 @@ fn a_writer_waits_for_another_writer_and_readers_do_not_wait() {
     let seen = store.load_session(info.id).unwrap();
     assert_eq!(seen.info.note.as_deref(), Some("uncommitted"));
     assert_eq!(seen.configurations.len(), 1);
+}
+
+/// The names and bytes of every file in `dir`.
+fn snapshot(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let e = e.unwrap();
+            let bytes = if e.file_type().unwrap().is_file() {
+                std::fs::read(e.path()).unwrap()
+            } else {
+                Vec::new()
+            };
+            (e.file_name().to_string_lossy().into_owned(), bytes)
+        })
+        .collect()
+}
+
+#[test]
+fn a_read_only_open_writes_nothing() {
+    let (dir, path) = temp_db();
+    let mut store = SqliteStore::open(&path).unwrap();
+    let info = session(Uuid::new_v4(), 7, &[("kernel", "A")]);
+    store.begin_session(&info).unwrap();
+    drop(store);
+    let before = snapshot(dir.path());
+    assert_eq!(
+        before.len(),
+        1,
+        "a closed WAL database is one file: {before:?}"
+    );
+    for _ in 0..2 {
+        let store = SqliteStore::open_read_only(&path).unwrap();
+        assert_eq!(store.sessions().unwrap(), vec![info.clone()]);
+        assert_eq!(store.resolve("latest").unwrap(), info.id);
+        assert_eq!(store.load_session(info.id).unwrap().info, info);
+        assert_eq!(snapshot(dir.path()), before, "no -wal or -shm while open");
+    }
+    assert_eq!(snapshot(dir.path()), before);
+}
+
+#[test]
+fn a_read_only_open_sees_what_a_live_writer_committed() {
+    let (_dir, path) = temp_db();
+    let mut writer = SqliteStore::open(&path).unwrap();
+    let first = session(Uuid::new_v4(), 7, &[]);
+    writer.begin_session(&first).unwrap();
+    // The writer's connection is open, so its log holds the commit.
+    let reader = SqliteStore::open_read_only(&path).unwrap();
+    assert_eq!(reader.sessions().unwrap(), vec![first.clone()]);
+    let second = session(Uuid::new_v4(), 8, &[]);
+    writer.begin_session(&second).unwrap();
+    assert_eq!(reader.sessions().unwrap(), vec![first, second]);
+}
+
+#[test]
+fn a_read_only_open_of_an_older_schema_migrates_a_copy_in_memory() {
+    let (dir, path) = temp_db();
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let first = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations/0001_initial.sql"),
+    )
+    .unwrap();
+    conn.execute_batch(&first).unwrap();
+    conn.pragma_update(None, "user_version", 1).unwrap();
+    drop(conn);
+    let before = snapshot(dir.path());
+    let store = SqliteStore::open_read_only(&path).unwrap();
+    assert_eq!(store.sessions().unwrap(), vec![]);
+    drop(store);
+    assert_eq!(
+        snapshot(dir.path()),
+        before,
+        "the file keeps schema version 1"
+    );
+}
+
+#[test]
+fn what_is_not_a_database_is_refused_and_left_alone() {
+    let (dir, path) = temp_db();
+    let not_database = |result: Result<SqliteStore, StoreError>, what: &str| match result {
+        Err(StoreError::NotDatabase { what: w, .. }) => assert_eq!(w, what),
+        other => panic!("{what}: {other:?}"),
+    };
+    std::fs::write(&path, b"").unwrap();
+    not_database(SqliteStore::open_read_only(&path), "an empty file");
+    assert_eq!(std::fs::read(&path).unwrap(), b"");
+    not_database(SqliteStore::open(dir.path()), "a directory");
+    not_database(SqliteStore::open_read_only(dir.path()), "a directory");
+    let missing = dir.path().join("missing.db");
+    assert!(matches!(
+        SqliteStore::open_read_only(&missing),
+        Err(StoreError::Missing { .. })
+    ));
+    assert!(!missing.exists());
+    // An SQLite file of someone else, without tables.
+    let foreign = dir.path().join("foreign.db");
+    rusqlite::Connection::open(&foreign)
+        .unwrap()
+        .execute_batch("PRAGMA page_size = 4096; VACUUM;")
+        .unwrap();
+    let before = snapshot(dir.path());
+    assert!(matches!(
+        SqliteStore::open_read_only(&foreign),
+        Err(StoreError::NotVernier { .. } | StoreError::NotDatabase { .. })
+    ));
+    assert_eq!(snapshot(dir.path()), before);
+}
+
+#[test]
+fn a_damaged_schema_version_is_one_line_without_sql() {
+    let (_dir, path) = temp_db();
+    SqliteStore::open(&path).unwrap();
+    for version in [-5, 1] {
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.pragma_update(None, "user_version", version).unwrap();
+        drop(conn);
+        for result in [SqliteStore::open(&path), SqliteStore::open_read_only(&path)] {
+            match result {
+                Err(e @ StoreError::Schema { .. }) => {
+                    let text = e.to_string();
+                    assert_eq!(text.lines().count(), 1, "{text}");
+                    assert!(!text.contains("CREATE"), "{text}");
+                }
+                other => panic!("{version}: {other:?}"),
+            }
+        }
+    }
 }
