@@ -80,13 +80,13 @@ fn recorded_sessions_round_trip_through_export_and_import() {
         .arg(&file)
         .assert()
         .success()
-        .stdout("imported 2 session(s), skipped 0 already present\n");
+        .stdout("imported 2 session(s), skipped 0 already present with the same content\n");
     vernier(&b)
         .arg("import")
         .arg(&file)
         .assert()
         .success()
-        .stdout("imported 0 session(s), skipped 2 already present\n");
+        .stdout("imported 0 session(s), skipped 2 already present with the same content\n");
     assert_eq!(session_count(&b), 2);
     // What the second database exports is what the first one did.
     let again = stdout_json(vernier(&b).arg("export"));
@@ -244,4 +244,258 @@ fn export_to_an_unwritable_place_fails_and_leaves_nothing() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("no session matches"));
+}
+
+/// Runs `vernier import FILE` on a new database and returns its error line; checks that it is
+/// one line, exit status 2, and that the database was not even created.
+fn refused(dir: &Path, name: &str, text: &str) -> String {
+    let file = dir.join(name);
+    std::fs::write(&file, text).unwrap();
+    let db = dir.join(format!("{name}.db"));
+    let out = vernier(&db).arg("import").arg(&file).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{name}");
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains(&file.display().to_string()), "{stderr}");
+    assert!(!db.exists(), "{name}: the database was created");
+    stderr
+}
+
+#[test]
+fn imports_refuse_what_vernier_could_not_have_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let good: Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture("two-kernels.json")).unwrap())
+            .unwrap();
+    let session = good["sessions"][0]["id"].as_str().unwrap().to_string();
+    // Name, change, what the message says.
+    type Case = (&'static str, fn(&mut Value), &'static str);
+    let cases: Vec<Case> = vec![
+        (
+            "zero-time",
+            |d| d["sessions"][0]["configurations"][0]["runs"][1]["values"]["runtime"] = 0.into(),
+            "field 'values.runtime' is 0, expected a positive duration in s",
+        ),
+        (
+            "no-primary",
+            |d| {
+                let run = &mut d["sessions"][0]["configurations"][0]["runs"][1];
+                run["values"] = serde_json::json!({"other": 1.0});
+            },
+            "field 'values' lacks the primary metric 'runtime'",
+        ),
+        (
+            "empty-values",
+            |d| d["sessions"][0]["configurations"][0]["runs"][1]["values"] = serde_json::json!({}),
+            "field 'values' is empty",
+        ),
+        (
+            "negative-start",
+            |d| d["sessions"][0]["started_at_ns"] = (-1).into(),
+            "field 'started_at_ns' is -1",
+        ),
+        (
+            "ends-before-start",
+            |d| {
+                let run = &mut d["sessions"][0]["configurations"][0]["runs"][1];
+                run["ended_at_ns"] = (run["started_at_ns"].as_i64().unwrap() - 1).into();
+            },
+            "before 'started_at_ns'",
+        ),
+        (
+            "negative-setting",
+            |d| d["sessions"][0]["settings"]["min_time_s"] = (-2.0).into(),
+            "field 'settings.min_time_s' is -2",
+        ),
+        (
+            "duplicate-session",
+            |d| {
+                let copy = d["sessions"][0].clone();
+                d["sessions"].as_array_mut().unwrap().push(copy);
+            },
+            "occurs more than once in the file",
+        ),
+    ];
+    for (name, mutate, expected) in cases {
+        let mut doc = good.clone();
+        mutate(&mut doc);
+        let err = refused(dir.path(), name, &doc.to_string());
+        assert!(err.contains(expected), "{name}: {err}");
+        assert!(err.contains(&format!("session {session}")), "{name}: {err}");
+    }
+    let err = refused(
+        dir.path(),
+        "hyperfine-codes",
+        r#"{"results": [{"command": "true", "times": [0.1, 0.2], "exit_codes": [0, 0, 0]}]}"#,
+    );
+    assert!(
+        err.contains("results[0] (command 'true'): field 'exit_codes' has 3 entries, 'times' 2"),
+        "{err}"
+    );
+    let err = refused(
+        dir.path(),
+        "hyperfine-negative",
+        r#"{"results": [{"command": "true", "times": [0.1, -0.2], "exit_codes": [0, 0]}]}"#,
+    );
+    assert!(err.contains("(command:command=true)"), "{err}");
+    assert!(err.contains("field 'values.time' is -0.2"), "{err}");
+}
+
+#[test]
+fn a_stored_session_with_other_content_is_a_conflict() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("a.db");
+    let text = std::fs::read_to_string(fixture("two-kernels.json")).unwrap();
+    vernier(&db)
+        .arg("import")
+        .arg(fixture("two-kernels.json"))
+        .assert()
+        .success();
+    let mut doc: Value = serde_json::from_str(&text).unwrap();
+    doc["sessions"][1]["configurations"][0]["runs"][2]["values"]["runtime"] = 99.5.into();
+    let file = dir.path().join("changed.json");
+    std::fs::write(&file, doc.to_string()).unwrap();
+    let id = doc["sessions"][1]["id"].as_str().unwrap();
+    vernier(&db)
+        .arg("import")
+        .arg(&file)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(format!(
+            "session {id} is already stored with other content (first difference: \
+             configurations[0].runs[2].values)"
+        )));
+    // Still the first version, and the same file again is an idempotent skip.
+    vernier(&db)
+        .arg("import")
+        .arg(fixture("two-kernels.json"))
+        .assert()
+        .success()
+        .stdout("imported 0 session(s), skipped 2 already present with the same content\n");
+}
+
+#[test]
+fn child_values_are_stored_and_exported_bit_for_bit() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a.db"), dir.path().join("b.db"));
+    // 0.9555510602119553 is a double that inexact decimal parsing reads one ulp low.
+    let value: f64 = "0.9555510602119553".parse().unwrap();
+    vernier(&a)
+        .args([
+            "run",
+            "mock:values=0.9555510602119553",
+            "--min-runs",
+            "2",
+            "--max-runs",
+            "2",
+            "--quiet",
+        ])
+        .assert()
+        .success();
+    let stored = |db: &Path| -> Vec<u64> {
+        let conn = rusqlite::Connection::open(db).unwrap();
+        let mut stmt = conn.prepare("SELECT value FROM run_values").unwrap();
+        stmt.query_map([], |r| r.get::<_, f64>(0))
+            .unwrap()
+            .map(|v| v.unwrap().to_bits())
+            .collect()
+    };
+    let bits = stored(&a);
+    assert_eq!(bits.len(), 3, "a warmup and two measured runs");
+    assert!(bits.iter().all(|b| *b == value.to_bits()), "{bits:x?}");
+    let export = vernier(&a).arg("export").output().unwrap();
+    assert!(export.status.success());
+    let text = String::from_utf8(export.stdout).unwrap();
+    assert_eq!(text.matches("\"value\": 0.9555510602119553").count(), 3);
+    let csv = vernier(&a)
+        .args(["export", "--format", "csv"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8(csv.stdout)
+            .unwrap()
+            .matches(",0.9555510602119553,")
+            .count(),
+        3
+    );
+    let file = dir.path().join("a.json");
+    std::fs::write(&file, &text).unwrap();
+    vernier(&b).arg("import").arg(&file).assert().success();
+    assert_eq!(stored(&b), bits);
+    let again = vernier(&b).arg("export").output().unwrap();
+    assert_eq!(String::from_utf8(again.stdout).unwrap(), text);
+}
+
+#[test]
+fn kernel_configs_travel_with_the_sessions() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture("two-kernels.json")).unwrap())
+            .unwrap();
+    let configs = [
+        "CONFIG_HZ_250=y\nCONFIG_HZ=250\n# CONFIG_PREEMPT is not set\n",
+        "CONFIG_HZ_1000=y\nCONFIG_HZ=1000\nCONFIG_PREEMPT=y\n",
+    ];
+    let mut texts = serde_json::Map::new();
+    for (i, config) in configs.iter().enumerate() {
+        let sha = vernier_sha256(config);
+        doc["sessions"][i]["environment"]["kernel_config_sha256"] = sha.clone().into();
+        texts.insert(sha, (*config).into());
+    }
+    doc["kernel_configs"] = Value::Object(texts);
+    let file = dir.path().join("with-configs.json");
+    std::fs::write(&file, doc.to_string()).unwrap();
+    let (a, b) = (dir.path().join("a.db"), dir.path().join("b.db"));
+    vernier(&a).arg("import").arg(&file).assert().success();
+    // Through a second database: exported by the first, imported by the second.
+    let export = dir.path().join("export.json");
+    vernier(&a)
+        .args(["export", "-o"])
+        .arg(&export)
+        .assert()
+        .success();
+    vernier(&b).arg("import").arg(&export).assert().success();
+    let out = vernier(&b)
+        .args([
+            "env",
+            "diff",
+            doc["sessions"][0]["id"].as_str().unwrap(),
+            doc["sessions"][1]["id"].as_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("[kernel config]"), "{text}");
+    assert!(
+        text.contains("- CONFIG_HZ=250\n  + CONFIG_HZ=1000"),
+        "{text}"
+    );
+    assert!(
+        text.contains("- # CONFIG_PREEMPT is not set\n  + CONFIG_PREEMPT=y"),
+        "{text}"
+    );
+    assert!(!text.contains("texts are not stored"), "{text}");
+
+    // A text that does not match its hash is refused.
+    let mut bad = doc.clone();
+    let key = bad["kernel_configs"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .next()
+        .unwrap()
+        .clone();
+    bad["kernel_configs"][&key] = "CONFIG_OTHER=y\n".into();
+    let err = refused(dir.path(), "bad-config", &bad.to_string());
+    assert!(err.contains(&format!("kernel config {key}")), "{err}");
+}
+
+/// SHA-256 in lowercase hex, as vernier keys kernel configuration texts.
+fn vernier_sha256(text: &str) -> String {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(text.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }

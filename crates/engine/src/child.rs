@@ -124,4 +124,37 @@ mod tests {
             }
         );
     }
+
+    #[test]
+    fn reply_values_cross_the_pipe_bit_for_bit() {
+        // Doubles that inexact decimal parsing reads one ulp off (serde_json without its
+        // float_roundtrip feature), subnormals and extremes.
+        let tricky = [
+            0.9555510602119553,
+            2.2250738585072014e-308,
+            2.225073858507201e-308,
+            5e-324,
+            f64::MAX,
+            9007199254740993.0,
+            8.98846567431158e307,
+            0.1 + 0.2,
+            -0.0,
+        ];
+        let values: BTreeMap<String, f64> = tricky
+            .iter()
+            .enumerate()
+            .map(|(i, v)| (format!("v{i}"), *v))
+            .collect();
+        let text = serde_json::to_string(&ChildReply::Measured {
+            values: values.clone(),
+        })
+        .unwrap();
+        let Ok(ChildReply::Measured { values: back }) = serde_json::from_slice(text.as_bytes())
+        else {
+            panic!("{text}");
+        };
+        for (name, v) in &values {
+            assert_eq!(back[name].to_bits(), v.to_bits(), "{name}: {v:e} in {text}");
+        }
+    }
 }

@@ -294,22 +294,29 @@ impl Runner<'_> {
                 return Ok(false);
             }
         };
-        let metric = states[i].record.metric.name.clone();
-        let Some(value) = outcome
-            .values
-            .get(&metric)
-            .copied()
-            .filter(|v| v.is_finite())
-        else {
-            let error = format!("the benchmark reported no finite value of its metric '{metric}'");
-            self.finish(states, i, StopReason::Failed, Some(error))?;
-            return Ok(false);
+        let metric = &states[i].record.metric;
+        let mut values = outcome.values.clone();
+        // SQL has no NaN: a secondary value that is not a number is not recorded.
+        values.retain(|name, v| v.is_finite() || *name == metric.name);
+        let primary = values.get(&metric.name).copied();
+        // The check an import applies (vernier_model::validate), so that what is recorded
+        // can always be exported and imported again.
+        let checked = vernier_model::validate::check_values(metric, &values);
+        let value = match (checked, primary) {
+            (Ok(()), Some(value)) => value,
+            (checked, _) => {
+                let problem = checked.err().unwrap_or_else(|| {
+                    format!("field 'values' lacks the primary metric '{}'", metric.name)
+                });
+                let error = format!("the benchmark reported invalid values: {problem}");
+                self.finish(states, i, StopReason::Failed, Some(error))?;
+                return Ok(false);
+            }
         };
         let state = &mut states[i];
         let mut record = run_record(&outcome, index, warmup, round, state.executions());
         record.setup_steps = setup_steps;
-        // SQL has no NaN: a secondary value that is not a number is not recorded.
-        record.values.retain(|_, v| v.is_finite());
+        record.values = values;
         self.store.add_run(state.record.id, &record)?;
         let wall_s = (outcome.ended_at_ns - outcome.started_at_ns) as f64 / 1e9;
         state.runs += 1;

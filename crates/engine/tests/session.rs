@@ -104,6 +104,7 @@ impl Store for MemoryStore {
     fn import_sessions(
         &mut self,
         sessions: &[StoredSession],
+        _kernel_configs: &BTreeMap<String, String>,
     ) -> Result<vernier_store::ImportReport, StoreError> {
         let mut report = vernier_store::ImportReport::default();
         for s in sessions {

@@ -10,6 +10,7 @@ pub mod monitor;
 pub mod options;
 pub mod record;
 pub mod settings;
+pub mod validate;
 
 pub use benchmark::{BenchmarkInfo, MetricInfo};
 pub use environment::Environment;

@@ -4,6 +4,7 @@
 
 mod sqlite;
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use uuid::Uuid;
@@ -11,7 +12,7 @@ use vernier_model::{
     ConfigurationRecord, RunRecord, SessionInfo, SessionStatus, StopReason, StoredSession,
 };
 
-pub use sqlite::{parse_tag_selector, SqliteStore, SCHEMA_VERSION};
+pub use sqlite::{SqliteStore, SCHEMA_VERSION};
 
 /// Errors of a store.
 #[derive(Debug, thiserror::Error)]
@@ -64,6 +65,10 @@ pub enum StoreError {
     Invalid(String),
     #[error("corrupt record: {0}")]
     Corrupt(String),
+    /// An import would overwrite or contradict what is stored: a session id stored with other
+    /// content, or a configuration or run id that belongs to another session.
+    #[error("conflict: {0}")]
+    Conflict(String),
 }
 
 /// Where results are kept. Every method commits before it returns, so a crash loses at most
@@ -103,34 +108,23 @@ pub trait Store {
     /// The sessions that carry every one of `tags` (`key`, `value`), oldest first. With no
     /// tags, every session.
     fn find_sessions_by_tags(&self, tags: &[(String, String)]) -> Result<Vec<Uuid>, StoreError>;
-    /// The sessions a selector names, oldest first: tags `KEY=VALUE[,KEY=VALUE...]` (grammar
-    /// and escapes in [`parse_tag_selector`]) select every session carrying all of them; any
-    /// other selector is resolved by [`Store::resolve`] to one session.
-    fn select(&self, selector: &str) -> Result<Vec<Uuid>, StoreError> {
-        match parse_tag_selector(selector)? {
-            None => Ok(vec![self.resolve(selector)?]),
-            Some(tags) => {
-                let ids = self.find_sessions_by_tags(&tags)?;
-                if ids.is_empty() {
-                    return Err(StoreError::NotFound {
-                        selector: selector.to_string(),
-                        detail: "no session carries all of these tags".to_string(),
-                    });
-                }
-                Ok(ids)
-            }
-        }
-    }
     /// Removes a session with its configurations, runs and values.
     fn delete_session(&mut self, id: Uuid) -> Result<(), StoreError>;
     /// Keeps a kernel configuration text once per distinct SHA-256 (a no-op if already stored).
     fn put_kernel_config(&mut self, sha256: &str, text: &str) -> Result<(), StoreError>;
     /// The kernel configuration text stored under `sha256`, if any.
     fn kernel_config(&self, sha256: &str) -> Result<Option<String>, StoreError>;
-    /// Stores whole sessions (from an export) in one transaction: all of them or, on error,
-    /// none. A session whose id is already stored is skipped, so importing twice stores
-    /// nothing twice.
-    fn import_sessions(&mut self, sessions: &[StoredSession]) -> Result<ImportReport, StoreError>;
+    /// Stores whole sessions (from an export) and the kernel configuration texts they refer
+    /// to (SHA-256 -> text) in one transaction: all of them or, on error, none. Every session
+    /// is checked first ([`vernier_model::validate::check_sessions`]): an invalid one is
+    /// [`StoreError::Invalid`]. A session whose id is already stored with the same content is
+    /// skipped, so importing twice stores nothing twice; with other content it is
+    /// [`StoreError::Conflict`], naming the first field that differs.
+    fn import_sessions(
+        &mut self,
+        sessions: &[StoredSession],
+        kernel_configs: &BTreeMap<String, String>,
+    ) -> Result<ImportReport, StoreError>;
 }
 
 /// What [`SqliteStore::delete_sessions`] removed.
@@ -151,6 +145,6 @@ pub struct DeleteReport {
 pub struct ImportReport {
     /// Sessions stored.
     pub imported: usize,
-    /// Sessions already present, left untouched.
+    /// Sessions already present with the same content, left untouched.
     pub skipped: usize,
 }

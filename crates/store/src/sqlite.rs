@@ -16,6 +16,8 @@ use vernier_model::{
     StopReason, StoredConfiguration, StoredSession,
 };
 
+use vernier_model::validate;
+
 use crate::{DeleteReport, ImportReport, Store, StoreError};
 
 /// The migrations, in order: migration `n` (from 1) takes the schema from version `n - 1` to
@@ -44,8 +46,8 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
 /// Shortest id prefix a selector may give: shorter prefixes collide too soon to be useful.
 const MIN_PREFIX_HEX_DIGITS: usize = 4;
 
-const SELECTOR_FORMS: &str = "expected 'latest', 'latest~N', at least 4 hex digits of a \
-     session id, or tags KEY=VALUE[,KEY=VALUE...]";
+const SELECTOR_FORMS: &str =
+    "expected 'latest', 'latest~N' or at least 4 hex digits of a session id";
 
 const SESSION_COLUMNS: &str = "id, started_at_ns, ended_at_ns, status, suite, specs, note, \
      settings, vernier_version, fingerprint, environment, findings, setup, monitors";
@@ -426,65 +428,6 @@ fn parse_selector(selector: &str) -> Result<Selector, StoreError> {
     }
 }
 
-/// The tags of a tag selector, or `None` for a selector of one session (`latest`, an id).
-///
-/// Grammar: a selector with an `=` outside an escape is a list of `KEY=VALUE` terms separated
-/// by commas; a session carries all of them to be selected. Keys end at the first `=`; values
-/// may hold further `=`. In keys and values, `\,` stands for a comma, `\=` for an equals sign
-/// and `\\` for a backslash, so a tag `kernel=6.18,rc1` is selected by `kernel=6.18\,rc1`.
-/// A backslash before any other character stands for itself. Spaces around keys and values
-/// are dropped, as `--tag` drops them.
-pub fn parse_tag_selector(selector: &str) -> Result<Option<Vec<(String, String)>>, StoreError> {
-    let invalid = |detail: String| StoreError::NotFound {
-        selector: selector.to_string(),
-        detail,
-    };
-    // Split into terms at unescaped commas, and each term at its first unescaped `=`.
-    let mut terms: Vec<(String, Option<String>)> = vec![(String::new(), None)];
-    let mut any_equals = false;
-    let mut chars = selector.chars();
-    while let Some(c) = chars.next() {
-        let Some((key, value)) = terms.last_mut() else {
-            break;
-        };
-        let in_key = value.is_none();
-        let current = value.as_mut().unwrap_or(key);
-        match c {
-            '\\' => match chars.next() {
-                Some(e @ (',' | '=' | '\\')) => current.push(e),
-                Some(other) => {
-                    current.push('\\');
-                    current.push(other);
-                }
-                None => current.push('\\'),
-            },
-            ',' => terms.push((String::new(), None)),
-            '=' if in_key => {
-                any_equals = true;
-                *value = Some(String::new());
-            }
-            other => current.push(other),
-        }
-    }
-    if !any_equals {
-        return Ok(None);
-    }
-    let mut tags = Vec::with_capacity(terms.len());
-    for (key, value) in terms {
-        match value {
-            Some(value) if !key.trim().is_empty() => {
-                tags.push((key.trim().to_string(), value.trim().to_string()));
-            }
-            _ => {
-                return Err(invalid(format!(
-                    "'{key}' is not KEY=VALUE (a comma inside a key or value is written \\,)"
-                )))
-            }
-        }
-    }
-    Ok(Some(tags))
-}
-
 fn corrupt(what: impl std::fmt::Display) -> StoreError {
     StoreError::Corrupt(what.to_string())
 }
@@ -655,12 +598,144 @@ fn ensure_exists(
     // `table` is one of our own names, never input.
     let sql = format!("SELECT 1 FROM {table} WHERE id = ?1");
     let found: Option<i64> = conn
-        .query_row(&sql, [id.to_string()], |r| r.get(0))
+        .prepare_cached(&sql)?
+        .query_row([id.to_string()], |r| r.get(0))
         .optional()?;
     match found {
         Some(_) => Ok(()),
         None => Err(StoreError::Unknown { what, id }),
     }
+}
+
+/// A whole session, read with `tx` (a read transaction, or the import's write transaction).
+fn load_session_in(tx: &Connection, id: Uuid) -> Result<StoredSession, StoreError> {
+    let key = id.to_string();
+    let row = tx
+        .query_row(
+            &format!("SELECT {SESSION_COLUMNS} FROM sessions WHERE id = ?1"),
+            [&key],
+            SessionRow::from_row,
+        )
+        .optional()?
+        .ok_or(StoreError::Unknown {
+            what: "session",
+            id,
+        })?;
+    let tags = session_tags(tx, Some(&key))?
+        .remove(&key)
+        .unwrap_or_default();
+    let info = row.decode(tags)?;
+
+    let mut stmt = tx.prepare(
+        "SELECT id, position, benchmark, benchmark_version, options, metric, unit, \
+                 higher_is_better, stop_reason, converged, error \
+                 FROM configurations WHERE session_id = ?1 ORDER BY position",
+    )?;
+    let rows = stmt.query_map([&key], |r| {
+        Ok(ConfigurationRow {
+            id: r.get(0)?,
+            position: r.get(1)?,
+            benchmark: r.get(2)?,
+            benchmark_version: r.get(3)?,
+            options: r.get(4)?,
+            metric: r.get(5)?,
+            unit: r.get(6)?,
+            higher_is_better: r.get(7)?,
+            stop_reason: r.get(8)?,
+            converged: r.get(9)?,
+            error: r.get(10)?,
+        })
+    })?;
+    let mut configurations = Vec::new();
+    let mut by_id: HashMap<String, usize> = HashMap::new();
+    for row in rows {
+        let (row_id, record) = row?.decode()?;
+        by_id.insert(row_id, configurations.len());
+        configurations.push(StoredConfiguration {
+            record,
+            runs: Vec::new(),
+        });
+    }
+
+    let mut values: HashMap<String, BTreeMap<String, f64>> = HashMap::new();
+    let mut stmt = tx.prepare(
+        "SELECT v.run_id, v.metric, v.value FROM run_values v \
+                 JOIN runs r ON r.id = v.run_id \
+                 JOIN configurations c ON c.id = r.configuration_id \
+                 WHERE c.session_id = ?1",
+    )?;
+    let rows = stmt.query_map([&key], |r| {
+        Ok((
+            r.get::<_, String>(0)?,
+            r.get::<_, String>(1)?,
+            r.get::<_, f64>(2)?,
+        ))
+    })?;
+    for row in rows {
+        let (run, metric, value) = row?;
+        values.entry(run).or_default().insert(metric, value);
+    }
+
+    // Execution order: by start time; a warmup and a measured run that started in the
+    // same nanosecond (a coarse clock) keep warmup first, then index order.
+    let mut stmt = tx.prepare(
+        "SELECT r.id, r.configuration_id, r.idx, r.warmup, r.round, \
+                 r.preceding_executions, r.started_at_ns, r.ended_at_ns, r.user_cpu_ns, \
+                 r.system_cpu_ns, r.voluntary_cs, r.involuntary_cs, r.max_rss_bytes, \
+                 r.foreign_cpu_ns, r.controller_cpu_ns, r.setup_steps, m.data \
+                 FROM runs r JOIN configurations c ON c.id = r.configuration_id \
+                 LEFT JOIN run_monitors m ON m.run_id = r.id \
+                 WHERE c.session_id = ?1 \
+                 ORDER BY r.started_at_ns, r.warmup DESC, r.idx, r.rowid",
+    )?;
+    let rows = stmt.query_map([&key], |r| {
+        Ok((
+            r.get::<_, String>(0)?,
+            r.get::<_, String>(1)?,
+            r.get::<_, String>(15)?,
+            r.get::<_, Option<String>>(16)?,
+            RunRecord {
+                id: Uuid::nil(),
+                index: r.get(2)?,
+                warmup: r.get(3)?,
+                round: r.get(4)?,
+                preceding_executions: r.get(5)?,
+                started_at_ns: r.get(6)?,
+                ended_at_ns: r.get(7)?,
+                values: BTreeMap::new(),
+                rusage: Rusage {
+                    user_cpu_ns: r.get(8)?,
+                    system_cpu_ns: r.get(9)?,
+                    voluntary_cs: r.get(10)?,
+                    involuntary_cs: r.get(11)?,
+                    max_rss_bytes: r.get(12)?,
+                },
+                foreign_cpu_ns: r.get(13)?,
+                controller_cpu_ns: r.get(14)?,
+                monitors: None,
+                setup_steps: Vec::new(),
+            },
+        ))
+    })?;
+    for row in rows {
+        let (run_id, configuration_id, setup_steps, monitors, mut run) = row?;
+        run.id = parse_uuid(&run_id)?;
+        run.setup_steps = from_json!("setup steps", &setup_steps)?;
+        run.monitors = match monitors {
+            Some(text) => Some(from_json!("monitors", &text)?),
+            None => None,
+        };
+        run.values = values.remove(&run_id).unwrap_or_default();
+        let slot = by_id
+            .get(&configuration_id)
+            .copied()
+            .ok_or_else(|| corrupt(format!("run {run_id} of unknown configuration")))?;
+        configurations[slot].runs.push(run);
+    }
+    Ok(StoredSession {
+        info,
+        configurations,
+    })
 }
 
 impl Store for SqliteStore {
@@ -752,31 +827,32 @@ impl Store for SqliteStore {
         };
         self.write(|tx| {
             ensure_exists(tx, "configurations", "configuration", configuration)?;
-            tx.execute(
+            // Cached statements: an import adds a million runs in one go.
+            tx.prepare_cached(
                 "INSERT INTO runs (id, configuration_id, idx, warmup, round, \
                  preceding_executions, started_at_ns, ended_at_ns, user_cpu_ns, system_cpu_ns, \
                  voluntary_cs, involuntary_cs, max_rss_bytes, foreign_cpu_ns, controller_cpu_ns, \
                  setup_steps) \
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
-                params![
-                    id,
-                    configuration.to_string(),
-                    run.index,
-                    run.warmup,
-                    run.round,
-                    run.preceding_executions,
-                    run.started_at_ns,
-                    run.ended_at_ns,
-                    run.rusage.user_cpu_ns,
-                    run.rusage.system_cpu_ns,
-                    run.rusage.voluntary_cs,
-                    run.rusage.involuntary_cs,
-                    run.rusage.max_rss_bytes,
-                    run.foreign_cpu_ns,
-                    run.controller_cpu_ns,
-                    setup_steps,
-                ],
-            )?;
+            )?
+            .execute(params![
+                id,
+                configuration.to_string(),
+                run.index,
+                run.warmup,
+                run.round,
+                run.preceding_executions,
+                run.started_at_ns,
+                run.ended_at_ns,
+                run.rusage.user_cpu_ns,
+                run.rusage.system_cpu_ns,
+                run.rusage.voluntary_cs,
+                run.rusage.involuntary_cs,
+                run.rusage.max_rss_bytes,
+                run.foreign_cpu_ns,
+                run.controller_cpu_ns,
+                setup_steps,
+            ])?;
             if let (Some(data), Some(m)) = (&monitors, &run.monitors) {
                 tx.execute(
                     "INSERT INTO run_monitors (run_id, data) VALUES (?1, ?2)",
@@ -789,10 +865,11 @@ impl Store for SqliteStore {
                     stmt.execute(params![id, key, value])?;
                 }
             }
-            let mut stmt =
-                tx.prepare("INSERT INTO run_values (run_id, metric, value) VALUES (?1, ?2, ?3)")?;
+            let mut stmt = tx.prepare_cached(
+                "INSERT INTO run_values (run_id, metric, value) VALUES (?1, ?2, ?3)",
+            )?;
             for (metric, value) in &run.values {
-                stmt.execute(params![id, metric, value])?;
+                stmt.execute(params![id, metric, stored_value(*value)])?;
             }
             Ok(())
         })
@@ -910,135 +987,7 @@ impl Store for SqliteStore {
     }
 
     fn load_session(&self, id: Uuid) -> Result<StoredSession, StoreError> {
-        let key = id.to_string();
-        self.read(|tx| {
-            let row = tx
-                .query_row(
-                    &format!("SELECT {SESSION_COLUMNS} FROM sessions WHERE id = ?1"),
-                    [&key],
-                    SessionRow::from_row,
-                )
-                .optional()?
-                .ok_or(StoreError::Unknown {
-                    what: "session",
-                    id,
-                })?;
-            let tags = session_tags(tx, Some(&key))?
-                .remove(&key)
-                .unwrap_or_default();
-            let info = row.decode(tags)?;
-
-            let mut stmt = tx.prepare(
-                "SELECT id, position, benchmark, benchmark_version, options, metric, unit, \
-                 higher_is_better, stop_reason, converged, error \
-                 FROM configurations WHERE session_id = ?1 ORDER BY position",
-            )?;
-            let rows = stmt.query_map([&key], |r| {
-                Ok(ConfigurationRow {
-                    id: r.get(0)?,
-                    position: r.get(1)?,
-                    benchmark: r.get(2)?,
-                    benchmark_version: r.get(3)?,
-                    options: r.get(4)?,
-                    metric: r.get(5)?,
-                    unit: r.get(6)?,
-                    higher_is_better: r.get(7)?,
-                    stop_reason: r.get(8)?,
-                    converged: r.get(9)?,
-                    error: r.get(10)?,
-                })
-            })?;
-            let mut configurations = Vec::new();
-            let mut by_id: HashMap<String, usize> = HashMap::new();
-            for row in rows {
-                let (row_id, record) = row?.decode()?;
-                by_id.insert(row_id, configurations.len());
-                configurations.push(StoredConfiguration {
-                    record,
-                    runs: Vec::new(),
-                });
-            }
-
-            let mut values: HashMap<String, BTreeMap<String, f64>> = HashMap::new();
-            let mut stmt = tx.prepare(
-                "SELECT v.run_id, v.metric, v.value FROM run_values v \
-                 JOIN runs r ON r.id = v.run_id \
-                 JOIN configurations c ON c.id = r.configuration_id \
-                 WHERE c.session_id = ?1",
-            )?;
-            let rows = stmt.query_map([&key], |r| {
-                Ok((
-                    r.get::<_, String>(0)?,
-                    r.get::<_, String>(1)?,
-                    r.get::<_, f64>(2)?,
-                ))
-            })?;
-            for row in rows {
-                let (run, metric, value) = row?;
-                values.entry(run).or_default().insert(metric, value);
-            }
-
-            // Execution order: by start time; a warmup and a measured run that started in the
-            // same nanosecond (a coarse clock) keep warmup first, then index order.
-            let mut stmt = tx.prepare(
-                "SELECT r.id, r.configuration_id, r.idx, r.warmup, r.round, \
-                 r.preceding_executions, r.started_at_ns, r.ended_at_ns, r.user_cpu_ns, \
-                 r.system_cpu_ns, r.voluntary_cs, r.involuntary_cs, r.max_rss_bytes, \
-                 r.foreign_cpu_ns, r.controller_cpu_ns, r.setup_steps, m.data \
-                 FROM runs r JOIN configurations c ON c.id = r.configuration_id \
-                 LEFT JOIN run_monitors m ON m.run_id = r.id \
-                 WHERE c.session_id = ?1 \
-                 ORDER BY r.started_at_ns, r.warmup DESC, r.idx, r.rowid",
-            )?;
-            let rows = stmt.query_map([&key], |r| {
-                Ok((
-                    r.get::<_, String>(0)?,
-                    r.get::<_, String>(1)?,
-                    r.get::<_, String>(15)?,
-                    r.get::<_, Option<String>>(16)?,
-                    RunRecord {
-                        id: Uuid::nil(),
-                        index: r.get(2)?,
-                        warmup: r.get(3)?,
-                        round: r.get(4)?,
-                        preceding_executions: r.get(5)?,
-                        started_at_ns: r.get(6)?,
-                        ended_at_ns: r.get(7)?,
-                        values: BTreeMap::new(),
-                        rusage: Rusage {
-                            user_cpu_ns: r.get(8)?,
-                            system_cpu_ns: r.get(9)?,
-                            voluntary_cs: r.get(10)?,
-                            involuntary_cs: r.get(11)?,
-                            max_rss_bytes: r.get(12)?,
-                        },
-                        foreign_cpu_ns: r.get(13)?,
-                        controller_cpu_ns: r.get(14)?,
-                        monitors: None,
-                        setup_steps: Vec::new(),
-                    },
-                ))
-            })?;
-            for row in rows {
-                let (run_id, configuration_id, setup_steps, monitors, mut run) = row?;
-                run.id = parse_uuid(&run_id)?;
-                run.setup_steps = from_json!("setup steps", &setup_steps)?;
-                run.monitors = match monitors {
-                    Some(text) => Some(from_json!("monitors", &text)?),
-                    None => None,
-                };
-                run.values = values.remove(&run_id).unwrap_or_default();
-                let slot = by_id
-                    .get(&configuration_id)
-                    .copied()
-                    .ok_or_else(|| corrupt(format!("run {run_id} of unknown configuration")))?;
-                configurations[slot].runs.push(run);
-            }
-            Ok(StoredSession {
-                info,
-                configurations,
-            })
-        })
+        self.read(|tx| load_session_in(tx, id))
     }
 
     fn put_kernel_config(&mut self, sha256: &str, text: &str) -> Result<(), StoreError> {
@@ -1102,12 +1051,51 @@ impl Store for SqliteStore {
         })
     }
 
-    fn import_sessions(&mut self, sessions: &[StoredSession]) -> Result<ImportReport, StoreError> {
+    fn import_sessions(
+        &mut self,
+        sessions: &[StoredSession],
+        kernel_configs: &BTreeMap<String, String>,
+    ) -> Result<ImportReport, StoreError> {
+        // Checked before the transaction starts: an invalid file takes no lock.
+        validate::check_sessions(sessions).map_err(|e| StoreError::Invalid(e.to_string()))?;
+        validate::check_kernel_configs(kernel_configs)
+            .map_err(|e| StoreError::Invalid(e.to_string()))?;
+        // The pages one transaction changes stay in memory until the commit; with SQLite's
+        // default cache (2 MiB) a large import spills them to the WAL and reads them back for
+        // every later insertion into the same B-trees, which made the time grow faster than
+        // the file. The cache grows with the import (about 1 KiB per run, the pages of its
+        // rows and index entries) and is restored afterwards
+        // (https://www.sqlite.org/pragma.html#pragma_cache_size).
+        let runs: usize = sessions
+            .iter()
+            .flat_map(|s| &s.configurations)
+            .map(|c| c.runs.len())
+            .sum();
+        let previous_cache: i64 = self
+            .conn
+            .pragma_query_value(None, "cache_size", |r| r.get(0))?;
+        // Negative: a size in KiB.
+        let wanted_kib = i64::try_from(runs).unwrap_or(i64::MAX).saturating_add(2048);
+        self.conn.pragma_update(None, "cache_size", -wanted_kib)?;
+        let result = self.import_whole(sessions, kernel_configs);
+        self.conn
+            .pragma_update(None, "cache_size", previous_cache)?;
+        result
+    }
+}
+
+impl SqliteStore {
+    /// [`Store::import_sessions`] after the checks: one transaction.
+    fn import_whole(
+        &mut self,
+        sessions: &[StoredSession],
+        kernel_configs: &BTreeMap<String, String>,
+    ) -> Result<ImportReport, StoreError> {
         // One IMMEDIATE transaction around the ordinary writes (which join it, see `write`):
         // an import is stored whole or not at all, and the rows are exactly those a recording
         // session writes.
         self.conn.execute_batch("BEGIN IMMEDIATE")?;
-        match self.import_in_transaction(sessions) {
+        match self.import_in_transaction(sessions, kernel_configs) {
             Ok(report) => {
                 if let Err(e) = self.conn.execute_batch("COMMIT") {
                     let _ = self.conn.execute_batch("ROLLBACK");
@@ -1125,12 +1113,26 @@ impl Store for SqliteStore {
     }
 }
 
+/// True for an error of a PRIMARY KEY or UNIQUE constraint: an id that is already stored.
+fn is_duplicate_key(e: &StoreError) -> bool {
+    matches!(
+        e,
+        StoreError::Database(rusqlite::Error::SqliteFailure(f, _))
+            if f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY
+                || f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE
+    )
+}
+
 impl SqliteStore {
     fn import_in_transaction(
         &mut self,
         sessions: &[StoredSession],
+        kernel_configs: &BTreeMap<String, String>,
     ) -> Result<ImportReport, StoreError> {
         let mut report = ImportReport::default();
+        for (sha256, text) in kernel_configs {
+            self.put_kernel_config(sha256, text)?;
+        }
         for session in sessions {
             let id = session.info.id;
             let exists: Option<i64> = self
@@ -1142,14 +1144,42 @@ impl SqliteStore {
                 )
                 .optional()?;
             if exists.is_some() {
+                // Stored values are what the store keeps of the file's ones (-0.0 as 0.0,
+                // see `add_run`), so the file's session is compared as it would be stored.
+                let stored = load_session_in(&self.conn, id)?;
+                if let Some(field) = validate::difference(&stored, &as_stored(session)) {
+                    return Err(StoreError::Conflict(format!(
+                        "session {id} is already stored with other content (first difference: \
+                         {field}); delete it first to replace it"
+                    )));
+                }
                 report.skipped += 1;
                 continue;
             }
             self.begin_session(&session.info)?;
             for config in &session.configurations {
-                self.add_configuration(id, &config.record)?;
+                self.add_configuration(id, &config.record).map_err(|e| {
+                    if is_duplicate_key(&e) {
+                        StoreError::Conflict(format!(
+                            "configuration {} of session {id} is already stored in another \
+                             session",
+                            config.record.id
+                        ))
+                    } else {
+                        e
+                    }
+                })?;
                 for run in &config.runs {
-                    self.add_run(config.record.id, run)?;
+                    self.add_run(config.record.id, run).map_err(|e| {
+                        if is_duplicate_key(&e) {
+                            StoreError::Conflict(format!(
+                                "run {} of session {id} is already stored in another session",
+                                run.id
+                            ))
+                        } else {
+                            e
+                        }
+                    })?;
                 }
             }
             report.imported += 1;
@@ -1260,6 +1290,38 @@ impl SqliteStore {
     }
 }
 
+/// `session` as the store keeps it: run values of -0.0 become 0.0 (see [`stored_value`]).
+fn as_stored(session: &StoredSession) -> std::borrow::Cow<'_, StoredSession> {
+    let negative_zero = |v: &f64| v.to_bits() == (-0.0f64).to_bits();
+    let has = session
+        .configurations
+        .iter()
+        .flat_map(|c| &c.runs)
+        .any(|r| r.values.values().any(negative_zero));
+    if !has {
+        return std::borrow::Cow::Borrowed(session);
+    }
+    let mut copy = session.clone();
+    for run in copy.configurations.iter_mut().flat_map(|c| &mut c.runs) {
+        for v in run.values.values_mut() {
+            *v = stored_value(*v);
+        }
+    }
+    std::borrow::Cow::Owned(copy)
+}
+
+/// The value a REAL column gives back for `v`: the same double, except that SQLite keeps -0.0
+/// as 0.0 (a REAL with an integral value is stored as an integer,
+/// https://www.sqlite.org/datatype3.html#storage_classes_and_datatypes). Every other finite
+/// double round-trips bit for bit through sqlite3_bind_double and sqlite3_column_double.
+pub(crate) fn stored_value(v: f64) -> f64 {
+    if v == 0.0 {
+        0.0
+    } else {
+        v
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -1286,41 +1348,6 @@ mod tests {
             parse_selector("0123abcd-00").ok(),
             Some(Selector::Prefix("0123abcd00".into()))
         );
-    }
-
-    #[test]
-    fn tag_selectors_split_at_unescaped_commas_and_equals_signs() {
-        let tags = |s: &str| parse_tag_selector(s).unwrap();
-        let pairs = |p: &[(&str, &str)]| {
-            Some(
-                p.iter()
-                    .map(|(k, v)| (k.to_string(), v.to_string()))
-                    .collect::<Vec<_>>(),
-            )
-        };
-        assert_eq!(tags("latest"), None);
-        assert_eq!(tags("0123abcd"), None);
-        assert_eq!(tags("a\\=b"), None, "an escaped = makes no tag selector");
-        assert_eq!(tags("kernel=A"), pairs(&[("kernel", "A")]));
-        assert_eq!(
-            tags(" kernel = A , host=b "),
-            pairs(&[("kernel", "A"), ("host", "b")])
-        );
-        assert_eq!(tags("k=6.18\\,rc1"), pairs(&[("k", "6.18,rc1")]));
-        assert_eq!(tags("k=a=b"), pairs(&[("k", "a=b")]));
-        assert_eq!(tags("k\\=x=v"), pairs(&[("k=x", "v")]));
-        assert_eq!(
-            tags("k=back\\\\,j=2"),
-            pairs(&[("k", "back\\"), ("j", "2")])
-        );
-        assert_eq!(tags("k=c:\\path"), pairs(&[("k", "c:\\path")]));
-        assert_eq!(tags("k="), pairs(&[("k", "")]));
-        for bad in ["k=a,b", "=a", "k=a,,j=b", "k=a,"] {
-            assert!(
-                matches!(parse_tag_selector(bad), Err(StoreError::NotFound { .. })),
-                "{bad}"
-            );
-        }
     }
 
     #[test]

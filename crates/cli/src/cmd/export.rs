@@ -1,6 +1,7 @@
 //! `vernier export`: sessions with their environment, configurations and every run, as the
 //! versioned JSON document of docs/export-format.md, or as CSV with one row per run.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -24,6 +25,11 @@ pub struct ExportDocument {
     pub format: String,
     pub version: u32,
     pub sessions: Vec<StoredSession>,
+    /// The kernel configuration texts the sessions' environments refer to
+    /// (`kernel_config_sha256` -> text), so `env diff` works on imported sessions. Optional:
+    /// absent in older exports, and readers that do not know it ignore it.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub kernel_configs: BTreeMap<String, String>,
 }
 
 pub fn export(args: ExportArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
@@ -42,10 +48,22 @@ pub fn export(args: ExportArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
         .collect::<Result<Vec<_>>>()?;
     let bytes = match args.format {
         ExportFormat::Json => {
+            let mut kernel_configs = BTreeMap::new();
+            for sha in sessions
+                .iter()
+                .filter_map(|s| s.info.environment.kernel_config_sha256.as_ref())
+            {
+                if !kernel_configs.contains_key(sha) {
+                    if let Some(text) = store.kernel_config(sha)? {
+                        kernel_configs.insert(sha.clone(), text);
+                    }
+                }
+            }
             let doc = ExportDocument {
                 format: FORMAT.to_string(),
                 version: VERSION,
                 sessions,
+                kernel_configs,
             };
             let mut text = serde_json::to_string_pretty(&doc)?;
             text.push('\n');
@@ -82,13 +100,13 @@ pub fn csv(sessions: &[StoredSession]) -> String {
                 let value = run
                     .values
                     .get(&r.metric.name)
-                    .map(|v| v.to_string())
+                    .map(|v| csv_number(*v))
                     .unwrap_or_default();
                 let others: Vec<String> = run
                     .values
                     .iter()
                     .filter(|(k, _)| **k != r.metric.name)
-                    .map(|(k, v)| format!("{k}={v}"))
+                    .map(|(k, v)| format!("{k}={}", csv_number(*v)))
                     .collect();
                 let fields = [
                     s.info.id.to_string(),
@@ -126,6 +144,17 @@ pub fn csv(sessions: &[StoredSession]) -> String {
     out
 }
 
+/// A number as the shortest decimal that parses back to the same double (Rust's `Display`
+/// and `LowerExp` of `f64` both print the shortest round-trip digits); an exponent for very
+/// small or large magnitudes, where plain digits would run to hundreds of zeros.
+fn csv_number(v: f64) -> String {
+    if v == 0.0 || (1e-5..1e16).contains(&v.abs()) {
+        v.to_string()
+    } else {
+        format!("{v:e}")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -135,5 +164,34 @@ mod tests {
         let names: Vec<&str> = CSV_HEADER.trim_end().split(',').collect();
         assert_eq!(names.len(), 27);
         assert!(names.iter().all(|n| !n.is_empty() && !n.contains(' ')));
+    }
+
+    #[test]
+    fn csv_numbers_parse_back_bit_for_bit() {
+        let tricky = [
+            0.9555510602119553,
+            0.1 + 0.2,
+            13.0,
+            -0.0,
+            5e-324,
+            2.2250738585072014e-308,
+            2.225073858507201e-308,
+            f64::MAX,
+            f64::MIN_POSITIVE,
+            1e-5,
+            9.999999999999999e-6,
+            1e16,
+            9007199254740993.0,
+            -123.456,
+            1.0 / 3.0,
+        ];
+        for v in tricky {
+            let text = csv_number(v);
+            let back: f64 = text.parse().unwrap();
+            assert_eq!(back.to_bits(), v.to_bits(), "{v} printed as {text}");
+        }
+        assert_eq!(csv_number(13.0), "13");
+        assert_eq!(csv_number(5e-324), "5e-324");
+        assert_eq!(csv_number(0.9555510602119553), "0.9555510602119553");
     }
 }

@@ -1,0 +1,129 @@
+#!/usr/bin/env bash
+# Import scaling: `vernier import` of hyperfine --export-json files with 10k, 100k and 1M times
+# and of vernier exports with as many runs, each into a new database, then the same file again
+# (the idempotent skip, which compares the stored session with the file). Prints wall time and
+# maximum RSS of each import, and the ratio of each size's time to the previous size's: a
+# linear import gives about 10 (the size steps are 10x); a quadratic one about 100.
+#
+# The files are generated (python3, deterministic): hyperfine times of 17 significant digits,
+# one session of one configuration for the vernier export.
+#
+# Environment:
+#   SIZES="10000 100000 1000000"     numbers of times / runs
+#   VERNIER=target/release/vernier   the vernier binary
+#   BASELINE=                        another vernier binary (say, an older build) to time side
+#                                    by side; its column and the ratio baseline/VERNIER are
+#                                    printed when set
+set -euo pipefail
+
+SIZES=${SIZES:-"10000 100000 1000000"}
+VERNIER=${VERNIER:-target/release/vernier}
+BASELINE=${BASELINE:-}
+
+for n in $SIZES; do
+    if ! [[ $n =~ ^[1-9][0-9]*$ ]]; then
+        echo "import-scale: SIZES must be positive integers, got '$n'" >&2
+        exit 2
+    fi
+done
+for bin in "$VERNIER" ${BASELINE:+"$BASELINE"}; do
+    if [[ ! -x $bin ]]; then
+        echo "import-scale: no vernier binary at '$bin' (cargo build --release, or set" \
+            "VERNIER=/path/to/vernier)" >&2
+        exit 2
+    fi
+done
+if ! command -v python3 >/dev/null; then
+    echo "import-scale: python3 is needed to generate the files" >&2
+    exit 2
+fi
+if [[ ! -x /usr/bin/time ]]; then
+    echo "import-scale: GNU time (/usr/bin/time) is needed for the maximum RSS" >&2
+    exit 2
+fi
+
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+
+# gen KIND N FILE: a hyperfine file with N times, or a vernier export with N runs.
+gen() {
+    python3 - "$1" "$2" "$3" <<'EOF'
+import json, sys, uuid
+kind, n, path = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+# 17 significant digits, varied, all positive (durations in seconds).
+times = [0.01 + ((i * 7919) % 100003) * 1.000000000000123e-7 for i in range(n)]
+if kind == "hyperfine":
+    doc = {"results": [{"command": "sleep 0.01", "mean": sum(times) / n,
+                        "times": times, "exit_codes": [0] * n}]}
+else:
+    u = lambda tag, i: str(uuid.UUID(int=(tag << 96) | i, version=4))
+    runs, t = [], 1_700_000_000_000_000_000
+    for i, v in enumerate(times):
+        runs.append({"id": u(3, i), "index": i, "warmup": False, "round": 0,
+                     "preceding_executions": i, "started_at_ns": t,
+                     "ended_at_ns": t + int(v * 1e9), "values": {"value": v},
+                     "rusage": {"user_cpu_ns": 1000, "system_cpu_ns": 2000,
+                                "voluntary_cs": 1, "involuntary_cs": 0,
+                                "max_rss_bytes": 4096},
+                     "foreign_cpu_ns": 0, "controller_cpu_ns": 10})
+        t += int(v * 1e9) + 1
+    doc = {"format": "vernier-export", "version": 1, "sessions": [{
+        "id": u(1, 0), "started_at_ns": 1_700_000_000_000_000_000, "ended_at_ns": t,
+        "status": "completed", "suite": None, "specs": ["mock"], "tags": {"scale": str(n)},
+        "note": None,
+        "settings": {"warmup": 0, "target": 0.02, "min_runs": n, "max_runs": n,
+                     "min_time_s": 0.0, "max_time_s": 1e9, "interleave": False, "seed": 0},
+        "vernier_version": "0.1.0", "environment": {}, "fingerprint": "f",
+        "configurations": [{"id": u(2, 0), "position": 0, "benchmark": "mock",
+                            "benchmark_version": "1", "options": {"values": "1"},
+                            "metric": {"name": "value", "unit": "s",
+                                       "higher_is_better": False},
+                            "stop_reason": "max-runs", "converged": False, "error": None,
+                            "runs": runs}]}]}
+with open(path, "w") as f:
+    json.dump(doc, f)
+EOF
+}
+
+# timed BIN DB FILE: prints "SECONDS MAX_RSS_KB" of one import, or "fail -".
+timed() {
+    local out
+    if out=$(/usr/bin/time -f "%e %M" -o "$WORK/time" "$1" --db "$2" import "$3" 2>&1 >/dev/null); then
+        cat "$WORK/time"
+    else
+        echo "import-scale: $1 import $3 failed: $out" >&2
+        echo "fail -"
+    fi
+}
+
+ratio() {
+    python3 -c "import sys; a, b = sys.argv[1], sys.argv[2]
+print('-' if '-' in (a, b) or 'fail' in (a, b) or float(b) == 0 else '%.1f' % (float(a) / float(b)))" "$1" "$2"
+}
+
+header="format     size      MB   pass       wall_s  max_rss_MB  x_prev_size"
+[[ -n $BASELINE ]] && header+="  baseline_s  baseline/new"
+echo "$header"
+for kind in hyperfine vernier; do
+    declare -A prev=()
+    for n in $SIZES; do
+        file=$WORK/$kind-$n.json
+        gen "$kind" "$n" "$file"
+        mb=$(python3 -c "import os, sys; print('%.1f' % (os.path.getsize(sys.argv[1]) / 1e6))" "$file")
+        rm -f "$WORK"/new.db* "$WORK"/base.db*
+        for pass in first again; do
+            read -r wall rss < <(timed "$VERNIER" "$WORK/new.db" "$file")
+            rss_mb=$([[ $rss == - ]] && echo - || python3 -c "print('%.0f' % ($rss / 1024))")
+            scale=$([[ -n ${prev[$pass]:-} ]] && ratio "$wall" "${prev[$pass]}" || echo -)
+            line=$(printf "%-9s %8s %7s  %-6s %8s %11s %12s" "$kind" "$n" "$mb" "$pass" "$wall" "$rss_mb" "$scale")
+            if [[ -n $BASELINE ]]; then
+                read -r bwall _ < <(timed "$BASELINE" "$WORK/base.db" "$file")
+                line+=$(printf "  %10s  %12s" "$bwall" "$(ratio "$bwall" "$wall")")
+            fi
+            echo "$line"
+            prev[$pass]=$wall
+        done
+        rm -f "$file"
+    done
+    unset prev
+done

@@ -1,0 +1,361 @@
+//! What a stored session may hold: the checks an import applies to every session, whatever
+//! file it came from (a vernier export or hyperfine output), so that a database only ever holds
+//! what a recording session of vernier could have written itself.
+//!
+//! Each error names the place (session, configuration, run) and the field, in one line.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use sha2::{Digest, Sha256};
+use uuid::Uuid;
+
+use crate::benchmark::MetricInfo;
+use crate::record::{ConfigurationRecord, RunRecord, StoredSession};
+use crate::settings::Settings;
+
+/// A record that vernier could not have written, with where it is.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{place}: {problem}")]
+pub struct Invalid {
+    /// `session ID, configuration N (LABEL), run M`, as far as known.
+    pub place: String,
+    /// The field and what is wrong with it, with what is valid.
+    pub problem: String,
+}
+
+/// Units of metrics that measure a duration: their values are positive, since no run takes
+/// zero or negative time. Rates (`forks/s`) and counts may be anything finite.
+const TIME_UNITS: &[&str] = &["s", "ms", "us", "µs", "ns"];
+
+/// True for a metric whose values are durations.
+pub fn is_time_unit(unit: &str) -> bool {
+    TIME_UNITS.contains(&unit)
+}
+
+/// Checks the values a run reported against its configuration's primary metric: at least one
+/// value, the primary one present, every value finite, a duration positive. The engine applies
+/// the same check to what a child reports, so a recorded run always passes it.
+pub fn check_values(metric: &MetricInfo, values: &BTreeMap<String, f64>) -> Result<(), String> {
+    if values.is_empty() {
+        return Err("field 'values' is empty (it holds at least the primary metric)".into());
+    }
+    let Some(primary) = values.get(&metric.name) else {
+        return Err(format!(
+            "field 'values' lacks the primary metric '{}' of its configuration",
+            metric.name
+        ));
+    };
+    if let Some((name, v)) = values.iter().find(|(_, v)| !v.is_finite()) {
+        return Err(format!(
+            "field 'values.{name}' is {v}, expected a finite number"
+        ));
+    }
+    if is_time_unit(&metric.unit) && *primary <= 0.0 {
+        return Err(format!(
+            "field 'values.{}' is {primary}, expected a positive duration in {}",
+            metric.name, metric.unit
+        ));
+    }
+    Ok(())
+}
+
+/// The settings a session could have run with: bounds that are not negative.
+fn check_settings(s: &Settings) -> Result<(), String> {
+    for (name, v) in [
+        ("target", s.target),
+        ("min_time_s", s.min_time_s),
+        ("max_time_s", s.max_time_s),
+    ] {
+        if !(v >= 0.0 && v.is_finite()) {
+            return Err(format!(
+                "field 'settings.{name}' is {v}, expected a number of 0 or more"
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn check_run(metric: &MetricInfo, run: &RunRecord) -> Result<(), String> {
+    if run.started_at_ns < 0 {
+        return Err(format!(
+            "field 'started_at_ns' is {}, expected a time after 1970 (0 or more)",
+            run.started_at_ns
+        ));
+    }
+    if run.ended_at_ns < run.started_at_ns {
+        return Err(format!(
+            "field 'ended_at_ns' is {}, before 'started_at_ns' {}",
+            run.ended_at_ns, run.started_at_ns
+        ));
+    }
+    check_values(metric, &run.values)?;
+    let r = &run.rusage;
+    for (name, v) in [
+        ("rusage.user_cpu_ns", r.user_cpu_ns),
+        ("rusage.system_cpu_ns", r.system_cpu_ns),
+        ("rusage.voluntary_cs", r.voluntary_cs),
+        ("rusage.involuntary_cs", r.involuntary_cs),
+        ("rusage.max_rss_bytes", r.max_rss_bytes),
+        ("controller_cpu_ns", run.controller_cpu_ns),
+    ] {
+        if v < 0 {
+            return Err(format!("field '{name}' is {v}, expected 0 or more"));
+        }
+    }
+    if let Some(m) = &run.monitors {
+        if let Some((key, v)) = m.summary.iter().find(|(_, v)| !v.is_finite()) {
+            return Err(format!(
+                "field 'monitors.summary.{key}' is {v}, expected a finite number"
+            ));
+        }
+        for series in &m.series {
+            if let Some(p) = series.points.iter().find(|p| !p.value.is_finite()) {
+                return Err(format!(
+                    "field 'monitors.series' ({}) has value {} at {} ns, expected a finite \
+                     number",
+                    series.key(),
+                    p.value,
+                    p.t_ns
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// How a configuration is named in messages: its position and `benchmark:options`.
+fn configuration_place(c: &ConfigurationRecord) -> String {
+    let options = c.options.label();
+    if options.is_empty() {
+        format!("configuration {} ({})", c.position, c.benchmark)
+    } else {
+        format!("configuration {} ({}:{options})", c.position, c.benchmark)
+    }
+}
+
+fn run_place(run: &RunRecord) -> String {
+    let kind = if run.warmup { "warmup" } else { "measured" };
+    format!("{kind} run {} ({})", run.index, run.id)
+}
+
+/// Checks one session alone (see the module documentation).
+pub fn check_session(s: &StoredSession) -> Result<(), Invalid> {
+    let session = format!("session {}", s.info.id);
+    let at = |place: String| move |problem: String| Invalid { place, problem };
+    let info = &s.info;
+    if info.started_at_ns < 0 {
+        return Err(at(session)(format!(
+            "field 'started_at_ns' is {}, expected a time after 1970 (0 or more)",
+            info.started_at_ns
+        )));
+    }
+    if let Some(ended) = info.ended_at_ns {
+        if ended < info.started_at_ns {
+            return Err(at(session)(format!(
+                "field 'ended_at_ns' is {ended}, before 'started_at_ns' {}",
+                info.started_at_ns
+            )));
+        }
+    }
+    check_settings(&info.settings).map_err(at(session.clone()))?;
+    let mut positions = HashSet::new();
+    for c in &s.configurations {
+        let config = format!("{session}, {}", configuration_place(&c.record));
+        if !positions.insert(c.record.position) {
+            return Err(at(config)(format!(
+                "field 'position' {} is also the position of another configuration",
+                c.record.position
+            )));
+        }
+        if c.record.metric.name.is_empty() {
+            return Err(at(config)("field 'metric.name' is empty".into()));
+        }
+        let mut indices = HashSet::with_capacity(c.runs.len());
+        for run in &c.runs {
+            let place = || format!("{config}, {}", run_place(run));
+            if !indices.insert((run.warmup, run.index)) {
+                return Err(at(place())(format!(
+                    "field 'index' {} occurs twice among the {} runs",
+                    run.index,
+                    if run.warmup { "warmup" } else { "measured" }
+                )));
+            }
+            check_run(&c.record.metric, run).map_err(at(place()))?;
+        }
+    }
+    Ok(())
+}
+
+/// Checks every session of one file: each alone, and ids that occur once (a session,
+/// configuration or run id twice in one file is an error).
+pub fn check_sessions(sessions: &[StoredSession]) -> Result<(), Invalid> {
+    let mut seen: HashSet<Uuid> = HashSet::new();
+    let total_runs: usize = sessions
+        .iter()
+        .flat_map(|s| &s.configurations)
+        .map(|c| c.runs.len() + 1)
+        .sum();
+    seen.reserve(sessions.len() + total_runs);
+    for s in sessions {
+        check_session(s)?;
+        let session = format!("session {}", s.info.id);
+        if !seen.insert(s.info.id) {
+            return Err(Invalid {
+                place: session,
+                problem: "the id occurs more than once in the file".into(),
+            });
+        }
+        for c in &s.configurations {
+            let config = format!("{session}, {}", configuration_place(&c.record));
+            if !seen.insert(c.record.id) {
+                return Err(Invalid {
+                    place: config,
+                    problem: format!("id {} occurs more than once in the file", c.record.id),
+                });
+            }
+            for run in &c.runs {
+                if !seen.insert(run.id) {
+                    return Err(Invalid {
+                        place: format!("{config}, {}", run_place(run)),
+                        problem: "the id occurs more than once in the file".into(),
+                    });
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The SHA-256 of a text, as lowercase hex: the key a kernel configuration text is stored
+/// under (`Environment::kernel_config_sha256`).
+pub fn sha256_hex(text: &str) -> String {
+    Sha256::digest(text.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// Checks that each kernel configuration text is stored under its own SHA-256.
+pub fn check_kernel_configs(configs: &BTreeMap<String, String>) -> Result<(), Invalid> {
+    for (sha, text) in configs {
+        let actual = sha256_hex(text);
+        if *sha != actual {
+            return Err(Invalid {
+                place: format!("kernel config {sha}"),
+                problem: format!("the text has SHA-256 {actual}, not the key it is stored under"),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Where two versions of one session differ, as a field path (`configurations[0].runs[3]
+/// .values`), or `None` when they hold the same content. Runs are matched by id, so their order
+/// does not matter; numbers compare bit for bit.
+pub fn difference(a: &StoredSession, b: &StoredSession) -> Option<String> {
+    if let Some(path) = value_difference(&a.info, &b.info) {
+        return Some(path);
+    }
+    if a.configurations.len() != b.configurations.len() {
+        return Some(format!(
+            "configurations (the stored session has {}, the file {})",
+            a.configurations.len(),
+            b.configurations.len()
+        ));
+    }
+    for (i, (ca, cb)) in a.configurations.iter().zip(&b.configurations).enumerate() {
+        if let Some(path) = value_difference(&ca.record, &cb.record) {
+            return Some(format!("configurations[{i}].{path}"));
+        }
+        if ca.runs.len() != cb.runs.len() {
+            return Some(format!(
+                "configurations[{i}].runs (the stored session has {}, the file {})",
+                ca.runs.len(),
+                cb.runs.len()
+            ));
+        }
+        let by_id: HashMap<Uuid, &RunRecord> = ca.runs.iter().map(|r| (r.id, r)).collect();
+        for (j, rb) in cb.runs.iter().enumerate() {
+            let Some(ra) = by_id.get(&rb.id) else {
+                return Some(format!(
+                    "configurations[{i}].runs[{j}] (run {} is not in the stored session)",
+                    rb.id
+                ));
+            };
+            if let Some(path) = run_difference(ra, rb) {
+                return Some(format!("configurations[{i}].runs[{j}].{path}"));
+            }
+        }
+    }
+    None
+}
+
+fn run_difference(a: &RunRecord, b: &RunRecord) -> Option<String> {
+    // The common case (equal runs) without building JSON trees.
+    let same_bits = a.values.len() == b.values.len()
+        && a.values
+            .iter()
+            .zip(&b.values)
+            .all(|((ka, va), (kb, vb))| ka == kb && va.to_bits() == vb.to_bits());
+    if !same_bits {
+        return Some("values".into());
+    }
+    if a == b {
+        return None;
+    }
+    value_difference(a, b)
+}
+
+/// The first field (a dotted path) where the JSON forms of `a` and `b` differ.
+fn value_difference<T: serde::Serialize + PartialEq>(a: &T, b: &T) -> Option<String> {
+    if a == b {
+        return None;
+    }
+    let (Ok(va), Ok(vb)) = (serde_json::to_value(a), serde_json::to_value(b)) else {
+        return Some("(unencodable)".into());
+    };
+    Some(json_path(&va, &vb).unwrap_or_default())
+}
+
+fn json_path(a: &serde_json::Value, b: &serde_json::Value) -> Option<String> {
+    use serde_json::Value;
+    match (a, b) {
+        (Value::Object(ma), Value::Object(mb)) => {
+            for key in ma.keys().chain(mb.keys()) {
+                match (ma.get(key), mb.get(key)) {
+                    (Some(x), Some(y)) => {
+                        if let Some(rest) = json_path(x, y) {
+                            return Some(join(key, &rest));
+                        }
+                    }
+                    _ => return Some(key.clone()),
+                }
+            }
+            None
+        }
+        (Value::Array(xa), Value::Array(xb)) => {
+            if xa.len() != xb.len() {
+                return Some(String::new());
+            }
+            xa.iter()
+                .zip(xb)
+                .enumerate()
+                .find_map(|(i, (x, y))| json_path(x, y).map(|rest| join(&format!("[{i}]"), &rest)))
+        }
+        (Value::Number(x), Value::Number(y)) => {
+            let bits = |n: &serde_json::Number| n.as_f64().map(f64::to_bits);
+            (x != y || bits(x) != bits(y)).then(String::new)
+        }
+        _ => (a != b).then(String::new),
+    }
+}
+
+fn join(head: &str, rest: &str) -> String {
+    if rest.is_empty() {
+        head.to_string()
+    } else if rest.starts_with('[') {
+        format!("{head}{rest}")
+    } else {
+        format!("{head}.{rest}")
+    }
+}
