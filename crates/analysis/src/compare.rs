@@ -7,6 +7,7 @@ use serde::Serialize;
 use statrs::distribution::{ContinuousCDF, Normal};
 use vernier_model::{Options, StoredSession};
 use vernier_report::summary::{contaminated, distribution_checks};
+use vernier_stats::hodges_lehmann::enough_arrangements;
 use vernier_stats::{
     benjamini_hochberg, geomean_ratio_ci, hodges_lehmann, mann_whitney_u, median, median_ci,
     welch_t_test,
@@ -65,8 +66,9 @@ pub enum Verdict {
     Slower,
     /// The whole interval of the ratio lies within the threshold band.
     Equivalent,
-    /// Anything else: too few runs, too wide an interval, or a change that may or may not
-    /// exceed the threshold.
+    /// Anything else: too few runs for an interval, an interval of zero width (ties), runs
+    /// contaminated by other CPU activity, too wide an interval, or a change that may or may
+    /// not exceed the threshold. A warning says which.
     Inconclusive,
 }
 
@@ -109,7 +111,8 @@ pub struct Comparison {
     /// NEW/BASE: the exponentiated Hodges-Lehmann shift of the log values; the ratio of the
     /// medians when the samples are too small for an interval.
     pub ratio: f64,
-    /// Interval of the ratio (Hodges-Lehmann / Moses); absent when the samples are too small.
+    /// Interval of the ratio (Hodges-Lehmann / Moses); absent when the samples are too small
+    /// or when ties shrink it to zero width (docs/compare.md).
     pub ratio_ci_low: Option<f64>,
     pub ratio_ci_high: Option<f64>,
     /// Two-sided Mann-Whitney U p-value.
@@ -384,30 +387,55 @@ fn compare_one(
     let new_ci = median_ci(&new.values, settings.level).map_err(stats)?;
     // The shift of the new logs relative to the base logs is ln(NEW/BASE).
     let hl = hodges_lehmann(&lb, &ln, settings.level).map_err(stats)?;
-    let ratio_ci = hl.ci.map(|ci| (ci.low.exp(), ci.high.exp()));
-    let ratio = if ratio_ci.is_some() {
-        hl.shift.exp()
-    } else {
-        new_median / base_median
+    let mut warnings = Vec::new();
+    let ratio = match hl.ci {
+        Some(_) => hl.shift.exp(),
+        None => new_median / base_median,
+    };
+    let ratio_ci = match hl.ci {
+        None => {
+            warnings.push(format!(
+                "too few runs for a {:.0}% CI of the ratio (base {}, new {}; {}): ratio of the \
+                 medians, verdict inconclusive",
+                settings.level * 100.0,
+                base.values.len(),
+                new.values.len(),
+                min_runs_note(settings.level)
+            ));
+            None
+        }
+        // A point interval claims certainty that tied values cannot give: the ties (timer
+        // resolution, rounding, constant runs) hide the spread that the interval measures.
+        Some(ci) if ci.low == ci.high => {
+            warnings.push(format!(
+                "the {:.0}% CI of the ratio has zero width: ties leave no spread to measure \
+                 (timer resolution or rounding too coarse, or constant runs); no interval, \
+                 verdict inconclusive",
+                settings.level * 100.0
+            ));
+            None
+        }
+        Some(ci) => Some((ci.low.exp(), ci.high.exp())),
     };
     let p_value = mann_whitney_u(&lb, &ln).map_err(stats)?.p;
     // Fewer than 2 runs a side, or two constant samples: no Welch interval, which is no error.
     let welch = welch_t_test(&ln, &lb, settings.level)
         .ok()
         .map(|w| (w.ci.low.exp(), w.ci.high.exp()));
-    let verdict = verdict(ratio_ci, settings.threshold, base.higher_is_better);
-
-    let mut warnings = Vec::new();
-    if ratio_ci.is_none() {
-        warnings.push(format!(
-            "too few runs for a {:.0}% CI of the ratio (base {}, new {}; at least 4 a side are \
-             needed): ratio of the medians, verdict inconclusive",
-            settings.level * 100.0,
-            base.values.len(),
-            new.values.len()
-        ));
+    let mut verdict = verdict(ratio_ci, settings.threshold, base.higher_is_better);
+    let mut withheld = false;
+    if verdict != Verdict::Inconclusive {
+        if let Some(why) = contamination_note(base, new) {
+            warnings.push(format!(
+                "verdict {verdict} withheld: {why}, so the interval does not describe this \
+                 machine at rest; verdict inconclusive"
+            ));
+            verdict = Verdict::Inconclusive;
+            withheld = true;
+        }
     }
-    if let (Verdict::Inconclusive, Some((low, high))) = (verdict, ratio_ci) {
+
+    if let (Verdict::Inconclusive, Some((low, high)), false) = (verdict, ratio_ci, withheld) {
         if low > 1.0 || high < 1.0 {
             warnings.push(format!(
                 "the ratio differs from 1 (CI excludes 1) but may be within the {:.1}% threshold",
@@ -459,6 +487,50 @@ fn compare_one(
         welch_ci_high: welch.map(|c| c.1),
         verdict,
         warnings,
+    })
+}
+
+/// What a Hodges-Lehmann interval needs at `level`: enough ways to split the pooled runs
+/// between the sides (`vernier_stats::hodges_lehmann::enough_arrangements`), with the
+/// smallest such sizes for 1 to 4 runs on one side.
+fn min_runs_note(level: f64) -> String {
+    let smallest: Vec<String> = (1..=4)
+        .rev()
+        .filter_map(|m| {
+            (m..=10_000)
+                .find(|&n| enough_arrangements(m, n, level))
+                .map(|n| format!("{m} vs {n}"))
+        })
+        .collect();
+    let (last, rest) = smallest.split_last().map_or(("", &[][..]), |(l, r)| (l, r));
+    format!(
+        "an interval needs at least {:.0} ways to split the runs between the sides, \
+         C(m + n, m): at least {} or {last}; ties can need more",
+        (2.0 / (1.0 - level)).ceil(),
+        rest.join(", ")
+    )
+}
+
+/// Why a verdict on these runs cannot stand, when runs of either side are contaminated by
+/// other CPU activity beyond the tolerance that `vernier show` applies
+/// ([`vernier_report::summary::contaminated`]): the interval describes the runs, and those runs
+/// measured the benchmark together with someone else's work.
+fn contamination_note(base: &Group, new: &Group) -> Option<String> {
+    let sides: Vec<String> = [(Side::Base, base), (Side::New, new)]
+        .into_iter()
+        .filter(|(_, g)| g.contaminated_runs > 0)
+        .map(|(side, g)| {
+            format!(
+                "{side}: {} of {} runs",
+                g.contaminated_runs, g.measured_runs
+            )
+        })
+        .collect();
+    (!sides.is_empty()).then(|| {
+        format!(
+            "{} contaminated by other CPU activity (the tolerance of `show`)",
+            sides.join(", ")
+        )
     })
 }
 
@@ -549,9 +621,17 @@ pub fn compare(
 /// Verdict counts and the geometric mean of the ratios with its fixed-suite interval.
 ///
 /// The standard error of each log-ratio is derived from the width of its interval,
-/// `se = (ln high - ln low) / (2 z)` with `z` the `(1 + level)/2` normal quantile: the
-/// Hodges-Lehmann interval is asymptotically normal with that half-width (Hollander & Wolfe,
-/// sec. 4.3). [`geomean_ratio_ci`] then combines them as independent estimates.
+/// `se = (ln high - ln low) / (2 z)` with `z` the `(1 + level)/2` normal quantile. Why this
+/// holds: the Hodges-Lehmann estimate is asymptotically normal with standard deviation
+/// `tau / sqrt(N)`, `tau = 1 / (sqrt(12 lambda (1 - lambda)) integral f^2)` (`lambda = m / N`),
+/// and Lehmann ("Nonparametric confidence intervals for a shift parameter", Ann. Math.
+/// Statist. 34, 1963) showed that the length of the distribution-free (Moses) interval
+/// satisfies `sqrt(N) L -> 2 z tau` in probability; so `L / (2 z)` estimates the standard error
+/// consistently without estimating the density `f` (Hollander & Wolfe, 3rd ed., sec. 4.3).
+/// In small samples the exact interval covers at least `level`, so the estimate errs on the
+/// wide side. Comparisons without an interval (too few runs, or a point interval from ties,
+/// which would enter with `se = 0`) are left out. [`geomean_ratio_ci`] then combines the
+/// estimates as independent.
 fn summarize(comparisons: &[Comparison], level: f64) -> Summary {
     let count = |v: Verdict| comparisons.iter().filter(|c| c.verdict == v).count();
     let mut summary = Summary {
@@ -600,6 +680,8 @@ fn summarize(comparisons: &[Comparison], level: f64) -> Summary {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rand_chacha::rand_core::{RngCore, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
     use std::collections::BTreeMap;
     use uuid::Uuid;
     use vernier_model::{
@@ -722,13 +804,203 @@ mod tests {
     }
 
     #[test]
-    fn equal_samples_are_equivalent() {
+    fn equal_samples_have_no_interval() {
+        // Eight equal runs a side: the Moses interval is the point [1, 1], which is no
+        // interval.
         let c = one(&[3.0; 8], &[3.0; 8]);
         assert_eq!(c.ratio, 1.0);
-        assert_eq!((c.ratio_ci_low, c.ratio_ci_high), (Some(1.0), Some(1.0)));
+        assert_eq!((c.ratio_ci_low, c.ratio_ci_high), (None, None));
         assert_eq!(c.p_value, 1.0);
         assert_eq!(c.welch_ci_low, None);
-        assert_eq!(c.verdict, Verdict::Equivalent);
+        assert_eq!(c.verdict, Verdict::Inconclusive);
+        assert!(c.warnings[0].contains("zero width"), "{:?}", c.warnings);
+    }
+
+    #[test]
+    fn few_equal_runs_are_inconclusive() {
+        // [2.0] vs [2.0] once gave the interval [1, 1] and "equivalent"; so did 2 and 3 equal
+        // runs a side.
+        for n in 1..=3 {
+            let c = one(&vec![2.0; n], &vec![2.0; n]);
+            assert_eq!(c.ratio, 1.0);
+            assert_eq!((c.ratio_ci_low, c.ratio_ci_high), (None, None), "{n}");
+            assert_eq!(c.verdict, Verdict::Inconclusive, "{n}");
+            assert!(
+                c.warnings[0].starts_with("too few runs")
+                    && c.warnings[0].contains("at least 4 vs 4, 3 vs 5, 2 vs 8 or 1 vs 39;"),
+                "{:?}",
+                c.warnings
+            );
+        }
+    }
+
+    #[test]
+    fn constant_sides_that_differ_are_inconclusive() {
+        // [1.0] * 12 vs [1.25] * 12: once the Welch interval [1.25, 1.25] from a rounding-tiny
+        // variance, and the point interval [1.25, 1.25] of the ratio.
+        let c = one(&[1.0; 12], &[1.25; 12]);
+        assert_eq!(c.ratio, 1.25);
+        assert_eq!((c.welch_ci_low, c.welch_ci_high), (None, None));
+        assert_eq!((c.ratio_ci_low, c.ratio_ci_high), (None, None));
+        assert_eq!(c.verdict, Verdict::Inconclusive);
+        assert!(c.warnings[0].contains("zero width"), "{:?}", c.warnings);
+    }
+
+    #[test]
+    fn one_run_against_forty_has_an_exact_interval() {
+        // C(41, 1) = 41 >= 40 ways: the exact interval [D(1), D(40)] covers with 1 - 2/41.
+        let new: Vec<f64> = (0..40).map(|i| 2.0 + f64::from(i) * 0.01).collect();
+        let c = one(&[1.0], &new);
+        let (low, high) = (c.ratio_ci_low.unwrap(), c.ratio_ci_high.unwrap());
+        assert_eq!((low, high), (new[0], new[39]));
+        assert_eq!(c.verdict, Verdict::Slower);
+        // One run against 38: 39 ways, no interval.
+        let c = one(&[1.0], &new[..38]);
+        assert_eq!(c.ratio_ci_low, None);
+        assert_eq!(c.verdict, Verdict::Inconclusive);
+    }
+
+    /// Verdicts of `pairs` A/A comparisons of `runs` runs a side: the same lognormal times
+    /// (sigma 2%) on both sides, rounded to a 5% grid, from a seeded generator.
+    fn rounded_aa(pairs: usize, runs: usize, seed: u64) -> (HashMap<Verdict, usize>, usize) {
+        let normal = Normal::standard();
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let mut draw = || {
+            let u = ((rng.next_u64() >> 11) as f64 + 0.5) / (1u64 << 53) as f64;
+            let v = (0.02 * normal.inverse_cdf(u)).exp();
+            (v / 0.05).round() * 0.05
+        };
+        let mut verdicts = HashMap::new();
+        let mut all_tied = 0;
+        for _ in 0..pairs {
+            let base: Vec<f64> = (0..runs).map(|_| draw()).collect();
+            let new: Vec<f64> = (0..runs).map(|_| draw()).collect();
+            if base.iter().chain(&new).all(|&v| v == base[0]) {
+                all_tied += 1;
+            }
+            *verdicts.entry(one(&base, &new).verdict).or_insert(0) += 1;
+        }
+        (verdicts, all_tied)
+    }
+
+    #[test]
+    fn rounded_aa_with_three_runs_is_never_equivalent_or_faster() {
+        // Rounded to 5% with 3 runs a side, 237 of 1000 A/A pairs once came out equivalent and
+        // 2 faster. 3 vs 3 has C(6, 3) = 20 < 40 ways to split the runs: no interval at 95%,
+        // whatever the ties.
+        let (verdicts, all_tied) = rounded_aa(1000, 3, 237);
+        // About 0.79^6 of the pairs are six equal values: the case that gave [1, 1].
+        assert!(all_tied > 150, "{all_tied}");
+        assert_eq!(
+            verdicts.get(&Verdict::Inconclusive),
+            Some(&1000),
+            "{verdicts:?}"
+        );
+    }
+
+    #[test]
+    fn rounded_aa_with_ten_runs_is_never_equivalent() {
+        // With 10 runs a side there are intervals, but on a 5% grid one that is not a point
+        // spans at least one step (ln 1.05 = 0.049), wider than the 2% band on both sides of 1
+        // (2 ln 1.02 = 0.040), and a point is no interval: never "equivalent".
+        let (verdicts, all_tied) = rounded_aa(1000, 10, 10);
+        assert!(all_tied > 0, "the grid must produce point intervals too");
+        assert_eq!(verdicts.get(&Verdict::Equivalent), None, "{verdicts:?}");
+        let false_verdicts = verdicts.get(&Verdict::Faster).unwrap_or(&0)
+            + verdicts.get(&Verdict::Slower).unwrap_or(&0);
+        // Each one-sided claim errs at most 2.5% of the time when its interval is valid.
+        assert!(false_verdicts <= 50, "{verdicts:?}");
+    }
+
+    /// `runs` of `config` from `from` on: other work used a whole second of CPU during each
+    /// (1 ms) run, far beyond the tolerance of `show`.
+    fn contaminate(mut config: StoredConfiguration, from: usize) -> StoredConfiguration {
+        for run in &mut config.runs[from..] {
+            run.foreign_cpu_ns = 1_000_000_000;
+        }
+        config
+    }
+
+    #[test]
+    fn contaminated_runs_withhold_the_verdict() {
+        let base = [1.3, 1.0, 1.6, 1.2, 1.7, 1.1, 1.5, 1.4];
+        let new: Vec<f64> = base.iter().map(|v| v * 2.0).collect();
+        // Six of eight new runs contaminated: the interval still says "slower", the verdict
+        // may not.
+        let b = [session("f", vec![config("a", &base, false)])];
+        let n = [session("f", vec![contaminate(config("a", &new, false), 2)])];
+        let r = compare(&b, &n, &CompareSettings::default()).unwrap();
+        let c = &r.comparisons[0];
+        assert!(c.ratio_ci_low.unwrap() > 1.02);
+        assert_eq!(c.verdict, Verdict::Inconclusive);
+        assert!(
+            c.warnings
+                .iter()
+                .any(|w| w.starts_with("verdict slower withheld: new: 6 of 8 runs")),
+            "{:?}",
+            c.warnings
+        );
+        assert!(!c.warnings.iter().any(|w| w.contains("may be within")));
+        assert!(!r.has_regression());
+        // The rule is the one of `show`: a run within its tolerance changes nothing.
+        let mut slightly = config("a", &new, false);
+        for run in &mut slightly.runs {
+            assert!(!contaminated(run, 1));
+            run.foreign_cpu_ns = 10_000_000; // one tick of 10 ms, within the tolerance
+            assert!(!contaminated(run, 1));
+        }
+        let n = [session("f", vec![slightly])];
+        let r = compare(&b, &n, &CompareSettings::default()).unwrap();
+        assert_eq!(r.comparisons[0].verdict, Verdict::Slower);
+        // An inconclusive verdict stays what it is, without a second reason.
+        let b = [session(
+            "f",
+            vec![contaminate(config("a", &base, false), 0)],
+        )];
+        let n = [session("f", vec![config("a", &base, false)])];
+        let r = compare(&b, &n, &CompareSettings::default()).unwrap();
+        assert_eq!(r.comparisons[0].verdict, Verdict::Inconclusive);
+        assert!(!r.comparisons[0]
+            .warnings
+            .iter()
+            .any(|w| w.contains("withheld")));
+    }
+
+    #[test]
+    fn outlier_rule_is_tukeys_fences() {
+        // 35 among 1..=20 lies beyond Tukey's upper fence (Q3 16 + 1.5 IQR 10 = 31) while its
+        // modified z-score is 0.6745 * 24 / 5 = 3.24 < 3.5: counted, as docs/json.md says.
+        let mut values: Vec<f64> = (1..=20).map(f64::from).collect();
+        values.push(35.0);
+        assert_eq!(distribution_checks(&values).outliers, 1);
+        let z = vernier_stats::modified_z_scores(&values).unwrap().unwrap();
+        assert!(z
+            .iter()
+            .all(|m| m.abs() < vernier_stats::MODIFIED_Z_THRESHOLD));
+        // Seven equal runs and one other: MAD is zero (no z-score), the IQR too, and the
+        // other run is an outlier by the fences.
+        let values = [5.0, 5.0, 5.0, 5.0, 5.0, 5.0, 5.0, 6.0];
+        assert_eq!(vernier_stats::modified_z_scores(&values).unwrap(), None);
+        assert_eq!(distribution_checks(&values).outliers, 1);
+    }
+
+    #[test]
+    fn point_intervals_stay_out_of_the_geometric_mean() {
+        let base = [1.3, 1.0, 1.6, 1.2, 1.7, 1.1, 1.5, 1.4];
+        let double: Vec<f64> = base.iter().map(|v| v * 2.0).collect();
+        let b = [session(
+            "f",
+            vec![config("a", &base, false), config("b", &[3.0; 8], false)],
+        )];
+        let n = [session(
+            "f",
+            vec![config("a", &double, false), config("b", &[3.0; 8], false)],
+        )];
+        let r = compare(&b, &n, &CompareSettings::default()).unwrap();
+        // A point interval would enter with a standard error of 0.
+        assert_eq!(r.summary.geomean_of, 1);
+        assert!((r.summary.geomean_ratio.unwrap() - 2.0).abs() < 1e-12);
+        assert!(r.summary.warnings[0].starts_with("1 comparison(s) without an interval"));
     }
 
     #[test]

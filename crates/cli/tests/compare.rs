@@ -141,15 +141,16 @@ fn known_answers_of_a_doubled_time_and_of_equal_samples() {
         d["welch_ci_low"].as_f64().unwrap() < 2.0 && d["welch_ci_high"].as_f64().unwrap() > 2.0
     );
 
+    // All ties: the interval would be the point [1, 1], which is no interval.
     let t = by_case(&r, "ties");
     assert_eq!(t["ratio"], 1.0);
     assert_eq!(
-        (t["ratio_ci_low"].as_f64(), t["ratio_ci_high"].as_f64()),
-        (Some(1.0), Some(1.0))
+        (&t["ratio_ci_low"], &t["ratio_ci_high"]),
+        (&Value::Null, &Value::Null)
     );
     assert_eq!(t["p_value"], 1.0);
     assert_eq!(t["welch_ci_low"], Value::Null);
-    assert_eq!(t["verdict"], "equivalent");
+    assert_eq!(t["verdict"], "inconclusive");
 
     let unmatched = r["unmatched"].as_array().unwrap();
     assert_eq!(unmatched.len(), 2);
@@ -161,18 +162,19 @@ fn known_answers_of_a_doubled_time_and_of_equal_samples() {
     let s = &r["summary"];
     assert_eq!(
         (s["slower"].as_u64(), s["equivalent"].as_u64()),
-        (Some(1), Some(1))
+        (Some(1), Some(0))
     );
     assert_eq!(
         (s["faster"].as_u64(), s["inconclusive"].as_u64()),
-        (Some(0), Some(0))
+        (Some(0), Some(1))
     );
-    // Geometric mean of 2 and 1.
+    // Geometric mean of the one ratio with an interval, 2.
     assert!(
-        (s["geomean_ratio"].as_f64().unwrap() - 2f64.sqrt()).abs() < 1e-12,
+        (s["geomean_ratio"].as_f64().unwrap() - 2.0).abs() < 1e-12,
         "{s}"
     );
-    assert!(s["geomean_ci_low"].as_f64().unwrap() < 2f64.sqrt());
+    assert_eq!(s["geomean_of"], 1);
+    assert!(s["geomean_ci_low"].as_f64().unwrap() < 2.0);
 
     // The other way round: faster, and the ratio is the reciprocal.
     let r = compare_json(&db, "kernel=B", "kernel=A");
@@ -235,7 +237,7 @@ fn every_output_format() {
     );
     assert!(
         table.contains(
-            "2 compared (threshold 2.0%): 0 faster, 1 slower, 1 equivalent, 0 inconclusive"
+            "2 compared (threshold 2.0%): 0 faster, 1 slower, 0 equivalent, 1 inconclusive"
         ),
         "{table}"
     );
@@ -269,7 +271,7 @@ fn every_output_format() {
     let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
     assert_eq!(rows[1][col("options")], "case=doubled");
     assert_eq!(rows[1][col("verdict")], "slower");
-    assert_eq!(rows[2][col("verdict")], "equivalent");
+    assert_eq!(rows[2][col("verdict")], "inconclusive");
     assert_eq!(rows[1][col("base_n")], "8");
     let ratio: f64 = rows[1][col("ratio")].parse().unwrap();
     assert!((ratio - 2.0).abs() < 1e-12);

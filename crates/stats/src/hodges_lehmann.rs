@@ -79,7 +79,7 @@ pub fn hodges_lehmann_with(
     let alpha_half = (1.0 - level) / 2.0;
     // k may not exceed (mn + 1) / 2, where the interval shrinks to the median difference.
     let k_max = mn.div_ceil(2);
-    let k = if !enough_arrangements(m, n, alpha_half) {
+    let k = if !enough_arrangements(m, n, level) {
         0
     } else {
         match dist {
@@ -111,10 +111,13 @@ pub fn hodges_lehmann_with(
     Ok(HodgesLehmann { shift, ci, method })
 }
 
-/// Whether `C(m + n, m) >= 1 / alpha_half`, i.e. `P(U <= 0) = 1 / C(m + n, m) <= alpha_half`,
-/// with the same relative slack as the exact search (1 vs 39 at 95% has exactly 2.5%).
-fn enough_arrangements(m: usize, n: usize, alpha_half: f64) -> bool {
+/// Whether samples of `m` and `n` values have enough arrangements for a rank interval at
+/// `level` (see [`hodges_lehmann_with`]): `C(m + n, m) >= 2 / (1 - level)`, i.e.
+/// `P(U <= 0) = 1 / C(m + n, m) <= (1 - level) / 2`, with the same relative slack as the exact
+/// search (1 vs 39 at 95% has exactly 2.5%).
+pub fn enough_arrangements(m: usize, n: usize, level: f64) -> bool {
     let (m, n) = (m.min(n), m.max(n));
+    let alpha_half = (1.0 - level) / 2.0;
     let need = 1.0 / (alpha_half * (1.0 + 1e-12));
     // C(m + n, m) = prod_{i=1..m} (n + i) / i, rising with i; stop as soon as it is enough.
     let mut arrangements = 1.0;

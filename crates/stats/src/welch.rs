@@ -23,7 +23,14 @@ pub struct Welch {
     pub ci: Interval,
 }
 
+/// Sample variance; exactly zero for a constant sample. The mean of equal values can differ
+/// from them by rounding (twelve copies of ln 1.25 average to a neighbouring double), which
+/// would leave a variance of 1e-33 where there is none and turn two constant samples into a
+/// point interval instead of the undefined statistic they give.
 fn variance(xs: &[f64], m: f64) -> f64 {
+    if xs.iter().all(|&x| x == xs[0]) {
+        return 0.0;
+    }
     xs.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / (xs.len() - 1) as f64
 }
 
@@ -92,6 +99,25 @@ mod tests {
         // One constant sample is fine: df falls back to the other sample's n - 1.
         let r = welch_t_test(&[1.0, 1.0, 1.0], &[2.0, 3.0, 4.0], 0.95).unwrap();
         assert!((r.df - 2.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn constant_samples_are_detected_exactly() {
+        // The logs of [1.0] * 12 and [1.25] * 12: the mean of twelve copies of ln 1.25 is not
+        // ln 1.25 itself, and the rounding once gave a variance of ~1e-33 and the interval
+        // [ln 1.25, ln 1.25].
+        let x = vec![1.25f64.ln(); 12];
+        let y = vec![1.0f64.ln(); 12];
+        let mean: f64 = x.iter().sum::<f64>() / 12.0;
+        assert_ne!(mean, x[0], "the rounding this test is about");
+        assert!(matches!(
+            welch_t_test(&x, &y, 0.95),
+            Err(StatsError::Degenerate { .. })
+        ));
+        // One constant side: its variance is exactly zero, so df is the other side's n - 1.
+        let z: Vec<f64> = (0..12).map(|i| f64::from(i) * 0.01).collect();
+        let r = welch_t_test(&x, &z, 0.95).unwrap();
+        assert_eq!(r.df, 11.0);
     }
 
     #[test]
