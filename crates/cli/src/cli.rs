@@ -22,6 +22,31 @@ pub struct Cli {
     pub command: Command,
 }
 
+/// The command line definition with the settings that derive cannot express once for all:
+/// every option's value may start with a hyphen, so that `--min-runs -1` or `--target -2%`
+/// reaches the option's own check (one line naming the valid range) instead of reading as an
+/// unknown flag `-1`.
+pub fn command() -> clap::Command {
+    fn hyphen_values(command: clap::Command) -> clap::Command {
+        command
+            .mut_args(|a| {
+                if !a.is_positional() && a.get_action().takes_values() {
+                    a.allow_hyphen_values(true)
+                } else {
+                    a
+                }
+            })
+            .mut_subcommands(hyphen_values)
+    }
+    hyphen_values(<Cli as clap::CommandFactory>::command())
+}
+
+/// Parses the process arguments with [`command`].
+pub fn try_parse() -> Result<Cli, clap::Error> {
+    let matches = command().try_get_matches()?;
+    <Cli as clap::FromArgMatches>::from_arg_matches(&matches)
+}
+
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run benchmarks (the `quick` suite when no SPEC is given) and store every run
@@ -99,7 +124,7 @@ pub struct RunArgs {
     pub interleave: bool,
 
     /// Seed of the interleaving order [default: random, stored with the session]
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", requires = "interleave")]
     pub seed: Option<u64>,
 
     /// Tag the session, e.g. --tag kernel=6.18 (repeatable)
@@ -107,7 +132,7 @@ pub struct RunArgs {
     pub tags: Vec<(String, String)>,
 
     /// A free-text note stored with the session
-    #[arg(long, value_name = "TEXT")]
+    #[arg(long, value_name = "TEXT", value_parser = parse_note)]
     pub note: Option<String>,
 
     /// Monitors sampled during each measured run: NAME[:interval=SECONDS],... or `default`,
@@ -332,12 +357,19 @@ fn parse_seconds(text: &str) -> Result<f64, String> {
     }
 }
 
-/// `key=value` with a non-empty key.
+/// `key=value` with a non-empty key, one line of printable text.
 fn parse_tag(text: &str) -> Result<(String, String), String> {
+    vernier_model::check_user_text("tag", text)?;
     match text.split_once('=') {
         Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_string(), v.trim().to_string())),
         _ => Err(format!("'{text}' is not KEY=VALUE")),
     }
+}
+
+/// A note: one line of printable text.
+fn parse_note(text: &str) -> Result<String, String> {
+    vernier_model::check_user_text("note", text)?;
+    Ok(text.to_string())
 }
 
 #[cfg(test)]
@@ -348,6 +380,7 @@ mod tests {
     #[test]
     fn cli_definition_is_consistent() {
         Cli::command().debug_assert();
+        command().debug_assert();
     }
 
     #[test]

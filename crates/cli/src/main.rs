@@ -11,13 +11,11 @@ mod progress;
 
 use std::process::ExitCode;
 
-use clap::Parser;
-
 /// 128 + SIGPIPE (13).
 const EXIT_CLOSED_PIPE: u8 = 141;
 
 fn main() -> ExitCode {
-    let cli = match cli::Cli::try_parse() {
+    let cli = match cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => return usage_error(e),
     };
@@ -58,14 +56,26 @@ fn usage_error(e: clap::Error) -> ExitCode {
             ExitCode::SUCCESS
         };
     }
+    // clap's message without the usage and the pointer to --help: the message, the lines that
+    // complete it (the missing arguments, the possible values) and its tip.
     let text = e.render().to_string();
-    let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
-    let mut line = lines
-        .next()
-        .unwrap_or("error: invalid arguments")
-        .to_string();
-    if let Some(tip) = lines.find_map(|l| l.strip_prefix("tip: ")) {
-        line.push_str(&format!(" ({tip})"));
+    let mut parts = Vec::new();
+    let mut tips = Vec::new();
+    for line in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        if line.starts_with("Usage:") || line.starts_with("For more information") {
+            break;
+        }
+        match line.strip_prefix("tip: ") {
+            Some(tip) => tips.push(tip),
+            None => parts.push(line),
+        }
+    }
+    let mut line = parts.join(" ");
+    if line.is_empty() {
+        line = "error: invalid arguments".to_string();
+    }
+    if !tips.is_empty() {
+        line.push_str(&format!(" ({})", tips.join("; ")));
     }
     eprintln!("{}", out::printable(&line));
     ExitCode::from(2)

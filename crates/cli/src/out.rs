@@ -216,6 +216,16 @@ pub fn printable(text: &str) -> Cow<'_, str> {
     Cow::Owned(escaped)
 }
 
+/// Text rendered from stored data (tables, reports) with [`printable`] applied to each line:
+/// its own line breaks stay, control characters inside a line are escaped.
+pub fn printable_lines(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(|c| c.is_control() && c != '\n') {
+        return Cow::Borrowed(text);
+    }
+    let lines: Vec<Cow<'_, str>> = text.split('\n').map(printable).collect();
+    Cow::Owned(lines.join("\n"))
+}
+
 /// The message of an error chain on one line, each cause said once: a cause whose text an outer
 /// message already contains (an error that formats its source into its own message) ends the
 /// chain, since the outer message said it and what caused it, and line breaks inside a message
@@ -298,6 +308,7 @@ mod tests {
         assert_eq!(printable("\u{1b}[31mred"), "\\u{1b}[31mred");
         assert_eq!(printable("tab\there"), "tab\\there");
         assert_eq!(printable("naïve ü"), "naïve ü");
+        assert_eq!(printable_lines("a\u{1b}[2J\nb\n"), "a\\u{1b}[2J\nb\n");
     }
 
     #[test]

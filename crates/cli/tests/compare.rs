@@ -381,7 +381,7 @@ fn selectors_that_match_nothing_are_errors() {
         .args(["compare", "kernel=A", "kernel=B,oops"])
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("'oops' in selector"));
+        .stderr(predicate::str::contains("'oops' is not KEY=VALUE"));
 }
 
 #[test]

@@ -12,7 +12,7 @@ use vernier_model::{
     ConfigurationRecord, RunRecord, SessionInfo, SessionStatus, StopReason, StoredSession,
 };
 
-pub use sqlite::{SqliteStore, SCHEMA_VERSION};
+pub use sqlite::{parse_tag_selector, SqliteStore, SCHEMA_VERSION};
 
 /// Errors of a store.
 #[derive(Debug, thiserror::Error)]
@@ -108,6 +108,24 @@ pub trait Store {
     /// The sessions that carry every one of `tags` (`key`, `value`), oldest first. With no
     /// tags, every session.
     fn find_sessions_by_tags(&self, tags: &[(String, String)]) -> Result<Vec<Uuid>, StoreError>;
+    /// The sessions a selector names, oldest first: tags `KEY=VALUE[,KEY=VALUE...]` (grammar
+    /// and escapes in [`parse_tag_selector`]) select every session carrying all of them; any
+    /// other selector is resolved by [`Store::resolve`] to one session.
+    fn select(&self, selector: &str) -> Result<Vec<Uuid>, StoreError> {
+        match parse_tag_selector(selector)? {
+            None => Ok(vec![self.resolve(selector)?]),
+            Some(tags) => {
+                let ids = self.find_sessions_by_tags(&tags)?;
+                if ids.is_empty() {
+                    return Err(StoreError::NotFound {
+                        selector: selector.to_string(),
+                        detail: "no session carries all of these tags".to_string(),
+                    });
+                }
+                Ok(ids)
+            }
+        }
+    }
     /// Removes a session with its configurations, runs and values.
     fn delete_session(&mut self, id: Uuid) -> Result<(), StoreError>;
     /// Keeps a kernel configuration text once per distinct SHA-256 (a no-op if already stored).

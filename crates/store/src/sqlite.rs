@@ -46,8 +46,8 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
 /// Shortest id prefix a selector may give: shorter prefixes collide too soon to be useful.
 const MIN_PREFIX_HEX_DIGITS: usize = 4;
 
-const SELECTOR_FORMS: &str =
-    "expected 'latest', 'latest~N' or at least 4 hex digits of a session id";
+const SELECTOR_FORMS: &str = "expected 'latest', 'latest~N', at least 4 hex digits of a \
+     session id, or tags KEY=VALUE[,KEY=VALUE...]";
 
 const SESSION_COLUMNS: &str = "id, started_at_ns, ended_at_ns, status, suite, specs, note, \
      settings, vernier_version, fingerprint, environment, findings, setup, monitors";
@@ -426,6 +426,65 @@ fn parse_selector(selector: &str) -> Result<Selector, StoreError> {
     } else {
         Err(invalid())
     }
+}
+
+/// The tags of a tag selector, or `None` for a selector of one session (`latest`, an id).
+///
+/// Grammar: a selector with an `=` outside an escape is a list of `KEY=VALUE` terms separated
+/// by commas; a session carries all of them to be selected. Keys end at the first `=`; values
+/// may hold further `=`. In keys and values, `\,` stands for a comma, `\=` for an equals sign
+/// and `\\` for a backslash, so a tag `kernel=6.18,rc1` is selected by `kernel=6.18\,rc1`.
+/// A backslash before any other character stands for itself. Spaces around keys and values
+/// are dropped, as `--tag` drops them.
+pub fn parse_tag_selector(selector: &str) -> Result<Option<Vec<(String, String)>>, StoreError> {
+    let invalid = |detail: String| StoreError::NotFound {
+        selector: selector.to_string(),
+        detail,
+    };
+    // Split into terms at unescaped commas, and each term at its first unescaped `=`.
+    let mut terms: Vec<(String, Option<String>)> = vec![(String::new(), None)];
+    let mut any_equals = false;
+    let mut chars = selector.chars();
+    while let Some(c) = chars.next() {
+        let Some((key, value)) = terms.last_mut() else {
+            break;
+        };
+        let in_key = value.is_none();
+        let current = value.as_mut().unwrap_or(key);
+        match c {
+            '\\' => match chars.next() {
+                Some(e @ (',' | '=' | '\\')) => current.push(e),
+                Some(other) => {
+                    current.push('\\');
+                    current.push(other);
+                }
+                None => current.push('\\'),
+            },
+            ',' => terms.push((String::new(), None)),
+            '=' if in_key => {
+                any_equals = true;
+                *value = Some(String::new());
+            }
+            other => current.push(other),
+        }
+    }
+    if !any_equals {
+        return Ok(None);
+    }
+    let mut tags = Vec::with_capacity(terms.len());
+    for (key, value) in terms {
+        match value {
+            Some(value) if !key.trim().is_empty() => {
+                tags.push((key.trim().to_string(), value.trim().to_string()));
+            }
+            _ => {
+                return Err(invalid(format!(
+                    "'{key}' is not KEY=VALUE (a comma inside a key or value is written \\,)"
+                )))
+            }
+        }
+    }
+    Ok(Some(tags))
 }
 
 fn corrupt(what: impl std::fmt::Display) -> StoreError {
@@ -1348,6 +1407,41 @@ mod tests {
             parse_selector("0123abcd-00").ok(),
             Some(Selector::Prefix("0123abcd00".into()))
         );
+    }
+
+    #[test]
+    fn tag_selectors_split_at_unescaped_commas_and_equals_signs() {
+        let tags = |s: &str| parse_tag_selector(s).unwrap();
+        let pairs = |p: &[(&str, &str)]| {
+            Some(
+                p.iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect::<Vec<_>>(),
+            )
+        };
+        assert_eq!(tags("latest"), None);
+        assert_eq!(tags("0123abcd"), None);
+        assert_eq!(tags("a\\=b"), None, "an escaped = makes no tag selector");
+        assert_eq!(tags("kernel=A"), pairs(&[("kernel", "A")]));
+        assert_eq!(
+            tags(" kernel = A , host=b "),
+            pairs(&[("kernel", "A"), ("host", "b")])
+        );
+        assert_eq!(tags("k=6.18\\,rc1"), pairs(&[("k", "6.18,rc1")]));
+        assert_eq!(tags("k=a=b"), pairs(&[("k", "a=b")]));
+        assert_eq!(tags("k\\=x=v"), pairs(&[("k=x", "v")]));
+        assert_eq!(
+            tags("k=back\\\\,j=2"),
+            pairs(&[("k", "back\\"), ("j", "2")])
+        );
+        assert_eq!(tags("k=c:\\path"), pairs(&[("k", "c:\\path")]));
+        assert_eq!(tags("k="), pairs(&[("k", "")]));
+        for bad in ["k=a,b", "=a", "k=a,,j=b", "k=a,"] {
+            assert!(
+                matches!(parse_tag_selector(bad), Err(StoreError::NotFound { .. })),
+                "{bad}"
+            );
+        }
     }
 
     #[test]

@@ -13,7 +13,7 @@ use vernier_store::Store;
 
 use crate::cli::{CompareArgs, CompareFormat};
 use crate::db;
-use crate::out::out;
+use crate::out::{out, printable_lines};
 
 pub fn compare(args: CompareArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
     let store = db::open_for_reading(db_arg)?;
@@ -30,10 +30,14 @@ pub fn compare(args: CompareArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
         CompareFormat::Markdown => markdown(&report),
         CompareFormat::Csv => csv(&report),
     };
-    out!("{text}");
-    if args.format == CompareFormat::Table {
-        out!("{}", findings_text("BASE", &base));
-        out!("{}", findings_text("NEW", &new));
+    match args.format {
+        // Data formats escape in their own way (JSON strings, CSV quoting).
+        CompareFormat::Json | CompareFormat::Csv => out!("{text}"),
+        CompareFormat::Markdown => out!("{}", printable_lines(&text)),
+        CompareFormat::Table => {
+            let findings = findings_text("BASE", &base) + &findings_text("NEW", &new);
+            out!("{}", printable_lines(&(text + &findings)));
+        }
     }
     if args.fail_on_regression && report.has_regression() {
         return Ok(ExitCode::from(1));
@@ -41,26 +45,26 @@ pub fn compare(args: CompareArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The sessions a selector names: tags `key=value[,key=value...]` (every session carrying all
-/// of them, oldest first), else a session id, prefix, `latest` or `latest~N`.
+/// The sessions a selector names (the grammar of [`Store::select`]): tags
+/// `key=value[,key=value...]` select every session carrying all of them, oldest first; a session
+/// id, prefix, `latest` or `latest~N` one session.
 pub fn resolve_selector(store: &impl Store, selector: &str) -> Result<Vec<Uuid>> {
-    if !selector.contains('=') {
-        return Ok(vec![store.resolve(selector)?]);
+    Ok(store.select(selector)?)
+}
+
+/// The one session a selector names, for commands that show one (`show`, `env`): tags that
+/// select several sessions are an error listing how many.
+pub fn resolve_one(store: &impl Store, selector: &str) -> Result<Uuid> {
+    match resolve_selector(store, selector)?.as_slice() {
+        [id] => Ok(*id),
+        ids => bail!(
+            "'{}' matches {} sessions; give one session's id (see `vernier sessions '{}'`) or \
+             more tags",
+            crate::out::printable(selector),
+            ids.len(),
+            crate::out::printable(selector)
+        ),
     }
-    let mut tags = Vec::new();
-    for part in selector.split(',') {
-        match part.split_once('=') {
-            Some((k, v)) if !k.trim().is_empty() => {
-                tags.push((k.trim().to_string(), v.trim().to_string()));
-            }
-            _ => bail!("'{part}' in selector '{selector}' is not KEY=VALUE"),
-        }
-    }
-    let ids = store.find_sessions_by_tags(&tags)?;
-    if ids.is_empty() {
-        bail!("no session matches '{selector}': no session carries all of these tags");
-    }
-    Ok(ids)
 }
 
 fn load_selected(store: &impl Store, selector: &str) -> Result<Vec<StoredSession>> {

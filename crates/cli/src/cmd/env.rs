@@ -10,8 +10,9 @@ use vernier_store::Store;
 use vernier_sys::Roots;
 
 use crate::cli::EnvCommand;
+use crate::cmd::compare::resolve_one;
 use crate::db;
-use crate::out::{out, outln};
+use crate::out::{out, outln, printable};
 
 pub fn env(command: EnvCommand, db_arg: Option<&Path>) -> Result<ExitCode> {
     match command {
@@ -20,7 +21,7 @@ pub fn env(command: EnvCommand, db_arg: Option<&Path>) -> Result<ExitCode> {
                 None => vernier_sys::environment::capture(&Roots::real()),
                 Some(selector) => {
                     let store = db::open_for_reading(db_arg)?;
-                    let id = store.resolve(&selector)?;
+                    let id = resolve_one(&store, &selector)?;
                     store.load_session(id)?.info.environment
                 }
             };
@@ -29,7 +30,7 @@ pub fn env(command: EnvCommand, db_arg: Option<&Path>) -> Result<ExitCode> {
         EnvCommand::Diff { a, b } => {
             let store = db::open_for_reading(db_arg)?;
             let load = |selector: &str| -> Result<Environment> {
-                let id = store.resolve(selector)?;
+                let id = resolve_one(&store, selector)?;
                 Ok(store
                     .load_session(id)
                     .with_context(|| format!("cannot load session {id}"))?
@@ -37,8 +38,8 @@ pub fn env(command: EnvCommand, db_arg: Option<&Path>) -> Result<ExitCode> {
                     .environment)
             };
             let (ea, eb) = (load(&a)?, load(&b)?);
-            outln!("--- {a} (fingerprint {})", ea.fingerprint());
-            outln!("+++ {b} (fingerprint {})", eb.fingerprint());
+            outln!("--- {} (fingerprint {})", printable(&a), ea.fingerprint());
+            outln!("+++ {} (fingerprint {})", printable(&b), eb.fingerprint());
             let differences = diff(&ea, &eb);
             if differences.is_empty() {
                 outln!("the environments do not differ");
@@ -49,7 +50,10 @@ pub fn env(command: EnvCommand, db_arg: Option<&Path>) -> Result<ExitCode> {
                     group = d.group;
                     outln!("\n[{group}]");
                 }
-                let show = |v: &Option<String>| v.clone().unwrap_or_else(|| "(absent)".into());
+                let show = |v: &Option<String>| {
+                    v.as_deref()
+                        .map_or_else(|| "(absent)".into(), |v| printable(v).into_owned())
+                };
                 outln!("  {}:\n  - {}\n  + {}", d.field, show(&d.a), show(&d.b));
             }
             if let (Some(ha), Some(hb)) = (&ea.kernel_config_sha256, &eb.kernel_config_sha256) {
@@ -58,9 +62,10 @@ pub fn env(command: EnvCommand, db_arg: Option<&Path>) -> Result<ExitCode> {
                         (Some(ca), Some(cb)) => {
                             outln!("\n[kernel config]");
                             for c in kernel_config_diff(&ca, &cb) {
+                                let option = printable(&c.option);
                                 let show = |v: &Option<String>| match v {
-                                    Some(v) => format!("{}={v}", c.option),
-                                    None => format!("# {} is not set", c.option),
+                                    Some(v) => format!("{option}={}", printable(v)),
+                                    None => format!("# {option} is not set"),
                                 };
                                 outln!("  - {}\n  + {}", show(&c.a), show(&c.b));
                             }
@@ -86,7 +91,7 @@ fn show_text(e: &Environment) -> String {
                 serde_json::Value::Object(map) => {
                     out.push_str(&format!("{name}:\n"));
                     for (k, v) in map {
-                        out.push_str(&format!("  {k}: {}\n", plain(&v)));
+                        out.push_str(&format!("  {}: {}\n", printable(&k), plain(&v)));
                     }
                 }
                 other => out.push_str(&format!("{name}: {}\n", plain(&other))),
@@ -96,9 +101,10 @@ fn show_text(e: &Environment) -> String {
     out
 }
 
+/// A JSON value as text for the terminal: strings unquoted, with control characters escaped.
 fn plain(v: &serde_json::Value) -> String {
     match v {
-        serde_json::Value::String(s) => s.clone(),
+        serde_json::Value::String(s) => printable(s).into_owned(),
         other => other.to_string(),
     }
 }

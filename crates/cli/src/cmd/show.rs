@@ -1,19 +1,33 @@
 //! `vernier show`: the statistics of a stored session.
 
+use std::fmt::Write as _;
 use std::path::Path;
 use std::process::ExitCode;
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use vernier_store::Store;
 
 use crate::cli::{ShowArgs, ShowFormat};
+use crate::cmd::compare::resolve_one;
 use crate::cmd::run::terminal_width;
 use crate::db;
-use crate::out::{out, outln};
+use crate::out::{out, outln, printable, printable_lines};
 
 pub fn show(args: ShowArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
+    if args.format == ShowFormat::Json {
+        // The JSON document holds the statistics only; these options would change nothing.
+        for (given, name) in [
+            (args.series.is_some(), "--series"),
+            (args.monitors, "--monitors"),
+            (args.histogram, "--histogram"),
+        ] {
+            if given {
+                bail!("{name} applies to the table; --format json prints the statistics only");
+            }
+        }
+    }
     let store = db::open_for_reading(db_arg)?;
-    let id = store.resolve(&args.session)?;
+    let id = resolve_one(&store, &args.session)?;
     let session = store
         .load_session(id)
         .with_context(|| format!("cannot load session {id}"))?;
@@ -23,26 +37,35 @@ pub fn show(args: ShowArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
             outln!("{}", serde_json::to_string_pretty(&summaries)?);
         }
         ShowFormat::Table => {
+            // Everything shown comes from stored text (labels, tags, imported names): it is
+            // built first and printed with control characters escaped.
+            let mut text = String::new();
             let info = &session.info;
-            outln!(
+            writeln!(
+                text,
                 "session {}  {}  {}  fingerprint {}",
                 info.id,
                 crate::cmd::sessions::local_time(info.started_at_ns),
                 info.status,
                 info.fingerprint
-            );
+            )?;
             if !info.tags.is_empty() {
-                let tags: Vec<String> = info.tags.iter().map(|(k, v)| format!("{k}={v}")).collect();
-                outln!("tags: {}", tags.join(" "));
+                let tags: Vec<String> = info
+                    .tags
+                    .iter()
+                    .map(|(k, v)| format!("{}={}", printable(k), printable(v)))
+                    .collect();
+                writeln!(text, "tags: {}", tags.join(" "))?;
             }
             if let Some(note) = &info.note {
-                outln!("note: {note}");
+                writeln!(text, "note: {}", printable(note))?;
             }
-            outln!();
-            out!(
+            writeln!(text)?;
+            write!(
+                text,
                 "{}",
                 vernier_report::table::show_text(&summaries, terminal_width())
-            );
+            )?;
             let important: Vec<_> = info
                 .findings
                 .iter()
@@ -50,46 +73,55 @@ pub fn show(args: ShowArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
                 .cloned()
                 .collect();
             if !important.is_empty() {
-                outln!("validity findings when the session started:");
-                out!("{}", crate::cmd::system::findings_text(&important));
-                outln!();
+                writeln!(text, "validity findings when the session started:")?;
+                write!(text, "{}", crate::cmd::system::findings_text(&important))?;
+                writeln!(text)?;
             }
             if args.monitors {
                 for c in &session.configurations {
-                    outln!(
+                    writeln!(
+                        text,
                         "{}:{}: monitors",
                         c.record.benchmark,
                         c.record.options.label()
-                    );
-                    out!("{}", vernier_report::monitors::monitor_text(c));
-                    outln!();
+                    )?;
+                    write!(text, "{}", vernier_report::monitors::monitor_text(c))?;
+                    writeln!(text)?;
                 }
             }
             if let Some(key) = &args.series {
                 let mut found = false;
                 for c in &session.configurations {
-                    if let Some(text) = vernier_report::monitors::series_text(c, key) {
+                    if let Some(series) = vernier_report::monitors::series_text(c, key) {
                         found = true;
-                        outln!("{}:{}: {key}", c.record.benchmark, c.record.options.label());
-                        out!("{text}");
+                        writeln!(
+                            text,
+                            "{}:{}: {key}",
+                            c.record.benchmark,
+                            c.record.options.label()
+                        )?;
+                        text.push_str(&series);
                     }
                 }
                 if !found {
-                    anyhow::bail!(
-                        "no run of this session recorded the series '{key}'; \
-                         `vernier show --monitors` lists the recorded ones"
+                    bail!(
+                        "no run of this session recorded the series '{}'; \
+                         `vernier show --monitors` lists the recorded ones",
+                        printable(key)
                     );
                 }
             }
             if args.histogram {
                 for s in &summaries {
-                    outln!("{}: {} in {}", s.label(), s.metric, s.unit);
-                    outln!(
+                    writeln!(text, "{}: {} in {}", s.label(), s.metric, s.unit)?;
+                    writeln!(
+                        text,
                         "{}",
                         vernier_report::histogram::histogram(&s.values, 12, 50)
-                    );
+                    )?;
                 }
             }
+            out!("{}", printable_lines(&text));
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -37,21 +37,37 @@ pub fn system(command: SystemCommand) -> Result<ExitCode> {
             let mut restored = Vec::new();
             for record in [tune_record_path()?, db::restore_record_path()?] {
                 if record.exists() {
-                    restored
-                        .extend(vernier_setup::reset(&record).with_context(|| {
-                            format!("cannot restore from {}", record.display())
-                        })?);
+                    // Restored last change first; listed in that order.
+                    restored.extend(
+                        vernier_setup::reset(&record)
+                            .with_context(|| format!("cannot restore from {}", record.display()))?
+                            .into_iter()
+                            .rev(),
+                    );
                 }
             }
             if restored.is_empty() {
                 println!("nothing to restore");
             }
             for c in &restored {
-                println!("restored: {}", c.describe());
+                println!("restored: {}", restored_text(c));
             }
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// What restoring a change did: a file goes from the value set back to the previous one.
+fn restored_text(c: &vernier_setup::Change) -> String {
+    match c {
+        vernier_setup::Change::WriteFile {
+            path,
+            previous,
+            value,
+            ..
+        } => format!("{}: {value} -> {previous}", path.display()),
+        other => other.describe(),
+    }
 }
 
 /// Where `system tune` records what it changed.

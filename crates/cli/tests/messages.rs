@@ -1,0 +1,253 @@
+//! Messages: one line each, said once; control characters refused at input and escaped on
+//! output; selectors that name tag values with commas; options that would do nothing refused;
+//! `system reset` in the order and direction it restores.
+
+#![allow(clippy::unwrap_used)]
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+
+fn vernier(db: &Path) -> Command {
+    let mut cmd = Command::cargo_bin("vernier").unwrap();
+    cmd.arg("--db").arg(db).env_remove("VERNIER_DB");
+    cmd
+}
+
+/// A database with two imported sessions: kernel=A,host=x (older) and kernel=B,host=x.
+fn database() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.db");
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/two-kernels.json");
+    vernier(&db).arg("import").arg(fixture).assert().success();
+    (dir, db)
+}
+
+/// Runs and returns (status, stdout, stderr).
+fn output(cmd: &mut Command) -> (Option<i32>, String, String) {
+    let out = cmd.output().unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Exit 2 and one line on stderr holding `expected` once.
+fn assert_one_line_error(cmd: &mut Command, expected: &str) -> String {
+    let (code, _, err) = output(cmd);
+    assert_eq!(code, Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "one line: {err}");
+    assert!(err.starts_with("error: "), "{err}");
+    assert_eq!(err.matches(expected).count(), 1, "'{expected}' once: {err}");
+    err
+}
+
+#[test]
+fn option_errors_are_one_line_said_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.db");
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["run", "yield:duration=-1"],
+            "expected a number in 0.01..=3600",
+        ),
+        (&["run", "--min-runs", "-1", "mock"], "-1 is not in 0.."),
+        (&["run", "--warmup", "-3", "mock"], "-3 is not in 0.."),
+        (&["run", "--target", "-2%", "mock"], "is outside (0, 1)"),
+        (&["run", "--max-time", "-1", "mock"], "--max-time"),
+        (&["run", "--seed", "3", "mock"], "--interleave"),
+        (&["run", "--bogus"], "unexpected argument '--bogus' found"),
+        (&["show", "--format", "xml"], "possible values: table, json"),
+        (&["compare"], "<BASE> <NEW>"),
+        (&["shw"], "a similar subcommand exists: 'show'"),
+    ];
+    for (args, expected) in cases {
+        assert_one_line_error(vernier(&db).args(*args), expected);
+    }
+    assert!(!db.exists(), "no database written");
+}
+
+#[test]
+fn database_errors_are_one_line_said_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = dir.path().join("notes.db");
+    std::fs::write(&text, "not a database at all, only text\n".repeat(40)).unwrap();
+    for args in [&["sessions"][..], &["run", "mock", "--quiet"]] {
+        assert_one_line_error(vernier(&text).args(args), "not an SQLite database");
+    }
+    let (_dir, db) = database();
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.pragma_update(None, "user_version", -5).unwrap();
+    drop(conn);
+    for args in [&["sessions"][..], &["run", "mock", "--quiet"]] {
+        let err = assert_one_line_error(vernier(&db).args(args), "schema version -5");
+        assert!(!err.contains("CREATE"), "no SQL: {err}");
+    }
+}
+
+#[test]
+fn control_characters_are_refused_at_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.db");
+    for (flag, value) in [
+        ("--tag", "kernel=6.18\nfake line"),
+        ("--tag", "kernel\u{1b}[2J=6.18"),
+        ("--note", "red \u{1b}[31mtext"),
+        ("--note", "two\nlines"),
+    ] {
+        assert_one_line_error(
+            vernier(&db).args(["run", "mock", "--quiet", flag, value]),
+            "control character",
+        );
+    }
+    assert!(!db.exists());
+}
+
+#[test]
+fn stored_control_characters_are_escaped_wherever_printed() {
+    let (_dir, db) = database();
+    // As an older vernier or a hand-edited database could hold them.
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.execute_batch(
+        "UPDATE session_tags SET value = 'x' || char(27) || '[2J' || char(10) || 'y' \
+         WHERE key = 'host';
+         UPDATE sessions SET note = 'a' || char(27) || '[31m' || char(10) || 'b';",
+    )
+    .unwrap();
+    drop(conn);
+    for args in [
+        &["show"][..],
+        &["show", "latest~1"],
+        &["sessions"],
+        &["compare", "kernel=A", "kernel=B"],
+        &["compare", "kernel=A", "kernel=B", "--format", "markdown"],
+        &["env", "diff", "latest~1", "latest"],
+        &["env", "show", "latest"],
+    ] {
+        let (code, out, err) = output(vernier(&db).args(args));
+        assert_eq!(code, Some(0), "{args:?}: {err}");
+        assert!(!out.contains('\u{1b}'), "{args:?}: no raw escape: {out}");
+        assert!(
+            !out.contains("\ny"),
+            "{args:?}: no raw line break in a tag: {out}"
+        );
+    }
+    let (_, out, _) = output(vernier(&db).arg("show"));
+    assert!(out.contains("host=x\\u{1b}[2J\\ny"), "{out}");
+    assert!(out.contains("note: a\\u{1b}[31m\\nb"), "{out}");
+}
+
+#[test]
+fn a_tag_value_with_a_comma_is_selectable_everywhere() {
+    let (_dir, db) = database();
+    vernier(&db)
+        .args(["tag", "kernel=B", "release=6.18,rc1"])
+        .assert()
+        .success();
+    let selector = "release=6.18\\,rc1";
+    let (code, out, err) = output(vernier(&db).args(["export", selector]));
+    assert_eq!(code, Some(0), "{err}");
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let sessions = doc["sessions"].as_array().unwrap();
+    assert_eq!(sessions.len(), 1);
+    assert_eq!(sessions[0]["tags"]["kernel"], "B");
+    for args in [
+        &["show", selector][..],
+        &["show", "release=6.18\\,rc1,kernel=B", "--format", "json"],
+        &["compare", "kernel=A", selector],
+        &["env", "show", selector],
+        &["env", "diff", "kernel=A", selector],
+        &["sessions", selector],
+    ] {
+        let (code, _, err) = output(vernier(&db).args(args));
+        assert_eq!(code, Some(0), "{args:?}: {err}");
+    }
+    // Unescaped, the comma separates terms, and `rc1` is not KEY=VALUE.
+    assert_one_line_error(
+        vernier(&db).args(["show", "release=6.18,rc1"]),
+        "is not KEY=VALUE",
+    );
+}
+
+#[test]
+fn show_and_env_take_tag_selectors_naming_one_session() {
+    let (_dir, db) = database();
+    let (code, out, err) = output(vernier(&db).args(["show", "kernel=A"]));
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        out.contains("00000000-0000-4000-a000-000000000001"),
+        "{out}"
+    );
+    let (code, out, err) = output(vernier(&db).args(["env", "diff", "kernel=A", "kernel=B"]));
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.starts_with("--- kernel=A"), "{out}");
+    for args in [
+        &["show", "host=x"][..],
+        &["env", "show", "host=x"],
+        &["env", "diff", "host=x", "kernel=B"],
+    ] {
+        assert_one_line_error(vernier(&db).args(args), "matches 2 sessions");
+    }
+}
+
+#[test]
+fn options_that_do_nothing_in_a_mode_are_errors() {
+    let (_dir, db) = database();
+    for flag in [
+        &["--series", "stat.ctxt"][..],
+        &["--monitors"],
+        &["--histogram"],
+    ] {
+        assert_one_line_error(
+            vernier(&db).args(["show", "--format", "json"]).args(flag),
+            "--format json",
+        );
+    }
+}
+
+#[test]
+fn system_reset_lists_restored_values_in_the_order_and_direction_restored() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    std::fs::create_dir_all(state.join("vernier")).unwrap();
+    let (first, second) = (dir.path().join("first"), dir.path().join("second"));
+    std::fs::write(&first, "5\n").unwrap();
+    std::fs::write(&second, "on\n").unwrap();
+    let change = |path: &Path, previous: &str, value: &str| vernier_setup::Change::WriteFile {
+        plugin: "sysctl".into(),
+        path: path.to_path_buf(),
+        previous: previous.into(),
+        value: value.into(),
+    };
+    let mut record = vernier_setup::RestoreRecord::new(vec![
+        change(&first, "1", "5"),
+        change(&second, "off", "on"),
+    ]);
+    // Written by a process that has exited.
+    let mut child = std::process::Command::new("true").spawn().unwrap();
+    record.pid = child.id();
+    child.wait().unwrap();
+    std::fs::write(
+        state.join("vernier/restore.json"),
+        serde_json::to_vec(&record).unwrap(),
+    )
+    .unwrap();
+    let (code, out, err) = output(
+        vernier(&dir.path().join("results.db"))
+            .env("XDG_STATE_HOME", &state)
+            .args(["system", "reset"]),
+    );
+    assert_eq!(code, Some(0), "{err}");
+    let restored: Vec<&str> = out.lines().filter(|l| l.starts_with("restored")).collect();
+    assert_eq!(
+        restored,
+        [
+            format!("restored: {}: on -> off", second.display()),
+            format!("restored: {}: 5 -> 1", first.display()),
+        ],
+        "{out}"
+    );
+    assert_eq!(std::fs::read_to_string(&first).unwrap().trim(), "1");
+    assert_eq!(std::fs::read_to_string(&second).unwrap().trim(), "off");
+}
