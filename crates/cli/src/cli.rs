@@ -359,10 +359,16 @@ fn parse_seconds(text: &str) -> Result<f64, String> {
 
 /// `key=value` with a non-empty key, one line of printable text.
 fn parse_tag(text: &str) -> Result<(String, String), String> {
-    vernier_model::check_user_text("tag", text)?;
     match text.split_once('=') {
-        Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_string(), v.trim().to_string())),
-        _ => Err(format!("'{text}' is not KEY=VALUE")),
+        Some((k, v)) if !k.trim().is_empty() => {
+            vernier_model::check_user_text("tag key", k)?;
+            vernier_model::check_user_text("tag value", v)?;
+            Ok((k.trim().to_string(), v.trim().to_string()))
+        }
+        _ => {
+            vernier_model::check_user_text("tag", text)?;
+            Err(format!("'{text}' is not KEY=VALUE"))
+        }
     }
 }
 
