@@ -475,9 +475,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
         let roots = fixture::tree(root);
-        // Readable, writable for root by its mode, but every write fails with EIO.
+        // Readable and, by its mode, writable for its owner (root or not), but a write of
+        // "0" always fails: the identity map of the initial user namespace is already set,
+        // and a map is written only once (user_namespaces(7)).
         std::fs::remove_file(root.join(TM)).unwrap();
-        std::os::unix::fs::symlink("/proc/version", root.join(TM)).unwrap();
+        std::os::unix::fs::symlink("/proc/self/uid_map", root.join(TM)).unwrap();
         let plan = plan_setup(&["governor,sysctl:kernel.timer_migration=0"], &roots).unwrap();
         let record = root.join("r.json");
         let e = plan.apply(Some(&record)).unwrap_err();

@@ -524,19 +524,31 @@ mod tests {
     fn plans_every_plugin_on_a_fixture_tree() {
         let dir = tempfile::tempdir().unwrap();
         let roots = fixture::tree(dir.path());
+        // rt asks the running process for SCHED_FIFO, which root has and a normal user
+        // usually not; without it the refusal is checked instead.
+        let rt = if probe_fifo(50).is_ok() {
+            "rt"
+        } else {
+            eprintln!("skipped: planning rt needs SCHED_FIFO (root); checking the refusal");
+            let e = plan_setup(&["rt"], &roots).unwrap_err();
+            assert!(matches!(e, SetupError::Unavailable { .. }), "{e}");
+            "rt?"
+        };
         let plan = plan_setup(
             &[
                 "idle-gate,cooldown:seconds=1,governor,drop-caches,turbo,dma-latency",
-                "swap-reset:when=run,rt,pin:cpus=1,sysctl:kernel.timer_migration=0",
+                &format!("swap-reset:when=run,{rt},pin:cpus=1,sysctl:kernel.timer_migration=0"),
             ],
             &roots,
         )
         .unwrap();
-        assert!(plan.skipped.is_empty());
+        let skipped: Vec<&str> = plan.skipped.iter().map(|s| s.plugin.as_str()).collect();
+        let permitted = rt == "rt";
+        assert_eq!(skipped, if permitted { vec![] } else { vec!["rt"] });
         assert_eq!(
             plan.child,
             ChildSetup {
-                rt_priority: Some(50),
+                rt_priority: permitted.then_some(50),
                 cpus: Some(vec![1])
             }
         );
@@ -649,6 +661,10 @@ mod tests {
 
     #[test]
     fn child_setup_applies_in_a_thread() {
+        if probe_fifo(10).is_err() {
+            eprintln!("skipped: SCHED_FIFO needs root, CAP_SYS_NICE or RLIMIT_RTPRIO");
+            return;
+        }
         let online = vernier_sys::cpulist::online_cpus();
         let child = ChildSetup {
             rt_priority: Some(10),

@@ -81,14 +81,26 @@ fn proc_with_only(dir: &Path, path: &Path) -> Roots {
     }
 }
 
-fn is_root() -> bool {
+/// Whether this test can switch a swap file on and off: it needs root and the mkswap, swapon
+/// and swapoff tools. Says why when it cannot, so a skipped test never passes silently.
+fn usable() -> bool {
     // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: swapon and swapoff need root");
+        return false;
+    }
+    for tool in ["mkswap", "swapon", "swapoff"] {
+        if Command::new(tool).arg("--version").output().is_err() {
+            eprintln!("skipped: {tool} is not installed (util-linux)");
+            return false;
+        }
+    }
+    true
 }
 
 #[test]
 fn swap_reset_switches_areas_off_and_on_with_their_priority() {
-    if !is_root() {
+    if !usable() {
         return;
     }
     let swap = make_swap_file(Some(7));
@@ -134,7 +146,7 @@ fn swap_reset_switches_areas_off_and_on_with_their_priority() {
 
 #[test]
 fn swap_reset_keeps_a_kernel_assigned_priority_negative() {
-    if !is_root() {
+    if !usable() {
         return;
     }
     let swap = make_swap_file(None);
