@@ -9,14 +9,13 @@ use vernier_model::SessionStatus;
 use vernier_store::Store;
 
 use crate::cli::DeleteArgs;
-use crate::cmd::compare::resolve_selector;
 use crate::cmd::sessions::{describe, local_time};
 use crate::db;
 use crate::out::{outln, printable};
 
 pub fn delete(args: DeleteArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
     let mut store = db::open_existing_for_writing(db_arg)?;
-    let ids = resolve_selector(&store, &args.selector)?;
+    let ids = store.select(&args.selector)?;
     let sessions: Vec<_> = store
         .sessions()?
         .into_iter()

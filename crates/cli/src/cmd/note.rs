@@ -5,9 +5,9 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use vernier_model::check_user_text;
+use vernier_store::Store;
 
 use crate::cli::NoteArgs;
-use crate::cmd::compare::resolve_selector;
 use crate::db;
 use crate::out::outln;
 
@@ -15,7 +15,7 @@ pub fn note(args: NoteArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
     check_user_text("note", &args.text).map_err(anyhow::Error::msg)?;
     let note = Some(args.text.trim()).filter(|t| !t.is_empty());
     let mut store = db::open_existing_for_writing(db_arg)?;
-    let ids = resolve_selector(&store, &args.selector)?;
+    let ids = store.select(&args.selector)?;
     store.set_note(&ids, note)?;
     let done = if note.is_some() {
         "note set"

@@ -8,7 +8,6 @@ use vernier_model::SessionInfo;
 use vernier_store::Store;
 
 use crate::cli::SessionsArgs;
-use crate::cmd::compare::resolve_selector;
 use crate::db;
 use crate::out::{outln, printable};
 
@@ -34,7 +33,7 @@ pub fn sessions(args: SessionsArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
     let mut sessions = store.sessions()?;
     let total = sessions.len();
     if let Some(selector) = &args.selector {
-        let ids = resolve_selector(&store, selector)?;
+        let ids = store.select(selector)?;
         sessions.retain(|s| ids.contains(&s.id));
     }
     if total == 0 {

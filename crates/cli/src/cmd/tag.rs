@@ -8,7 +8,6 @@ use vernier_model::check_user_text;
 use vernier_store::Store;
 
 use crate::cli::TagArgs;
-use crate::cmd::compare::resolve_selector;
 use crate::db;
 use crate::out::{outln, printable};
 
@@ -33,7 +32,7 @@ pub fn tag(args: TagArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
         }
     }
     let mut store = db::open_existing_for_writing(db_arg)?;
-    let ids = resolve_selector(&store, &args.selector)?;
+    let ids = store.select(&args.selector)?;
     store.update_tags(&ids, &args.tags, &args.remove)?;
     for session in store.sessions()?.iter().filter(|s| ids.contains(&s.id)) {
         let tags: Vec<String> = session
