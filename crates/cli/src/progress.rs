@@ -1,7 +1,6 @@
 //! Renders engine events: a progress bar on a terminal, plain lines otherwise.
 
 use std::io::IsTerminal;
-use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
 use vernier_engine::stopping::Precision;
@@ -32,7 +31,8 @@ impl Progress {
                 ProgressStyle::with_template("{spinner} {prefix:.bold} {wide_msg}")
                     .unwrap_or_else(|_| ProgressStyle::default_spinner()),
             );
-            bar.enable_steady_tick(Duration::from_millis(200));
+            // No steady tick: a redraw thread waking every 200 ms during a measured run is
+            // foreign CPU in the run's contamination signal. The bar redraws on events only.
             Progress::Bar { bar, total: 0 }
         } else {
             Progress::Lines
