@@ -24,8 +24,10 @@ pub mod procfs;
 pub mod sampler;
 pub mod spec;
 
+use std::collections::HashSet;
 use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 pub use error::MonitorError;
 pub use sampler::RunSampler;
@@ -57,19 +59,65 @@ impl MonitorRoots {
     }
 }
 
+/// A metric name shared by all readings of the metric: cloning it counts a reference.
+pub type Metric = Arc<str>;
+
+/// The metric names of one monitor, each made once, when first seen, and then shared by every
+/// reading of it, so that a sample allocates no names. Composite names (`irq.<label>`) are
+/// formatted into a scratch buffer that keeps its capacity, and looked up there.
+#[derive(Debug, Default)]
+pub struct MetricNames {
+    names: HashSet<Metric>,
+    scratch: String,
+}
+
+impl MetricNames {
+    /// The shared name `name`.
+    pub fn get(&mut self, name: &str) -> Metric {
+        if let Some(m) = self.names.get(name) {
+            return Arc::clone(m);
+        }
+        let m: Metric = Arc::from(name);
+        self.names.insert(Arc::clone(&m));
+        m
+    }
+
+    /// The shared name that `args` formats to (`format_args!("irq.{label}")`).
+    pub fn format(&mut self, args: std::fmt::Arguments<'_>) -> Metric {
+        use std::fmt::Write;
+        let mut scratch = std::mem::take(&mut self.scratch);
+        scratch.clear();
+        // Writing into a String cannot fail.
+        let _ = scratch.write_fmt(args);
+        let m = self.get(&scratch);
+        self.scratch = scratch;
+        m
+    }
+
+    /// How many names have been made.
+    pub fn len(&self) -> usize {
+        self.names.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.names.is_empty()
+    }
+}
+
 /// One raw value read by a monitor. Counters are the kernel's cumulative values; the sampler
 /// stores them as the increase since the first sample of the run.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Reading {
-    /// Metric name, unit suffix included when the unit is not a plain count (`user_ns`).
-    pub metric: String,
+    /// Metric name, unit suffix included when the unit is not a plain count (`user_ns`);
+    /// monitors take it from their [`MetricNames`], so that sampling allocates no names.
+    pub metric: Metric,
     pub unit: &'static str,
     pub kind: SeriesKind,
     pub value: f64,
 }
 
 impl Reading {
-    pub fn counter(metric: impl Into<String>, unit: &'static str, value: f64) -> Self {
+    pub fn counter(metric: impl Into<Metric>, unit: &'static str, value: f64) -> Self {
         Reading {
             metric: metric.into(),
             unit,
@@ -78,7 +126,7 @@ impl Reading {
         }
     }
 
-    pub fn gauge(metric: impl Into<String>, unit: &'static str, value: f64) -> Self {
+    pub fn gauge(metric: impl Into<Metric>, unit: &'static str, value: f64) -> Self {
         Reading {
             metric: metric.into(),
             unit,
@@ -97,7 +145,9 @@ pub trait Monitor: Send {
     /// [`MonitorError::Unsupported`] means the whole monitor cannot work here.
     fn start(&mut self, child_pid: i32) -> Result<(), MonitorError>;
 
-    /// Appends the current readings to `out` (which the sampler reuses between samples).
+    /// Appends the current readings to `out` (which the sampler reuses between samples). Runs
+    /// on the sampler thread at every sample: it is to allocate nothing once the first sample
+    /// has made the monitor's names and buffers (see [`MetricNames`]).
     fn sample(&mut self, out: &mut Vec<Reading>) -> Result<(), MonitorError>;
 
     /// Parts of the monitor that are unsupported although the monitor works (one perf
@@ -158,6 +208,19 @@ pub fn top_movers(changes: &[(&str, f64)], top: usize, pinned: impl Fn(&str) -> 
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn metric_names_are_made_once_and_shared() {
+        let mut names = MetricNames::default();
+        let a = names.get("ctxt");
+        let b = names.get("ctxt");
+        assert!(Arc::ptr_eq(&a, &b));
+        let c = names.format(format_args!("irq.{}", 7));
+        let d = names.format(format_args!("irq.{}", 7));
+        assert!(Arc::ptr_eq(&c, &d));
+        assert_eq!(&*c, "irq.7");
+        assert_eq!(names.len(), 2);
+    }
 
     #[test]
     fn top_movers_per_group_plus_pinned() {

@@ -6,9 +6,9 @@ use std::path::PathBuf;
 use crate::perf::{PerfCounter, COUNTERS};
 use crate::procfs::{
     cpufreq_files, parse_interrupts, parse_pressure, parse_proc_stat, parse_scaling_cur_freq,
-    parse_schedstat, parse_slabinfo, visit_key_values,
+    parse_schedstat, parse_slabinfo, visit_interrupts, visit_key_values, visit_slabinfo,
 };
-use crate::{read_into, top_movers, Monitor, MonitorError, Reading};
+use crate::{read_into, top_movers, Metric, MetricNames, Monitor, MonitorError, Reading};
 
 /// Reads `path` into `buf` and parses it, mapping parse errors to the path.
 fn load<'b, T>(
@@ -30,6 +30,7 @@ pub struct StatMonitor {
     path: PathBuf,
     buf: String,
     ns_per_tick: f64,
+    names: MetricNames,
 }
 
 impl StatMonitor {
@@ -38,6 +39,7 @@ impl StatMonitor {
             path: proc_root.join("stat"),
             buf: buffer(),
             ns_per_tick: 1e9 / vernier_sys::clock::clock_ticks_per_second() as f64,
+            names: MetricNames::default(),
         }
     }
 }
@@ -65,21 +67,26 @@ impl Monitor for StatMonitor {
             ("steal_ns", c.steal),
         ] {
             out.push(Reading::counter(
-                metric,
+                self.names.get(metric),
                 "ns",
                 ticks as f64 * self.ns_per_tick,
             ));
         }
-        out.push(Reading::counter("ctxt", "count", s.ctxt as f64));
-        out.push(Reading::counter("intr", "count", s.intr as f64));
-        out.push(Reading::counter("processes", "count", s.processes as f64));
+        let n = &mut self.names;
+        out.push(Reading::counter(n.get("ctxt"), "count", s.ctxt as f64));
+        out.push(Reading::counter(n.get("intr"), "count", s.intr as f64));
+        out.push(Reading::counter(
+            n.get("processes"),
+            "count",
+            s.processes as f64,
+        ));
         out.push(Reading::gauge(
-            "procs_running",
+            n.get("procs_running"),
             "count",
             s.procs_running as f64,
         ));
         out.push(Reading::gauge(
-            "procs_blocked",
+            n.get("procs_blocked"),
             "count",
             s.procs_blocked as f64,
         ));
@@ -106,6 +113,8 @@ pub struct MeminfoMonitor {
     path: PathBuf,
     buf: String,
     missing: Vec<(String, String)>,
+    /// `<Field>_bytes` of each of [`MEMINFO_FIELDS`].
+    names: Vec<Metric>,
 }
 
 impl MeminfoMonitor {
@@ -114,6 +123,10 @@ impl MeminfoMonitor {
             path: proc_root.join("meminfo"),
             buf: buffer(),
             missing: Vec::new(),
+            names: MEMINFO_FIELDS
+                .iter()
+                .map(|f| Metric::from(format!("{f}_bytes")))
+                .collect(),
         }
     }
 }
@@ -144,8 +157,8 @@ impl Monitor for MeminfoMonitor {
     fn sample(&mut self, out: &mut Vec<Reading>) -> Result<(), MonitorError> {
         load(&self.path, &mut self.buf, |t| {
             visit_key_values(t, |k, v| {
-                if MEMINFO_FIELDS.contains(&k) {
-                    out.push(Reading::gauge(format!("{k}_bytes"), "bytes", v as f64));
+                if let Some(i) = MEMINFO_FIELDS.iter().position(|f| *f == k) {
+                    out.push(Reading::gauge(self.names[i].clone(), "bytes", v as f64));
                 }
             })
         })
@@ -169,6 +182,7 @@ pub fn vmstat_selected(name: &str) -> bool {
 pub struct VmstatMonitor {
     path: PathBuf,
     buf: String,
+    names: MetricNames,
 }
 
 impl VmstatMonitor {
@@ -176,6 +190,7 @@ impl VmstatMonitor {
         VmstatMonitor {
             path: proc_root.join("vmstat"),
             buf: buffer(),
+            names: MetricNames::default(),
         }
     }
 }
@@ -195,7 +210,7 @@ impl Monitor for VmstatMonitor {
         load(&self.path, &mut self.buf, |t| {
             visit_key_values(t, |k, v| {
                 if vmstat_selected(k) {
-                    out.push(Reading::counter(k, "count", v as f64));
+                    out.push(Reading::counter(self.names.get(k), "count", v as f64));
                 }
             })
         })
@@ -206,6 +221,7 @@ impl Monitor for VmstatMonitor {
 pub struct SchedstatMonitor {
     path: PathBuf,
     buf: String,
+    names: MetricNames,
 }
 
 impl SchedstatMonitor {
@@ -213,6 +229,7 @@ impl SchedstatMonitor {
         SchedstatMonitor {
             path: proc_root.join("schedstat"),
             buf: buffer(),
+            names: MetricNames::default(),
         }
     }
 }
@@ -246,7 +263,7 @@ impl Monitor for SchedstatMonitor {
             ("run_delay_ns", "ns", s.run_delay_ns),
             ("timeslices", "count", s.timeslices),
         ] {
-            out.push(Reading::counter(metric, unit, v as f64));
+            out.push(Reading::counter(self.names.get(metric), unit, v as f64));
         }
         Ok(())
     }
@@ -262,6 +279,7 @@ pub struct PressureMonitor {
     paths: Vec<(&'static str, PathBuf)>,
     buf: String,
     missing: Vec<(String, String)>,
+    names: MetricNames,
 }
 
 impl PressureMonitor {
@@ -271,6 +289,7 @@ impl PressureMonitor {
             paths: PSI_RESOURCES.iter().map(|r| (*r, dir.join(r))).collect(),
             buf: buffer(),
             missing: Vec::new(),
+            names: MetricNames::default(),
         }
     }
 }
@@ -309,12 +328,14 @@ impl Monitor for PressureMonitor {
             for (line, psi) in [("some", Some(p.some)), ("full", full)] {
                 let Some(psi) = psi else { continue };
                 out.push(Reading::gauge(
-                    format!("{resource}.{line}_avg10_pct"),
+                    self.names
+                        .format(format_args!("{resource}.{line}_avg10_pct")),
                     "pct",
                     psi.avg10,
                 ));
                 out.push(Reading::counter(
-                    format!("{resource}.{line}_total_us"),
+                    self.names
+                        .format(format_args!("{resource}.{line}_total_us")),
                     "us",
                     psi.total_us as f64,
                 ));
@@ -337,6 +358,7 @@ pub struct InterruptsMonitor {
     buf: String,
     top: usize,
     missing: Vec<(String, String)>,
+    names: MetricNames,
 }
 
 impl InterruptsMonitor {
@@ -347,6 +369,7 @@ impl InterruptsMonitor {
             buf: buffer(),
             top,
             missing: Vec::new(),
+            names: MetricNames::default(),
         }
     }
 }
@@ -378,18 +401,20 @@ impl Monitor for InterruptsMonitor {
         ];
         for (group, path) in files {
             let Some(path) = path else { continue };
-            let lines = load(path, &mut self.buf, parse_interrupts)?;
+            let names = &mut self.names;
             let mut total = 0u64;
-            for (name, count) in lines {
-                total = total.saturating_add(count);
-                out.push(Reading::counter(
-                    format!("{group}.{name}"),
-                    "count",
-                    count as f64,
-                ));
-            }
+            load(path, &mut self.buf, |text| {
+                visit_interrupts(text, |label, device, count| {
+                    total = total.saturating_add(count);
+                    let metric = match device {
+                        Some(device) => names.format(format_args!("{group}.{label}:{device}")),
+                        None => names.format(format_args!("{group}.{label}")),
+                    };
+                    out.push(Reading::counter(metric, "count", count as f64));
+                })
+            })?;
             out.push(Reading::counter(
-                format!("{group}_total"),
+                names.format(format_args!("{group}_total")),
                 "count",
                 total as f64,
             ));
@@ -413,6 +438,7 @@ pub struct SlabMonitor {
     path: PathBuf,
     buf: String,
     top: usize,
+    names: MetricNames,
 }
 
 impl SlabMonitor {
@@ -421,6 +447,7 @@ impl SlabMonitor {
             path: proc_root.join("slabinfo"),
             buf: String::with_capacity(64 * 1024),
             top,
+            names: MetricNames::default(),
         }
     }
 }
@@ -435,17 +462,23 @@ impl Monitor for SlabMonitor {
     }
 
     fn sample(&mut self, out: &mut Vec<Reading>) -> Result<(), MonitorError> {
-        let caches = load(&self.path, &mut self.buf, parse_slabinfo)?;
+        let names = &mut self.names;
         let mut bytes = 0u64;
-        for c in caches {
-            bytes = bytes.saturating_add(c.active_objs.saturating_mul(c.objsize));
-            out.push(Reading::gauge(
-                format!("active_objs.{}", c.name),
-                "count",
-                c.active_objs as f64,
-            ));
-        }
-        out.push(Reading::gauge("active_bytes", "bytes", bytes as f64));
+        load(&self.path, &mut self.buf, |text| {
+            visit_slabinfo(text, |c| {
+                bytes = bytes.saturating_add(c.active_objs.saturating_mul(c.objsize));
+                out.push(Reading::gauge(
+                    names.format(format_args!("active_objs.{}", c.name)),
+                    "count",
+                    c.active_objs as f64,
+                ));
+            })
+        })?;
+        out.push(Reading::gauge(
+            names.get("active_bytes"),
+            "bytes",
+            bytes as f64,
+        ));
         Ok(())
     }
 
@@ -456,7 +489,7 @@ impl Monitor for SlabMonitor {
 
 /// `perf`: the counters of [`COUNTERS`] for the run's child and its descendants.
 pub struct PerfMonitor {
-    counters: Vec<(&'static str, &'static str, PerfCounter)>,
+    counters: Vec<(Metric, &'static str, PerfCounter)>,
     missing: Vec<(String, String)>,
 }
 
@@ -488,7 +521,7 @@ impl Monitor for PerfMonitor {
         }
         for def in &COUNTERS {
             match PerfCounter::open(def, child_pid) {
-                Ok(c) => self.counters.push((def.metric, def.unit, c)),
+                Ok(c) => self.counters.push((Metric::from(def.metric), def.unit, c)),
                 Err(e) if e.is_unsupported() => {
                     self.missing.push((def.metric.to_string(), e.reason()));
                 }
@@ -505,7 +538,11 @@ impl Monitor for PerfMonitor {
 
     fn sample(&mut self, out: &mut Vec<Reading>) -> Result<(), MonitorError> {
         for (metric, unit, counter) in &self.counters {
-            out.push(Reading::counter(*metric, unit, counter.read()?.scaled()));
+            out.push(Reading::counter(
+                metric.clone(),
+                unit,
+                counter.read()?.scaled(),
+            ));
         }
         Ok(())
     }
@@ -519,7 +556,7 @@ impl Monitor for PerfMonitor {
 /// driver exists (Documentation/admin-guide/pm/cpufreq.rst).
 pub struct CpufreqMonitor {
     sys_root: PathBuf,
-    files: Vec<(String, PathBuf)>,
+    files: Vec<(Metric, PathBuf)>,
     buf: String,
 }
 
@@ -541,7 +578,7 @@ impl Monitor for CpufreqMonitor {
     fn start(&mut self, _child_pid: i32) -> Result<(), MonitorError> {
         self.files = cpufreq_files(&self.sys_root)?
             .into_iter()
-            .map(|(cpu, path)| (format!("cpu{cpu}_khz"), path))
+            .map(|(cpu, path)| (Metric::from(format!("cpu{cpu}_khz")), path))
             .collect();
         Ok(())
     }
@@ -549,7 +586,7 @@ impl Monitor for CpufreqMonitor {
     fn sample(&mut self, out: &mut Vec<Reading>) -> Result<(), MonitorError> {
         for (metric, path) in &self.files {
             let khz = load(path, &mut self.buf, parse_scaling_cur_freq)?;
-            out.push(Reading::gauge(metric.as_str(), "kHz", khz as f64));
+            out.push(Reading::gauge(metric.clone(), "kHz", khz as f64));
         }
         Ok(())
     }
@@ -571,7 +608,7 @@ mod tests {
 
     fn get<'a>(r: &'a [Reading], metric: &str) -> &'a Reading {
         r.iter()
-            .find(|x| x.metric == metric)
+            .find(|x| &*x.metric == metric)
             .unwrap_or_else(|| panic!("no {metric} in {r:?}"))
     }
 
@@ -614,7 +651,7 @@ mod tests {
         let r = sample_once(&mut PressureMonitor::new("/proc".into()));
         assert_eq!(r.len(), 10);
         assert_eq!(get(&r, "io.full_total_us").kind, SeriesKind::Counter);
-        assert!(r.iter().all(|x| x.metric != "cpu.full_avg10_pct"));
+        assert!(r.iter().all(|x| &*x.metric != "cpu.full_avg10_pct"));
 
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir(dir.path().join("pressure")).unwrap();

@@ -179,6 +179,24 @@ pub fn read_pressure(proc_root: &Path, resource: &str) -> Result<Pressure, Monit
 /// `<n>:<device>` after the last word of their description (the handler's name, which is
 /// stabler across boots than the number); the others (LOC, RES, ...) keep their label.
 pub fn parse_interrupts(text: &str) -> Result<Vec<(String, u64)>, String> {
+    let mut out = Vec::new();
+    visit_interrupts(text, |label, device, count| {
+        let name = match device {
+            Some(device) => format!("{label}:{device}"),
+            None => label.to_string(),
+        };
+        out.push((name, count));
+    })?;
+    Ok(out)
+}
+
+/// Calls `f(label, device, count)` for every line of /proc/interrupts or /proc/softirqs, as
+/// [`parse_interrupts`] names them (`device` only for numbered IRQs). Allocates nothing, so
+/// monitors can run it at every sample.
+pub fn visit_interrupts(
+    text: &str,
+    mut f: impl FnMut(&str, Option<&str>, u64),
+) -> Result<(), String> {
     let mut lines = text.lines();
     let cpus = lines
         .next()
@@ -189,7 +207,6 @@ pub fn parse_interrupts(text: &str) -> Result<Vec<(String, u64)>, String> {
         })
         .filter(|&n| n > 0)
         .ok_or("no CPU header line")?;
-    let mut out = Vec::new();
     for line in lines {
         let Some((label, rest)) = line.split_once(':') else {
             continue;
@@ -212,17 +229,14 @@ pub fn parse_interrupts(text: &str) -> Result<Vec<(String, u64)>, String> {
         if n == 0 {
             return Err(format!("no counts on line '{}'", line.trim()));
         }
-        let name = if label.bytes().all(|b| b.is_ascii_digit()) {
-            match words.last() {
-                Some(device) => format!("{label}:{device}"),
-                None => label.to_string(),
-            }
+        let device = if label.bytes().all(|b| b.is_ascii_digit()) {
+            words.last()
         } else {
-            label.to_string()
+            None
         };
-        out.push((name, sum));
+        f(label, device, sum);
     }
-    Ok(out)
+    Ok(())
 }
 
 pub fn read_interrupts(proc_root: &Path) -> Result<Vec<(String, u64)>, MonitorError> {
@@ -252,6 +266,30 @@ pub struct SlabCache {
 
 /// Parses /proc/slabinfo; only format version 2 (Linux >= 2.6.10) is understood.
 pub fn parse_slabinfo(text: &str) -> Result<Vec<SlabCache>, String> {
+    let mut out = Vec::new();
+    visit_slabinfo(text, |c| {
+        out.push(SlabCache {
+            name: c.name.to_string(),
+            active_objs: c.active_objs,
+            num_objs: c.num_objs,
+            objsize: c.objsize,
+        })
+    })?;
+    Ok(out)
+}
+
+/// One cache of /proc/slabinfo as [`visit_slabinfo`] sees it, borrowing its name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SlabCacheRef<'a> {
+    pub name: &'a str,
+    pub active_objs: u64,
+    pub num_objs: u64,
+    pub objsize: u64,
+}
+
+/// Calls `f` for every cache of /proc/slabinfo; see [`parse_slabinfo`]. Allocates nothing,
+/// so monitors can run it at every sample.
+pub fn visit_slabinfo(text: &str, mut f: impl FnMut(SlabCacheRef<'_>)) -> Result<(), String> {
     let mut lines = text.lines();
     let header = lines.next().ok_or("empty file")?;
     let version = header
@@ -261,20 +299,21 @@ pub fn parse_slabinfo(text: &str) -> Result<Vec<SlabCache>, String> {
     if !version.starts_with("2.") {
         return Err(format!("slabinfo version {version} is not known"));
     }
-    let mut out = Vec::new();
     for line in lines.filter(|l| !l.starts_with('#') && !l.trim().is_empty()) {
-        let w: Vec<&str> = line.split_whitespace().take(4).collect();
-        let [name, active, num, size] = w[..] else {
+        let mut w = line.split_whitespace();
+        let (Some(name), Some(active), Some(num), Some(size)) =
+            (w.next(), w.next(), w.next(), w.next())
+        else {
             return Err(format!("short line '{line}'"));
         };
-        out.push(SlabCache {
-            name: name.to_string(),
+        f(SlabCacheRef {
+            name,
             active_objs: number(active, "active_objs")?,
             num_objs: number(num, "num_objs")?,
             objsize: number(size, "objsize")?,
         });
     }
-    Ok(out)
+    Ok(())
 }
 
 pub fn read_slabinfo(proc_root: &Path) -> Result<Vec<SlabCache>, MonitorError> {
@@ -333,9 +372,18 @@ pub fn parse_schedstat(text: &str) -> Result<Schedstat, String> {
         if s.version == 0 {
             return Err("cpu line before the version line".into());
         }
-        let f: Vec<u64> = words.map(|w| number(w, key)).collect::<Result<_, _>>()?;
-        if f.len() < 9 {
-            return Err(format!("{key}: {} fields, expected 9", f.len()));
+        // The first nine fields, read without allocating (this runs at every sample).
+        let mut f = [0u64; 9];
+        let mut fields = 0;
+        for w in words {
+            let v = number(w, key)?;
+            if let Some(slot) = f.get_mut(fields) {
+                *slot = v;
+            }
+            fields += 1;
+        }
+        if fields < 9 {
+            return Err(format!("{key}: {fields} fields, expected 9"));
         }
         s.cpus += 1;
         s.yld_count += f[0];

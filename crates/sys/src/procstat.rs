@@ -32,14 +32,20 @@ pub fn parse_proc_stat_cpu(text: &str) -> Result<CpuTimes, String> {
         .lines()
         .find(|l| l.starts_with("cpu "))
         .ok_or("no aggregate 'cpu' line")?;
-    let fields: Vec<u64> = line
-        .split_whitespace()
-        .skip(1)
-        .map(|f| f.parse::<u64>().map_err(|_| format!("bad number '{f}'")))
-        .collect::<Result<_, _>>()?;
-    let get = |i: usize| fields.get(i).copied().unwrap_or(0);
-    if fields.len() < 4 {
-        return Err(format!("only {} fields on the cpu line", fields.len()));
+    // The first eight fields into an array: the monitors parse this at every sample, where
+    // nothing is to be allocated.
+    let mut fields = [0u64; 8];
+    let mut n = 0;
+    for f in line.split_whitespace().skip(1) {
+        let v = f.parse::<u64>().map_err(|_| format!("bad number '{f}'"))?;
+        if let Some(slot) = fields.get_mut(n) {
+            *slot = v;
+        }
+        n += 1;
+    }
+    let get = |i: usize| fields[i];
+    if n < 4 {
+        return Err(format!("only {n} fields on the cpu line"));
     }
     Ok(CpuTimes {
         user: get(0),
