@@ -12,6 +12,8 @@ use serde_json::Value;
 fn vernier(db: &Path) -> Command {
     let mut cmd = Command::cargo_bin("vernier").unwrap();
     cmd.arg("--db").arg(db).env_remove("VERNIER_DB");
+    // The system check's cache goes next to the database, not into the user's cache.
+    cmd.env("XDG_CACHE_HOME", db.parent().unwrap_or(db));
     cmd
 }
 
@@ -281,6 +283,26 @@ fn a_child_writing_more_than_a_pipe_buffer_to_stderr_completes() {
 }
 
 #[test]
+fn the_system_check_is_cached_in_the_user_cache_dir() {
+    if !Path::new("/proc/sys/kernel/random/boot_id").exists() {
+        eprintln!("skipped: no /proc/sys/kernel/random/boot_id to key the cache by");
+        return;
+    }
+    let (dir, db) = temp_db();
+    let cache = dir.path().join("vernier/system-check.json");
+    for _ in 0..2 {
+        vernier(&db)
+            .args(["run", "mock", "--warmup", "0", "--max-runs", "6", "--quiet"])
+            .assert()
+            .success();
+        let file: Value = serde_json::from_slice(&std::fs::read(&cache).unwrap()).unwrap();
+        let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap();
+        assert_eq!(file["key"]["boot_id"], boot.trim());
+        assert_eq!(file["key"]["window_ms"], 200);
+    }
+}
+
+#[test]
 fn list_shows_benchmarks_suites_and_options() {
     let (_dir, db) = temp_db();
     vernier(&db)
@@ -400,6 +422,7 @@ fn two_processes_write_one_database_at_once() {
         std::process::Command::new(&bin)
             .arg("--db")
             .arg(&db)
+            .env("XDG_CACHE_HOME", db.parent().unwrap())
             .args([
                 "run",
                 "mock:values=1/2/3/4",
@@ -444,6 +467,7 @@ fn interrupt_keeps_completed_runs() {
     let mut child = std::process::Command::new(&bin)
         .arg("--db")
         .arg(&db)
+        .env("XDG_CACHE_HOME", db.parent().unwrap())
         .args([
             "run",
             "yield:duration=0.2:workers=1",

@@ -31,7 +31,8 @@ impl Env {
         cmd.arg("--db")
             .arg(&self.db)
             .env_remove("VERNIER_DB")
-            .env("XDG_STATE_HOME", &self.state);
+            .env("XDG_STATE_HOME", &self.state)
+            .env("XDG_CACHE_HOME", &self.state);
         cmd
     }
 }
@@ -191,6 +192,7 @@ fn interrupted_session_restores_a_changed_sysctl() {
         .arg("--db")
         .arg(&e.db)
         .env("XDG_STATE_HOME", &e.state)
+        .env("XDG_CACHE_HOME", &e.state)
         .args([
             "run",
             "yield:duration=0.2:workers=1",

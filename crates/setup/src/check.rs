@@ -4,11 +4,20 @@
 //! finding or no finding, never into an error. Two checks sample over a short window
 //! ([`CheckOptions::window`]): steal time and CPU use per process. One measures: the cost of
 //! a cross-CPU wake-up, by a pipe ping-pong between two threads (like `perf bench sched pipe`).
+//!
+//! The sampled and measured checks take a quarter of a second, which `vernier run` would pay
+//! before every session. [`system_check_cached`] keeps their findings in a file keyed by the
+//! boot id and the check's inputs: the wake-up cost, a property of the machine and kernel, is
+//! measured once per boot; the window (steal time now, busy processes), a property of the
+//! moment, at most every [`SAMPLED_MAX_AGE`]. A finding taken from the cache says when it was
+//! measured.
 
 use std::collections::BTreeMap;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-use std::path::Path;
-use std::time::{Duration, Instant};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
 
 use vernier_model::finding::{Finding, Severity};
 use vernier_sys::procstat::{parse_proc_stat_cpu, CpuTimes};
@@ -62,20 +71,158 @@ pub fn system_check(roots: &Roots) -> Vec<Finding> {
 
 /// Lists the findings, most severe first (stable within a severity).
 pub fn system_check_with(roots: &Roots, options: &CheckOptions) -> Vec<Finding> {
+    assemble(roots, options, |ncpus| {
+        (
+            sampled_findings(roots, options, ncpus),
+            wakeup_findings(options),
+        )
+    })
+}
+
+/// How long [`system_check_cached`] reuses the findings of the sampling window.
+pub const SAMPLED_MAX_AGE: Duration = Duration::from_secs(600);
+
+/// [`system_check_with`], with the findings of the sampling window and the wake-up measurement
+/// taken from the cache file `cache` when it holds them for this boot and these inputs (the
+/// window's only while younger than [`SAMPLED_MAX_AGE`]), and stored there otherwise. Without a
+/// boot id it measures every time; a cache that cannot be read is measured anew, one that
+/// cannot be written is left as it is: the cache only saves time.
+pub fn system_check_cached(roots: &Roots, options: &CheckOptions, cache: &Path) -> Vec<Finding> {
+    let Some(boot_id) = read(&roots.proc_root.join("sys/kernel/random/boot_id")) else {
+        return system_check_with(roots, options);
+    };
+    let key = CacheKey {
+        boot_id: boot_id.trim().to_string(),
+        version: env!("CARGO_PKG_VERSION").to_string(),
+        proc_root: roots.proc_root.clone(),
+        sys_root: roots.sys_root.clone(),
+        cpus: vernier_sys::affinity::current_affinity().unwrap_or_default(),
+        window_ms: u64::try_from(options.window.as_millis()).unwrap_or(u64::MAX),
+        measure_wakeups: options.measure_wakeups,
+        round_trips: options.round_trips,
+        wakeup_ratio_warn: options.wakeup_ratio_warn,
+        busy_process_pct: options.busy_process_pct,
+    };
+    let now = unix_s();
+    let cached = std::fs::read(cache)
+        .ok()
+        .and_then(|bytes| serde_json::from_slice::<CacheFile>(&bytes).ok())
+        .filter(|c| c.key == key);
+    assemble(roots, options, |ncpus| {
+        let fresh = |at: u64, max_age: Option<Duration>| {
+            at <= now && max_age.is_none_or(|m| now - at <= m.as_secs())
+        };
+        let sampled_cached = cached
+            .as_ref()
+            .filter(|c| fresh(c.sampled_at_s, Some(SAMPLED_MAX_AGE)));
+        let wakeups_cached = cached.as_ref().filter(|c| fresh(c.wakeups_at_s, None));
+        let (sampled, sampled_at) = match sampled_cached {
+            Some(c) => (c.sampled.clone(), c.sampled_at_s),
+            None => (sampled_findings(roots, options, ncpus), now),
+        };
+        let (wakeups, wakeups_at) = match wakeups_cached {
+            Some(c) => (c.wakeups.clone(), c.wakeups_at_s),
+            None => (wakeup_findings(options), now),
+        };
+        if sampled_cached.is_none() || wakeups_cached.is_none() {
+            let file = CacheFile {
+                key: key.clone(),
+                sampled_at_s: sampled_at,
+                sampled: sampled.clone(),
+                wakeups_at_s: wakeups_at,
+                wakeups: wakeups.clone(),
+            };
+            let _ = write_cache(cache, &file);
+        }
+        let mark = |findings: Vec<Finding>, at: u64, how: &str| {
+            findings
+                .into_iter()
+                .map(|mut f| {
+                    f.detail = format!("{} [{how}; measured {} s ago]", f.detail, now - at);
+                    f
+                })
+                .collect::<Vec<_>>()
+        };
+        (
+            match sampled_cached {
+                Some(_) => mark(sampled, sampled_at, "cached"),
+                None => sampled,
+            },
+            match wakeups_cached {
+                Some(_) => mark(wakeups, wakeups_at, "cached for this boot"),
+                None => wakeups,
+            },
+        )
+    })
+}
+
+/// What the cached findings were measured with; any change measures anew.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct CacheKey {
+    boot_id: String,
+    version: String,
+    proc_root: PathBuf,
+    sys_root: PathBuf,
+    /// The CPUs this process may use: the ping-pong runs on the first two.
+    cpus: Vec<usize>,
+    window_ms: u64,
+    measure_wakeups: bool,
+    round_trips: u32,
+    wakeup_ratio_warn: f64,
+    busy_process_pct: f64,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+struct CacheFile {
+    key: CacheKey,
+    sampled_at_s: u64,
+    sampled: Vec<Finding>,
+    wakeups_at_s: u64,
+    wakeups: Vec<Finding>,
+}
+
+fn unix_s() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+/// Writes the cache through a temporary file renamed into place, so that a concurrent reader
+/// sees the old or the new file, never half of one.
+fn write_cache(path: &Path, file: &CacheFile) -> std::io::Result<()> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let tmp = path.with_extension(format!("tmp.{}", std::process::id()));
+    std::fs::write(&tmp, serde_json::to_vec(file)?)?;
+    std::fs::rename(&tmp, path).inspect_err(|_| {
+        let _ = std::fs::remove_file(&tmp);
+    })
+}
+
+/// Runs the instant checks and takes the sampled and measured findings from `measured`
+/// (called with the number of online CPUs), in the order of a full check.
+fn assemble(
+    roots: &Roots,
+    options: &CheckOptions,
+    measured: impl FnOnce(usize) -> (Vec<Finding>, Vec<Finding>),
+) -> Vec<Finding> {
     let mut findings = Vec::new();
     let online = vernier_sys::cpulist::read_online_cpus(&roots.sys_root).ok();
     let ncpus = online.as_ref().map(|c| c.len()).unwrap_or(1).max(1);
 
+    let (sampled, wakeups) = measured(ncpus);
     check_governor(roots, online.as_deref(), &mut findings);
     check_turbo(roots, &mut findings);
     check_virtualization(roots, &mut findings);
-    check_sampled(roots, options, ncpus, &mut findings);
+    findings.extend(sampled);
     check_swap(roots, &mut findings);
     check_load(roots, ncpus, &mut findings);
     check_sysctls_and_thp(roots, &mut findings);
     check_isolation(roots, &mut findings);
     if options.measure_wakeups {
-        check_wakeups(options, &mut findings);
+        findings.extend(wakeups);
     }
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 {
@@ -91,6 +238,20 @@ pub fn system_check_with(roots: &Roots, options: &CheckOptions) -> Vec<Finding> 
     }
     findings.sort_by_key(|f| std::cmp::Reverse(f.severity));
     findings
+}
+
+fn sampled_findings(roots: &Roots, options: &CheckOptions, ncpus: usize) -> Vec<Finding> {
+    let mut out = Vec::new();
+    check_sampled(roots, options, ncpus, &mut out);
+    out
+}
+
+fn wakeup_findings(options: &CheckOptions) -> Vec<Finding> {
+    let mut out = Vec::new();
+    if options.measure_wakeups {
+        check_wakeups(options, &mut out);
+    }
+    out
 }
 
 fn read(path: &Path) -> Option<String> {
@@ -670,6 +831,92 @@ mod tests {
         let load = findings.iter().find(|f| f.id == "high-load").unwrap();
         assert_eq!(load.severity, Severity::Warning);
         assert!(findings.windows(2).all(|w| w[0].severity >= w[1].severity));
+    }
+
+    #[test]
+    fn cached_findings_are_reused_for_the_same_boot_and_inputs_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let roots = fixture::tree(root);
+        write(root, "proc/sys/kernel/random/boot_id", "boot-a\n");
+        let cache = root.join("cache/vernier/system-check.json");
+        let options = CheckOptions {
+            round_trips: 20,
+            ..quick()
+        };
+        let load =
+            || -> CacheFile { serde_json::from_slice(&std::fs::read(&cache).unwrap()).unwrap() };
+        let save = |file: &CacheFile| std::fs::write(&cache, serde_json::to_vec(file).unwrap());
+        let detail = |findings: &[Finding], id: &str| {
+            findings
+                .iter()
+                .find(|f| f.id == id)
+                .map(|f| f.detail.clone())
+        };
+        // Marks what is in the cache, so that a reuse shows.
+        let plant = |sampled_age_s: u64| {
+            let mut file = load();
+            file.sampled = vec![Finding::new("steal", Severity::Info, "t", "planted")];
+            file.sampled_at_s = unix_s() - sampled_age_s;
+            file.wakeups = vec![Finding::new(
+                "cross-cpu-wakeup",
+                Severity::Info,
+                "t",
+                "planted",
+            )];
+            file.key.measure_wakeups = true;
+            save(&file).unwrap();
+        };
+        let wakeups_on = CheckOptions {
+            measure_wakeups: true,
+            ..options.clone()
+        };
+
+        let first = system_check_cached(&roots, &options, &cache);
+        assert!(detail(&first, "steal").unwrap().contains("since boot"));
+        assert_eq!(load().key.boot_id, "boot-a");
+
+        // Same boot, same inputs: both parts come from the cache and say so.
+        plant(0);
+        let again = system_check_cached(&roots, &wakeups_on, &cache);
+        let steal = detail(&again, "steal").unwrap();
+        assert!(steal.starts_with("planted [cached; measured"), "{steal}");
+        let wake = detail(&again, "cross-cpu-wakeup").unwrap();
+        assert!(wake.starts_with("planted [cached for this boot"), "{wake}");
+
+        // The window is measured anew once it is too old; the wake-up cost is kept.
+        plant(SAMPLED_MAX_AGE.as_secs() + 1);
+        let later = system_check_cached(&roots, &wakeups_on, &cache);
+        assert!(detail(&later, "steal").unwrap().contains("since boot"));
+        assert!(detail(&later, "cross-cpu-wakeup")
+            .unwrap()
+            .starts_with("planted"));
+        assert!(load().sampled_at_s + 5 >= unix_s());
+
+        // Other inputs, or another boot: everything is measured anew.
+        plant(0);
+        let other = CheckOptions {
+            round_trips: 30,
+            ..wakeups_on.clone()
+        };
+        let changed = system_check_cached(&roots, &other, &cache);
+        assert!(!detail(&changed, "steal").unwrap().starts_with("planted"));
+        assert_ne!(
+            detail(&changed, "cross-cpu-wakeup").as_deref(),
+            Some("planted")
+        );
+        plant(0);
+        write(root, "proc/sys/kernel/random/boot_id", "boot-b\n");
+        let rebooted = system_check_cached(&roots, &wakeups_on, &cache);
+        assert!(!detail(&rebooted, "steal").unwrap().starts_with("planted"));
+        assert_eq!(load().key.boot_id, "boot-b");
+
+        // No boot id: measured every time, nothing cached.
+        std::fs::remove_file(root.join("proc/sys/kernel/random/boot_id")).unwrap();
+        std::fs::remove_file(&cache).unwrap();
+        let unkeyed = system_check_cached(&roots, &options, &cache);
+        assert!(detail(&unkeyed, "steal").is_some());
+        assert!(!cache.exists());
     }
 
     #[test]

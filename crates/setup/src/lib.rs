@@ -38,7 +38,10 @@ mod spec;
 mod swap;
 mod tune;
 
-pub use check::{measure_ping_pong, system_check, system_check_with, CheckOptions, PingPong};
+pub use check::{
+    measure_ping_pong, system_check, system_check_cached, system_check_with, CheckOptions,
+    PingPong, SAMPLED_MAX_AGE,
+};
 pub use error::SetupError;
 pub use guard::{RunStepReport, SetupGuard};
 pub use plugins::{

@@ -92,14 +92,21 @@ pub fn run(args: RunArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
             environment.kernel_config_sha256 = None;
         }
     }
-    let findings = vernier_setup::system_check_with(
-        &roots.clone().into(),
-        &vernier_setup::CheckOptions {
-            window: std::time::Duration::from_millis(200),
-            round_trips: 500,
-            ..Default::default()
-        },
-    );
+    // The sampled and measured checks cost ~250 ms; their findings are cached per boot (the
+    // window's for a few minutes) so that short sessions do not pay that every time.
+    let check_options = vernier_setup::CheckOptions {
+        window: std::time::Duration::from_millis(200),
+        round_trips: 500,
+        ..Default::default()
+    };
+    let findings = match dirs::cache_dir() {
+        Some(dir) => vernier_setup::system_check_cached(
+            &roots.clone().into(),
+            &check_options,
+            &dir.join("vernier/system-check.json"),
+        ),
+        None => vernier_setup::system_check_with(&roots.clone().into(), &check_options),
+    };
 
     let interrupt = Arc::new(Interrupt::new());
     let cancel = Arc::new(AtomicBool::new(false));
