@@ -14,6 +14,8 @@ fn vernier(db: &Path) -> std::process::Command {
     cmd.arg("--db")
         .arg(db)
         .env_remove("VERNIER_DB")
+        // The system check's cache goes next to the database, not into the user's cache.
+        .env("XDG_CACHE_HOME", db.parent().unwrap_or(db))
         .stdin(Stdio::null());
     cmd
 }
