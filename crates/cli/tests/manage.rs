@@ -236,7 +236,7 @@ fn delete_asks_on_a_terminal() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(out.status.success(), "{stderr}");
         assert!(
-            stderr.contains("delete 1 session with all their runs? [y/N]"),
+            stderr.contains("delete 1 session with its runs and monitor data? [y/N]"),
             "{stderr}"
         );
         assert_eq!(

@@ -48,7 +48,11 @@ pub fn delete(args: DeleteArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
                 printable(&describe(s))
             )?;
         }
-        write!(stderr, "delete {count} with all their runs? [y/N] ")?;
+        write!(
+            stderr,
+            "delete {count} with {} runs and monitor data? [y/N] ",
+            if sessions.len() == 1 { "its" } else { "their" }
+        )?;
         stderr.flush()?;
         let mut answer = String::new();
         std::io::stdin()
