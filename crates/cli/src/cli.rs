@@ -38,7 +38,23 @@ pub fn command() -> clap::Command {
             })
             .mut_subcommands(hyphen_values)
     }
-    hyphen_values(<Cli as clap::CommandFactory>::command())
+    hyphen_values(<Cli as clap::CommandFactory>::command()).mut_subcommand("run", |run| {
+        // The lists of plugins and monitors with their options, from their registries.
+        run.mut_arg("setup", |a| {
+            let short = a.get_help().map(ToString::to_string).unwrap_or_default();
+            a.long_help(format!(
+                "{short}\n\n{}",
+                crate::cmd::list::setup_text(true).trim_end()
+            ))
+        })
+        .mut_arg("monitors", |a| {
+            let short = a.get_help().map(ToString::to_string).unwrap_or_default();
+            a.long_help(format!(
+                "{short}\n\n{}",
+                crate::cmd::list::monitor_text(true).trim_end()
+            ))
+        })
+    })
 }
 
 /// Parses the process arguments with [`command`].
@@ -75,6 +91,17 @@ pub enum Command {
     Export(ExportArgs),
     /// Read an export file, or hyperfine's --export-json output, into the database
     Import(ImportArgs),
+    /// Print a shell completion script, e.g. `vernier completions bash > /etc/bash_completion.d/vernier`
+    Completions {
+        #[arg(value_enum, value_name = "SHELL")]
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page (roff), of vernier or of one command: `vernier man | man -l -`
+    Man {
+        /// A command, e.g. `run`, for its own page
+        #[arg(value_name = "COMMAND")]
+        command: Option<String>,
+    },
     /// Runs one measurement in a fresh process (used by `run`)
     #[command(name = "__child", hide = true)]
     Child,

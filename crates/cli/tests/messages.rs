@@ -251,3 +251,62 @@ fn system_reset_lists_restored_values_in_the_order_and_direction_restored() {
     assert_eq!(std::fs::read_to_string(&first).unwrap().trim(), "1");
     assert_eq!(std::fs::read_to_string(&second).unwrap().trim(), "off");
 }
+
+#[test]
+fn list_and_help_show_setup_and_monitor_options() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.db");
+    let (code, list, _) = output(vernier(&db).args(["list", "-v"]));
+    assert_eq!(code, Some(0));
+    let (code, help, _) = output(vernier(&db).args(["run", "--help"]));
+    assert_eq!(code, Some(0));
+    for text in [&list, &help] {
+        for expected in [
+            "idle-gate",
+            "threshold",
+            "cooldown",
+            "timeout",
+            "priority",
+            "cpus",
+            "interrupts",
+            "top",
+            "interval=SECONDS",
+        ] {
+            assert!(text.contains(expected), "'{expected}' missing: {text}");
+        }
+    }
+    assert!(!db.exists());
+}
+
+#[test]
+fn completions_and_manual_pages_come_from_the_command_line_definition() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.db");
+    for (shell, expected) in [
+        ("bash", "_vernier()"),
+        ("zsh", "#compdef vernier"),
+        ("fish", "complete -c vernier"),
+    ] {
+        let (code, out, err) = output(vernier(&db).args(["completions", shell]));
+        assert_eq!(code, Some(0), "{shell}: {err}");
+        assert!(out.contains(expected), "{shell}");
+        assert!(
+            out.contains("compare") && out.contains("interleave"),
+            "{shell}"
+        );
+    }
+    assert_one_line_error(vernier(&db).args(["completions", "cmd"]), "possible values");
+    let (code, page, _) = output(vernier(&db).arg("man"));
+    assert_eq!(code, Some(0));
+    assert!(page.contains(".TH vernier 1"), "{page}");
+    assert!(page.contains("compare"), "{page}");
+    let (code, page, _) = output(vernier(&db).args(["man", "run"]));
+    assert_eq!(code, Some(0));
+    assert!(
+        page.contains(".TH vernier\\-run 1") || page.contains(".TH vernier-run 1"),
+        "{page}"
+    );
+    assert!(page.contains("idle\\-gate"), "{page}");
+    assert_one_line_error(vernier(&db).args(["man", "bogus"]), "no command 'bogus'");
+    assert!(!db.exists());
+}

@@ -45,8 +45,8 @@ pub use check::{
 pub use error::SetupError;
 pub use guard::{RunStepReport, SetupGuard};
 pub use plugins::{
-    apply_in_child, plan_setup, ChildSetup, PlannedStep, SetupPlan, Skipped, Step, When,
-    PLUGIN_NAMES,
+    apply_in_child, plan_setup, ChildSetup, PlannedStep, PluginHelp, SetupPlan, Skipped, Step,
+    When, PLUGIN_HELP, PLUGIN_NAMES,
 };
 pub use record::{restore_from_record, Change, RestoreRecord};
 pub use spec::{parse_setup_list, SetupSpec};

@@ -40,6 +40,96 @@ pub const PLUGIN_NAMES: &[&str] = &[
     "sysctl",
 ];
 
+/// A setup plugin as `vernier list -v` and `vernier run --help` describe it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PluginHelp {
+    pub name: &'static str,
+    pub help: &'static str,
+    /// Each option with what it means, its default and its range.
+    pub options: &'static [(&'static str, &'static str)],
+}
+
+/// The help of every plugin, in [`PLUGIN_NAMES`] order; a test checks it names the options
+/// [`plan_setup`] accepts and no others.
+pub const PLUGIN_HELP: &[PluginHelp] = &[
+    PluginHelp {
+        name: "drop-caches",
+        help: "sync, then drop the page cache, dentries and inodes before every run (root)",
+        options: &[],
+    },
+    PluginHelp {
+        name: "swap-reset",
+        help: "swapoff and swapon every active swap area, emptying swap (root)",
+        options: &[("when", "session (once, default) or run (before every run)")],
+    },
+    PluginHelp {
+        name: "cooldown",
+        help: "pause before every run, and wait for the load average to fall",
+        options: &[
+            (
+                "seconds",
+                "pause in seconds, 0 to 86400 (default 5, or 0 with load)",
+            ),
+            (
+                "load",
+                "then wait until the 1-minute load average is below this",
+            ),
+            (
+                "timeout",
+                "longest wait for the load, seconds (default 300)",
+            ),
+        ],
+    },
+    PluginHelp {
+        name: "idle-gate",
+        help: "before every run, wait until the CPUs are idle",
+        options: &[
+            (
+                "threshold",
+                "busy percent of all CPUs that counts as idle, 0 to 100 (default 5)",
+            ),
+            (
+                "window",
+                "measuring window, milliseconds, 10 to 60000 (default 250)",
+            ),
+            ("timeout", "longest wait, seconds (default 60)"),
+        ],
+    },
+    PluginHelp {
+        name: "governor",
+        help: "set the cpufreq governor of every online CPU for the session (root)",
+        options: &[("governor", "the governor (default performance)")],
+    },
+    PluginHelp {
+        name: "turbo",
+        help: "switch turbo/boost off for the session (intel_pstate no_turbo or cpufreq boost)",
+        options: &[],
+    },
+    PluginHelp {
+        name: "dma-latency",
+        help: "hold a PM QoS CPU latency request (/dev/cpu_dma_latency) for the session",
+        options: &[(
+            "us",
+            "the latency limit in microseconds (default 0: no deep C-states)",
+        )],
+    },
+    PluginHelp {
+        name: "rt",
+        help: "run the benchmark under SCHED_FIFO",
+        options: &[("priority", "the real-time priority, 1 to 99 (default 50)")],
+    },
+    PluginHelp {
+        name: "pin",
+        help: "pin the benchmark to CPUs (required option)",
+        options: &[("cpus", "a CPU list such as 1 or 0,2-3, all online")],
+    },
+    PluginHelp {
+        name: "sysctl",
+        help: "set sysctls for the session: sysctl:NAME=VALUE[:NAME=VALUE...] (root)",
+        options: &[],
+    },
+];
+
 /// When a step is applied.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -623,6 +713,13 @@ mod tests {
         ));
         assert_eq!(PLUGIN_NAMES.len(), PLUGINS.len());
         assert!(PLUGINS.iter().zip(PLUGIN_NAMES).all(|((a, _), b)| a == b));
+        // The help names the same plugins and options, in the same order.
+        assert_eq!(PLUGIN_HELP.len(), PLUGINS.len());
+        for (help, (name, options)) in PLUGIN_HELP.iter().zip(PLUGINS) {
+            assert_eq!(help.name, *name);
+            let helped: Vec<&str> = help.options.iter().map(|(o, _)| *o).collect();
+            assert_eq!(helped, *options, "{name}");
+        }
     }
 
     #[test]

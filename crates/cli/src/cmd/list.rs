@@ -1,12 +1,13 @@
-//! `vernier list`: benchmarks and suites.
+//! `vernier list`: benchmarks, suites, setup plugins and monitors.
 
+use std::fmt::Write as _;
 use std::process::ExitCode;
 
 use anyhow::Result;
 use vernier_engine::suite::suites;
 
 use crate::cli::ListArgs;
-use crate::out::outln;
+use crate::out::{out, outln};
 
 pub fn list(args: ListArgs) -> Result<ExitCode> {
     let online = vernier_sys::cpulist::online_cpus().len() as u32;
@@ -63,5 +64,54 @@ pub fn list(args: ListArgs) -> Result<ExitCode> {
             }
         }
     }
+    outln!("\nSetup plugins (--setup NAME[?][:OPTION=VALUE]...):");
+    out!("{}", setup_text(args.verbose));
+    outln!("\nMonitors (--monitor NAME[:OPTION=VALUE]...,...):");
+    out!("{}", monitor_text(args.verbose));
     Ok(ExitCode::SUCCESS)
+}
+
+/// The setup plugins, one per line, each with its options when `verbose`; also the long help of
+/// `run --setup`.
+pub fn setup_text(verbose: bool) -> String {
+    let mut text = String::new();
+    for p in vernier_setup::PLUGIN_HELP {
+        let _ = writeln!(text, "  {:<12} {}", p.name, p.help);
+        if verbose {
+            for (option, help) in p.options {
+                let _ = writeln!(text, "               {option:<10} {help}");
+            }
+        }
+    }
+    text
+}
+
+/// The monitors, one per line, each with its options when `verbose`; also the long help of
+/// `run --monitor`.
+pub fn monitor_text(verbose: bool) -> String {
+    use vernier_monitor::spec::{DEFAULT_INTERVAL_MS, DEFAULT_TOP, MIN_INTERVAL_MS, MONITORS};
+    let mut text = String::new();
+    for m in MONITORS.iter() {
+        let default = if m.default { "" } else { " (not in default)" };
+        let _ = writeln!(text, "  {:<12} {}{default}", m.name, m.description);
+        if verbose {
+            for option in m.options {
+                let help = match *option {
+                    "top" => format!("series kept, the top movers (default {DEFAULT_TOP})"),
+                    other => format!("see docs for '{other}'"),
+                };
+                let _ = writeln!(text, "               {option:<10} {help}");
+            }
+        }
+    }
+    if verbose {
+        let _ = writeln!(
+            text,
+            "  every monitor takes interval=SECONDS between samples, at least {} (default {})",
+            MIN_INTERVAL_MS as f64 / 1000.0,
+            DEFAULT_INTERVAL_MS as f64 / 1000.0
+        );
+    }
+    text.push_str("  default, all, none: the default set, every monitor, no monitor\n");
+    text
 }

@@ -3,10 +3,11 @@
 mod child;
 mod compare;
 mod delete;
+mod docs;
 mod env;
 mod export;
 mod import;
-mod list;
+pub mod list;
 mod note;
 mod run;
 mod sessions;
@@ -35,6 +36,8 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::Compare(args) => compare::compare(args, db),
         Command::Export(args) => export::export(args, db),
         Command::Import(args) => import::import(args, db),
+        Command::Completions { shell } => docs::completions(shell),
+        Command::Man { command } => docs::man(command.as_deref()),
         Command::Child => Ok(child::child()),
     }
 }
