@@ -125,7 +125,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "FRACTION", value_parser = parse_fraction)]
     pub target: Option<f64>,
 
-    /// Minimum measured runs per configuration [default: 6]
+    /// Minimum measured runs per configuration, unless --max-time ends it first [default: 6]
     #[arg(long, value_name = "N")]
     pub min_runs: Option<u32>,
 
@@ -133,11 +133,13 @@ pub struct RunArgs {
     #[arg(long, value_name = "N")]
     pub max_runs: Option<u32>,
 
-    /// Minimum measured time per configuration, seconds [default: 0]
+    /// Minimum measured time per configuration, unless --max-time ends it first, seconds
+    /// [default: 0]
     #[arg(long, value_name = "SECONDS")]
     pub min_time: Option<f64>,
 
-    /// Maximum time per configuration including warmups, seconds [default: 60]
+    /// Maximum time per configuration including warmups and setup waits, seconds; a bound
+    /// that wins over --min-runs and --min-time [default: 60]
     #[arg(long, value_name = "SECONDS")]
     pub max_time: Option<f64>,
 
@@ -145,6 +147,10 @@ pub struct RunArgs {
     /// configuration's longest run, 10x its duration option + 60, at least 60; 600 at first]
     #[arg(long, value_name = "SECONDS", value_parser = parse_seconds)]
     pub run_timeout: Option<f64>,
+    /// The stopping rule's interval: confidence-sequence (anytime-valid) or fixed-n (the old
+    /// rule, for measuring its coverage) [default: confidence-sequence]
+    #[arg(long, value_name = "RULE", hide = true)]
+    pub stopping_rule: Option<vernier_model::StoppingRule>,
 
     /// Run the configurations in randomized rounds, so slow drift spreads over all of them
     #[arg(long)]

@@ -17,7 +17,27 @@ pub enum Progress {
 fn precision_text(p: &Precision, target: f64) -> String {
     match p.relative_half_width {
         Some(w) => format!("CI ±{} (target {})", pct(w), pct(target)),
-        None => format!("CI needs 6 runs (target {})", pct(target)),
+        None => format!("no CI yet (target {})", pct(target)),
+    }
+}
+
+/// Setup waits (idle gate, cooldown), when there were any: this run's and the configuration's.
+fn waits_text(waited_s: f64, waits_s: f64) -> String {
+    if waits_s > 0.0 {
+        format!(
+            "  waited {} (setup waits {})",
+            duration_s(waited_s),
+            duration_s(waits_s)
+        )
+    } else {
+        String::new()
+    }
+}
+
+fn warning_text(position: Option<usize>, message: &str) -> String {
+    match position {
+        Some(p) => format!("warning: [{}] {message}", p + 1),
+        None => format!("warning: {message}"),
     }
 }
 
@@ -41,7 +61,12 @@ impl Progress {
 
     pub fn handle(&mut self, event: &Event) {
         match self {
-            Progress::Quiet => {}
+            Progress::Quiet => {
+                // Conflicting bounds matter even without progress output.
+                if let Event::Warning { position, message } = event {
+                    eprintln!("{}", warning_text(*position, message));
+                }
+            }
             Progress::Lines => {
                 if let Some(line) = line(event) {
                     println!("{line}");
@@ -62,19 +87,28 @@ impl Progress {
                     unit,
                     precision,
                     target,
+                    waited_s,
+                    waits_s,
                     eta_s,
                 } => {
                     bar.set_prefix(format!("[{}/{}] {label}", position + 1, total));
                     let kind = if *warmup { "warmup" } else { "run" };
                     bar.set_message(format!(
-                        "{kind} {}: {} {unit}  {}  ETA {}",
+                        "{kind} {}: {} {unit}  {}{}  ETA {}",
                         index + 1,
                         sig(*value, 4),
                         precision_text(precision, *target),
+                        waits_text(*waited_s, *waits_s),
                         duration_s(*eta_s)
                     ));
                 }
-                Event::ConfigurationFinished { .. } => {
+                Event::RunPreparing { index, .. } => {
+                    bar.set_message(format!(
+                        "run {}: setup before the run (idle gate, cooldown may wait)",
+                        index + 1
+                    ));
+                }
+                Event::ConfigurationFinished { .. } | Event::Warning { .. } => {
                     if let Some(line) = line(event) {
                         bar.println(line);
                     }
@@ -97,6 +131,8 @@ fn line(event: &Event) -> Option<String> {
         Event::ConfigurationStarted { position, label } => {
             Some(format!("[{}] {label}", position + 1))
         }
+        Event::Warning { position, message } => Some(warning_text(*position, message)),
+        Event::RunPreparing { .. } => None,
         Event::RunFinished {
             position,
             warmup,
@@ -105,15 +141,18 @@ fn line(event: &Event) -> Option<String> {
             unit,
             precision,
             target,
+            waited_s,
+            waits_s,
             eta_s,
             ..
         } => Some(format!(
-            "[{}] {} {}: {} {unit}  {}  ETA {}",
+            "[{}] {} {}: {} {unit}  {}{}  ETA {}",
             position + 1,
             if *warmup { "warmup" } else { "run" },
             index + 1,
             sig(*value, 4),
             precision_text(precision, *target),
+            waits_text(*waited_s, *waits_s),
             duration_s(*eta_s)
         )),
         Event::ConfigurationFinished {
@@ -123,11 +162,12 @@ fn line(event: &Event) -> Option<String> {
             precision,
             unit,
             error,
+            reachable,
             ..
         } => Some(match error {
             Some(e) => format!("[{}] {label}: failed: {e}", position + 1),
             None => format!(
-                "[{}] {label}: {} runs, median {} {unit}, {} ({reason})",
+                "[{}] {label}: {} runs, median {} {unit}, {} ({reason}{})",
                 position + 1,
                 precision.n,
                 precision
@@ -138,8 +178,82 @@ fn line(event: &Event) -> Option<String> {
                     .relative_half_width
                     .map(|w| format!("CI ±{}", pct(w)))
                     .unwrap_or_else(|| "no CI".into()),
+                reachable
+                    .map(|r| format!(
+                        ": the target is out of reach, the budget reaches about ±{}",
+                        pct(r)
+                    ))
+                    .unwrap_or_default(),
             ),
         }),
         Event::SessionFinished { status, .. } => Some(format!("session {status}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run_finished(waited_s: f64, waits_s: f64, eta_s: f64) -> Event {
+        Event::RunFinished {
+            position: 0,
+            label: "mock".into(),
+            warmup: false,
+            index: 4,
+            value: 1.5,
+            unit: "s".into(),
+            precision: Precision {
+                n: 5,
+                median: Some(1.5),
+                ci: None,
+                relative_half_width: None,
+            },
+            target: 0.02,
+            waited_s,
+            waits_s,
+            eta_s,
+        }
+    }
+
+    #[test]
+    fn run_lines_show_setup_waits_and_the_eta() {
+        let quiet = line(&run_finished(0.0, 0.0, 12.0)).unwrap();
+        assert!(!quiet.contains("waited"), "{quiet}");
+        assert!(quiet.contains("ETA"), "{quiet}");
+        let waiting = line(&run_finished(60.0, 300.0, 120.0)).unwrap();
+        assert!(waiting.contains("waited 1 min 00 s"), "{waiting}");
+        assert!(waiting.contains("(setup waits 5 min 00 s)"), "{waiting}");
+        assert!(waiting.contains("ETA 2 min 00 s"), "{waiting}");
+    }
+
+    #[test]
+    fn warnings_and_unreachable_stops_are_explained() {
+        let w = line(&Event::Warning {
+            position: Some(1),
+            message: "--max-time wins".into(),
+        })
+        .unwrap();
+        assert_eq!(w, "warning: [2] --max-time wins");
+        let finished = line(&Event::ConfigurationFinished {
+            position: 0,
+            label: "fork".into(),
+            reason: vernier_model::StopReason::Unreachable,
+            converged: false,
+            reachable: Some(0.05),
+            precision: Precision {
+                n: 12,
+                median: Some(100.0),
+                ci: None,
+                relative_half_width: Some(0.1),
+            },
+            unit: "forks/s".into(),
+            error: None,
+        })
+        .unwrap();
+        assert!(
+            finished.contains("(unreachable: the target is out of reach"),
+            "{finished}"
+        );
+        assert!(finished.contains("±5"), "{finished}");
     }
 }

@@ -127,18 +127,23 @@ fn every_benchmark_runs_with_tiny_settings_and_is_stored() {
 #[test]
 fn stopping_rule_converges_on_scripted_values() {
     let (_dir, db) = temp_db();
-    // Runs 1-6 spread 10%; from run 7 the values cluster: at n = 9 the CI [x(2), x(8)] is
-    // [99, 101], 1% <= 2%.
+    // Runs 1-6 spread 10%; from run 7 the values cluster. The confidence sequence's interval
+    // is [x(1), x(n)] = [90, 110] up to n = 11 and [x(2), x(11)] = [99, 101] at n = 12.
     vernier(&db)
         .args([
             "run",
-            "mock:values=90/110/100/99/101/100/100/100/100/100",
+            "mock:values=90/110/100/99/101/100/100/100/100/100/100/100",
             "--quiet",
         ])
         .assert()
         .success();
     let c = &show_json(&db, "latest")[0];
-    assert_eq!(c["n"], 9);
+    assert_eq!(c["n"], 12);
+    assert_eq!(c["ci_method"], "confidence-sequence");
+    assert!(c["ci_meaning"]
+        .as_str()
+        .unwrap()
+        .contains("anytime-valid 95% confidence sequence"));
     assert_eq!(c["stop_reason"], "converged");
     assert_eq!(c["converged"], true);
     assert_eq!(c["median"], 100.0);
@@ -147,6 +152,45 @@ fn stopping_rule_converges_on_scripted_values() {
         (Some(99.0), Some(101.0))
     );
     assert_eq!(c["warmup_runs"], 1);
+    vernier(&db)
+        .args(["show"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "anytime-valid 95% confidence sequence",
+        ));
+
+    // The old rule, kept selectable: the fixed-n interval [x(2), x(8)] = [99, 101] stops it at
+    // n = 9, and show says what that interval is.
+    vernier(&db)
+        .args([
+            "run",
+            "mock:values=90/110/100/99/101/100/100/100/100/100",
+            "--stopping-rule",
+            "fixed-n",
+            "--quiet",
+        ])
+        .assert()
+        .success();
+    let c = &show_json(&db, "latest")[0];
+    assert_eq!(c["n"], 9);
+    assert_eq!(c["ci_method"], "fixed-n");
+    assert_eq!(
+        (c["ci_low"].as_f64(), c["ci_high"].as_f64()),
+        (Some(99.0), Some(101.0))
+    );
+}
+
+#[test]
+fn conflicting_bounds_are_warned_before_running() {
+    let (_dir, db) = temp_db();
+    vernier(&db)
+        .args(["run", "mock:values=1", "--max-runs", "6", "--quiet"])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains(
+            "warning: --max-runs 6 is below the 8 runs that the interval of the median needs",
+        ));
 }
 
 #[test]
@@ -207,7 +251,8 @@ fn sweeps_interleave_and_are_listed_in_sessions() {
     let rounds: i64 = conn
         .query_row("SELECT max(round) FROM runs", [], |r| r.get(0))
         .unwrap();
-    assert_eq!(rounds, 5, "six rounds of one measured run each");
+    // The interval needs 8 runs, so the constant values stop after 8 rounds.
+    assert_eq!(rounds, 7, "eight rounds of one measured run each");
     vernier(&db)
         .arg("sessions")
         .assert()

@@ -15,6 +15,18 @@ pub enum Event {
         position: usize,
         label: String,
     },
+    /// A conflict of the settings (at plan time, `position` None) or one that a
+    /// configuration's first run reveals; the bound that wins is named.
+    Warning {
+        position: Option<usize>,
+        message: String,
+    },
+    /// A measured run's setup (idle gate, cooldown) starts; it may wait.
+    RunPreparing {
+        position: usize,
+        /// Index of the measured run about to start, from 0.
+        index: u32,
+    },
     RunFinished {
         position: usize,
         label: String,
@@ -26,7 +38,11 @@ pub enum Event {
         /// Precision of the measured runs so far.
         precision: Precision,
         target: f64,
-        /// Estimated seconds left in the whole session.
+        /// Setup waits before this run, in seconds.
+        waited_s: f64,
+        /// Setup waits of the configuration so far, in seconds.
+        waits_s: f64,
+        /// Estimated seconds left in the whole session, setup waits included.
         eta_s: f64,
     },
     ConfigurationFinished {
@@ -34,6 +50,9 @@ pub enum Event {
         label: String,
         reason: StopReason,
         converged: bool,
+        /// When stopped as unreachable: the relative half-width the budget was projected to
+        /// reach.
+        reachable: Option<f64>,
         precision: Precision,
         unit: String,
         error: Option<String>,

@@ -119,6 +119,12 @@ pub fn run_session(
         session: session.id,
         configurations: plan.configurations.len(),
     });
+    for message in stopping::plan_warnings(settings) {
+        observer(&Event::Warning {
+            position: None,
+            message,
+        });
+    }
     let mut states = Vec::with_capacity(plan.configurations.len());
     for (position, planned) in plan.configurations.iter().enumerate() {
         let record = ConfigurationRecord {
@@ -270,6 +276,7 @@ impl Runner<'_> {
         let setup_steps = if warmup {
             Vec::new()
         } else {
+            (self.observer)(&Event::RunPreparing { position: i, index });
             match self.hooks.before_run() {
                 Ok(steps) => steps,
                 Err(_) if self.interrupt.is_requested() => {
@@ -319,15 +326,27 @@ impl Runner<'_> {
         record.values = values;
         self.store.add_run(state.record.id, &record)?;
         let wall_s = (outcome.ended_at_ns - outcome.started_at_ns) as f64 / 1e9;
+        // Setup waits (idle gate, cooldown) are part of what a run costs: they count against
+        // max-time and in the estimate of the next run.
+        let waited_s = record
+            .setup_steps
+            .iter()
+            .map(|st| st.waited_ms as f64 / 1e3)
+            .sum::<f64>();
         state.runs += 1;
-        state.elapsed.total_s += wall_s;
+        state.elapsed.total_s += wall_s + waited_s;
+        state.elapsed.waits_s += waited_s;
         if warmup {
             state.warmups_done += 1;
         } else {
             state.values.push(value);
             state.elapsed.measured_s += wall_s;
         }
-        state.elapsed.mean_run_s = state.elapsed.total_s / f64::from(state.runs);
+        state.elapsed.mean_run_s = if state.values.is_empty() {
+            state.elapsed.total_s / f64::from(state.runs)
+        } else {
+            (state.elapsed.measured_s + state.elapsed.waits_s) / state.values.len() as f64
+        };
         let event = Event::RunFinished {
             position: i,
             label: state.label.clone(),
@@ -335,11 +354,22 @@ impl Runner<'_> {
             index,
             value,
             unit: state.record.metric.unit.clone(),
-            precision: stopping::precision(&state.values),
+            precision: stopping::precision(&state.values, self.settings.stopping_rule),
             target: self.settings.target,
+            waited_s,
+            waits_s: state.elapsed.waits_s,
             eta_s: self.eta_s(states),
         };
         (self.observer)(&event);
+        let state = &states[i];
+        if !warmup && state.values.len() == 1 {
+            for message in stopping::run_warnings(1, state.elapsed, self.settings) {
+                (self.observer)(&Event::Warning {
+                    position: Some(i),
+                    message,
+                });
+            }
+        }
         Ok(true)
     }
 
@@ -354,7 +384,7 @@ impl Runner<'_> {
                 unknown += 1;
                 continue;
             }
-            let remaining = stopping::estimated_remaining_runs(&state.values, s);
+            let remaining = stopping::estimated_remaining_runs(&state.values, state.elapsed, s);
             let left = f64::from(remaining) * state.elapsed.mean_run_s;
             known.push(left.min((s.max_time_s - state.elapsed.total_s).max(0.0)));
         }
@@ -390,12 +420,16 @@ impl Runner<'_> {
         if let Some(e) = &error {
             self.failures.push((state.label.clone(), e.clone()));
         }
+        let reachable = (reason == StopReason::Unreachable)
+            .then(|| stopping::reachable_precision(&state.values, state.elapsed, self.settings))
+            .flatten();
         (self.observer)(&Event::ConfigurationFinished {
             position: i,
             label: state.label.clone(),
             reason,
             converged,
-            precision: stopping::precision(&state.values),
+            reachable,
+            precision: stopping::precision(&state.values, self.settings.stopping_rule),
             unit: state.record.metric.unit.clone(),
             error,
         });

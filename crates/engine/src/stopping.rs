@@ -1,13 +1,37 @@
-//! The stopping rule (PRODUCT.md, "Principles of accuracy"): estimate the median, take its
-//! distribution-free 95% CI from order statistics, and stop when the CI half-width relative to
-//! the median is at most the target, once the minimum runs and time are done. Otherwise stop at
-//! the maximum runs or time and record that the configuration did not converge.
+//! The stopping rule (PRODUCT.md, "Principles of accuracy"; docs/statistics.md): estimate the
+//! median and stop when its 95% interval is narrow enough relative to the median, within the
+//! bounds of runs and time.
+//!
+//! The interval is an anytime-valid confidence sequence (Howard and Ramdas, Bernoulli 2022;
+//! `vernier_stats::confidence_sequence`): it covers the median at every run count at once, so
+//! it stays valid at whatever run the rule stops, which a fixed-n interval checked after every
+//! run does not (optional stopping). The old fixed-n rule stays selectable
+//! ([`StoppingRule::FixedN`]) to measure that difference.
+//!
+//! Precedence of the bounds, first match wins after every measured run:
+//! 1. converged: the interval meets the target, once `min_runs` and `min_time` are done;
+//! 2. `max_runs` reached;
+//! 3. `max_time`: the next run (with its setup waits) would end past the time limit; this
+//!    wins over `min_runs` and `min_time`, so the time limit is a bound;
+//! 4. `min_runs` or `min_time` not done yet: continue;
+//! 5. unreachable (confidence sequence only): the target is out of reach within the runs and
+//!    time left, projected from the spread so far;
+//! 6. otherwise continue.
 
-use vernier_model::{Settings, StopReason};
-use vernier_stats::{median, median_ci, Interval};
+use vernier_model::{Settings, StopReason, StoppingRule};
+use vernier_stats::{median, median_ci, median_cs, median_cs_min_n, projected_median_cs, Interval};
 
 /// Confidence level of the stopping rule's interval.
 pub const LEVEL: f64 = 0.95;
+
+/// How much wider than the target the projected precision at the end of the budget must be
+/// before a configuration is declared unreachable: the projection comes from few runs, and a
+/// wrong "unreachable" costs the result its convergence. 1.5 in half-width is about 2.25 in
+/// runs.
+pub const UNREACHABLE_MARGIN: f64 = 1.5;
+
+/// Fewest measured runs on which the spread is projected (beside the rule's own minimum).
+pub const MIN_RUNS_PROJECTION: usize = 10;
 
 /// The precision reached so far.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -15,48 +39,69 @@ pub struct Precision {
     pub n: usize,
     pub median: Option<f64>,
     pub ci: Option<Interval>,
-    /// Half-width of the CI relative to the median; `None` while n is too small for a CI.
+    /// Half-width of the interval relative to the median; `None` while n is too small for one.
     pub relative_half_width: Option<f64>,
 }
 
-/// Computes the precision of a configuration's measured values.
-pub fn precision(values: &[f64]) -> Precision {
-    let median = median(values).ok();
-    let ci = median_ci(values, LEVEL).ok().flatten();
-    let relative_half_width = match (median, ci) {
+fn relative(median: Option<f64>, ci: Option<Interval>) -> Option<f64> {
+    match (median, ci) {
         (Some(m), Some(ci)) if m != 0.0 => Some(ci.relative_half_width(m)),
         (Some(_), Some(ci)) if ci.high == ci.low => Some(0.0),
         (Some(_), Some(_)) => Some(f64::INFINITY),
         _ => None,
-    };
+    }
+}
+
+/// The interval of the median that `rule` reports for `values`.
+pub fn interval(values: &[f64], rule: StoppingRule) -> Option<Interval> {
+    match rule {
+        StoppingRule::ConfidenceSequence => median_cs(values, LEVEL).ok().flatten(),
+        StoppingRule::FixedN => median_ci(values, LEVEL).ok().flatten(),
+    }
+}
+
+/// Fewest runs for which `rule` gives an interval at all (8 for the sequence, 6 fixed-n).
+pub fn min_runs_for_interval(rule: StoppingRule) -> u32 {
+    match rule {
+        StoppingRule::ConfidenceSequence => median_cs_min_n(LEVEL).map_or(8, |n| n as u32),
+        StoppingRule::FixedN => 6,
+    }
+}
+
+/// Computes the precision of a configuration's measured values.
+pub fn precision(values: &[f64], rule: StoppingRule) -> Precision {
+    let median = median(values).ok();
+    let ci = interval(values, rule);
     Precision {
         n: values.len(),
         median,
         ci,
-        relative_half_width,
+        relative_half_width: relative(median, ci),
     }
 }
 
 /// How long a configuration has taken so far.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Elapsed {
-    /// Wall time of the measured runs, in seconds.
+    /// Wall time of the measured runs, in seconds (what `min_time` counts).
     pub measured_s: f64,
-    /// Wall time of all its runs, warmups included, in seconds.
+    /// Setup waits before the measured runs (idle gate, cooldown), in seconds.
+    pub waits_s: f64,
+    /// Everything the configuration cost: warmups, measured runs and waits, in seconds (what
+    /// `max_time` bounds).
     pub total_s: f64,
-    /// Mean wall time of one run, the estimate of the next run's duration.
+    /// Cost of the next measured run, waits included: the mean over the measured runs so far
+    /// (over all runs before the first measured one).
     pub mean_run_s: f64,
 }
 
 /// Whether to run again. `None` means continue.
 pub fn decide(values: &[f64], elapsed: Elapsed, settings: &Settings) -> Option<StopReason> {
     let n = values.len() as u32;
-    if n < settings.min_runs {
-        return None;
-    }
-    let p = precision(values);
+    let floors_done = n >= settings.min_runs && elapsed.measured_s >= settings.min_time_s;
+    let p = precision(values, settings.stopping_rule);
     let precise = p.relative_half_width.is_some_and(|w| w <= settings.target);
-    if precise && elapsed.measured_s >= settings.min_time_s {
+    if precise && floors_done {
         return Some(StopReason::Converged);
     }
     if n >= settings.max_runs {
@@ -66,22 +111,158 @@ pub fn decide(values: &[f64], elapsed: Elapsed, settings: &Settings) -> Option<S
     if elapsed.total_s + elapsed.mean_run_s > settings.max_time_s {
         return Some(StopReason::MaxTime);
     }
+    if !floors_done {
+        return None;
+    }
+    if settings.stopping_rule == StoppingRule::ConfidenceSequence {
+        if let Some(reachable) = reachable_precision(values, elapsed, settings) {
+            if reachable > settings.target * UNREACHABLE_MARGIN {
+                return Some(StopReason::Unreachable);
+            }
+        }
+    }
     None
 }
 
-/// Estimated further runs until the target is met, assuming the CI narrows as 1/sqrt(n).
-pub fn estimated_remaining_runs(values: &[f64], settings: &Settings) -> u32 {
-    let n = values.len() as u32;
-    let floor = settings.min_runs.saturating_sub(n);
-    let needed = match precision(values).relative_half_width {
-        Some(w) if w.is_finite() && w > settings.target => {
-            let total = (f64::from(n) * (w / settings.target).powi(2)).ceil();
-            total.min(f64::from(settings.max_runs)) as u32
-        }
-        Some(_) => n,
-        None => settings.min_runs.max(6),
+/// The most measured runs the budget allows: `max_runs`, and the runs that fit in the time
+/// left at the cost of a run so far.
+pub fn budget_runs(n: usize, elapsed: Elapsed, settings: &Settings) -> usize {
+    let by_runs = settings.max_runs as usize;
+    let left_s = (settings.max_time_s - elapsed.total_s).max(0.0);
+    let by_time = if elapsed.mean_run_s > 0.0 {
+        n.saturating_add((left_s / elapsed.mean_run_s).floor().min(1e9) as usize)
+    } else {
+        by_runs
     };
-    needed.saturating_sub(n).max(floor)
+    by_runs.min(by_time).max(n)
+}
+
+/// The relative half-width the confidence sequence is projected to reach at the end of the
+/// budget ([`budget_runs`]), from the spread of the values so far; `None` before
+/// [`MIN_RUNS_PROJECTION`] runs or when no interval is projected.
+pub fn reachable_precision(values: &[f64], elapsed: Elapsed, settings: &Settings) -> Option<f64> {
+    if values.len() < MIN_RUNS_PROJECTION {
+        return None;
+    }
+    let budget = budget_runs(values.len(), elapsed, settings);
+    let projected = projected_median_cs(values, LEVEL, budget).ok().flatten()?;
+    relative(median(values).ok(), Some(projected))
+}
+
+/// Projected measured runs until the target is met (at most the budget): the smallest count
+/// at which the sequence's interval, projected from the spread so far, meets the target.
+fn runs_to_target(values: &[f64], budget: usize, settings: &Settings) -> usize {
+    let n = values.len();
+    if n < 2 {
+        return budget;
+    }
+    let m = median(values).ok();
+    if settings.stopping_rule == StoppingRule::FixedN {
+        // The old rule's own estimate: the interval narrows as 1/sqrt(n).
+        return match precision(values, settings.stopping_rule).relative_half_width {
+            Some(w) if w.is_finite() && w > settings.target => {
+                ((n as f64 * (w / settings.target).powi(2)).ceil() as usize).min(budget)
+            }
+            Some(_) => n,
+            None => budget.min(n.max(6)),
+        };
+    }
+    let meets = |k: usize| {
+        let ci = projected_median_cs(values, LEVEL, k).ok().flatten();
+        relative(m, ci).is_some_and(|w| w <= settings.target)
+    };
+    if !meets(budget) {
+        return budget;
+    }
+    // The projected width shrinks with the count: bisect for the first count that meets it.
+    let (mut lo, mut hi) = (n, budget);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if meets(mid) {
+            hi = mid;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    hi
+}
+
+/// Estimated further measured runs of a configuration: until the target is met (projected),
+/// at least until `min_runs` and `min_time` are done, never past the budget; none once the
+/// rule would stop.
+pub fn estimated_remaining_runs(values: &[f64], elapsed: Elapsed, settings: &Settings) -> u32 {
+    if decide(values, elapsed, settings).is_some() {
+        return 0;
+    }
+    let n = values.len();
+    let budget = budget_runs(n, elapsed, settings);
+    let mut needed = runs_to_target(values, budget, settings);
+    needed = needed.max(settings.min_runs as usize);
+    let per_run = if n > 0 {
+        elapsed.measured_s / n as f64
+    } else {
+        0.0
+    };
+    if elapsed.measured_s < settings.min_time_s && per_run > 0.0 {
+        let more = ((settings.min_time_s - elapsed.measured_s) / per_run).ceil() as usize;
+        needed = needed.max(n + more);
+    }
+    needed.min(budget).saturating_sub(n) as u32
+}
+
+/// Conflicts between the settings that are known before anything runs: each a warning line.
+pub fn plan_warnings(settings: &Settings) -> Vec<String> {
+    let mut warnings = Vec::new();
+    let needed = min_runs_for_interval(settings.stopping_rule);
+    if settings.max_runs < needed {
+        warnings.push(format!(
+            "--max-runs {} is below the {needed} runs that the interval of the median needs: \
+             no configuration can converge",
+            settings.max_runs
+        ));
+    }
+    if settings.min_time_s > 0.0 && settings.min_time_s >= settings.max_time_s * 0.9 {
+        warnings.push(format!(
+            "--min-time {} s is close to --max-time {} s: warmups and setup waits count \
+             against --max-time, which wins, so --min-time may not be reached",
+            settings.min_time_s, settings.max_time_s
+        ));
+    }
+    warnings
+}
+
+/// Conflicts that the first measured run reveals: `min_runs` or `min_time` that cannot fit in
+/// `max_time` at the cost of a run so far. `max_time` wins; the warning says so.
+pub fn run_warnings(n: usize, elapsed: Elapsed, settings: &Settings) -> Vec<String> {
+    let mut warnings = Vec::new();
+    if n == 0 || elapsed.mean_run_s <= 0.0 {
+        return warnings;
+    }
+    let budget = budget_runs(n, elapsed, settings);
+    if (settings.min_runs as usize) > budget && settings.max_runs as usize > budget {
+        warnings.push(format!(
+            "--min-runs {} at {:.3} s a run (setup waits included) needs about {:.0} s, more \
+             than --max-time {} s allows: --max-time wins, about {budget} runs",
+            settings.min_runs,
+            elapsed.mean_run_s,
+            elapsed.total_s + elapsed.mean_run_s * (settings.min_runs as usize - n) as f64,
+            settings.max_time_s
+        ));
+    }
+    if settings.min_time_s > 0.0 && elapsed.measured_s > 0.0 {
+        // Measured time grows by the run's own share of its cost.
+        let share = elapsed.measured_s / (elapsed.measured_s + elapsed.waits_s);
+        let reachable =
+            elapsed.measured_s + (settings.max_time_s - elapsed.total_s).max(0.0) * share;
+        if reachable < settings.min_time_s {
+            warnings.push(format!(
+                "--min-time {} s of measured runs does not fit in --max-time {} s with warmups \
+                 and setup waits ({:.1} s of waits so far): --max-time wins",
+                settings.min_time_s, settings.max_time_s, elapsed.waits_s
+            ));
+        }
+    }
+    warnings
 }
 
 #[cfg(test)]
@@ -95,13 +276,23 @@ mod tests {
             max_runs: 10,
             min_time_s: 0.0,
             max_time_s: 100.0,
+            stopping_rule: StoppingRule::FixedN,
             ..Settings::default()
+        }
+    }
+
+    fn cs() -> Settings {
+        Settings {
+            stopping_rule: StoppingRule::ConfidenceSequence,
+            max_runs: 100,
+            ..settings()
         }
     }
 
     fn elapsed(n: usize) -> Elapsed {
         Elapsed {
             measured_s: n as f64,
+            waits_s: 0.0,
             total_s: n as f64 + 1.0,
             mean_run_s: 1.0,
         }
@@ -121,9 +312,21 @@ mod tests {
             decide(&v, elapsed(6), &settings()),
             Some(StopReason::Converged)
         );
-        let p = precision(&v);
+        let p = precision(&v, StoppingRule::FixedN);
         assert_eq!(p.ci.map(|c| (c.low, c.high)), Some((99.0, 101.0)));
         assert!((p.relative_half_width.unwrap() - 0.01).abs() < 1e-12);
+    }
+
+    #[test]
+    fn the_sequence_needs_eight_runs_and_is_wider() {
+        let v = [100.0, 99.0, 101.0, 100.0, 100.5, 99.5];
+        assert_eq!(decide(&v, elapsed(6), &cs()), None, "no interval at n = 6");
+        assert_eq!(precision(&v, StoppingRule::ConfidenceSequence).ci, None);
+        assert_eq!(min_runs_for_interval(StoppingRule::ConfidenceSequence), 8);
+        let v8 = [100.0, 99.0, 101.0, 100.0, 100.5, 99.5, 100.2, 99.8];
+        let p = precision(&v8, StoppingRule::ConfidenceSequence);
+        assert_eq!(p.ci.map(|c| (c.low, c.high)), Some((99.0, 101.0)));
+        assert_eq!(decide(&v8, elapsed(8), &cs()), Some(StopReason::Converged));
     }
 
     #[test]
@@ -148,19 +351,118 @@ mod tests {
             ..settings()
         };
         assert_eq!(decide(&v, elapsed(6), &s), None);
+        // 7 s spent + 1 s expected next run > 7.5 s, although min-time is not done.
         let s = Settings {
             max_time_s: 7.5,
+            min_time_s: 7.0,
             ..s
         };
-        // 7 s spent + 1 s expected next run > 7.5 s.
         assert_eq!(decide(&v, elapsed(6), &s), Some(StopReason::MaxTime));
     }
 
     #[test]
-    fn remaining_runs_scale_with_precision() {
-        let v = [100.0, 96.0, 104.0, 100.0, 98.0, 102.0]; // 4% half-width: needs ~4x the runs
-        assert_eq!(estimated_remaining_runs(&v, &settings()), 4); // capped at max_runs 10
-        assert_eq!(estimated_remaining_runs(&[1.0, 2.0], &settings()), 4);
-        assert_eq!(estimated_remaining_runs(&[100.0; 6], &settings()), 0);
+    fn max_time_wins_over_min_runs() {
+        let s = Settings {
+            min_runs: 100,
+            max_runs: 200,
+            max_time_s: 10.0,
+            ..settings()
+        };
+        // 3 runs of 3 s: the 4th would end at 12 s > 10 s, although min-runs wants 100.
+        let e = Elapsed {
+            measured_s: 9.0,
+            waits_s: 0.0,
+            total_s: 9.0,
+            mean_run_s: 3.0,
+        };
+        assert_eq!(decide(&[1.0, 2.0, 3.0], e, &s), Some(StopReason::MaxTime));
+        let w = run_warnings(3, e, &s);
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(w[0].contains("--max-time wins, about 3 runs"), "{w:?}");
+    }
+
+    #[test]
+    fn setup_waits_count_against_max_time() {
+        let s = Settings {
+            max_time_s: 100.0,
+            ..cs()
+        };
+        // Runs of 0.1 s, each after a 60 s idle-gate wait: the next run would end at 120.2 s.
+        let e = Elapsed {
+            measured_s: 0.1,
+            waits_s: 60.0,
+            total_s: 60.2,
+            mean_run_s: 60.1,
+        };
+        assert_eq!(decide(&[1.0], e, &s), Some(StopReason::MaxTime));
+        assert_eq!(budget_runs(1, e, &s), 1);
+    }
+
+    #[test]
+    fn unreachable_when_the_budget_cannot_reach_the_target() {
+        // Values spread evenly over 80..124 with a budget of 100 runs: the projected interval
+        // at 100 runs is about +-7%, beyond 1.5 times the 2% target.
+        let noisy: Vec<f64> = (0..12)
+            .map(|i| 80.0 + f64::from(i * 5 % 12) * 4.0)
+            .collect();
+        let s = cs();
+        assert_eq!(
+            decide(&noisy, elapsed(12), &s),
+            Some(StopReason::Unreachable)
+        );
+        let reach = reachable_precision(&noisy, elapsed(12), &s).unwrap();
+        assert!(reach > 0.05 && reach < 0.1, "{reach}");
+        // The same spread with a 5% target is within the margin: continue.
+        let loose = Settings {
+            target: 0.05,
+            ..s.clone()
+        };
+        assert_eq!(decide(&noisy, elapsed(12), &loose), None);
+        // Too few runs to project: continue.
+        assert_eq!(decide(&noisy[..9], elapsed(9), &s), None);
+        // The fixed-n rule never stops for futility.
+        let fixed = Settings {
+            stopping_rule: StoppingRule::FixedN,
+            ..s
+        };
+        assert_eq!(decide(&noisy, elapsed(12), &fixed), None);
+    }
+
+    #[test]
+    fn remaining_runs_follow_the_projection_and_the_budget() {
+        let s = cs();
+        // Tight values: the target is already met, nothing remains.
+        assert_eq!(estimated_remaining_runs(&[100.0; 8], elapsed(8), &s), 0);
+        // No spread, but the sequence needs 8 runs for an interval.
+        assert_eq!(estimated_remaining_runs(&[1.0, 1.0], elapsed(2), &s), 6);
+        // Spread of +-4%: projected to need more runs, within the budget.
+        let v: Vec<f64> = (0..8).map(|i| 96.0 + f64::from(i) * 8.0 / 7.0).collect();
+        let left = estimated_remaining_runs(&v, elapsed(8), &s);
+        assert!(left > 0 && left <= 92, "{left}");
+        // The time budget caps it: 5 s left at 1 s a run.
+        let short = Settings {
+            max_time_s: 14.0,
+            ..s
+        };
+        assert!(estimated_remaining_runs(&v, elapsed(8), &short) <= 5);
+    }
+
+    #[test]
+    fn plan_warnings_name_the_conflict() {
+        assert!(plan_warnings(&Settings::default()).is_empty());
+        let w = plan_warnings(&Settings {
+            max_runs: 6,
+            ..Settings::default()
+        });
+        assert!(w[0].contains("--max-runs 6 is below the 8 runs"), "{w:?}");
+        let w = plan_warnings(&Settings {
+            min_time_s: 60.0,
+            max_time_s: 60.0,
+            ..Settings::default()
+        });
+        assert!(
+            w[0].contains("--min-time 60 s is close to --max-time 60 s"),
+            "{w:?}"
+        );
     }
 }

@@ -10,8 +10,8 @@ use vernier_engine::{build_plan, run_session, Event, Executor, Interrupt, RunOut
 use vernier_engine::{SessionOptions, SessionOutcome};
 use vernier_model::{
     BenchmarkInfo, ConfigurationRecord, MetricInfo, OptionDefault, OptionKind, OptionSpec,
-    OptionValue, RunRecord, Rusage, SessionInfo, SessionStatus, Settings, StopReason,
-    StoredConfiguration, StoredSession,
+    OptionValue, RunRecord, Rusage, SessionInfo, SessionStatus, Settings, SetupStep, StopReason,
+    StoppingRule, StoredConfiguration, StoredSession,
 };
 use vernier_store::{Store, StoreError};
 
@@ -217,6 +217,15 @@ fn run(
     settings: Settings,
     executor: &mut ScriptedExecutor,
 ) -> (SessionOutcome, StoredSession, Vec<Event>) {
+    run_with_hooks(specs, settings, executor, &mut vernier_engine::NoHooks)
+}
+
+fn run_with_hooks(
+    specs: &[&str],
+    settings: Settings,
+    executor: &mut ScriptedExecutor,
+    hooks: &mut dyn vernier_engine::RunHooks,
+) -> (SessionOutcome, StoredSession, Vec<Event>) {
     let specs: Vec<String> = specs.iter().map(|s| s.to_string()).collect();
     let plan = build_plan(&specs, settings, &scripted_benchmark(), 2).expect("valid plan");
     let mut store = MemoryStore::default();
@@ -226,7 +235,7 @@ fn run(
         &plan,
         SessionOptions::default(),
         executor,
-        &mut vernier_engine::NoHooks,
+        hooks,
         &mut store,
         &interrupt,
         &mut |e| events.push(e.clone()),
@@ -246,6 +255,9 @@ fn settings() -> Settings {
         max_time_s: 1000.0,
         interleave: false,
         seed: 7,
+        // The mechanics below are checked on the old fixed-n rule, whose intervals are easy to
+        // follow by hand; the confidence sequence has its own tests at the end.
+        stopping_rule: StoppingRule::FixedN,
     }
 }
 
@@ -405,4 +417,175 @@ fn progress_events_carry_precision_and_eta() {
     );
     assert!(runs[0].1 > 0.0, "time is left after the first run");
     assert!((runs[5].0.relative_half_width.unwrap() - 0.01).abs() < 1e-12);
+}
+
+fn sequence() -> Settings {
+    Settings {
+        max_runs: 100,
+        stopping_rule: StoppingRule::ConfidenceSequence,
+        ..settings()
+    }
+}
+
+/// An idle gate that waits a fixed time before every measured run.
+struct WaitingHooks {
+    waited_ms: u64,
+}
+
+impl vernier_engine::RunHooks for WaitingHooks {
+    fn before_run(&mut self) -> Result<Vec<SetupStep>, String> {
+        Ok(vec![SetupStep {
+            plugin: "idle-gate".into(),
+            waited_ms: self.waited_ms,
+            timed_out: false,
+            detail: String::new(),
+        }])
+    }
+}
+
+fn finished(events: &[Event]) -> Vec<(StopReason, Option<f64>)> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            Event::ConfigurationFinished {
+                reason, reachable, ..
+            } => Some((*reason, *reachable)),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn the_sequence_stops_where_its_interval_is_narrow_enough() {
+    // The fixed-n rule stops at n = 9 on this script (the first test); the sequence's
+    // interval at n = 9 is still [x(1), x(9)] = [90, 110], and [x(2), x(11)] = [99, 101] first
+    // at n = 12 (its rank 2 starts at n = 12).
+    let script = [
+        90.0, 110.0, 100.0, 99.0, 101.0, 100.0, 100.0, 100.0, 100.0, 100.0, 100.0, 100.0, 100.0,
+    ];
+    let mut exec = ScriptedExecutor::new(&[(0, &script)]);
+    let (_, stored, events) = run(&["scripted"], sequence(), &mut exec);
+    let c = &stored.configurations[0];
+    assert_eq!(c.record.stop_reason, Some(StopReason::Converged));
+    assert_eq!(c.values().len(), 12);
+    assert_eq!(
+        stored.info.settings.stopping_rule,
+        StoppingRule::ConfidenceSequence,
+        "the rule is stored with the session"
+    );
+    let last = events.iter().rev().find_map(|e| match e {
+        Event::ConfigurationFinished { precision, .. } => Some(*precision),
+        _ => None,
+    });
+    let ci = last.and_then(|p| p.ci).expect("an interval");
+    assert_eq!((ci.low, ci.high), (99.0, 101.0));
+}
+
+#[test]
+fn a_target_out_of_reach_stops_early_as_unreachable() {
+    // +-20% spread in shuffled order, target 2%, at most 100 runs: stops as soon as the
+    // spread can be projected.
+    let script: Vec<f64> = (0..21)
+        .map(|i| 80.0 + 2.0 * f64::from(i * 8 % 21))
+        .collect();
+    let mut exec = ScriptedExecutor::new(&[(0, &script)]);
+    let (_, stored, events) = run(&["scripted"], sequence(), &mut exec);
+    let c = &stored.configurations[0];
+    assert_eq!(c.record.stop_reason, Some(StopReason::Unreachable));
+    assert!(!c.record.converged);
+    assert_eq!(
+        c.values().len(),
+        vernier_engine::stopping::MIN_RUNS_PROJECTION
+    );
+    let (reason, reachable) = finished(&events)[0];
+    assert_eq!(reason, StopReason::Unreachable);
+    let reachable = reachable.expect("the reachable precision is reported");
+    assert!(reachable > 0.03 && reachable < 0.2, "{reachable}");
+}
+
+#[test]
+fn max_time_wins_over_min_runs_and_says_so() {
+    // Runs of 1 s, --min-runs 100, --max-time 10: 1 warmup + 8 runs = 9 s, the next would end
+    // at 10 s, which still fits; then 11 s does not.
+    let mut exec = ScriptedExecutor::new(&[(0, &[5.0])]);
+    let s = Settings {
+        min_runs: 100,
+        max_runs: 200,
+        max_time_s: 10.0,
+        ..sequence()
+    };
+    let (_, stored, events) = run(&["scripted"], s, &mut exec);
+    let c = &stored.configurations[0];
+    assert_eq!(c.record.stop_reason, Some(StopReason::MaxTime));
+    assert_eq!(c.values().len(), 9);
+    let warnings: Vec<&String> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Warning {
+                position: Some(0),
+                message,
+            } => Some(message),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(warnings.len(), 1, "{events:?}");
+    assert!(warnings[0].contains("--max-time wins"), "{}", warnings[0]);
+}
+
+#[test]
+fn setup_waits_count_in_the_time_budget_and_the_progress() {
+    // 1 s runs after 4 s idle-gate waits: 1 s warmup + 5 s per run within 30 s = 5 runs
+    // (26 s); a sixth would end at 31 s.
+    let mut exec = ScriptedExecutor::new(&[(0, &[5.0])]);
+    let s = Settings {
+        max_time_s: 30.0,
+        ..sequence()
+    };
+    let mut hooks = WaitingHooks { waited_ms: 4000 };
+    let (_, stored, events) = run_with_hooks(&["scripted"], s, &mut exec, &mut hooks);
+    let c = &stored.configurations[0];
+    assert_eq!(c.record.stop_reason, Some(StopReason::MaxTime));
+    assert_eq!(c.values().len(), 5);
+    let runs: Vec<(f64, f64, f64)> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::RunFinished {
+                warmup: false,
+                waited_s,
+                waits_s,
+                eta_s,
+                ..
+            } => Some((*waited_s, *waits_s, *eta_s)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(runs[0], (4.0, 4.0, runs[0].2));
+    assert_eq!(runs[4].1, 20.0);
+    // After run 1 (6 s spent, 5 s a run): the time left allows 4 more runs, 20 s.
+    assert!((runs[0].2 - 20.0).abs() < 1e-9, "ETA {}", runs[0].2);
+    assert_eq!(runs[4].2, 0.0, "nothing left after the last run");
+    let preparing = events
+        .iter()
+        .filter(|e| matches!(e, Event::RunPreparing { .. }))
+        .count();
+    assert_eq!(preparing, 5);
+}
+
+#[test]
+fn conflicting_bounds_are_warned_at_plan_time() {
+    let mut exec = ScriptedExecutor::new(&[(0, &[5.0])]);
+    let s = Settings {
+        min_runs: 4,
+        max_runs: 6,
+        ..sequence()
+    };
+    let (_, stored, events) = run(&["scripted"], s, &mut exec);
+    assert!(matches!(
+        &events[1],
+        Event::Warning { position: None, message } if message.contains("--max-runs 6")
+    ));
+    assert_eq!(
+        stored.configurations[0].record.stop_reason,
+        Some(StopReason::MaxRuns)
+    );
 }

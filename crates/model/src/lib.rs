@@ -20,4 +20,4 @@ pub use record::{
     check_user_text, ConfigurationRecord, RunRecord, Rusage, SessionInfo, SessionStatus, SetupStep,
     StopReason, StoredConfiguration, StoredSession,
 };
-pub use settings::Settings;
+pub use settings::{Settings, StoppingRule};

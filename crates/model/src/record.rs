@@ -34,6 +34,9 @@ pub enum StopReason {
     Converged,
     MaxRuns,
     MaxTime,
+    /// The target is out of reach within the runs and time left, projected from the spread so
+    /// far: stopped early for futility.
+    Unreachable,
     Interrupted,
     /// A run of the configuration failed; the error is stored with the configuration.
     Failed,
@@ -74,6 +77,7 @@ kebab_enum_text!(StopReason {
     Converged => "converged",
     MaxRuns => "max-runs",
     MaxTime => "max-time",
+    Unreachable => "unreachable",
     Interrupted => "interrupted",
     Failed => "failed",
 });
@@ -232,6 +236,7 @@ mod tests {
             StopReason::Converged,
             StopReason::MaxRuns,
             StopReason::MaxTime,
+            StopReason::Unreachable,
             StopReason::Interrupted,
             StopReason::Failed,
         ] {

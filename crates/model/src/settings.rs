@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 pub struct Settings {
     /// Warmup runs per configuration: executed in fresh processes, stored, never analysed.
     pub warmup: u32,
-    /// Target relative half-width of the 95% CI of the median (0.02 = 2%).
+    /// Target relative half-width of the 95% interval of the median (0.02 = 2%).
     pub target: f64,
     pub min_runs: u32,
     pub max_runs: u32,
@@ -20,6 +20,62 @@ pub struct Settings {
     pub interleave: bool,
     /// Seed of the random generator that orders the rounds.
     pub seed: u64,
+    /// Which interval of the median the stopping rule uses, and so what the stored result's
+    /// interval means. Sessions recorded before this was stored used the fixed-n interval.
+    #[serde(default = "StoppingRule::legacy")]
+    pub stopping_rule: StoppingRule,
+}
+
+/// The interval of the median that decides when to stop (docs/statistics.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum StoppingRule {
+    /// Anytime-valid 95% confidence sequence (Howard and Ramdas 2022), with a stop for
+    /// futility: valid at whatever run count the rule stops.
+    ConfidenceSequence,
+    /// The fixed-n 95% order-statistic interval, checked after every run: optional stopping,
+    /// its coverage falls below 95% (kept to measure that, and to read old sessions).
+    FixedN,
+}
+
+impl StoppingRule {
+    /// The rule of sessions stored without one.
+    pub fn legacy() -> Self {
+        StoppingRule::FixedN
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StoppingRule::ConfidenceSequence => "confidence-sequence",
+            StoppingRule::FixedN => "fixed-n",
+        }
+    }
+
+    /// What the interval of the median means under this rule, for people.
+    pub fn interval_meaning(self) -> &'static str {
+        match self {
+            StoppingRule::ConfidenceSequence => {
+                "anytime-valid 95% confidence sequence for the median (Howard and Ramdas 2022)"
+            }
+            StoppingRule::FixedN => {
+                "fixed-n 95% order-statistic CI of the median, checked after every run \
+                 (optional stopping: coverage can fall below 95%)"
+            }
+        }
+    }
+}
+
+impl std::str::FromStr for StoppingRule {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "confidence-sequence" => Ok(StoppingRule::ConfidenceSequence),
+            "fixed-n" => Ok(StoppingRule::FixedN),
+            other => Err(format!(
+                "unknown stopping rule '{other}'; valid: confidence-sequence, fixed-n"
+            )),
+        }
+    }
 }
 
 impl Default for Settings {
@@ -33,6 +89,31 @@ impl Default for Settings {
             max_time_s: 60.0,
             interleave: false,
             seed: 0,
+            stopping_rule: StoppingRule::ConfidenceSequence,
         }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stopping_rule_defaults_to_the_sequence_and_reads_old_settings_as_fixed_n() {
+        assert_eq!(
+            Settings::default().stopping_rule,
+            StoppingRule::ConfidenceSequence
+        );
+        let json = serde_json::to_value(Settings::default()).unwrap();
+        assert_eq!(json["stopping_rule"], "confidence-sequence");
+        let mut old = json.as_object().unwrap().clone();
+        old.remove("stopping_rule");
+        let read: Settings = serde_json::from_value(serde_json::Value::Object(old)).unwrap();
+        assert_eq!(read.stopping_rule, StoppingRule::FixedN);
+        for r in [StoppingRule::ConfidenceSequence, StoppingRule::FixedN] {
+            assert_eq!(r.as_str().parse::<StoppingRule>(), Ok(r));
+        }
+        assert!("sprt".parse::<StoppingRule>().is_err());
     }
 }

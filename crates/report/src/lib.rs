@@ -8,4 +8,4 @@ pub mod monitors;
 pub mod summary;
 pub mod table;
 
-pub use summary::{summarize, summarize_session, ConfigSummary};
+pub use summary::{summarize, summarize_session, summarize_with, ConfigSummary};

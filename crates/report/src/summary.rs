@@ -3,10 +3,10 @@
 //! contract.
 
 use serde::Serialize;
-use vernier_model::{Options, RunRecord, StoredConfiguration, StoredSession};
+use vernier_model::{Options, RunRecord, StoppingRule, StoredConfiguration, StoredSession};
 use vernier_stats::{
-    bimodality, classify_outliers, mad, mean_ci, median, median_ci, quantile, spearman_drift,
-    BIMODALITY_THRESHOLD,
+    bimodality, classify_outliers, mad, mean_ci, median, median_ci, median_cs, median_cs_min_n,
+    quantile, spearman_drift, BIMODALITY_THRESHOLD,
 };
 
 /// Confidence level of every interval shown.
@@ -25,9 +25,14 @@ pub struct ConfigSummary {
     pub n: usize,
     pub warmup_runs: usize,
     pub median: Option<f64>,
-    /// Distribution-free 95% CI of the median; absent below 6 runs.
+    /// Distribution-free 95% interval of the median of the session's stopping rule
+    /// (`ci_method`); absent below 8 runs (confidence sequence) or 6 (fixed-n).
     pub ci_low: Option<f64>,
     pub ci_high: Option<f64>,
+    /// Which interval `ci_low` and `ci_high` are: `confidence-sequence` or `fixed-n`.
+    pub ci_method: String,
+    /// What that interval means, in words.
+    pub ci_meaning: String,
     pub mean: Option<f64>,
     /// Student-t 95% CI of the mean; absent below 2 runs.
     pub mean_ci_low: Option<f64>,
@@ -163,7 +168,9 @@ pub fn distribution_checks(values: &[f64]) -> DistributionChecks {
             if b.suggests_bimodality() {
                 checks.bimodality = Some(b.coefficient);
                 checks.warnings.push(format!(
-                    "possibly multimodal (bimodality coefficient {:.2} > {:.3})",
+                    "possibly multimodal (bimodality coefficient {:.2} > {:.3}): the median \
+                     may fall between modes and its interval is not to be trusted; look at \
+                     the histogram (show --histogram) before using this result",
                     b.coefficient, BIMODALITY_THRESHOLD
                 ));
             }
@@ -172,12 +179,29 @@ pub fn distribution_checks(values: &[f64]) -> DistributionChecks {
     checks
 }
 
-/// Summarizes one configuration. `online_cpus` sets the tolerance of the contamination signal.
+/// Summarizes one configuration of a session recorded without a stopping rule (fixed-n
+/// interval). `online_cpus` sets the tolerance of the contamination signal.
 pub fn summarize(config: &StoredConfiguration, online_cpus: u32) -> ConfigSummary {
+    summarize_with(config, online_cpus, StoppingRule::legacy())
+}
+
+/// Summarizes one configuration whose runs the stopping rule `rule` chose: the interval of the
+/// median is that rule's, the one valid where it stopped.
+pub fn summarize_with(
+    config: &StoredConfiguration,
+    online_cpus: u32,
+    rule: StoppingRule,
+) -> ConfigSummary {
     let values = config.values();
     let measured: Vec<&RunRecord> = config.runs.iter().filter(|r| !r.warmup).collect();
     let q = |p: f64| quantile(&values, p).ok();
-    let median_ci = median_ci(&values, LEVEL).ok().flatten();
+    let (median_ci, min_n) = match rule {
+        StoppingRule::ConfidenceSequence => (
+            median_cs(&values, LEVEL).ok().flatten(),
+            median_cs_min_n(LEVEL).unwrap_or(8),
+        ),
+        StoppingRule::FixedN => (median_ci(&values, LEVEL).ok().flatten(), 6),
+    };
     let (mean, mean_ci) = match mean_ci(&values, LEVEL) {
         Ok((m, ci)) => (Some(m), ci),
         Err(_) => (None, None),
@@ -188,9 +212,9 @@ pub fn summarize(config: &StoredConfiguration, online_cpus: u32) -> ConfigSummar
         .count();
     let record = &config.record;
     let mut warnings = Vec::new();
-    if values.len() < 6 {
+    if values.len() < min_n {
         warnings.push(format!(
-            "only {} measured runs: at least 6 are needed for a 95% CI of the median",
+            "only {} measured runs: at least {min_n} are needed for a 95% interval of the median",
             values.len()
         ));
     }
@@ -221,6 +245,8 @@ pub fn summarize(config: &StoredConfiguration, online_cpus: u32) -> ConfigSummar
         median: median(&values).ok(),
         ci_low: median_ci.map(|c| c.low),
         ci_high: median_ci.map(|c| c.high),
+        ci_method: rule.as_str().to_string(),
+        ci_meaning: rule.interval_meaning().to_string(),
         mean,
         mean_ci_low: mean_ci.map(|c| c.low),
         mean_ci_high: mean_ci.map(|c| c.high),
@@ -246,7 +272,7 @@ pub fn summarize_session(session: &StoredSession) -> Vec<ConfigSummary> {
     session
         .configurations
         .iter()
-        .map(|c| summarize(c, cpus))
+        .map(|c| summarize_with(c, cpus, session.info.settings.stopping_rule))
         .collect()
 }
 
@@ -375,6 +401,30 @@ mod tests {
         assert_eq!(c.drift, None);
         assert_eq!(c.outliers, 0);
         assert!(c.warnings.iter().any(|w| w.contains("multimodal")));
+    }
+
+    #[test]
+    fn the_session_rule_chooses_the_interval() {
+        let runs: Vec<RunRecord> = (1..=20).map(|i| run(i, false, f64::from(i), 0)).collect();
+        let c = config(runs, StopReason::Converged);
+        let fixed = summarize(&c, 2);
+        assert_eq!((fixed.ci_low, fixed.ci_high), (Some(6.0), Some(15.0)));
+        assert_eq!(fixed.ci_method, "fixed-n");
+        let cs = summarize_with(&c, 2, StoppingRule::ConfidenceSequence);
+        assert_eq!((cs.ci_low, cs.ci_high), (Some(4.0), Some(17.0)));
+        assert_eq!(cs.ci_method, "confidence-sequence");
+        assert!(cs.ci_meaning.contains("anytime-valid"), "{}", cs.ci_meaning);
+        let few = summarize_with(
+            &config(vec![run(0, false, 1.0, 0); 7], StopReason::MaxTime),
+            2,
+            StoppingRule::ConfidenceSequence,
+        );
+        assert_eq!(few.ci_low, None);
+        assert!(
+            few.warnings[0].contains("at least 8 are needed"),
+            "{:?}",
+            few.warnings
+        );
     }
 
     #[test]

@@ -90,6 +90,7 @@ pub fn show_text(summaries: &[ConfigSummary], width: Option<u16>) -> String {
             ("runs (warmup)", format!("{} ({})", s.n, s.warmup_runs)),
             ("median", opt(s.median)),
             ("median 95% CI", interval(s.ci_low, s.ci_high)),
+            ("CI method", s.ci_meaning.clone()),
             (
                 "CI half-width",
                 s.relative_half_width()

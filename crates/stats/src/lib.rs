@@ -14,6 +14,7 @@
 //!   [`bimodality`].
 
 pub mod bootstrap;
+pub mod confidence_sequence;
 pub mod drift;
 mod error;
 pub mod geomean;
@@ -30,6 +31,7 @@ pub mod welch;
 pub use bootstrap::{
     bootstrap_ci, bootstrap_distribution, bootstrap_interval, Bootstrap, BootstrapMethod,
 };
+pub use confidence_sequence::{median_cs, median_cs_min_n, median_cs_rank, projected_median_cs};
 pub use drift::{spearman_drift, Spearman};
 pub use error::StatsError;
 pub use geomean::{geomean_ratio_ci, geometric_mean, GeomeanRatio};

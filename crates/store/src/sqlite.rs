@@ -516,6 +516,9 @@ fn decode_settings(text: &str) -> Result<Settings, StoreError> {
     let mut merged = serde_json::to_value(Settings::default()).map_err(corrupt)?;
     match (&mut merged, stored) {
         (serde_json::Value::Object(merged), serde_json::Value::Object(stored)) => {
+            // An old session's interval is the fixed-n one, not today's default: serde's
+            // field default says so when the field is absent.
+            merged.remove("stopping_rule");
             merged.extend(stored);
         }
         _ => return Err(corrupt("settings: not a JSON object")),
@@ -1489,6 +1492,7 @@ mod tests {
         assert_eq!(settings.warmup, 3);
         assert_eq!(settings.target, 0.05);
         assert_eq!(settings.max_runs, Settings::default().max_runs);
+        assert_eq!(settings.stopping_rule, vernier_model::StoppingRule::FixedN);
         assert!(matches!(
             decode_settings("[1]"),
             Err(StoreError::Corrupt(_))

@@ -305,7 +305,11 @@ fn from_hyperfine(doc: &HyperfineExport, bytes: &[u8], now_ns: i64) -> Result<St
                 .collect(),
             tags: BTreeMap::from([("source".to_string(), "hyperfine".to_string())]),
             note: Some("imported from hyperfine --export-json".to_string()),
-            settings: Settings::default(),
+            // hyperfine's run count does not depend on an interval: the fixed-n one is valid.
+            settings: Settings {
+                stopping_rule: vernier_model::StoppingRule::FixedN,
+                ..Settings::default()
+            },
             vernier_version: env!("CARGO_PKG_VERSION").to_string(),
             fingerprint: environment.fingerprint(),
             environment,

@@ -50,6 +50,7 @@ pub fn run(args: RunArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
             .unwrap_or(defaults.max_time_s),
         interleave: args.interleave,
         seed: args.seed.unwrap_or_else(rand::random),
+        stopping_rule: args.stopping_rule.unwrap_or(defaults.stopping_rule),
     };
     let online_cpus = vernier_sys::cpulist::online_cpus().len() as u32;
     let infos: Vec<_> = vernier_bench::all().iter().map(|b| b.info()).collect();

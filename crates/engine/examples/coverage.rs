@@ -1,0 +1,320 @@
+//! Coverage of the stopping rule's interval, measured through the real engine: many sessions
+//! of the `mock` benchmark drawing random values (`dist=...`), each run by `run_session` with
+//! the stopping rule under test; the interval the engine reports when it stops is checked
+//! against the distribution's true median. Driven by bench/coverage.sh.
+//!
+//! Usage: coverage [--sessions N] [--rule confidence-sequence|fixed-n] [--process VERNIER]
+//!                 [--target F] [--max-runs N] MOCK-OPTIONS...
+//! e.g. `coverage --sessions 500 dist=lognormal:sigma=0.1:slow=0.02`. Without --process, runs
+//! execute in this process (the mock benchmark's own code, one simulated millisecond each);
+//! with it, every run is a fresh `VERNIER __child` process, as in `vernier run`.
+
+use std::process::ExitCode;
+
+use uuid::Uuid;
+use vernier_engine::child::ChildRequest;
+use vernier_engine::executor::ExecError;
+use vernier_engine::{
+    build_plan, run_session, Event, Executor, Interrupt, NoHooks, ProcessExecutor, RunOutcome,
+    SessionOptions,
+};
+use vernier_model::{
+    ConfigurationRecord, RunRecord, Rusage, SessionInfo, SessionStatus, Settings, StopReason,
+    StoppingRule, StoredSession,
+};
+use vernier_store::{ImportReport, Store, StoreError};
+
+/// Records nothing: the figures come from the engine's events.
+struct NullStore;
+
+impl Store for NullStore {
+    fn begin_session(&mut self, _: &SessionInfo) -> Result<(), StoreError> {
+        Ok(())
+    }
+    fn add_configuration(&mut self, _: Uuid, _: &ConfigurationRecord) -> Result<(), StoreError> {
+        Ok(())
+    }
+    fn add_run(&mut self, _: Uuid, _: &RunRecord) -> Result<(), StoreError> {
+        Ok(())
+    }
+    fn finish_configuration(
+        &mut self,
+        _: Uuid,
+        _: StopReason,
+        _: bool,
+        _: Option<&str>,
+    ) -> Result<(), StoreError> {
+        Ok(())
+    }
+    fn finish_session(&mut self, _: Uuid, _: SessionStatus, _: i64) -> Result<(), StoreError> {
+        Ok(())
+    }
+    fn sessions(&self) -> Result<Vec<SessionInfo>, StoreError> {
+        Ok(vec![])
+    }
+    fn resolve(&self, _: &str) -> Result<Uuid, StoreError> {
+        Ok(Uuid::nil())
+    }
+    fn load_session(&self, _: Uuid) -> Result<StoredSession, StoreError> {
+        Err(StoreError::NotFound {
+            selector: "any".into(),
+            detail: "nothing is stored".into(),
+        })
+    }
+    fn find_sessions_by_tags(&self, _: &[(String, String)]) -> Result<Vec<Uuid>, StoreError> {
+        Ok(vec![])
+    }
+    fn delete_session(&mut self, _: Uuid) -> Result<(), StoreError> {
+        Ok(())
+    }
+    fn put_kernel_config(&mut self, _: &str, _: &str) -> Result<(), StoreError> {
+        Ok(())
+    }
+    fn kernel_config(&self, _: &str) -> Result<Option<String>, StoreError> {
+        Ok(None)
+    }
+    fn import_sessions(
+        &mut self,
+        _: &[StoredSession],
+        _: &std::collections::BTreeMap<String, String>,
+    ) -> Result<ImportReport, StoreError> {
+        Ok(ImportReport::default())
+    }
+}
+
+/// Runs the benchmark's code in this process, one simulated millisecond per run.
+struct InProcess {
+    clock_ns: i64,
+}
+
+impl Executor for InProcess {
+    fn execute(&mut self, r: &ChildRequest, _: &Interrupt) -> Result<RunOutcome, ExecError> {
+        let bench = vernier_bench::find(&r.benchmark)
+            .ok_or_else(|| ExecError::Benchmark(format!("unknown benchmark {}", r.benchmark)))?;
+        let ctx = vernier_bench::RunContext {
+            warmup: r.warmup,
+            index: r.index,
+        };
+        let m = bench
+            .run(&r.options, &ctx)
+            .map_err(|e| ExecError::Benchmark(e.to_string()))?;
+        let started_at_ns = self.clock_ns;
+        self.clock_ns += 1_000_000;
+        Ok(RunOutcome {
+            started_at_ns,
+            ended_at_ns: self.clock_ns,
+            values: m.values,
+            rusage: Rusage::default(),
+            foreign_cpu_ns: 0,
+            controller_cpu_ns: 0,
+            monitors: None,
+        })
+    }
+}
+
+struct Args {
+    sessions: u64,
+    rule: StoppingRule,
+    process: Option<String>,
+    target: f64,
+    max_runs: u32,
+    dists: Vec<String>,
+}
+
+fn parse_args() -> Result<Args, String> {
+    let mut a = Args {
+        sessions: 500,
+        rule: StoppingRule::ConfidenceSequence,
+        process: None,
+        target: Settings::default().target,
+        max_runs: Settings::default().max_runs,
+        dists: vec![],
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(arg) = it.next() {
+        let mut value = |name: &str| it.next().ok_or(format!("{name} needs a value"));
+        match arg.as_str() {
+            "--sessions" => {
+                a.sessions = value("--sessions")?
+                    .parse()
+                    .map_err(|e| format!("--sessions: {e}"))?
+            }
+            "--rule" => a.rule = value("--rule")?.parse()?,
+            "--process" => a.process = Some(value("--process")?),
+            "--target" => {
+                a.target = value("--target")?
+                    .parse()
+                    .map_err(|e| format!("--target: {e}"))?
+            }
+            "--max-runs" => {
+                a.max_runs = value("--max-runs")?
+                    .parse()
+                    .map_err(|e| format!("--max-runs: {e}"))?
+            }
+            d if !d.starts_with("--") => a.dists.push(d.to_string()),
+            other => return Err(format!("unknown option {other}")),
+        }
+    }
+    if a.dists.is_empty() {
+        return Err("give at least one set of mock options, e.g. dist=lognormal:sigma=0.1".into());
+    }
+    Ok(a)
+}
+
+#[derive(Default)]
+struct Tally {
+    sessions: u64,
+    covered: u64,
+    with_interval: u64,
+    runs: Vec<usize>,
+    converged: u64,
+    converged_covered: u64,
+    /// Sessions whose values `show` flags as possibly multimodal.
+    multimodal: u64,
+    reasons: std::collections::BTreeMap<String, u64>,
+}
+
+fn main() -> ExitCode {
+    let args = match parse_args() {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("coverage: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let infos: Vec<_> = vernier_bench::all().iter().map(|b| b.info()).collect();
+    println!(
+        "rule {} target {} max-runs {} sessions {} executor {}",
+        args.rule.as_str(),
+        args.target,
+        args.max_runs,
+        args.sessions,
+        if args.process.is_some() {
+            "process"
+        } else {
+            "in-process"
+        }
+    );
+    println!(
+        "{:<48} {:>8} {:>9} {:>9} {:>9} {:>10} {:>12}  stops",
+        "distribution", "median", "coverage", "mean-runs", "max-runs", "converged", "cov-if-conv"
+    );
+    println!("  (multimodal: sessions that show flags as possibly multimodal)");
+    for dist in &args.dists {
+        let mut t = Tally::default();
+        let mut truth = None;
+        for seed in 0..args.sessions {
+            let settings = Settings {
+                target: args.target,
+                max_runs: args.max_runs,
+                stopping_rule: args.rule,
+                seed,
+                ..Settings::default()
+            };
+            let spec = format!("mock:{dist}:seed={seed}");
+            let plan = match build_plan(std::slice::from_ref(&spec), settings, &infos, 1) {
+                Ok(p) => p,
+                Err(e) => {
+                    eprintln!("coverage: {spec}: {e}");
+                    return ExitCode::from(2);
+                }
+            };
+            let median =
+                match vernier_bench::mock::distribution_median(&plan.configurations[0].options) {
+                    Ok(Some(m)) => m,
+                    _ => {
+                        eprintln!("coverage: {spec}: not a random distribution (give dist=...)");
+                        return ExitCode::from(2);
+                    }
+                };
+            truth = Some(median);
+            let mut finished = None;
+            let mut values = Vec::new();
+            let mut observer = |e: &Event| {
+                if let Event::RunFinished {
+                    warmup: false,
+                    value,
+                    ..
+                } = e
+                {
+                    values.push(*value);
+                }
+                if let Event::ConfigurationFinished {
+                    reason,
+                    converged,
+                    precision,
+                    ..
+                } = e
+                {
+                    finished = Some((*reason, *converged, *precision));
+                }
+            };
+            let interrupt = Interrupt::new();
+            let result = match &args.process {
+                Some(exe) => {
+                    let mut exec = ProcessExecutor::new(exe.into(), vec!["__child".to_string()]);
+                    run_session(
+                        &plan,
+                        SessionOptions::default(),
+                        &mut exec,
+                        &mut NoHooks,
+                        &mut NullStore,
+                        &interrupt,
+                        &mut observer,
+                    )
+                }
+                None => run_session(
+                    &plan,
+                    SessionOptions::default(),
+                    &mut InProcess { clock_ns: 0 },
+                    &mut NoHooks,
+                    &mut NullStore,
+                    &interrupt,
+                    &mut observer,
+                ),
+            };
+            if let Err(e) = result {
+                eprintln!("coverage: {spec}: {e}");
+                return ExitCode::from(1);
+            }
+            let Some((reason, converged, p)) = finished else {
+                eprintln!("coverage: {spec}: the configuration never finished");
+                return ExitCode::from(1);
+            };
+            t.sessions += 1;
+            let checks = vernier_report::summary::distribution_checks(&values);
+            t.multimodal += u64::from(checks.bimodality.is_some());
+            t.runs.push(p.n);
+            *t.reasons.entry(reason.to_string()).or_default() += 1;
+            let covered = p.ci.is_some_and(|ci| ci.low <= median && median <= ci.high);
+            t.with_interval += u64::from(p.ci.is_some());
+            t.covered += u64::from(covered);
+            if converged {
+                t.converged += 1;
+                t.converged_covered += u64::from(covered);
+            }
+        }
+        let pct = |a: u64, b: u64| {
+            if b == 0 {
+                "-".to_string()
+            } else {
+                format!("{:.1}%", 100.0 * a as f64 / b as f64)
+            }
+        };
+        let mean = t.runs.iter().sum::<usize>() as f64 / t.runs.len().max(1) as f64;
+        let reasons: Vec<String> = t.reasons.iter().map(|(k, v)| format!("{k} {v}")).collect();
+        println!(
+            "{:<48} {:>8.5} {:>9} {:>9.1} {:>9} {:>10} {:>12}  {}; multimodal {}",
+            dist,
+            truth.unwrap_or(f64::NAN),
+            pct(t.covered, t.with_interval),
+            mean,
+            t.runs.iter().max().copied().unwrap_or(0),
+            pct(t.converged, t.sessions),
+            pct(t.converged_covered, t.converged),
+            reasons.join(", "),
+            pct(t.multimodal, t.sessions)
+        );
+    }
+    ExitCode::SUCCESS
+}
