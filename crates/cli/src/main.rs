@@ -1,7 +1,8 @@
 //! The `vernier` binary: parses the command line, runs one subcommand, prints its result.
-//! Exit status: 0 success, 2 usage or runtime error, 130 interrupted by Ctrl-C, 141 when the
-//! reader of standard output went away (the status of a process killed by SIGPIPE, which is
-//! what `yes | head -1` reports for `yes`).
+//! Exit status: 0 success, 2 usage or runtime error, 128 + the signal when a session was
+//! interrupted (130 Ctrl-C, 129 SIGHUP, 143 SIGTERM), 141 when the reader of standard output
+//! went away (the status of a process killed by SIGPIPE, which is what `yes | head -1` reports
+//! for `yes`).
 
 mod cli;
 mod cmd;

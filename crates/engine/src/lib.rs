@@ -19,6 +19,6 @@ pub mod suite;
 
 pub use event::Event;
 pub use executor::{Executor, ProcessExecutor, RunOutcome, RunTimeout};
-pub use interrupt::Interrupt;
+pub use interrupt::{watch_signals, Interrupt, SignalEvent, ENDING_SIGNALS};
 pub use plan::{build_plan, check_machine, Plan, PlanError, PlannedConfiguration};
-pub use session::{run_session, NoHooks, RunHooks, SessionOptions, SessionOutcome};
+pub use session::{run_session, EngineError, NoHooks, RunHooks, SessionOptions, SessionOutcome};

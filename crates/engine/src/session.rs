@@ -25,6 +25,9 @@ use crate::stopping::{self, Elapsed};
 /// What describes a session besides its plan.
 #[derive(Debug, Clone, Default)]
 pub struct SessionOptions {
+    /// The session's id; a new random one when not given. The CLI gives one, so that its
+    /// restore record and its signal handling can name the session before it starts.
+    pub id: Option<Uuid>,
     pub suite: Option<String>,
     pub tags: BTreeMap<String, String>,
     pub note: Option<String>,
@@ -86,7 +89,33 @@ impl ConfigState {
 }
 
 /// Runs `plan`, recording into `store` and reporting to `observer`.
+///
+/// When a write to the store fails (the database stayed locked, the disk is full), the session
+/// ends with that error and is marked `failed`. If even that write fails, the session stays
+/// `running` in the store, and reads as `abandoned` once this process has ended.
 pub fn run_session(
+    plan: &Plan,
+    options: SessionOptions,
+    executor: &mut dyn Executor,
+    hooks: &mut dyn RunHooks,
+    store: &mut dyn Store,
+    interrupt: &Interrupt,
+    observer: &mut dyn FnMut(&Event),
+) -> Result<SessionOutcome, EngineError> {
+    let id = options.id.unwrap_or_else(Uuid::new_v4);
+    let result = record_session(
+        id, plan, options, executor, hooks, store, interrupt, observer,
+    );
+    if result.is_err() {
+        // Best effort: the error to report is the first one.
+        let _ = store.finish_session(id, SessionStatus::Failed, unix_now_ns());
+    }
+    result
+}
+
+#[allow(clippy::too_many_arguments)]
+fn record_session(
+    id: Uuid,
     plan: &Plan,
     options: SessionOptions,
     executor: &mut dyn Executor,
@@ -98,7 +127,7 @@ pub fn run_session(
     let settings = &plan.settings;
     let fingerprint = options.environment.fingerprint();
     let session = SessionInfo {
-        id: Uuid::new_v4(),
+        id,
         started_at_ns: unix_now_ns(),
         ended_at_ns: None,
         status: SessionStatus::Running,

@@ -24,6 +24,10 @@ pub enum SessionStatus {
     Completed,
     Interrupted,
     Failed,
+    /// Stored as `running`, but the process recording it is gone (killed, crashed, or the
+    /// machine went down) and nothing will finish it. Derived when the session is read; the
+    /// runs it recorded are complete.
+    Abandoned,
 }
 
 /// Why the repetition of a configuration stopped.
@@ -71,6 +75,7 @@ kebab_enum_text!(SessionStatus {
     Completed => "completed",
     Interrupted => "interrupted",
     Failed => "failed",
+    Abandoned => "abandoned",
 });
 
 kebab_enum_text!(StopReason {

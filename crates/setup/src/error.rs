@@ -27,10 +27,25 @@ pub enum SetupError {
     /// skip it instead).
     #[error("setup plugin '{plugin}' cannot be applied here: {reason}")]
     Unavailable { plugin: String, reason: String },
-    /// A restore record from an earlier session or `system tune` is still present; restoring
-    /// it first keeps the original values (overwriting it would lose them).
-    #[error("a restore record already exists at {path}; run `vernier system reset` first")]
-    RecordExists { path: PathBuf },
+    /// A restore record from an earlier session or `system tune`, whose process has ended, is
+    /// still present; restoring it first keeps the original values (overwriting it would lose
+    /// them).
+    #[error(
+        "{owner} ended without restoring the system; run `vernier system reset` first to put \
+         back the values its restore record {path} lists"
+    )]
+    RecordExists { path: PathBuf, owner: String },
+    /// The restore record belongs to a process that still runs: that process restores the
+    /// system itself when it ends, and nothing else may undo or change what it set up.
+    #[error(
+        "{owner} is running with its setup applied and restores it when it ends (restore \
+         record {path}); try again after it ends, or stop it with `kill {pid}`"
+    )]
+    RecordInUse {
+        path: PathBuf,
+        owner: String,
+        pid: u32,
+    },
     #[error("restore record {path}: {detail}")]
     Record { path: PathBuf, detail: String },
     #[error("setup plugin '{plugin}' failed: {detail}")]

@@ -55,9 +55,27 @@ impl std::fmt::Debug for SetupGuard {
 impl SetupPlan {
     /// Applies the session steps and returns the guard that undoes them. When `record_path` is
     /// given, the restore record is written there before anything changes (and it must not
-    /// exist yet: see [`SetupError::RecordExists`]). If a step fails, what was already applied
-    /// is restored before the error is returned.
+    /// exist yet: see [`SetupError::RecordExists`] and [`SetupError::RecordInUse`]). If a step
+    /// fails, what was already applied is restored before the error is returned.
     pub fn apply(&self, record_path: Option<&Path>) -> Result<SetupGuard, SetupError> {
+        self.apply_as(record_path, None)
+    }
+
+    /// [`SetupPlan::apply`] for the session with id `session`, which the restore record names
+    /// (so that another session or `system reset` can say whose setup is in effect).
+    pub fn apply_for_session(
+        &self,
+        record_path: &Path,
+        session: &str,
+    ) -> Result<SetupGuard, SetupError> {
+        self.apply_as(Some(record_path), Some(session))
+    }
+
+    fn apply_as(
+        &self,
+        record_path: Option<&Path>,
+        session: Option<&str>,
+    ) -> Result<SetupGuard, SetupError> {
         // Read every previous value first: a failure here changes nothing.
         let mut planned: Vec<(Change, bool)> = Vec::new();
         for s in &self.steps {
@@ -95,6 +113,7 @@ impl SetupPlan {
         let mut guard = SetupGuard::begin(
             planned.iter().map(|(c, _)| c.clone()).collect(),
             record_path,
+            session,
         )?;
         guard.run_steps = self.run_steps().cloned().collect();
         guard.child = self.child.clone();
@@ -139,16 +158,22 @@ impl SetupGuard {
         changes: Vec<Change>,
         record_path: Option<&Path>,
     ) -> Result<SetupGuard, SetupError> {
-        let mut guard = SetupGuard::begin(changes.clone(), record_path)?;
+        let mut guard = SetupGuard::begin(changes.clone(), record_path, None)?;
         for change in changes {
             guard.apply_change(change)?;
         }
         Ok(guard)
     }
 
-    fn begin(changes: Vec<Change>, record_path: Option<&Path>) -> Result<SetupGuard, SetupError> {
+    fn begin(
+        changes: Vec<Change>,
+        record_path: Option<&Path>,
+        session: Option<&str>,
+    ) -> Result<SetupGuard, SetupError> {
         if let Some(path) = record_path {
-            RestoreRecord::new(changes).create(path)?;
+            let mut record = RestoreRecord::new(changes);
+            record.session = session.map(str::to_string);
+            record.create(path)?;
         }
         Ok(SetupGuard {
             applied: Vec::new(),
@@ -499,7 +524,7 @@ mod tests {
         let plan = plan_setup(&["governor"], &roots).unwrap();
         assert!(matches!(
             plan.apply(Some(&record)),
-            Err(SetupError::RecordExists { .. })
+            Err(SetupError::Record { .. })
         ));
         assert_eq!(read(root, GOV0), "powersave\n");
         assert_eq!(std::fs::read_to_string(&record).unwrap(), "{}");
@@ -546,6 +571,110 @@ mod tests {
         let undone = crate::reset(&record).unwrap();
         assert_eq!(undone.len(), 2);
         assert_eq!(read(root, GOV0), "powersave");
+        assert!(!record.exists());
+    }
+
+    /// A live process that is not this one: a child that waits until it is killed.
+    struct OtherProcess(std::process::Child);
+
+    impl OtherProcess {
+        fn start() -> Self {
+            OtherProcess(
+                std::process::Command::new("sleep")
+                    .arg("600")
+                    .spawn()
+                    .unwrap(),
+            )
+        }
+
+        fn end(mut self) {
+            self.0.kill().unwrap();
+            self.0.wait().unwrap();
+        }
+    }
+
+    impl Drop for OtherProcess {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+
+    /// Makes the record at `path` look written by `other`, as if another session made it.
+    fn hand_over(path: &Path, other: &OtherProcess) {
+        let owner = vernier_sys::process::ProcessIdentity::of(other.0.id()).unwrap();
+        let mut record = RestoreRecord::load(path).unwrap().unwrap();
+        record.pid = owner.pid;
+        record.start_ticks = owner.start_ticks;
+        record.save(path).unwrap();
+    }
+
+    #[test]
+    fn a_live_sessions_setup_is_neither_replaced_nor_reset() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let roots = fixture::tree(root);
+        let record = root.join("r.json");
+        let plan = plan_setup(&["turbo"], &roots).unwrap();
+        let first = plan.apply_for_session(&record, "first-session-id").unwrap();
+        std::mem::forget(first);
+        assert_eq!(read(root, BOOST), "0");
+        let other = OtherProcess::start();
+        hand_over(&record, &other);
+
+        // A second session is refused, naming the first; nothing changes.
+        let second = plan_setup(&["sysctl:kernel.timer_migration=0"], &roots).unwrap();
+        let e = second
+            .apply_for_session(&record, "second-session-id")
+            .unwrap_err();
+        assert!(matches!(e, SetupError::RecordInUse { .. }), "{e:?}");
+        let message = e.to_string();
+        assert!(message.contains("first-session-id"), "{message}");
+        assert!(
+            message.contains(&format!("pid {}", other.0.id())),
+            "{message}"
+        );
+        assert!(!message.contains("system reset"), "{message}");
+        assert_eq!(read(root, TM), "1\n");
+        // Neither does a reset undo it.
+        assert!(matches!(
+            crate::reset(&record),
+            Err(SetupError::RecordInUse { .. })
+        ));
+        assert_eq!(read(root, BOOST), "0");
+        assert!(record.exists());
+
+        // Once that process is gone, the record is a leftover: reset restores from it.
+        other.end();
+        let e = second
+            .apply_for_session(&record, "second-session-id")
+            .unwrap_err();
+        assert!(matches!(e, SetupError::RecordExists { .. }), "{e:?}");
+        assert!(e.to_string().contains("system reset"), "{e}");
+        assert_eq!(crate::reset(&record).unwrap().len(), 1);
+        assert_eq!(read(root, BOOST), "1");
+        assert!(!record.exists());
+    }
+
+    #[test]
+    fn a_record_of_an_earlier_boot_is_replaced() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let roots = fixture::tree(root);
+        let record = root.join("r.json");
+        let mut old = RestoreRecord::new(vec![]);
+        old.boot_id = Some("an-earlier-boot".into());
+        old.save(&record).unwrap();
+        if vernier_sys::process::boot_id().is_none() {
+            eprintln!("skipped: no boot id on this kernel");
+            return;
+        }
+        let plan = plan_setup(&["turbo"], &roots).unwrap();
+        let mut guard = plan.apply_for_session(&record, "s").unwrap();
+        let now = RestoreRecord::load(&record).unwrap().unwrap();
+        assert_eq!(now.session.as_deref(), Some("s"));
+        assert_eq!(now.pid, std::process::id());
+        guard.restore().unwrap();
         assert!(!record.exists());
     }
 

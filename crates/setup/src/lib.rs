@@ -14,11 +14,13 @@
 //! 4. [`SetupGuard::restore`] undoes the changes in reverse order and removes the record. It is
 //!    idempotent and also runs from `Drop`, so an error return or a panic restores too.
 //!
-//! Ctrl-C: the CLI's signal handler must only set a flag (nothing else is async-signal-safe);
-//! the main path sees the flag between runs, returns, and the guard restores on the way out
-//! (explicitly with `restore()` to report errors, or by `Drop`). After `kill -9` or a crash
-//! nothing in the process can run, so the record stays behind and `vernier system reset`
-//! ([`reset`] / [`restore_from_record`]) puts the previous values back from it.
+//! Ctrl-C, SIGTERM, SIGHUP: the signal handler only sets a flag (nothing else is
+//! async-signal-safe); the main path sees the flag between runs, returns, and the guard
+//! restores on the way out (explicitly with `restore()` to report errors, or by `Drop`). After
+//! `kill -9` or a crash nothing in the process can run, so the record stays behind and
+//! `vernier system reset` ([`reset`] / [`restore_from_record`]) puts the previous values back
+//! from it. The record names its process and session: while that process runs, no other
+//! session may apply a setup over it and no reset may undo it ([`SetupError::RecordInUse`]).
 //!
 //! [`system_check`] lists what threatens the validity of measurements on this machine;
 //! [`tune`] applies the recommended settings this machine supports, persistently, leaving a

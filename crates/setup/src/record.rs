@@ -1,11 +1,17 @@
 //! The restore record: a JSON file, written before anything changes, that lists every change
 //! with its previous value. A clean restore removes it; after `kill -9`, a crash or a power
 //! loss it stays behind and [`restore_from_record`] (`vernier system reset`) replays it.
+//!
+//! The record names the process that made the changes (pid, boot id and start time, see
+//! [`vernier_sys::process`]) and its session. While that process runs, the record is its own:
+//! it restores the system itself when it ends, so another session may not change the system
+//! over it and `system reset` may not undo it.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
+use vernier_sys::process::{boot_id, ProcessIdentity};
 
 use crate::swap::{self, SwapArea};
 use crate::SetupError;
@@ -97,12 +103,21 @@ pub struct RestoreRecord {
     /// /proc/sys/kernel/random/boot_id at the time: after a reboot the changes are gone, and
     /// replaying old values could override what the new boot configured.
     pub boot_id: Option<String>,
+    /// When the process started (field 22 of /proc/PID/stat), so that a later process with the
+    /// same pid is not taken for it. Absent in older records.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_ticks: Option<u64>,
+    /// The id of the session whose setup this is; absent for `system tune`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<String>,
     /// In the order applied; restore goes in reverse.
     pub changes: Vec<Change>,
 }
 
 impl RestoreRecord {
+    /// A record of this process (for `session`, if any) listing `changes`.
     pub fn new(changes: Vec<Change>) -> Self {
+        let owner = ProcessIdentity::current();
         RestoreRecord {
             format: FORMAT.to_string(),
             version: VERSION,
@@ -110,26 +125,77 @@ impl RestoreRecord {
                 .duration_since(std::time::UNIX_EPOCH)
                 .map(|d| d.as_secs())
                 .unwrap_or(0),
-            pid: std::process::id(),
-            boot_id: current_boot_id(),
+            pid: owner.pid,
+            boot_id: owner.boot_id,
+            start_ticks: owner.start_ticks,
+            session: None,
             changes,
         }
     }
 
-    /// Writes the record to a new file at `path`; fails if one exists (it holds the values
-    /// of an earlier, unrestored session). Written to a temporary file, synced and renamed, so
-    /// the record on disk is always complete.
-    pub fn create(&self, path: &Path) -> Result<(), SetupError> {
-        if path.exists() {
-            return Err(SetupError::RecordExists {
-                path: path.to_path_buf(),
-            });
+    /// The process that made the changes.
+    pub fn owner(&self) -> ProcessIdentity {
+        ProcessIdentity {
+            pid: self.pid,
+            boot_id: self.boot_id.clone(),
+            start_ticks: self.start_ticks,
         }
-        self.save(path)
+    }
+
+    /// Whether another process that still runs made the changes: it restores them itself
+    /// when it ends, so nobody else may undo them or change the system over them.
+    pub fn held_by_another_process(&self) -> bool {
+        let owner = self.owner();
+        owner.is_alive() && !owner.is_current()
+    }
+
+    /// Whether the record is from an earlier boot, whose changes the reboot discarded.
+    fn is_of_another_boot(&self) -> bool {
+        matches!((&self.boot_id, boot_id()), (Some(then), Some(now)) if *then != now)
+    }
+
+    /// "vernier session ID (pid N)" or, for `system tune`, "vernier (pid N)".
+    pub fn owner_description(&self) -> String {
+        match &self.session {
+            Some(id) => format!("vernier session {id} (pid {})", self.pid),
+            None => format!("vernier (pid {})", self.pid),
+        }
+    }
+
+    /// Writes the record to a new file at `path`. A record already there holds the values of
+    /// a session or `system tune` that was not restored: when its process still runs, this is
+    /// [`SetupError::RecordInUse`], otherwise [`SetupError::RecordExists`] (`system reset`
+    /// puts its values back). Only a record of an earlier boot, which nothing needs any more,
+    /// is replaced. Written to a temporary file, synced and linked into place, so the record
+    /// on disk is always complete and two processes cannot both create it.
+    pub fn create(&self, path: &Path) -> Result<(), SetupError> {
+        check_absent(path)?;
+        let tmp = self.write_temporary(path)?;
+        // link(2) fails with EEXIST if the name exists, unlike rename(2), which would replace
+        // a record another process created since the check.
+        let linked = std::fs::hard_link(&tmp, path);
+        let _ = std::fs::remove_file(&tmp);
+        match linked {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                check_absent(path)?;
+                self.save(path)
+            }
+            Err(e) => Err(SetupError::io(path, e)),
+        }
     }
 
     /// Replaces the record at `path`.
     pub(crate) fn save(&self, path: &Path) -> Result<(), SetupError> {
+        let tmp = self.write_temporary(path)?;
+        std::fs::rename(&tmp, path).map_err(|e| {
+            let _ = std::fs::remove_file(&tmp);
+            SetupError::io(path, e)
+        })
+    }
+
+    /// Writes the record, synced, to a temporary file of this process beside `path`.
+    fn write_temporary(&self, path: &Path) -> Result<PathBuf, SetupError> {
         let json = serde_json::to_vec_pretty(self).map_err(|e| SetupError::Record {
             path: path.to_path_buf(),
             detail: e.to_string(),
@@ -138,13 +204,13 @@ impl RestoreRecord {
             std::fs::create_dir_all(dir).map_err(|e| SetupError::io(dir, e))?;
         }
         let mut tmp = path.as_os_str().to_owned();
-        tmp.push(".tmp");
+        tmp.push(format!(".{}.tmp", std::process::id()));
         let tmp = PathBuf::from(tmp);
         let mut f = std::fs::File::create(&tmp).map_err(|e| SetupError::io(&tmp, e))?;
         f.write_all(&json)
             .and_then(|()| f.sync_all())
             .map_err(|e| SetupError::io(&tmp, e))?;
-        std::fs::rename(&tmp, path).map_err(|e| SetupError::io(path, e))
+        Ok(tmp)
     }
 
     /// Reads a record; `Ok(None)` when there is none.
@@ -172,25 +238,46 @@ impl RestoreRecord {
     }
 }
 
-fn current_boot_id() -> Option<String> {
-    std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
-        .ok()
-        .map(|s| s.trim().to_string())
+/// Fails when a record is at `path`, unless it is from an earlier boot (then it is removed).
+pub(crate) fn check_absent(path: &Path) -> Result<(), SetupError> {
+    // A file that is not a record is an error too: not ours to replace.
+    let Some(record) = RestoreRecord::load(path)? else {
+        return Ok(());
+    };
+    if record.held_by_another_process() {
+        return Err(in_use(path, &record));
+    }
+    if record.is_of_another_boot() {
+        return remove_record(path);
+    }
+    Err(SetupError::RecordExists {
+        path: path.to_path_buf(),
+        owner: record.owner_description(),
+    })
+}
+
+fn in_use(path: &Path, record: &RestoreRecord) -> SetupError {
+    SetupError::RecordInUse {
+        path: path.to_path_buf(),
+        owner: record.owner_description(),
+        pid: record.pid,
+    }
 }
 
 /// Undoes every change of the record at `path` in reverse order and removes the record.
 /// Returns the changes undone: empty when there is no record, or when the record is from an
 /// earlier boot (the reboot already discarded the changes). When some change cannot be
 /// undone, the others are still tried, the record is kept and the failures are returned.
+/// A record whose process still runs (other than this one) is left alone:
+/// [`SetupError::RecordInUse`].
 pub fn restore_from_record(path: &Path) -> Result<Vec<Change>, SetupError> {
     let Some(record) = RestoreRecord::load(path)? else {
         return Ok(Vec::new());
     };
-    let same_boot = match (&record.boot_id, current_boot_id()) {
-        (Some(then), Some(now)) => *then == now,
-        _ => true,
-    };
-    if !same_boot {
+    if record.held_by_another_process() {
+        return Err(in_use(path, &record));
+    }
+    if record.is_of_another_boot() {
         remove_record(path)?;
         return Ok(Vec::new());
     }

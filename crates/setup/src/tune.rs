@@ -27,7 +27,7 @@ use std::path::{Path, PathBuf};
 
 use crate::guard::SetupGuard;
 use crate::plugins::turbo_writes;
-use crate::record::{read_value, restore_from_record, Change};
+use crate::record::{check_absent, read_value, restore_from_record, Change};
 use crate::{Roots, SetupError};
 
 /// The changes tune would make here, with the current values as `previous`; settings already
@@ -80,13 +80,10 @@ pub fn plan_tune(roots: &Roots) -> Result<Vec<Change>, SetupError> {
 /// Applies [`plan_tune`], writing the restore record to `record_path` first. The changes stay
 /// in effect after return; [`reset`] undoes them. If one write fails, the earlier ones are
 /// undone and the record removed before the error is returned. Fails with
-/// [`SetupError::RecordExists`] when an earlier tune or session was not reset.
+/// [`SetupError::RecordExists`] when an earlier tune or session was not reset, with
+/// [`SetupError::RecordInUse`] while a session holds the system.
 pub fn tune(roots: &Roots, record_path: &Path) -> Result<Vec<Change>, SetupError> {
-    if record_path.exists() {
-        return Err(SetupError::RecordExists {
-            path: record_path.to_path_buf(),
-        });
-    }
+    check_absent(record_path)?;
     let guard = SetupGuard::apply_planned(plan_tune(roots)?, Some(record_path))?;
     Ok(guard.keep())
 }

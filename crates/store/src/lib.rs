@@ -6,13 +6,14 @@ mod sqlite;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use uuid::Uuid;
 use vernier_model::{
     ConfigurationRecord, RunRecord, SessionInfo, SessionStatus, StopReason, StoredSession,
 };
 
-pub use sqlite::{parse_tag_selector, SqliteStore, SCHEMA_VERSION};
+pub use sqlite::{parse_tag_selector, SqliteStore, LOCK_WAIT, SCHEMA_VERSION};
 
 /// Errors of a store.
 #[derive(Debug, thiserror::Error)]
@@ -45,6 +46,13 @@ pub enum StoreError {
     NotVernier { path: PathBuf, detail: String },
     #[error("database error: {0}")]
     Database(#[from] rusqlite::Error),
+    /// Another process held a lock on the database for longer than vernier waits
+    /// (`vernier_store::LOCK_WAIT`).
+    #[error(
+        "database {path} is locked by another process; gave up after waiting {:.1} s",
+        waited.as_secs_f64()
+    )]
+    Locked { path: PathBuf, waited: Duration },
     #[error("database {path} has schema version {found}, newer than this vernier knows ({known})")]
     TooNew {
         path: PathBuf,

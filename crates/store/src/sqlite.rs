@@ -1,20 +1,22 @@
 //! The SQLite backend: one file, readable with any SQLite tool, schema in `docs/schema.md`.
 //!
 //! Durability and concurrency choices, each explained where it is made in [`SqliteStore::open`]:
-//! WAL journal, `synchronous=FULL`, foreign keys on, a 30 s busy timeout and `BEGIN IMMEDIATE`
-//! for every write, so several vernier processes can record into one file at once.
+//! WAL journal, `synchronous=FULL`, foreign keys on, a busy timeout with a bounded retry (see
+//! [`LOCK_WAIT`]) and `BEGIN IMMEDIATE` for every write, so several vernier processes can record
+//! into one file at once.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use rusqlite::{params, params_from_iter, Connection, OpenFlags, OptionalExtension};
+use rusqlite::{params, params_from_iter, Connection, ErrorCode, OpenFlags, OptionalExtension};
 use rusqlite::{Row, TransactionBehavior};
 use uuid::Uuid;
 use vernier_model::{
     ConfigurationRecord, MetricInfo, RunRecord, Rusage, SessionInfo, SessionStatus, Settings,
     StopReason, StoredConfiguration, StoredSession,
 };
+use vernier_sys::process::ProcessIdentity;
 
 use vernier_model::validate;
 
@@ -28,6 +30,10 @@ const MIGRATIONS: &[(&str, &str)] = &[
         "monitors_setup_findings",
         include_str!("../migrations/0002_monitors_setup_findings.sql"),
     ),
+    (
+        "session_owner",
+        include_str!("../migrations/0003_session_owner.sql"),
+    ),
 ];
 
 /// The schema version this build writes and understands (`PRAGMA user_version`).
@@ -38,10 +44,20 @@ pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 /// (https://www.sqlite.org/pragma.html#pragma_application_id).
 const APPLICATION_ID: i64 = 0x7672_6e72;
 
-/// How long a write waits for another process's write transaction to finish. A vernier write
-/// is one run (microseconds to milliseconds of work), so 30 s only runs out when something is
-/// stuck.
+/// How long one statement waits for another process's lock (SQLite's busy handler). A vernier
+/// write is one run (microseconds to milliseconds of work), so this only runs out when
+/// something holds the database for long: a large import, a backup, a `sqlite3` shell with an
+/// open transaction.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How long an operation is retried, in all, while the database stays locked. The busy handler
+/// does not cover every case: SQLite returns SQLITE_BUSY at once, without waiting, when a read
+/// transaction would have to become a write transaction while another connection writes
+/// (that is how it avoids deadlock, https://www.sqlite.org/c3ref/busy_handler.html), and the
+/// switch to WAL on opening does exactly that. Such operations are retried after a short
+/// pause; so are statements whose busy timeout ran out, until this much time has passed. Then
+/// the operation fails with [`StoreError::Locked`], naming the file.
+pub const LOCK_WAIT: Duration = Duration::from_secs(120);
 
 /// Shortest id prefix a selector may give: shorter prefixes collide too soon to be useful.
 const MIN_PREFIX_HEX_DIGITS: usize = 4;
@@ -50,19 +66,27 @@ const SELECTOR_FORMS: &str = "expected 'latest', 'latest~N', at least 4 hex digi
      session id, or tags KEY=VALUE[,KEY=VALUE...]";
 
 const SESSION_COLUMNS: &str = "id, started_at_ns, ended_at_ns, status, suite, specs, note, \
-     settings, vernier_version, fingerprint, environment, findings, setup, monitors";
+     settings, vernier_version, fingerprint, environment, findings, setup, monitors, owner_pid, \
+     owner_boot_id, owner_start_ticks";
 
 /// Results in an SQLite file.
 #[derive(Debug)]
 pub struct SqliteStore {
     conn: Connection,
     path: PathBuf,
+    lock_wait: Duration,
 }
 
 impl SqliteStore {
     /// Opens the database at `path`, creating it and its parent directories if needed, and
     /// brings its schema up to [`SCHEMA_VERSION`].
     pub fn open(path: &Path) -> Result<Self, StoreError> {
+        Self::open_with_lock_wait(path, LOCK_WAIT)
+    }
+
+    /// [`SqliteStore::open`] waiting at most `lock_wait` (instead of [`LOCK_WAIT`]) for each
+    /// operation that meets another process's lock.
+    pub fn open_with_lock_wait(path: &Path, lock_wait: Duration) -> Result<Self, StoreError> {
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent).map_err(|source| StoreError::Io {
                 path: parent.to_path_buf(),
@@ -74,7 +98,7 @@ impl SqliteStore {
             | OpenFlags::SQLITE_OPEN_CREATE
             | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let conn = Connection::open_with_flags(path, flags).map_err(|e| open_error(path, e))?;
-        Self::init(conn, path)
+        Self::init(conn, path, lock_wait)
     }
 
     /// Opens an existing database for writing: a missing file is [`StoreError::Missing`]
@@ -84,7 +108,7 @@ impl SqliteStore {
         // Without SQLITE_OPEN_CREATE, so a file removed in the meantime is still an error.
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let conn = Connection::open_with_flags(path, flags).map_err(|e| open_error(path, e))?;
-        Self::init(conn, path)
+        Self::init(conn, path, LOCK_WAIT)
     }
 
     /// Opens an existing database for commands that only read, without writing anything: not
@@ -132,6 +156,7 @@ impl SqliteStore {
             return Ok(SqliteStore {
                 conn,
                 path: path.to_path_buf(),
+                lock_wait: LOCK_WAIT,
             });
         }
         // Older: migrate a copy in memory (https://www.sqlite.org/backup.html).
@@ -146,6 +171,7 @@ impl SqliteStore {
         Ok(SqliteStore {
             conn: memory,
             path: path.to_path_buf(),
+            lock_wait: LOCK_WAIT,
         })
     }
 
@@ -154,17 +180,31 @@ impl SqliteStore {
         &self.path
     }
 
-    fn init(mut conn: Connection, path: &Path) -> Result<Self, StoreError> {
-        let open = |e| open_error(path, e);
+    fn init(mut conn: Connection, path: &Path, lock_wait: Duration) -> Result<Self, StoreError> {
         // Set first: every later statement, including the journal-mode switch and the
         // migration, may meet another process's lock.
-        conn.busy_timeout(BUSY_TIMEOUT).map_err(open)?;
-        check_application_id(&conn, path)?;
+        conn.busy_timeout(BUSY_TIMEOUT.min(lock_wait))
+            .map_err(|e| open_error(path, e))?;
+        // Every step is idempotent, so all of them are retried together.
+        retry_while_locked(path, lock_wait, || Self::prepare(&mut conn, path))?;
+        Ok(SqliteStore {
+            conn,
+            path: path.to_path_buf(),
+            lock_wait,
+        })
+    }
+
+    /// Checks that the file is a vernier database, sets the connection up and migrates.
+    fn prepare(conn: &mut Connection, path: &Path) -> Result<(), StoreError> {
+        let open = |e| open_error(path, e);
+        check_application_id(conn, path)?;
         // WAL: readers (`show`, `report`) never block the writer of a running session, and a
         // commit appends to the log instead of rewriting pages
         // (https://www.sqlite.org/wal.html). The mode is persistent in the file. Where WAL is
         // impossible (a file system without shared memory) SQLite keeps the rollback journal,
         // which is slower under concurrency but equally correct, so the answer is not checked.
+        // On a new file the switch meets the other openers' switch and migration, and fails at
+        // once with SQLITE_BUSY instead of waiting: the caller retries (see [`LOCK_WAIT`]).
         let _mode: String = conn
             .pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get(0))
             .map_err(open)?;
@@ -178,44 +218,107 @@ impl SqliteStore {
         // Off by default in SQLite, per connection (https://www.sqlite.org/foreignkeys.html).
         conn.pragma_update(None, "foreign_keys", true)
             .map_err(open)?;
-        migrate(&mut conn, path)?;
-        Ok(SqliteStore {
-            conn,
-            path: path.to_path_buf(),
-        })
+        migrate(conn, path)
     }
 
     /// Runs `f` in one `BEGIN IMMEDIATE` transaction and commits. IMMEDIATE takes the write
     /// lock at the start, waiting through the busy timeout; a deferred transaction that upgrades
     /// from read to write would instead fail at once with SQLITE_BUSY when another connection
     /// wrote in between (https://www.sqlite.org/lang_transaction.html).
+    ///
+    /// A transaction that meets a lock past the busy timeout is rolled back and retried whole
+    /// (see [`LOCK_WAIT`]).
     fn write<T>(
         &mut self,
-        f: impl FnOnce(&Connection) -> Result<T, StoreError>,
+        f: impl Fn(&Connection) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
         // Inside an enclosing transaction ([`Store::import_sessions`]) the write joins it: the
         // enclosing one commits or rolls back everything at once.
         if !self.conn.is_autocommit() {
             return f(&self.conn);
         }
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let value = f(&tx)?;
-        tx.commit()?;
-        Ok(value)
+        let conn = &mut self.conn;
+        retry_while_locked(&self.path, self.lock_wait, || {
+            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            let value = f(&tx)?;
+            tx.commit()?;
+            Ok(value)
+        })
     }
 
     /// Runs `f` in one read transaction, so its queries see one snapshot of the database even
     /// while another process writes.
-    fn read<T>(
-        &self,
-        f: impl FnOnce(&Connection) -> Result<T, StoreError>,
-    ) -> Result<T, StoreError> {
-        let tx = self.conn.unchecked_transaction()?;
-        let value = f(&tx)?;
-        tx.commit()?;
-        Ok(value)
+    fn read<T>(&self, f: impl Fn(&Connection) -> Result<T, StoreError>) -> Result<T, StoreError> {
+        retry_while_locked(&self.path, self.lock_wait, || {
+            let tx = self.conn.unchecked_transaction()?;
+            let value = f(&tx)?;
+            tx.commit()?;
+            Ok(value)
+        })
+    }
+
+    /// Ends a session that this process cannot finish the ordinary way (it is about to exit at
+    /// once, on a repeated Ctrl-C): a session still `running` gets `status` and its end time,
+    /// and its configurations that have not stopped stop as interrupted. Returns whether the
+    /// session was still running.
+    pub fn end_running_session(
+        &mut self,
+        session: Uuid,
+        status: SessionStatus,
+        ended_at_ns: i64,
+    ) -> Result<bool, StoreError> {
+        let id = session.to_string();
+        self.write(|tx| {
+            let changed = tx.execute(
+                "UPDATE sessions SET status = ?2, ended_at_ns = ?3 \
+                 WHERE id = ?1 AND status = 'running'",
+                params![id, status.as_str(), ended_at_ns],
+            )?;
+            if changed > 0 {
+                tx.execute(
+                    "UPDATE configurations SET stop_reason = ?2 \
+                     WHERE session_id = ?1 AND stop_reason IS NULL",
+                    params![id, StopReason::Interrupted.as_str()],
+                )?;
+            }
+            Ok(changed > 0)
+        })
+    }
+}
+
+/// Whether `e` is SQLITE_BUSY: another connection holds a lock this operation needs.
+fn is_busy(e: &StoreError) -> bool {
+    let source = match e {
+        StoreError::Database(source) | StoreError::Open { source, .. } => source,
+        _ => return false,
+    };
+    source.sqlite_error_code() == Some(ErrorCode::DatabaseBusy)
+}
+
+/// Runs `op` until it does not fail with SQLITE_BUSY, for at most `wait` in all, pausing
+/// between attempts (1 ms, doubling up to 100 ms). Then fails with [`StoreError::Locked`].
+fn retry_while_locked<T>(
+    path: &Path,
+    wait: Duration,
+    mut op: impl FnMut() -> Result<T, StoreError>,
+) -> Result<T, StoreError> {
+    let start = Instant::now();
+    let mut pause = Duration::from_millis(1);
+    loop {
+        match op() {
+            Err(e) if is_busy(&e) => {
+                let waited = start.elapsed();
+                if waited >= wait {
+                    return Err(StoreError::Locked {
+                        path: path.to_path_buf(),
+                        waited,
+                    });
+                }
+                std::thread::sleep(pause.min(wait - waited));
+                pause = (pause * 2).min(Duration::from_millis(100));
+            }
+            other => return other,
+        }
     }
 }
 
@@ -546,6 +649,7 @@ struct SessionRow {
     findings: String,
     setup: String,
     monitors: String,
+    owner: Option<ProcessIdentity>,
 }
 
 impl SessionRow {
@@ -566,15 +670,36 @@ impl SessionRow {
             findings: row.get(11)?,
             setup: row.get(12)?,
             monitors: row.get(13)?,
+            owner: row.get::<_, Option<i64>>(14)?.map(|pid| ProcessIdentity {
+                // The column's CHECK keeps it positive; a pid is at most 2^22 (proc(5)).
+                pid: u32::try_from(pid).unwrap_or(u32::MAX),
+                boot_id: row.get(15).ok().flatten(),
+                start_ticks: row
+                    .get::<_, Option<i64>>(16)
+                    .ok()
+                    .flatten()
+                    .and_then(|t| u64::try_from(t).ok()),
+            }),
+        })
+    }
+
+    /// The status as stored, except that a `running` session whose recording process is gone
+    /// (or unknown: recorded before schema version 3, or imported) is `abandoned`.
+    fn status(&self) -> Result<SessionStatus, StoreError> {
+        let stored = parse_text("session status", &self.status)?;
+        let alive = || self.owner.as_ref().is_some_and(ProcessIdentity::is_alive);
+        Ok(match stored {
+            SessionStatus::Running if !alive() => SessionStatus::Abandoned,
+            other => other,
         })
     }
 
     fn decode(self, tags: BTreeMap<String, String>) -> Result<SessionInfo, StoreError> {
         Ok(SessionInfo {
+            status: self.status()?,
             id: parse_uuid(&self.id)?,
             started_at_ns: self.started_at_ns,
             ended_at_ns: self.ended_at_ns,
-            status: parse_text("session status", &self.status)?,
             suite: self.suite,
             specs: from_json!("specs", &self.specs)?,
             tags,
@@ -800,8 +925,14 @@ fn load_session_in(tx: &Connection, id: Uuid) -> Result<StoredSession, StoreErro
     })
 }
 
-impl Store for SqliteStore {
-    fn begin_session(&mut self, session: &SessionInfo) -> Result<(), StoreError> {
+impl SqliteStore {
+    /// Inserts a session row with its tags; `owner` is the process recording it (none for an
+    /// import: no process here records it).
+    fn insert_session(
+        &mut self,
+        session: &SessionInfo,
+        owner: Option<&ProcessIdentity>,
+    ) -> Result<(), StoreError> {
         let specs = to_json!("specs", &session.specs)?;
         let settings = to_json!("settings", &session.settings)?;
         let environment = to_json!("environment", &session.environment)?;
@@ -813,7 +944,8 @@ impl Store for SqliteStore {
             tx.execute(
                 "INSERT INTO sessions (id, started_at_ns, ended_at_ns, status, suite, specs, \
                  note, settings, vernier_version, fingerprint, environment, findings, setup, \
-                 monitors) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+                 monitors, owner_pid, owner_boot_id, owner_start_ticks) VALUES (?1, ?2, ?3, \
+                 ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
                 params![
                     id,
                     session.started_at_ns,
@@ -829,6 +961,11 @@ impl Store for SqliteStore {
                     findings,
                     setup,
                     monitors,
+                    owner.map(|o| o.pid),
+                    owner.and_then(|o| o.boot_id.as_deref()),
+                    owner
+                        .and_then(|o| o.start_ticks)
+                        .and_then(|t| i64::try_from(t).ok()),
                 ],
             )?;
             let mut stmt = tx
@@ -838,6 +975,14 @@ impl Store for SqliteStore {
             }
             Ok(())
         })
+    }
+}
+
+impl Store for SqliteStore {
+    fn begin_session(&mut self, session: &SessionInfo) -> Result<(), StoreError> {
+        // This process records the session: while it lives, the session is `running`.
+        let owner = ProcessIdentity::current();
+        self.insert_session(session, Some(&owner))
     }
 
     fn add_configuration(
@@ -1004,7 +1149,7 @@ impl Store for SqliteStore {
             selector: selector.to_string(),
             detail,
         };
-        self.read(|tx| match parsed {
+        self.read(|tx| match parsed.clone() {
             Selector::Latest(back) => {
                 // Ties in start time (coarse clocks, imports) fall back to insertion order.
                 let id: Option<String> = tx
@@ -1156,7 +1301,9 @@ impl SqliteStore {
         // One IMMEDIATE transaction around the ordinary writes (which join it, see `write`):
         // an import is stored whole or not at all, and the rows are exactly those a recording
         // session writes.
-        self.conn.execute_batch("BEGIN IMMEDIATE")?;
+        retry_while_locked(&self.path, self.lock_wait, || {
+            Ok(self.conn.execute_batch("BEGIN IMMEDIATE")?)
+        })?;
         match self.import_in_transaction(sessions, kernel_configs) {
             Ok(report) => {
                 if let Err(e) = self.conn.execute_batch("COMMIT") {
@@ -1208,7 +1355,14 @@ impl SqliteStore {
             if exists.is_some() {
                 // Stored values are what the store keeps of the file's ones (-0.0 as 0.0,
                 // see `add_run`), so the file's session is compared as it would be stored.
-                let stored = load_session_in(&self.conn, id)?;
+                let mut stored = load_session_in(&self.conn, id)?;
+                // A session imported as running has no process here and reads as abandoned:
+                // that is the same content.
+                if stored.info.status == SessionStatus::Abandoned
+                    && session.info.status == SessionStatus::Running
+                {
+                    stored.info.status = SessionStatus::Running;
+                }
                 if let Some(field) = validate::difference(&stored, &as_stored(session)) {
                     return Err(StoreError::Conflict(format!(
                         "session {id} is already stored with other content (first difference: \
@@ -1218,7 +1372,7 @@ impl SqliteStore {
                 report.skipped += 1;
                 continue;
             }
-            self.begin_session(&session.info)?;
+            self.insert_session(&session.info, None)?;
             for config in &session.configurations {
                 self.add_configuration(id, &config.record).map_err(|e| {
                     if is_duplicate_key(&e) {

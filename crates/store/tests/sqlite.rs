@@ -731,7 +731,8 @@ fn two_processes_write_at_once_and_a_crash_keeps_recorded_runs() {
     assert_eq!(crashed.len(), 2);
     for id in crashed {
         let s = store.load_session(id).unwrap();
-        assert_eq!(s.info.status, SessionStatus::Running);
+        // Stored as running; its process is gone, so it reads as abandoned.
+        assert_eq!(s.info.status, SessionStatus::Abandoned);
         assert_eq!(s.configurations[0].values(), vec![0.5]);
     }
 }

@@ -8,6 +8,7 @@ pub mod cpulist;
 pub mod environment;
 mod error;
 pub mod limits;
+pub mod process;
 pub mod procstat;
 pub mod roots;
 

@@ -1,27 +1,30 @@
 //! `vernier run`: plan, measure, store, summarize.
 
-use std::path::Path;
+use std::io::Write;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
+use uuid::Uuid;
 use vernier_engine::suite::{find_suite, suite_names};
 use vernier_engine::{
     build_plan, run_session, Interrupt, NoHooks, ProcessExecutor, RunHooks, RunTimeout,
-    SessionOptions,
+    SessionOptions, SignalEvent,
 };
 use vernier_model::{SessionStatus, Settings, SetupStep};
-use vernier_setup::SetupGuard;
-use vernier_store::Store;
+use vernier_setup::{RestoreRecord, SetupGuard};
+use vernier_store::{SqliteStore, Store};
 use vernier_sys::Roots;
 
 use crate::cli::RunArgs;
 use crate::db;
 use crate::progress::Progress;
 
-/// Exit status after Ctrl-C, as a shell reports death by SIGINT.
-const EXIT_INTERRUPTED: u8 = 130;
+/// How long leaving at once (a repeated signal) waits for the database to mark the session
+/// interrupted; if it stays locked, the session reads as abandoned once vernier has exited.
+const LEAVING_LOCK_WAIT: Duration = Duration::from_secs(5);
 
 pub fn run(args: RunArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
     // Everything the user can get wrong is checked before the database or the system is touched.
@@ -109,20 +112,25 @@ pub fn run(args: RunArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
         None => vernier_setup::system_check_with(&roots.clone().into(), &check_options),
     };
 
+    let session_id = Uuid::new_v4();
     let interrupt = Arc::new(Interrupt::new());
-    let cancel = Arc::new(AtomicBool::new(false));
     let record = db::restore_record_path()?;
-    install_ctrl_c(Arc::clone(&interrupt), Arc::clone(&cancel), record.clone())?;
+    handle_signals(
+        Arc::clone(&interrupt),
+        record.clone(),
+        store.path().to_path_buf(),
+        session_id,
+    )?;
     // From here on the system may change; the guard restores it when dropped, also on error
-    // and panic, and the Ctrl-C handler restores from the record before a forced exit.
+    // and panic, and a repeated signal restores from the record before leaving at once.
     let mut guard = if setup_plan.is_empty() {
         None
     } else {
         Some(
             setup_plan
-                .apply(Some(&record))
+                .apply_for_session(&record, &session_id.to_string())
                 .context("cannot apply the setup")?
-                .with_cancel_flag(Arc::clone(&cancel)),
+                .with_cancel_flag(interrupt.flag()),
         )
     };
 
@@ -133,6 +141,7 @@ pub fn run(args: RunArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
     }
     let mut progress = Progress::new(args.quiet);
     let options = SessionOptions {
+        id: Some(session_id),
         suite: suite.as_ref().map(|s| s.name.to_string()),
         tags,
         note: args.note.clone(),
@@ -184,7 +193,7 @@ pub fn run(args: RunArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
     match outcome.status {
         SessionStatus::Interrupted => {
             eprintln!("interrupted: the completed runs are stored");
-            Ok(ExitCode::from(EXIT_INTERRUPTED))
+            Ok(ExitCode::from(exit_status_after(interrupt.signal())))
         }
         SessionStatus::Failed => {
             for (label, error) in &outcome.failures {
@@ -214,27 +223,101 @@ impl RunHooks for SetupHooks<'_> {
     }
 }
 
-/// First Ctrl-C: stop after killing the run in progress, keep what is done, restore the system.
-/// Second: restore from the record and leave now.
-fn install_ctrl_c(
+/// Exit status after an ending signal (Ctrl-C when none is known): 128 + its number, as a
+/// shell reports death by that signal.
+fn exit_status_after(signal: Option<i32>) -> u8 {
+    let signal = signal.unwrap_or(libc::SIGINT);
+    u8::try_from(128 + signal).unwrap_or(u8::MAX)
+}
+
+fn signal_name(signal: i32) -> &'static str {
+    match signal {
+        libc::SIGINT => "interrupt (SIGINT)",
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGHUP => "hangup (SIGHUP)",
+        _ => "signal",
+    }
+}
+
+/// Writes a line to stderr; when stderr is gone (a closed terminal), there is no one to tell.
+fn say(line: &str) {
+    let _ = writeln!(std::io::stderr(), "{line}");
+}
+
+/// Ctrl-C, SIGTERM and SIGHUP all end the session alike. The first: the run in progress is
+/// killed, no new one starts, the completed runs stay, the session is marked interrupted and
+/// the system restored on the ordinary way out. A repeated one leaves at once, for when that
+/// way is stuck: the system is restored from the restore record, the session marked
+/// interrupted (if the database lets it within [`LEAVING_LOCK_WAIT`]), and vernier exits.
+fn handle_signals(
     interrupt: Arc<Interrupt>,
-    cancel: Arc<AtomicBool>,
-    record: std::path::PathBuf,
+    record: PathBuf,
+    database: PathBuf,
+    session: Uuid,
 ) -> Result<()> {
-    let presses = AtomicU32::new(0);
-    ctrlc::set_handler(move || {
-        if presses.fetch_add(1, Ordering::SeqCst) == 0 {
-            cancel.store(true, Ordering::SeqCst);
-            interrupt.request();
-        } else {
-            interrupt.kill_child();
-            if record.exists() {
-                let _ = vernier_setup::restore_from_record(&record);
+    // SAFETY: isatty(3) only inspects the descriptor.
+    let terminals =
+        [libc::STDOUT_FILENO, libc::STDERR_FILENO].map(|fd| (fd, unsafe { libc::isatty(fd) } == 1));
+    vernier_engine::watch_signals(interrupt, move |event| match event {
+        SignalEvent::First(signal) => {
+            if signal == libc::SIGHUP {
+                detach_from_terminal(&terminals);
             }
-            std::process::exit(i32::from(EXIT_INTERRUPTED));
+            say(&format!(
+                "\n{}: stopping after ending the run in progress (send it again to leave at once)",
+                signal_name(signal)
+            ));
+        }
+        SignalEvent::Repeated(signal) => {
+            say(&format!(
+                "{}: restoring the system and leaving at once",
+                signal_name(signal)
+            ));
+            leave_now(&record, &database, session, signal);
         }
     })
-    .context("cannot install the Ctrl-C handler")
+    .context("cannot install the signal handlers")
+}
+
+/// After SIGHUP the terminal is gone and writing to it fails (EIO): what went to it goes to
+/// /dev/null instead, so the session can still end in order. Pipes and files are kept.
+fn detach_from_terminal(terminals: &[(i32, bool)]) {
+    let Ok(null) = std::fs::OpenOptions::new().write(true).open("/dev/null") else {
+        return;
+    };
+    for &(fd, was_terminal) in terminals {
+        if was_terminal {
+            // SAFETY: dup2(2) on two open descriptors; `fd` is stdout or stderr.
+            unsafe { libc::dup2(std::os::fd::AsRawFd::as_raw_fd(&null), fd) };
+        }
+    }
+}
+
+fn leave_now(record: &Path, database: &Path, session: Uuid, signal: i32) -> ! {
+    // Only this session's record: another live session's is not ours to undo, and one left
+    // by a killed session is for `system reset` to replay.
+    let ours = RestoreRecord::load(record)
+        .ok()
+        .flatten()
+        .is_some_and(|r| r.session == Some(session.to_string()) && r.owner().is_current());
+    if ours {
+        if let Err(e) = vernier_setup::restore_from_record(record) {
+            say(&format!("error: cannot restore the system: {e}"));
+        }
+    }
+    let ended = SqliteStore::open_with_lock_wait(database, LEAVING_LOCK_WAIT).and_then(|mut s| {
+        s.end_running_session(
+            session,
+            SessionStatus::Interrupted,
+            vernier_sys::clock::unix_now_ns(),
+        )
+    });
+    if let Err(e) = ended {
+        say(&format!(
+            "error: cannot mark session {session} interrupted: {e}"
+        ));
+    }
+    std::process::exit(128 + signal)
 }
 
 /// The terminal's width, when stdout is one.

@@ -49,6 +49,13 @@ pub fn show(args: ShowArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
                 info.status,
                 info.fingerprint
             )?;
+            if info.status == vernier_model::SessionStatus::Abandoned {
+                writeln!(
+                    text,
+                    "abandoned: the process recording it ended before the session did (killed, \
+                     crashed or the machine went down); the runs it recorded are complete"
+                )?;
+            }
             if !info.tags.is_empty() {
                 let tags: Vec<String> = info
                     .tags

@@ -2,8 +2,9 @@
 
 use std::process::ExitCode;
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use vernier_model::Finding;
+use vernier_setup::RestoreRecord;
 use vernier_sys::Roots;
 
 use crate::cli::SystemCommand;
@@ -34,8 +35,23 @@ pub fn system(command: SystemCommand) -> Result<ExitCode> {
             }
         }
         SystemCommand::Reset => {
+            let records = [tune_record_path()?, db::restore_record_path()?];
+            // A running session restores its own setup when it ends; undoing it under the
+            // session would invalidate its measurements. Checked before anything is restored.
+            for record in &records {
+                let loaded = RestoreRecord::load(record)
+                    .with_context(|| format!("cannot read {}", record.display()))?;
+                if let Some(r) = loaded.filter(RestoreRecord::held_by_another_process) {
+                    bail!(
+                        "nothing was reset: {} is running and restores what it changed when it \
+                         ends (`kill {}` ends it in order)",
+                        r.owner_description(),
+                        r.pid
+                    );
+                }
+            }
             let mut restored = Vec::new();
-            for record in [tune_record_path()?, db::restore_record_path()?] {
+            for record in records {
                 if record.exists() {
                     // Restored last change first; listed in that order.
                     restored.extend(

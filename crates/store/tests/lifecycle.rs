@@ -1,0 +1,284 @@
+//! Who records a session, what happens when that process is gone, and locked databases: the
+//! `abandoned` status, schema version 3 and the bounded wait for another process's lock.
+
+#![allow(clippy::unwrap_used)]
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Duration;
+
+use uuid::Uuid;
+use vernier_model::{
+    ConfigurationRecord, MetricInfo, Options, SessionInfo, SessionStatus, Settings, StopReason,
+    StoredSession,
+};
+use vernier_store::{SqliteStore, Store, StoreError, SCHEMA_VERSION};
+
+fn temp_db() -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("results.db");
+    (dir, path)
+}
+
+fn session() -> SessionInfo {
+    SessionInfo {
+        id: Uuid::new_v4(),
+        started_at_ns: 1,
+        ended_at_ns: None,
+        status: SessionStatus::Running,
+        suite: None,
+        specs: vec!["mock".into()],
+        tags: BTreeMap::new(),
+        note: None,
+        settings: Settings::default(),
+        vernier_version: "0.1.0".into(),
+        environment: Default::default(),
+        fingerprint: "0000000000000000".into(),
+        findings: Vec::new(),
+        setup: Vec::new(),
+        monitors: Vec::new(),
+    }
+}
+
+fn configuration(position: u32) -> ConfigurationRecord {
+    ConfigurationRecord {
+        id: Uuid::new_v4(),
+        position,
+        benchmark: "mock".into(),
+        benchmark_version: "1".into(),
+        options: Options(BTreeMap::new()),
+        metric: MetricInfo {
+            name: "time".into(),
+            unit: "s".into(),
+            higher_is_better: false,
+        },
+        stop_reason: None,
+        converged: false,
+        error: None,
+    }
+}
+
+fn status(path: &Path, id: Uuid) -> SessionStatus {
+    SqliteStore::open_existing(path)
+        .unwrap()
+        .load_session(id)
+        .unwrap()
+        .info
+        .status
+}
+
+fn sql(path: &Path, statement: &str, id: Uuid) {
+    let conn = rusqlite::Connection::open(path).unwrap();
+    conn.execute(statement, [id.to_string()]).unwrap();
+}
+
+#[test]
+fn a_running_session_is_abandoned_once_its_process_is_gone() {
+    let (_dir, path) = temp_db();
+    let mut store = SqliteStore::open(&path).unwrap();
+    let info = session();
+    store.begin_session(&info).unwrap();
+    // Recorded by this process, which lives: running, in every reading.
+    assert_eq!(status(&path, info.id), SessionStatus::Running);
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let (pid, boot): (i64, Option<String>) = conn
+        .query_row(
+            "SELECT owner_pid, owner_boot_id FROM sessions WHERE id = ?1",
+            [info.id.to_string()],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!(pid, i64::from(std::process::id()));
+    assert_eq!(boot, vernier_sys::process::boot_id());
+
+    // The owner of another boot: every pid of that boot is gone.
+    sql(
+        &path,
+        "UPDATE sessions SET owner_boot_id = 'an-earlier-boot' WHERE id = ?1",
+        info.id,
+    );
+    if vernier_sys::process::boot_id().is_some() {
+        assert_eq!(status(&path, info.id), SessionStatus::Abandoned);
+    }
+    // A process of this boot that has ended (a reaped child).
+    let mut child = std::process::Command::new("true").spawn().unwrap();
+    let dead = child.id();
+    child.wait().unwrap();
+    sql(
+        &path,
+        &format!(
+            "UPDATE sessions SET owner_boot_id = NULL, owner_start_ticks = NULL, \
+             owner_pid = {dead} WHERE id = ?1"
+        ),
+        info.id,
+    );
+    assert_eq!(status(&path, info.id), SessionStatus::Abandoned);
+    let listed = SqliteStore::open_existing(&path)
+        .unwrap()
+        .sessions()
+        .unwrap();
+    assert_eq!(listed[0].status, SessionStatus::Abandoned);
+
+    // Finished sessions keep their status whatever became of their process.
+    store
+        .finish_session(info.id, SessionStatus::Completed, 5)
+        .unwrap();
+    assert_eq!(status(&path, info.id), SessionStatus::Completed);
+}
+
+#[test]
+fn imported_running_sessions_are_abandoned_and_abandoned_ones_round_trip() {
+    let (_dir, path) = temp_db();
+    let mut store = SqliteStore::open(&path).unwrap();
+    let running = StoredSession {
+        info: session(),
+        configurations: Vec::new(),
+    };
+    let mut abandoned = StoredSession {
+        info: session(),
+        configurations: Vec::new(),
+    };
+    abandoned.info.status = SessionStatus::Abandoned;
+    store
+        .import_sessions(&[running.clone(), abandoned.clone()], &BTreeMap::new())
+        .unwrap();
+    // No process here records an imported session.
+    assert_eq!(status(&path, running.info.id), SessionStatus::Abandoned);
+    assert_eq!(status(&path, abandoned.info.id), SessionStatus::Abandoned);
+    // Importing the same file again finds the same content.
+    let again = store
+        .import_sessions(&[running, abandoned], &BTreeMap::new())
+        .unwrap();
+    assert_eq!((again.imported, again.skipped), (0, 2));
+}
+
+#[test]
+fn a_version_2_database_gains_the_owner_columns() {
+    let (_dir, path) = temp_db();
+    let migrations = Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations");
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    for file in ["0001_initial.sql", "0002_monitors_setup_findings.sql"] {
+        conn.execute_batch(&std::fs::read_to_string(migrations.join(file)).unwrap())
+            .unwrap();
+    }
+    conn.pragma_update(None, "user_version", 2).unwrap();
+    conn.pragma_update(None, "application_id", 0x7672_6e72)
+        .unwrap();
+    let id = Uuid::new_v4();
+    conn.execute(
+        "INSERT INTO sessions (id, started_at_ns, status, specs, settings, vernier_version, \
+         fingerprint, environment) VALUES (?1, 1, 'running', '[]', '{}', '0.1.0', 'f', '{}')",
+        [id.to_string()],
+    )
+    .unwrap();
+    drop(conn);
+
+    let store = SqliteStore::open(&path).unwrap();
+    // Left running by a vernier of schema version 2: nothing records it any more.
+    assert_eq!(
+        store.load_session(id).unwrap().info.status,
+        SessionStatus::Abandoned
+    );
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let version: i64 = conn
+        .pragma_query_value(None, "user_version", |r| r.get(0))
+        .unwrap();
+    assert_eq!(version, SCHEMA_VERSION);
+    let owner: Option<i64> = conn
+        .query_row("SELECT owner_pid FROM sessions", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(owner, None);
+}
+
+#[test]
+fn a_session_ended_at_once_is_interrupted_with_its_open_configurations() {
+    let (_dir, path) = temp_db();
+    let mut store = SqliteStore::open(&path).unwrap();
+    let info = session();
+    store.begin_session(&info).unwrap();
+    let (done, open) = (configuration(0), configuration(1));
+    store.add_configuration(info.id, &done).unwrap();
+    store.add_configuration(info.id, &open).unwrap();
+    store
+        .finish_configuration(done.id, StopReason::MaxRuns, false, None)
+        .unwrap();
+
+    let mut other = SqliteStore::open(&path).unwrap();
+    assert!(other
+        .end_running_session(info.id, SessionStatus::Interrupted, 9)
+        .unwrap());
+    let loaded = store.load_session(info.id).unwrap();
+    assert_eq!(loaded.info.status, SessionStatus::Interrupted);
+    assert_eq!(loaded.info.ended_at_ns, Some(9));
+    let reasons: Vec<_> = loaded
+        .configurations
+        .iter()
+        .map(|c| c.record.stop_reason)
+        .collect();
+    assert_eq!(
+        reasons,
+        [Some(StopReason::MaxRuns), Some(StopReason::Interrupted)]
+    );
+    // Only a running session is ended: a second call, or the engine's own ending, is no change.
+    assert!(!other
+        .end_running_session(info.id, SessionStatus::Interrupted, 10)
+        .unwrap());
+    assert_eq!(
+        store.load_session(info.id).unwrap().info.ended_at_ns,
+        Some(9)
+    );
+}
+
+/// Another process holds the write lock past the wait: the write fails naming the database,
+/// reads go on, and once the lock is released the same store writes again.
+#[test]
+fn a_lock_held_past_the_wait_fails_the_write_naming_the_database() {
+    let (_dir, path) = temp_db();
+    let mut store = SqliteStore::open_with_lock_wait(&path, Duration::from_millis(100)).unwrap();
+    let info = session();
+    store.begin_session(&info).unwrap();
+
+    let mut other = rusqlite::Connection::open(&path).unwrap();
+    let tx = other
+        .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+        .unwrap();
+    let c = configuration(0);
+    let e = store.add_configuration(info.id, &c).unwrap_err();
+    assert!(matches!(e, StoreError::Locked { .. }), "{e:?}");
+    let message = e.to_string();
+    assert!(message.contains(&path.display().to_string()), "{message}");
+    assert!(message.contains("locked by another process"), "{message}");
+    // A reader does not wait for a writer (WAL).
+    assert_eq!(store.sessions().unwrap().len(), 1);
+
+    tx.rollback().unwrap();
+    store.add_configuration(info.id, &c).unwrap();
+    assert_eq!(store.load_session(info.id).unwrap().configurations.len(), 1);
+}
+
+/// Opening a new file switches it to WAL, and SQLite fails that switch at once, without
+/// waiting, while another connection holds the write lock (it would have to turn its read
+/// transaction into a write transaction, which SQLite never waits for). Two vernier processes
+/// opening a new database at once met this. The opener must wait for the lock instead.
+#[test]
+fn opening_waits_for_a_lock_held_on_a_new_file() {
+    let (_dir, path) = temp_db();
+    std::fs::write(&path, b"").unwrap();
+    let mut other = rusqlite::Connection::open(&path).unwrap();
+    let tx = other
+        .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+        .unwrap();
+    let opener = {
+        let path = path.clone();
+        std::thread::spawn(move || SqliteStore::open(&path).map(|_| ()))
+    };
+    // Gives the opener time to meet the lock; it must succeed however long the lock is held
+    // (within the wait), so the outcome does not depend on this pause.
+    std::thread::sleep(Duration::from_millis(300));
+    tx.rollback().unwrap();
+    if let Err(e) = opener.join().unwrap() {
+        panic!("{e}");
+    }
+    let store = SqliteStore::open_existing(&path).unwrap();
+    assert!(store.sessions().unwrap().is_empty());
+}

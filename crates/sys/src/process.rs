@@ -1,0 +1,171 @@
+//! Which process owns something that outlives a call (a recording session, a restore record),
+//! and whether that process still runs.
+//!
+//! A pid alone is not enough: after a reboot every pid is new, and within one boot the kernel
+//! hands a freed pid to a later process. The boot id (random(4):
+//! /proc/sys/kernel/random/boot_id, new at every boot) and the start time of the process
+//! (proc(5): field 22 `starttime` of /proc/PID/stat, clock ticks after boot) together with the
+//! pid name one process of one boot.
+
+use std::path::Path;
+
+const BOOT_ID: &str = "/proc/sys/kernel/random/boot_id";
+
+/// One process of one boot.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProcessIdentity {
+    pub pid: u32,
+    /// The boot id when the identity was taken; `None` where the kernel does not expose it.
+    pub boot_id: Option<String>,
+    /// `starttime` of /proc/PID/stat; `None` without procfs.
+    pub start_ticks: Option<u64>,
+}
+
+impl ProcessIdentity {
+    /// This process.
+    pub fn current() -> Self {
+        let pid = std::process::id();
+        ProcessIdentity {
+            pid,
+            boot_id: boot_id(),
+            start_ticks: read_stat(pid).ok().map(|s| s.start_ticks),
+        }
+    }
+
+    /// The process with this pid now, if procfs shows one.
+    pub fn of(pid: u32) -> Option<Self> {
+        let stat = read_stat(pid).ok()?;
+        Some(ProcessIdentity {
+            pid,
+            boot_id: boot_id(),
+            start_ticks: Some(stat.start_ticks),
+        })
+    }
+
+    /// Whether this is the calling process.
+    pub fn is_current(&self) -> bool {
+        self.pid == std::process::id() && self.is_alive()
+    }
+
+    /// Whether the process still runs: same boot, its pid in use by a process that is not a
+    /// zombie and that started when it did. What cannot be told (no boot id, no procfs, a
+    /// process hidden by `hidepid`) counts as alive, so a live owner is never taken for dead.
+    pub fn is_alive(&self) -> bool {
+        if let (Some(then), Some(now)) = (&self.boot_id, boot_id()) {
+            if *then != now {
+                return false;
+            }
+        }
+        match read_stat(self.pid) {
+            Ok(stat) => {
+                // Z: a zombie, dead but not yet reaped; X: dead (proc(5), field 3).
+                !matches!(stat.state, 'Z' | 'X')
+                    && self.start_ticks.is_none_or(|t| t == stat.start_ticks)
+            }
+            Err(_) => pid_exists(self.pid),
+        }
+    }
+}
+
+/// /proc/sys/kernel/random/boot_id, trimmed.
+pub fn boot_id() -> Option<String> {
+    std::fs::read_to_string(Path::new(BOOT_ID))
+        .ok()
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+}
+
+/// Whether some process has this pid: kill(2) with signal 0 checks without sending anything;
+/// EPERM means it exists but belongs to another user.
+fn pid_exists(pid: u32) -> bool {
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return false;
+    };
+    if pid <= 0 {
+        return false;
+    }
+    // SAFETY: kill(2) with signal 0 performs only the existence and permission checks.
+    let r = unsafe { libc::kill(pid, 0) };
+    r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
+struct Stat {
+    state: char,
+    start_ticks: u64,
+}
+
+fn read_stat(pid: u32) -> Result<Stat, ()> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).map_err(|_| ())?;
+    parse_stat(&text).ok_or(())
+}
+
+/// Fields 3 (state) and 22 (starttime) of a /proc/PID/stat line. Field 2, the command name in
+/// parentheses, may itself hold spaces and parentheses, so fields are counted after the last
+/// closing parenthesis.
+fn parse_stat(text: &str) -> Option<Stat> {
+    let (_, rest) = text.rsplit_once(')')?;
+    let mut fields = rest.split_whitespace();
+    let state = fields.next()?.chars().next()?;
+    // After the state (field 3) come fields 4, 5, ...: starttime (22) is the 19th of them.
+    let start_ticks = fields.nth(18)?.parse().ok()?;
+    Some(Stat { state, start_ticks })
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_state_and_start_time_past_odd_command_names() {
+        let line = "4242 (a (b) c) S 1 4242 4242 0 -1 4194560 100 0 0 0 5 3 0 0 20 0 1 0 \
+                    987654 1000000 200 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1";
+        let stat = parse_stat(line).unwrap();
+        assert_eq!(stat.state, 'S');
+        assert_eq!(stat.start_ticks, 987654);
+        assert!(parse_stat("4242 (x) S 1 2").is_none());
+        assert!(parse_stat("").is_none());
+    }
+
+    #[test]
+    fn this_process_is_alive_and_others_are_told_apart() {
+        let me = ProcessIdentity::current();
+        assert!(me.is_alive());
+        assert!(me.is_current());
+        if me.start_ticks.is_none() {
+            eprintln!("skipped: no /proc/self/stat, start times cannot be compared");
+            return;
+        }
+        // The same pid with another start time is a later process that reused the pid.
+        let reused = ProcessIdentity {
+            start_ticks: me.start_ticks.map(|t| t + 1),
+            ..me.clone()
+        };
+        assert!(!reused.is_alive());
+        let other_boot = ProcessIdentity {
+            boot_id: Some("not-this-boot".into()),
+            ..me.clone()
+        };
+        if me.boot_id.is_some() {
+            assert!(!other_boot.is_alive());
+        }
+    }
+
+    #[test]
+    fn a_reaped_child_is_dead() {
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let Some(id) = ProcessIdentity::of(child.id()) else {
+            child.wait().unwrap();
+            eprintln!("skipped: no /proc/PID/stat, start times cannot be compared");
+            return;
+        };
+        // Not reaped yet: a zombie, already dead.
+        while read_stat(child.id()).is_ok_and(|s| s.state != 'Z') {
+            std::thread::yield_now();
+        }
+        assert!(!id.is_alive());
+        child.wait().unwrap();
+        // Reaped: the pid is free, or reused by a process with another start time.
+        assert!(!id.is_alive());
+    }
+}
