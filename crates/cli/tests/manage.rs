@@ -338,9 +338,17 @@ fn delete_removes_everything_under_the_sessions_and_leaves_no_orphans() {
 #[test]
 fn a_running_session_is_deleted_only_with_force() {
     let (_dir, db, ids) = sessions(1);
+    // Running, and recorded by a live process (this test's, with no start time to compare).
+    let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
+        .ok()
+        .map(|b| b.trim().to_string());
     rusqlite::Connection::open(&db)
         .unwrap()
-        .execute("UPDATE sessions SET status = 'running'", [])
+        .execute(
+            "UPDATE sessions SET status = 'running', owner_pid = ?1, owner_boot_id = ?2, \
+             owner_start_ticks = NULL",
+            rusqlite::params![std::process::id(), boot],
+        )
         .unwrap();
     let e = refused(
         vernier(&db)
@@ -351,6 +359,18 @@ fn a_running_session_is_deleted_only_with_force() {
     assert!(e.contains(&ids[0]) && e.contains("--force"), "{e}");
     assert_eq!(count(&db, "SELECT count(*) FROM sessions"), 1);
     ok(vernier(&db).args(["delete", "latest", "--yes", "--force"]));
+    assert_eq!(count(&db, "SELECT count(*) FROM sessions"), 0);
+}
+
+#[test]
+fn an_abandoned_session_is_deleted_without_force() {
+    let (_dir, db, _ids) = sessions(1);
+    // Left running by a process that is gone (none is recorded): nothing writes it any more.
+    rusqlite::Connection::open(&db)
+        .unwrap()
+        .execute("UPDATE sessions SET status = 'running'", [])
+        .unwrap();
+    ok(vernier(&db).args(["delete", "latest", "--yes"]));
     assert_eq!(count(&db, "SELECT count(*) FROM sessions"), 0);
 }
 
