@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Import scaling: `vernier import` of hyperfine --export-json files with 10k, 100k and 1M times
 # and of vernier exports with as many runs, each into a new database, then the same file again
-# (the idempotent skip, which compares the stored session with the file). Prints wall time and
-# maximum RSS of each import, and the ratio of each size's time to the previous size's: a
-# linear import gives about 10 (the size steps are 10x); a quadratic one about 100.
+# (the idempotent skip, which compares the stored session with the file). Prints wall time, CPU
+# time (user + system, less disturbed than wall time on a busy machine) and maximum RSS of each
+# import, and the ratio of each size's CPU time to the previous size's: with the default sizes
+# (steps of 10x) a linear import gives about 10, a quadratic one about 100.
 #
 # The files are generated (python3, deterministic): hyperfine times of 17 significant digits,
 # one session of one configuration for the vernier export.
@@ -85,14 +86,15 @@ with open(path, "w") as f:
 EOF
 }
 
-# timed BIN DB FILE: prints "SECONDS MAX_RSS_KB" of one import, or "fail -".
+# timed BIN DB FILE: prints "WALL_S CPU_S MAX_RSS_KB" of one import, or "fail - -".
 timed() {
     local out
-    if out=$(/usr/bin/time -f "%e %M" -o "$WORK/time" "$1" --db "$2" import "$3" 2>&1 >/dev/null); then
-        cat "$WORK/time"
+    if out=$(/usr/bin/time -f "%e %U %S %M" -o "$WORK/time" "$1" --db "$2" import "$3" 2>&1 >/dev/null); then
+        read -r wall user sys rss <"$WORK/time"
+        echo "$wall $(python3 -c "print('%.2f' % ($user + $sys))") $rss"
     else
         echo "import-scale: $1 import $3 failed: $out" >&2
-        echo "fail -"
+        echo "fail - -"
     fi
 }
 
@@ -101,8 +103,8 @@ ratio() {
 print('-' if '-' in (a, b) or 'fail' in (a, b) or float(b) == 0 else '%.1f' % (float(a) / float(b)))" "$1" "$2"
 }
 
-header="format     size      MB   pass       wall_s  max_rss_MB  x_prev_size"
-[[ -n $BASELINE ]] && header+="  baseline_s  baseline/new"
+header="format     size      MB   pass     wall_s    cpu_s  max_rss_MB  cpu_x_prev"
+[[ -n $BASELINE ]] && header+="  base_wall_s  base_cpu_s  base/new_cpu"
 echo "$header"
 for kind in hyperfine vernier; do
     declare -A prev=()
@@ -112,16 +114,16 @@ for kind in hyperfine vernier; do
         mb=$(python3 -c "import os, sys; print('%.1f' % (os.path.getsize(sys.argv[1]) / 1e6))" "$file")
         rm -f "$WORK"/new.db* "$WORK"/base.db*
         for pass in first again; do
-            read -r wall rss < <(timed "$VERNIER" "$WORK/new.db" "$file")
+            read -r wall cpu rss < <(timed "$VERNIER" "$WORK/new.db" "$file")
             rss_mb=$([[ $rss == - ]] && echo - || python3 -c "print('%.0f' % ($rss / 1024))")
-            scale=$([[ -n ${prev[$pass]:-} ]] && ratio "$wall" "${prev[$pass]}" || echo -)
-            line=$(printf "%-9s %8s %7s  %-6s %8s %11s %12s" "$kind" "$n" "$mb" "$pass" "$wall" "$rss_mb" "$scale")
+            scale=$([[ -n ${prev[$pass]:-} ]] && ratio "$cpu" "${prev[$pass]}" || echo -)
+            line=$(printf "%-9s %8s %7s  %-6s %8s %8s %11s %11s" "$kind" "$n" "$mb" "$pass" "$wall" "$cpu" "$rss_mb" "$scale")
             if [[ -n $BASELINE ]]; then
-                read -r bwall _ < <(timed "$BASELINE" "$WORK/base.db" "$file")
-                line+=$(printf "  %10s  %12s" "$bwall" "$(ratio "$bwall" "$wall")")
+                read -r bwall bcpu _ < <(timed "$BASELINE" "$WORK/base.db" "$file")
+                line+=$(printf "  %11s  %10s  %12s" "$bwall" "$bcpu" "$(ratio "$bcpu" "$cpu")")
             fi
             echo "$line"
-            prev[$pass]=$wall
+            prev[$pass]=$cpu
         done
         rm -f "$file"
     done
