@@ -69,7 +69,11 @@ impl Progress {
             }
             Progress::Lines => {
                 if let Some(line) = line(event) {
-                    println!("{line}");
+                    // Progress is best effort: when its reader has gone (`| head`), the
+                    // session goes on quietly and the summary's write reports the pipe.
+                    if crate::out::write_fmt(format_args!("{line}\n")).is_err() {
+                        *self = Progress::Quiet;
+                    }
                 }
             }
             Progress::Bar { bar, total } => match event {

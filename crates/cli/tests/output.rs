@@ -231,3 +231,44 @@ fn full_standard_output_is_one_line_and_status_2() {
         );
     }
 }
+
+#[test]
+fn a_session_whose_output_reader_left_is_recorded_and_ends_quietly() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.db");
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    // Progress lines (stdout is not a terminal) and the summary both meet the closed pipe.
+    let out = std_vernier(&db)
+        .args([
+            "run",
+            "mock:values=1/2/3",
+            "--min-runs",
+            "3",
+            "--max-runs",
+            "3",
+        ])
+        .env("XDG_STATE_HOME", dir.path())
+        .env("XDG_CACHE_HOME", dir.path())
+        .stdout(writer)
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(141),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.stderr.is_empty(), "quiet");
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let (status, runs): (String, i64) = conn
+        .query_row(
+            "SELECT status, (SELECT count(*) FROM runs) FROM sessions",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!(status, "completed");
+    assert_eq!(runs, 4, "one warmup and three measured runs");
+}

@@ -126,3 +126,71 @@ fn what_is_not_a_database_is_an_error_naming_it_and_stays_as_it_was() {
         assert_eq!(snapshot(dir.path()), before, "{path:?}");
     }
 }
+
+/// Clears the immutable attribute again, also when the test fails.
+struct Immutable(Vec<PathBuf>);
+
+impl Immutable {
+    /// `chattr +i` on each path, or None (with the reason) where that is not possible: not
+    /// root (CAP_LINUX_IMMUTABLE), no chattr, or a file system without the attribute.
+    fn set(paths: &[&Path]) -> Result<Immutable, String> {
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } != 0 {
+            return Err("setting the immutable attribute needs root".into());
+        }
+        let mut guard = Immutable(Vec::new());
+        for p in paths {
+            let status = std::process::Command::new("chattr")
+                .arg("+i")
+                .arg(p)
+                .stderr(std::process::Stdio::null())
+                .status()
+                .map_err(|e| format!("chattr: {e}"))?;
+            if !status.success() {
+                return Err(format!("chattr +i {} failed", p.display()));
+            }
+            guard.0.push(p.to_path_buf());
+        }
+        Ok(guard)
+    }
+}
+
+impl Drop for Immutable {
+    fn drop(&mut self) {
+        for p in &self.0 {
+            let _ = std::process::Command::new("chattr")
+                .arg("-i")
+                .arg(p)
+                .status();
+        }
+    }
+}
+
+#[test]
+fn read_commands_work_on_an_immutable_database_and_directory() {
+    let (_dir, db) = database();
+    let data = db.parent().unwrap().to_path_buf();
+    let before = snapshot(&data);
+    // Not even root can write an immutable file or create a file in an immutable directory
+    // (chattr(1)), so here a write would fail, not just show up in the snapshot.
+    let guard = match Immutable::set(&[&db, &data]) {
+        Ok(g) => g,
+        Err(reason) => {
+            eprintln!("skipped: {reason}");
+            return;
+        }
+    };
+    let mut failures = Vec::new();
+    for args in READ_COMMANDS {
+        let out = vernier(&db).args(*args).output().unwrap();
+        if !out.status.success() {
+            failures.push(format!(
+                "{args:?}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            ));
+        }
+    }
+    drop(guard);
+    assert!(failures.is_empty(), "{failures:#?}");
+    assert_eq!(snapshot(&data), before);
+}

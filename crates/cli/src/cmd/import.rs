@@ -20,6 +20,7 @@ use vernier_store::Store;
 use crate::cli::ImportArgs;
 use crate::cmd::export::{ExportDocument, FORMAT, VERSION};
 use crate::db;
+use crate::out::outln;
 
 /// What one file brings: sessions and the kernel configuration texts they refer to.
 #[derive(Debug, Default)]
@@ -56,9 +57,10 @@ pub fn import(args: ImportArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
     let report = store
         .import_sessions(&parsed.sessions, &parsed.kernel_configs)
         .with_context(|| format!("cannot import {}", path.display()))?;
-    println!(
+    outln!(
         "imported {} session(s), skipped {} already present with the same content",
-        report.imported, report.skipped
+        report.imported,
+        report.skipped
     );
     Ok(ExitCode::SUCCESS)
 }

@@ -20,6 +20,7 @@ use vernier_sys::Roots;
 
 use crate::cli::RunArgs;
 use crate::db;
+use crate::out::outln;
 use crate::progress::Progress;
 
 /// How long leaving at once (a repeated signal) waits for the database to mark the session
@@ -180,11 +181,11 @@ pub fn run(args: RunArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
         .load_session(outcome.session)
         .context("cannot read back the session")?;
     let summaries = vernier_report::summarize_session(&session);
-    println!(
+    outln!(
         "\n{}",
         vernier_report::table::run_summary_table(&summaries, terminal_width())
     );
-    println!(
+    outln!(
         "session {} ({}), stored in {}",
         outcome.session,
         outcome.status,

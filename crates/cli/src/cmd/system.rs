@@ -9,13 +9,14 @@ use vernier_sys::Roots;
 
 use crate::cli::SystemCommand;
 use crate::db;
+use crate::out::{out, outln};
 
 pub fn system(command: SystemCommand) -> Result<ExitCode> {
     let roots: vernier_setup::Roots = Roots::real().into();
     match command {
         SystemCommand::Check => {
             let findings = vernier_setup::system_check(&roots);
-            print!("{}", findings_text(&findings));
+            out!("{}", findings_text(&findings));
         }
         SystemCommand::Tune { dry_run } => {
             let changes = if dry_run {
@@ -25,13 +26,13 @@ pub fn system(command: SystemCommand) -> Result<ExitCode> {
                 vernier_setup::tune(&roots, &record).context("cannot tune the system")?
             };
             if changes.is_empty() {
-                println!("nothing to tune: every recommended setting this machine supports is set");
+                outln!("nothing to tune: every recommended setting this machine supports is set");
             }
             for c in &changes {
-                println!("{}{}", if dry_run { "would: " } else { "" }, c.describe());
+                outln!("{}{}", if dry_run { "would: " } else { "" }, c.describe());
             }
             if !dry_run && !changes.is_empty() {
-                println!("`vernier system reset` restores the previous settings");
+                outln!("`vernier system reset` restores the previous settings");
             }
         }
         SystemCommand::Reset => {
@@ -63,10 +64,10 @@ pub fn system(command: SystemCommand) -> Result<ExitCode> {
                 }
             }
             if restored.is_empty() {
-                println!("nothing to restore");
+                outln!("nothing to restore");
             }
             for c in &restored {
-                println!("restored: {}", restored_text(c));
+                outln!("restored: {}", restored_text(c));
             }
         }
     }
