@@ -10,6 +10,8 @@
 //!   [`bootstrap_ci`] (percentile and BCa);
 //! - two samples: [`mann_whitney_u`], [`hodges_lehmann()`], [`welch_t_test`];
 //! - many comparisons: [`benjamini_hochberg`], [`geomean_ratio_ci`], [`geometric_mean`];
+//! - session-to-session noise: [`median_se`], [`between_session_variance`], [`widen`],
+//!   [`min_detectable_change`];
 //! - warnings about a series of runs: [`classify_outliers`], [`spearman_drift`],
 //!   [`bimodality`].
 
@@ -24,6 +26,7 @@ pub mod mannwhitney;
 pub mod modality;
 pub mod multiple;
 pub mod outliers;
+pub mod random_effects;
 mod rank;
 pub mod summary;
 pub mod welch;
@@ -43,6 +46,10 @@ pub use multiple::benjamini_hochberg;
 pub use outliers::{
     classify_outliers, modified_z_scores, OutlierClass, TukeyClass, TukeyFences,
     MODIFIED_Z_THRESHOLD,
+};
+pub use random_effects::{
+    between_session_variance, median_se, min_detectable_change, satterthwaite, widen,
+    BetweenSession, Component, SessionMedian, Widened,
 };
 pub use summary::{mad, mean, median, quantile, std_dev};
 pub use welch::{welch_t_test, Welch};

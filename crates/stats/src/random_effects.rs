@@ -1,0 +1,391 @@
+//! Session-to-session noise: the between-session variance component of a one-way
+//! random-effects model, and intervals widened by it.
+//!
+//! The model (one configuration, log scale): run `j` of session `i` of group `g` is
+//! `y = mu_g + b_i + e_ij`, with a session effect `b_i ~ (0, tau^2)` shared by every run of the
+//! session and run noise `e_ij` within it. A session is summarized by its median `m_i` and the
+//! squared standard error `v_i` of that median ([`median_se`]), so `Var(m_i) = tau^2 + v_i`.
+//! An interval computed from the runs of one session per side sees only the `v` part; whole
+//! sessions shifting (`tau`) is invisible to it. [`between_session_variance`] estimates `tau^2`
+//! from several sessions with the ANOVA (method of moments) estimator of a variance component
+//! (Searle, Casella & McCulloch, *Variance Components*, 1992, sec. 3.5; with equal weights it
+//! is the DerSimonian & Laird 1986 estimator): the mean square of the session medians around
+//! their group means, minus the mean within-session part, truncated at zero. Its degrees of
+//! freedom are those of that mean square, `sessions - groups`.
+//!
+//! [`widen`] adds such a variance to an interval computed from the runs, with Satterthwaite's
+//! (1946) degrees of freedom for the sum of a well-determined part (the runs) and an estimated
+//! one, and [`min_detectable_change`] says which change an interval of that width can report.
+
+use statrs::distribution::{ContinuousCDF, Normal, StudentsT};
+
+use crate::error::{check, check_level, StatsError};
+use crate::summary::{median, sorted};
+
+/// Squared-standard-error estimate of the sample median of McKean & Schrader ("A comparison of
+/// methods for studentizing the sample median", Communications in Statistics - Simulation and
+/// Computation 13(6), 1984), as R. Wilcox implements it (`msmedse`, *Introduction to Robust
+/// Estimation and Hypothesis Testing*): with `z` the 0.995 normal quantile and
+/// `c = round((n + 1)/2 - z sqrt(n/4))` (at least 1),
+/// `se = (x(n - c + 1) - x(c)) / (2 z)`.
+///
+/// It is distribution-free (the width of an order-statistic interval of the median) and so
+/// suits skewed timing data. Tied values make it unreliable (it can be 0); one value gives 0.
+pub fn median_se(xs: &[f64]) -> Result<f64, StatsError> {
+    check(xs, 1)?;
+    let n = xs.len();
+    let z = standard_normal().inverse_cdf(0.995);
+    let c = ((n as f64 + 1.0) / 2.0 - z * (n as f64 / 4.0).sqrt()).round();
+    // c >= 1 and c <= (n + 1)/2, so both indices are within the sample.
+    let c = (c.max(1.0) as usize).min(n.div_ceil(2));
+    let s = sorted(xs);
+    Ok((s[n - c] - s[c - 1]) / (2.0 * z))
+}
+
+/// One session of a configuration, summarized: the median of its (log) values and the squared
+/// standard error of that median.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SessionMedian {
+    pub median: f64,
+    pub within_variance: f64,
+}
+
+impl SessionMedian {
+    /// The median of `xs` and its McKean-Schrader variance ([`median_se`] squared).
+    pub fn of(xs: &[f64]) -> Result<Self, StatsError> {
+        let se = median_se(xs)?;
+        Ok(SessionMedian {
+            median: median(xs)?,
+            within_variance: se * se,
+        })
+    }
+}
+
+/// The result of [`between_session_variance`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BetweenSession {
+    /// Sessions over all groups.
+    pub sessions: usize,
+    /// Mean square of the session medians around their group means (the sample variance of
+    /// the medians for one group): estimates `tau^2 + mean v`.
+    pub mean_square: f64,
+    /// Mean within-session variance of the session medians, `mean v_i`.
+    pub within: f64,
+    /// The between-session variance `tau^2 = max(0, mean_square - within)`.
+    pub variance: f64,
+    /// Degrees of freedom of `mean_square`: sessions minus groups.
+    pub df: f64,
+}
+
+/// The between-session variance of the session medians of `groups` (one group per result set
+/// that shares a true value, e.g. the base and the new side of a comparison), by the ANOVA
+/// estimator described in the module documentation. Needs more sessions than groups, and at
+/// least one session in each group.
+pub fn between_session_variance(groups: &[&[SessionMedian]]) -> Result<BetweenSession, StatsError> {
+    let sessions: usize = groups.iter().map(|g| g.len()).sum();
+    if groups.iter().any(|g| g.is_empty()) || sessions <= groups.len() {
+        return Err(StatsError::TooFew {
+            needed: groups.len() + 1,
+            got: sessions,
+        });
+    }
+    let all: Vec<f64> = groups
+        .iter()
+        .flat_map(|g| g.iter().flat_map(|s| [s.median, s.within_variance]))
+        .collect();
+    check(&all, 1)?;
+    if let Some(s) = groups
+        .iter()
+        .flat_map(|g| g.iter())
+        .find(|s| s.within_variance < 0.0)
+    {
+        return Err(StatsError::OutOfRange {
+            what: "within-session variance",
+            range: "[0, inf)",
+            value: s.within_variance,
+        });
+    }
+    let mut squares = 0.0;
+    let mut within = 0.0;
+    for g in groups {
+        let mean = g.iter().map(|s| s.median).sum::<f64>() / g.len() as f64;
+        squares += g.iter().map(|s| (s.median - mean).powi(2)).sum::<f64>();
+        within += g.iter().map(|s| s.within_variance).sum::<f64>();
+    }
+    let df = (sessions - groups.len()) as f64;
+    let mean_square = squares / df;
+    let within = within / sessions as f64;
+    Ok(BetweenSession {
+        sessions,
+        mean_square,
+        within,
+        variance: (mean_square - within).max(0.0),
+        df,
+    })
+}
+
+/// A variance with its degrees of freedom (`f64::INFINITY` for a variance taken as known).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Component {
+    pub variance: f64,
+    pub df: f64,
+}
+
+/// The sum of independent variance estimates with Satterthwaite's (1946) approximate degrees
+/// of freedom, `(sum v_i)^2 / sum (v_i^2 / df_i)`; infinite when every non-zero part is known.
+pub fn satterthwaite(components: &[Component]) -> Result<Component, StatsError> {
+    let mut variance = 0.0;
+    let mut denominator = 0.0;
+    for c in components {
+        if !(c.variance.is_finite() && c.variance >= 0.0) {
+            return Err(StatsError::OutOfRange {
+                what: "variance",
+                range: "[0, inf)",
+                value: c.variance,
+            });
+        }
+        if c.df.is_nan() || c.df <= 0.0 {
+            return Err(StatsError::OutOfRange {
+                what: "degrees of freedom",
+                range: "(0, inf]",
+                value: c.df,
+            });
+        }
+        variance += c.variance;
+        if c.df.is_finite() {
+            denominator += c.variance * c.variance / c.df;
+        }
+    }
+    let df = if denominator > 0.0 {
+        variance * variance / denominator
+    } else {
+        f64::INFINITY
+    };
+    Ok(Component { variance, df })
+}
+
+/// An interval widened by [`widen`], on the scale it was given in (logs for a ratio).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Widened {
+    pub low: f64,
+    pub high: f64,
+    /// Standard errors of the lower and upper half: the half-width of the given interval
+    /// divided by the normal quantile, combined with the added variance.
+    pub se_low: f64,
+    pub se_high: f64,
+    /// Satterthwaite degrees of freedom of each half, and the t quantiles used.
+    pub df_low: f64,
+    pub df_high: f64,
+    pub quantile_low: f64,
+    pub quantile_high: f64,
+}
+
+/// `[low, high]`, a `level` interval around `center` from the runs (treated as a normal
+/// interval: each half-width is `z` standard errors), widened by an independent variance
+/// `extra` estimated with `extra.df` degrees of freedom. Each half becomes
+/// `t_{df, (1+level)/2} sqrt(se_half^2 + extra.variance)` with Satterthwaite's `df` (the runs'
+/// part counts as known). With `extra.variance = 0` the interval is returned unchanged.
+///
+/// Two halves, because a distribution-free interval (Moses' for Hodges-Lehmann) need not be
+/// symmetric around its estimate.
+pub fn widen(
+    center: f64,
+    low: f64,
+    high: f64,
+    level: f64,
+    extra: Component,
+) -> Result<Widened, StatsError> {
+    check(&[center, low, high], 3)?;
+    check_level(level)?;
+    if !(low <= center && center <= high) {
+        return Err(StatsError::OutOfRange {
+            what: "interval center",
+            range: "[low, high]",
+            value: center,
+        });
+    }
+    let z = standard_normal().inverse_cdf(0.5 + level / 2.0);
+    let half = |width: f64| -> Result<(f64, f64, f64, f64), StatsError> {
+        let se_runs = width / z;
+        if extra.variance == 0.0 {
+            return Ok((width, se_runs, f64::INFINITY, z));
+        }
+        let total = satterthwaite(&[
+            Component {
+                variance: se_runs * se_runs,
+                df: f64::INFINITY,
+            },
+            extra,
+        ])?;
+        let q = quantile(total.df, 0.5 + level / 2.0)?;
+        let se = total.variance.sqrt();
+        Ok((q * se, se, total.df, q))
+    };
+    let (w_low, se_low, df_low, quantile_low) = half(center - low)?;
+    let (w_high, se_high, df_high, quantile_high) = half(high - center)?;
+    // Unchanged bounds stay bit for bit what they were.
+    let (low, high) = if extra.variance == 0.0 {
+        (low, high)
+    } else {
+        (center - w_low, center + w_high)
+    };
+    Ok(Widened {
+        low,
+        high,
+        se_low,
+        se_high,
+        df_low,
+        df_high,
+        quantile_low,
+        quantile_high,
+    })
+}
+
+/// The smallest relative change (0.05 = 5%) that a comparison reports as beyond `threshold`
+/// with probability `power`, when its log-ratio interval has half-width `half_width` and the
+/// estimate standard error `se` (both on the log scale): a true log-ratio `d` is reported when
+/// the estimate minus the half-width exceeds `ln(1 + threshold)`, which happens with
+/// probability `power` for `d = ln(1 + threshold) + half_width + z_power se` (the usual
+/// power calculation, e.g. Chow, Shao & Wang, *Sample Size Calculations in Clinical Research*,
+/// 2nd ed., sec. 3.1, with the interval's half-width in place of `z_{1-alpha/2} se`).
+pub fn min_detectable_change(
+    threshold: f64,
+    half_width: f64,
+    se: f64,
+    power: f64,
+) -> Result<f64, StatsError> {
+    check(&[threshold, half_width, se], 3)?;
+    if !(0.0..1.0).contains(&threshold) || half_width < 0.0 || se < 0.0 {
+        return Err(StatsError::OutOfRange {
+            what: "threshold, half-width and standard error",
+            range: "threshold in [0, 1), the others non-negative",
+            value: threshold.min(half_width).min(se),
+        });
+    }
+    if !(power > 0.0 && power < 1.0) {
+        return Err(StatsError::OutOfRange {
+            what: "power",
+            range: "(0, 1)",
+            value: power,
+        });
+    }
+    let z = standard_normal().inverse_cdf(power);
+    Ok(((1.0 + threshold).ln() + half_width + z * se).exp_m1())
+}
+
+fn standard_normal() -> Normal {
+    Normal::standard()
+}
+
+/// The `p` quantile of Student's t with `df` degrees of freedom (the normal for infinite df).
+fn quantile(df: f64, p: f64) -> Result<f64, StatsError> {
+    if df.is_infinite() {
+        return Ok(standard_normal().inverse_cdf(p));
+    }
+    StudentsT::new(0.0, 1.0, df)
+        .map(|t| t.inverse_cdf(p))
+        .map_err(|_| StatsError::OutOfRange {
+            what: "degrees of freedom",
+            range: "(0, inf]",
+            value: df,
+        })
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn median_se_uses_mckean_schrader_order_statistics() {
+        // n = 20: c = round(10.5 - 2.5758 * sqrt(5)) = round(4.740) = 5, se = (x(16) - x(5)) / 2z.
+        let xs: Vec<f64> = (1..=20).map(f64::from).collect();
+        let z = 2.575_829_303_548_900_4;
+        assert!((median_se(&xs).unwrap() - 11.0 / (2.0 * z)).abs() < 1e-12);
+        // n = 1 and n = 2: c is clamped to 1, the extremes.
+        assert_eq!(median_se(&[3.0]).unwrap(), 0.0);
+        assert!((median_se(&[1.0, 2.0]).unwrap() - 1.0 / (2.0 * z)).abs() < 1e-12);
+        assert!(median_se(&[]).is_err());
+    }
+
+    fn s(median: f64, within_variance: f64) -> SessionMedian {
+        SessionMedian {
+            median,
+            within_variance,
+        }
+    }
+
+    #[test]
+    fn between_variance_by_hand() {
+        // Medians 1, 2, 3: sample variance 1; mean within 0.25; tau^2 = 0.75 with 2 df.
+        let g = [s(1.0, 0.2), s(2.0, 0.3), s(3.0, 0.25)];
+        let b = between_session_variance(&[&g]).unwrap();
+        assert_eq!(
+            (b.mean_square, b.within, b.variance, b.df),
+            (1.0, 0.25, 0.75, 2.0)
+        );
+        // Two groups: squares 0.5 + 2 over 4 - 2 = 2 df.
+        let a = [s(0.0, 0.0), s(1.0, 0.0)];
+        let c = [s(5.0, 0.0), s(7.0, 0.0)];
+        let b = between_session_variance(&[&a, &c]).unwrap();
+        assert_eq!((b.mean_square, b.df), (1.25, 2.0));
+        // Within larger than the spread: truncated at zero.
+        let g = [s(1.0, 4.0), s(1.1, 4.0)];
+        assert_eq!(between_session_variance(&[&g]).unwrap().variance, 0.0);
+        // One session per group leaves no degree of freedom.
+        assert!(between_session_variance(&[&a[..1], &c[..1]]).is_err());
+        assert!(between_session_variance(&[&[], &c]).is_err());
+    }
+
+    #[test]
+    fn satterthwaite_by_hand() {
+        let known = Component {
+            variance: 1.0,
+            df: f64::INFINITY,
+        };
+        let est = Component {
+            variance: 3.0,
+            df: 4.0,
+        };
+        let c = satterthwaite(&[known, est]).unwrap();
+        // (1 + 3)^2 / (9 / 4) = 64 / 9.
+        assert_eq!(c.variance, 4.0);
+        assert!((c.df - 64.0 / 9.0).abs() < 1e-12);
+        assert_eq!(satterthwaite(&[known]).unwrap().df, f64::INFINITY);
+        assert!(satterthwaite(&[Component {
+            variance: 1.0,
+            df: 0.0
+        }])
+        .is_err());
+    }
+
+    #[test]
+    fn widen_without_extra_is_identity_and_with_extra_is_wider() {
+        let none = Component {
+            variance: 0.0,
+            df: 4.0,
+        };
+        let w = widen(0.1, 0.05, 0.2, 0.95, none).unwrap();
+        assert_eq!((w.low, w.high), (0.05, 0.2));
+        let extra = Component {
+            variance: 0.01,
+            df: 4.0,
+        };
+        let w = widen(0.1, 0.05, 0.2, 0.95, extra).unwrap();
+        assert!(w.low < 0.05 && w.high > 0.2);
+        assert!(
+            w.df_low < w.df_high,
+            "the narrower half is dominated by the estimate"
+        );
+        assert!(widen(0.3, 0.05, 0.2, 0.95, extra).is_err());
+    }
+
+    #[test]
+    fn mdc_adds_threshold_half_width_and_power_margin() {
+        // ln(1.02) + 0.05 + z_0.8 * 0.025, z_0.8 = 0.8416212335729143.
+        let want = (1.02f64.ln() + 0.05 + 0.841_621_233_572_914_3 * 0.025).exp_m1();
+        let got = min_detectable_change(0.02, 0.05, 0.025, 0.8).unwrap();
+        assert!((got - want).abs() < 1e-12, "{got} {want}");
+        assert!(min_detectable_change(0.02, 0.05, 0.025, 1.0).is_err());
+    }
+}
