@@ -4,6 +4,7 @@
 //! carry it unchanged.
 
 pub mod benchmark;
+pub mod calibration;
 pub mod environment;
 pub mod finding;
 pub mod monitor;
@@ -13,6 +14,7 @@ pub mod settings;
 pub mod validate;
 
 pub use benchmark::{BenchmarkInfo, MetricInfo};
+pub use calibration::Calibration;
 pub use environment::Environment;
 pub use finding::{Finding, Severity};
 pub use options::{OptionDefault, OptionKind, OptionSpec, OptionValue, Options};

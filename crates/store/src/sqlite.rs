@@ -34,6 +34,10 @@ const MIGRATIONS: &[(&str, &str)] = &[
         "session_owner",
         include_str!("../migrations/0003_session_owner.sql"),
     ),
+    (
+        "calibrations",
+        include_str!("../migrations/0004_calibrations.sql"),
+    ),
 ];
 
 /// The schema version this build writes and understands (`PRAGMA user_version`).
@@ -1538,6 +1542,9 @@ pub(crate) fn stored_value(v: f64) -> f64 {
     }
 }
 
+// After the JSON macros above, which it uses.
+mod calibration;
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -1672,6 +1679,7 @@ mod tests {
         assert_eq!(
             tables,
             [
+                "calibrations",
                 "configurations",
                 "kernel_configs",
                 "run_monitor_summary",

@@ -1,0 +1,72 @@
+//! Calibrations in the SQLite store: round trip, newest per configuration and fingerprint,
+//! all-or-nothing writes.
+
+#![allow(clippy::unwrap_used)]
+
+use uuid::Uuid;
+use vernier_model::{Calibration, OptionValue, Options};
+use vernier_store::{SqliteStore, StoreError};
+
+fn calibration(fingerprint: &str, loops: u64, created_at_ns: i64, between_sd: f64) -> Calibration {
+    let mut options = Options::default();
+    options.0.insert("loops".into(), OptionValue::UInt(loops));
+    Calibration {
+        id: Uuid::new_v4(),
+        created_at_ns,
+        fingerprint: fingerprint.into(),
+        benchmark: "pipe".into(),
+        options,
+        metric: "round_trip".into(),
+        sessions: 5,
+        runs: 50,
+        session_sd: 0.02,
+        within_sd: 0.01,
+        between_sd,
+        df: 4.0,
+        session_ids: vec![Uuid::new_v4(), Uuid::new_v4()],
+    }
+}
+
+#[test]
+fn newest_calibration_of_each_configuration_is_returned() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("v.db");
+    let mut store = SqliteStore::open(&path).unwrap();
+    let old = calibration("f1", 100, 1, 0.03);
+    let new = calibration("f1", 100, 2, 0.01);
+    let other_config = calibration("f1", 200, 1, 0.05);
+    let other_env = calibration("f2", 100, 3, 0.07);
+    store
+        .add_calibrations(&[old, new.clone(), other_config.clone(), other_env.clone()])
+        .unwrap();
+    drop(store);
+
+    let store = SqliteStore::open_existing(&path).unwrap();
+    let got = store.calibrations(&["f1".to_string()]).unwrap();
+    assert_eq!(got, vec![new.clone(), other_config.clone()]);
+    let got = store
+        .calibrations(&["f2".to_string(), "f1".to_string(), "f2".to_string()])
+        .unwrap();
+    assert_eq!(got, vec![other_env, new, other_config]);
+    assert!(store
+        .calibrations(&["none".to_string()])
+        .unwrap()
+        .is_empty());
+}
+
+#[test]
+fn invalid_calibrations_store_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = SqliteStore::open(&dir.path().join("v.db")).unwrap();
+    let good = calibration("f", 1, 1, 0.01);
+    let bad = calibration("f", 2, 1, f64::NAN);
+    assert!(matches!(
+        store.add_calibrations(&[good.clone(), bad]),
+        Err(StoreError::Invalid(_))
+    ));
+    // Two sessions at least (the table's CHECK): the whole write is rolled back.
+    let mut one_session = calibration("f", 3, 1, 0.01);
+    one_session.sessions = 1;
+    assert!(store.add_calibrations(&[good, one_session]).is_err());
+    assert!(store.calibrations(&["f".to_string()]).unwrap().is_empty());
+}
