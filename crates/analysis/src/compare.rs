@@ -5,7 +5,7 @@ use std::fmt;
 
 use serde::Serialize;
 use statrs::distribution::{ContinuousCDF, Normal};
-use vernier_model::{Options, StoredSession};
+use vernier_model::{Calibration, Options, StoredSession};
 use vernier_report::summary::{contaminated, distribution_checks};
 use vernier_stats::hodges_lehmann::enough_arrangements;
 use vernier_stats::{
@@ -13,6 +13,7 @@ use vernier_stats::{
     welch_t_test,
 };
 
+use crate::session_noise::{self, CalibrationTable, NoiseSource, SessionValues};
 use crate::AnalysisError;
 
 /// Confidence level of every interval of a comparison.
@@ -111,10 +112,27 @@ pub struct Comparison {
     /// NEW/BASE: the exponentiated Hodges-Lehmann shift of the log values; the ratio of the
     /// medians when the samples are too small for an interval.
     pub ratio: f64,
-    /// Interval of the ratio (Hodges-Lehmann / Moses); absent when the samples are too small
-    /// or when ties shrink it to zero width (docs/compare.md).
+    /// Interval of the ratio the verdict uses: the runs' interval (`runs_ci_*`) widened by
+    /// the session-to-session noise when it is known (`noise_source`); absent when the
+    /// samples are too small or when ties shrink the runs' interval to zero width
+    /// (docs/compare.md).
     pub ratio_ci_low: Option<f64>,
     pub ratio_ci_high: Option<f64>,
+    /// Interval of the ratio from the runs alone (Hodges-Lehmann / Moses): the within-session
+    /// part of the uncertainty.
+    pub runs_ci_low: Option<f64>,
+    pub runs_ci_high: Option<f64>,
+    /// Sessions with measured runs of this configuration on each side.
+    pub base_sessions: usize,
+    pub new_sessions: usize,
+    /// Where the between-session part of the interval comes from; absent when unknown (one
+    /// session a side without a calibration).
+    pub noise_source: Option<NoiseSource>,
+    /// Standard deviation of the between-session part of ln(NEW/BASE) added to the interval.
+    pub session_noise: Option<f64>,
+    /// Minimum detectable change: the smallest relative change (0.05 = 5%) this comparison
+    /// reports as faster or slower with 80% probability, at its interval's width.
+    pub mdc: Option<f64>,
     /// Two-sided Mann-Whitney U p-value.
     pub p_value: f64,
     /// Benjamini-Hochberg adjusted p-value across all comparisons of this report.
@@ -240,6 +258,8 @@ struct Group {
     versions: BTreeSet<String>,
     /// Measured values, session by session in run order.
     values: Vec<f64>,
+    /// The same values per session.
+    sessions: Vec<SessionValues>,
     fingerprints: BTreeSet<String>,
     /// Stop reasons of the pooled configurations that did not converge.
     not_converged: BTreeSet<String>,
@@ -250,9 +270,9 @@ struct Group {
 
 /// Identity of a configuration across sessions: benchmark, options (serialized with sorted
 /// keys, so equal options give equal text) and metric name.
-type Key = (String, String, String);
+pub(crate) type Key = (String, String, String);
 
-fn key_of(benchmark: &str, options: &Options, metric: &str) -> Key {
+pub(crate) fn key_of(benchmark: &str, options: &Options, metric: &str) -> Key {
     // Options are a map of numbers and strings: serializing them cannot fail; the label is a
     // faithful fallback all the same.
     let opts = serde_json::to_string(options).unwrap_or_else(|_| options.label());
@@ -278,6 +298,7 @@ fn group(sessions: &[StoredSession]) -> (Vec<Key>, HashMap<Key, Group>) {
                     higher_is_better: r.metric.higher_is_better,
                     versions: BTreeSet::new(),
                     values: Vec::new(),
+                    sessions: Vec::new(),
                     fingerprints: BTreeSet::new(),
                     not_converged: BTreeSet::new(),
                     unfinished: 0,
@@ -289,6 +310,10 @@ fn group(sessions: &[StoredSession]) -> (Vec<Key>, HashMap<Key, Group>) {
             let values = config.values();
             if !values.is_empty() {
                 g.fingerprints.insert(session.info.fingerprint.clone());
+                g.sessions.push(SessionValues {
+                    fingerprint: session.info.fingerprint.clone(),
+                    values: values.clone(),
+                });
             }
             g.values.extend(values);
             match r.stop_reason {
@@ -373,6 +398,7 @@ fn compare_one(
     base: &Group,
     new: &Group,
     settings: &CompareSettings,
+    calibrations: &CalibrationTable,
 ) -> Result<Comparison, AnalysisError> {
     let configuration = label(&base.benchmark, &base.options);
     let stats = |source| AnalysisError::Stats {
@@ -392,7 +418,7 @@ fn compare_one(
         Some(_) => hl.shift.exp(),
         None => new_median / base_median,
     };
-    let ratio_ci = match hl.ci {
+    let runs_ci = match hl.ci {
         None => {
             warnings.push(format!(
                 "too few runs for a {:.0}% CI of the ratio (base {}, new {}; {}): ratio of the \
@@ -417,6 +443,26 @@ fn compare_one(
         }
         Some(ci) => Some((ci.low.exp(), ci.high.exp())),
     };
+    // The between-session part of the uncertainty widens the runs' interval (docs/compare.md).
+    let key = key_of(&base.benchmark, &base.options, &base.metric);
+    let between =
+        session_noise::between(&base.sessions, &new.sessions, &key, calibrations).map_err(stats)?;
+    let interval = hl
+        .ci
+        .filter(|_| runs_ci.is_some())
+        .map(|ci| {
+            session_noise::ratio_interval(
+                hl.shift,
+                ci.low,
+                ci.high,
+                between,
+                settings.level,
+                settings.threshold,
+            )
+        })
+        .transpose()
+        .map_err(stats)?;
+    let ratio_ci = interval.map(|i| (i.low, i.high));
     let p_value = mann_whitney_u(&lb, &ln).map_err(stats)?.p;
     // Fewer than 2 runs a side, or two constant samples: no Welch interval, which is no error.
     let welch = welch_t_test(&ln, &lb, settings.level)
@@ -481,6 +527,13 @@ fn compare_one(
         ratio,
         ratio_ci_low: ratio_ci.map(|c| c.0),
         ratio_ci_high: ratio_ci.map(|c| c.1),
+        runs_ci_low: runs_ci.map(|c| c.0),
+        runs_ci_high: runs_ci.map(|c| c.1),
+        base_sessions: base.sessions.len(),
+        new_sessions: new.sessions.len(),
+        noise_source: between.map(|b| b.source),
+        session_noise: between.map(|b| b.component.variance.sqrt()),
+        mdc: interval.map(|i| i.mdc),
         p_value,
         p_adjusted: p_value,
         welch_ci_low: welch.map(|c| c.0),
@@ -553,6 +606,22 @@ pub fn compare(
     new: &[StoredSession],
     settings: &CompareSettings,
 ) -> Result<CompareReport, AnalysisError> {
+    compare_calibrated(base, new, settings, &[])
+}
+
+/// [`compare`] with the stored calibrations of session-to-session noise: a configuration with
+/// one session a side gets its interval widened by the calibration of its environments
+/// (docs/compare.md, "Sessions"); calibrations of other environments or configurations are
+/// ignored.
+pub fn compare_calibrated(
+    base: &[StoredSession],
+    new: &[StoredSession],
+    settings: &CompareSettings,
+    calibrations: &[Calibration],
+) -> Result<CompareReport, AnalysisError> {
+    let table = CalibrationTable::new(calibrations);
+    let mut uncalibrated = BTreeSet::new();
+    let mut uncalibrated_count = 0;
     if !(settings.threshold > 0.0 && settings.threshold < 1.0) {
         return Err(AnalysisError::Threshold(settings.threshold));
     }
@@ -586,7 +655,14 @@ pub fn compare(
                 };
                 unmatched.push(missing(side, g, reason.to_string()));
             }
-            Some(n) => comparisons.push(compare_one(b, n, settings)?),
+            Some(n) => {
+                let c = compare_one(b, n, settings, &table)?;
+                if c.noise_source.is_none() {
+                    uncalibrated_count += 1;
+                    uncalibrated.extend(b.fingerprints.iter().chain(&n.fingerprints).cloned());
+                }
+                comparisons.push(c);
+            }
         }
     }
     for key in &new_order {
@@ -608,7 +684,16 @@ pub fn compare(
             c.p_adjusted = p;
         }
     }
-    let summary = summarize(&comparisons, settings.level);
+    let mut summary = summarize(&comparisons, settings.level);
+    if uncalibrated_count > 0 {
+        let list: Vec<&str> = uncalibrated.iter().map(String::as_str).collect();
+        summary.warnings.push(format!(
+            "no calibration for environment {} ({uncalibrated_count} configuration(s) with one \
+             session a side): intervals cover run-to-run noise only, not session-to-session \
+             noise (`vernier calibrate` measures it)",
+            list.join(", ")
+        ));
+    }
     Ok(CompareReport {
         threshold: settings.threshold,
         level: settings.level,

@@ -7,15 +7,19 @@
 //! the p-value is Mann-Whitney's, Welch's t interval on logs is a parametric companion, and
 //! Benjamini-Hochberg adjusts the p-values across all comparisons. The verdict comes from the
 //! interval of the ratio against a practical threshold ([`verdict`]; the rule and its
-//! justification are in docs/compare.md). The run is the replication unit: when a side holds
-//! several sessions, their runs of a configuration are pooled run by run.
+//! justification are in docs/compare.md). The run is the replication unit of the interval from
+//! the runs; the session is the replication unit of the session-to-session part, which widens
+//! that interval when several sessions or a calibration of the environment show it
+//! (`session_noise`).
 
 mod compare;
+mod session_noise;
 
 pub use compare::{
-    compare, verdict, CompareReport, CompareSettings, Comparison, Side, Summary, Unmatched,
-    Verdict, DEFAULT_THRESHOLD, LEVEL,
+    compare, compare_calibrated, verdict, CompareReport, CompareSettings, Comparison, Side,
+    Summary, Unmatched, Verdict, DEFAULT_THRESHOLD, LEVEL,
 };
+pub use session_noise::{NoiseSource, MDC_POWER};
 
 /// Why a comparison could not be made.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

@@ -87,6 +87,8 @@ pub enum Command {
     System(SystemCommand),
     /// Compare two result sets: ratio NEW/BASE with CI, p-values and a verdict per configuration
     Compare(CompareArgs),
+    /// Measure this machine's session-to-session noise with short repeated sessions, for compare
+    Calibrate(CalibrateArgs),
     /// Write sessions with every run as JSON (a documented format) or CSV
     Export(ExportArgs),
     /// Read an export file, or hyperfine's --export-json output, into the database
@@ -330,6 +332,37 @@ pub struct CompareArgs {
     /// Exit with status 1 when any configuration is slower
     #[arg(long)]
     pub fail_on_regression: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct CalibrateArgs {
+    /// What to calibrate, as for `run` [default: the configurations of the `quick` suite]
+    #[arg(value_name = "SPEC")]
+    pub specs: Vec<String>,
+
+    /// Calibrate the configurations of a built-in suite (see `vernier list`)
+    #[arg(long, value_name = "NAME", conflicts_with = "specs")]
+    pub suite: Option<String>,
+
+    /// Sessions to run, one after the other (at least 2)
+    #[arg(long, value_name = "N", default_value_t = 5)]
+    pub sessions: u32,
+
+    /// Measured runs per configuration and session (at least 2)
+    #[arg(long, value_name = "N", default_value_t = 10)]
+    pub runs: u32,
+
+    /// Warmup runs per configuration and session
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub warmup: u32,
+
+    /// Maximum time per configuration and session including warmups, seconds
+    #[arg(long, value_name = "SECONDS", default_value_t = 5.0)]
+    pub max_time: f64,
+
+    /// Prepare the system for each session as `run --setup` does (use what you run with)
+    #[arg(long = "setup", value_name = "LIST")]
+    pub setup: Vec<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

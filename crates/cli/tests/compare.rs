@@ -250,7 +250,7 @@ fn every_output_format() {
     let lines: Vec<&str> = md.lines().collect();
     assert_eq!(
         lines[0],
-        "| configuration | base median | new median | ratio | 95% CI | p | p adj | verdict |"
+        "| configuration | base median | new median | ratio | 95% CI | MDC | p | p adj | verdict |"
     );
     assert!(lines[1].starts_with("|---|"));
     assert!(
@@ -267,7 +267,7 @@ fn every_output_format() {
     let rows: Vec<Vec<&str>> = csv.lines().map(|l| l.split(',').collect()).collect();
     assert_eq!(rows.len(), 3, "{csv}");
     let header = &rows[0];
-    assert_eq!(header.len(), 17);
+    assert_eq!(header.len(), 24);
     let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
     assert_eq!(rows[1][col("options")], "case=doubled");
     assert_eq!(rows[1][col("verdict")], "slower");

@@ -6,7 +6,9 @@ use std::process::ExitCode;
 
 use anyhow::{bail, Context, Result};
 use uuid::Uuid;
-use vernier_analysis::{CompareReport, CompareSettings, Comparison, DEFAULT_THRESHOLD, LEVEL};
+use vernier_analysis::{
+    CompareReport, CompareSettings, Comparison, NoiseSource, DEFAULT_THRESHOLD, LEVEL,
+};
 use vernier_model::StoredSession;
 use vernier_report::format::sig;
 use vernier_store::Store;
@@ -23,7 +25,16 @@ pub fn compare(args: CompareArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
         threshold: args.threshold.unwrap_or(DEFAULT_THRESHOLD),
         level: LEVEL,
     };
-    let report = vernier_analysis::compare(&base, &new, &settings)?;
+    // The stored session-to-session noise of the environments involved (`vernier calibrate`).
+    let fingerprints: Vec<String> = base
+        .iter()
+        .chain(&new)
+        .map(|s| s.info.fingerprint.clone())
+        .collect();
+    let calibrations = store
+        .calibrations(&fingerprints)
+        .context("cannot read the calibrations")?;
+    let report = vernier_analysis::compare_calibrated(&base, &new, &settings, &calibrations)?;
     let text = match args.format {
         CompareFormat::Json => serde_json::to_string_pretty(&report)? + "\n",
         CompareFormat::Table => table(&report),
@@ -118,24 +129,31 @@ fn ci_text(c: &Comparison) -> String {
     }
 }
 
-const HEADERS: [&str; 8] = [
+/// Minimum detectable change as a percentage.
+fn mdc_text(c: &Comparison) -> String {
+    opt(c.mdc, |m| format!("{:.1}%", m * 100.0))
+}
+
+const HEADERS: [&str; 9] = [
     "configuration",
     "base median",
     "new median",
     "ratio",
     "95% CI",
+    "MDC",
     "p",
     "p adj",
     "verdict",
 ];
 
-fn row(c: &Comparison) -> [String; 8] {
+fn row(c: &Comparison) -> [String; 9] {
     [
         c.label(),
         format!("{} {}", sig(c.base_median, 4), c.unit),
         format!("{} {}", sig(c.new_median, 4), c.unit),
         ratio_text(c.ratio),
         ci_text(c),
+        mdc_text(c),
         p_text(c.p_value),
         p_text(c.p_adjusted),
         c.verdict.to_string(),
@@ -169,7 +187,7 @@ fn summary_lines(report: &CompareReport) -> Vec<String> {
 
 /// Plain aligned columns, then warnings, unmatched configurations and the summary.
 pub fn table(report: &CompareReport) -> String {
-    let rows: Vec<[String; 8]> = report.comparisons.iter().map(row).collect();
+    let rows: Vec<[String; 9]> = report.comparisons.iter().map(row).collect();
     let mut widths = HEADERS.map(str::len);
     for r in &rows {
         for (w, cell) in widths.iter_mut().zip(r) {
@@ -184,7 +202,7 @@ pub fn table(report: &CompareReport) -> String {
                 text.push_str("  ");
             }
             // The configuration is left-aligned, the numbers right-aligned.
-            if i == 0 || i == 7 {
+            if i == 0 || i == HEADERS.len() - 1 {
                 let _ = write!(text, "{cell:<w$}");
             } else {
                 let _ = write!(text, "{cell:>w$}");
@@ -235,7 +253,7 @@ pub fn markdown(report: &CompareReport) -> String {
     let mut out = String::new();
     if !report.comparisons.is_empty() {
         let _ = writeln!(out, "| {} |", HEADERS.join(" | "));
-        let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---:|---|");
+        let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---:|---:|---|");
         for c in &report.comparisons {
             let cells: Vec<String> = row(c).iter().map(|s| md_escape(s)).collect();
             let _ = writeln!(out, "| {} |", cells.join(" | "));
@@ -287,7 +305,8 @@ fn num(v: Option<f64>) -> String {
 pub fn csv(report: &CompareReport) -> String {
     let mut out = String::from(
         "benchmark,options,metric,unit,base_n,new_n,base_median,new_median,ratio,ratio_ci_low,\
-         ratio_ci_high,p_value,p_adjusted,welch_ci_low,welch_ci_high,verdict,warnings\n",
+         ratio_ci_high,p_value,p_adjusted,welch_ci_low,welch_ci_high,verdict,warnings,\
+         runs_ci_low,runs_ci_high,base_sessions,new_sessions,noise_source,session_noise,mdc\n",
     );
     for c in &report.comparisons {
         let fields = [
@@ -308,6 +327,19 @@ pub fn csv(report: &CompareReport) -> String {
             num(c.welch_ci_high),
             c.verdict.to_string(),
             c.warnings.join("; "),
+            num(c.runs_ci_low),
+            num(c.runs_ci_high),
+            c.base_sessions.to_string(),
+            c.new_sessions.to_string(),
+            c.noise_source
+                .map(|s| match s {
+                    NoiseSource::Sessions => "sessions",
+                    NoiseSource::Calibration => "calibration",
+                })
+                .unwrap_or_default()
+                .to_string(),
+            num(c.session_noise),
+            num(c.mdc),
         ];
         push_csv_row(&mut out, &fields);
     }

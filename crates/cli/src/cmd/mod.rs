@@ -1,5 +1,6 @@
 //! One file per subcommand.
 
+mod calibrate;
 mod child;
 mod compare;
 mod delete;
@@ -34,6 +35,7 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::Env(command) => env::env(command, db),
         Command::System(command) => system::system(command),
         Command::Compare(args) => compare::compare(args, db),
+        Command::Calibrate(args) => calibrate::calibrate(args, db),
         Command::Export(args) => export::export(args, db),
         Command::Import(args) => import::import(args, db),
         Command::Completions { shell } => docs::completions(shell),

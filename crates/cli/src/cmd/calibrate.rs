@@ -1,0 +1,363 @@
+//! `vernier calibrate [SPEC...]`: short A/A sessions of the same configurations, one after the
+//! other, to measure how much whole sessions differ on this machine beyond what their runs
+//! explain. The estimate is stored with the environment fingerprint; `compare` widens the
+//! interval of one session a side by it (docs/compare.md, "Sessions").
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::Path;
+use std::process::{Command, ExitCode, Stdio};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use anyhow::{bail, Context, Result};
+use uuid::Uuid;
+use vernier_analysis::{DEFAULT_THRESHOLD, LEVEL, MDC_POWER};
+use vernier_engine::build_plan;
+use vernier_engine::suite::{find_suite, suite_names};
+use vernier_model::{Calibration, Options, Settings, StoredSession};
+use vernier_stats::{
+    between_session_variance, min_detectable_change, widen, Component, SessionMedian,
+};
+use vernier_store::Store;
+
+use crate::cli::CalibrateArgs;
+use crate::db;
+
+/// Exit status after Ctrl-C, as `run` gives it.
+const EXIT_INTERRUPTED: u8 = 130;
+
+/// Most sessions one calibration runs: beyond this the estimate no longer improves noticeably
+/// (its relative standard error falls as 1/sqrt(2 (k - 1))) and a typo would run for days.
+const MAX_SESSIONS: u32 = 1000;
+
+pub fn calibrate(args: CalibrateArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
+    // Everything the user can get wrong is checked before anything runs.
+    if !(2..=MAX_SESSIONS).contains(&args.sessions) {
+        bail!(
+            "--sessions {} is out of range: at least 2 sessions (the noise between sessions \
+             needs two to show) and at most {MAX_SESSIONS}",
+            args.sessions
+        );
+    }
+    if args.runs < 2 {
+        bail!(
+            "--runs {} is too few: at least 2 measured runs per session (the noise within a \
+             session needs two to show)",
+            args.runs
+        );
+    }
+    let specs: Vec<String> = match (&args.suite, args.specs.is_empty()) {
+        (Some(name), _) => find_suite(name)
+            .with_context(|| format!("unknown suite '{name}'; valid suites: {}", suite_names()))?
+            .specs
+            .iter()
+            .map(|s| s.to_string())
+            .collect(),
+        (None, true) => find_suite("quick")
+            .context("the built-in suite 'quick' is missing")?
+            .specs
+            .iter()
+            .map(|s| s.to_string())
+            .collect(),
+        (None, false) => args.specs.clone(),
+    };
+    let settings = Settings {
+        warmup: args.warmup,
+        min_runs: args.runs,
+        max_runs: args.runs,
+        min_time_s: 0.0,
+        max_time_s: args.max_time,
+        interleave: false,
+        seed: 0,
+        ..Settings::default()
+    };
+    let online_cpus = vernier_sys::cpulist::online_cpus().len() as u32;
+    let infos: Vec<_> = vernier_bench::all().iter().map(|b| b.info()).collect();
+    build_plan(&specs, settings, &infos, online_cpus)?;
+    vernier_setup::plan_setup(&args.setup, &vernier_sys::Roots::real().into())?;
+    let db_path = db::db_path(db_arg)?;
+    let exe = std::env::current_exe().context("cannot find the vernier executable")?;
+
+    // Ctrl-C reaches the session in progress too, which stops, keeps its runs and restores
+    // the system; this process only has to stop starting new ones and say so.
+    let interrupted = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flag = std::sync::Arc::clone(&interrupted);
+    ctrlc::set_handler(move || flag.store(true, std::sync::atomic::Ordering::SeqCst))
+        .context("cannot install the Ctrl-C handler")?;
+
+    let id = Uuid::new_v4();
+    let tag = format!("calibration={id}");
+    for i in 1..=args.sessions {
+        eprintln!("calibrate: session {i} of {}", args.sessions);
+        let mut cmd = Command::new(&exe);
+        cmd.arg("--db")
+            .arg(&db_path)
+            .arg("run")
+            .args(&specs)
+            .args(["--min-runs", &args.runs.to_string()])
+            .args(["--max-runs", &args.runs.to_string()])
+            .args(["--warmup", &args.warmup.to_string()])
+            .args(["--max-time", &args.max_time.to_string()])
+            .args(["--tag", &tag])
+            .args(["--tag", &format!("calibration-session={i}")])
+            .arg("--quiet")
+            .env_remove("VERNIER_DB")
+            .stdout(Stdio::null());
+        for setup in &args.setup {
+            cmd.args(["--setup", setup]);
+        }
+        let status = cmd
+            .status()
+            .with_context(|| format!("cannot start {}", exe.display()))?;
+        if status.code() == Some(i32::from(EXIT_INTERRUPTED))
+            || interrupted.load(std::sync::atomic::Ordering::SeqCst)
+        {
+            eprintln!(
+                "interrupted: no calibration stored (the finished sessions are kept, tag {tag})"
+            );
+            return Ok(ExitCode::from(EXIT_INTERRUPTED));
+        }
+        if !status.success() {
+            bail!("session {i} of the calibration failed ({status}); no calibration stored");
+        }
+    }
+
+    let mut store = db::open_for_writing(db_arg)?;
+    let sessions: Vec<StoredSession> = store
+        .find_sessions_by_tags(&[("calibration".to_string(), id.to_string())])?
+        .into_iter()
+        .map(|sid| {
+            store
+                .load_session(sid)
+                .with_context(|| format!("cannot load session {sid}"))
+        })
+        .collect::<Result<_>>()?;
+    let created_at_ns = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
+        .unwrap_or(0);
+    let (calibrations, skipped) = estimate(created_at_ns, &sessions)?;
+    if calibrations.is_empty() {
+        bail!("no configuration has measured runs in two sessions: nothing to calibrate");
+    }
+    store
+        .add_calibrations(&calibrations)
+        .context("cannot store the calibration")?;
+    print!("{}", table(&calibrations));
+    for s in &skipped {
+        println!("note: {s}");
+    }
+    let mut fingerprints: Vec<&str> = calibrations
+        .iter()
+        .map(|c| c.fingerprint.as_str())
+        .collect();
+    fingerprints.dedup();
+    println!(
+        "calibration {id} of environment {} ({} sessions, tag {tag}) stored in {}",
+        fingerprints.join(", "),
+        args.sessions,
+        store.path().display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// One configuration in one environment, over the calibration's sessions.
+struct Group {
+    fingerprint: String,
+    benchmark: String,
+    options: Options,
+    metric: String,
+    medians: Vec<SessionMedian>,
+    runs: u32,
+    session_ids: Vec<Uuid>,
+}
+
+/// The calibration of every configuration with measured runs in at least two sessions, and
+/// notes on those left out.
+fn estimate(
+    created_at_ns: i64,
+    sessions: &[StoredSession],
+) -> Result<(Vec<Calibration>, Vec<String>)> {
+    let mut groups: BTreeMap<(String, String, String, String), Group> = BTreeMap::new();
+    let mut notes = Vec::new();
+    for session in sessions {
+        for config in &session.configurations {
+            let r = &config.record;
+            let label = format!("{}:{}", r.benchmark, r.options.label());
+            let values = config.values();
+            if values.is_empty() {
+                continue;
+            }
+            if values.iter().any(|v| !(*v > 0.0 && v.is_finite())) {
+                notes.push(format!(
+                    "{label}: session {} left out, its values are not all positive",
+                    session.info.id
+                ));
+                continue;
+            }
+            let logs: Vec<f64> = values.iter().map(|v| v.ln()).collect();
+            let key = (
+                session.info.fingerprint.clone(),
+                r.benchmark.clone(),
+                serde_json::to_string(&r.options)?,
+                r.metric.name.clone(),
+            );
+            let g = groups.entry(key).or_insert_with(|| Group {
+                fingerprint: session.info.fingerprint.clone(),
+                benchmark: r.benchmark.clone(),
+                options: r.options.clone(),
+                metric: r.metric.name.clone(),
+                medians: Vec::new(),
+                runs: 0,
+                session_ids: Vec::new(),
+            });
+            g.medians.push(SessionMedian::of(&logs)?);
+            g.runs += logs.len() as u32;
+            g.session_ids.push(session.info.id);
+        }
+    }
+    let mut out = Vec::new();
+    for g in groups.into_values() {
+        if g.medians.len() < 2 {
+            notes.push(format!(
+                "{}:{}: measured in {} session(s), two are needed",
+                g.benchmark,
+                g.options.label(),
+                g.medians.len()
+            ));
+            continue;
+        }
+        let b = between_session_variance(&[&g.medians])?;
+        out.push(Calibration {
+            id: Uuid::new_v4(),
+            created_at_ns,
+            fingerprint: g.fingerprint,
+            benchmark: g.benchmark,
+            options: g.options,
+            metric: g.metric,
+            sessions: g.medians.len() as u32,
+            runs: g.runs,
+            session_sd: b.mean_square.sqrt(),
+            within_sd: b.within.sqrt(),
+            between_sd: b.variance.sqrt(),
+            df: b.df,
+            session_ids: g.session_ids,
+        });
+    }
+    Ok((out, notes))
+}
+
+/// The minimum detectable change of a comparison of one session a side at the calibration's
+/// budget (the default threshold and level): the runs' part from the within-session variance
+/// of two session medians, widened by twice the between-session variance.
+fn predicted_mdc(c: &Calibration) -> Option<f64> {
+    let z = 1.959_963_984_540_054; // the 0.975 normal quantile, LEVEL = 0.95
+    debug_assert!((LEVEL - 0.95).abs() < 1e-12);
+    let runs_half = z * (2.0 * c.within_sd * c.within_sd).sqrt();
+    let extra = Component {
+        variance: 2.0 * c.between_sd * c.between_sd,
+        df: c.df,
+    };
+    let w = widen(0.0, -runs_half, runs_half, LEVEL, extra).ok()?;
+    min_detectable_change(DEFAULT_THRESHOLD, w.high, w.se_high, MDC_POWER).ok()
+}
+
+fn percent(sd: f64) -> String {
+    format!("{:.2}%", sd * 100.0)
+}
+
+/// One row per configuration: the spread of the session medians, what the runs explain of it,
+/// the noise between sessions beyond that, and what a compare of two such sessions can detect.
+fn table(calibrations: &[Calibration]) -> String {
+    let headers = [
+        "configuration",
+        "sessions",
+        "runs",
+        "session SD",
+        "within SD",
+        "between SD",
+        "MDC 1 vs 1",
+    ];
+    let rows: Vec<[String; 7]> = calibrations
+        .iter()
+        .map(|c| {
+            let label = if c.options.0.is_empty() {
+                c.benchmark.clone()
+            } else {
+                format!("{}:{}", c.benchmark, c.options.label())
+            };
+            [
+                label,
+                c.sessions.to_string(),
+                c.runs.to_string(),
+                percent(c.session_sd),
+                percent(c.within_sd),
+                percent(c.between_sd),
+                predicted_mdc(c)
+                    .map(|m| format!("{:.1}%", m * 100.0))
+                    .unwrap_or_else(|| "-".to_string()),
+            ]
+        })
+        .collect();
+    let mut widths = headers.map(str::len);
+    for r in &rows {
+        for (w, cell) in widths.iter_mut().zip(r) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let mut out = String::new();
+    let mut line = |cells: &[String]| {
+        let mut text = String::new();
+        for (i, (cell, w)) in cells.iter().zip(widths).enumerate() {
+            if i == 0 {
+                let _ = write!(text, "{cell:<w$}");
+            } else {
+                let _ = write!(text, "  {cell:>w$}");
+            }
+        }
+        out.push_str(text.trim_end());
+        out.push('\n');
+    };
+    line(&headers.map(String::from));
+    for r in &rows {
+        line(r);
+    }
+    out.push_str(
+        "SDs are of natural logarithms (0.01 is about 1%); between SD = sqrt(max(0, session SD^2 \
+         - within SD^2)); MDC 1 vs 1: the change a compare of two such sessions detects with 80% \
+         probability at a 2% threshold\n",
+    );
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn predicted_mdc_grows_with_the_noise_between_sessions() {
+        let mut c = Calibration {
+            id: Uuid::nil(),
+            created_at_ns: 0,
+            fingerprint: "f".into(),
+            benchmark: "b".into(),
+            options: Options::default(),
+            metric: "m".into(),
+            sessions: 5,
+            runs: 50,
+            session_sd: 0.01,
+            within_sd: 0.01,
+            between_sd: 0.0,
+            df: 4.0,
+            session_ids: Vec::new(),
+        };
+        let quiet = predicted_mdc(&c).unwrap_or(f64::NAN);
+        // No noise between sessions: ln(1.02) + z sqrt(2) 0.01 + z_0.8 sqrt(2) 0.01.
+        let se = 2f64.sqrt() * 0.01;
+        let want =
+            (1.02f64.ln() + 1.959_963_984_540_054 * se + 0.841_621_233_572_914_3 * se).exp_m1();
+        assert!((quiet - want).abs() < 1e-12, "{quiet} {want}");
+        c.between_sd = 0.02;
+        assert!(predicted_mdc(&c).unwrap_or(0.0) > quiet);
+    }
+}

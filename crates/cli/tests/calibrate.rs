@@ -1,0 +1,144 @@
+//! `vernier calibrate` with the deterministic `mock` benchmark: it stores the session-to-session
+//! noise with the environment fingerprint, `compare` uses it, and without it `compare` says so.
+
+#![allow(clippy::unwrap_used)]
+
+use std::path::Path;
+
+use assert_cmd::Command;
+use serde_json::Value;
+use vernier_store::{SqliteStore, Store};
+
+fn vernier(db: &Path) -> Command {
+    let mut cmd = Command::cargo_bin("vernier").unwrap();
+    cmd.arg("--db").arg(db).env_remove("VERNIER_DB");
+    cmd
+}
+
+const SPEC: &str = "mock:values=1/1.1/1.2";
+
+fn calibrate(db: &Path) -> String {
+    let out = vernier(db)
+        .args(["calibrate", SPEC, "--sessions", "3", "--runs", "4"])
+        .args(["--warmup", "0", "--max-time", "30"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn calibrate_stores_the_noise_and_compare_uses_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("v.db");
+    let stdout = calibrate(&db);
+    assert!(
+        stdout.contains("mock:fail_at=0:values=1/1.1/1.2"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("stored in"), "{stdout}");
+
+    let store = SqliteStore::open_existing(&db).unwrap();
+    let sessions = store.sessions().unwrap();
+    assert_eq!(sessions.len(), 3);
+    let fingerprint = sessions[0].fingerprint.clone();
+    let calibrations = store
+        .calibrations(std::slice::from_ref(&fingerprint))
+        .unwrap();
+    assert_eq!(calibrations.len(), 1, "{calibrations:?}");
+    let c = &calibrations[0];
+    assert_eq!((c.benchmark.as_str(), c.metric.as_str()), ("mock", "value"));
+    assert_eq!((c.sessions, c.runs, c.df), (3, 12, 2.0));
+    let mut ids: Vec<_> = sessions.iter().map(|s| s.id).collect();
+    ids.sort();
+    let mut stored = c.session_ids.clone();
+    stored.sort();
+    assert_eq!(stored, ids);
+    // Every session reports 1, 1.1, 1.2, 1: identical medians, no noise between sessions.
+    assert_eq!((c.session_sd, c.between_sd), (0.0, 0.0));
+    // McKean-Schrader for n = 4 uses the extremes: ln(1.2) / (2 z_0.995).
+    let want = 1.2f64.ln() / (2.0 * 2.575_829_303_548_900_4);
+    assert!((c.within_sd - want).abs() < 1e-9, "{}", c.within_sd);
+    for s in &sessions {
+        assert_eq!(s.tags.get("calibration"), Some(&c_id_tag(&stdout)));
+    }
+
+    let out = vernier(&db)
+        .args(["compare", "latest~1", "latest", "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let cmp = &report["comparisons"][0];
+    assert_eq!(cmp["noise_source"], "calibration");
+    assert_eq!(cmp["session_noise"], 0.0);
+    assert!(cmp["mdc"].as_f64().unwrap() > 0.02);
+    let notes = report["summary"]["warnings"].as_array().unwrap();
+    assert!(
+        !notes
+            .iter()
+            .any(|n| n.as_str().unwrap().contains("no calibration")),
+        "{notes:?}"
+    );
+    let table = vernier(&db)
+        .args(["compare", "latest~1", "latest"])
+        .output()
+        .unwrap();
+    let table = String::from_utf8(table.stdout).unwrap();
+    assert!(table.contains("MDC"), "{table}");
+    assert!(!table.contains("no calibration"), "{table}");
+}
+
+/// The calibration id from the last line of calibrate's output.
+fn c_id_tag(stdout: &str) -> String {
+    let line = stdout.lines().last().unwrap();
+    line.split_whitespace().nth(1).unwrap().to_string()
+}
+
+#[test]
+fn compare_without_calibration_says_so_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("v.db");
+    for _ in 0..2 {
+        vernier(&db)
+            .args(["run", SPEC, "--min-runs", "4", "--max-runs", "4", "--quiet"])
+            .assert()
+            .success();
+    }
+    let out = vernier(&db)
+        .args(["compare", "latest~1", "latest"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let table = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(table.matches("no calibration").count(), 1, "{table}");
+    let line = table
+        .lines()
+        .find(|l| l.contains("no calibration"))
+        .unwrap();
+    assert!(line.starts_with("note: "), "{line}");
+    assert!(line.contains("vernier calibrate"), "{line}");
+}
+
+#[test]
+fn bad_calibrate_arguments_exit_2_before_anything_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("v.db");
+    for (args, expect) in [
+        (vec!["--sessions", "1"], "--sessions 1"),
+        (vec!["--runs", "1"], "--runs 1"),
+        (vec!["nosuch"], "unknown benchmark 'nosuch'"),
+        (vec!["--suite", "nosuch"], "unknown suite 'nosuch'"),
+    ] {
+        let out = vernier(&db).arg("calibrate").args(&args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(stderr.contains(expect), "{stderr}");
+        assert!(!db.exists(), "{args:?} created the database");
+    }
+}
