@@ -7,13 +7,15 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
 use std::process::{Command, ExitCode, Stdio};
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use anyhow::{bail, Context, Result};
 use uuid::Uuid;
 use vernier_analysis::{DEFAULT_THRESHOLD, LEVEL, MDC_POWER};
-use vernier_engine::build_plan;
 use vernier_engine::suite::{find_suite, suite_names};
+use vernier_engine::{build_plan, Interrupt, SignalEvent};
 use vernier_model::{Calibration, Options, Settings, StoredSession};
 use vernier_stats::{
     between_session_variance, min_detectable_change, widen, Component, SessionMedian,
@@ -23,7 +25,7 @@ use vernier_store::Store;
 use crate::cli::CalibrateArgs;
 use crate::db;
 
-/// Exit status after Ctrl-C, as `run` gives it.
+/// Exit status after Ctrl-C (128 + SIGINT), as `run` gives it.
 const EXIT_INTERRUPTED: u8 = 130;
 
 /// Most sessions one calibration runs: beyond this the estimate no longer improves noticeably
@@ -78,12 +80,23 @@ pub fn calibrate(args: CalibrateArgs, db_arg: Option<&Path>) -> Result<ExitCode>
     let db_path = db::db_path(db_arg)?;
     let exe = std::env::current_exe().context("cannot find the vernier executable")?;
 
-    // Ctrl-C reaches the session in progress too, which stops, keeps its runs and restores
-    // the system; this process only has to stop starting new ones and say so.
-    let interrupted = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let flag = std::sync::Arc::clone(&interrupted);
-    ctrlc::set_handler(move || flag.store(true, std::sync::atomic::Ordering::SeqCst))
-        .context("cannot install the Ctrl-C handler")?;
+    // Ctrl-C (and a terminal's hang-up) reach the session in progress too, which stops, keeps
+    // its runs and restores the system; SIGTERM, sent to this process alone, is passed on to it.
+    // This process only has to start no further session and say so.
+    let interrupt = Arc::new(Interrupt::new());
+    let child_pid = Arc::new(AtomicI32::new(0));
+    let pid = Arc::clone(&child_pid);
+    vernier_engine::watch_signals(Arc::clone(&interrupt), move |event| {
+        if let SignalEvent::First(libc::SIGTERM) | SignalEvent::Repeated(libc::SIGTERM) = event {
+            let child = pid.load(Ordering::SeqCst);
+            if child > 0 {
+                // SAFETY: kill(2) with a pid of our own child (reaped only after `status`
+                // returns, when the pid is reset first).
+                unsafe { libc::kill(child, libc::SIGTERM) };
+            }
+        }
+    })
+    .context("cannot install the signal handlers")?;
 
     let id = Uuid::new_v4();
     let tag = format!("calibration={id}");
@@ -106,12 +119,22 @@ pub fn calibrate(args: CalibrateArgs, db_arg: Option<&Path>) -> Result<ExitCode>
         for setup in &args.setup {
             cmd.args(["--setup", setup]);
         }
-        let status = cmd
-            .status()
+        let mut child = cmd
+            .spawn()
             .with_context(|| format!("cannot start {}", exe.display()))?;
-        if status.code() == Some(i32::from(EXIT_INTERRUPTED))
-            || interrupted.load(std::sync::atomic::Ordering::SeqCst)
-        {
+        child_pid.store(i32::try_from(child.id()).unwrap_or(0), Ordering::SeqCst);
+        let status = child.wait();
+        child_pid.store(0, Ordering::SeqCst);
+        let status = status.with_context(|| format!("cannot wait for {}", exe.display()))?;
+        if let Some(signal) = interrupt.signal() {
+            eprintln!(
+                "interrupted: no calibration stored (the finished sessions are kept, tag {tag})"
+            );
+            return Ok(ExitCode::from(
+                u8::try_from(128 + signal).unwrap_or(EXIT_INTERRUPTED),
+            ));
+        }
+        if status.code() == Some(i32::from(EXIT_INTERRUPTED)) {
             eprintln!(
                 "interrupted: no calibration stored (the finished sessions are kept, tag {tag})"
             );
