@@ -65,7 +65,18 @@ pub fn write_output(path: &Path, bytes: &[u8]) -> Result<()> {
     }
     let result = match fs::symlink_metadata(path) {
         Ok(m) if m.file_type().is_file() => replace_atomically(path, bytes, Some(&m)),
-        Ok(_) => write_through(path, bytes),
+        Ok(_) => match write_through(path, bytes) {
+            // The reader of a FIFO or pipe (`-o /dev/stdout | head`) went away: as on stdout,
+            // the end is quiet.
+            Err(e) => match e.downcast::<io::Error>() {
+                Ok(io) if io.kind() == io::ErrorKind::BrokenPipe => {
+                    return Err(StdoutError(io).into())
+                }
+                Ok(io) => Err(io.into()),
+                Err(other) => Err(other),
+            },
+            Ok(()) => Ok(()),
+        },
         Err(e) if e.kind() == io::ErrorKind::NotFound => replace_atomically(path, bytes, None),
         Err(e) => Err(e.into()),
     };

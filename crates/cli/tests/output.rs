@@ -274,3 +274,22 @@ fn a_session_whose_output_reader_left_is_recorded_and_ends_quietly() {
     assert_eq!(status, "completed");
     assert_eq!(runs, 4, "one warmup and three measured runs");
 }
+
+#[test]
+fn export_through_dev_stdout_to_a_closed_pipe_ends_quietly() {
+    let (_dir, db) = database();
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let out = std_vernier(&db)
+        .args(["export", "-o", "/dev/stdout"])
+        .stdout(writer)
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(141));
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
