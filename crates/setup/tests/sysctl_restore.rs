@@ -1,16 +1,14 @@
 //! Real sysctl changes through the tune path, undone after a clean reset, an error, a panic
 //! and a kill -9. kernel.timer_migration is used: flipping it briefly is harmless, and every
-//! test puts the original value back (the tests share it, so they take turns).
+//! test puts the original value back (the tests share it, so they take turns, see
+//! [`host_turn`]).
 
 #![allow(clippy::unwrap_used)]
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::Mutex;
 
 use vernier_setup::{reset, tune, Change, Roots, SetupError, SetupGuard};
-
-static SYSCTL: Mutex<()> = Mutex::new(());
 
 const TIMER_MIGRATION: &str = "/proc/sys/kernel/timer_migration";
 const SWAPPINESS: &str = "/proc/sys/vm/swappiness";
@@ -36,6 +34,31 @@ fn usable() -> bool {
     true
 }
 
+/// Tests that change the machine take turns with every other such test, in this binary, in
+/// other test binaries and in concurrent `cargo test` runs on the same host: a test reads the
+/// value it must put back only while no other test holds a change, or it would "restore" the
+/// other's value and leave the machine changed. An exclusive flock(2) on a file in the temporary
+/// directory, released when the returned file is dropped (also when the test panics).
+fn host_turn() -> std::fs::File {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::fs::OpenOptionsExt;
+    let path = std::env::temp_dir().join("vernier-tests-host.lock");
+    // Created writable for everyone (less the umask); another user's file is opened to read,
+    // which is enough for flock.
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o666)
+        .open(&path)
+        .or_else(|_| std::fs::File::open(&path))
+        .unwrap();
+    // SAFETY: flock on a descriptor owned by `file`, which outlives the call.
+    assert_eq!(unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) }, 0);
+    file
+}
+
 fn flipped(v: &str) -> String {
     if v == "0" { "1" } else { "0" }.to_string()
 }
@@ -51,10 +74,10 @@ impl Drop for Original {
 
 #[test]
 fn tune_and_reset_on_the_real_machine() {
-    let _turn = SYSCTL.lock().unwrap_or_else(|e| e.into_inner());
     if !usable() {
         return;
     }
+    let _turn = host_turn();
     let original = Original(value(TIMER_MIGRATION));
     let dir = tempfile::tempdir().unwrap();
     let record = dir.path().join("tune.json");
@@ -73,10 +96,10 @@ fn tune_and_reset_on_the_real_machine() {
 
 #[test]
 fn a_failed_write_restores_the_earlier_ones() {
-    let _turn = SYSCTL.lock().unwrap_or_else(|e| e.into_inner());
     if !usable() {
         return;
     }
+    let _turn = host_turn();
     let original = Original(value(TIMER_MIGRATION));
     let swappiness = value(SWAPPINESS);
     let dir = tempfile::tempdir().unwrap();
@@ -95,10 +118,10 @@ fn a_failed_write_restores_the_earlier_ones() {
 
 #[test]
 fn a_panic_restores() {
-    let _turn = SYSCTL.lock().unwrap_or_else(|e| e.into_inner());
     if !usable() {
         return;
     }
+    let _turn = host_turn();
     let original = Original(value(TIMER_MIGRATION));
     let dir = tempfile::tempdir().unwrap();
     let record = dir.path().join("r.json");
@@ -133,10 +156,10 @@ fn killed_child() {
 
 #[test]
 fn a_killed_process_is_undone_by_reset() {
-    let _turn = SYSCTL.lock().unwrap_or_else(|e| e.into_inner());
     if !usable() {
         return;
     }
+    let _turn = host_turn();
     let original = Original(value(TIMER_MIGRATION));
     let dir = tempfile::tempdir().unwrap();
     let record = dir.path().join("r.json");
