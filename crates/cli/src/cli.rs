@@ -38,23 +38,26 @@ pub fn command() -> clap::Command {
             })
             .mut_subcommands(hyphen_values)
     }
-    hyphen_values(<Cli as clap::CommandFactory>::command()).mut_subcommand("run", |run| {
-        // The lists of plugins and monitors with their options, from their registries.
-        run.mut_arg("setup", |a| {
-            let short = a.get_help().map(ToString::to_string).unwrap_or_default();
-            a.long_help(format!(
-                "{short}\n\n{}",
-                crate::cmd::list::setup_text(true).trim_end()
-            ))
+    hyphen_values(<Cli as clap::CommandFactory>::command())
+        // Without a command: the help, not an error listing internal commands.
+        .arg_required_else_help(true)
+        .mut_subcommand("run", |run| {
+            // The lists of plugins and monitors with their options, from their registries.
+            run.mut_arg("setup", |a| {
+                let short = a.get_help().map(ToString::to_string).unwrap_or_default();
+                a.long_help(format!(
+                    "{short}\n\n{}",
+                    crate::cmd::list::setup_text(true).trim_end()
+                ))
+            })
+            .mut_arg("monitors", |a| {
+                let short = a.get_help().map(ToString::to_string).unwrap_or_default();
+                a.long_help(format!(
+                    "{short}\n\n{}",
+                    crate::cmd::list::monitor_text(true).trim_end()
+                ))
+            })
         })
-        .mut_arg("monitors", |a| {
-            let short = a.get_help().map(ToString::to_string).unwrap_or_default();
-            a.long_help(format!(
-                "{short}\n\n{}",
-                crate::cmd::list::monitor_text(true).trim_end()
-            ))
-        })
-    })
 }
 
 /// Parses the process arguments with [`command`].

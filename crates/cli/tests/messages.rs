@@ -105,6 +105,31 @@ fn control_characters_are_refused_at_input() {
 }
 
 #[test]
+fn an_import_refuses_control_characters_in_tags_and_notes() {
+    let (dir, db) = database();
+    let (_, text, _) = output(vernier(&db).args(["export", "kernel=A"]));
+    let mut doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let fresh = dir.path().join("fresh.db");
+    for (field, value) in [
+        ("tags", serde_json::json!({"kernel": "A\u{1b}[2J"})),
+        ("note", serde_json::json!("line\nbreak")),
+    ] {
+        let mut bad = doc.clone();
+        bad["sessions"][0][field] = value;
+        let file = dir.path().join(format!("{field}.json"));
+        std::fs::write(&file, serde_json::to_vec(&bad).unwrap()).unwrap();
+        assert_one_line_error(
+            vernier(&fresh).arg("import").arg(&file),
+            "control character",
+        );
+    }
+    doc["sessions"][0]["note"] = serde_json::json!("fine, one line");
+    let file = dir.path().join("good.json");
+    std::fs::write(&file, serde_json::to_vec(&doc).unwrap()).unwrap();
+    vernier(&fresh).arg("import").arg(&file).assert().success();
+}
+
+#[test]
 fn stored_control_characters_are_escaped_wherever_printed() {
     let (_dir, db) = database();
     // As an older vernier or a hand-edited database could hold them.

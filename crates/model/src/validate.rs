@@ -158,6 +158,14 @@ pub fn check_session(s: &StoredSession) -> Result<(), Invalid> {
         }
     }
     check_settings(&info.settings).map_err(at(session.clone()))?;
+    // What `--tag` and `--note` refuse at input, an import refuses too.
+    for (key, value) in &info.tags {
+        crate::check_user_text("tag key", key).map_err(at(session.clone()))?;
+        crate::check_user_text("tag value", value).map_err(at(session.clone()))?;
+    }
+    if let Some(note) = &info.note {
+        crate::check_user_text("note", note).map_err(at(session.clone()))?;
+    }
     let mut positions = HashSet::new();
     for c in &s.configurations {
         let config = format!("{session}, {}", configuration_place(&c.record));
