@@ -119,7 +119,9 @@ impl Env {
     /// The --setup of a session: the sysctl change as root, else a setup that changes nothing.
     fn setup(&self) -> String {
         match &self.sysctl {
-            Some(s) => format!("sysctl:vm.stat_interval={},drop-caches", s.changed),
+            // cooldown stands for the per-run steps: drop-caches would leave the host's
+            // caches empty.
+            Some(s) => format!("sysctl:vm.stat_interval={},cooldown:seconds=0", s.changed),
             None => "cooldown:seconds=0.01".to_string(),
         }
     }
@@ -254,6 +256,94 @@ fn sigterm_and_sighup_end_a_session_like_ctrl_c() {
         assert_eq!(status, "interrupted", "signal {signal}");
         assert_eq!(reasons, [Some("interrupted".to_string())]);
     }
+}
+
+/// A closed terminal: vernier leads a session whose controlling terminal is a pseudo-terminal,
+/// and the terminal's master side is closed, as when a terminal window or an SSH connection
+/// goes away. The kernel hangs the terminal up (SIGHUP; writing to it then fails with EIO) and
+/// the session still ends in order.
+#[test]
+fn a_closed_terminal_ends_the_session_in_order() {
+    use std::io::Read;
+    use std::os::fd::FromRawFd;
+    use std::os::unix::fs::OpenOptionsExt;
+    use std::os::unix::process::CommandExt;
+
+    let _turn = SYSCTL_TURN.lock().unwrap_or_else(|e| e.into_inner());
+    let e = Env::new("a_closed_terminal_ends_the_session_in_order");
+    // SAFETY: posix_openpt(3), grantpt(3), unlockpt(3) and ptsname_r(3) on a descriptor this
+    // test owns, with a buffer of the given length.
+    let (master, slave_name) = unsafe {
+        // Close-on-exec: vernier must not hold the master open itself, or closing it here
+        // would not hang the terminal up.
+        let master = libc::posix_openpt(libc::O_RDWR | libc::O_NOCTTY | libc::O_CLOEXEC);
+        assert!(master >= 0, "{}", std::io::Error::last_os_error());
+        assert_eq!(libc::grantpt(master), 0);
+        assert_eq!(libc::unlockpt(master), 0);
+        let mut name = [0 as libc::c_char; 128];
+        assert_eq!(libc::ptsname_r(master, name.as_mut_ptr(), name.len()), 0);
+        let name = std::ffi::CStr::from_ptr(name.as_ptr());
+        (
+            std::fs::File::from_raw_fd(master),
+            PathBuf::from(name.to_str().unwrap()),
+        )
+    };
+    let slave = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .custom_flags(libc::O_NOCTTY)
+        .open(&slave_name)
+        .unwrap();
+    let mut command = std::process::Command::new(assert_cmd::cargo::cargo_bin("vernier"));
+    command
+        .arg("--db")
+        .arg(&e.db)
+        .env_remove("VERNIER_DB")
+        .env("XDG_STATE_HOME", &e.state)
+        .args([
+            "run",
+            "yield:duration=0.1:workers=1",
+            "--setup",
+            &e.setup(),
+            "--warmup",
+            "0",
+            "--min-runs",
+            "200",
+            "--max-runs",
+            "200",
+        ])
+        .stdin(slave.try_clone().unwrap())
+        .stdout(slave.try_clone().unwrap())
+        .stderr(slave);
+    // SAFETY: setsid(2) and ioctl(2) TIOCSCTTY are async-signal-safe; they make the child the
+    // leader of a new session with the terminal on its standard input as controlling terminal.
+    unsafe {
+        command.pre_exec(|| {
+            if libc::setsid() < 0 || libc::ioctl(0, libc::TIOCSCTTY, 0) < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let mut child = command.spawn().unwrap();
+    drop(command);
+    let mut master = master;
+    let mut seen = Vec::new();
+    let mut buffer = [0u8; 4096];
+    while !String::from_utf8_lossy(&seen).contains("run 2") {
+        match master.read(&mut buffer) {
+            Ok(n) if n > 0 => seen.extend_from_slice(&buffer[..n]),
+            other => panic!("the terminal ended before run 2 ({other:?})"),
+        }
+    }
+    e.assert_held();
+    drop(master);
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(128 + libc::SIGHUP));
+    e.assert_restored();
+    let (status, reasons) = e.stored();
+    assert_eq!(status, "interrupted");
+    assert_eq!(reasons, [Some("interrupted".to_string())]);
 }
 
 /// A second signal while the session cannot end in order (here: its database is locked by

@@ -240,9 +240,16 @@ fn signal_name(signal: i32) -> &'static str {
     }
 }
 
-/// Writes a line to stderr; when stderr is gone (a closed terminal), there is no one to tell.
-fn say(line: &str) {
-    let _ = writeln!(std::io::stderr(), "{line}");
+/// Writes a line to stderr from a thread of its own: a write to a terminal that is stopped
+/// (Ctrl-S) or to a pipe nobody reads blocks, and the signal thread must stay free to act on
+/// the next signal and to restore the system. When stderr is gone (a closed terminal), there is
+/// no one to tell, and the error is dropped.
+fn say(line: String) {
+    let _ = std::thread::Builder::new()
+        .name("signal message".into())
+        .spawn(move || {
+            let _ = writeln!(std::io::stderr(), "{line}");
+        });
 }
 
 /// Ctrl-C, SIGTERM and SIGHUP all end the session alike. The first: the run in progress is
@@ -264,13 +271,13 @@ fn handle_signals(
             if signal == libc::SIGHUP {
                 detach_from_terminal(&terminals);
             }
-            say(&format!(
+            say(format!(
                 "\n{}: stopping after ending the run in progress (send it again to leave at once)",
                 signal_name(signal)
             ));
         }
         SignalEvent::Repeated(signal) => {
-            say(&format!(
+            say(format!(
                 "{}: restoring the system and leaving at once",
                 signal_name(signal)
             ));
@@ -303,7 +310,7 @@ fn leave_now(record: &Path, database: &Path, session: Uuid, signal: i32) -> ! {
         .is_some_and(|r| r.session == Some(session.to_string()) && r.owner().is_current());
     if ours {
         if let Err(e) = vernier_setup::restore_from_record(record) {
-            say(&format!("error: cannot restore the system: {e}"));
+            say(format!("error: cannot restore the system: {e}"));
         }
     }
     let ended = SqliteStore::open_with_lock_wait(database, LEAVING_LOCK_WAIT).and_then(|mut s| {
@@ -314,7 +321,7 @@ fn leave_now(record: &Path, database: &Path, session: Uuid, signal: i32) -> ! {
         )
     });
     if let Err(e) = ended {
-        say(&format!(
+        say(format!(
             "error: cannot mark session {session} interrupted: {e}"
         ));
     }
