@@ -554,3 +554,39 @@ fn interrupt_keeps_completed_runs() {
         .success()
         .stdout(predicate::str::contains("interrupted"));
 }
+
+#[test]
+fn a_bimodal_result_is_flagged_and_its_interval_not_trusted() {
+    let (_dir, db) = temp_db();
+    // Half the runs around 1.0, half around 1.1: the median lies between the modes, the target
+    // is out of reach, and show says why the interval is not to be trusted.
+    vernier(&db)
+        .args([
+            "run",
+            "mock:dist=bimodal:sigma=0.01:share=0.5:seed=1",
+            "--quiet",
+        ])
+        .assert()
+        .success();
+    let c = &show_json(&db, "latest")[0];
+    assert_eq!(c["stop_reason"], "unreachable");
+    assert_eq!(c["converged"], false);
+    assert_eq!(c["options"]["seed"], 1);
+    let warnings: Vec<&str> = c["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w.as_str().unwrap())
+        .collect();
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.contains("possibly multimodal") && w.contains("not to be trusted")),
+        "{warnings:?}"
+    );
+    vernier(&db)
+        .args(["show"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("not to be trusted"));
+}
