@@ -235,6 +235,15 @@ fn wait_for<R: BufRead>(lines: &mut Lines<R>, text: &str) {
     panic!("the output ended before '{text}'");
 }
 
+/// Runs `vernier system reset` when dropped, so that nothing a test made vernier change stays.
+struct Reset<'a>(&'a Env);
+
+impl Drop for Reset<'_> {
+    fn drop(&mut self) {
+        let _ = self.0.vernier().args(["system", "reset"]).output();
+    }
+}
+
 /// What systemd, `timeout` and a closed terminal send end a session as Ctrl-C does: the
 /// system restored, the record removed, the session interrupted, exit 128 + the signal.
 #[test]
@@ -384,6 +393,8 @@ fn a_repeated_signal_leaves_at_once_restored_and_interrupted() {
 fn a_live_setup_is_kept_and_a_killed_session_is_abandoned() {
     let _turn = SYSCTL_TURN.lock().unwrap_or_else(|e| e.into_inner());
     let e = Env::new("a_live_setup_is_kept_and_a_killed_session_is_abandoned");
+    // Dropped after the session, also when an assertion fails.
+    let _reset = Reset(&e);
     let session = e.start_session();
     let id = e.session_id();
     let pid = session.child.id().to_string();
@@ -405,6 +416,13 @@ fn a_live_setup_is_kept_and_a_killed_session_is_abandoned() {
     assert!(stderr.contains(&id) && stderr.contains(&pid), "{stderr}");
     assert!(!stderr.contains("system reset"), "{stderr}");
     e.assert_held();
+    // Nor may `system tune` change the system under it (should it, the guard puts the machine
+    // back once the session is gone).
+    let out = e.vernier().args(["system", "tune"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains(&id) && stderr.contains(&pid), "{stderr}");
+    assert!(!e.state.join("vernier/tune.json").exists());
     let listed = e.vernier().arg("sessions").output().unwrap();
     assert!(String::from_utf8_lossy(&listed.stdout).contains("running"));
 

@@ -22,6 +22,15 @@ pub fn system(command: SystemCommand) -> Result<ExitCode> {
             let changes = if dry_run {
                 vernier_setup::plan_tune(&roots)?
             } else {
+                // Tuning under a session's setup would change its measurements, and the
+                // session's restore would then undo part of the tuning.
+                if let Some(r) = live_session_record()? {
+                    bail!(
+                        "nothing was tuned: {} is running with its setup applied; tune after \
+                         it ends",
+                        r.owner_description()
+                    );
+                }
                 let record = tune_record_path()?;
                 vernier_setup::tune(&roots, &record).context("cannot tune the system")?
             };
@@ -85,6 +94,14 @@ fn restored_text(c: &vernier_setup::Change) -> String {
         } => format!("{}: {value} -> {previous}", path.display()),
         other => other.describe(),
     }
+}
+
+/// The restore record of a session whose process still runs, if there is one.
+fn live_session_record() -> Result<Option<RestoreRecord>> {
+    let path = db::restore_record_path()?;
+    let record =
+        RestoreRecord::load(&path).with_context(|| format!("cannot read {}", path.display()))?;
+    Ok(record.filter(RestoreRecord::held_by_another_process))
 }
 
 /// Where `system tune` records what it changed.
