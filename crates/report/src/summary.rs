@@ -219,6 +219,13 @@ pub fn summarize_with(
         ));
     }
     match record.stop_reason {
+        Some(vernier_model::StopReason::Unreachable) if !record.converged => {
+            warnings.push(
+                "not converged (stopped: unreachable: the target was out of reach within the \
+                 runs and time allowed, projected from the spread of the runs)"
+                    .to_string(),
+            );
+        }
         Some(r) if !record.converged => {
             warnings.push(format!("not converged (stopped: {r})"));
         }
@@ -420,6 +427,16 @@ mod tests {
             StoppingRule::ConfidenceSequence,
         );
         assert_eq!(few.ci_low, None);
+        let futile = summarize_with(
+            &config(vec![run(0, false, 1.0, 0); 12], StopReason::Unreachable),
+            2,
+            StoppingRule::ConfidenceSequence,
+        );
+        assert!(
+            futile.warnings[0].contains("unreachable: the target was out of reach"),
+            "{:?}",
+            futile.warnings
+        );
         assert!(
             few.warnings[0].contains("at least 8 are needed"),
             "{:?}",
