@@ -242,11 +242,15 @@ fn estimate(
     let mut out = Vec::new();
     for g in groups.into_values() {
         if g.medians.len() < 2 {
+            // Sessions of one calibration differ in environment when something changed the
+            // system between them (a sysctl, the kernel command line, ...).
             notes.push(format!(
-                "{}:{}: measured in {} session(s), two are needed",
+                "{}:{}: measured in {} session(s) of environment {}, two are needed (the \
+                 environment changed during the calibration; `vernier env diff` shows how)",
                 g.benchmark,
                 g.options.label(),
-                g.medians.len()
+                g.medians.len(),
+                g.fingerprint
             ));
             continue;
         }
