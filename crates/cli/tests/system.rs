@@ -266,6 +266,9 @@ fn interrupted_session_restores_a_changed_sysctl() {
 
 #[test]
 fn environment_is_stored_shown_and_diffed() {
+    // The environment holds sysctls that the tests taking a host turn change for a moment:
+    // both sessions must see the same machine for their environments not to differ.
+    let _turn = host_turn();
     let e = env();
     for kernel in ["A", "B"] {
         e.vernier()

@@ -24,6 +24,7 @@ use vernier_store::Store;
 
 use crate::cli::CalibrateArgs;
 use crate::db;
+use crate::out::{out, outln};
 
 /// Exit status after Ctrl-C (128 + SIGINT), as `run` gives it.
 const EXIT_INTERRUPTED: u8 = 130;
@@ -166,16 +167,17 @@ pub fn calibrate(args: CalibrateArgs, db_arg: Option<&Path>) -> Result<ExitCode>
     store
         .add_calibrations(&calibrations)
         .context("cannot store the calibration")?;
-    print!("{}", table(&calibrations));
+    out!("{}", table(&calibrations));
     for s in &skipped {
-        println!("note: {s}");
+        outln!("note: {s}");
     }
     let mut fingerprints: Vec<&str> = calibrations
         .iter()
         .map(|c| c.fingerprint.as_str())
         .collect();
+    fingerprints.sort_unstable();
     fingerprints.dedup();
-    println!(
+    outln!(
         "calibration {id} of environment {} ({} sessions, tag {tag}) stored in {}",
         fingerprints.join(", "),
         args.sessions,
