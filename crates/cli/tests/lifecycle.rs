@@ -439,6 +439,13 @@ fn a_live_setup_is_kept_and_a_killed_session_is_abandoned() {
     let exported = e.vernier().args(["export", "latest"]).output().unwrap();
     let json: serde_json::Value = serde_json::from_slice(&exported.stdout).unwrap();
     assert_eq!(json["sessions"][0]["status"], "abandoned");
+    let shown = e
+        .vernier()
+        .args(["show", "--format", "json"])
+        .output()
+        .unwrap();
+    let json: serde_json::Value = serde_json::from_slice(&shown.stdout).unwrap();
+    assert_eq!(json[0]["session_status"], "abandoned");
 
     // Now the record is a leftover: a new session is told to reset, and reset restores.
     let out = e

@@ -34,7 +34,18 @@ pub fn show(args: ShowArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
     let summaries = vernier_report::summarize_session(&session);
     match args.format {
         ShowFormat::Json => {
-            outln!("{}", serde_json::to_string_pretty(&summaries)?);
+            // Every configuration carries its session's status (docs/json.md), so a document of
+            // an interrupted or abandoned session says so without another command.
+            let status = serde_json::to_value(session.info.status)?;
+            let mut document = serde_json::to_value(&summaries)?;
+            if let Some(configurations) = document.as_array_mut() {
+                for configuration in configurations {
+                    if let Some(fields) = configuration.as_object_mut() {
+                        fields.insert("session_status".to_string(), status.clone());
+                    }
+                }
+            }
+            outln!("{}", serde_json::to_string_pretty(&document)?);
         }
         ShowFormat::Table => {
             // Everything shown comes from stored text (labels, tags, imported names): it is
