@@ -11,6 +11,7 @@ use std::process::{Child, ChildStderr, ChildStdout, Stdio};
 use std::sync::Mutex;
 
 use assert_cmd::Command;
+use vernier_testkit::host_turn;
 
 const SYSCTL: &str = "/proc/sys/vm/stat_interval";
 
@@ -48,31 +49,6 @@ impl Sysctl {
             _turn: turn,
         })
     }
-}
-
-/// Tests that change the machine take turns with every other such test, in this binary, in
-/// other test binaries and in concurrent `cargo test` runs on the same host: a test reads the
-/// value it must put back only while no other test holds a change, or it would "restore" the
-/// other's value and leave the machine changed. An exclusive flock(2) on a file in the temporary
-/// directory, released when the returned file is dropped (also when the test panics).
-fn host_turn() -> std::fs::File {
-    use std::os::fd::AsRawFd;
-    use std::os::unix::fs::OpenOptionsExt;
-    let path = std::env::temp_dir().join("vernier-tests-host.lock");
-    // Created writable for everyone (less the umask); another user's file is opened to read,
-    // which is enough for flock.
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .mode(0o666)
-        .open(&path)
-        .or_else(|_| std::fs::File::open(&path))
-        .unwrap();
-    // SAFETY: flock on a descriptor owned by `file`, which outlives the call.
-    assert_eq!(unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) }, 0);
-    file
 }
 
 impl Drop for Sysctl {

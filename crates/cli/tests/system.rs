@@ -7,6 +7,7 @@ use std::process::Stdio;
 
 use assert_cmd::Command;
 use predicates::prelude::*;
+use vernier_testkit::host_turn;
 
 struct Env {
     _dir: tempfile::TempDir,
@@ -163,31 +164,6 @@ fn bad_monitor_and_setup_names_change_nothing() {
 }
 
 const STAT_INTERVAL: &str = "/proc/sys/vm/stat_interval";
-
-/// Tests that change the machine take turns with every other such test, in this binary, in
-/// other test binaries and in concurrent `cargo test` runs on the same host: a test reads the
-/// value it must put back only while no other test holds a change, or it would "restore" the
-/// other's value and leave the machine changed. An exclusive flock(2) on a file in the temporary
-/// directory, released when the returned file is dropped (also when the test panics).
-fn host_turn() -> std::fs::File {
-    use std::os::fd::AsRawFd;
-    use std::os::unix::fs::OpenOptionsExt;
-    let path = std::env::temp_dir().join("vernier-tests-host.lock");
-    // Created writable for everyone (less the umask); another user's file is opened to read,
-    // which is enough for flock.
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .mode(0o666)
-        .open(&path)
-        .or_else(|_| std::fs::File::open(&path))
-        .unwrap();
-    // SAFETY: flock on a descriptor owned by `file`, which outlives the call.
-    assert_eq!(unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) }, 0);
-    file
-}
 
 /// Writes the sysctl's value back when the test ends, also when an assertion fails first, so
 /// the machine is left as it was.

@@ -1,0 +1,58 @@
+//! Support shared by vernier's test suites (a dev-dependency only, never of a library).
+//!
+//! Tests that change the machine (sysctls, swap) run in several test binaries, and a developer
+//! may run several `cargo test` at once: [`host_turn`] makes them take turns.
+
+use std::fs::File;
+use std::io;
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::OpenOptionsExt;
+
+/// Takes this host's turn for a test that changes the machine, or that must see it unchanged
+/// for a while (two environments captured in a row), waiting for any other test that holds it:
+/// in this binary, in other test binaries and in concurrent `cargo test` runs. A test reads the
+/// value it must put back only while no other test holds a change, or it would "restore" the
+/// other's value and leave the machine changed. An exclusive flock(2) on a file in the
+/// temporary directory, released when the returned file is dropped (also when the test
+/// panics).
+///
+/// # Panics
+/// When the lock file can be neither created nor opened, or flock fails: the test cannot run
+/// safely then.
+pub fn host_turn() -> File {
+    let path = std::env::temp_dir().join("vernier-tests-host.lock");
+    // Created writable for everyone (less the umask); another user's file is opened to read,
+    // which is enough for flock.
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o666)
+        .open(&path)
+        .or_else(|_| File::open(&path))
+        .unwrap_or_else(|e| panic!("cannot open {}: {e}", path.display()));
+    // SAFETY: flock on a descriptor owned by `file`, which outlives the call.
+    let locked = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) };
+    assert_eq!(locked, 0, "flock: {}", io::Error::last_os_error());
+    file
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_turn_is_exclusive_until_dropped() {
+        let turn = host_turn();
+        let path = std::env::temp_dir().join("vernier-tests-host.lock");
+        let other = File::open(&path).unwrap();
+        // SAFETY: flock on a descriptor owned by `other`.
+        let busy = unsafe { libc::flock(other.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+        assert_eq!(busy, -1);
+        drop(turn);
+        // SAFETY: as above.
+        let free = unsafe { libc::flock(other.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+        assert_eq!(free, 0);
+    }
+}
