@@ -11,6 +11,7 @@
 //! sample against a large one use the exact Mann-Whitney distribution. `--input-only` builds the sessions
 //! and stops, so the script can report the memory of the input apart from that of the
 //! comparison.
+#![allow(clippy::print_stdout, clippy::print_stderr)] // an example is a program that prints what it measured
 
 use std::collections::BTreeMap;
 use std::process::ExitCode;

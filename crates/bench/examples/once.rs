@@ -2,6 +2,7 @@
 //! a benchmark against its reference tool by hand:
 //!
 //! `cargo run --release -p vernier-bench --example once -- hackbench groups=10 ipc=pipe`
+#![allow(clippy::print_stdout, clippy::print_stderr)] // an example is a program that prints what it measured
 
 use std::process::ExitCode;
 

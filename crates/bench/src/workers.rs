@@ -261,7 +261,7 @@ impl ProcessWorkers {
             return Err(BenchError::last_os("fork"));
         }
         if pid == 0 {
-            // SAFETY (whole block): plain system calls in the child.
+            // SAFETY: plain system calls in the child, on data prepared before the fork.
             unsafe {
                 libc::setpgid(0, self.pgid);
                 // Die with the run process if it is killed, instead of running on

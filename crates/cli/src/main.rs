@@ -3,6 +3,7 @@
 //! interrupted (130 Ctrl-C, 129 SIGHUP, 143 SIGTERM), 141 when the reader of standard output
 //! went away (the status of a process killed by SIGPIPE, which is what `yes | head -1` reports
 //! for `yes`).
+#![allow(clippy::print_stderr)] // the binary reports on stderr; stdout goes through out.rs
 
 mod cli;
 mod cmd;

@@ -4,6 +4,7 @@
 //! every test even when it fails), otherwise with a setup that changes nothing but still
 //! keeps a restore record (a cooldown).
 #![allow(clippy::unwrap_used)] // test helpers panic on unexpected failures by design
+#![allow(clippy::print_stderr, clippy::expect_used)] // test helpers say what they skip and expect their own set-up
 
 use std::io::{BufRead, BufReader, Lines};
 use std::path::{Path, PathBuf};

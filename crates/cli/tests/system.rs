@@ -1,5 +1,6 @@
 //! Monitors, setup with restore, environment and validity checks through the CLI.
 #![allow(clippy::unwrap_used)] // test helpers panic on unexpected failures by design
+#![allow(clippy::print_stderr, clippy::expect_used)] // test helpers say what they skip and expect their own set-up
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};

@@ -8,6 +8,7 @@
 //! e.g. `coverage --sessions 500 dist=lognormal:sigma=0.1:slow=0.02`. Without --process, runs
 //! execute in this process (the mock benchmark's own code, one simulated millisecond each);
 //! with it, every run is a fresh `VERNIER __child` process, as in `vernier run`.
+#![allow(clippy::print_stdout, clippy::print_stderr)] // an example is a program that prints what it measured
 
 use std::process::ExitCode;
 

@@ -1,5 +1,6 @@
 //! The engine end to end with a scripted executor and an in-memory store: the stopping rule,
 //! warmups, interleaving, failures and interruption, exactly and without timing.
+#![allow(clippy::print_stderr, clippy::expect_used)] // test helpers say what they skip and expect their own set-up
 
 use std::collections::BTreeMap;
 

@@ -2,6 +2,7 @@
 //! the default monitors at 1 s and 100 ms, and the cost of one sample of each monitor.
 //!
 //! Usage: overhead [SECONDS]   (default 10 s per configuration; run as root for perf/slab)
+#![allow(clippy::print_stdout, clippy::print_stderr)] // an example is a program that prints what it measured
 
 use std::process::Command;
 use std::time::Instant;

@@ -2,6 +2,7 @@
 //!
 //! Usage: sample MONITORS COMMAND [ARGS...]   e.g. sample default,slab hackbench -l 200
 //! The command is held on a pipe until the monitors (perf counters included) are ready.
+#![allow(clippy::print_stdout, clippy::print_stderr)] // an example is a program that prints what it measured
 
 use std::io::Write;
 use std::process::{Command, Stdio};

@@ -193,8 +193,8 @@ impl PerfCounter {
             call: "perf_event_open",
             source: std::io::Error::other("descriptor out of range"),
         })?;
-        // SAFETY: the kernel just returned this descriptor and nothing else owns it.
         Ok(PerfCounter {
+            // SAFETY: the kernel just returned this descriptor and nothing else owns it.
             fd: unsafe { OwnedFd::from_raw_fd(fd) },
         })
     }

@@ -1,6 +1,6 @@
 //! The sampler on the real machine: default monitors, perf counters of a real child, and a
 //! monitor whose file disappears mid-run.
-
+#![allow(clippy::print_stderr, clippy::expect_used)] // test helpers say what they skip and expect their own set-up
 #![allow(clippy::unwrap_used)]
 
 use std::io::Write;

@@ -772,6 +772,7 @@ mod tests {
             let mut param = libc::sched_param { sched_priority: 0 };
             // SAFETY: pid 0 is this thread; `param` is valid.
             let policy = unsafe { libc::sched_getscheduler(0) };
+            // SAFETY: as above.
             unsafe { libc::sched_getparam(0, &mut param) };
             let cpus = vernier_sys::affinity::current_affinity().unwrap();
             (policy, param.sched_priority, cpus)

@@ -1,6 +1,6 @@
 //! swap-reset on a real swap file: created, activated with a priority, reset by the plugin,
 //! checked, and always removed again (a guard cleans up when an assertion fails).
-
+#![allow(clippy::print_stderr, clippy::expect_used)] // test helpers say what they skip and expect their own set-up
 #![allow(clippy::unwrap_used)]
 
 use std::path::{Path, PathBuf};

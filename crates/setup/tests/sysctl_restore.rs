@@ -2,7 +2,7 @@
 //! and a kill -9. kernel.timer_migration is used: flipping it briefly is harmless, and every
 //! test puts the original value back (the tests share it, so they take turns, see
 //! [`host_turn`]).
-
+#![allow(clippy::print_stderr, clippy::expect_used)] // test helpers say what they skip and expect their own set-up
 #![allow(clippy::unwrap_used)]
 
 use std::path::{Path, PathBuf};
