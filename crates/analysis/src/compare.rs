@@ -3,10 +3,10 @@
 use std::collections::{BTreeSet, HashMap};
 use std::fmt;
 
+use crate::summary::{contaminated, distribution_checks};
 use serde::Serialize;
 use statrs::distribution::{ContinuousCDF, Normal};
 use vernier_model::{Calibration, Options, StoredSession};
-use vernier_report::summary::{contaminated, distribution_checks};
 use vernier_stats::hodges_lehmann::enough_arrangements;
 use vernier_stats::{
     benjamini_hochberg, geomean_ratio_ci, hodges_lehmann, mann_whitney_u, median, median_ci,
@@ -566,7 +566,7 @@ fn min_runs_note(level: f64) -> String {
 
 /// Why a verdict on these runs cannot stand, when runs of either side are contaminated by
 /// other CPU activity beyond the tolerance that `vernier show` applies
-/// ([`vernier_report::summary::contaminated`]): the interval describes the runs, and those runs
+/// ([`crate::summary::contaminated`]): the interval describes the runs, and those runs
 /// measured the benchmark together with someone else's work.
 fn contamination_note(base: &Group, new: &Group) -> Option<String> {
     let sides: Vec<String> = [(Side::Base, base), (Side::New, new)]

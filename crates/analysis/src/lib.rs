@@ -1,5 +1,7 @@
-//! Comparisons of two result sets (`vernier compare`): pure functions of stored sessions,
-//! without I/O.
+//! What stored results mean: the summary of each configuration with its validity rules
+//! (contamination, outliers, drift, multimodality; [`summary`]) and the comparison of two result
+//! sets (`vernier compare`). Pure functions of stored sessions, without I/O; `vernier-report`
+//! presents what this crate computes.
 //!
 //! Each configuration (benchmark and options) found on both sides is compared on the log
 //! scale, as PRODUCT.md's principles of accuracy prescribe: the ratio NEW/BASE is the
@@ -14,12 +16,14 @@
 
 mod compare;
 mod session_noise;
+pub mod summary;
 
 pub use compare::{
     compare, compare_calibrated, verdict, CompareReport, CompareSettings, Comparison, Side,
     Summary, Unmatched, Verdict, DEFAULT_THRESHOLD, LEVEL,
 };
 pub use session_noise::{NoiseSource, MDC_POWER};
+pub use summary::{summarize, summarize_session, summarize_with, ConfigSummary};
 
 /// Why a comparison could not be made.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

@@ -283,7 +283,7 @@ fn main() -> ExitCode {
                 return ExitCode::from(1);
             };
             t.sessions += 1;
-            let checks = vernier_report::summary::distribution_checks(&values);
+            let checks = vernier_analysis::summary::distribution_checks(&values);
             t.multimodal += u64::from(checks.bimodality.is_some());
             t.runs.push(p.n);
             *t.reasons.entry(reason.to_string()).or_default() += 1;

@@ -4,7 +4,7 @@ use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{CellAlignment, ContentArrangement, Table};
 
 use crate::format::{pct, sig};
-use crate::summary::ConfigSummary;
+use vernier_analysis::ConfigSummary;
 
 fn opt(v: Option<f64>) -> String {
     v.map(|v| sig(v, 4)).unwrap_or_else(|| "-".to_string())

@@ -180,7 +180,7 @@ pub fn run(args: RunArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
     let session = store
         .load_session(outcome.session)
         .context("cannot read back the session")?;
-    let summaries = vernier_report::summarize_session(&session);
+    let summaries = vernier_analysis::summarize_session(&session);
     outln!(
         "\n{}",
         vernier_report::table::run_summary_table(&summaries, terminal_width())

@@ -31,7 +31,7 @@ pub fn show(args: ShowArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
     let session = store
         .load_session(id)
         .with_context(|| format!("cannot load session {id}"))?;
-    let summaries = vernier_report::summarize_session(&session);
+    let summaries = vernier_analysis::summarize_session(&session);
     match args.format {
         ShowFormat::Json => {
             // Every configuration carries its session's status (docs/json.md), so a document of
