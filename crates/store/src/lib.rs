@@ -2,6 +2,7 @@
 //! the CLI never depend on a particular database. SQLite ([`SqliteStore`]) is the default
 //! backend; its schema is documented in `docs/schema.md`.
 
+mod selector;
 mod sqlite;
 
 use std::collections::BTreeMap;
@@ -13,7 +14,8 @@ use vernier_model::{
     ConfigurationRecord, RunRecord, SessionInfo, SessionStatus, StopReason, StoredSession,
 };
 
-pub use sqlite::{parse_tag_selector, SqliteStore, LOCK_WAIT, SCHEMA_VERSION};
+pub use selector::parse_tag_selector;
+pub use sqlite::{SqliteStore, LOCK_WAIT, SCHEMA_VERSION};
 
 /// Errors of a store.
 #[derive(Debug, thiserror::Error)]

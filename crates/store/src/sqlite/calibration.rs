@@ -5,7 +5,8 @@ use rusqlite::{params, Row};
 use uuid::Uuid;
 use vernier_model::Calibration;
 
-use super::{corrupt, parse_uuid, SqliteStore};
+use super::codec::{corrupt, from_json, parse_uuid, to_json};
+use super::SqliteStore;
 use crate::StoreError;
 
 const COLUMNS: &str = "id, created_at_ns, fingerprint, benchmark, options, metric, sessions, \

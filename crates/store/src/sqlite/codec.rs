@@ -1,0 +1,269 @@
+//! Row codecs: how model values become column values and back. What is queried is a column;
+//! what is only carried (settings, environment, specs, options) is JSON text, decoded here with
+//! the one error ([`StoreError::Corrupt`]) that names the field.
+
+use std::collections::BTreeMap;
+
+use rusqlite::Row;
+use uuid::Uuid;
+use vernier_model::{
+    ConfigurationRecord, MetricInfo, SessionInfo, SessionStatus, Settings, StopReason,
+    StoredSession,
+};
+use vernier_sys::process::ProcessIdentity;
+
+use crate::StoreError;
+
+/// The columns [`SessionRow::from_row`] reads, in its order.
+pub(super) const SESSION_COLUMNS: &str =
+    "id, started_at_ns, ended_at_ns, status, suite, specs, note, \
+     settings, vernier_version, fingerprint, environment, findings, setup, monitors, owner_pid, \
+     owner_boot_id, owner_start_ticks";
+
+pub(super) fn corrupt(what: impl std::fmt::Display) -> StoreError {
+    StoreError::Corrupt(what.to_string())
+}
+
+pub(super) fn parse_uuid(text: &str) -> Result<Uuid, StoreError> {
+    Uuid::parse_str(text).map_err(|e| corrupt(format!("id '{text}': {e}")))
+}
+
+/// Encodes a value as JSON text. A macro rather than a generic function, so this crate needs
+/// no direct dependency on serde.
+macro_rules! to_json {
+    ($what:expr, $value:expr) => {
+        serde_json::to_string($value)
+            .map_err(|e| $crate::StoreError::Invalid(format!("{}: {e}", $what)))
+    };
+}
+pub(super) use to_json;
+
+/// Decodes JSON text, naming the field when it is not what was stored.
+macro_rules! from_json {
+    ($what:expr, $text:expr) => {
+        serde_json::from_str($text)
+            .map_err(|e| $crate::StoreError::Corrupt(format!("{}: {e}", $what)))
+    };
+}
+pub(super) use from_json;
+
+/// Settings as stored, completed with today's defaults for fields added after the session was
+/// recorded (the environment does the same through `#[serde(default)]`).
+pub(super) fn decode_settings(text: &str) -> Result<Settings, StoreError> {
+    let stored: serde_json::Value = from_json!("settings", text)?;
+    let mut merged = serde_json::to_value(Settings::default()).map_err(corrupt)?;
+    match (&mut merged, stored) {
+        (serde_json::Value::Object(merged), serde_json::Value::Object(stored)) => {
+            // An old session's interval is the fixed-n one, not today's default: serde's
+            // field default says so when the field is absent.
+            merged.remove("stopping_rule");
+            merged.extend(stored);
+        }
+        _ => return Err(corrupt("settings: not a JSON object")),
+    }
+    serde_json::from_value(merged).map_err(|e| corrupt(format!("settings: {e}")))
+}
+
+pub(super) fn parse_text<T: std::str::FromStr<Err = String>>(
+    what: &str,
+    text: &str,
+) -> Result<T, StoreError> {
+    text.parse().map_err(|e| corrupt(format!("{what}: {e}")))
+}
+
+/// A session row, before its text is decoded.
+pub(super) struct SessionRow {
+    pub(super) id: String,
+    started_at_ns: i64,
+    ended_at_ns: Option<i64>,
+    status: String,
+    suite: Option<String>,
+    specs: String,
+    note: Option<String>,
+    settings: String,
+    vernier_version: String,
+    fingerprint: String,
+    environment: String,
+    findings: String,
+    setup: String,
+    monitors: String,
+    owner: Option<ProcessIdentity>,
+}
+
+impl SessionRow {
+    /// Reads the columns of [`SESSION_COLUMNS`].
+    pub(super) fn from_row(row: &Row<'_>) -> rusqlite::Result<Self> {
+        Ok(SessionRow {
+            id: row.get(0)?,
+            started_at_ns: row.get(1)?,
+            ended_at_ns: row.get(2)?,
+            status: row.get(3)?,
+            suite: row.get(4)?,
+            specs: row.get(5)?,
+            note: row.get(6)?,
+            settings: row.get(7)?,
+            vernier_version: row.get(8)?,
+            fingerprint: row.get(9)?,
+            environment: row.get(10)?,
+            findings: row.get(11)?,
+            setup: row.get(12)?,
+            monitors: row.get(13)?,
+            owner: row.get::<_, Option<i64>>(14)?.map(|pid| ProcessIdentity {
+                // The column's CHECK keeps it positive; a pid is at most 2^22 (proc(5)).
+                pid: u32::try_from(pid).unwrap_or(u32::MAX),
+                boot_id: row.get(15).ok().flatten(),
+                start_ticks: row
+                    .get::<_, Option<i64>>(16)
+                    .ok()
+                    .flatten()
+                    .and_then(|t| u64::try_from(t).ok()),
+            }),
+        })
+    }
+
+    /// The status as stored, except that a `running` session whose recording process is gone
+    /// (or unknown: recorded before schema version 3, or imported) is `abandoned`.
+    fn status(&self) -> Result<SessionStatus, StoreError> {
+        let stored = parse_text("session status", &self.status)?;
+        let alive = || self.owner.as_ref().is_some_and(ProcessIdentity::is_alive);
+        Ok(match stored {
+            SessionStatus::Running if !alive() => SessionStatus::Abandoned,
+            other => other,
+        })
+    }
+
+    pub(super) fn decode(self, tags: BTreeMap<String, String>) -> Result<SessionInfo, StoreError> {
+        Ok(SessionInfo {
+            status: self.status()?,
+            id: parse_uuid(&self.id)?,
+            started_at_ns: self.started_at_ns,
+            ended_at_ns: self.ended_at_ns,
+            suite: self.suite,
+            specs: from_json!("specs", &self.specs)?,
+            tags,
+            note: self.note,
+            settings: decode_settings(&self.settings)?,
+            vernier_version: self.vernier_version,
+            environment: from_json!("environment", &self.environment)?,
+            fingerprint: self.fingerprint,
+            findings: from_json!("findings", &self.findings)?,
+            setup: from_json!("setup", &self.setup)?,
+            monitors: from_json!("monitors", &self.monitors)?,
+        })
+    }
+}
+
+/// The columns [`ConfigurationRow::from_row`] reads, in its order.
+pub(super) const CONFIGURATION_COLUMNS: &str = "id, position, benchmark, benchmark_version, \
+     options, metric, unit, higher_is_better, stop_reason, converged, error";
+
+/// A configuration row, before its text is decoded.
+pub(super) struct ConfigurationRow {
+    id: String,
+    position: u32,
+    benchmark: String,
+    benchmark_version: String,
+    options: String,
+    metric: String,
+    unit: String,
+    higher_is_better: bool,
+    stop_reason: Option<String>,
+    converged: bool,
+    error: Option<String>,
+}
+
+impl ConfigurationRow {
+    /// Reads the columns of [`CONFIGURATION_COLUMNS`].
+    pub(super) fn from_row(r: &Row<'_>) -> rusqlite::Result<Self> {
+        Ok(ConfigurationRow {
+            id: r.get(0)?,
+            position: r.get(1)?,
+            benchmark: r.get(2)?,
+            benchmark_version: r.get(3)?,
+            options: r.get(4)?,
+            metric: r.get(5)?,
+            unit: r.get(6)?,
+            higher_is_better: r.get(7)?,
+            stop_reason: r.get(8)?,
+            converged: r.get(9)?,
+            error: r.get(10)?,
+        })
+    }
+
+    pub(super) fn decode(self) -> Result<(String, ConfigurationRecord), StoreError> {
+        let record = ConfigurationRecord {
+            id: parse_uuid(&self.id)?,
+            position: self.position,
+            benchmark: self.benchmark,
+            benchmark_version: self.benchmark_version,
+            options: from_json!("options", &self.options)?,
+            metric: MetricInfo {
+                name: self.metric,
+                unit: self.unit,
+                higher_is_better: self.higher_is_better,
+            },
+            stop_reason: self
+                .stop_reason
+                .map(|s| parse_text::<StopReason>("stop reason", &s))
+                .transpose()?,
+            converged: self.converged,
+            error: self.error,
+        };
+        Ok((self.id, record))
+    }
+}
+
+/// `session` as the store keeps it: run values of -0.0 become 0.0 (see [`stored_value`]).
+pub(super) fn as_stored(session: &StoredSession) -> std::borrow::Cow<'_, StoredSession> {
+    let negative_zero = |v: &f64| v.to_bits() == (-0.0f64).to_bits();
+    let has = session
+        .configurations
+        .iter()
+        .flat_map(|c| &c.runs)
+        .any(|r| r.values.values().any(negative_zero));
+    if !has {
+        return std::borrow::Cow::Borrowed(session);
+    }
+    let mut copy = session.clone();
+    for run in copy.configurations.iter_mut().flat_map(|c| &mut c.runs) {
+        for v in run.values.values_mut() {
+            *v = stored_value(*v);
+        }
+    }
+    std::borrow::Cow::Owned(copy)
+}
+
+/// The value a REAL column gives back for `v`: the same double, except that SQLite keeps -0.0
+/// as 0.0 (a REAL with an integral value is stored as an integer,
+/// https://www.sqlite.org/datatype3.html#storage_classes_and_datatypes). Every other finite
+/// double round-trips bit for bit through sqlite3_bind_double and sqlite3_column_double.
+pub(super) fn stored_value(v: f64) -> f64 {
+    if v == 0.0 {
+        0.0
+    } else {
+        v
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn settings_gain_defaults_for_missing_fields() {
+        let settings = decode_settings(r#"{"warmup": 3, "target": 0.05}"#).unwrap();
+        assert_eq!(settings.warmup, 3);
+        assert_eq!(settings.target, 0.05);
+        assert_eq!(settings.max_runs, Settings::default().max_runs);
+        assert_eq!(settings.stopping_rule, vernier_model::StoppingRule::FixedN);
+        assert!(matches!(
+            decode_settings("[1]"),
+            Err(StoreError::Corrupt(_))
+        ));
+        assert!(matches!(
+            decode_settings(r#"{"warmup": "many"}"#),
+            Err(StoreError::Corrupt(_))
+        ));
+    }
+}

@@ -1,0 +1,337 @@
+//! Opening a database and every connection-level choice: which files are accepted, the
+//! pragmas (WAL journal, `synchronous=FULL`, foreign keys), the busy timeout with a bounded
+//! retry (see [`LOCK_WAIT`]), and the read and `BEGIN IMMEDIATE` write transactions every
+//! query and change runs in, so several vernier processes can record into one file at once.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use rusqlite::{Connection, ErrorCode, OpenFlags, TransactionBehavior};
+
+use super::migrations::{check_version, migrate, user_version, SCHEMA_VERSION};
+use super::SqliteStore;
+use crate::StoreError;
+
+/// `PRAGMA application_id` of a vernier database: "vrnr" in ASCII. It lets `file(1)` and
+/// vernier itself tell a vernier database from any other SQLite file
+/// (https://www.sqlite.org/pragma.html#pragma_application_id).
+pub(super) const APPLICATION_ID: i64 = 0x7672_6e72;
+
+/// How long one statement waits for another process's lock (SQLite's busy handler). A vernier
+/// write is one run (microseconds to milliseconds of work), so this only runs out when
+/// something holds the database for long: a large import, a backup, a `sqlite3` shell with an
+/// open transaction.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How long an operation is retried, in all, while the database stays locked. The busy handler
+/// does not cover every case: SQLite returns SQLITE_BUSY at once, without waiting, when a read
+/// transaction would have to become a write transaction while another connection writes
+/// (that is how it avoids deadlock, https://www.sqlite.org/c3ref/busy_handler.html), and the
+/// switch to WAL on opening does exactly that. Such operations are retried after a short
+/// pause; so are statements whose busy timeout ran out, until this much time has passed. Then
+/// the operation fails with [`StoreError::Locked`], naming the file.
+pub const LOCK_WAIT: Duration = Duration::from_secs(120);
+
+impl SqliteStore {
+    /// Opens the database at `path`, creating it and its parent directories if needed, and
+    /// brings its schema up to [`SCHEMA_VERSION`].
+    pub fn open(path: &Path) -> Result<Self, StoreError> {
+        Self::open_with_lock_wait(path, LOCK_WAIT)
+    }
+
+    /// [`SqliteStore::open`] waiting at most `lock_wait` (instead of [`LOCK_WAIT`]) for each
+    /// operation that meets another process's lock.
+    pub fn open_with_lock_wait(path: &Path, lock_wait: Duration) -> Result<Self, StoreError> {
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent).map_err(|source| StoreError::Io {
+                path: parent.to_path_buf(),
+                source,
+            })?;
+        }
+        check_file(path, Existing::MayBeMissingOrEmpty)?;
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_CREATE
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = Connection::open_with_flags(path, flags).map_err(|e| open_error(path, e))?;
+        Self::init(conn, path, lock_wait)
+    }
+
+    /// Opens an existing database for writing: a missing file is [`StoreError::Missing`]
+    /// instead of a new empty database.
+    pub fn open_existing(path: &Path) -> Result<Self, StoreError> {
+        check_file(path, Existing::MayBeEmpty)?;
+        // Without SQLITE_OPEN_CREATE, so a file removed in the meantime is still an error.
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = Connection::open_with_flags(path, flags).map_err(|e| open_error(path, e))?;
+        Self::init(conn, path, LOCK_WAIT)
+    }
+
+    /// Opens an existing database for commands that only read, without writing anything: not
+    /// the file, not its directory, not even the `-wal` and `-shm` files of WAL mode. It works
+    /// on a read-only file, directory or mount.
+    ///
+    /// A read-only connection to a WAL database still creates `-wal` and `-shm` files and
+    /// leaves them behind (https://www.sqlite.org/wal.html#readonly). So: when a `-wal` file
+    /// exists, a writer is at work (or crashed) and its log must be read, which a read-only
+    /// connection does through the existing files with the usual locks. When none exists, every
+    /// committed transaction is in the main file, and it is opened `immutable=1`
+    /// (https://www.sqlite.org/uri.html#uriimmutable), which takes no locks and creates no file.
+    /// A writer that starts meanwhile only appends to its own new log; the main file changes
+    /// at a checkpoint, which SQLite runs after 1000 pages of log or when the writer closes.
+    ///
+    /// A database of an older schema version is copied into memory and migrated there, so
+    /// reading it never upgrades the file.
+    pub fn open_read_only(path: &Path) -> Result<Self, StoreError> {
+        check_file(path, Existing::Database)?;
+        let mut wal = path.as_os_str().to_os_string();
+        wal.push("-wal");
+        let conn = if Path::new(&wal).exists() {
+            let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+            Connection::open_with_flags(path, flags)
+        } else {
+            let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+                | OpenFlags::SQLITE_OPEN_URI
+                | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+            Connection::open_with_flags(immutable_uri(path), flags)
+        }
+        .map_err(|e| open_error(path, e))?;
+        let open = |e| open_error(path, e);
+        conn.busy_timeout(BUSY_TIMEOUT).map_err(open)?;
+        check_application_id(&conn, path)?;
+        let found = user_version(&conn).map_err(open)?;
+        check_version(&conn, path, found)?;
+        if found == 0 {
+            // A new database becomes one of vernier by its first write; to read, it is not one.
+            return Err(StoreError::NotVernier {
+                path: path.to_path_buf(),
+                detail: "it has no vernier schema (schema version 0)".to_string(),
+            });
+        }
+        if found == SCHEMA_VERSION {
+            return Ok(SqliteStore {
+                conn,
+                path: path.to_path_buf(),
+                lock_wait: LOCK_WAIT,
+            });
+        }
+        // Older: migrate a copy in memory (https://www.sqlite.org/backup.html).
+        let mut memory = Connection::open_in_memory().map_err(open)?;
+        {
+            let backup = rusqlite::backup::Backup::new(&conn, &mut memory).map_err(open)?;
+            backup
+                .run_to_completion(1024, Duration::ZERO, None)
+                .map_err(open)?;
+        }
+        migrate(&mut memory, path)?;
+        Ok(SqliteStore {
+            conn: memory,
+            path: path.to_path_buf(),
+            lock_wait: LOCK_WAIT,
+        })
+    }
+
+    /// The file this store writes.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn init(mut conn: Connection, path: &Path, lock_wait: Duration) -> Result<Self, StoreError> {
+        // Set first: every later statement, including the journal-mode switch and the
+        // migration, may meet another process's lock.
+        conn.busy_timeout(BUSY_TIMEOUT.min(lock_wait))
+            .map_err(|e| open_error(path, e))?;
+        // Every step is idempotent, so all of them are retried together.
+        retry_while_locked(path, lock_wait, || Self::prepare(&mut conn, path))?;
+        Ok(SqliteStore {
+            conn,
+            path: path.to_path_buf(),
+            lock_wait,
+        })
+    }
+
+    /// Checks that the file is a vernier database, sets the connection up and migrates.
+    fn prepare(conn: &mut Connection, path: &Path) -> Result<(), StoreError> {
+        let open = |e| open_error(path, e);
+        check_application_id(conn, path)?;
+        // WAL: readers (`show`, `report`) never block the writer of a running session, and a
+        // commit appends to the log instead of rewriting pages
+        // (https://www.sqlite.org/wal.html). The mode is persistent in the file. Where WAL is
+        // impossible (a file system without shared memory) SQLite keeps the rollback journal,
+        // which is slower under concurrency but equally correct, so the answer is not checked.
+        // On a new file the switch meets the other openers' switch and migration, and fails at
+        // once with SQLITE_BUSY instead of waiting: the caller retries (see [`LOCK_WAIT`]).
+        let _mode: String = conn
+            .pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get(0))
+            .map_err(open)?;
+        // synchronous=FULL: in WAL mode NORMAL survives an application crash but may lose the
+        // last commits on power loss or an OS crash (https://www.sqlite.org/pragma.html
+        // #pragma_synchronous). vernier's users benchmark experimental kernels, and a kernel
+        // panic is exactly that case; FULL fsyncs the WAL at each commit so a run, once
+        // recorded, survives it. The cost is one fsync per run, between runs, never inside one.
+        conn.pragma_update(None, "synchronous", "FULL")
+            .map_err(open)?;
+        // Off by default in SQLite, per connection (https://www.sqlite.org/foreignkeys.html).
+        conn.pragma_update(None, "foreign_keys", true)
+            .map_err(open)?;
+        migrate(conn, path)
+    }
+
+    /// Runs `f` in one `BEGIN IMMEDIATE` transaction and commits. IMMEDIATE takes the write
+    /// lock at the start, waiting through the busy timeout; a deferred transaction that upgrades
+    /// from read to write would instead fail at once with SQLITE_BUSY when another connection
+    /// wrote in between (https://www.sqlite.org/lang_transaction.html).
+    ///
+    /// A transaction that meets a lock past the busy timeout is rolled back and retried whole
+    /// (see [`LOCK_WAIT`]).
+    pub(super) fn write<T>(
+        &mut self,
+        f: impl Fn(&Connection) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        // Inside an enclosing transaction ([`Store::import_sessions`]) the write joins it: the
+        // enclosing one commits or rolls back everything at once.
+        if !self.conn.is_autocommit() {
+            return f(&self.conn);
+        }
+        let conn = &mut self.conn;
+        retry_while_locked(&self.path, self.lock_wait, || {
+            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            let value = f(&tx)?;
+            tx.commit()?;
+            Ok(value)
+        })
+    }
+
+    /// Runs `f` in one read transaction, so its queries see one snapshot of the database even
+    /// while another process writes.
+    pub(super) fn read<T>(
+        &self,
+        f: impl Fn(&Connection) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        retry_while_locked(&self.path, self.lock_wait, || {
+            let tx = self.conn.unchecked_transaction()?;
+            let value = f(&tx)?;
+            tx.commit()?;
+            Ok(value)
+        })
+    }
+}
+
+/// Whether `e` is SQLITE_BUSY: another connection holds a lock this operation needs.
+fn is_busy(e: &StoreError) -> bool {
+    let source = match e {
+        StoreError::Database(source) | StoreError::Open { source, .. } => source,
+        _ => return false,
+    };
+    source.sqlite_error_code() == Some(ErrorCode::DatabaseBusy)
+}
+
+/// Runs `op` until it does not fail with SQLITE_BUSY, for at most `wait` in all, pausing
+/// between attempts (1 ms, doubling up to 100 ms). Then fails with [`StoreError::Locked`].
+pub(super) fn retry_while_locked<T>(
+    path: &Path,
+    wait: Duration,
+    mut op: impl FnMut() -> Result<T, StoreError>,
+) -> Result<T, StoreError> {
+    let start = Instant::now();
+    let mut pause = Duration::from_millis(1);
+    loop {
+        match op() {
+            Err(e) if is_busy(&e) => {
+                let waited = start.elapsed();
+                if waited >= wait {
+                    return Err(StoreError::Locked {
+                        path: path.to_path_buf(),
+                        waited,
+                    });
+                }
+                std::thread::sleep(pause.min(wait - waited));
+                pause = (pause * 2).min(Duration::from_millis(100));
+            }
+            other => return other,
+        }
+    }
+}
+
+pub(super) fn open_error(path: &Path, source: rusqlite::Error) -> StoreError {
+    if source.sqlite_error_code() == Some(rusqlite::ErrorCode::NotADatabase) {
+        return StoreError::NotDatabase {
+            path: path.to_path_buf(),
+            what: "not an SQLite database".to_string(),
+        };
+    }
+    StoreError::Open {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// What a path must be before SQLite opens it.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Existing {
+    /// A database to read: missing or empty is an error.
+    Database,
+    /// A database to write to: an empty file is a new database. Another vernier process that
+    /// creates the file holds it empty until its first commit, so an empty file is accepted.
+    MayBeEmpty,
+    /// Where a database may be created.
+    MayBeMissingOrEmpty,
+}
+
+/// A directory or other non-file is never taken for a database; an empty file (which SQLite
+/// would make a new database) or a missing one only where `existing` allows it.
+fn check_file(path: &Path, existing: Existing) -> Result<(), StoreError> {
+    let not = |what: &str| StoreError::NotDatabase {
+        path: path.to_path_buf(),
+        what: what.to_string(),
+    };
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_dir() => Err(not("a directory")),
+        Ok(m) if !m.is_file() => Err(not("not a regular file")),
+        Ok(m) if m.len() == 0 && existing == Existing::Database => Err(not("an empty file")),
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            if existing == Existing::MayBeMissingOrEmpty {
+                Ok(())
+            } else {
+                Err(StoreError::Missing {
+                    path: path.to_path_buf(),
+                })
+            }
+        }
+        Err(source) => Err(StoreError::Io {
+            path: path.to_path_buf(),
+            source,
+        }),
+    }
+}
+
+/// `file:PATH?immutable=1`, with the characters that have a meaning in an SQLite URI
+/// (`%`, `?`, `#`) percent-encoded (https://www.sqlite.org/uri.html).
+fn immutable_uri(path: &Path) -> PathBuf {
+    use std::os::unix::ffi::{OsStrExt as _, OsStringExt as _};
+    let mut uri = b"file:".to_vec();
+    // An absolute path keeps a leading `//` from reading as an authority.
+    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    for &b in absolute.as_os_str().as_bytes() {
+        match b {
+            b'%' | b'?' | b'#' => uri.extend(format!("%{b:02X}").bytes()),
+            _ => uri.push(b),
+        }
+    }
+    uri.extend(b"?immutable=1");
+    PathBuf::from(std::ffi::OsString::from_vec(uri))
+}
+
+/// The first read of the header: a file that is not SQLite fails here.
+fn check_application_id(conn: &Connection, path: &Path) -> Result<(), StoreError> {
+    let app_id: i64 = conn
+        .pragma_query_value(None, "application_id", |r| r.get(0))
+        .map_err(|e| open_error(path, e))?;
+    if app_id != 0 && app_id != APPLICATION_ID {
+        return Err(StoreError::NotVernier {
+            path: path.to_path_buf(),
+            detail: format!("application_id is {app_id:#x}"),
+        });
+    }
+    Ok(())
+}

@@ -1,0 +1,168 @@
+//! The schema's migrations: migration `n` (from 1) in `migrations/000n_name.sql` takes the
+//! schema from version `n - 1` to `n`, and `PRAGMA user_version` holds the version a file has.
+
+use std::path::Path;
+
+use rusqlite::{Connection, TransactionBehavior};
+
+use super::connection::{open_error, APPLICATION_ID};
+use crate::StoreError;
+
+/// The migrations, in order: migration `n` (from 1) takes the schema from version `n - 1` to
+/// `n`. Never edit a released migration; add a new one (see docs/schema.md).
+const MIGRATIONS: &[(&str, &str)] = &[
+    ("initial", include_str!("../../migrations/0001_initial.sql")),
+    (
+        "monitors_setup_findings",
+        include_str!("../../migrations/0002_monitors_setup_findings.sql"),
+    ),
+    (
+        "session_owner",
+        include_str!("../../migrations/0003_session_owner.sql"),
+    ),
+    (
+        "calibrations",
+        include_str!("../../migrations/0004_calibrations.sql"),
+    ),
+];
+
+/// The schema version this build writes and understands (`PRAGMA user_version`).
+pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
+
+/// Refuses a schema version this build cannot read: newer, negative, or 0 with tables.
+pub(super) fn check_version(conn: &Connection, path: &Path, found: i64) -> Result<(), StoreError> {
+    if found > SCHEMA_VERSION {
+        return Err(StoreError::TooNew {
+            path: path.to_path_buf(),
+            found,
+            known: SCHEMA_VERSION,
+        });
+    }
+    if found < 0 {
+        return Err(StoreError::Schema {
+            path: path.to_path_buf(),
+            detail: format!(
+                "schema version {found} is not one vernier writes (1 to {SCHEMA_VERSION})"
+            ),
+        });
+    }
+    if found == 0 {
+        // Version 0 is a new file, unless someone else's tables are in it.
+        let objects: i64 = conn
+            .query_row(
+                "SELECT count(*) FROM sqlite_schema WHERE name NOT LIKE 'sqlite\\_%' ESCAPE '\\'",
+                [],
+                |r| r.get(0),
+            )
+            .map_err(|e| open_error(path, e))?;
+        if objects > 0 {
+            return Err(StoreError::NotVernier {
+                path: path.to_path_buf(),
+                detail: format!("it holds {objects} schema objects but no schema version"),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The one-line message of an SQLite error, without the SQL text that rusqlite appends to a
+/// syntax or schema error (a whole migration script).
+fn sqlite_message(e: &rusqlite::Error) -> String {
+    match e {
+        rusqlite::Error::SqlInputError { msg, .. } => msg.clone(),
+        other => other
+            .to_string()
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .to_string(),
+    }
+}
+
+pub(super) fn user_version(conn: &Connection) -> Result<i64, rusqlite::Error> {
+    conn.pragma_query_value(None, "user_version", |r| r.get(0))
+}
+
+/// Applies the missing migrations in one IMMEDIATE transaction: either the schema reaches
+/// [`SCHEMA_VERSION`] or nothing changes. Two processes opening a new file at once serialize on
+/// the write lock, and the second finds the work done.
+pub(super) fn migrate(conn: &mut Connection, path: &Path) -> Result<(), StoreError> {
+    let found = user_version(conn).map_err(|e| open_error(path, e))?;
+    check_version(conn, path, found)?;
+    if found == SCHEMA_VERSION {
+        return Ok(());
+    }
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    // Another process may have migrated or written meanwhile: check again under the lock.
+    let found = user_version(&tx)?;
+    check_version(&tx, path, found)?;
+    for (index, (name, sql)) in MIGRATIONS.iter().enumerate() {
+        let version = index as i64 + 1;
+        if version <= found {
+            continue;
+        }
+        tx.execute_batch(sql).map_err(|e| StoreError::Schema {
+            path: path.to_path_buf(),
+            detail: format!(
+                "migration {version:04} ({name}) from schema version {} failed: {}",
+                version - 1,
+                sqlite_message(&e)
+            ),
+        })?;
+    }
+    tx.pragma_update(None, "user_version", SCHEMA_VERSION)?;
+    tx.pragma_update(None, "application_id", APPLICATION_ID)?;
+    tx.commit()?;
+    Ok(())
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn migrations_match_their_files() {
+        assert_eq!(SCHEMA_VERSION, MIGRATIONS.len() as i64);
+        // migrations/NNNN_name.sql holds migration NNNN, so the list and the directory agree.
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations");
+        let mut files: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        files.sort();
+        assert_eq!(files.len(), MIGRATIONS.len());
+        for (i, ((name, sql), file)) in MIGRATIONS.iter().zip(&files).enumerate() {
+            assert_eq!(file, &format!("{:04}_{name}.sql", i + 1));
+            assert_eq!(std::fs::read_to_string(dir.join(file)).unwrap(), *sql);
+        }
+    }
+
+    #[test]
+    fn in_memory_schema_applies() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        migrate(&mut conn, Path::new(":memory:")).unwrap();
+        assert_eq!(user_version(&conn).unwrap(), SCHEMA_VERSION);
+        let tables: Vec<String> = conn
+            .prepare("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(
+            tables,
+            [
+                "calibrations",
+                "configurations",
+                "kernel_configs",
+                "run_monitor_summary",
+                "run_monitors",
+                "run_values",
+                "runs",
+                "session_tags",
+                "sessions"
+            ]
+        );
+    }
+}

@@ -1,0 +1,285 @@
+//! Reading: the session list, selectors resolved to ids, and whole sessions.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use rusqlite::{params_from_iter, Connection, OptionalExtension};
+use uuid::Uuid;
+use vernier_model::{RunRecord, Rusage, SessionInfo, StoredConfiguration, StoredSession};
+
+use super::codec::{
+    corrupt, from_json, parse_uuid, ConfigurationRow, SessionRow, CONFIGURATION_COLUMNS,
+    SESSION_COLUMNS,
+};
+use super::SqliteStore;
+use crate::selector::{parse_selector, Selector};
+use crate::StoreError;
+
+pub(super) fn session_tags(
+    conn: &Connection,
+    session: Option<&str>,
+) -> Result<HashMap<String, BTreeMap<String, String>>, StoreError> {
+    let mut stmt = conn.prepare(
+        "SELECT session_id, key, value FROM session_tags WHERE ?1 IS NULL OR session_id = ?1",
+    )?;
+    let rows = stmt.query_map([session], |r| {
+        Ok((
+            r.get::<_, String>(0)?,
+            r.get::<_, String>(1)?,
+            r.get::<_, String>(2)?,
+        ))
+    })?;
+    let mut tags: HashMap<String, BTreeMap<String, String>> = HashMap::new();
+    for row in rows {
+        let (session, key, value) = row?;
+        tags.entry(session).or_default().insert(key, value);
+    }
+    Ok(tags)
+}
+
+pub(super) fn ensure_exists(
+    conn: &Connection,
+    table: &'static str,
+    what: &'static str,
+    id: Uuid,
+) -> Result<(), StoreError> {
+    // `table` is one of our own names, never input.
+    let sql = format!("SELECT 1 FROM {table} WHERE id = ?1");
+    let found: Option<i64> = conn
+        .prepare_cached(&sql)?
+        .query_row([id.to_string()], |r| r.get(0))
+        .optional()?;
+    match found {
+        Some(_) => Ok(()),
+        None => Err(StoreError::Unknown { what, id }),
+    }
+}
+
+/// A whole session, read with `tx` (a read transaction, or the import's write transaction).
+pub(super) fn load_session_in(tx: &Connection, id: Uuid) -> Result<StoredSession, StoreError> {
+    let key = id.to_string();
+    let row = tx
+        .query_row(
+            &format!("SELECT {SESSION_COLUMNS} FROM sessions WHERE id = ?1"),
+            [&key],
+            SessionRow::from_row,
+        )
+        .optional()?
+        .ok_or(StoreError::Unknown {
+            what: "session",
+            id,
+        })?;
+    let tags = session_tags(tx, Some(&key))?
+        .remove(&key)
+        .unwrap_or_default();
+    let info = row.decode(tags)?;
+
+    let mut stmt = tx.prepare(&format!(
+        "SELECT {CONFIGURATION_COLUMNS} FROM configurations WHERE session_id = ?1 \
+         ORDER BY position"
+    ))?;
+    let rows = stmt.query_map([&key], ConfigurationRow::from_row)?;
+    let mut configurations = Vec::new();
+    let mut by_id: HashMap<String, usize> = HashMap::new();
+    for row in rows {
+        let (row_id, record) = row?.decode()?;
+        by_id.insert(row_id, configurations.len());
+        configurations.push(StoredConfiguration {
+            record,
+            runs: Vec::new(),
+        });
+    }
+
+    let mut values: HashMap<String, BTreeMap<String, f64>> = HashMap::new();
+    let mut stmt = tx.prepare(
+        "SELECT v.run_id, v.metric, v.value FROM run_values v \
+                 JOIN runs r ON r.id = v.run_id \
+                 JOIN configurations c ON c.id = r.configuration_id \
+                 WHERE c.session_id = ?1",
+    )?;
+    let rows = stmt.query_map([&key], |r| {
+        Ok((
+            r.get::<_, String>(0)?,
+            r.get::<_, String>(1)?,
+            r.get::<_, f64>(2)?,
+        ))
+    })?;
+    for row in rows {
+        let (run, metric, value) = row?;
+        values.entry(run).or_default().insert(metric, value);
+    }
+
+    // Execution order: by start time; a warmup and a measured run that started in the
+    // same nanosecond (a coarse clock) keep warmup first, then index order.
+    let mut stmt = tx.prepare(
+        "SELECT r.id, r.configuration_id, r.idx, r.warmup, r.round, \
+                 r.preceding_executions, r.started_at_ns, r.ended_at_ns, r.user_cpu_ns, \
+                 r.system_cpu_ns, r.voluntary_cs, r.involuntary_cs, r.max_rss_bytes, \
+                 r.foreign_cpu_ns, r.controller_cpu_ns, r.setup_steps, m.data \
+                 FROM runs r JOIN configurations c ON c.id = r.configuration_id \
+                 LEFT JOIN run_monitors m ON m.run_id = r.id \
+                 WHERE c.session_id = ?1 \
+                 ORDER BY r.started_at_ns, r.warmup DESC, r.idx, r.rowid",
+    )?;
+    let rows = stmt.query_map([&key], |r| {
+        Ok((
+            r.get::<_, String>(0)?,
+            r.get::<_, String>(1)?,
+            r.get::<_, String>(15)?,
+            r.get::<_, Option<String>>(16)?,
+            RunRecord {
+                id: Uuid::nil(),
+                index: r.get(2)?,
+                warmup: r.get(3)?,
+                round: r.get(4)?,
+                preceding_executions: r.get(5)?,
+                started_at_ns: r.get(6)?,
+                ended_at_ns: r.get(7)?,
+                values: BTreeMap::new(),
+                rusage: Rusage {
+                    user_cpu_ns: r.get(8)?,
+                    system_cpu_ns: r.get(9)?,
+                    voluntary_cs: r.get(10)?,
+                    involuntary_cs: r.get(11)?,
+                    max_rss_bytes: r.get(12)?,
+                },
+                foreign_cpu_ns: r.get(13)?,
+                controller_cpu_ns: r.get(14)?,
+                monitors: None,
+                setup_steps: Vec::new(),
+            },
+        ))
+    })?;
+    for row in rows {
+        let (run_id, configuration_id, setup_steps, monitors, mut run) = row?;
+        run.id = parse_uuid(&run_id)?;
+        run.setup_steps = from_json!("setup steps", &setup_steps)?;
+        run.monitors = match monitors {
+            Some(text) => Some(from_json!("monitors", &text)?),
+            None => None,
+        };
+        run.values = values.remove(&run_id).unwrap_or_default();
+        let slot = by_id
+            .get(&configuration_id)
+            .copied()
+            .ok_or_else(|| corrupt(format!("run {run_id} of unknown configuration")))?;
+        configurations[slot].runs.push(run);
+    }
+    Ok(StoredSession {
+        info,
+        configurations,
+    })
+}
+
+pub(super) fn sessions(store: &SqliteStore) -> Result<Vec<SessionInfo>, StoreError> {
+    store.read(|tx| {
+        let mut tags = session_tags(tx, None)?;
+        let mut stmt = tx.prepare(&format!(
+            "SELECT {SESSION_COLUMNS} FROM sessions ORDER BY started_at_ns, rowid"
+        ))?;
+        let rows = stmt.query_map([], SessionRow::from_row)?;
+        let mut sessions = Vec::new();
+        for row in rows {
+            let row = row?;
+            let tags = tags.remove(&row.id).unwrap_or_default();
+            sessions.push(row.decode(tags)?);
+        }
+        Ok(sessions)
+    })
+}
+
+pub(super) fn resolve(store: &SqliteStore, selector: &str) -> Result<Uuid, StoreError> {
+    let parsed = parse_selector(selector)?;
+    let not_found = |detail: String| StoreError::NotFound {
+        selector: selector.to_string(),
+        detail,
+    };
+    store.read(|tx| match parsed.clone() {
+        Selector::Latest(back) => {
+            // Ties in start time (coarse clocks, imports) fall back to insertion order.
+            let id: Option<String> = tx
+                .query_row(
+                    "SELECT id FROM sessions ORDER BY started_at_ns DESC, rowid DESC \
+                     LIMIT 1 OFFSET ?1",
+                    [back as i64],
+                    |r| r.get(0),
+                )
+                .optional()?;
+            match id {
+                Some(id) => parse_uuid(&id),
+                None => {
+                    let count: i64 =
+                        tx.query_row("SELECT count(*) FROM sessions", [], |r| r.get(0))?;
+                    Err(not_found(format!("the database holds {count} session(s)")))
+                }
+            }
+        }
+        Selector::Id(id) => {
+            ensure_exists(tx, "sessions", "session", id)
+                .map_err(|_| not_found("no session has this id".to_string()))?;
+            Ok(id)
+        }
+        Selector::Prefix(digits) => {
+            // The prefix holds only hex digits, so it has no GLOB metacharacters.
+            let mut stmt =
+                tx.prepare("SELECT id FROM sessions WHERE replace(id, '-', '') GLOB ?1")?;
+            let ids = stmt
+                .query_map([format!("{digits}*")], |r| r.get::<_, String>(0))?
+                .collect::<Result<Vec<_>, _>>()?;
+            match ids.as_slice() {
+                [id] => parse_uuid(id),
+                [] => Err(not_found(format!("no session id starts with {digits}"))),
+                _ => Err(StoreError::Ambiguous {
+                    selector: selector.to_string(),
+                    count: ids.len(),
+                }),
+            }
+        }
+    })
+}
+
+pub(super) fn load_session(store: &SqliteStore, id: Uuid) -> Result<StoredSession, StoreError> {
+    store.read(|tx| load_session_in(tx, id))
+}
+
+pub(super) fn kernel_config(
+    store: &SqliteStore,
+    sha256: &str,
+) -> Result<Option<String>, StoreError> {
+    Ok(store
+        .conn
+        .query_row(
+            "SELECT text FROM kernel_configs WHERE sha256 = ?1",
+            [sha256],
+            |r| r.get(0),
+        )
+        .optional()?)
+}
+
+pub(super) fn find_sessions_by_tags(
+    store: &SqliteStore,
+    tags: &[(String, String)],
+) -> Result<Vec<Uuid>, StoreError> {
+    // Duplicates would break nothing in the query, but the set keeps it short.
+    let wanted: BTreeSet<&(String, String)> = tags.iter().collect();
+    let mut sql = String::from("SELECT id FROM sessions");
+    let mut bound: Vec<&str> = Vec::new();
+    for (i, (key, value)) in wanted.iter().enumerate() {
+        sql.push_str(if i == 0 { " WHERE " } else { " AND " });
+        // Each term is an index lookup on session_tags (key, value, session_id).
+        sql.push_str(&format!(
+            "id IN (SELECT session_id FROM session_tags WHERE key = ?{} AND value = ?{})",
+            2 * i + 1,
+            2 * i + 2
+        ));
+        bound.push(key);
+        bound.push(value);
+    }
+    sql.push_str(" ORDER BY started_at_ns, rowid");
+    store.read(|tx| {
+        let mut stmt = tx.prepare(&sql)?;
+        let ids = stmt
+            .query_map(params_from_iter(bound.iter()), |r| r.get::<_, String>(0))?
+            .collect::<Result<Vec<_>, _>>()?;
+        ids.iter().map(|id| parse_uuid(id)).collect()
+    })
+}

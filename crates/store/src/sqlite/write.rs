@@ -1,0 +1,531 @@
+//! Writing: recording a session as it runs, importing whole sessions in one transaction, and
+//! managing stored ones (tags, notes, deletion). Every change runs in
+//! [`SqliteStore::write`]'s transaction.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use rusqlite::{params, OptionalExtension};
+use uuid::Uuid;
+use vernier_model::validate;
+use vernier_model::{
+    ConfigurationRecord, RunRecord, SessionInfo, SessionStatus, StopReason, StoredSession,
+};
+use vernier_sys::process::ProcessIdentity;
+
+use super::codec::{as_stored, stored_value, to_json};
+use super::connection::retry_while_locked;
+use super::read::{ensure_exists, load_session_in};
+use super::SqliteStore;
+use crate::{DeleteReport, ImportReport, Store, StoreError};
+
+impl SqliteStore {
+    /// Inserts a session row with its tags; `owner` is the process recording it (none for an
+    /// import: no process here records it).
+    fn insert_session(
+        &mut self,
+        session: &SessionInfo,
+        owner: Option<&ProcessIdentity>,
+    ) -> Result<(), StoreError> {
+        let specs = to_json!("specs", &session.specs)?;
+        let settings = to_json!("settings", &session.settings)?;
+        let environment = to_json!("environment", &session.environment)?;
+        let findings = to_json!("findings", &session.findings)?;
+        let setup = to_json!("setup", &session.setup)?;
+        let monitors = to_json!("monitors", &session.monitors)?;
+        let id = session.id.to_string();
+        self.write(|tx| {
+            tx.execute(
+                "INSERT INTO sessions (id, started_at_ns, ended_at_ns, status, suite, specs, \
+                 note, settings, vernier_version, fingerprint, environment, findings, setup, \
+                 monitors, owner_pid, owner_boot_id, owner_start_ticks) VALUES (?1, ?2, ?3, \
+                 ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
+                params![
+                    id,
+                    session.started_at_ns,
+                    session.ended_at_ns,
+                    session.status.as_str(),
+                    session.suite,
+                    specs,
+                    session.note,
+                    settings,
+                    session.vernier_version,
+                    session.fingerprint,
+                    environment,
+                    findings,
+                    setup,
+                    monitors,
+                    owner.map(|o| o.pid),
+                    owner.and_then(|o| o.boot_id.as_deref()),
+                    owner
+                        .and_then(|o| o.start_ticks)
+                        .and_then(|t| i64::try_from(t).ok()),
+                ],
+            )?;
+            let mut stmt = tx
+                .prepare("INSERT INTO session_tags (session_id, key, value) VALUES (?1, ?2, ?3)")?;
+            for (key, value) in &session.tags {
+                stmt.execute(params![id, key, value])?;
+            }
+            Ok(())
+        })
+    }
+}
+
+pub(super) fn begin_session(
+    store: &mut SqliteStore,
+    session: &SessionInfo,
+) -> Result<(), StoreError> {
+    // This process records the session: while it lives, the session is `running`.
+    let owner = ProcessIdentity::current();
+    store.insert_session(session, Some(&owner))
+}
+
+pub(super) fn add_configuration(
+    store: &mut SqliteStore,
+    session: Uuid,
+    configuration: &ConfigurationRecord,
+) -> Result<(), StoreError> {
+    // A BTreeMap serializes with its keys sorted, so equal options give equal text.
+    let options = to_json!("options", &configuration.options)?;
+    store.write(|tx| {
+        ensure_exists(tx, "sessions", "session", session)?;
+        tx.execute(
+            "INSERT INTO configurations (id, session_id, position, benchmark, \
+             benchmark_version, options, metric, unit, higher_is_better, stop_reason, \
+             converged, error) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+            params![
+                configuration.id.to_string(),
+                session.to_string(),
+                configuration.position,
+                configuration.benchmark,
+                configuration.benchmark_version,
+                options,
+                configuration.metric.name,
+                configuration.metric.unit,
+                configuration.metric.higher_is_better,
+                configuration.stop_reason.map(StopReason::as_str),
+                configuration.converged,
+                configuration.error,
+            ],
+        )?;
+        Ok(())
+    })
+}
+
+pub(super) fn add_run(
+    store: &mut SqliteStore,
+    configuration: Uuid,
+    run: &RunRecord,
+) -> Result<(), StoreError> {
+    // SQLite stores a NaN as NULL (https://www.sqlite.org/floatingpoint.html), which would
+    // silently turn a broken measurement into a missing one.
+    if let Some((metric, _)) = run.values.iter().find(|(_, v)| v.is_nan()) {
+        return Err(StoreError::Invalid(format!(
+            "run {}: metric '{metric}' is NaN",
+            run.id
+        )));
+    }
+    let id = run.id.to_string();
+    let setup_steps = to_json!("setup steps", &run.setup_steps)?;
+    let monitors = match &run.monitors {
+        Some(m) => Some(to_json!("monitors", m)?),
+        None => None,
+    };
+    store.write(|tx| {
+        ensure_exists(tx, "configurations", "configuration", configuration)?;
+        // Cached statements: an import adds a million runs in one go.
+        tx.prepare_cached(
+            "INSERT INTO runs (id, configuration_id, idx, warmup, round, \
+             preceding_executions, started_at_ns, ended_at_ns, user_cpu_ns, system_cpu_ns, \
+             voluntary_cs, involuntary_cs, max_rss_bytes, foreign_cpu_ns, controller_cpu_ns, \
+             setup_steps) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
+        )?
+        .execute(params![
+            id,
+            configuration.to_string(),
+            run.index,
+            run.warmup,
+            run.round,
+            run.preceding_executions,
+            run.started_at_ns,
+            run.ended_at_ns,
+            run.rusage.user_cpu_ns,
+            run.rusage.system_cpu_ns,
+            run.rusage.voluntary_cs,
+            run.rusage.involuntary_cs,
+            run.rusage.max_rss_bytes,
+            run.foreign_cpu_ns,
+            run.controller_cpu_ns,
+            setup_steps,
+        ])?;
+        if let (Some(data), Some(m)) = (&monitors, &run.monitors) {
+            tx.execute(
+                "INSERT INTO run_monitors (run_id, data) VALUES (?1, ?2)",
+                params![id, data],
+            )?;
+            let mut stmt = tx.prepare(
+                "INSERT INTO run_monitor_summary (run_id, key, value) VALUES (?1, ?2, ?3)",
+            )?;
+            for (key, value) in m.summary.iter().filter(|(_, v)| v.is_finite()) {
+                stmt.execute(params![id, key, value])?;
+            }
+        }
+        let mut stmt = tx
+            .prepare_cached("INSERT INTO run_values (run_id, metric, value) VALUES (?1, ?2, ?3)")?;
+        for (metric, value) in &run.values {
+            stmt.execute(params![id, metric, stored_value(*value)])?;
+        }
+        Ok(())
+    })
+}
+
+pub(super) fn finish_configuration(
+    store: &mut SqliteStore,
+    configuration: Uuid,
+    reason: StopReason,
+    converged: bool,
+    error: Option<&str>,
+) -> Result<(), StoreError> {
+    store.write(|tx| {
+        let changed = tx.execute(
+            "UPDATE configurations SET stop_reason = ?2, converged = ?3, error = ?4 \
+             WHERE id = ?1",
+            params![configuration.to_string(), reason.as_str(), converged, error],
+        )?;
+        if changed == 0 {
+            return Err(StoreError::Unknown {
+                what: "configuration",
+                id: configuration,
+            });
+        }
+        Ok(())
+    })
+}
+
+pub(super) fn finish_session(
+    store: &mut SqliteStore,
+    session: Uuid,
+    status: SessionStatus,
+    ended_at_ns: i64,
+) -> Result<(), StoreError> {
+    store.write(|tx| {
+        let changed = tx.execute(
+            "UPDATE sessions SET status = ?2, ended_at_ns = ?3 WHERE id = ?1",
+            params![session.to_string(), status.as_str(), ended_at_ns],
+        )?;
+        if changed == 0 {
+            return Err(StoreError::Unknown {
+                what: "session",
+                id: session,
+            });
+        }
+        Ok(())
+    })
+}
+
+pub(super) fn put_kernel_config(
+    store: &mut SqliteStore,
+    sha256: &str,
+    text: &str,
+) -> Result<(), StoreError> {
+    store.write(|tx| {
+        tx.execute(
+            "INSERT OR IGNORE INTO kernel_configs (sha256, text) VALUES (?1, ?2)",
+            params![sha256, text],
+        )?;
+        Ok(())
+    })
+}
+
+pub(super) fn delete_session(store: &mut SqliteStore, id: Uuid) -> Result<(), StoreError> {
+    store.write(|tx| {
+        // Configurations, runs, values and tags go by ON DELETE CASCADE.
+        let changed = tx.execute("DELETE FROM sessions WHERE id = ?1", [id.to_string()])?;
+        if changed == 0 {
+            return Err(StoreError::Unknown {
+                what: "session",
+                id,
+            });
+        }
+        Ok(())
+    })
+}
+
+pub(super) fn import_sessions(
+    store: &mut SqliteStore,
+    sessions: &[StoredSession],
+    kernel_configs: &BTreeMap<String, String>,
+) -> Result<ImportReport, StoreError> {
+    // Checked before the transaction starts: an invalid file takes no lock.
+    validate::check_sessions(sessions).map_err(|e| StoreError::Invalid(e.to_string()))?;
+    validate::check_kernel_configs(kernel_configs)
+        .map_err(|e| StoreError::Invalid(e.to_string()))?;
+    // The pages one transaction changes stay in memory until the commit; with SQLite's
+    // default cache (2 MiB) a large import spills them to the WAL and reads them back for
+    // every later insertion into the same B-trees, which made the time grow faster than
+    // the file. The cache grows with the import (about 1 KiB per run, the pages of its
+    // rows and index entries) and is restored afterwards
+    // (https://www.sqlite.org/pragma.html#pragma_cache_size).
+    let runs: usize = sessions
+        .iter()
+        .flat_map(|s| &s.configurations)
+        .map(|c| c.runs.len())
+        .sum();
+    let previous_cache: i64 = store
+        .conn
+        .pragma_query_value(None, "cache_size", |r| r.get(0))?;
+    // Negative: a size in KiB.
+    let wanted_kib = i64::try_from(runs).unwrap_or(i64::MAX).saturating_add(2048);
+    store.conn.pragma_update(None, "cache_size", -wanted_kib)?;
+    let result = store.import_whole(sessions, kernel_configs);
+    store
+        .conn
+        .pragma_update(None, "cache_size", previous_cache)?;
+    result
+}
+
+impl SqliteStore {
+    /// [`Store::import_sessions`] after the checks: one transaction.
+    fn import_whole(
+        &mut self,
+        sessions: &[StoredSession],
+        kernel_configs: &BTreeMap<String, String>,
+    ) -> Result<ImportReport, StoreError> {
+        // One IMMEDIATE transaction around the ordinary writes (which join it, see `write`):
+        // an import is stored whole or not at all, and the rows are exactly those a recording
+        // session writes.
+        retry_while_locked(&self.path, self.lock_wait, || {
+            Ok(self.conn.execute_batch("BEGIN IMMEDIATE")?)
+        })?;
+        match self.import_in_transaction(sessions, kernel_configs) {
+            Ok(report) => {
+                if let Err(e) = self.conn.execute_batch("COMMIT") {
+                    let _ = self.conn.execute_batch("ROLLBACK");
+                    return Err(e.into());
+                }
+                Ok(report)
+            }
+            Err(e) => {
+                // The error to report is the first one; a failing rollback changes nothing
+                // (SQLite rolls back an unfinished transaction when the connection closes).
+                let _ = self.conn.execute_batch("ROLLBACK");
+                Err(e)
+            }
+        }
+    }
+}
+
+/// True for an error of a PRIMARY KEY or UNIQUE constraint: an id that is already stored.
+fn is_duplicate_key(e: &StoreError) -> bool {
+    matches!(
+        e,
+        StoreError::Database(rusqlite::Error::SqliteFailure(f, _))
+            if f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY
+                || f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE
+    )
+}
+
+impl SqliteStore {
+    fn import_in_transaction(
+        &mut self,
+        sessions: &[StoredSession],
+        kernel_configs: &BTreeMap<String, String>,
+    ) -> Result<ImportReport, StoreError> {
+        let mut report = ImportReport::default();
+        for (sha256, text) in kernel_configs {
+            self.put_kernel_config(sha256, text)?;
+        }
+        for session in sessions {
+            let id = session.info.id;
+            let exists: Option<i64> = self
+                .conn
+                .query_row(
+                    "SELECT 1 FROM sessions WHERE id = ?1",
+                    [id.to_string()],
+                    |r| r.get(0),
+                )
+                .optional()?;
+            if exists.is_some() {
+                // Stored values are what the store keeps of the file's ones (-0.0 as 0.0,
+                // see `add_run`), so the file's session is compared as it would be stored.
+                let mut stored = load_session_in(&self.conn, id)?;
+                // A session imported as running has no process here and reads as abandoned:
+                // that is the same content.
+                if stored.info.status == SessionStatus::Abandoned
+                    && session.info.status == SessionStatus::Running
+                {
+                    stored.info.status = SessionStatus::Running;
+                }
+                if let Some(field) = validate::difference(&stored, &as_stored(session)) {
+                    return Err(StoreError::Conflict(format!(
+                        "session {id} is already stored with other content (first difference: \
+                         {field}); delete it first to replace it"
+                    )));
+                }
+                report.skipped += 1;
+                continue;
+            }
+            self.insert_session(&session.info, None)?;
+            for config in &session.configurations {
+                self.add_configuration(id, &config.record).map_err(|e| {
+                    if is_duplicate_key(&e) {
+                        StoreError::Conflict(format!(
+                            "configuration {} of session {id} is already stored in another \
+                             session",
+                            config.record.id
+                        ))
+                    } else {
+                        e
+                    }
+                })?;
+                for run in &config.runs {
+                    self.add_run(config.record.id, run).map_err(|e| {
+                        if is_duplicate_key(&e) {
+                            StoreError::Conflict(format!(
+                                "run {} of session {id} is already stored in another session",
+                                run.id
+                            ))
+                        } else {
+                            e
+                        }
+                    })?;
+                }
+            }
+            report.imported += 1;
+        }
+        Ok(report)
+    }
+}
+
+/// Managing stored sessions: tags, notes and deletion. Each call is one transaction, so a
+/// selector that names several sessions changes all of them or none.
+impl SqliteStore {
+    /// Sets the tags `set` (replacing a value under the same key) and removes the keys `remove`
+    /// on every session of `ids`. Removing a key a session does not carry is not an error.
+    pub fn update_tags(
+        &mut self,
+        ids: &[Uuid],
+        set: &[(String, String)],
+        remove: &[String],
+    ) -> Result<(), StoreError> {
+        self.write(|tx| {
+            for id in ids {
+                ensure_exists(tx, "sessions", "session", *id)?;
+                let id = id.to_string();
+                for key in remove {
+                    tx.execute(
+                        "DELETE FROM session_tags WHERE session_id = ?1 AND key = ?2",
+                        params![id, key],
+                    )?;
+                }
+                for (key, value) in set {
+                    tx.execute(
+                        "INSERT INTO session_tags (session_id, key, value) VALUES (?1, ?2, ?3) \
+                         ON CONFLICT (session_id, key) DO UPDATE SET value = excluded.value",
+                        params![id, key, value],
+                    )?;
+                }
+            }
+            Ok(())
+        })
+    }
+
+    /// Replaces the note of every session of `ids`; `None` removes it.
+    pub fn set_note(&mut self, ids: &[Uuid], note: Option<&str>) -> Result<(), StoreError> {
+        self.write(|tx| {
+            for id in ids {
+                let changed = tx.execute(
+                    "UPDATE sessions SET note = ?2 WHERE id = ?1",
+                    params![id.to_string(), note],
+                )?;
+                if changed == 0 {
+                    return Err(StoreError::Unknown {
+                        what: "session",
+                        id: *id,
+                    });
+                }
+            }
+            Ok(())
+        })
+    }
+
+    /// Deletes the sessions `ids` with their configurations, runs, values, monitor records and
+    /// tags (by ON DELETE CASCADE), and the kernel configuration texts they referred to that no
+    /// remaining session refers to, in one transaction. Texts that no deleted session referred
+    /// to are left alone: a `vernier run` stores its text just before it records its session.
+    pub fn delete_sessions(&mut self, ids: &[Uuid]) -> Result<DeleteReport, StoreError> {
+        self.write(|tx| {
+            let mut report = DeleteReport::default();
+            let mut shas = BTreeSet::new();
+            let count = |sql: &str, id: &str| -> Result<usize, StoreError> {
+                let n: i64 = tx.query_row(sql, [id], |r| r.get(0))?;
+                Ok(usize::try_from(n).unwrap_or(0))
+            };
+            for id in ids {
+                ensure_exists(tx, "sessions", "session", *id)?;
+                let id = id.to_string();
+                report.configurations += count(
+                    "SELECT count(*) FROM configurations WHERE session_id = ?1",
+                    &id,
+                )?;
+                report.runs += count(
+                    "SELECT count(*) FROM runs JOIN configurations c ON c.id = configuration_id \
+                     WHERE c.session_id = ?1",
+                    &id,
+                )?;
+                report.monitor_records += count(
+                    "SELECT count(*) FROM run_monitors m JOIN runs r ON r.id = m.run_id \
+                     JOIN configurations c ON c.id = r.configuration_id WHERE c.session_id = ?1",
+                    &id,
+                )?;
+                let sha: Option<String> = tx.query_row(
+                    "SELECT json_extract(environment, '$.kernel_config_sha256') FROM sessions \
+                     WHERE id = ?1",
+                    [&id],
+                    |r| r.get(0),
+                )?;
+                shas.extend(sha);
+                report.sessions += tx.execute("DELETE FROM sessions WHERE id = ?1", [&id])?;
+            }
+            for sha in &shas {
+                report.kernel_configs += tx.execute(
+                    "DELETE FROM kernel_configs WHERE sha256 = ?1 AND NOT EXISTS (SELECT 1 \
+                     FROM sessions WHERE json_extract(environment, '$.kernel_config_sha256') = ?1)",
+                    [sha],
+                )?;
+            }
+            Ok(report)
+        })
+    }
+}
+
+impl SqliteStore {
+    /// Ends a session that this process cannot finish the ordinary way (it is about to exit at
+    /// once, on a repeated Ctrl-C): a session still `running` gets `status` and its end time,
+    /// and its configurations that have not stopped stop as interrupted. Returns whether the
+    /// session was still running.
+    pub fn end_running_session(
+        &mut self,
+        session: Uuid,
+        status: SessionStatus,
+        ended_at_ns: i64,
+    ) -> Result<bool, StoreError> {
+        let id = session.to_string();
+        self.write(|tx| {
+            let changed = tx.execute(
+                "UPDATE sessions SET status = ?2, ended_at_ns = ?3 \
+                 WHERE id = ?1 AND status = 'running'",
+                params![id, status.as_str(), ended_at_ns],
+            )?;
+            if changed > 0 {
+                tx.execute(
+                    "UPDATE configurations SET stop_reason = ?2 \
+                     WHERE session_id = ?1 AND stop_reason IS NULL",
+                    params![id, StopReason::Interrupted.as_str()],
+                )?;
+            }
+            Ok(changed > 0)
+        })
+    }
+}
