@@ -19,9 +19,10 @@ use std::time::Duration;
 
 use vernier_model::monitor::{MonitorFailure, RunMonitorData};
 use vernier_model::Rusage;
-use vernier_monitor::{MonitorRoots, MonitorSpec, RunSampler};
+use vernier_monitor::{MonitorSpec, RunSampler};
 use vernier_sys::clock::{clock_ticks_per_second, unix_now_ns};
 use vernier_sys::procstat::read_proc_stat_cpu;
+use vernier_sys::Roots;
 
 use crate::child::{ChildReply, ChildRequest};
 use crate::interrupt::Interrupt;
@@ -117,11 +118,10 @@ pub trait Executor {
 pub struct ProcessExecutor {
     pub program: PathBuf,
     pub args: Vec<String>,
-    /// Root of procfs, for the foreign-CPU signal.
-    pub proc_root: PathBuf,
+    /// Where /proc and /sys are, for the foreign-CPU signal and the monitors.
+    pub roots: Roots,
     /// Monitors sampled in this process during every measured run.
     pub monitors: Vec<MonitorSpec>,
-    pub monitor_roots: MonitorRoots,
     pub timeout: RunTimeout,
     /// The longest completed run of each configuration (benchmark and options), for
     /// [`RunTimeout::Auto`].
@@ -133,9 +133,8 @@ impl ProcessExecutor {
         ProcessExecutor {
             program,
             args,
-            proc_root: PathBuf::from("/proc"),
+            roots: Roots::real(),
             monitors: Vec::new(),
-            monitor_roots: MonitorRoots::default(),
             timeout: RunTimeout::Auto,
             longest_runs: HashMap::new(),
         }
@@ -143,7 +142,7 @@ impl ProcessExecutor {
 
     /// Busy CPU time of the whole machine in nanoseconds; `None` without /proc/stat.
     fn machine_busy_ns(&self) -> Option<i64> {
-        let ticks = read_proc_stat_cpu(&self.proc_root).ok()?.busy();
+        let ticks = read_proc_stat_cpu(&self.roots.proc_root).ok()?.busy();
         Some((ticks as i128 * 1_000_000_000 / clock_ticks_per_second() as i128) as i64)
     }
 }
@@ -197,15 +196,13 @@ impl Executor for ProcessExecutor {
             None
         } else {
             Some(
-                RunSampler::start(&self.monitors, &self.monitor_roots, pid).map_err(|e| {
-                    RunMonitorData {
-                        failures: vec![MonitorFailure {
-                            monitor: "sampler".into(),
-                            t_ns: 0,
-                            message: e.to_string(),
-                        }],
-                        ..RunMonitorData::default()
-                    }
+                RunSampler::start(&self.monitors, &self.roots, pid).map_err(|e| RunMonitorData {
+                    failures: vec![MonitorFailure {
+                        monitor: "sampler".into(),
+                        t_ns: 0,
+                        message: e.to_string(),
+                    }],
+                    ..RunMonitorData::default()
                 }),
             )
         };

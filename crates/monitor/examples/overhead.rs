@@ -9,7 +9,8 @@ use std::time::Instant;
 
 use vernier_monitor::sampler::thread_cpu_ns;
 use vernier_monitor::spec::{build, MONITORS};
-use vernier_monitor::{parse_monitor_list, MonitorRoots, MonitorSpec, RunSampler};
+use vernier_monitor::{parse_monitor_list, MonitorSpec, RunSampler};
+use vernier_sys::Roots;
 
 fn run(label: &str, specs: &[MonitorSpec], seconds: u64) -> Result<(), String> {
     // The measured run: a child that sleeps, so the machine is quiet.
@@ -18,8 +19,8 @@ fn run(label: &str, specs: &[MonitorSpec], seconds: u64) -> Result<(), String> {
         .spawn()
         .map_err(|e| format!("spawn sleep: {e}"))?;
     let t = Instant::now();
-    let sampler = RunSampler::start(specs, &MonitorRoots::default(), child.id() as i32)
-        .map_err(|e| e.to_string())?;
+    let sampler =
+        RunSampler::start(specs, &Roots::real(), child.id() as i32).map_err(|e| e.to_string())?;
     child.wait().map_err(|e| format!("wait: {e}"))?;
     let data = sampler.finish();
     let wall = t.elapsed().as_secs_f64();
@@ -50,7 +51,7 @@ fn per_run_cost() -> Result<(), String> {
         let mut child = Command::new("true")
             .spawn()
             .map_err(|e| format!("spawn true: {e}"))?;
-        let sampler = RunSampler::start(&specs, &MonitorRoots::default(), child.id() as i32)
+        let sampler = RunSampler::start(&specs, &Roots::real(), child.id() as i32)
             .map_err(|e| e.to_string())?;
         child.wait().map_err(|e| format!("wait: {e}"))?;
         total_ns += sampler.finish().sampler_cpu_ns;
@@ -65,7 +66,7 @@ fixed cost per run (default monitors, start + end sample, mean of {RUNS}): {:.0}
 
 fn per_sample_cost() -> Result<(), String> {
     const N: u32 = 200;
-    let roots = MonitorRoots::default();
+    let roots = Roots::real();
     let pid = std::process::id() as i32;
     println!("\ncost of one sample (thread CPU time, mean of {N}):");
     for info in MONITORS.iter() {

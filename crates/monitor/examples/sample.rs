@@ -7,7 +7,8 @@
 use std::io::Write;
 use std::process::{Command, Stdio};
 
-use vernier_monitor::{parse_monitor_list, MonitorRoots, RunSampler};
+use vernier_monitor::{parse_monitor_list, RunSampler};
+use vernier_sys::Roots;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -34,8 +35,8 @@ fn main() {
             eprintln!("spawn: {e}");
             std::process::exit(2);
         });
-    let sampler = RunSampler::start(&specs, &MonitorRoots::default(), child.id() as i32)
-        .unwrap_or_else(|e| {
+    let sampler =
+        RunSampler::start(&specs, &Roots::real(), child.id() as i32).unwrap_or_else(|e| {
             eprintln!("{e}");
             std::process::exit(2);
         });

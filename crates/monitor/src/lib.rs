@@ -26,38 +26,13 @@ pub mod spec;
 
 use std::collections::HashSet;
 use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 pub use error::MonitorError;
 pub use sampler::RunSampler;
 pub use spec::{default_monitors, parse_monitor_list, MonitorKind, MonitorSpec};
 pub use vernier_model::monitor::{RunMonitorData, SeriesKind};
-
-/// Where the monitors find /proc and /sys (fixture trees in tests).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct MonitorRoots {
-    pub proc_root: PathBuf,
-    pub sys_root: PathBuf,
-}
-
-impl Default for MonitorRoots {
-    fn default() -> Self {
-        MonitorRoots {
-            proc_root: PathBuf::from("/proc"),
-            sys_root: PathBuf::from("/sys"),
-        }
-    }
-}
-
-impl MonitorRoots {
-    pub fn new(proc_root: impl Into<PathBuf>, sys_root: impl Into<PathBuf>) -> Self {
-        MonitorRoots {
-            proc_root: proc_root.into(),
-            sys_root: sys_root.into(),
-        }
-    }
-}
 
 /// A metric name shared by all readings of the metric: cloning it counts a reference.
 pub type Metric = Arc<str>;

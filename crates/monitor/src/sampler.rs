@@ -21,8 +21,10 @@ use vernier_model::monitor::{
     summarize_series, MonitorFailure, MonitorPoint, MonitorSeries, RunMonitorData,
 };
 
+use vernier_sys::Roots;
+
 use crate::spec::{build, MonitorSpec};
-use crate::{Metric, Monitor, MonitorError, MonitorRoots, Reading, SeriesKind};
+use crate::{Metric, Monitor, MonitorError, Reading, SeriesKind};
 
 /// Points reserved per series before the run: 2 minutes at the default interval.
 pub const POINTS_CAPACITY: usize = 128;
@@ -44,7 +46,7 @@ impl RunSampler {
     /// Returns once the start sample has been taken.
     pub fn start(
         specs: &[MonitorSpec],
-        roots: &MonitorRoots,
+        roots: &Roots,
         child_pid: i32,
     ) -> Result<RunSampler, MonitorError> {
         let monitors = specs

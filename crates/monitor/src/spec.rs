@@ -8,11 +8,13 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
+use vernier_sys::Roots;
+
 use crate::monitors::{
     CpufreqMonitor, InterruptsMonitor, MeminfoMonitor, PressureMonitor, SchedstatMonitor,
     SlabMonitor, StatMonitor, VmstatMonitor,
 };
-use crate::{Monitor, MonitorError, MonitorRoots};
+use crate::{Monitor, MonitorError};
 
 /// The built-in monitors.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -295,7 +297,7 @@ pub fn parse_monitor_list(text: &str) -> Result<Vec<MonitorSpec>, MonitorError> 
 }
 
 /// Creates the working monitor of `spec`.
-pub fn build(spec: &MonitorSpec, roots: &MonitorRoots) -> Box<dyn Monitor> {
+pub fn build(spec: &MonitorSpec, roots: &Roots) -> Box<dyn Monitor> {
     let proc_root = roots.proc_root.clone();
     match spec.kind {
         MonitorKind::Stat => Box::new(StatMonitor::new(proc_root)),

@@ -8,9 +8,8 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use vernier_monitor::monitors::StatMonitor;
-use vernier_monitor::{
-    default_monitors, parse_monitor_list, Monitor, MonitorRoots, RunSampler, SeriesKind,
-};
+use vernier_monitor::{default_monitors, parse_monitor_list, Monitor, RunSampler, SeriesKind};
+use vernier_sys::Roots;
 
 /// A child that waits for a line on stdin (so the counters exist before it works), then
 /// spins and forks a few processes.
@@ -35,7 +34,7 @@ fn release_and_wait(child: &mut std::process::Child) {
 fn default_monitors_record_a_real_run() {
     let mut child = held_child();
     let pid = child.id() as i32;
-    let sampler = RunSampler::start(&default_monitors(), &MonitorRoots::default(), pid).unwrap();
+    let sampler = RunSampler::start(&default_monitors(), &Roots::real(), pid).unwrap();
     release_and_wait(&mut child);
     let data = sampler.finish();
 
@@ -94,7 +93,7 @@ fn perf_counts_the_child_and_its_forks() {
     let mut child = held_child();
     let pid = child.id() as i32;
     let specs = parse_monitor_list("perf").unwrap();
-    let sampler = RunSampler::start(&specs, &MonitorRoots::default(), pid).unwrap();
+    let sampler = RunSampler::start(&specs, &Roots::real(), pid).unwrap();
     release_and_wait(&mut child);
     let data = sampler.finish();
 
@@ -147,7 +146,7 @@ fn a_monitor_failing_mid_run_does_not_stop_the_others() {
 #[test]
 fn unsupported_monitors_are_values() {
     let dir = tempfile::tempdir().unwrap();
-    let roots = MonitorRoots::new(dir.path().join("proc"), dir.path().join("sys"));
+    let roots = Roots::under(dir.path());
     let specs = parse_monitor_list("schedstat,cpufreq,slab,pressure").unwrap();
     let data = RunSampler::start(&specs, &roots, 0).unwrap().finish();
     assert!(data.series.is_empty());

@@ -11,9 +11,8 @@ use std::time::Duration;
 
 use vernier_monitor::sampler::POINTS_CAPACITY;
 use vernier_monitor::spec::build;
-use vernier_monitor::{
-    default_monitors, MetricNames, Monitor, MonitorError, MonitorRoots, Reading, RunSampler,
-};
+use vernier_monitor::{default_monitors, MetricNames, Monitor, MonitorError, Reading, RunSampler};
+use vernier_sys::Roots;
 
 struct Counting;
 
@@ -91,7 +90,7 @@ fn sampling_rounds_allocate_nothing_after_the_start() {
     let interval = Duration::from_millis(5);
     let counts = Arc::new(Mutex::new(Vec::with_capacity(2 * POINTS_CAPACITY)));
     let (done_tx, done_rx) = mpsc::sync_channel(1);
-    let roots = MonitorRoots::default();
+    let roots = Roots::real();
     let mut monitors: Vec<(Box<dyn Monitor>, Duration)> = default_monitors()
         .iter()
         .map(|spec| (build(spec, &roots), interval))

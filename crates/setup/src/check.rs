@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 use vernier_model::finding::{Finding, Severity};
 use vernier_sys::procstat::{parse_proc_stat_cpu, CpuTimes};
 
-use crate::Roots;
+use vernier_sys::Roots;
 
 /// How [`system_check_with`] samples and measures.
 #[derive(Debug, Clone, PartialEq)]

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use crate::Roots;
+use vernier_sys::Roots;
 
 pub(crate) fn write(root: &Path, rel: &str, text: &str) {
     let p = root.join(rel);

@@ -10,7 +10,8 @@ use serde::{Deserialize, Serialize};
 use vernier_sys::cpulist::{parse_cpu_list, read_online_cpus};
 
 use crate::spec::{parse_setup_list, SetupSpec};
-use crate::{swap, Roots, SetupError};
+use crate::{swap, SetupError};
+use vernier_sys::Roots;
 
 /// Every plugin with its options, in help order.
 const PLUGINS: &[(&str, &[&str])] = &[

@@ -28,7 +28,9 @@ use std::path::{Path, PathBuf};
 use crate::guard::SetupGuard;
 use crate::plugins::turbo_writes;
 use crate::record::{check_absent, read_value, restore_from_record, Change};
-use crate::{Roots, SetupError};
+use vernier_sys::Roots;
+
+use crate::SetupError;
 
 /// The changes tune would make here, with the current values as `previous`; settings already
 /// at the recommended value and interfaces this machine lacks are left out. Changes nothing.

@@ -3,7 +3,8 @@
 #![allow(clippy::unwrap_used)]
 
 use vernier_model::finding::Severity;
-use vernier_setup::{system_check, Roots};
+use vernier_setup::system_check;
+use vernier_sys::Roots;
 
 #[test]
 fn finds_what_this_machine_has() {

@@ -6,7 +6,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use vernier_setup::{parse_proc_swaps, plan_setup, restore_from_record, Roots, SwapArea};
+use vernier_setup::{parse_proc_swaps, plan_setup, restore_from_record, SwapArea};
+use vernier_sys::Roots;
 
 /// Switches the swap file off and deletes its directory, whatever happened in the test.
 struct SwapFile {

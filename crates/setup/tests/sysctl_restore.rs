@@ -8,7 +8,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use vernier_setup::{reset, tune, Change, Roots, SetupError, SetupGuard};
+use vernier_setup::{reset, tune, Change, SetupError, SetupGuard};
+use vernier_sys::Roots;
 use vernier_testkit::host_turn;
 
 const TIMER_MIGRATION: &str = "/proc/sys/kernel/timer_migration";

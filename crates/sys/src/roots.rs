@@ -1,24 +1,28 @@
-//! The roots of the file systems vernier reads. Every reader takes them as a parameter, so the
-//! same code reads the running machine or a fixture tree (sysinfo's `proc_path` pattern).
+//! The roots of the file systems vernier reads and writes. Every reader, monitor, setup plugin
+//! and check takes them as a parameter, so the same code works on the running machine or on a
+//! fixture tree (sysinfo's `proc_path` pattern). This is the only root-path type of vernier.
 
 use std::path::{Path, PathBuf};
 
-/// Where /proc, /sys, /etc and /boot are.
+/// Where /proc, /sys, /etc, /boot and /dev are.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Roots {
     pub proc_root: PathBuf,
     pub sys_root: PathBuf,
     pub etc_root: PathBuf,
     pub boot_root: PathBuf,
+    /// For device files such as /dev/cpu_dma_latency.
+    pub dev_root: PathBuf,
 }
 
 impl Roots {
-    /// The running machine: /proc, /sys, /etc and /boot.
+    /// The running machine: /proc, /sys, /etc, /boot and /dev.
     pub fn real() -> Self {
         Self::under(Path::new("/"))
     }
 
-    /// A tree that mirrors the machine: `dir/proc`, `dir/sys`, `dir/etc` and `dir/boot`.
+    /// A tree that mirrors the machine: `dir/proc`, `dir/sys`, `dir/etc`, `dir/boot` and
+    /// `dir/dev`.
     pub fn under(dir: impl AsRef<Path>) -> Self {
         let dir = dir.as_ref();
         Roots {
@@ -26,6 +30,7 @@ impl Roots {
             sys_root: dir.join("sys"),
             etc_root: dir.join("etc"),
             boot_root: dir.join("boot"),
+            dev_root: dir.join("dev"),
         }
     }
 
@@ -53,11 +58,13 @@ mod tests {
         assert_eq!(real.sys_root, PathBuf::from("/sys"));
         assert_eq!(real.etc_root, PathBuf::from("/etc"));
         assert_eq!(real.boot_root, PathBuf::from("/boot"));
+        assert_eq!(real.dev_root, PathBuf::from("/dev"));
         assert!(real.is_real());
 
         let fixture = Roots::under("/tmp/x");
         assert_eq!(fixture.proc_root, PathBuf::from("/tmp/x/proc"));
         assert_eq!(fixture.boot_root, PathBuf::from("/tmp/x/boot"));
+        assert_eq!(fixture.dev_root, PathBuf::from("/tmp/x/dev"));
         assert!(!fixture.is_real());
     }
 }

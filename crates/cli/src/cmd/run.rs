@@ -71,7 +71,7 @@ pub fn run(args: RunArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
         vernier_monitor::parse_monitor_list(&args.monitors.join(","))?
     };
     let roots = Roots::real();
-    let setup_plan = vernier_setup::plan_setup(&args.setup, &roots.clone().into())?;
+    let setup_plan = vernier_setup::plan_setup(&args.setup, &roots)?;
     for skipped in &setup_plan.skipped {
         eprintln!(
             "note: optional setup '{}' skipped: {}",
@@ -106,11 +106,11 @@ pub fn run(args: RunArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
     };
     let findings = match dirs::cache_dir() {
         Some(dir) => vernier_setup::system_check_cached(
-            &roots.clone().into(),
+            &roots,
             &check_options,
             &dir.join("vernier/system-check.json"),
         ),
-        None => vernier_setup::system_check_with(&roots.clone().into(), &check_options),
+        None => vernier_setup::system_check_with(&roots, &check_options),
     };
 
     let session_id = Uuid::new_v4();

@@ -12,7 +12,7 @@ use crate::db;
 use crate::out::{out, outln};
 
 pub fn system(command: SystemCommand) -> Result<ExitCode> {
-    let roots: vernier_setup::Roots = Roots::real().into();
+    let roots = Roots::real();
     match command {
         SystemCommand::Check => {
             let findings = vernier_setup::system_check(&roots);
