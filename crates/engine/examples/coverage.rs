@@ -20,22 +20,22 @@ use vernier_engine::{
     SessionOptions,
 };
 use vernier_model::{
-    ConfigurationRecord, RunRecord, Rusage, SessionInfo, SessionStatus, Settings, StopReason,
-    StoppingRule, StoredSession,
+    ConfigurationRecord, Recorder, RunRecord, Rusage, SessionInfo, SessionStatus, Settings,
+    StopReason, StoppingRule,
 };
-use vernier_store::{ImportReport, Store, StoreError};
-
 /// Records nothing: the figures come from the engine's events.
-struct NullStore;
+struct NullRecorder;
 
-impl Store for NullStore {
-    fn begin_session(&mut self, _: &SessionInfo) -> Result<(), StoreError> {
+impl Recorder for NullRecorder {
+    type Error = std::convert::Infallible;
+
+    fn begin_session(&mut self, _: &SessionInfo) -> Result<(), Self::Error> {
         Ok(())
     }
-    fn add_configuration(&mut self, _: Uuid, _: &ConfigurationRecord) -> Result<(), StoreError> {
+    fn add_configuration(&mut self, _: Uuid, _: &ConfigurationRecord) -> Result<(), Self::Error> {
         Ok(())
     }
-    fn add_run(&mut self, _: Uuid, _: &RunRecord) -> Result<(), StoreError> {
+    fn add_run(&mut self, _: Uuid, _: &RunRecord) -> Result<(), Self::Error> {
         Ok(())
     }
     fn finish_configuration(
@@ -44,42 +44,11 @@ impl Store for NullStore {
         _: StopReason,
         _: bool,
         _: Option<&str>,
-    ) -> Result<(), StoreError> {
+    ) -> Result<(), Self::Error> {
         Ok(())
     }
-    fn finish_session(&mut self, _: Uuid, _: SessionStatus, _: i64) -> Result<(), StoreError> {
+    fn finish_session(&mut self, _: Uuid, _: SessionStatus, _: i64) -> Result<(), Self::Error> {
         Ok(())
-    }
-    fn sessions(&self) -> Result<Vec<SessionInfo>, StoreError> {
-        Ok(vec![])
-    }
-    fn resolve(&self, _: &str) -> Result<Uuid, StoreError> {
-        Ok(Uuid::nil())
-    }
-    fn load_session(&self, _: Uuid) -> Result<StoredSession, StoreError> {
-        Err(StoreError::NotFound {
-            selector: "any".into(),
-            detail: "nothing is stored".into(),
-        })
-    }
-    fn find_sessions_by_tags(&self, _: &[(String, String)]) -> Result<Vec<Uuid>, StoreError> {
-        Ok(vec![])
-    }
-    fn delete_session(&mut self, _: Uuid) -> Result<(), StoreError> {
-        Ok(())
-    }
-    fn put_kernel_config(&mut self, _: &str, _: &str) -> Result<(), StoreError> {
-        Ok(())
-    }
-    fn kernel_config(&self, _: &str) -> Result<Option<String>, StoreError> {
-        Ok(None)
-    }
-    fn import_sessions(
-        &mut self,
-        _: &[StoredSession],
-        _: &std::collections::BTreeMap<String, String>,
-    ) -> Result<ImportReport, StoreError> {
-        Ok(ImportReport::default())
     }
 }
 
@@ -259,7 +228,7 @@ fn main() -> ExitCode {
                         SessionOptions::default(),
                         &mut exec,
                         &mut NoHooks,
-                        &mut NullStore,
+                        &mut NullRecorder,
                         &interrupt,
                         &mut observer,
                     )
@@ -269,7 +238,7 @@ fn main() -> ExitCode {
                     SessionOptions::default(),
                     &mut InProcess { clock_ns: 0 },
                     &mut NoHooks,
-                    &mut NullStore,
+                    &mut NullRecorder,
                     &interrupt,
                     &mut observer,
                 ),

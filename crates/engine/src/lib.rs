@@ -3,9 +3,10 @@
 //! The flow is: specs (`hackbench:groups=4,8:ipc=pipe`) are parsed and expanded into a
 //! [`plan::Plan`] that is validated completely before anything runs; [`session::run_session`]
 //! then executes every run of every configuration in a fresh child process through an
-//! [`executor::Executor`], applies the [`stopping`] rule, records everything in a
-//! `vernier_store::Store` as it goes and reports progress as [`event::Event`]s. The engine never
-//! prints: the CLI renders the events.
+//! [`executor::Executor`], applies the [`stopping`] rule, hands every record to a
+//! [`vernier_model::Recorder`] as it goes (a store implements it; the engine never sees a
+//! database) and reports progress as [`event::Event`]s. The engine never prints: the CLI
+//! renders the events.
 
 pub mod child;
 pub mod event;

@@ -1,6 +1,6 @@
 //! Runs a whole session: every configuration of a plan, warmups first, then measured runs until
-//! the stopping rule says stop, one after another or in randomized rounds. Every run is stored
-//! as soon as it ends.
+//! the stopping rule says stop, one after another or in randomized rounds. Every run is handed
+//! to the [`Recorder`] as soon as it ends.
 
 use std::collections::BTreeMap;
 
@@ -9,10 +9,9 @@ use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use uuid::Uuid;
 use vernier_model::{
-    ConfigurationRecord, Environment, Finding, RunRecord, SessionInfo, SessionStatus, SetupStep,
-    StopReason,
+    ConfigurationRecord, Environment, Finding, Recorder, RunRecord, SessionInfo, SessionStatus,
+    SetupStep, StopReason,
 };
-use vernier_store::{Store, StoreError};
 use vernier_sys::clock::unix_now_ns;
 
 use crate::child::ChildRequest;
@@ -67,8 +66,16 @@ pub struct SessionOutcome {
 
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
+    /// The recorder's error, boxed so that the engine does not name a store's error type;
+    /// `downcast_ref` recovers it.
     #[error("cannot record the session: {0}")]
-    Store(#[from] StoreError),
+    Record(#[source] Box<dyn std::error::Error + Send + Sync>),
+}
+
+impl EngineError {
+    fn record<E: std::error::Error + Send + Sync + 'static>(e: E) -> Self {
+        EngineError::Record(Box::new(e))
+    }
 }
 
 /// The progress of one configuration.
@@ -88,39 +95,39 @@ impl ConfigState {
     }
 }
 
-/// Runs `plan`, recording into `store` and reporting to `observer`.
+/// Runs `plan`, recording into `recorder` and reporting to `observer`.
 ///
-/// When a write to the store fails (the database stayed locked, the disk is full), the session
-/// ends with that error and is marked `failed`. If even that write fails, the session stays
-/// `running` in the store, and reads as `abandoned` once this process has ended.
-pub fn run_session(
+/// When a write to the recorder fails (the database stayed locked, the disk is full), the
+/// session ends with that error and is marked `failed`. If even that write fails, the session
+/// stays `running` in the store, and reads as `abandoned` once this process has ended.
+pub fn run_session<R: Recorder + ?Sized>(
     plan: &Plan,
     options: SessionOptions,
     executor: &mut dyn Executor,
     hooks: &mut dyn RunHooks,
-    store: &mut dyn Store,
+    recorder: &mut R,
     interrupt: &Interrupt,
     observer: &mut dyn FnMut(&Event),
 ) -> Result<SessionOutcome, EngineError> {
     let id = options.id.unwrap_or_else(Uuid::new_v4);
     let result = record_session(
-        id, plan, options, executor, hooks, store, interrupt, observer,
+        id, plan, options, executor, hooks, recorder, interrupt, observer,
     );
     if result.is_err() {
         // Best effort: the error to report is the first one.
-        let _ = store.finish_session(id, SessionStatus::Failed, unix_now_ns());
+        let _ = recorder.finish_session(id, SessionStatus::Failed, unix_now_ns());
     }
     result
 }
 
 #[allow(clippy::too_many_arguments)]
-fn record_session(
+fn record_session<R: Recorder + ?Sized>(
     id: Uuid,
     plan: &Plan,
     options: SessionOptions,
     executor: &mut dyn Executor,
     hooks: &mut dyn RunHooks,
-    store: &mut dyn Store,
+    recorder: &mut R,
     interrupt: &Interrupt,
     observer: &mut dyn FnMut(&Event),
 ) -> Result<SessionOutcome, EngineError> {
@@ -143,7 +150,9 @@ fn record_session(
         setup: options.setup,
         monitors: options.monitors,
     };
-    store.begin_session(&session)?;
+    recorder
+        .begin_session(&session)
+        .map_err(EngineError::record)?;
     observer(&Event::SessionStarted {
         session: session.id,
         configurations: plan.configurations.len(),
@@ -167,7 +176,9 @@ fn record_session(
             converged: false,
             error: None,
         };
-        store.add_configuration(session.id, &record)?;
+        recorder
+            .add_configuration(session.id, &record)
+            .map_err(EngineError::record)?;
         states.push(ConfigState {
             record,
             label: planned.label(),
@@ -184,7 +195,7 @@ fn record_session(
         child_setup: options.child_setup,
         executor,
         hooks,
-        store,
+        recorder,
         interrupt,
         observer,
         failures: Vec::new(),
@@ -222,8 +233,9 @@ fn record_session(
     };
     let failures = std::mem::take(&mut runner.failures);
     runner
-        .store
-        .finish_session(session.id, status, unix_now_ns())?;
+        .recorder
+        .finish_session(session.id, status, unix_now_ns())
+        .map_err(EngineError::record)?;
     (runner.observer)(&Event::SessionFinished {
         session: session.id,
         status,
@@ -235,18 +247,18 @@ fn record_session(
     })
 }
 
-struct Runner<'a> {
+struct Runner<'a, R: Recorder + ?Sized> {
     settings: &'a vernier_model::Settings,
     child_setup: vernier_setup::ChildSetup,
     executor: &'a mut dyn Executor,
     hooks: &'a mut dyn RunHooks,
-    store: &'a mut dyn Store,
+    recorder: &'a mut R,
     interrupt: &'a Interrupt,
     observer: &'a mut dyn FnMut(&Event),
     failures: Vec<(String, String)>,
 }
 
-impl Runner<'_> {
+impl<R: Recorder + ?Sized> Runner<'_, R> {
     /// One step of configuration `i`: its warmups when they are due, then one measured run and
     /// the stopping rule. Finishes the configuration when it stops.
     fn step(
@@ -353,7 +365,9 @@ impl Runner<'_> {
         let mut record = run_record(&outcome, index, warmup, round, state.executions());
         record.setup_steps = setup_steps;
         record.values = values;
-        self.store.add_run(state.record.id, &record)?;
+        self.recorder
+            .add_run(state.record.id, &record)
+            .map_err(EngineError::record)?;
         let wall_s = (outcome.ended_at_ns - outcome.started_at_ns) as f64 / 1e9;
         // Setup waits (idle gate, cooldown) are part of what a run costs: they count against
         // max-time and in the estimate of the next run.
@@ -444,8 +458,9 @@ impl Runner<'_> {
         let state = &mut states[i];
         let converged = reason == StopReason::Converged;
         state.stop = Some(reason);
-        self.store
-            .finish_configuration(state.record.id, reason, converged, error.as_deref())?;
+        self.recorder
+            .finish_configuration(state.record.id, reason, converged, error.as_deref())
+            .map_err(EngineError::record)?;
         if let Some(e) = &error {
             self.failures.push((state.label.clone(), e.clone()));
         }

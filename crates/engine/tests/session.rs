@@ -1,4 +1,4 @@
-//! The engine end to end with a scripted executor and an in-memory store: the stopping rule,
+//! The engine end to end with a scripted executor and an in-memory recorder: the stopping rule,
 //! warmups, interleaving, failures and interruption, exactly and without timing.
 #![allow(clippy::print_stderr, clippy::expect_used)] // test helpers say what they skip and expect their own set-up
 
@@ -11,18 +11,24 @@ use vernier_engine::{build_plan, run_session, Event, Executor, Interrupt, RunOut
 use vernier_engine::{SessionOptions, SessionOutcome};
 use vernier_model::{
     BenchmarkInfo, ConfigurationRecord, MetricInfo, OptionDefault, OptionKind, OptionSpec,
-    OptionValue, RunRecord, Rusage, SessionInfo, SessionStatus, Settings, SetupStep, StopReason,
-    StoppingRule, StoredConfiguration, StoredSession,
+    OptionValue, Recorder, RunRecord, Rusage, SessionInfo, SessionStatus, Settings, SetupStep,
+    StopReason, StoppingRule, StoredConfiguration, StoredSession,
 };
-use vernier_store::{Store, StoreError};
 
 /// Keeps everything in memory, in the order it was recorded.
 #[derive(Default)]
-struct MemoryStore {
+struct MemoryRecorder {
     sessions: Vec<StoredSession>,
 }
 
-impl MemoryStore {
+impl MemoryRecorder {
+    fn session(&mut self, id: Uuid) -> &mut StoredSession {
+        self.sessions
+            .iter_mut()
+            .find(|s| s.info.id == id)
+            .expect("known session")
+    }
+
     fn configuration(&mut self, id: Uuid) -> &mut StoredConfiguration {
         self.sessions
             .iter_mut()
@@ -32,8 +38,10 @@ impl MemoryStore {
     }
 }
 
-impl Store for MemoryStore {
-    fn begin_session(&mut self, session: &SessionInfo) -> Result<(), StoreError> {
+impl Recorder for MemoryRecorder {
+    type Error = std::convert::Infallible;
+
+    fn begin_session(&mut self, session: &SessionInfo) -> Result<(), Self::Error> {
         self.sessions.push(StoredSession {
             info: session.clone(),
             configurations: vec![],
@@ -44,19 +52,16 @@ impl Store for MemoryStore {
         &mut self,
         session: Uuid,
         c: &ConfigurationRecord,
-    ) -> Result<(), StoreError> {
-        let s = self
-            .sessions
-            .iter_mut()
-            .find(|s| s.info.id == session)
-            .expect("session");
-        s.configurations.push(StoredConfiguration {
-            record: c.clone(),
-            runs: vec![],
-        });
+    ) -> Result<(), Self::Error> {
+        self.session(session)
+            .configurations
+            .push(StoredConfiguration {
+                record: c.clone(),
+                runs: vec![],
+            });
         Ok(())
     }
-    fn add_run(&mut self, configuration: Uuid, run: &RunRecord) -> Result<(), StoreError> {
+    fn add_run(&mut self, configuration: Uuid, run: &RunRecord) -> Result<(), Self::Error> {
         self.configuration(configuration).runs.push(run.clone());
         Ok(())
     }
@@ -66,7 +71,7 @@ impl Store for MemoryStore {
         reason: StopReason,
         converged: bool,
         error: Option<&str>,
-    ) -> Result<(), StoreError> {
+    ) -> Result<(), Self::Error> {
         let c = self.configuration(configuration);
         c.record.stop_reason = Some(reason);
         c.record.converged = converged;
@@ -78,58 +83,11 @@ impl Store for MemoryStore {
         session: Uuid,
         status: SessionStatus,
         ended: i64,
-    ) -> Result<(), StoreError> {
-        let s = self
-            .sessions
-            .iter_mut()
-            .find(|s| s.info.id == session)
-            .expect("session");
+    ) -> Result<(), Self::Error> {
+        let s = self.session(session);
         s.info.status = status;
         s.info.ended_at_ns = Some(ended);
         Ok(())
-    }
-    fn sessions(&self) -> Result<Vec<SessionInfo>, StoreError> {
-        Ok(self.sessions.iter().map(|s| s.info.clone()).collect())
-    }
-    fn resolve(&self, _selector: &str) -> Result<Uuid, StoreError> {
-        Ok(self.sessions.last().expect("a session").info.id)
-    }
-    fn load_session(&self, id: Uuid) -> Result<StoredSession, StoreError> {
-        Ok(self
-            .sessions
-            .iter()
-            .find(|s| s.info.id == id)
-            .expect("session")
-            .clone())
-    }
-    fn import_sessions(
-        &mut self,
-        sessions: &[StoredSession],
-        _kernel_configs: &BTreeMap<String, String>,
-    ) -> Result<vernier_store::ImportReport, StoreError> {
-        let mut report = vernier_store::ImportReport::default();
-        for s in sessions {
-            if self.sessions.iter().any(|x| x.info.id == s.info.id) {
-                report.skipped += 1;
-            } else {
-                self.sessions.push(s.clone());
-                report.imported += 1;
-            }
-        }
-        Ok(report)
-    }
-    fn put_kernel_config(&mut self, _sha256: &str, _text: &str) -> Result<(), StoreError> {
-        Ok(())
-    }
-    fn kernel_config(&self, _sha256: &str) -> Result<Option<String>, StoreError> {
-        Ok(None)
-    }
-    fn delete_session(&mut self, id: Uuid) -> Result<(), StoreError> {
-        self.sessions.retain(|s| s.info.id != id);
-        Ok(())
-    }
-    fn find_sessions_by_tags(&self, _tags: &[(String, String)]) -> Result<Vec<Uuid>, StoreError> {
-        Ok(vec![])
     }
 }
 
@@ -229,7 +187,7 @@ fn run_with_hooks(
 ) -> (SessionOutcome, StoredSession, Vec<Event>) {
     let specs: Vec<String> = specs.iter().map(|s| s.to_string()).collect();
     let plan = build_plan(&specs, settings, &scripted_benchmark(), 2).expect("valid plan");
-    let mut store = MemoryStore::default();
+    let mut recorder = MemoryRecorder::default();
     let mut events = Vec::new();
     let interrupt = Interrupt::new();
     let outcome = run_session(
@@ -237,12 +195,12 @@ fn run_with_hooks(
         SessionOptions::default(),
         executor,
         hooks,
-        &mut store,
+        &mut recorder,
         &interrupt,
         &mut |e| events.push(e.clone()),
     )
     .expect("session runs");
-    let stored = store.load_session(outcome.session).expect("stored");
+    let stored = recorder.session(outcome.session).clone();
     (outcome, stored, events)
 }
 

@@ -1,6 +1,6 @@
 //! Plain data shared by every part of vernier: what a benchmark is, the typed options it takes,
 //! a validated plan of configurations, and the records that measurement writes and analysis
-//! reads. No I/O happens here; everything is `serde` so the store and the export format can
+//! reads, and the [`Recorder`] seam through which measurement writes them. No I/O happens here; everything is `serde` so the store and the export format can
 //! carry it unchanged.
 
 pub mod benchmark;
@@ -10,6 +10,7 @@ pub mod finding;
 pub mod monitor;
 pub mod options;
 pub mod record;
+pub mod recorder;
 pub mod settings;
 pub mod validate;
 
@@ -22,4 +23,5 @@ pub use record::{
     check_user_text, ConfigurationRecord, RunRecord, Rusage, SessionInfo, SessionStatus, SetupStep,
     StopReason, StoredConfiguration, StoredSession,
 };
+pub use recorder::Recorder;
 pub use settings::{Settings, StoppingRule};

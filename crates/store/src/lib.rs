@@ -1,5 +1,6 @@
-//! Storage of sessions, configurations and runs behind the [`Store`] trait, so the engine and
-//! the CLI never depend on a particular database. SQLite ([`SqliteStore`]) is the default
+//! Storage of sessions, configurations and runs behind the [`Store`] trait, so the CLI never
+//! depends on a particular database; the engine sees only the write-only
+//! [`vernier_model::Recorder`] that a store implements. SQLite ([`SqliteStore`]) is the default
 //! backend; its schema is documented in `docs/schema.md`.
 
 mod selector;
@@ -10,9 +11,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use uuid::Uuid;
-use vernier_model::{
-    ConfigurationRecord, RunRecord, SessionInfo, SessionStatus, StopReason, StoredSession,
-};
+use vernier_model::{Recorder, SessionInfo, StoredSession};
 
 pub use selector::parse_tag_selector;
 pub use sqlite::{SqliteStore, LOCK_WAIT, SCHEMA_VERSION};
@@ -81,34 +80,10 @@ pub enum StoreError {
     Conflict(String),
 }
 
-/// Where results are kept. Every method commits before it returns, so a crash loses at most
-/// the run in progress.
-pub trait Store {
-    /// Records a new session (status `running`).
-    fn begin_session(&mut self, session: &SessionInfo) -> Result<(), StoreError>;
-    /// Records a configuration of a session before its first run.
-    fn add_configuration(
-        &mut self,
-        session: Uuid,
-        configuration: &ConfigurationRecord,
-    ) -> Result<(), StoreError>;
-    /// Records one finished run (warmup or measured).
-    fn add_run(&mut self, configuration: Uuid, run: &RunRecord) -> Result<(), StoreError>;
-    /// Records why a configuration stopped.
-    fn finish_configuration(
-        &mut self,
-        configuration: Uuid,
-        reason: StopReason,
-        converged: bool,
-        error: Option<&str>,
-    ) -> Result<(), StoreError>;
-    /// Records the end of a session.
-    fn finish_session(
-        &mut self,
-        session: Uuid,
-        status: SessionStatus,
-        ended_at_ns: i64,
-    ) -> Result<(), StoreError>;
+/// Where results are kept: the writes of a session (the [`Recorder`] the engine records
+/// through, with [`StoreError`]) and the queries, deletions and imports of the read commands.
+/// Every method commits before it returns, so a crash loses at most the run in progress.
+pub trait Store: Recorder<Error = StoreError> {
     /// All sessions, oldest first, without their configurations.
     fn sessions(&self) -> Result<Vec<SessionInfo>, StoreError>;
     /// Resolves `latest`, `latest~N` or a (prefix of a) session id.

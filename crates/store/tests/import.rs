@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 
 use uuid::Uuid;
 use vernier_model::{
-    ConfigurationRecord, Environment, MetricInfo, Options, RunRecord, Rusage, SessionInfo,
-    SessionStatus, Settings, StopReason, StoredConfiguration, StoredSession,
+    ConfigurationRecord, Environment, MetricInfo, Options, Recorder, RunRecord, Rusage,
+    SessionInfo, SessionStatus, Settings, StopReason, StoredConfiguration, StoredSession,
 };
 use vernier_store::{ImportReport, SqliteStore, Store, StoreError};
 

@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use uuid::Uuid;
 use vernier_model::{
-    ConfigurationRecord, MetricInfo, Options, SessionInfo, SessionStatus, Settings, StopReason,
-    StoredSession,
+    ConfigurationRecord, MetricInfo, Options, Recorder, SessionInfo, SessionStatus, Settings,
+    StopReason, StoredSession,
 };
 use vernier_store::{SqliteStore, Store, StoreError, SCHEMA_VERSION};
 

@@ -10,8 +10,8 @@ use std::sync::{Arc, Barrier};
 
 use uuid::Uuid;
 use vernier_model::{
-    ConfigurationRecord, Environment, MetricInfo, OptionValue, Options, RunRecord, Rusage,
-    SessionInfo, SessionStatus, Settings, StopReason,
+    ConfigurationRecord, Environment, MetricInfo, OptionValue, Options, Recorder, RunRecord,
+    Rusage, SessionInfo, SessionStatus, Settings, StopReason,
 };
 use vernier_store::{SqliteStore, Store, StoreError, SCHEMA_VERSION};
 

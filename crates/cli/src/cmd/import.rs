@@ -327,6 +327,7 @@ fn from_hyperfine(doc: &HyperfineExport, bytes: &[u8], now_ns: i64) -> Result<St
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use vernier_model::Recorder;
 
     const HYPERFINE: &str = r#"{"results": [
         {"command": "a", "mean": 2, "times": [1.0, 3.0], "exit_codes": [0, 1]},

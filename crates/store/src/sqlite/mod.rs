@@ -3,7 +3,7 @@
 //! - [`connection`]: opening a file, pragmas, locking, and the read and write transactions;
 //! - [`migrations`]: the schema versions and how a file reaches the current one;
 //! - [`codec`]: model values as column values and back;
-//! - [`read`] and [`write`]: the queries and changes behind [`Store`];
+//! - [`read`] and [`write`]: the queries and changes behind [`Store`] and its [`Recorder`];
 //! - [`calibration`]: the calibrations of `vernier calibrate`.
 
 use std::collections::BTreeMap;
@@ -13,7 +13,7 @@ use std::time::Duration;
 use rusqlite::Connection;
 use uuid::Uuid;
 use vernier_model::{
-    ConfigurationRecord, RunRecord, SessionInfo, SessionStatus, StopReason, StoredSession,
+    ConfigurationRecord, Recorder, RunRecord, SessionInfo, SessionStatus, StopReason, StoredSession,
 };
 
 use crate::{ImportReport, Store, StoreError};
@@ -36,7 +36,9 @@ pub struct SqliteStore {
     lock_wait: Duration,
 }
 
-impl Store for SqliteStore {
+impl Recorder for SqliteStore {
+    type Error = StoreError;
+
     fn begin_session(&mut self, session: &SessionInfo) -> Result<(), StoreError> {
         write::begin_session(self, session)
     }
@@ -71,7 +73,9 @@ impl Store for SqliteStore {
     ) -> Result<(), StoreError> {
         write::finish_session(self, session, status, ended_at_ns)
     }
+}
 
+impl Store for SqliteStore {
     fn sessions(&self) -> Result<Vec<SessionInfo>, StoreError> {
         read::sessions(self)
     }

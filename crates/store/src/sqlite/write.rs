@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use rusqlite::{params, OptionalExtension};
 use uuid::Uuid;
-use vernier_model::validate;
+use vernier_model::{validate, Recorder};
 use vernier_model::{
     ConfigurationRecord, RunRecord, SessionInfo, SessionStatus, StopReason, StoredSession,
 };

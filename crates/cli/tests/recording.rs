@@ -1,5 +1,6 @@
 //! A session whose results cannot be recorded to the end (the database stayed locked past the
-//! wait) ends with the store's error and is marked failed, not left running.
+//! wait) ends with the store's error and is marked failed, not left running. The engine with
+//! the real SQLite store: the binary's crate is the one that sees both.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -10,10 +11,10 @@ use vernier_engine::executor::ExecError;
 use vernier_engine::{build_plan, run_session, EngineError, Executor, Interrupt, RunOutcome};
 use vernier_engine::{NoHooks, SessionOptions};
 use vernier_model::{
-    BenchmarkInfo, ConfigurationRecord, MetricInfo, RunRecord, Rusage, SessionInfo, SessionStatus,
-    Settings, StopReason, StoredSession,
+    BenchmarkInfo, ConfigurationRecord, MetricInfo, Recorder, RunRecord, Rusage, SessionInfo,
+    SessionStatus, Settings, StopReason,
 };
-use vernier_store::{ImportReport, SqliteStore, Store, StoreError};
+use vernier_store::{SqliteStore, Store, StoreError};
 
 /// A real store whose `fail_at`-th run write fails the way a lock held past the wait does.
 struct LockedAt {
@@ -22,7 +23,9 @@ struct LockedAt {
     runs: usize,
 }
 
-impl Store for LockedAt {
+impl Recorder for LockedAt {
+    type Error = StoreError;
+
     fn begin_session(&mut self, session: &SessionInfo) -> Result<(), StoreError> {
         self.inner.begin_session(session)
     }
@@ -50,34 +53,6 @@ impl Store for LockedAt {
     }
     fn finish_session(&mut self, s: Uuid, st: SessionStatus, end: i64) -> Result<(), StoreError> {
         self.inner.finish_session(s, st, end)
-    }
-    fn sessions(&self) -> Result<Vec<SessionInfo>, StoreError> {
-        self.inner.sessions()
-    }
-    fn resolve(&self, selector: &str) -> Result<Uuid, StoreError> {
-        self.inner.resolve(selector)
-    }
-    fn load_session(&self, id: Uuid) -> Result<StoredSession, StoreError> {
-        self.inner.load_session(id)
-    }
-    fn find_sessions_by_tags(&self, tags: &[(String, String)]) -> Result<Vec<Uuid>, StoreError> {
-        self.inner.find_sessions_by_tags(tags)
-    }
-    fn delete_session(&mut self, id: Uuid) -> Result<(), StoreError> {
-        self.inner.delete_session(id)
-    }
-    fn put_kernel_config(&mut self, sha256: &str, text: &str) -> Result<(), StoreError> {
-        self.inner.put_kernel_config(sha256, text)
-    }
-    fn kernel_config(&self, sha256: &str) -> Result<Option<String>, StoreError> {
-        self.inner.kernel_config(sha256)
-    }
-    fn import_sessions(
-        &mut self,
-        sessions: &[StoredSession],
-        kernel_configs: &BTreeMap<String, String>,
-    ) -> Result<ImportReport, StoreError> {
-        self.inner.import_sessions(sessions, kernel_configs)
     }
 }
 
@@ -140,11 +115,20 @@ fn a_session_that_cannot_be_recorded_is_marked_failed() {
         &mut |_| {},
     );
     let error = match result {
-        Err(e @ EngineError::Store(StoreError::Locked { .. })) => e.to_string(),
+        Err(e @ EngineError::Record(_)) => e,
         other => panic!("expected the store's error, got {other:?}"),
     };
-    assert!(error.contains(&path.display().to_string()), "{error}");
-    let stored = store.load_session(id).expect("the session is stored");
+    let EngineError::Record(source) = &error;
+    assert!(
+        matches!(
+            source.downcast_ref::<StoreError>(),
+            Some(StoreError::Locked { .. })
+        ),
+        "{error}"
+    );
+    let message = error.to_string();
+    assert!(message.contains(&path.display().to_string()), "{message}");
+    let stored = store.inner.load_session(id).expect("the session is stored");
     assert_eq!(stored.info.status, SessionStatus::Failed);
     assert!(stored.info.ended_at_ns.is_some());
     assert_eq!(stored.configurations[0].runs.len(), 2);
