@@ -11,10 +11,11 @@
 # comparisons that report the planted direction is the power; the median minimum detectable
 # change (`mdc`) of the A/A comparisons is printed too.
 #
-# With CALIBRATE=N (default 5; 0 turns it off) the script first runs `vernier calibrate` with
-# N sessions of the same configurations and runs, so single-session compares are widened by
-# this machine's session-to-session noise (docs/compare.md); with CALIBRATE=0 the figures are
-# those of the intervals from runs alone.
+# With CALIBRATE=N (default 8; 0 turns it off) the script first runs `vernier calibrate` with
+# N sessions of the same configurations and runs, their starts spread over SPREAD seconds
+# (default 600; 0 runs them back to back), so single-session compares are widened by this
+# machine's session-to-session noise (docs/compare.md); with CALIBRATE=0 the figures are those
+# of the intervals from runs alone.
 #
 # Every pair runs one session after the other, as a user comparing two kernels would, so drift
 # between sessions counts against vernier. Results go to a temporary database that is removed
@@ -25,7 +26,8 @@
 #   SPECS="pipe:loops=20000:placement=same-cpu hackbench:groups=2:loops=200"
 #   RUNS=10                          measured runs per configuration (min and max)
 #   THRESHOLD=2%                     compare --threshold
-#   CALIBRATE=5                      calibration sessions before the pairs (0: none)
+#   CALIBRATE=8                      calibration sessions before the pairs (0: none)
+#   SPREAD=600                       seconds over which the calibration's sessions start
 #   PLANT=0.10                       the planted relative change for the power figure
 #   VERNIER=target/release/vernier   the vernier binary
 set -euo pipefail
@@ -34,12 +36,15 @@ PAIRS=${PAIRS:-40}
 SPECS=${SPECS:-"pipe:loops=20000:placement=same-cpu hackbench:groups=2:loops=200"}
 RUNS=${RUNS:-10}
 THRESHOLD=${THRESHOLD:-2%}
-CALIBRATE=${CALIBRATE:-5}
+CALIBRATE=${CALIBRATE:-8}
+SPREAD=${SPREAD:-600}
 PLANT=${PLANT:-0.10}
 VERNIER=${VERNIER:-target/release/vernier}
 
-if ! [[ $PAIRS =~ ^[1-9][0-9]*$ && $RUNS =~ ^[1-9][0-9]*$ && $CALIBRATE =~ ^[0-9]+$ ]]; then
-    echo "aa-check: PAIRS and RUNS must be positive integers, CALIBRATE a count (0 for none)" >&2
+if ! [[ $PAIRS =~ ^[1-9][0-9]*$ && $RUNS =~ ^[1-9][0-9]*$ && $CALIBRATE =~ ^[0-9]+$ &&
+    $SPREAD =~ ^[0-9]+$ ]]; then
+    echo "aa-check: PAIRS and RUNS must be positive integers, CALIBRATE a count (0 for none)," \
+        "SPREAD whole seconds (0 for back to back)" >&2
     exit 2
 fi
 if [[ $CALIBRATE == 1 ]]; then
@@ -67,9 +72,11 @@ fi
 read -r -a specs <<<"$SPECS"
 started=$(date +%s)
 if ((CALIBRATE > 0)); then
-    echo "aa-check: calibrating with $CALIBRATE sessions" >&2
+    echo "aa-check: calibrating with $CALIBRATE sessions over $SPREAD s" >&2
+    spread=()
+    ((SPREAD > 0)) && spread=(--spread "$SPREAD")
     "$VERNIER" --db "$db" calibrate "${specs[@]}" --sessions "$CALIBRATE" --runs "$RUNS" \
-        --warmup 1 --max-time 60 >"$dir/calibration.txt"
+        --warmup 1 --max-time 60 "${spread[@]}" >"$dir/calibration.txt"
     cat "$dir/calibration.txt"
 fi
 
@@ -107,7 +114,7 @@ for ((i = 1; i <= PAIRS; i++)); do
         --threshold "$THRESHOLD" --format json >"$dir/planted-$i.json"
     echo "aa-check: pair $i/$PAIRS done" >&2
 done
-echo "aa-check: $PAIRS pairs in $(($(date +%s) - started)) s (with calibration: $CALIBRATE sessions)"
+echo "aa-check: $PAIRS pairs in $(($(date +%s) - started)) s (with calibration: $CALIBRATE sessions over $SPREAD s)"
 
 python3 - "$dir" "$PAIRS" "$PLANT" <<'PY'
 import json, sys, collections

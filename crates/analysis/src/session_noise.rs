@@ -46,32 +46,66 @@ pub(crate) struct SessionValues {
     pub values: Vec<f64>,
 }
 
-/// Stored calibrations by environment fingerprint and configuration.
+/// The stored calibrations of one environment fingerprint and configuration, pooled.
+///
+/// Each calibration estimates `tau^2 + mean v` by the mean square of its session medians around
+/// their own mean, with `sessions - 1` degrees of freedom. Several calibrations of the same
+/// environment (run at different times, say every night) are pooled like the groups of a
+/// one-way layout (Searle, Casella & McCulloch, *Variance Components*, 1992, sec. 3.5): the
+/// mean squares and the within parts weighted by their degrees of freedom, which add up. Each
+/// calibration keeps its own mean, so noise on time scales longer than one calibration's span
+/// is not seen: `vernier calibrate --spread` spaces the sessions of one calibration over time.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct PooledCalibration {
+    /// Calibrations pooled.
+    pub calibrations: usize,
+    /// Pooled mean square of the session log-medians (`tau^2 + mean v`).
+    pub mean_square: f64,
+    /// Pooled within-session part, `mean v`.
+    pub within: f64,
+    /// Degrees of freedom of `mean_square`: the sum over the calibrations.
+    pub df: f64,
+}
+
+impl PooledCalibration {
+    /// The session-to-session variance `tau^2 = max(0, mean_square - within)`.
+    pub fn between_variance(&self) -> f64 {
+        (self.mean_square - self.within).max(0.0)
+    }
+}
+
+/// Stored calibrations by environment fingerprint and configuration, pooled.
 #[derive(Debug, Default)]
 pub(crate) struct CalibrationTable {
-    by_key: HashMap<(String, Key), Calibration>,
+    by_key: HashMap<(String, Key), PooledCalibration>,
 }
 
 impl CalibrationTable {
-    /// The newest calibration of each fingerprint and configuration among `calibrations`.
+    /// Every calibration of each fingerprint and configuration among `calibrations`, pooled
+    /// ([`PooledCalibration`]); a calibration without degrees of freedom adds nothing.
     pub fn new(calibrations: &[Calibration]) -> Self {
-        let mut by_key: HashMap<(String, Key), Calibration> = HashMap::new();
-        for c in calibrations {
+        let mut by_key: HashMap<(String, Key), PooledCalibration> = HashMap::new();
+        for c in calibrations.iter().filter(|c| c.df > 0.0) {
             let key = (
                 c.fingerprint.clone(),
                 key_of(&c.benchmark, &c.options, &c.metric),
             );
-            match by_key.get(&key) {
-                Some(old) if old.created_at_ns > c.created_at_ns => {}
-                _ => {
-                    by_key.insert(key, c.clone());
-                }
-            }
+            let p = by_key.entry(key).or_insert(PooledCalibration {
+                calibrations: 0,
+                mean_square: 0.0,
+                within: 0.0,
+                df: 0.0,
+            });
+            let df = p.df + c.df;
+            p.mean_square = (p.mean_square * p.df + c.session_sd * c.session_sd * c.df) / df;
+            p.within = (p.within * p.df + c.within_sd * c.within_sd * c.df) / df;
+            p.df = df;
+            p.calibrations += 1;
         }
         CalibrationTable { by_key }
     }
 
-    fn get(&self, fingerprint: &str, key: &Key) -> Option<&Calibration> {
+    fn get(&self, fingerprint: &str, key: &Key) -> Option<&PooledCalibration> {
         self.by_key.get(&(fingerprint.to_string(), key.clone()))
     }
 }
@@ -124,20 +158,20 @@ pub(crate) fn between(
     let (Some(cb), Some(cn)) = (own_b.or(own_n), own_n.or(own_b)) else {
         return Ok(None);
     };
-    let component = if cb.id == cn.id {
+    let component = if fb == fn_ || own_b.is_none() || own_n.is_none() {
         // One estimate counted twice: its variance doubles, its degrees of freedom stay.
         Component {
-            variance: 2.0 * cb.between_sd * cb.between_sd,
+            variance: 2.0 * cb.between_variance(),
             df: cb.df,
         }
     } else {
         satterthwaite(&[
             Component {
-                variance: cb.between_sd * cb.between_sd,
+                variance: cb.between_variance(),
                 df: cb.df,
             },
             Component {
-                variance: cn.between_sd * cn.between_sd,
+                variance: cn.between_variance(),
                 df: cn.df,
             },
         ])?
@@ -255,12 +289,25 @@ mod tests {
     }
 
     #[test]
-    fn newest_calibration_wins() {
-        let mut old = cal("fa", 0.5, 4.0);
-        old.created_at_ns = 0;
-        let new = cal("fa", 0.01, 4.0);
-        let table = CalibrationTable::new(&[new, old]);
-        assert_eq!(table.get("fa", &key()).unwrap().between_sd, 0.01);
+    fn calibrations_of_an_environment_are_pooled_by_degrees_of_freedom() {
+        // Session SDs 0.5 (4 df) and 0.1 (12 df), within SDs 0.1 and 0.05:
+        // mean square (4 0.25 + 12 0.01) / 16 = 0.07, within (4 0.01 + 12 0.0025) / 16 = 0.004375.
+        let mut first = cal("fa", 0.5, 4.0);
+        first.within_sd = 0.1;
+        let mut second = cal("fa", 0.1, 12.0);
+        second.within_sd = 0.05;
+        let table = CalibrationTable::new(&[first, second, cal("fb", 0.2, 4.0)]);
+        let got = table.get("fa", &key()).unwrap();
+        assert_eq!(got.calibrations, 2);
+        assert_eq!(got.df, 16.0);
+        assert!((got.mean_square - 0.07).abs() < 1e-15, "{got:?}");
+        assert!((got.within - 0.004375).abs() < 1e-15, "{got:?}");
+        assert!((got.between_variance() - 0.065625).abs() < 1e-15);
+        // Sessions that agree better than their runs predict give no negative variance.
+        let mut quiet = cal("fc", 0.01, 4.0);
+        quiet.within_sd = 0.02;
+        let table = CalibrationTable::new(&[quiet]);
+        assert_eq!(table.get("fc", &key()).unwrap().between_variance(), 0.0);
     }
 
     #[test]

@@ -87,7 +87,8 @@ fn calibration(fingerprint: &str, between_sd: f64) -> Calibration {
         metric: "time".into(),
         sessions: 5,
         runs: 50,
-        session_sd: between_sd,
+        // Consistent as `vernier calibrate` stores it: session SD^2 = within^2 + between^2.
+        session_sd: (between_sd * between_sd + 0.001 * 0.001).sqrt(),
         within_sd: 0.001,
         between_sd,
         df: 4.0,

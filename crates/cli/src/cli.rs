@@ -363,6 +363,11 @@ pub struct CalibrateArgs {
     #[arg(long, value_name = "SECONDS", default_value_t = 5.0)]
     pub max_time: f64,
 
+    /// Spread the session starts evenly over this many seconds, waiting in between, so the
+    /// estimate sees how the machine drifts on that time scale [default: back to back]
+    #[arg(long, value_name = "SECONDS", value_parser = parse_seconds)]
+    pub spread: Option<f64>,
+
     /// Prepare the system for each session as `run --setup` does (use what you run with)
     #[arg(long = "setup", value_name = "LIST")]
     pub setup: Vec<String>,

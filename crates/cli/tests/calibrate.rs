@@ -94,6 +94,43 @@ fn calibrate_stores_the_noise_and_compare_uses_it() {
     assert!(!table.contains("no calibration"), "{table}");
 }
 
+#[test]
+fn spread_sessions_start_that_far_apart() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("v.db");
+    let began = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as i64;
+    vernier(&db)
+        .args([
+            "calibrate",
+            SPEC,
+            "--sessions",
+            "2",
+            "--runs",
+            "2",
+            "--warmup",
+            "0",
+        ])
+        .args(["--spread", "1.5"])
+        .assert()
+        .success();
+    let store = SqliteStore::open_existing(&db).unwrap();
+    let mut starts: Vec<i64> = store
+        .sessions()
+        .unwrap()
+        .iter()
+        .map(|s| s.started_at_ns)
+        .collect();
+    starts.sort_unstable();
+    assert_eq!(starts.len(), 2);
+    // The second session starts 1.5 s after the calibration began, never sooner; the first at
+    // once (well before the second would start back to back with a spread).
+    assert!(starts[1] - began >= 1_500_000_000, "{began} {starts:?}");
+    assert!(starts[0] - began < 1_500_000_000, "{began} {starts:?}");
+}
+
 /// The calibration id from the last line of calibrate's output.
 fn c_id_tag(stdout: &str) -> String {
     let line = stdout.lines().last().unwrap();
@@ -134,6 +171,7 @@ fn bad_calibrate_arguments_exit_2_before_anything_runs() {
         (vec!["--runs", "1"], "--runs 1"),
         (vec!["nosuch"], "unknown benchmark 'nosuch'"),
         (vec!["--suite", "nosuch"], "unknown suite 'nosuch'"),
+        (vec!["--spread", "0"], "'0' is not a number of seconds"),
     ] {
         let out = vernier(&db).arg("calibrate").args(&args).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{args:?}");

@@ -1,4 +1,4 @@
-//! Calibrations in the SQLite store: round trip, newest per configuration and fingerprint,
+//! Calibrations in the SQLite store: round trip, every row of a fingerprint oldest first,
 //! all-or-nothing writes.
 
 #![allow(clippy::unwrap_used)]
@@ -28,7 +28,7 @@ fn calibration(fingerprint: &str, loops: u64, created_at_ns: i64, between_sd: f6
 }
 
 #[test]
-fn newest_calibration_of_each_configuration_is_returned() {
+fn every_calibration_of_the_fingerprints_is_returned_oldest_first() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("v.db");
     let mut store = SqliteStore::open(&path).unwrap();
@@ -37,17 +37,22 @@ fn newest_calibration_of_each_configuration_is_returned() {
     let other_config = calibration("f1", 200, 1, 0.05);
     let other_env = calibration("f2", 100, 3, 0.07);
     store
-        .add_calibrations(&[old, new.clone(), other_config.clone(), other_env.clone()])
+        .add_calibrations(&[
+            new.clone(),
+            old.clone(),
+            other_config.clone(),
+            other_env.clone(),
+        ])
         .unwrap();
     drop(store);
 
     let store = SqliteStore::open_existing(&path).unwrap();
     let got = store.calibrations(&["f1".to_string()]).unwrap();
-    assert_eq!(got, vec![new.clone(), other_config.clone()]);
+    assert_eq!(got, vec![old.clone(), new.clone(), other_config.clone()]);
     let got = store
         .calibrations(&["f2".to_string(), "f1".to_string(), "f2".to_string()])
         .unwrap();
-    assert_eq!(got, vec![other_env, new, other_config]);
+    assert_eq!(got, vec![other_env, old, new, other_config]);
     assert!(store
         .calibrations(&["none".to_string()])
         .unwrap()

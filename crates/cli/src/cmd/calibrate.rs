@@ -9,7 +9,7 @@ use std::path::Path;
 use std::process::{Command, ExitCode, Stdio};
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::Arc;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::{bail, Context, Result};
 use uuid::Uuid;
@@ -101,7 +101,26 @@ pub fn calibrate(args: CalibrateArgs, db_arg: Option<&Path>) -> Result<ExitCode>
 
     let id = Uuid::new_v4();
     let tag = format!("calibration={id}");
+    let started = Instant::now();
     for i in 1..=args.sessions {
+        let start_at = session_start(args.spread, i, args.sessions);
+        let wait = start_at.saturating_sub(started.elapsed());
+        if !wait.is_zero() {
+            eprintln!(
+                "calibrate: session {i} of {} starts in {:.0} s",
+                args.sessions,
+                wait.as_secs_f64()
+            );
+            if !wait_unless_interrupted(&interrupt, wait) {
+                eprintln!(
+                    "interrupted: no calibration stored (the finished sessions are kept, tag {tag})"
+                );
+                let signal = interrupt.signal().unwrap_or(libc::SIGINT);
+                return Ok(ExitCode::from(
+                    u8::try_from(128 + signal).unwrap_or(EXIT_INTERRUPTED),
+                ));
+            }
+        }
         eprintln!("calibrate: session {i} of {}", args.sessions);
         let mut cmd = Command::new(&exe);
         cmd.arg("--db")
@@ -184,6 +203,34 @@ pub fn calibrate(args: CalibrateArgs, db_arg: Option<&Path>) -> Result<ExitCode>
         store.path().display()
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// When session `i` (1-based) of `sessions` starts, after the first: spread evenly over
+/// `spread` seconds (the last one starts at `spread`), or at once without a spread.
+fn session_start(spread: Option<f64>, i: u32, sessions: u32) -> Duration {
+    match spread {
+        Some(s) if sessions > 1 => {
+            Duration::from_secs_f64(s * f64::from(i - 1) / f64::from(sessions - 1))
+        }
+        _ => Duration::ZERO,
+    }
+}
+
+/// Waits `wait`, or less when a signal asks to stop: true when the whole time passed.
+fn wait_unless_interrupted(interrupt: &Interrupt, wait: Duration) -> bool {
+    // Short steps keep Ctrl-C prompt; the wait is between sessions, never during a run.
+    const STEP: Duration = Duration::from_millis(100);
+    let until = Instant::now() + wait;
+    loop {
+        if interrupt.is_requested() {
+            return false;
+        }
+        let left = until.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return true;
+        }
+        std::thread::sleep(left.min(STEP));
+    }
 }
 
 /// One configuration in one environment, over the calibration's sessions.
@@ -362,6 +409,15 @@ fn table(calibrations: &[Calibration]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sessions_start_evenly_over_the_spread() {
+        let at = |spread, i, n| session_start(spread, i, n).as_secs_f64();
+        assert_eq!(at(None, 3, 5), 0.0);
+        assert_eq!(at(Some(600.0), 1, 5), 0.0);
+        assert_eq!(at(Some(600.0), 2, 5), 150.0);
+        assert_eq!(at(Some(600.0), 5, 5), 600.0);
+    }
 
     #[test]
     fn predicted_mdc_grows_with_the_noise_between_sessions() {

@@ -54,19 +54,13 @@ impl SqliteStore {
         })
     }
 
-    /// The newest calibration of every configuration measured in the environments with these
-    /// fingerprints, ordered by fingerprint, benchmark, options and metric.
+    /// Every calibration of the environments with these fingerprints (compare pools those of
+    /// one configuration), ordered by fingerprint, benchmark, options, metric and age.
     pub fn calibrations(&self, fingerprints: &[String]) -> Result<Vec<Calibration>, StoreError> {
         self.read(|tx| {
-            // The newest row of each (fingerprint, configuration); rowid breaks ties of equal
-            // timestamps in insertion order.
             let mut stmt = tx.prepare(&format!(
-                "SELECT {COLUMNS} FROM calibrations AS c WHERE fingerprint = ?1 AND NOT EXISTS \
-                 (SELECT 1 FROM calibrations AS d WHERE d.fingerprint = c.fingerprint \
-                  AND d.benchmark = c.benchmark AND d.options = c.options \
-                  AND d.metric = c.metric AND (d.created_at_ns > c.created_at_ns \
-                  OR (d.created_at_ns = c.created_at_ns AND d.rowid > c.rowid))) \
-                 ORDER BY benchmark, options, metric"
+                "SELECT {COLUMNS} FROM calibrations WHERE fingerprint = ?1 \
+                 ORDER BY benchmark, options, metric, created_at_ns, rowid"
             ))?;
             let mut out = Vec::new();
             let mut seen: Vec<&String> = Vec::new();
