@@ -1,12 +1,14 @@
 //! The built-in monitors: each reads its interface through the parsers of [`crate::procfs`]
-//! into a buffer it keeps between samples.
+//! (/proc/meminfo through [`vernier_sys::meminfo`]) into a buffer it keeps between samples.
 
 use std::path::PathBuf;
+
+use vernier_sys::meminfo::visit_meminfo;
 
 use crate::perf::{PerfCounter, COUNTERS};
 use crate::procfs::{
     cpufreq_files, parse_interrupts, parse_pressure, parse_proc_stat, parse_scaling_cur_freq,
-    parse_schedstat, parse_slabinfo, visit_interrupts, visit_key_values, visit_slabinfo,
+    parse_schedstat, parse_slabinfo, visit_interrupts, visit_slabinfo, visit_vmstat,
 };
 use crate::{read_into, top_movers, Metric, MetricNames, Monitor, MonitorError, Reading};
 
@@ -139,7 +141,7 @@ impl Monitor for MeminfoMonitor {
     fn start(&mut self, _child_pid: i32) -> Result<(), MonitorError> {
         let mut seen = [false; MEMINFO_FIELDS.len()];
         load(&self.path, &mut self.buf, |t| {
-            visit_key_values(t, |k, _| {
+            visit_meminfo(t, |k, _| {
                 if let Some(i) = MEMINFO_FIELDS.iter().position(|f| *f == k) {
                     seen[i] = true;
                 }
@@ -156,7 +158,7 @@ impl Monitor for MeminfoMonitor {
 
     fn sample(&mut self, out: &mut Vec<Reading>) -> Result<(), MonitorError> {
         load(&self.path, &mut self.buf, |t| {
-            visit_key_values(t, |k, v| {
+            visit_meminfo(t, |k, v| {
                 if let Some(i) = MEMINFO_FIELDS.iter().position(|f| *f == k) {
                     out.push(Reading::gauge(self.names[i].clone(), "bytes", v as f64));
                 }
@@ -201,14 +203,12 @@ impl Monitor for VmstatMonitor {
     }
 
     fn start(&mut self, _child_pid: i32) -> Result<(), MonitorError> {
-        load(&self.path, &mut self.buf, |t| {
-            visit_key_values(t, |_, _| ())
-        })
+        load(&self.path, &mut self.buf, |t| visit_vmstat(t, |_, _| ()))
     }
 
     fn sample(&mut self, out: &mut Vec<Reading>) -> Result<(), MonitorError> {
         load(&self.path, &mut self.buf, |t| {
-            visit_key_values(t, |k, v| {
+            visit_vmstat(t, |k, v| {
                 if vmstat_selected(k) {
                     out.push(Reading::counter(self.names.get(k), "count", v as f64));
                 }

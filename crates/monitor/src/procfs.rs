@@ -65,23 +65,18 @@ pub fn read_proc_stat(proc_root: &Path) -> Result<ProcStat, MonitorError> {
     parse_proc_stat(&read_text(&path)?).map_err(|e| MonitorError::parse(&path, e))
 }
 
-/// Calls `f(name, value)` for every `name value [unit]` line (/proc/meminfo, /proc/vmstat),
-/// values in bytes when the unit is `kB` (which means KiB in meminfo, proc(5)). Allocates
-/// nothing, so monitors can run it at every sample.
-pub fn visit_key_values(text: &str, mut f: impl FnMut(&str, u64)) -> Result<(), String> {
+/// Calls `f(counter, value)` for every `name value` line of /proc/vmstat. Allocates nothing,
+/// so the monitor runs it at every sample. /proc/meminfo has its own parser,
+/// [`vernier_sys::meminfo::visit_meminfo`].
+pub fn visit_vmstat(text: &str, mut f: impl FnMut(&str, u64)) -> Result<(), String> {
     let mut lines = 0;
     for line in text.lines() {
         let mut words = line.split_whitespace();
         let Some(key) = words.next() else { continue };
-        let key = key.trim_end_matches(':');
         let value = words
             .next()
             .ok_or_else(|| format!("no value for '{key}'"))?;
-        let mut value = number(value, key)?;
-        if words.next() == Some("kB") {
-            value = value.saturating_mul(1024);
-        }
-        f(key, value);
+        f(key, number(value, key)?);
         lines += 1;
     }
     if lines == 0 {
@@ -90,26 +85,11 @@ pub fn visit_key_values(text: &str, mut f: impl FnMut(&str, u64)) -> Result<(), 
     Ok(())
 }
 
-/// Parses `name value [unit]` lines into (name, value) pairs; see [`visit_key_values`].
-pub fn parse_key_values(text: &str) -> Result<Vec<(String, u64)>, String> {
-    let mut out = Vec::new();
-    visit_key_values(text, |k, v| out.push((k.to_string(), v)))?;
-    Ok(out)
-}
-
-/// Parses /proc/meminfo: field -> bytes (or a count for the HugePages_* fields).
-pub fn parse_meminfo(text: &str) -> Result<Vec<(String, u64)>, String> {
-    parse_key_values(text)
-}
-
-pub fn read_meminfo(proc_root: &Path) -> Result<Vec<(String, u64)>, MonitorError> {
-    let path = proc_root.join("meminfo");
-    parse_meminfo(&read_text(&path)?).map_err(|e| MonitorError::parse(&path, e))
-}
-
 /// Parses /proc/vmstat: counter -> value.
 pub fn parse_vmstat(text: &str) -> Result<Vec<(String, u64)>, String> {
-    parse_key_values(text)
+    let mut out = Vec::new();
+    visit_vmstat(text, |k, v| out.push((k.to_string(), v)))?;
+    Ok(out)
 }
 
 pub fn read_vmstat(proc_root: &Path) -> Result<Vec<(String, u64)>, MonitorError> {
@@ -484,18 +464,6 @@ softirq 88092 0 14257 4 4420 10499 0 201 21551 0 37160\n";
     }
 
     #[test]
-    fn parses_meminfo_in_bytes() {
-        let text = "MemTotal:       24567284 kB\nMemFree:        20000000 kB\n\
-HugePages_Total:       0\nCached:  100 kB\n";
-        let m = parse_meminfo(text).unwrap();
-        assert_eq!(m[1], ("MemFree".to_string(), 20_000_000 * 1024));
-        assert_eq!(m[2], ("HugePages_Total".to_string(), 0));
-        assert_eq!(m[3].1, 102_400);
-        assert!(parse_meminfo("MemFree: lots kB\n").is_err());
-        assert!(parse_meminfo("").is_err());
-    }
-
-    #[test]
     fn parses_vmstat() {
         let v = parse_vmstat("nr_free_pages 123\npgfault 7014178\npgmajfault 998\n").unwrap();
         assert_eq!(v.len(), 3);
@@ -629,8 +597,6 @@ domain0 00000003 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0
         let root = Path::new("/proc");
         let s = read_proc_stat(root).unwrap();
         assert!(s.ctxt > 0 && s.processes > 0 && s.intr > 0);
-        let m = read_meminfo(root).unwrap();
-        assert!(m.iter().any(|(k, v)| k == "MemAvailable" && *v > 0));
         let v = read_vmstat(root).unwrap();
         assert!(v.iter().any(|(k, v)| k == "pgfault" && *v > 0));
         // Pressure stall information needs CONFIG_PSI (and no psi=0 on the command line).

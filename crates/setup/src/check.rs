@@ -472,8 +472,7 @@ fn check_sampled(roots: &Roots, options: &CheckOptions, ncpus: usize, out: &mut 
         }
     }
 
-    // SAFETY: sysconf has no preconditions.
-    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+    let hz = vernier_sys::clock::clock_ticks_per_second() as f64;
     let me = std::process::id();
     let mut busy: Vec<(f64, u32, String)> = pids_b
         .iter()
@@ -514,15 +513,11 @@ fn check_sampled(roots: &Roots, options: &CheckOptions, ncpus: usize, out: &mut 
 }
 
 fn check_swap(roots: &Roots, out: &mut Vec<Finding>) {
-    let Some(meminfo) = read(&roots.proc_root.join("meminfo")) else {
+    let Ok(meminfo) = vernier_sys::meminfo::read_meminfo(&roots.proc_root) else {
         return;
     };
-    let field = |name: &str| {
-        meminfo.lines().find_map(|l| {
-            let rest = l.strip_prefix(name)?.strip_prefix(':')?;
-            rest.split_whitespace().next()?.parse::<u64>().ok()
-        })
-    };
+    // The message counts KiB, as free(1) and /proc/meminfo do.
+    let field = |name: &str| meminfo.get(name).map(|bytes| bytes / 1024);
     if let (Some(total), Some(free)) = (field("SwapTotal"), field("SwapFree")) {
         let used = total.saturating_sub(free);
         if used > 0 {
@@ -542,9 +537,7 @@ fn check_swap(roots: &Roots, out: &mut Vec<Finding>) {
 }
 
 fn check_load(roots: &Roots, ncpus: usize, out: &mut Vec<Finding>) {
-    let Some(load) = read(&roots.proc_root.join("loadavg"))
-        .and_then(|t| t.split_whitespace().next()?.parse::<f64>().ok())
-    else {
+    let Ok(load) = vernier_sys::loadavg::read_loadavg(&roots.proc_root).map(|l| l.load_1m) else {
         return;
     };
     let per_cpu = load / ncpus as f64;

@@ -9,6 +9,8 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
+use vernier_sys::loadavg::parse_loadavg;
+
 use crate::plugins::{ChildSetup, PlannedStep, SetupPlan, Step, When};
 use crate::record::{read_value, remove_record, write_value, Change, RestoreRecord};
 use crate::{swap, SetupError};
@@ -319,16 +321,9 @@ impl SetupGuard {
         };
         loop {
             let text = vernier_sys::read_file(loadavg_path)?;
-            let now: f64 = text
-                .split_whitespace()
-                .next()
-                .and_then(|f| f.parse().ok())
-                .ok_or_else(|| {
-                    SetupError::Sys(vernier_sys::SysError::parse(
-                        loadavg_path,
-                        "no load average",
-                    ))
-                })?;
+            let now = parse_loadavg(&text)
+                .map_err(|e| vernier_sys::SysError::parse(loadavg_path, e))?
+                .load_1m;
             if now < limit {
                 return Ok((false, format!("load {now} < {limit}")));
             }

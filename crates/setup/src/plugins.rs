@@ -383,7 +383,7 @@ fn plan_one(spec: &SetupSpec, roots: &Roots) -> Result<Planned, SetupError> {
             let seconds = seconds.unwrap_or(if load.is_some() { 0.0 } else { 5.0 });
             let loadavg_path = proc_root.join("loadavg");
             if load.is_some() {
-                vernier_sys::read_file(&loadavg_path)
+                vernier_sys::loadavg::read_loadavg(proc_root)
                     .map_err(|e| unavailable(spec, e.to_string()))?;
             }
             Ok(step(

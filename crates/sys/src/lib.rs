@@ -8,6 +8,8 @@ pub mod cpulist;
 pub mod environment;
 mod error;
 pub mod limits;
+pub mod loadavg;
+pub mod meminfo;
 pub mod process;
 pub mod procstat;
 pub mod roots;

@@ -9,7 +9,8 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::environment::parse::parse_meminfo_field;
+use crate::loadavg::read_loadavg;
+use crate::meminfo::read_meminfo;
 use crate::{cpulist, Roots};
 
 /// PIDs below this are not handed out again once the PID counter wraps (kernel/pid.c
@@ -97,18 +98,16 @@ impl MachineLimits {
         MachineLimits {
             pid_max: number(proc_root.join("sys/kernel/pid_max")),
             threads_max: number(proc_root.join("sys/kernel/threads-max")),
-            tasks: std::fs::read_to_string(proc_root.join("loadavg"))
-                .ok()
-                .and_then(|t| parse_loadavg_tasks(&t)),
+            tasks: read_loadavg(proc_root).ok().map(|l| l.tasks),
             nproc,
             user_tasks,
             cgroup_pids: std::fs::read_to_string(proc_root.join("self/cgroup"))
                 .ok()
                 .and_then(|t| cgroup_pids_room(&roots.sys_root, &t)),
             nofile: parse_soft_limit(&limits, "Max open files"),
-            mem_available_bytes: std::fs::read_to_string(proc_root.join("meminfo"))
+            mem_available_bytes: read_meminfo(proc_root)
                 .ok()
-                .and_then(|t| parse_meminfo_field(&t, "MemAvailable").ok()),
+                .and_then(|m| m.get("MemAvailable")),
             cpus,
         }
     }
@@ -211,16 +210,6 @@ fn status_field<'a>(status: &'a str, name: &str) -> Option<&'a str> {
 fn parse_soft_limit(limits: &str, row: &str) -> Option<u64> {
     let rest = limits.lines().find_map(|l| l.strip_prefix(row))?;
     rest.split_whitespace().next()?.parse().ok()
-}
-
-/// Tasks that exist now, from /proc/loadavg (`0.89 0.91 0.46 5/119 25859`).
-fn parse_loadavg_tasks(text: &str) -> Option<u64> {
-    text.split_whitespace()
-        .nth(3)?
-        .split_once('/')?
-        .1
-        .parse()
-        .ok()
 }
 
 /// Tasks whose real user id is `uid`: the sum of `Threads:` over /proc/PID/status. Processes

@@ -76,7 +76,9 @@ pub fn capture(roots: &Roots) -> Environment {
 
     env.memory_bytes = u.take(
         "memory_bytes",
-        text(&roots.proc_root.join("meminfo")).and_then(|t| parse::parse_meminfo_total(&t)),
+        crate::meminfo::read_meminfo(&roots.proc_root)
+            .map_err(|e| e.to_string())
+            .and_then(|m| m.require("MemTotal")),
     );
 
     let release = env.kernel_release.as_deref().unwrap_or("");

@@ -43,31 +43,6 @@ pub fn cpuinfo_has_hypervisor_flag(text: &str) -> bool {
         .any(|(_, flags)| flags.split_whitespace().any(|f| f == "hypervisor"))
 }
 
-/// MemTotal of /proc/meminfo in bytes (the file gives kB, which are KiB; proc(5)).
-pub fn parse_meminfo_total(text: &str) -> Result<u64, String> {
-    parse_meminfo_field(text, "MemTotal")
-}
-
-/// One field of /proc/meminfo in bytes, e.g. `MemAvailable`.
-pub fn parse_meminfo_field(text: &str, field: &str) -> Result<u64, String> {
-    let line = text
-        .lines()
-        .find(|l| l.split_once(':').is_some_and(|(k, _)| k == field))
-        .ok_or_else(|| format!("no {field} line"))?;
-    let mut words = line.split_whitespace().skip(1);
-    let value: u64 = words
-        .next()
-        .and_then(|v| v.parse().ok())
-        .ok_or_else(|| format!("bad {field} line '{line}'"))?;
-    match words.next() {
-        Some("kB") => value
-            .checked_mul(1024)
-            .ok_or_else(|| format!("{field} overflows")),
-        None => Ok(value),
-        Some(unit) => Err(format!("unknown {field} unit '{unit}'")),
-    }
-}
-
 /// PRETTY_NAME (or NAME when absent) of os-release(5). Values may be quoted in shell style;
 /// the quotes and backslash escapes are removed.
 pub fn parse_os_release(text: &str) -> Result<String, String> {
@@ -358,17 +333,6 @@ mod tests {
             "implementer 0x41 part 0xd0c"
         );
         assert!(parse_cpuinfo_model("processor\t: 0\n").is_err());
-    }
-
-    #[test]
-    fn meminfo_total_in_bytes() {
-        assert_eq!(
-            parse_meminfo_total("MemTotal:       24634024 kB\nMemFree: 1 kB\n").unwrap(),
-            24_634_024 * 1024
-        );
-        assert!(parse_meminfo_total("MemFree: 1 kB\n").is_err());
-        assert!(parse_meminfo_total("MemTotal: x kB\n").is_err());
-        assert!(parse_meminfo_total("MemTotal: 1 MB\n").is_err());
     }
 
     #[test]
