@@ -1,9 +1,11 @@
-//! Where the database is, and opening it with context for the user.
+//! Where the database is, opening it with context for the user, and the sessions a selector
+//! names.
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result};
-use vernier_store::{SqliteStore, StoreError};
+use anyhow::{bail, Context, Result};
+use uuid::Uuid;
+use vernier_store::{SqliteStore, Store, StoreError};
 
 /// `--db`/`VERNIER_DB`, else `$XDG_DATA_HOME/vernier/vernier.db` (`~/.local/share/...`).
 pub fn db_path(explicit: Option<&Path>) -> Result<PathBuf> {
@@ -41,6 +43,28 @@ fn naming(e: StoreError, path: &Path) -> anyhow::Error {
         e.into()
     } else {
         anyhow::Error::new(e).context(format!("database {}", path.display()))
+    }
+}
+
+/// The sessions a selector names (the grammar of [`Store::select`]): tags
+/// `key=value[,key=value...]` select every session carrying all of them, oldest first; a session
+/// id, prefix, `latest` or `latest~N` one session.
+pub fn select(store: &impl Store, selector: &str) -> Result<Vec<Uuid>> {
+    Ok(store.select(selector)?)
+}
+
+/// The one session a selector names, for commands that show one (`show`, `env`): tags that
+/// select several sessions are an error listing how many.
+pub fn resolve_one(store: &impl Store, selector: &str) -> Result<Uuid> {
+    match select(store, selector)?.as_slice() {
+        [id] => Ok(*id),
+        ids => bail!(
+            "'{}' matches {} sessions; give one session's id (see `vernier sessions '{}'`) or \
+             more tags",
+            crate::out::printable(selector),
+            ids.len(),
+            crate::out::printable(selector)
+        ),
     }
 }
 

@@ -49,58 +49,136 @@ pub fn flush() -> Result<(), StdoutError> {
     io::stdout().lock().flush().map_err(StdoutError)
 }
 
-/// Writes `bytes` to the output file `path` of a command (`export -o`), or to standard output
-/// for `-`.
+/// A writer that keeps the first error of the writer under it, so that a failed write can be
+/// told apart from a failure of what produced the bytes, and a closed pipe ends quietly.
+struct Tracked<W> {
+    inner: W,
+    error: Option<io::Error>,
+}
+
+impl<W> Tracked<W> {
+    fn keep(&mut self, e: &io::Error) {
+        if self.error.is_none() {
+            // io::Error is not Clone; the OS error code keeps its message.
+            self.error = Some(
+                e.raw_os_error()
+                    .map(io::Error::from_raw_os_error)
+                    .unwrap_or_else(|| e.kind().into()),
+            );
+        }
+    }
+}
+
+impl<W: io::Write> io::Write for Tracked<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let r = self.inner.write(buf);
+        if let Err(e) = &r {
+            self.keep(e);
+        }
+        r
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        let r = self.inner.flush();
+        if let Err(e) = &r {
+            self.keep(e);
+        }
+        r
+    }
+}
+
+/// Bytes written per system call when output is streamed.
+const STREAM_BUFFER_BYTES: usize = 1 << 16;
+
+/// Runs `write` on a buffered writer to `path` (`export -o`), or to standard output for `-` or
+/// no path, so a large output is written as it is produced instead of held whole.
 ///
 /// A regular file, or a path where nothing is yet, is replaced atomically: the bytes go to a
 /// temporary file next to it, which is synced and renamed over `path` (rename(2) is atomic
 /// within a file system), so readers see the old file or the whole new one, and the file keeps
-/// its mode (and owner, where allowed). Anything else is written through, as a shell's `>`
-/// would: a device (`/dev/full`, a terminal), a FIFO, or the target of a symbolic link
-/// (`/dev/stdout`); renaming over those would replace the device or the link by a file.
-pub fn write_output(path: &Path, bytes: &[u8]) -> Result<()> {
-    if path.as_os_str() == "-" {
-        write_bytes(bytes)?;
-        return flush().map_err(Into::into);
-    }
+/// its mode (and owner, where allowed); when `write` fails the temporary is removed and `path`
+/// is left as it was. Anything else is written through, as a shell's `>` would: a device
+/// (`/dev/full`, a terminal), a FIFO, or the target of a symbolic link (`/dev/stdout`);
+/// renaming over those would replace the device or the link by a file. On standard output and
+/// those, what was written before an error stays written.
+pub fn stream_output(
+    path: Option<&Path>,
+    write: impl FnOnce(&mut dyn io::Write) -> Result<()>,
+) -> Result<()> {
+    let Some(path) = path.filter(|p| p.as_os_str() != "-") else {
+        let mut w = Tracked {
+            inner: io::BufWriter::with_capacity(STREAM_BUFFER_BYTES, io::stdout().lock()),
+            error: None,
+        };
+        let result = write(&mut w).and_then(|()| Ok(io::Write::flush(&mut w)?));
+        return match (result, w.error.take()) {
+            (Ok(()), _) => Ok(()),
+            (Err(e), None) => Err(e),
+            (Err(_), Some(io)) => Err(StdoutError(io).into()),
+        };
+    };
     let result = match fs::symlink_metadata(path) {
-        Ok(m) if m.file_type().is_file() => replace_atomically(path, bytes, Some(&m)),
-        Ok(_) => match write_through(path, bytes) {
+        Ok(m) if m.file_type().is_file() => replace_atomically(path, write, Some(&m)),
+        Ok(_) => match write_through(path, write) {
             // The reader of a FIFO or pipe (`-o /dev/stdout | head`) went away: as on stdout,
             // the end is quiet.
-            Err(e) => match e.downcast::<io::Error>() {
-                Ok(io) if io.kind() == io::ErrorKind::BrokenPipe => {
-                    return Err(StdoutError(io).into())
-                }
-                Ok(io) => Err(io.into()),
-                Err(other) => Err(other),
-            },
+            Err(ThroughError::ClosedPipe) => {
+                return Err(StdoutError(io::ErrorKind::BrokenPipe.into()).into())
+            }
+            Err(ThroughError::Other(e)) => Err(e),
             Ok(()) => Ok(()),
         },
-        Err(e) if e.kind() == io::ErrorKind::NotFound => replace_atomically(path, bytes, None),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => replace_atomically(path, write, None),
         Err(e) => Err(e.into()),
     };
     result.with_context(|| format!("cannot write {}", printable(&path.to_string_lossy())))
 }
 
-fn write_through(path: &Path, bytes: &[u8]) -> Result<()> {
+enum ThroughError {
+    ClosedPipe,
+    Other(anyhow::Error),
+}
+
+impl<E: Into<anyhow::Error>> From<E> for ThroughError {
+    fn from(e: E) -> Self {
+        ThroughError::Other(e.into())
+    }
+}
+
+fn write_through(
+    path: &Path,
+    write: impl FnOnce(&mut dyn io::Write) -> Result<()>,
+) -> Result<(), ThroughError> {
     let target = match fs::metadata(path) {
         Ok(m) => m,
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            bail!("it is a symbolic link to a missing file")
+            return Err(anyhow::anyhow!("it is a symbolic link to a missing file").into())
         }
         Err(e) => return Err(e.into()),
     };
     if target.is_dir() {
-        bail!("it is a directory; expected a file name");
+        return Err(anyhow::anyhow!("it is a directory; expected a file name").into());
     }
     // O_TRUNC only where it means something: on a regular file behind a link. No O_CREAT: the
     // path exists.
-    let mut file = OpenOptions::new()
+    let file = OpenOptions::new()
         .write(true)
         .truncate(target.is_file())
         .open(path)?;
-    file.write_all(bytes)?;
+    let mut w = Tracked {
+        inner: io::BufWriter::with_capacity(STREAM_BUFFER_BYTES, &file),
+        error: None,
+    };
+    let result = write(&mut w).and_then(|()| Ok(io::Write::flush(&mut w)?));
+    if let Err(e) = result {
+        let kind = w.error.as_ref().map(io::Error::kind);
+        return Err(if kind == Some(io::ErrorKind::BrokenPipe) {
+            ThroughError::ClosedPipe
+        } else {
+            ThroughError::Other(e)
+        });
+    }
+    drop(w);
     if target.is_file() {
         file.sync_all()?;
     }
@@ -119,7 +197,11 @@ fn temporary_prefix(name: &std::ffi::OsStr) -> OsString {
 
 const TEMPORARY_SUFFIX: &str = ".tmp";
 
-fn replace_atomically(path: &Path, bytes: &[u8], old: Option<&fs::Metadata>) -> Result<()> {
+fn replace_atomically(
+    path: &Path,
+    write: impl FnOnce(&mut dyn io::Write) -> Result<()>,
+    old: Option<&fs::Metadata>,
+) -> Result<()> {
     let Some(name) = path.file_name() else {
         bail!("expected a file name");
     };
@@ -132,7 +214,7 @@ fn replace_atomically(path: &Path, bytes: &[u8], old: Option<&fs::Metadata>) -> 
     let mut own_prefix = prefix;
     own_prefix.push(format!("{}.", std::process::id()));
     // A new file gets 0666 less the umask, as with `>`; a replaced one keeps its mode below.
-    let mut tmp = tempfile::Builder::new()
+    let tmp = tempfile::Builder::new()
         .prefix(&own_prefix)
         .suffix(TEMPORARY_SUFFIX)
         .permissions(fs::Permissions::from_mode(0o666))
@@ -143,7 +225,10 @@ fn replace_atomically(path: &Path, bytes: &[u8], old: Option<&fs::Metadata>) -> 
         // Only root may give a file away; for anyone else the new file is theirs anyway.
         let _ = std::os::unix::fs::fchown(file, Some(old.uid()), Some(old.gid()));
     }
-    tmp.write_all(bytes)?;
+    let mut w = io::BufWriter::with_capacity(STREAM_BUFFER_BYTES, tmp.as_file());
+    write(&mut w)?;
+    w.flush()?;
+    drop(w);
     tmp.as_file().sync_all()?;
     // On error the temporary is removed when `tmp` drops.
     tmp.persist(path).map_err(|e| e.error)?;
@@ -270,6 +355,10 @@ pub fn error_line(error: &anyhow::Error) -> String {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    fn write_output(path: &Path, bytes: &[u8]) -> Result<()> {
+        stream_output(Some(path), |w| Ok(w.write_all(bytes)?))
+    }
 
     #[test]
     fn atomic_write_replaces_whole_file_keeps_mode_and_leaves_no_temporary() {

@@ -197,17 +197,39 @@ pub fn check_session(s: &StoredSession) -> Result<(), Invalid> {
 /// Checks every session of one file: each alone, and ids that occur once (a session,
 /// configuration or run id twice in one file is an error).
 pub fn check_sessions(sessions: &[StoredSession]) -> Result<(), Invalid> {
-    let mut seen: HashSet<Uuid> = HashSet::new();
-    let total_runs: usize = sessions
+    let total_ids: usize = sessions
         .iter()
         .flat_map(|s| &s.configurations)
         .map(|c| c.runs.len() + 1)
-        .sum();
-    seen.reserve(sessions.len() + total_runs);
-    for s in sessions {
+        .sum::<usize>()
+        + sessions.len();
+    let mut check = FileCheck::with_capacity(total_ids);
+    sessions.iter().try_for_each(|s| check.session(s))
+}
+
+/// [`check_sessions`] one session at a time, for a file read as a stream: it keeps only the ids
+/// seen so far (16 bytes each), never the sessions.
+#[derive(Debug, Default)]
+pub struct FileCheck {
+    seen: HashSet<Uuid>,
+}
+
+impl FileCheck {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn with_capacity(ids: usize) -> Self {
+        FileCheck {
+            seen: HashSet::with_capacity(ids),
+        }
+    }
+
+    /// Checks the next session of the file: alone, and against the ids of those before it.
+    pub fn session(&mut self, s: &StoredSession) -> Result<(), Invalid> {
         check_session(s)?;
         let session = format!("session {}", s.info.id);
-        if !seen.insert(s.info.id) {
+        if !self.seen.insert(s.info.id) {
             return Err(Invalid {
                 place: session,
                 problem: "the id occurs more than once in the file".into(),
@@ -215,14 +237,14 @@ pub fn check_sessions(sessions: &[StoredSession]) -> Result<(), Invalid> {
         }
         for c in &s.configurations {
             let config = format!("{session}, {}", configuration_place(&c.record));
-            if !seen.insert(c.record.id) {
+            if !self.seen.insert(c.record.id) {
                 return Err(Invalid {
                     place: config,
                     problem: format!("id {} occurs more than once in the file", c.record.id),
                 });
             }
             for run in &c.runs {
-                if !seen.insert(run.id) {
+                if !self.seen.insert(run.id) {
                     return Err(Invalid {
                         place: format!("{config}, {}", run_place(run)),
                         problem: "the id occurs more than once in the file".into(),
@@ -230,8 +252,8 @@ pub fn check_sessions(sessions: &[StoredSession]) -> Result<(), Invalid> {
                 }
             }
         }
+        Ok(())
     }
-    Ok(())
 }
 
 /// The SHA-256 of a text, as lowercase hex: the key a kernel configuration text is stored

@@ -1,7 +1,9 @@
 //! Presentation of stored results: terminal renderings of the summaries and comparisons that
-//! `vernier-analysis` computes. Every function here is a pure function of stored data; nothing
+//! `vernier-analysis` computes, and the export formats ([`export`]). Every function here is a pure function of stored data; nothing
 //! is printed (the CLI prints the strings this crate returns).
 
+pub mod compare;
+pub mod export;
 pub mod format;
 pub mod histogram;
 pub mod monitors;

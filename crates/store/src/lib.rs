@@ -14,7 +14,7 @@ use uuid::Uuid;
 use vernier_model::{Recorder, SessionInfo, StoredSession};
 
 pub use selector::parse_tag_selector;
-pub use sqlite::{SqliteStore, LOCK_WAIT, SCHEMA_VERSION};
+pub use sqlite::{Importer, SqliteStore, LOCK_WAIT, SCHEMA_VERSION};
 
 /// Errors of a store.
 #[derive(Debug, thiserror::Error)]

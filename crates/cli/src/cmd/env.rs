@@ -10,8 +10,8 @@ use vernier_store::Store;
 use vernier_sys::Roots;
 
 use crate::cli::EnvCommand;
-use crate::cmd::compare::resolve_one;
 use crate::db;
+use crate::db::resolve_one;
 use crate::out::{out, outln, printable};
 
 pub fn env(command: EnvCommand, db_arg: Option<&Path>) -> Result<ExitCode> {

@@ -1,68 +1,93 @@
 //! `vernier import FILE`: a vernier export document (docs/export-format.md) or hyperfine's
-//! `--export-json` output, checked whole and stored in one transaction. A session already
-//! present with the same content is skipped; with other content the import is refused.
+//! `--export-json` output (`vernier_report::export::reader`), checked whole and stored in one
+//! transaction. A session already present with the same content is skipped; with other content
+//! the import is refused.
+//!
+//! An export is read three times as a stream, so memory holds about one session whatever the
+//! size of the file: once for its syntax and format, once to check every session before the
+//! database is opened (a bad file changes nothing and takes no lock), and once to store each
+//! session in the one transaction (a failure stores none).
 
 use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::BufReader;
 use std::path::Path;
 use std::process::ExitCode;
 
-use anyhow::{bail, Context, Result};
-use serde::de::IgnoredAny;
-use serde::Deserialize;
-use sha2::{Digest, Sha256};
-use uuid::Uuid;
-use vernier_model::{
-    validate, ConfigurationRecord, Environment, MetricInfo, OptionValue, Options, RunRecord,
-    Rusage, SessionInfo, SessionStatus, Settings, StopReason, StoredConfiguration, StoredSession,
-};
-use vernier_store::Store;
+use anyhow::{Context, Result};
+use vernier_model::{validate, StoredSession};
+use vernier_report::export::reader::{self, Kind};
+use vernier_report::export::SourceError;
+use vernier_store::{ImportReport, SqliteStore, Store};
 
 use crate::cli::ImportArgs;
-use crate::cmd::export::{ExportDocument, FORMAT, VERSION};
 use crate::db;
 use crate::out::outln;
 
-/// What one file brings: sessions and the kernel configuration texts they refer to.
-#[derive(Debug, Default)]
-pub struct Parsed {
-    pub sessions: Vec<StoredSession>,
-    /// SHA-256 (hex) -> text.
-    pub kernel_configs: BTreeMap<String, String>,
-    /// The times were stamped at parsing (hyperfine files have none of their own).
-    pub stamped: bool,
-}
-
 pub fn import(args: ImportArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
     let path = &args.file;
-    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
-    // Everything is parsed and checked before the database is opened: a bad file changes
-    // nothing.
-    let mut parsed =
-        parse(&bytes, now_ns()).with_context(|| format!("cannot import {}", path.display()))?;
-    let mut store = db::open_for_writing(db_arg)?;
-    if parsed.stamped {
-        // A file imported before keeps the times of its first import, so that importing it
-        // again finds the same content and is skipped.
-        let stored: BTreeMap<_, _> = store
-            .sessions()?
-            .into_iter()
-            .map(|s| (s.id, s.started_at_ns))
-            .collect();
-        for session in &mut parsed.sessions {
-            if let Some(&first) = stored.get(&session.info.id) {
-                shift_times(session, first - session.info.started_at_ns);
-            }
+    let open = || -> Result<BufReader<File>> {
+        let file = File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
+        Ok(BufReader::with_capacity(1 << 16, file))
+    };
+    let context = || format!("cannot import {}", path.display());
+    let report = match reader::probe(open()?).with_context(context)? {
+        Kind::Export => {
+            // Everything is parsed and checked before the database is opened.
+            let mut check = validate::FileCheck::new();
+            let mut runs = 0;
+            let kernel_configs = reader::read_export(open()?, |s| {
+                check.session(&s)?;
+                runs += s.configurations.iter().map(|c| c.runs.len()).sum::<usize>();
+                Ok::<(), SourceError>(())
+            })
+            .with_context(context)?;
+            validate::check_kernel_configs(&kernel_configs).with_context(context)?;
+            let mut store = db::open_for_writing(db_arg)?;
+            store_export(&mut store, open()?, runs, &kernel_configs).with_context(context)?
         }
-    }
-    let report = store
-        .import_sessions(&parsed.sessions, &parsed.kernel_configs)
-        .with_context(|| format!("cannot import {}", path.display()))?;
+        Kind::Hyperfine => {
+            let bytes =
+                std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+            let mut session = reader::parse_hyperfine(&bytes, now_ns()).with_context(context)?;
+            validate::check_session(&session).with_context(context)?;
+            let mut store = db::open_for_writing(db_arg)?;
+            // A file imported before keeps the times of its first import, so that importing it
+            // again finds the same content and is skipped.
+            if let Some(first) = store
+                .sessions()?
+                .into_iter()
+                .find(|s| s.id == session.info.id)
+            {
+                let delta_ns = first.started_at_ns - session.info.started_at_ns;
+                shift_times(&mut session, delta_ns);
+            }
+            store
+                .import_sessions(&[session], &BTreeMap::new())
+                .with_context(context)?
+        }
+    };
     outln!(
         "imported {} session(s), skipped {} already present with the same content",
         report.imported,
         report.skipped
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// Stores the sessions of the export `input` in one transaction, each as it is read.
+fn store_export(
+    store: &mut SqliteStore,
+    input: BufReader<File>,
+    runs: usize,
+    kernel_configs: &BTreeMap<String, String>,
+) -> Result<ImportReport> {
+    let mut import = store.importer(runs)?;
+    for (sha256, text) in kernel_configs {
+        import.kernel_config(sha256, text)?;
+    }
+    reader::read_export(input, |s: StoredSession| import.session(&s))?;
+    Ok(import.commit()?)
 }
 
 fn now_ns() -> i64 {
@@ -83,251 +108,16 @@ fn shift_times(session: &mut StoredSession, delta_ns: i64) {
     }
 }
 
-/// The top-level fields that tell the formats apart; everything else is skipped unparsed.
-#[derive(Deserialize)]
-struct Probe {
-    format: Option<serde_json::Value>,
-    version: Option<serde_json::Value>,
-    results: Option<IgnoredAny>,
-}
-
-/// The sessions of a vernier export or a hyperfine file, checked
-/// ([`validate::check_sessions`]). `now_ns` stamps hyperfine sessions, which carry no time of
-/// their own.
-pub fn parse(bytes: &[u8], now_ns: i64) -> Result<Parsed> {
-    let text = std::str::from_utf8(bytes).context("the file is not UTF-8 text")?;
-    // A first pass for syntax (serde_json names line and column of an error or a
-    // truncation) that builds nothing, then one for the few fields that tell the formats
-    // apart; the document is parsed into its types once, in linear time and memory.
-    serde_json::from_str::<IgnoredAny>(text).context("invalid JSON")?;
-    let neither = || {
-        anyhow::anyhow!(
-            "neither a vernier export (an object with \"format\": \"{FORMAT}\") nor hyperfine \
-             --export-json output (an object with \"results\")"
-        )
-    };
-    let probe: Probe = serde_json::from_str(text).map_err(|_| neither())?;
-    let parsed = if let Some(format) = probe.format {
-        if format != FORMAT {
-            bail!("unknown format {format} (expected \"{FORMAT}\")");
-        }
-        if probe.version.as_ref().and_then(serde_json::Value::as_u64) != Some(u64::from(VERSION)) {
-            bail!(
-                "{FORMAT} version {} is not supported (this vernier reads version {VERSION})",
-                probe
-                    .version
-                    .map(|v| v.to_string())
-                    .unwrap_or_else(|| "missing".to_string())
-            );
-        }
-        let doc: ExportDocument =
-            serde_json::from_str(text).context("not a valid vernier export")?;
-        Parsed {
-            sessions: doc.sessions,
-            kernel_configs: doc.kernel_configs,
-            stamped: false,
-        }
-    } else if probe.results.is_some() {
-        let doc: HyperfineExport =
-            serde_json::from_str(text).context("not a valid hyperfine --export-json file")?;
-        Parsed {
-            sessions: vec![from_hyperfine(&doc, bytes, now_ns)?],
-            kernel_configs: BTreeMap::new(),
-            stamped: true,
-        }
-    } else {
-        return Err(neither());
-    };
-    // The checks every import shares, whatever the format (the store applies them again).
-    validate::check_sessions(&parsed.sessions)?;
-    validate::check_kernel_configs(&parsed.kernel_configs)?;
-    Ok(parsed)
-}
-
-/// hyperfine's `--export-json` document (hyperfine's `src/export/json.rs`); fields vernier
-/// does not use (mean, stddev, min, max, ...) are ignored.
-#[derive(Debug, Deserialize)]
-struct HyperfineExport {
-    results: Vec<HyperfineResult>,
-}
-
-#[derive(Debug, Deserialize)]
-struct HyperfineResult {
-    command: String,
-    /// Wall-clock time of each run, seconds.
-    times: Vec<f64>,
-    /// One per time; `null` for a run killed by a signal. Absent in files of hyperfine
-    /// before 1.12.
-    #[serde(default)]
-    exit_codes: Option<Vec<Option<i32>>>,
-    /// Values of `--parameter-scan` / `--parameter-list` parameters.
-    #[serde(default)]
-    parameters: BTreeMap<String, serde_json::Value>,
-}
-
-/// Ids derived from a SHA-256 of length-prefixed parts: the same file always gives the same
-/// ids, which makes a repeated import a no-op. A prefix (the file) is hashed once and the
-/// state cloned for each id below it, so deriving an id per run stays linear in the file.
-#[derive(Clone)]
-struct IdHasher(Sha256);
-
-impl IdHasher {
-    fn new() -> Self {
-        IdHasher(Sha256::new())
-    }
-
-    fn part(mut self, p: &[u8]) -> Self {
-        self.0.update((p.len() as u64).to_le_bytes());
-        self.0.update(p);
-        self
-    }
-
-    /// A UUID version 8 ("custom") from the first 16 bytes of the digest.
-    fn id(self) -> Uuid {
-        let digest = self.0.finalize();
-        let mut bytes = [0u8; 16];
-        bytes.copy_from_slice(&digest[..16]);
-        uuid::Builder::from_custom_bytes(bytes).into_uuid()
-    }
-}
-
-/// One session of the `command` benchmark: a configuration per command (and parameter
-/// values), a measured run per time, metric `time` in seconds, lower is better.
-fn from_hyperfine(doc: &HyperfineExport, bytes: &[u8], now_ns: i64) -> Result<StoredSession> {
-    if doc.results.is_empty() {
-        bail!("the hyperfine file has no results");
-    }
-    let session_id = IdHasher::new().part(b"hyperfine-session").part(bytes).id();
-    let configuration_ids = IdHasher::new().part(b"hyperfine-configuration").part(bytes);
-    let run_ids = IdHasher::new().part(b"hyperfine-run").part(bytes);
-    let mut configurations = Vec::new();
-    for (i, result) in doc.results.iter().enumerate() {
-        let place = || format!("results[{i}] (command '{}')", result.command);
-        if result.times.is_empty() {
-            bail!("{}: field 'times' is empty", place());
-        }
-        if let Some(codes) = &result.exit_codes {
-            if codes.len() != result.times.len() {
-                bail!(
-                    "{}: field 'exit_codes' has {} entries, 'times' {}; hyperfine writes one \
-                     exit code per time",
-                    place(),
-                    codes.len(),
-                    result.times.len()
-                );
-            }
-        }
-        let mut options = BTreeMap::from([(
-            "command".to_string(),
-            OptionValue::Text(result.command.clone()),
-        )]);
-        for (name, value) in &result.parameters {
-            let text = match value {
-                serde_json::Value::String(s) => s.clone(),
-                other => other.to_string(),
-            };
-            options.insert(name.clone(), OptionValue::Text(text));
-        }
-        let config_index = (i as u64).to_le_bytes();
-        let config_id = configuration_ids.clone().part(&config_index).id();
-        let run_ids = run_ids.clone().part(&config_index);
-        let failed = result
-            .exit_codes
-            .iter()
-            .flatten()
-            .filter(|c| **c != Some(0))
-            .count();
-        let mut runs = Vec::with_capacity(result.times.len());
-        let mut start = now_ns;
-        for (j, &t) in result.times.iter().enumerate() {
-            let run_index = (j as u64).to_le_bytes();
-            // hyperfine records no timestamps: runs are laid end to end from the import time.
-            // A non-positive time is refused by the shared checks; here it only must not
-            // move the clock backwards.
-            let duration_ns = (t * 1e9).round().max(0.0) as i64;
-            runs.push(RunRecord {
-                id: run_ids.clone().part(&run_index).id(),
-                index: j as u32,
-                warmup: false,
-                round: 0,
-                preceding_executions: j as u32,
-                started_at_ns: start,
-                ended_at_ns: start.saturating_add(duration_ns),
-                values: BTreeMap::from([("time".to_string(), t)]),
-                rusage: Rusage::default(),
-                foreign_cpu_ns: 0,
-                controller_cpu_ns: 0,
-                monitors: None,
-                setup_steps: Vec::new(),
-            });
-            start = start.saturating_add(duration_ns);
-        }
-        configurations.push(StoredConfiguration {
-            record: ConfigurationRecord {
-                id: config_id,
-                position: i as u32,
-                benchmark: "command".to_string(),
-                benchmark_version: "hyperfine".to_string(),
-                options: Options(options),
-                metric: MetricInfo {
-                    name: "time".to_string(),
-                    unit: "s".to_string(),
-                    higher_is_better: false,
-                },
-                // hyperfine runs a fixed number of times; it has no stopping rule.
-                stop_reason: Some(StopReason::MaxRuns),
-                converged: false,
-                error: (failed > 0).then(|| {
-                    format!(
-                        "{failed} of {} runs exited with non-zero status",
-                        result.times.len()
-                    )
-                }),
-            },
-            runs,
-        });
-    }
-    let environment = Environment::default();
-    let ended = configurations
-        .iter()
-        .filter_map(|c| c.runs.last().map(|r| r.ended_at_ns))
-        .max()
-        .unwrap_or(now_ns);
-    Ok(StoredSession {
-        info: SessionInfo {
-            id: session_id,
-            started_at_ns: now_ns,
-            ended_at_ns: Some(ended),
-            status: SessionStatus::Completed,
-            suite: None,
-            specs: doc
-                .results
-                .iter()
-                .map(|r| format!("command:command={}", r.command))
-                .collect(),
-            tags: BTreeMap::from([("source".to_string(), "hyperfine".to_string())]),
-            note: Some("imported from hyperfine --export-json".to_string()),
-            // hyperfine's run count does not depend on an interval: the fixed-n one is valid.
-            settings: Settings {
-                stopping_rule: vernier_model::StoppingRule::FixedN,
-                ..Settings::default()
-            },
-            vernier_version: env!("CARGO_PKG_VERSION").to_string(),
-            fingerprint: environment.fingerprint(),
-            environment,
-            findings: Vec::new(),
-            setup: Vec::new(),
-            monitors: Vec::new(),
-        },
-        configurations,
-    })
-}
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
-    use super::*;
-    use vernier_model::Recorder;
+    use std::collections::BTreeMap;
+
+    use uuid::Uuid;
+    use vernier_model::{Recorder, RunRecord, StoredSession};
+    use vernier_report::export::reader::parse;
+    use vernier_report::export::{ExportDocument, FORMAT, VERSION};
+    use vernier_store::Store;
 
     const HYPERFINE: &str = r#"{"results": [
         {"command": "a", "mean": 2, "times": [1.0, 3.0], "exit_codes": [0, 1]},
@@ -336,101 +126,6 @@ mod tests {
 
     fn sessions(text: &str, now_ns: i64) -> Vec<StoredSession> {
         parse(text.as_bytes(), now_ns).unwrap().sessions
-    }
-
-    fn error(text: &[u8]) -> String {
-        format!("{:#}", parse(text, 0).unwrap_err())
-    }
-
-    /// The ids as the first versions of vernier derived them, each from a hash of the whole
-    /// file: the linear derivation must give the same ids, so files imported then are still
-    /// recognised as present.
-    fn whole_file_id(parts: &[&[u8]]) -> Uuid {
-        let mut hasher = Sha256::new();
-        for p in parts {
-            hasher.update((p.len() as u64).to_le_bytes());
-            hasher.update(p);
-        }
-        let mut bytes = [0u8; 16];
-        bytes.copy_from_slice(&hasher.finalize()[..16]);
-        uuid::Builder::from_custom_bytes(bytes).into_uuid()
-    }
-
-    #[test]
-    fn hyperfine_becomes_one_deterministic_session() {
-        let s = sessions(HYPERFINE, 100);
-        assert_eq!(s.len(), 1);
-        let again = sessions(HYPERFINE, 999);
-        assert_eq!(s[0].info.id, again[0].info.id);
-        assert_eq!(
-            s[0].configurations[0].runs[1].id,
-            again[0].configurations[0].runs[1].id
-        );
-        let bytes = HYPERFINE.as_bytes();
-        assert_eq!(s[0].info.id, whole_file_id(&[b"hyperfine-session", bytes]));
-        let (c1, r0) = (1u64.to_le_bytes(), 0u64.to_le_bytes());
-        assert_eq!(
-            s[0].configurations[1].record.id,
-            whole_file_id(&[b"hyperfine-configuration", bytes, &c1])
-        );
-        assert_eq!(
-            s[0].configurations[1].runs[0].id,
-            whole_file_id(&[b"hyperfine-run", bytes, &c1, &r0])
-        );
-        let c = &s[0].configurations;
-        assert_eq!(c[0].values(), vec![1.0, 3.0]);
-        assert_eq!(c[0].record.options.text("command"), "a");
-        assert_eq!(
-            c[0].record.error.as_deref(),
-            Some("1 of 2 runs exited with non-zero status")
-        );
-        assert_eq!(c[1].record.options.text("n"), "4");
-        assert_eq!(c[0].runs[1].started_at_ns, 100 + 1_000_000_000);
-        // Another file, other ids.
-        let other = sessions(&HYPERFINE.replace("3.0", "3.5"), 100);
-        assert_ne!(other[0].info.id, s[0].info.id);
-    }
-
-    #[test]
-    fn errors_name_the_place() {
-        let err = error(b"{\"results\": [");
-        assert!(err.contains("line 1 column 13"), "{err}");
-        let err = error(br#"{"format": "vernier-export", "version": 2, "sessions": []}"#);
-        assert!(err.contains("version 2 is not supported"), "{err}");
-        let err = error(b"[1, 2]");
-        assert!(err.contains("neither a vernier export"), "{err}");
-        let err = error(b"{\"results\": [{\"command\": \"a\", \"times\": []}]}");
-        assert!(
-            err.contains("results[0] (command 'a'): field 'times' is empty"),
-            "{err}"
-        );
-    }
-
-    #[test]
-    fn hyperfine_files_hyperfine_could_not_write_are_refused() {
-        let err =
-            error(br#"{"results": [{"command": "a", "times": [1.0, 2.0], "exit_codes": [0]}]}"#);
-        assert!(
-            err.contains("results[0] (command 'a'): field 'exit_codes' has 1 entries, 'times' 2"),
-            "{err}"
-        );
-        // Files of hyperfine before 1.12 have no exit codes at all.
-        assert!(parse(br#"{"results": [{"command": "a", "times": [1.0]}]}"#, 0).is_ok());
-        for bad in ["0.0", "-0.25"] {
-            let text =
-                format!(r#"{{"results": [{{"command": "sleep 1", "times": [1.0, {bad}]}}]}}"#);
-            let err = error(text.as_bytes());
-            assert!(err.contains("(command:command=sleep 1)"), "{err}");
-            assert!(err.contains("measured run 1"), "{err}");
-            assert!(
-                err.contains(&format!(
-                    "field 'values.time' is {}",
-                    bad.parse::<f64>().unwrap()
-                )),
-                "{err}"
-            );
-            assert!(err.contains("expected a positive duration in s"), "{err}");
-        }
     }
 
     /// Doubles that inexact parsing or printing gets wrong: halfway cases, subnormals, the

@@ -8,9 +8,9 @@ use anyhow::{bail, Context, Result};
 use vernier_store::Store;
 
 use crate::cli::{ShowArgs, ShowFormat};
-use crate::cmd::compare::resolve_one;
 use crate::cmd::run::terminal_width;
 use crate::db;
+use crate::db::resolve_one;
 use crate::out::{out, outln, printable, printable_lines};
 
 pub fn show(args: ShowArgs, db_arg: Option<&Path>) -> Result<ExitCode> {

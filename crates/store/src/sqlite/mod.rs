@@ -21,11 +21,13 @@ use crate::{ImportReport, Store, StoreError};
 mod calibration;
 mod codec;
 mod connection;
+mod import;
 mod migrations;
 mod read;
 mod write;
 
 pub use connection::LOCK_WAIT;
+pub use import::Importer;
 pub use migrations::SCHEMA_VERSION;
 
 /// Results in an SQLite file.
@@ -109,6 +111,6 @@ impl Store for SqliteStore {
         sessions: &[StoredSession],
         kernel_configs: &BTreeMap<String, String>,
     ) -> Result<ImportReport, StoreError> {
-        write::import_sessions(self, sessions, kernel_configs)
+        import::import_sessions(self, sessions, kernel_configs)
     }
 }

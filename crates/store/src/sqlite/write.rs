@@ -1,27 +1,23 @@
-//! Writing: recording a session as it runs, importing whole sessions in one transaction, and
+//! Writing: recording a session as it runs (imports in `import.rs`), and
 //! managing stored ones (tags, notes, deletion). Every change runs in
 //! [`SqliteStore::write`]'s transaction.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
-use rusqlite::{params, OptionalExtension};
+use rusqlite::params;
 use uuid::Uuid;
-use vernier_model::{validate, Recorder};
-use vernier_model::{
-    ConfigurationRecord, RunRecord, SessionInfo, SessionStatus, StopReason, StoredSession,
-};
+use vernier_model::{ConfigurationRecord, RunRecord, SessionInfo, SessionStatus, StopReason};
 use vernier_sys::process::ProcessIdentity;
 
-use super::codec::{as_stored, stored_value, to_json};
-use super::connection::retry_while_locked;
-use super::read::{ensure_exists, load_session_in};
+use super::codec::{stored_value, to_json};
+use super::read::ensure_exists;
 use super::SqliteStore;
-use crate::{DeleteReport, ImportReport, Store, StoreError};
+use crate::{DeleteReport, StoreError};
 
 impl SqliteStore {
     /// Inserts a session row with its tags; `owner` is the process recording it (none for an
     /// import: no process here records it).
-    fn insert_session(
+    pub(super) fn insert_session(
         &mut self,
         session: &SessionInfo,
         owner: Option<&ProcessIdentity>,
@@ -250,152 +246,6 @@ pub(super) fn delete_session(store: &mut SqliteStore, id: Uuid) -> Result<(), St
         }
         Ok(())
     })
-}
-
-pub(super) fn import_sessions(
-    store: &mut SqliteStore,
-    sessions: &[StoredSession],
-    kernel_configs: &BTreeMap<String, String>,
-) -> Result<ImportReport, StoreError> {
-    // Checked before the transaction starts: an invalid file takes no lock.
-    validate::check_sessions(sessions).map_err(|e| StoreError::Invalid(e.to_string()))?;
-    validate::check_kernel_configs(kernel_configs)
-        .map_err(|e| StoreError::Invalid(e.to_string()))?;
-    // The pages one transaction changes stay in memory until the commit; with SQLite's
-    // default cache (2 MiB) a large import spills them to the WAL and reads them back for
-    // every later insertion into the same B-trees, which made the time grow faster than
-    // the file. The cache grows with the import (about 1 KiB per run, the pages of its
-    // rows and index entries) and is restored afterwards
-    // (https://www.sqlite.org/pragma.html#pragma_cache_size).
-    let runs: usize = sessions
-        .iter()
-        .flat_map(|s| &s.configurations)
-        .map(|c| c.runs.len())
-        .sum();
-    let previous_cache: i64 = store
-        .conn
-        .pragma_query_value(None, "cache_size", |r| r.get(0))?;
-    // Negative: a size in KiB.
-    let wanted_kib = i64::try_from(runs).unwrap_or(i64::MAX).saturating_add(2048);
-    store.conn.pragma_update(None, "cache_size", -wanted_kib)?;
-    let result = store.import_whole(sessions, kernel_configs);
-    store
-        .conn
-        .pragma_update(None, "cache_size", previous_cache)?;
-    result
-}
-
-impl SqliteStore {
-    /// [`Store::import_sessions`] after the checks: one transaction.
-    fn import_whole(
-        &mut self,
-        sessions: &[StoredSession],
-        kernel_configs: &BTreeMap<String, String>,
-    ) -> Result<ImportReport, StoreError> {
-        // One IMMEDIATE transaction around the ordinary writes (which join it, see `write`):
-        // an import is stored whole or not at all, and the rows are exactly those a recording
-        // session writes.
-        retry_while_locked(&self.path, self.lock_wait, || {
-            Ok(self.conn.execute_batch("BEGIN IMMEDIATE")?)
-        })?;
-        match self.import_in_transaction(sessions, kernel_configs) {
-            Ok(report) => {
-                if let Err(e) = self.conn.execute_batch("COMMIT") {
-                    let _ = self.conn.execute_batch("ROLLBACK");
-                    return Err(e.into());
-                }
-                Ok(report)
-            }
-            Err(e) => {
-                // The error to report is the first one; a failing rollback changes nothing
-                // (SQLite rolls back an unfinished transaction when the connection closes).
-                let _ = self.conn.execute_batch("ROLLBACK");
-                Err(e)
-            }
-        }
-    }
-}
-
-/// True for an error of a PRIMARY KEY or UNIQUE constraint: an id that is already stored.
-fn is_duplicate_key(e: &StoreError) -> bool {
-    matches!(
-        e,
-        StoreError::Database(rusqlite::Error::SqliteFailure(f, _))
-            if f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY
-                || f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE
-    )
-}
-
-impl SqliteStore {
-    fn import_in_transaction(
-        &mut self,
-        sessions: &[StoredSession],
-        kernel_configs: &BTreeMap<String, String>,
-    ) -> Result<ImportReport, StoreError> {
-        let mut report = ImportReport::default();
-        for (sha256, text) in kernel_configs {
-            self.put_kernel_config(sha256, text)?;
-        }
-        for session in sessions {
-            let id = session.info.id;
-            let exists: Option<i64> = self
-                .conn
-                .query_row(
-                    "SELECT 1 FROM sessions WHERE id = ?1",
-                    [id.to_string()],
-                    |r| r.get(0),
-                )
-                .optional()?;
-            if exists.is_some() {
-                // Stored values are what the store keeps of the file's ones (-0.0 as 0.0,
-                // see `add_run`), so the file's session is compared as it would be stored.
-                let mut stored = load_session_in(&self.conn, id)?;
-                // A session imported as running has no process here and reads as abandoned:
-                // that is the same content.
-                if stored.info.status == SessionStatus::Abandoned
-                    && session.info.status == SessionStatus::Running
-                {
-                    stored.info.status = SessionStatus::Running;
-                }
-                if let Some(field) = validate::difference(&stored, &as_stored(session)) {
-                    return Err(StoreError::Conflict(format!(
-                        "session {id} is already stored with other content (first difference: \
-                         {field}); delete it first to replace it"
-                    )));
-                }
-                report.skipped += 1;
-                continue;
-            }
-            self.insert_session(&session.info, None)?;
-            for config in &session.configurations {
-                self.add_configuration(id, &config.record).map_err(|e| {
-                    if is_duplicate_key(&e) {
-                        StoreError::Conflict(format!(
-                            "configuration {} of session {id} is already stored in another \
-                             session",
-                            config.record.id
-                        ))
-                    } else {
-                        e
-                    }
-                })?;
-                for run in &config.runs {
-                    self.add_run(config.record.id, run).map_err(|e| {
-                        if is_duplicate_key(&e) {
-                            StoreError::Conflict(format!(
-                                "run {} of session {id} is already stored in another session",
-                                run.id
-                            ))
-                        } else {
-                            e
-                        }
-                    })?;
-                }
-            }
-            report.imported += 1;
-        }
-        Ok(report)
-    }
 }
 
 /// Managing stored sessions: tags, notes and deletion. Each call is one transaction, so a

@@ -1,0 +1,346 @@
+//! The output formats of `vernier compare` (docs/compare.md): an aligned table for the
+//! terminal, GitHub-flavoured Markdown for mailing lists and issues, and CSV with the JSON field
+//! names as header. The comparison itself is `vernier_analysis::compare`; this module only
+//! presents its [`CompareReport`] (the JSON format is the report's own `Serialize`).
+
+use std::fmt::Write as _;
+
+use comfy_table::presets::NOTHING;
+use comfy_table::{CellAlignment, Table};
+use serde::Serialize;
+use vernier_analysis::{CompareReport, Comparison, NoiseSource};
+use vernier_model::{Severity, StoredSession};
+
+use crate::format::sig;
+
+fn opt(v: Option<f64>, f: impl Fn(f64) -> String) -> String {
+    v.map(f).unwrap_or_else(|| "-".to_string())
+}
+
+fn ratio_text(v: f64) -> String {
+    format!("{v:.3}")
+}
+
+fn p_text(p: f64) -> String {
+    if p < 0.001 {
+        "<0.001".to_string()
+    } else {
+        format!("{p:.3}")
+    }
+}
+
+fn ci_text(c: &Comparison) -> String {
+    match (c.ratio_ci_low, c.ratio_ci_high) {
+        (Some(lo), Some(hi)) => format!("[{}, {}]", ratio_text(lo), ratio_text(hi)),
+        _ => "-".to_string(),
+    }
+}
+
+/// Minimum detectable change as a percentage.
+fn mdc_text(c: &Comparison) -> String {
+    opt(c.mdc, |m| format!("{:.1}%", m * 100.0))
+}
+
+const HEADERS: [&str; 9] = [
+    "configuration",
+    "base median",
+    "new median",
+    "ratio",
+    "95% CI",
+    "MDC",
+    "p",
+    "p adj",
+    "verdict",
+];
+
+fn row(c: &Comparison) -> [String; 9] {
+    [
+        c.label(),
+        format!("{} {}", sig(c.base_median, 4), c.unit),
+        format!("{} {}", sig(c.new_median, 4), c.unit),
+        ratio_text(c.ratio),
+        ci_text(c),
+        mdc_text(c),
+        p_text(c.p_value),
+        p_text(c.p_adjusted),
+        c.verdict.to_string(),
+    ]
+}
+
+fn summary_lines(report: &CompareReport) -> Vec<String> {
+    let s = &report.summary;
+    let mut lines = vec![format!(
+        "{} compared (threshold {:.1}%): {} faster, {} slower, {} equivalent, {} inconclusive",
+        s.compared,
+        report.threshold * 100.0,
+        s.faster,
+        s.slower,
+        s.equivalent,
+        s.inconclusive
+    )];
+    if let Some(g) = s.geomean_ratio {
+        lines.push(format!(
+            "geometric mean of ratios NEW/BASE over {}: {} {:.0}% CI [{}, {}]",
+            s.geomean_of,
+            ratio_text(g),
+            report.level * 100.0,
+            opt(s.geomean_ci_low, ratio_text),
+            opt(s.geomean_ci_high, ratio_text)
+        ));
+    }
+    lines.extend(s.warnings.iter().map(|w| format!("note: {w}")));
+    lines
+}
+
+/// The comparisons as plain columns two spaces apart, without borders: the configuration and
+/// the verdict left-aligned, the numbers right-aligned.
+fn columns(rows: &[[String; 9]]) -> String {
+    let mut table = Table::new();
+    table.load_preset(NOTHING).set_header(HEADERS.to_vec());
+    for r in rows {
+        table.add_row(r.to_vec());
+    }
+    let last = HEADERS.len() - 1;
+    for (i, column) in table.column_iter_mut().enumerate() {
+        // No margin at the line's start or end; two spaces between columns.
+        column.set_padding((u16::from(i > 0), u16::from(i < last)));
+        if i > 0 && i < last {
+            column.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    table.trim_fmt() + "\n"
+}
+
+/// Aligned columns, then warnings, unmatched configurations and the summary.
+pub fn table(report: &CompareReport) -> String {
+    let rows: Vec<[String; 9]> = report.comparisons.iter().map(row).collect();
+    let mut out = String::new();
+    if !rows.is_empty() {
+        out.push_str(&columns(&rows));
+    }
+    let warned: Vec<&Comparison> = report
+        .comparisons
+        .iter()
+        .filter(|c| !c.warnings.is_empty())
+        .collect();
+    if !warned.is_empty() {
+        out.push_str("\nwarnings:\n");
+        for c in warned {
+            for w in &c.warnings {
+                let _ = writeln!(out, "  {}: {w}", c.label());
+            }
+        }
+    }
+    if !report.unmatched.is_empty() {
+        out.push_str("\nunmatched:\n");
+        for u in &report.unmatched {
+            let _ = writeln!(out, "  {} ({}): {}", u.label(), u.side, u.reason);
+        }
+    }
+    out.push('\n');
+    for l in summary_lines(report) {
+        out.push_str(&l);
+        out.push('\n');
+    }
+    out
+}
+
+/// The validity findings (warnings and worse) stored with the sessions of one side (`side` is
+/// `BASE` or `NEW`), each once; empty when there are none. Follows the table.
+pub fn side_findings(side: &str, sessions: &[StoredSession]) -> String {
+    let mut seen = Vec::new();
+    let mut out = String::new();
+    for f in sessions.iter().flat_map(|s| &s.info.findings) {
+        if f.severity >= Severity::Warning && !seen.contains(&&f.id) {
+            seen.push(&f.id);
+            let _ = writeln!(out, "  {:<8} {}: {}", f.severity, f.title, f.detail);
+        }
+    }
+    if out.is_empty() {
+        out
+    } else {
+        format!("\nvalidity findings of {side}:\n{out}")
+    }
+}
+
+fn md_escape(text: &str) -> String {
+    text.replace('|', "\\|")
+}
+
+/// A GitHub-flavoured Markdown table with the summary as a list, for mailing lists and issues.
+pub fn markdown(report: &CompareReport) -> String {
+    let mut out = String::new();
+    if !report.comparisons.is_empty() {
+        let _ = writeln!(out, "| {} |", HEADERS.join(" | "));
+        let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---:|---:|---|");
+        for c in &report.comparisons {
+            let cells: Vec<String> = row(c).iter().map(|s| md_escape(s)).collect();
+            let _ = writeln!(out, "| {} |", cells.join(" | "));
+        }
+        out.push('\n');
+    }
+    for c in &report.comparisons {
+        for w in &c.warnings {
+            let _ = writeln!(out, "- warning: `{}`: {}", c.label(), md_escape(w));
+        }
+    }
+    for u in &report.unmatched {
+        let _ = writeln!(
+            out,
+            "- unmatched: `{}` ({}): {}",
+            u.label(),
+            u.side,
+            u.reason
+        );
+    }
+    for l in summary_lines(report) {
+        let _ = writeln!(out, "- {l}");
+    }
+    out
+}
+
+/// A number at full precision as Rust prints it (the shortest decimal that reads back as the
+/// same double, never with an exponent), where the `csv` crate would print `13.0` for 13.
+fn display<S: serde::Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
+    s.collect_str(v)
+}
+
+fn display_opt<S: serde::Serializer>(v: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
+    match v {
+        Some(v) => s.collect_str(v),
+        None => s.serialize_none(),
+    }
+}
+
+/// One CSV row of a comparison: the JSON field names, in the order of docs/compare.md.
+#[derive(Serialize)]
+struct CsvRow<'a> {
+    benchmark: &'a str,
+    options: String,
+    metric: &'a str,
+    unit: &'a str,
+    base_n: usize,
+    new_n: usize,
+    #[serde(serialize_with = "display")]
+    base_median: f64,
+    #[serde(serialize_with = "display")]
+    new_median: f64,
+    #[serde(serialize_with = "display")]
+    ratio: f64,
+    #[serde(serialize_with = "display_opt")]
+    ratio_ci_low: Option<f64>,
+    #[serde(serialize_with = "display_opt")]
+    ratio_ci_high: Option<f64>,
+    #[serde(serialize_with = "display")]
+    p_value: f64,
+    #[serde(serialize_with = "display")]
+    p_adjusted: f64,
+    #[serde(serialize_with = "display_opt")]
+    welch_ci_low: Option<f64>,
+    #[serde(serialize_with = "display_opt")]
+    welch_ci_high: Option<f64>,
+    verdict: String,
+    /// Joined by "; ".
+    warnings: String,
+    #[serde(serialize_with = "display_opt")]
+    runs_ci_low: Option<f64>,
+    #[serde(serialize_with = "display_opt")]
+    runs_ci_high: Option<f64>,
+    base_sessions: usize,
+    new_sessions: usize,
+    noise_source: Option<&'static str>,
+    #[serde(serialize_with = "display_opt")]
+    session_noise: Option<f64>,
+    #[serde(serialize_with = "display_opt")]
+    mdc: Option<f64>,
+}
+
+impl<'a> CsvRow<'a> {
+    /// The header, also written when there is no row.
+    const HEADER: [&'static str; 24] = [
+        "benchmark",
+        "options",
+        "metric",
+        "unit",
+        "base_n",
+        "new_n",
+        "base_median",
+        "new_median",
+        "ratio",
+        "ratio_ci_low",
+        "ratio_ci_high",
+        "p_value",
+        "p_adjusted",
+        "welch_ci_low",
+        "welch_ci_high",
+        "verdict",
+        "warnings",
+        "runs_ci_low",
+        "runs_ci_high",
+        "base_sessions",
+        "new_sessions",
+        "noise_source",
+        "session_noise",
+        "mdc",
+    ];
+
+    fn new(c: &'a Comparison) -> Self {
+        CsvRow {
+            benchmark: &c.benchmark,
+            options: c.options.label(),
+            metric: &c.metric,
+            unit: &c.unit,
+            base_n: c.base_n,
+            new_n: c.new_n,
+            base_median: c.base_median,
+            new_median: c.new_median,
+            ratio: c.ratio,
+            ratio_ci_low: c.ratio_ci_low,
+            ratio_ci_high: c.ratio_ci_high,
+            p_value: c.p_value,
+            p_adjusted: c.p_adjusted,
+            welch_ci_low: c.welch_ci_low,
+            welch_ci_high: c.welch_ci_high,
+            verdict: c.verdict.to_string(),
+            warnings: c.warnings.join("; "),
+            runs_ci_low: c.runs_ci_low,
+            runs_ci_high: c.runs_ci_high,
+            base_sessions: c.base_sessions,
+            new_sessions: c.new_sessions,
+            noise_source: c.noise_source.map(|s| match s {
+                NoiseSource::Sessions => "sessions",
+                NoiseSource::Calibration => "calibration",
+            }),
+            session_noise: c.session_noise,
+            mdc: c.mdc,
+        }
+    }
+}
+
+/// One row per comparison with the JSON field names as header; numbers at full precision,
+/// absent values empty, warnings joined by "; ". Quoting is RFC 4180's (the `csv` crate).
+pub fn csv(report: &CompareReport) -> Result<String, csv::Error> {
+    let mut out = csv::WriterBuilder::new()
+        .has_headers(false)
+        .from_writer(Vec::new());
+    out.write_record(CsvRow::HEADER)?;
+    for c in &report.comparisons {
+        out.serialize(CsvRow::new(c))?;
+    }
+    let bytes = out
+        .into_inner()
+        .map_err(|e| csv::Error::from(e.into_error()))?;
+    // Every field is a Rust string, so the bytes are UTF-8.
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn p_values_are_short() {
+        assert_eq!(p_text(0.0001), "<0.001");
+        assert_eq!(p_text(0.04567), "0.046");
+    }
+}

@@ -1,0 +1,623 @@
+//! Reading a vernier export document (docs/export-format.md) or hyperfine's `--export-json`
+//! output into model records. An export is read as a stream: a serde visitor walks the
+//! `sessions` array and hands each session on as soon as it is parsed, so memory holds one
+//! session, not the file. hyperfine files hold one session and are read whole.
+//!
+//! The reader only parses; checking ([`vernier_model::validate`]) and storing are the caller's,
+//! through the function each session is handed to.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::io::Read;
+
+use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::Deserialize;
+use sha2::{Digest, Sha256};
+use uuid::Uuid;
+use vernier_model::{
+    validate, ConfigurationRecord, Environment, MetricInfo, OptionValue, Options, RunRecord,
+    Rusage, SessionInfo, SessionStatus, Settings, StopReason, StoredConfiguration, StoredSession,
+};
+
+use super::{ReadError, SourceError, FORMAT, VERSION};
+
+/// What a file holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// A vernier export document.
+    Export,
+    /// hyperfine's `--export-json` output.
+    Hyperfine,
+}
+
+/// The top-level fields that tell the formats apart; everything else is skipped unparsed.
+#[derive(Deserialize)]
+struct Probe {
+    format: Option<serde_json::Value>,
+    version: Option<serde_json::Value>,
+    results: Option<IgnoredAny>,
+}
+
+/// Which format `input` is in, after checking the syntax of the whole document (serde_json
+/// names the line and column of an error or a truncation) and the format's name and version.
+/// Builds nothing: memory stays constant whatever the size of the file.
+pub fn probe(input: impl Read) -> Result<Kind, ReadError> {
+    let probe: Probe = match serde_json::from_reader(input) {
+        Ok(p) => p,
+        Err(e) if e.is_data() => return Err(ReadError::Neither),
+        Err(e) => return Err(ReadError::Syntax(e)),
+    };
+    if let Some(format) = probe.format {
+        if format != FORMAT {
+            return Err(ReadError::UnknownFormat(format.to_string()));
+        }
+        if probe.version.as_ref().and_then(serde_json::Value::as_u64) != Some(u64::from(VERSION)) {
+            return Err(ReadError::Version(
+                probe
+                    .version
+                    .map(|v| v.to_string())
+                    .unwrap_or_else(|| "missing".to_string()),
+            ));
+        }
+        Ok(Kind::Export)
+    } else if probe.results.is_some() {
+        Ok(Kind::Hyperfine)
+    } else {
+        Err(ReadError::Neither)
+    }
+}
+
+/// Reads an export document from `input`, handing each session to `each` in file order as soon
+/// as it is parsed, and returns the kernel configuration texts (SHA-256 -> text). Run
+/// [`probe`] first: this pass checks the format and version only at the end of the document
+/// (JSON does not order an object's fields). An error of `each` ends the reading
+/// ([`ReadError::Sink`]).
+pub fn read_export<E: Into<SourceError>>(
+    input: impl Read,
+    mut each: impl FnMut(StoredSession) -> Result<(), E>,
+) -> Result<BTreeMap<String, String>, ReadError> {
+    let mut failure = None;
+    let mut sink = |s: StoredSession| -> Result<(), ()> {
+        each(s).map_err(|e| {
+            failure = Some(ReadError::Sink(e.into()));
+        })
+    };
+    let mut de = serde_json::Deserializer::from_reader(input);
+    let result = DocumentSeed {
+        each: &mut sink as &mut Sink<'_>,
+    }
+    .deserialize(&mut de)
+    .and_then(|doc| de.end().map(|()| doc));
+    if let Some(f) = failure {
+        return Err(f);
+    }
+    let doc = result.map_err(ReadError::Export)?;
+    doc.check()?;
+    Ok(doc.kernel_configs)
+}
+
+/// The fields of the document besides the sessions, as the visitor meets them.
+#[derive(Default)]
+struct Header {
+    format: Option<serde_json::Value>,
+    version: Option<serde_json::Value>,
+    sessions: bool,
+    kernel_configs: BTreeMap<String, String>,
+}
+
+impl Header {
+    fn check(&self) -> Result<(), ReadError> {
+        match &self.format {
+            Some(f) if f == FORMAT => {}
+            Some(f) => return Err(ReadError::UnknownFormat(f.to_string())),
+            None => return Err(ReadError::Export(de::Error::missing_field("format"))),
+        }
+        if self.version.as_ref().and_then(serde_json::Value::as_u64) != Some(u64::from(VERSION)) {
+            return Err(ReadError::Version(
+                self.version
+                    .as_ref()
+                    .map(|v| v.to_string())
+                    .unwrap_or_else(|| "missing".to_string()),
+            ));
+        }
+        if !self.sessions {
+            return Err(ReadError::Export(de::Error::missing_field("sessions")));
+        }
+        Ok(())
+    }
+}
+
+/// A sink that failed: its error is kept by the caller, serde only learns that it stopped.
+type Sink<'a> = dyn FnMut(StoredSession) -> Result<(), ()> + 'a;
+
+const SINK_STOPPED: &str = "the import stopped";
+
+struct DocumentSeed<'a, 'b> {
+    each: &'a mut Sink<'b>,
+}
+
+impl<'de> DeserializeSeed<'de> for DocumentSeed<'_, '_> {
+    type Value = Header;
+
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Header, D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for DocumentSeed<'_, '_> {
+    type Value = Header;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a vernier export document")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Header, A::Error> {
+        let mut header = Header::default();
+        while let Some(key) = map.next_key::<String>()? {
+            match key.as_str() {
+                "format" => header.format = Some(map.next_value()?),
+                "version" => header.version = Some(map.next_value()?),
+                "sessions" => {
+                    map.next_value_seed(SessionsSeed {
+                        each: &mut *self.each,
+                    })?;
+                    header.sessions = true;
+                }
+                "kernel_configs" => header.kernel_configs = map.next_value()?,
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(header)
+    }
+}
+
+struct SessionsSeed<'a, 'b> {
+    each: &'a mut Sink<'b>,
+}
+
+impl<'de> DeserializeSeed<'de> for SessionsSeed<'_, '_> {
+    type Value = ();
+
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_seq(self)
+    }
+}
+
+impl<'de> Visitor<'de> for SessionsSeed<'_, '_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an array of sessions")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        while let Some(session) = seq.next_element::<StoredSession>()? {
+            (self.each)(session).map_err(|()| de::Error::custom(SINK_STOPPED))?;
+        }
+        Ok(())
+    }
+}
+
+/// What one file brings: sessions and the kernel configuration texts they refer to.
+#[derive(Debug, Default)]
+pub struct Parsed {
+    pub sessions: Vec<StoredSession>,
+    /// SHA-256 (hex) -> text.
+    pub kernel_configs: BTreeMap<String, String>,
+    /// The times were stamped at parsing (hyperfine files have none of their own).
+    pub stamped: bool,
+}
+
+/// The sessions of a vernier export or a hyperfine file held in memory, checked
+/// ([`validate::check_sessions`]). `now_ns` stamps hyperfine sessions, which carry no time of
+/// their own. For a large export, [`probe`] and [`read_export`] on the file instead.
+pub fn parse(bytes: &[u8], now_ns: i64) -> Result<Parsed, ReadError> {
+    let parsed = match probe(bytes)? {
+        Kind::Export => {
+            let mut sessions = Vec::new();
+            let kernel_configs = read_export(bytes, |s| {
+                sessions.push(s);
+                Ok::<(), SourceError>(())
+            })?;
+            Parsed {
+                sessions,
+                kernel_configs,
+                stamped: false,
+            }
+        }
+        Kind::Hyperfine => Parsed {
+            sessions: vec![parse_hyperfine(bytes, now_ns)?],
+            kernel_configs: BTreeMap::new(),
+            stamped: true,
+        },
+    };
+    // The checks every import shares, whatever the format (the store applies them again).
+    validate::check_sessions(&parsed.sessions)?;
+    validate::check_kernel_configs(&parsed.kernel_configs)?;
+    Ok(parsed)
+}
+
+/// hyperfine's `--export-json` document (hyperfine's `src/export/json.rs`); fields vernier
+/// does not use (mean, stddev, min, max, ...) are ignored.
+#[derive(Debug, Deserialize)]
+struct HyperfineExport {
+    results: Vec<HyperfineResult>,
+}
+
+#[derive(Debug, Deserialize)]
+struct HyperfineResult {
+    command: String,
+    /// Wall-clock time of each run, seconds.
+    times: Vec<f64>,
+    /// One per time; `null` for a run killed by a signal. Absent in files of hyperfine
+    /// before 1.12.
+    #[serde(default)]
+    exit_codes: Option<Vec<Option<i32>>>,
+    /// Values of `--parameter-scan` / `--parameter-list` parameters.
+    #[serde(default)]
+    parameters: BTreeMap<String, serde_json::Value>,
+}
+
+/// Ids derived from a SHA-256 of length-prefixed parts: the same file always gives the same
+/// ids, which makes a repeated import a no-op. A prefix (the file) is hashed once and the
+/// state cloned for each id below it, so deriving an id per run stays linear in the file.
+#[derive(Clone)]
+struct IdHasher(Sha256);
+
+impl IdHasher {
+    fn new() -> Self {
+        IdHasher(Sha256::new())
+    }
+
+    fn part(mut self, p: &[u8]) -> Self {
+        self.0.update((p.len() as u64).to_le_bytes());
+        self.0.update(p);
+        self
+    }
+
+    /// A UUID version 8 ("custom") from the first 16 bytes of the digest.
+    fn id(self) -> Uuid {
+        let digest = self.0.finalize();
+        let mut bytes = [0u8; 16];
+        bytes.copy_from_slice(&digest[..16]);
+        uuid::Builder::from_custom_bytes(bytes).into_uuid()
+    }
+}
+
+/// The one session of a hyperfine `--export-json` file (`bytes`, whole: the ids derive from
+/// it), not yet checked: a session of the `command` benchmark with a configuration per command
+/// (and parameter values), a measured run per time, metric `time` in seconds, lower is better.
+/// hyperfine records no timestamps: runs are laid end to end from `now_ns`.
+pub fn parse_hyperfine(bytes: &[u8], now_ns: i64) -> Result<StoredSession, ReadError> {
+    let doc: HyperfineExport = serde_json::from_slice(bytes).map_err(ReadError::HyperfineJson)?;
+    from_hyperfine(&doc, bytes, now_ns)
+}
+
+fn from_hyperfine(
+    doc: &HyperfineExport,
+    bytes: &[u8],
+    now_ns: i64,
+) -> Result<StoredSession, ReadError> {
+    if doc.results.is_empty() {
+        return Err(ReadError::Hyperfine(
+            "the hyperfine file has no results".into(),
+        ));
+    }
+    let session_id = IdHasher::new().part(b"hyperfine-session").part(bytes).id();
+    let configuration_ids = IdHasher::new().part(b"hyperfine-configuration").part(bytes);
+    let run_ids = IdHasher::new().part(b"hyperfine-run").part(bytes);
+    let mut configurations = Vec::new();
+    for (i, result) in doc.results.iter().enumerate() {
+        let place = || format!("results[{i}] (command '{}')", result.command);
+        if result.times.is_empty() {
+            return Err(ReadError::Hyperfine(format!(
+                "{}: field 'times' is empty",
+                place()
+            )));
+        }
+        if let Some(codes) = &result.exit_codes {
+            if codes.len() != result.times.len() {
+                return Err(ReadError::Hyperfine(format!(
+                    "{}: field 'exit_codes' has {} entries, 'times' {}; hyperfine writes one \
+                     exit code per time",
+                    place(),
+                    codes.len(),
+                    result.times.len()
+                )));
+            }
+        }
+        let mut options = BTreeMap::from([(
+            "command".to_string(),
+            OptionValue::Text(result.command.clone()),
+        )]);
+        for (name, value) in &result.parameters {
+            let text = match value {
+                serde_json::Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            options.insert(name.clone(), OptionValue::Text(text));
+        }
+        let config_index = (i as u64).to_le_bytes();
+        let config_id = configuration_ids.clone().part(&config_index).id();
+        let run_ids = run_ids.clone().part(&config_index);
+        let failed = result
+            .exit_codes
+            .iter()
+            .flatten()
+            .filter(|c| **c != Some(0))
+            .count();
+        let mut runs = Vec::with_capacity(result.times.len());
+        let mut start = now_ns;
+        for (j, &t) in result.times.iter().enumerate() {
+            let run_index = (j as u64).to_le_bytes();
+            // A non-positive time is refused by the shared checks; here it only must not
+            // move the clock backwards.
+            let duration_ns = (t * 1e9).round().max(0.0) as i64;
+            runs.push(RunRecord {
+                id: run_ids.clone().part(&run_index).id(),
+                index: j as u32,
+                warmup: false,
+                round: 0,
+                preceding_executions: j as u32,
+                started_at_ns: start,
+                ended_at_ns: start.saturating_add(duration_ns),
+                values: BTreeMap::from([("time".to_string(), t)]),
+                rusage: Rusage::default(),
+                foreign_cpu_ns: 0,
+                controller_cpu_ns: 0,
+                monitors: None,
+                setup_steps: Vec::new(),
+            });
+            start = start.saturating_add(duration_ns);
+        }
+        configurations.push(StoredConfiguration {
+            record: ConfigurationRecord {
+                id: config_id,
+                position: i as u32,
+                benchmark: "command".to_string(),
+                benchmark_version: "hyperfine".to_string(),
+                options: Options(options),
+                metric: MetricInfo {
+                    name: "time".to_string(),
+                    unit: "s".to_string(),
+                    higher_is_better: false,
+                },
+                // hyperfine runs a fixed number of times; it has no stopping rule.
+                stop_reason: Some(StopReason::MaxRuns),
+                converged: false,
+                error: (failed > 0).then(|| {
+                    format!(
+                        "{failed} of {} runs exited with non-zero status",
+                        result.times.len()
+                    )
+                }),
+            },
+            runs,
+        });
+    }
+    let environment = Environment::default();
+    let ended = configurations
+        .iter()
+        .filter_map(|c| c.runs.last().map(|r| r.ended_at_ns))
+        .max()
+        .unwrap_or(now_ns);
+    Ok(StoredSession {
+        info: SessionInfo {
+            id: session_id,
+            started_at_ns: now_ns,
+            ended_at_ns: Some(ended),
+            status: SessionStatus::Completed,
+            suite: None,
+            specs: doc
+                .results
+                .iter()
+                .map(|r| format!("command:command={}", r.command))
+                .collect(),
+            tags: BTreeMap::from([("source".to_string(), "hyperfine".to_string())]),
+            note: Some("imported from hyperfine --export-json".to_string()),
+            // hyperfine's run count does not depend on an interval: the fixed-n one is valid.
+            settings: Settings {
+                stopping_rule: vernier_model::StoppingRule::FixedN,
+                ..Settings::default()
+            },
+            vernier_version: env!("CARGO_PKG_VERSION").to_string(),
+            fingerprint: environment.fingerprint(),
+            environment,
+            findings: Vec::new(),
+            setup: Vec::new(),
+            monitors: Vec::new(),
+        },
+        configurations,
+    })
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    const HYPERFINE: &str = r#"{"results": [
+        {"command": "a", "mean": 2, "times": [1.0, 3.0], "exit_codes": [0, 1]},
+        {"command": "b", "times": [2.0], "parameters": {"n": 4}}
+    ]}"#;
+
+    fn sessions(text: &str, now_ns: i64) -> Vec<StoredSession> {
+        parse(text.as_bytes(), now_ns).unwrap().sessions
+    }
+
+    /// The error with its causes, as the binary prints it.
+    fn error(text: &[u8]) -> String {
+        let e = parse(text, 0).unwrap_err();
+        let mut out = e.to_string();
+        let mut source = std::error::Error::source(&e);
+        while let Some(s) = source {
+            out = format!("{out}: {s}");
+            source = s.source();
+        }
+        out
+    }
+
+    /// The ids as the first versions of vernier derived them, each from a hash of the whole
+    /// file: the linear derivation must give the same ids, so files imported then are still
+    /// recognised as present.
+    fn whole_file_id(parts: &[&[u8]]) -> Uuid {
+        let mut hasher = Sha256::new();
+        for p in parts {
+            hasher.update((p.len() as u64).to_le_bytes());
+            hasher.update(p);
+        }
+        let mut bytes = [0u8; 16];
+        bytes.copy_from_slice(&hasher.finalize()[..16]);
+        uuid::Builder::from_custom_bytes(bytes).into_uuid()
+    }
+
+    #[test]
+    fn hyperfine_becomes_one_deterministic_session() {
+        let s = sessions(HYPERFINE, 100);
+        assert_eq!(s.len(), 1);
+        let again = sessions(HYPERFINE, 999);
+        assert_eq!(s[0].info.id, again[0].info.id);
+        assert_eq!(
+            s[0].configurations[0].runs[1].id,
+            again[0].configurations[0].runs[1].id
+        );
+        let bytes = HYPERFINE.as_bytes();
+        assert_eq!(s[0].info.id, whole_file_id(&[b"hyperfine-session", bytes]));
+        let (c1, r0) = (1u64.to_le_bytes(), 0u64.to_le_bytes());
+        assert_eq!(
+            s[0].configurations[1].record.id,
+            whole_file_id(&[b"hyperfine-configuration", bytes, &c1])
+        );
+        assert_eq!(
+            s[0].configurations[1].runs[0].id,
+            whole_file_id(&[b"hyperfine-run", bytes, &c1, &r0])
+        );
+        let c = &s[0].configurations;
+        assert_eq!(c[0].values(), vec![1.0, 3.0]);
+        assert_eq!(c[0].record.options.text("command"), "a");
+        assert_eq!(
+            c[0].record.error.as_deref(),
+            Some("1 of 2 runs exited with non-zero status")
+        );
+        assert_eq!(c[1].record.options.text("n"), "4");
+        assert_eq!(c[0].runs[1].started_at_ns, 100 + 1_000_000_000);
+        // Another file, other ids.
+        let other = sessions(&HYPERFINE.replace("3.0", "3.5"), 100);
+        assert_ne!(other[0].info.id, s[0].info.id);
+    }
+
+    #[test]
+    fn errors_name_the_place() {
+        let err = error(b"{\"results\": [");
+        assert!(err.contains("line 1 column 13"), "{err}");
+        let err = error(br#"{"format": "vernier-export", "version": 2, "sessions": []}"#);
+        assert!(err.contains("version 2 is not supported"), "{err}");
+        let err = error(b"[1, 2]");
+        assert!(err.contains("neither a vernier export"), "{err}");
+        let err = error(b"{\"results\": [{\"command\": \"a\", \"times\": []}]}");
+        assert!(
+            err.contains("results[0] (command 'a'): field 'times' is empty"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn hyperfine_files_hyperfine_could_not_write_are_refused() {
+        let err =
+            error(br#"{"results": [{"command": "a", "times": [1.0, 2.0], "exit_codes": [0]}]}"#);
+        assert!(
+            err.contains("results[0] (command 'a'): field 'exit_codes' has 1 entries, 'times' 2"),
+            "{err}"
+        );
+        // Files of hyperfine before 1.12 have no exit codes at all.
+        assert!(parse(br#"{"results": [{"command": "a", "times": [1.0]}]}"#, 0).is_ok());
+        for bad in ["0.0", "-0.25"] {
+            let text =
+                format!(r#"{{"results": [{{"command": "sleep 1", "times": [1.0, {bad}]}}]}}"#);
+            let err = error(text.as_bytes());
+            assert!(err.contains("(command:command=sleep 1)"), "{err}");
+            assert!(err.contains("measured run 1"), "{err}");
+            assert!(
+                err.contains(&format!(
+                    "field 'values.time' is {}",
+                    bad.parse::<f64>().unwrap()
+                )),
+                "{err}"
+            );
+            assert!(err.contains("expected a positive duration in s"), "{err}");
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod stream_tests {
+    use super::*;
+    use crate::export::{writer, ExportDocument};
+
+    #[test]
+    fn sessions_are_handed_on_one_at_a_time_and_round_trip() {
+        let hf = parse(
+            br#"{"results": [{"command": "a", "times": [1.0, 3.0]}, {"command": "b", "times": [2.0]}]}"#,
+            7,
+        )
+        .unwrap()
+        .sessions;
+        let mut second = hf[0].clone();
+        second.info.id = Uuid::from_u128(2);
+        for (i, c) in second.configurations.iter_mut().enumerate() {
+            c.record.id = Uuid::from_u128(100 + i as u128);
+            for (j, r) in c.runs.iter_mut().enumerate() {
+                r.id = Uuid::from_u128(1000 + 10 * i as u128 + j as u128);
+            }
+        }
+        let sessions = vec![hf[0].clone(), second];
+        let whole = ExportDocument {
+            format: crate::export::FORMAT.into(),
+            version: crate::export::VERSION,
+            sessions: sessions.clone(),
+            kernel_configs: BTreeMap::new(),
+        };
+        let whole = serde_json::to_string_pretty(&whole).unwrap() + "\n";
+        let ids: Vec<Uuid> = sessions.iter().map(|s| s.info.id).collect();
+        let mut streamed = Vec::new();
+        writer::json(
+            &mut streamed,
+            &ids,
+            |id| Ok::<_, SourceError>(sessions.iter().find(|s| s.info.id == id).unwrap().clone()),
+            |_| Ok(None),
+        )
+        .unwrap();
+        assert_eq!(String::from_utf8(streamed.clone()).unwrap(), whole);
+        assert_eq!(probe(&streamed[..]).unwrap(), Kind::Export);
+        let mut got = Vec::new();
+        read_export(&streamed[..], |s| {
+            got.push(s);
+            Ok::<(), SourceError>(())
+        })
+        .unwrap();
+        assert_eq!(got, sessions);
+        // A failing consumer stops the reading with its own error.
+        let mut calls = 0;
+        let err = read_export(&streamed[..], |_| {
+            calls += 1;
+            Err::<(), SourceError>("full".into())
+        })
+        .unwrap_err();
+        assert!(matches!(err, ReadError::Sink(_)), "{err}");
+        assert_eq!(calls, 1);
+    }
+
+    #[test]
+    fn format_and_version_may_follow_the_sessions() {
+        let text = r#"{"sessions": [], "version": 1, "format": "vernier-export"}"#;
+        assert!(parse(text.as_bytes(), 0).unwrap().sessions.is_empty());
+        let text = r#"{"sessions": [], "version": 2, "format": "vernier-export"}"#;
+        assert!(matches!(
+            read_export(text.as_bytes(), |_| Ok::<(), SourceError>(())),
+            Err(ReadError::Version(_))
+        ));
+    }
+}

@@ -1,0 +1,390 @@
+//! Writing the export document and the run CSV one session at a time: each session is loaded
+//! when its turn comes, serialized and dropped, so memory holds one session, not the export.
+
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::Write;
+
+use serde::ser::{SerializeSeq, SerializeStruct};
+use serde::{Serialize, Serializer};
+use uuid::Uuid;
+use vernier_model::StoredSession;
+
+use super::{SourceError, WriteError, FORMAT, VERSION};
+
+/// Writes the export document of the sessions `ids`, in that order, to `out`: the bytes of
+/// `serde_json::to_string_pretty` of the whole [`super::ExportDocument`] and a line end, with
+/// the kernel configuration texts (`kernel_config(sha256)`) the sessions refer to. `load`
+/// gives one session at a time.
+pub fn json<E: Into<SourceError>>(
+    out: impl Write,
+    ids: &[Uuid],
+    load: impl FnMut(Uuid) -> Result<StoredSession, E>,
+    kernel_config: impl FnMut(&str) -> Result<Option<String>, E>,
+) -> Result<(), WriteError> {
+    let doc = LazyDocument {
+        ids,
+        load: RefCell::new(load),
+        kernel_config: RefCell::new(kernel_config),
+        kernel_configs: RefCell::new(BTreeSet::new()),
+        error: RefCell::new(None),
+    };
+    let mut out = out;
+    let written = serde_json::to_writer_pretty(&mut out, &doc);
+    // An error of `load` or `kernel_config` reaches serde as a message; the typed one is kept.
+    if let Some(e) = doc.error.into_inner() {
+        return Err(e);
+    }
+    written?;
+    out.write_all(b"\n")?;
+    Ok(())
+}
+
+/// The export document whose sessions are loaded while it is serialized.
+struct LazyDocument<'a, L, K> {
+    ids: &'a [Uuid],
+    load: RefCell<L>,
+    kernel_config: RefCell<K>,
+    /// The SHA-256 of the kernel configurations the sessions written so far refer to.
+    kernel_configs: RefCell<BTreeSet<String>>,
+    error: RefCell<Option<WriteError>>,
+}
+
+impl<L, K, E> LazyDocument<'_, L, K>
+where
+    L: FnMut(Uuid) -> Result<StoredSession, E>,
+    K: FnMut(&str) -> Result<Option<String>, E>,
+    E: Into<SourceError>,
+{
+    fn fail<S: serde::ser::Error>(&self, e: WriteError) -> S {
+        let message = e.to_string();
+        *self.error.borrow_mut() = Some(e);
+        S::custom(message)
+    }
+}
+
+/// The `sessions` array of a [`LazyDocument`].
+struct Sessions<'d, 'a, L, K>(&'d LazyDocument<'a, L, K>);
+
+impl<L, K, E> Serialize for Sessions<'_, '_, L, K>
+where
+    L: FnMut(Uuid) -> Result<StoredSession, E>,
+    K: FnMut(&str) -> Result<Option<String>, E>,
+    E: Into<SourceError>,
+{
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let doc = self.0;
+        let mut seq = serializer.serialize_seq(Some(doc.ids.len()))?;
+        for &id in doc.ids {
+            let loaded = (doc.load.borrow_mut())(id);
+            let session = loaded.map_err(|e| {
+                doc.fail::<S::Error>(WriteError::Load {
+                    id,
+                    source: e.into(),
+                })
+            })?;
+            if let Some(sha) = &session.info.environment.kernel_config_sha256 {
+                doc.kernel_configs.borrow_mut().insert(sha.clone());
+            }
+            seq.serialize_element(&session)?;
+        }
+        seq.end()
+    }
+}
+
+impl<L, K, E> Serialize for LazyDocument<'_, L, K>
+where
+    L: FnMut(Uuid) -> Result<StoredSession, E>,
+    K: FnMut(&str) -> Result<Option<String>, E>,
+    E: Into<SourceError>,
+{
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut doc = serializer.serialize_struct("ExportDocument", 4)?;
+        doc.serialize_field("format", FORMAT)?;
+        doc.serialize_field("version", &VERSION)?;
+        doc.serialize_field("sessions", &Sessions(self))?;
+        let mut texts = BTreeMap::new();
+        let shas = self.kernel_configs.borrow();
+        for sha in shas.iter() {
+            let text = (self.kernel_config.borrow_mut())(sha).map_err(|e| {
+                self.fail::<S::Error>(WriteError::KernelConfig {
+                    sha256: sha.clone(),
+                    source: e.into(),
+                })
+            })?;
+            if let Some(text) = text {
+                texts.insert(sha.as_str(), text);
+            }
+        }
+        // Absent when empty, as `ExportDocument` writes it.
+        if texts.is_empty() {
+            doc.skip_field("kernel_configs")?;
+        } else {
+            doc.serialize_field("kernel_configs", &texts)?;
+        }
+        doc.end()
+    }
+}
+
+/// One CSV row per run: the columns of docs/export-format.md.
+#[derive(Serialize)]
+struct RunRow<'a> {
+    session_id: Uuid,
+    session_started_at_ns: i64,
+    /// `key=value;...`.
+    tags: &'a str,
+    fingerprint: &'a str,
+    configuration_id: Uuid,
+    benchmark: &'a str,
+    benchmark_version: &'a str,
+    options: &'a str,
+    metric: &'a str,
+    unit: &'a str,
+    higher_is_better: bool,
+    run_id: Uuid,
+    index: u32,
+    warmup: bool,
+    round: u32,
+    preceding_executions: u32,
+    started_at_ns: i64,
+    ended_at_ns: i64,
+    /// The primary metric.
+    #[serde(serialize_with = "number")]
+    value: Option<f64>,
+    /// The other metrics, `name=value;...`.
+    other_values: String,
+    user_cpu_ns: i64,
+    system_cpu_ns: i64,
+    voluntary_cs: i64,
+    involuntary_cs: i64,
+    max_rss_bytes: i64,
+    foreign_cpu_ns: i64,
+    controller_cpu_ns: i64,
+}
+
+/// The header of [`RunRow`], also written when there is no run.
+const CSV_HEADER: [&str; 27] = [
+    "session_id",
+    "session_started_at_ns",
+    "tags",
+    "fingerprint",
+    "configuration_id",
+    "benchmark",
+    "benchmark_version",
+    "options",
+    "metric",
+    "unit",
+    "higher_is_better",
+    "run_id",
+    "index",
+    "warmup",
+    "round",
+    "preceding_executions",
+    "started_at_ns",
+    "ended_at_ns",
+    "value",
+    "other_values",
+    "user_cpu_ns",
+    "system_cpu_ns",
+    "voluntary_cs",
+    "involuntary_cs",
+    "max_rss_bytes",
+    "foreign_cpu_ns",
+    "controller_cpu_ns",
+];
+
+fn number<S: Serializer>(v: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
+    match v {
+        Some(v) => s.serialize_str(&csv_number(*v)),
+        None => s.serialize_none(),
+    }
+}
+
+/// Writes one CSV row per run of the sessions `ids` (warmups included, column `warmup`), for
+/// pandas and spreadsheets. `value` is the primary metric; other metrics go to
+/// `other_values` as `name=value;...`. `load` gives one session at a time.
+pub fn csv<E: Into<SourceError>>(
+    out: impl Write,
+    ids: &[Uuid],
+    mut load: impl FnMut(Uuid) -> Result<StoredSession, E>,
+) -> Result<(), WriteError> {
+    let mut out = csv::WriterBuilder::new()
+        .has_headers(false)
+        .from_writer(out);
+    out.write_record(CSV_HEADER)?;
+    for &id in ids {
+        let s = load(id).map_err(|e| WriteError::Load {
+            id,
+            source: e.into(),
+        })?;
+        let tags: Vec<String> = s
+            .info
+            .tags
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        let tags = tags.join(";");
+        for c in &s.configurations {
+            let r = &c.record;
+            let options = r.options.label();
+            for run in &c.runs {
+                let others: Vec<String> = run
+                    .values
+                    .iter()
+                    .filter(|(k, _)| **k != r.metric.name)
+                    .map(|(k, v)| format!("{k}={}", csv_number(*v)))
+                    .collect();
+                out.serialize(RunRow {
+                    session_id: s.info.id,
+                    session_started_at_ns: s.info.started_at_ns,
+                    tags: &tags,
+                    fingerprint: &s.info.fingerprint,
+                    configuration_id: r.id,
+                    benchmark: &r.benchmark,
+                    benchmark_version: &r.benchmark_version,
+                    options: &options,
+                    metric: &r.metric.name,
+                    unit: &r.metric.unit,
+                    higher_is_better: r.metric.higher_is_better,
+                    run_id: run.id,
+                    index: run.index,
+                    warmup: run.warmup,
+                    round: run.round,
+                    preceding_executions: run.preceding_executions,
+                    started_at_ns: run.started_at_ns,
+                    ended_at_ns: run.ended_at_ns,
+                    value: run.values.get(&r.metric.name).copied(),
+                    other_values: others.join(";"),
+                    user_cpu_ns: run.rusage.user_cpu_ns,
+                    system_cpu_ns: run.rusage.system_cpu_ns,
+                    voluntary_cs: run.rusage.voluntary_cs,
+                    involuntary_cs: run.rusage.involuntary_cs,
+                    max_rss_bytes: run.rusage.max_rss_bytes,
+                    foreign_cpu_ns: run.foreign_cpu_ns,
+                    controller_cpu_ns: run.controller_cpu_ns,
+                })?;
+            }
+        }
+    }
+    out.flush()?;
+    Ok(())
+}
+
+/// A number as the shortest decimal that parses back to the same double (Rust's `Display`
+/// and `LowerExp` of `f64` both print the shortest round-trip digits); an exponent for very
+/// small or large magnitudes, where plain digits would run to hundreds of zeros.
+fn csv_number(v: f64) -> String {
+    if v == 0.0 || (1e-5..1e16).contains(&v.abs()) {
+        v.to_string()
+    } else {
+        format!("{v:e}")
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::export::ExportDocument;
+
+    #[test]
+    fn header_has_one_name_per_field() {
+        assert!(CSV_HEADER.iter().all(|n| !n.is_empty() && !n.contains(' ')));
+        // The header names the row's fields, in order.
+        let mut out = csv::Writer::from_writer(Vec::new());
+        let row = RunRow {
+            session_id: Uuid::nil(),
+            session_started_at_ns: 0,
+            tags: "",
+            fingerprint: "",
+            configuration_id: Uuid::nil(),
+            benchmark: "",
+            benchmark_version: "",
+            options: "",
+            metric: "",
+            unit: "",
+            higher_is_better: false,
+            run_id: Uuid::nil(),
+            index: 0,
+            warmup: false,
+            round: 0,
+            preceding_executions: 0,
+            started_at_ns: 0,
+            ended_at_ns: 0,
+            value: None,
+            other_values: String::new(),
+            user_cpu_ns: 0,
+            system_cpu_ns: 0,
+            voluntary_cs: 0,
+            involuntary_cs: 0,
+            max_rss_bytes: 0,
+            foreign_cpu_ns: 0,
+            controller_cpu_ns: 0,
+        };
+        out.serialize(row).unwrap();
+        let text = String::from_utf8(out.into_inner().unwrap()).unwrap();
+        assert_eq!(text.lines().next().unwrap(), CSV_HEADER.join(","));
+    }
+
+    #[test]
+    fn csv_numbers_parse_back_bit_for_bit() {
+        let tricky = [
+            0.9555510602119553,
+            0.1 + 0.2,
+            13.0,
+            -0.0,
+            5e-324,
+            2.2250738585072014e-308,
+            2.225073858507201e-308,
+            f64::MAX,
+            f64::MIN_POSITIVE,
+            1e-5,
+            9.999999999999999e-6,
+            1e16,
+            9007199254740993.0,
+            -123.456,
+            1.0 / 3.0,
+        ];
+        for v in tricky {
+            let text = csv_number(v);
+            let back: f64 = text.parse().unwrap();
+            assert_eq!(back.to_bits(), v.to_bits(), "{v} printed as {text}");
+        }
+        assert_eq!(csv_number(13.0), "13");
+        assert_eq!(csv_number(5e-324), "5e-324");
+        assert_eq!(csv_number(0.9555510602119553), "0.9555510602119553");
+    }
+
+    #[test]
+    fn the_streamed_document_is_the_whole_one() {
+        let empty = |with_sha: bool| {
+            let mut doc: ExportDocument = serde_json::from_str(
+                r#"{"format": "vernier-export", "version": 1, "sessions": []}"#,
+            )
+            .unwrap();
+            if with_sha {
+                doc.kernel_configs
+                    .insert("abc".into(), "CONFIG_X=y\n".into());
+            }
+            serde_json::to_string_pretty(&doc).unwrap() + "\n"
+        };
+        let mut out = Vec::new();
+        json(
+            &mut out,
+            &[],
+            |_| Err::<StoredSession, std::io::Error>(std::io::ErrorKind::NotFound.into()),
+            |_| Ok(None),
+        )
+        .unwrap();
+        assert_eq!(String::from_utf8(out).unwrap(), empty(false));
+        // A failing load is the error, typed.
+        let err = json(
+            Vec::new(),
+            &[Uuid::nil()],
+            |_| Err::<StoredSession, std::io::Error>(std::io::ErrorKind::NotFound.into()),
+            |_| Ok(None),
+        )
+        .unwrap_err();
+        assert!(matches!(err, WriteError::Load { .. }), "{err}");
+    }
+}
