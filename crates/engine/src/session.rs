@@ -4,14 +4,12 @@
 
 use std::collections::BTreeMap;
 
-use rand::rngs::StdRng;
-use rand::seq::SliceRandom;
-use rand::SeedableRng;
 use uuid::Uuid;
 use vernier_model::{
     ConfigurationRecord, Environment, Finding, Recorder, RunRecord, SessionInfo, SessionStatus,
     SetupStep, StopReason,
 };
+use vernier_stats::SeededRng;
 use vernier_sys::clock::unix_now_ns;
 
 use crate::child::ChildRequest;
@@ -201,7 +199,9 @@ fn record_session<R: Recorder + ?Sized>(
         failures: Vec::new(),
     };
     if settings.interleave {
-        let mut rng = StdRng::seed_from_u64(settings.seed);
+        // The seed is stored with the session's settings; SeededRng's stream is fixed across
+        // versions, so the seed replays this order.
+        let mut rng = SeededRng::new(settings.seed);
         let mut round = 0;
         loop {
             let mut order: Vec<usize> = (0..states.len())
@@ -210,7 +210,7 @@ fn record_session<R: Recorder + ?Sized>(
             if order.is_empty() {
                 break;
             }
-            order.shuffle(&mut rng);
+            rng.shuffle(&mut order);
             for i in order {
                 runner.step(&mut states, i, round)?;
             }

@@ -2,18 +2,15 @@
 //! (Efron & Tibshirani, *An Introduction to the Bootstrap*, 1993, ch. 13-14), as
 //! `scipy.stats.bootstrap((x,), statistic, method="percentile" | "BCa")`.
 //!
-//! The resampling stream is ChaCha8 seeded with a `u64` (rand_chacha, whose output for a seed is
-//! fixed across versions) and indices are drawn by Lemire's unbiased multiply-shift method
-//! (Lemire, "Fast random integer generation in an interval", ACM TOMACS 2019), so a stored seed
-//! reproduces the same interval in any later version. The stream differs from NumPy's, so
+//! The resamples come from [`crate::random::SeededRng`] (ChaCha8, indices drawn by Lemire's
+//! unbiased method), so a stored seed reproduces the same interval in any later version. The stream differs from NumPy's, so
 //! intervals agree with SciPy's only within Monte Carlo error.
 
-use rand_chacha::rand_core::{RngCore, SeedableRng};
-use rand_chacha::ChaCha8Rng;
 use statrs::distribution::{ContinuousCDF, Normal};
 
 use crate::error::{check, check_level, StatsError};
 use crate::interval::Interval;
+use crate::random::SeededRng;
 use crate::summary::{quantile_sorted, sorted};
 
 /// Which bootstrap interval to compute.
@@ -37,18 +34,6 @@ pub struct Bootstrap {
     pub standard_error: f64,
 }
 
-/// Draws an index uniformly from `0..n` (`n >= 1`) without modulo bias (Lemire 2019).
-fn draw_index(rng: &mut ChaCha8Rng, n: usize) -> usize {
-    let n = n as u64;
-    let threshold = n.wrapping_neg() % n;
-    loop {
-        let product = u128::from(rng.next_u64()) * u128::from(n);
-        if (product as u64) >= threshold {
-            return (product >> 64) as usize;
-        }
-    }
-}
-
 /// The bootstrap distribution: `statistic` on `resamples` resamples (with replacement, size n)
 /// of `xs`, in draw order. Deterministic for a given `seed`.
 pub fn bootstrap_distribution<F>(
@@ -62,12 +47,12 @@ where
 {
     check(xs, 2)?;
     check_resamples(resamples)?;
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut rng = SeededRng::new(seed);
     let mut buf = vec![0.0; xs.len()];
     let mut out = Vec::with_capacity(resamples);
     for _ in 0..resamples {
         for slot in buf.iter_mut() {
-            *slot = xs[draw_index(&mut rng, xs.len())];
+            *slot = xs[rng.index(xs.len())];
         }
         out.push(statistic(&buf));
     }
@@ -238,16 +223,6 @@ mod tests {
             bootstrap_interval(&xs, mean, &dist, BootstrapMethod::Bca, 0.95).unwrap(),
             a
         );
-    }
-
-    #[test]
-    fn draw_index_is_in_range_and_covers() {
-        let mut rng = ChaCha8Rng::seed_from_u64(1);
-        let mut seen = [0usize; 3];
-        for _ in 0..300 {
-            seen[draw_index(&mut rng, 3)] += 1;
-        }
-        assert!(seen.iter().all(|&c| c > 50), "{seen:?}");
     }
 
     #[test]

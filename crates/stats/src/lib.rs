@@ -13,7 +13,8 @@
 //! - session-to-session noise: [`median_se`], [`between_session_variance`], [`widen`],
 //!   [`min_detectable_change`];
 //! - warnings about a series of runs: [`classify_outliers`], [`spearman_drift`],
-//!   [`bimodality`].
+//!   [`bimodality`];
+//! - the seeded random stream that a stored seed replays: [`SeededRng`].
 
 pub mod bootstrap;
 pub mod confidence_sequence;
@@ -26,6 +27,7 @@ pub mod mannwhitney;
 pub mod modality;
 pub mod multiple;
 pub mod outliers;
+pub mod random;
 pub mod random_effects;
 mod rank;
 pub mod summary;
@@ -47,6 +49,7 @@ pub use outliers::{
     classify_outliers, modified_z_scores, OutlierClass, TukeyClass, TukeyFences,
     MODIFIED_Z_THRESHOLD,
 };
+pub use random::SeededRng;
 pub use random_effects::{
     between_session_variance, median_se, min_detectable_change, satterthwaite, widen,
     BetweenSession, Component, SessionMedian, Widened,
