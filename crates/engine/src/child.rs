@@ -10,8 +10,7 @@ use std::io::{Read, Write};
 
 use serde::{Deserialize, Serialize};
 use vernier_bench::RunContext;
-use vernier_model::Options;
-use vernier_setup::ChildSetup;
+use vernier_model::{ChildSetup, Options};
 
 /// What the child is to run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -74,7 +73,7 @@ fn measure(request: &ChildRequest) -> ChildReply {
             message: format!("unknown benchmark '{}'", request.benchmark),
         };
     };
-    if let Err(e) = vernier_setup::apply_in_child(&request.setup) {
+    if let Err(e) = vernier_sys::sched::apply_child_setup(&request.setup) {
         return ChildReply::Failed {
             message: format!("cannot apply the run's setup: {e}"),
         };

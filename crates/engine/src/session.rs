@@ -35,7 +35,7 @@ pub struct SessionOptions {
     pub setup: Vec<String>,
     pub monitors: Vec<String>,
     /// Applied to the child of every run (real-time priority, pinning).
-    pub child_setup: vernier_setup::ChildSetup,
+    pub child_setup: vernier_model::ChildSetup,
 }
 
 /// What runs before every measured run (the per-run setup plugins).
@@ -249,7 +249,7 @@ fn record_session<R: Recorder + ?Sized>(
 
 struct Runner<'a, R: Recorder + ?Sized> {
     settings: &'a vernier_model::Settings,
-    child_setup: vernier_setup::ChildSetup,
+    child_setup: vernier_model::ChildSetup,
     executor: &'a mut dyn Executor,
     hooks: &'a mut dyn RunHooks,
     recorder: &'a mut R,

@@ -5,6 +5,7 @@
 
 pub mod benchmark;
 pub mod calibration;
+pub mod child;
 pub mod environment;
 pub mod finding;
 pub mod monitor;
@@ -16,6 +17,7 @@ pub mod validate;
 
 pub use benchmark::{BenchmarkInfo, MetricInfo};
 pub use calibration::Calibration;
+pub use child::ChildSetup;
 pub use environment::Environment;
 pub use finding::{Finding, Severity};
 pub use options::{OptionDefault, OptionKind, OptionSpec, OptionValue, Options};

@@ -9,9 +9,10 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
+use vernier_model::ChildSetup;
 use vernier_sys::loadavg::parse_loadavg;
 
-use crate::plugins::{ChildSetup, PlannedStep, SetupPlan, Step, When};
+use crate::plugins::{PlannedStep, SetupPlan, Step, When};
 use crate::record::{read_value, remove_record, write_value, Change, RestoreRecord};
 use crate::{swap, SetupError};
 

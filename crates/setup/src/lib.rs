@@ -9,8 +9,9 @@
 //! 2. [`SetupPlan::apply`] writes a restore record (JSON) *before* changing anything, applies
 //!    the once-per-session plugins and returns a [`SetupGuard`].
 //! 3. The engine calls [`SetupGuard::before_run`] before every measured run (drop caches,
-//!    cooldown, idle gate, per-run swap reset) and [`apply_in_child`] inside each benchmark child
-//!    (SCHED_FIFO priority and CPU pinning from [`ChildSetup`]).
+//!    cooldown, idle gate, per-run swap reset); each benchmark child applies
+//!    [`SetupPlan::child`] (SCHED_FIFO priority and CPU pinning, a `vernier_model::ChildSetup`)
+//!    to itself with `vernier_sys::sched::apply_child_setup`.
 //! 4. [`SetupGuard::restore`] undoes the changes in reverse order and removes the record. It is
 //!    idempotent and also runs from `Drop`, so an error return or a panic restores too.
 //!
@@ -47,8 +48,7 @@ pub use check::{
 pub use error::SetupError;
 pub use guard::{RunStepReport, SetupGuard};
 pub use plugins::{
-    apply_in_child, plan_setup, ChildSetup, PlannedStep, PluginHelp, SetupPlan, Skipped, Step,
-    When, PLUGIN_HELP, PLUGIN_NAMES,
+    plan_setup, PlannedStep, PluginHelp, SetupPlan, Skipped, Step, When, PLUGIN_HELP, PLUGIN_NAMES,
 };
 pub use record::{restore_from_record, Change, RestoreRecord};
 pub use spec::{parse_setup_list, SetupSpec};

@@ -1,5 +1,6 @@
-//! The setup plugins: option checking and preflight ([`plan_setup`]), and the child-side part
-//! ([`apply_in_child`]). Applying and restoring live in [`crate::guard`].
+//! The setup plugins: option checking and preflight ([`plan_setup`]). Applying and restoring
+//! live in [`crate::guard`]; the child-side part (`rt`, `pin`) is a [`ChildSetup`] that each
+//! benchmark child applies to itself with `vernier_sys::sched::apply_child_setup`.
 
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
@@ -7,11 +8,12 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
+use vernier_model::ChildSetup;
 use vernier_sys::cpulist::{parse_cpu_list, read_online_cpus};
 
 use crate::spec::{parse_setup_list, SetupSpec};
 use crate::{swap, SetupError};
-use vernier_sys::Roots;
+use vernier_sys::{Roots, SysError};
 
 /// Every plugin with its options, in help order.
 const PLUGINS: &[(&str, &[&str])] = &[
@@ -186,15 +188,6 @@ pub struct PlannedStep {
 pub struct Skipped {
     pub plugin: String,
     pub reason: String,
-}
-
-/// What the engine applies inside each benchmark child, with [`apply_in_child`].
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ChildSetup {
-    /// SCHED_FIFO with this priority.
-    pub rt_priority: Option<i32>,
-    /// Restrict the child to these CPUs.
-    pub cpus: Option<Vec<usize>>,
 }
 
 /// A checked setup: nothing has changed on the machine yet.
@@ -562,47 +555,14 @@ pub(crate) fn turbo_writes(sys_root: &Path) -> Vec<(PathBuf, String)> {
 }
 
 /// Checks that SCHED_FIFO at `priority` is permitted (root, CAP_SYS_NICE or RLIMIT_RTPRIO;
-/// sched(7)) by switching a short-lived thread of this process to it and back.
+/// sched(7)) without changing this process.
 fn probe_fifo(priority: i32) -> Result<(), String> {
-    std::thread::spawn(move || {
-        let param = libc::sched_param {
-            sched_priority: priority,
-        };
-        // SAFETY: pid 0 is the calling (probe) thread; `param` is valid for the call.
-        if unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) } != 0 {
-            return Err(format!(
-                "SCHED_FIFO priority {priority} is not permitted ({}; needs root, CAP_SYS_NICE or RLIMIT_RTPRIO)",
-                std::io::Error::last_os_error()
-            ));
-        }
-        let normal = libc::sched_param { sched_priority: 0 };
-        // SAFETY: as above; the thread ends right after, so a failure here changes nothing.
-        unsafe { libc::sched_setscheduler(0, libc::SCHED_OTHER, &normal) };
-        Ok(())
+    vernier_sys::sched::probe_fifo(priority).map_err(|e| match e {
+        SysError::Syscall { source, .. } => format!(
+            "SCHED_FIFO priority {priority} is not permitted ({source}; needs root, CAP_SYS_NICE or RLIMIT_RTPRIO)"
+        ),
+        other => other.to_string(),
     })
-    .join()
-    .unwrap_or_else(|_| Err("the SCHED_FIFO probe thread panicked".into()))
-}
-
-/// Applies the child part of the setup to the calling thread; the engine calls it in the
-/// benchmark child after fork, before the benchmark starts. Pinning comes first so a FIFO task
-/// never runs, even briefly, on a CPU it is about to leave. SCHED_RESET_ON_FORK is not set:
-/// processes and threads the benchmark starts inherit the policy and the affinity, as with
-/// `chrt -f` and `taskset`.
-pub fn apply_in_child(child: &ChildSetup) -> Result<(), SetupError> {
-    if let Some(cpus) = &child.cpus {
-        vernier_sys::affinity::pin_current_thread(cpus)?;
-    }
-    if let Some(priority) = child.rt_priority {
-        let param = libc::sched_param {
-            sched_priority: priority,
-        };
-        // SAFETY: pid 0 is the calling thread; `param` is valid for the call.
-        if unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) } != 0 {
-            return Err(SetupError::last_os("sched_setscheduler"));
-        }
-    }
-    Ok(())
 }
 
 #[cfg(test)]
@@ -755,34 +715,5 @@ mod tests {
         assert_eq!(plan.steps.len(), 1);
         // Optional does not hide mistakes in the request itself.
         assert!(plan_setup(&["governor?:bogus=1"], &roots).is_err());
-    }
-
-    #[test]
-    fn child_setup_applies_in_a_thread() {
-        if probe_fifo(10).is_err() {
-            eprintln!("skipped: SCHED_FIFO needs root, CAP_SYS_NICE or RLIMIT_RTPRIO");
-            return;
-        }
-        let online = vernier_sys::cpulist::online_cpus();
-        let child = ChildSetup {
-            rt_priority: Some(10),
-            cpus: Some(vec![online[0]]),
-        };
-        let (policy, prio, cpus) = std::thread::spawn(move || {
-            apply_in_child(&child).unwrap();
-            let mut param = libc::sched_param { sched_priority: 0 };
-            // SAFETY: pid 0 is this thread; `param` is valid.
-            let policy = unsafe { libc::sched_getscheduler(0) };
-            // SAFETY: as above.
-            unsafe { libc::sched_getparam(0, &mut param) };
-            let cpus = vernier_sys::affinity::current_affinity().unwrap();
-            (policy, param.sched_priority, cpus)
-        })
-        .join()
-        .unwrap();
-        assert_eq!(policy, libc::SCHED_FIFO);
-        assert_eq!(prio, 10);
-        assert_eq!(cpus, vec![online[0]]);
-        apply_in_child(&ChildSetup::default()).unwrap();
     }
 }

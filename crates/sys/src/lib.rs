@@ -1,5 +1,6 @@
 //! Everything vernier knows about Linux: readers of /proc and /sys that take the root directory
-//! as a parameter (so tests run on fixture trees), CPU affinity, clocks and resource usage.
+//! as a parameter (so tests run on fixture trees), CPU affinity, scheduling policy, clocks and
+//! resource usage.
 //! A missing interface is reported as [`SysError::Unsupported`], never as a panic.
 
 pub mod affinity;
@@ -13,6 +14,7 @@ pub mod meminfo;
 pub mod process;
 pub mod procstat;
 pub mod roots;
+pub mod sched;
 
 pub use error::SysError;
 pub use limits::{LimitError, MachineLimits};
