@@ -386,9 +386,9 @@ fn bad_input_is_rejected_before_anything_runs() {
         (&["run", "hackbench:ipc=tcp"], "one of socket, pipe"),
         (
             &["run", "hackbench:groups="],
-            "empty value or an empty sweep element",
+            "empty value or an empty list element",
         ),
-        (&["run", "hackbench:groups=4,,8"], "empty sweep element"),
+        (&["run", "hackbench:groups=4,,8"], "empty list element"),
         (&["run", "hackbench:groups"], "is not OPTION=VALUE"),
         (&["run", "fork:duration=-1"], "expected a number in"),
         (&["run", "--suite", "nope"], "valid suites: quick"),

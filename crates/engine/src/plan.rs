@@ -3,9 +3,10 @@
 //! Everything a user can get wrong is checked here, before any benchmark runs and before the
 //! system or the database is touched.
 
+use vernier_model::spec::SpecError;
 use vernier_model::{BenchmarkInfo, Options, Settings};
 
-use crate::spec::{parse_spec, SpecError};
+use crate::spec::{expand, parse_benchmark_spec};
 
 /// One configuration to measure: a benchmark with every option resolved.
 #[derive(Debug, Clone, PartialEq)]
@@ -119,12 +120,12 @@ pub fn build_plan(
     }
     let mut configurations: Vec<PlannedConfiguration> = Vec::new();
     for text in specs {
-        let spec = parse_spec(text)?;
+        let spec = parse_benchmark_spec(text)?;
         let info = benchmarks
             .iter()
-            .find(|b| b.name == spec.benchmark)
+            .find(|b| b.name == spec.name)
             .ok_or_else(|| PlanError::UnknownBenchmark {
-                name: spec.benchmark.clone(),
+                name: spec.name.clone(),
                 valid: benchmarks
                     .iter()
                     .filter(|b| !b.hidden)
@@ -146,7 +147,7 @@ pub fn build_plan(
                 });
             }
         }
-        for combo in spec.expand() {
+        for combo in expand(&spec) {
             let mut options = Options::default();
             for option in &info.options {
                 options

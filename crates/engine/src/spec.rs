@@ -1,113 +1,52 @@
-//! The spec syntax: `benchmark[:option=value[,value...]]...`.
-//!
-//! A comma-separated list of values is a sweep; a spec with sweeps expands to the cross-product
-//! of its values, in the order the options were written (the last option varies fastest).
+//! Benchmark specs: `benchmark[:option=value[,value...]]...`, in the grammar of
+//! [`vernier_model::spec`]. A list of values is a sweep; a spec with sweeps expands to the
+//! cross-product of its values, in the order the options were written (the last option varies
+//! fastest).
 
-/// A parsed spec, before it is checked against the benchmark's options.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Spec {
-    pub benchmark: String,
-    /// Options in the order written, each with one or more values.
-    pub options: Vec<(String, Vec<String>)>,
+use vernier_model::spec::{parse_spec, Spec, SpecError};
+
+/// Parses one benchmark spec; benchmarks cannot be marked optional.
+pub fn parse_benchmark_spec(text: &str) -> Result<Spec, SpecError> {
+    let spec = parse_spec(text)?;
+    spec.not_optional()?;
+    Ok(spec)
 }
 
-/// Why a spec could not be parsed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum SpecError {
-    #[error("empty spec: expected BENCHMARK[:OPTION=VALUE[,VALUE...]]...")]
-    Empty,
-    #[error("spec '{spec}': '{part}' is not OPTION=VALUE")]
-    NotAssignment { spec: String, part: String },
-    #[error("spec '{spec}': option '{option}' has an empty value or an empty sweep element")]
-    EmptyValue { spec: String, option: String },
-    #[error("spec '{spec}': option '{option}' is given twice")]
-    Duplicate { spec: String, option: String },
-}
-
-/// Parses one spec.
-pub fn parse_spec(text: &str) -> Result<Spec, SpecError> {
-    let text = text.trim();
-    let mut parts = text.split(':');
-    let benchmark = parts.next().unwrap_or("").trim();
-    if benchmark.is_empty() {
-        return Err(SpecError::Empty);
-    }
-    let mut options: Vec<(String, Vec<String>)> = Vec::new();
-    for part in parts {
-        let Some((name, values)) = part.split_once('=') else {
-            return Err(SpecError::NotAssignment {
-                spec: text.to_string(),
-                part: part.to_string(),
-            });
-        };
-        let name = name.trim();
-        if name.is_empty() {
-            return Err(SpecError::NotAssignment {
-                spec: text.to_string(),
-                part: part.to_string(),
-            });
-        }
-        let values: Vec<String> = values.split(',').map(|v| v.trim().to_string()).collect();
-        if values.iter().any(String::is_empty) {
-            return Err(SpecError::EmptyValue {
-                spec: text.to_string(),
-                option: name.to_string(),
-            });
-        }
-        if options.iter().any(|(n, _)| n == name) {
-            return Err(SpecError::Duplicate {
-                spec: text.to_string(),
-                option: name.to_string(),
-            });
-        }
-        options.push((name.to_string(), values));
-    }
-    Ok(Spec {
-        benchmark: benchmark.to_string(),
-        options,
-    })
-}
-
-impl Spec {
-    /// The cross-product of the sweeps: one list of `(option, value)` per configuration.
-    pub fn expand(&self) -> Vec<Vec<(String, String)>> {
-        let mut combos: Vec<Vec<(String, String)>> = vec![Vec::new()];
-        for (name, values) in &self.options {
-            combos = combos
-                .into_iter()
-                .flat_map(|prefix| {
-                    values.iter().map(move |v| {
-                        let mut c = prefix.clone();
-                        c.push((name.clone(), v.clone()));
-                        c
-                    })
+/// The cross-product of the sweeps of `spec`: one list of `(option, value)` per configuration.
+pub fn expand(spec: &Spec) -> Vec<Vec<(String, String)>> {
+    let mut combos: Vec<Vec<(String, String)>> = vec![Vec::new()];
+    for (name, value) in &spec.options {
+        combos = combos
+            .into_iter()
+            .flat_map(|prefix| {
+                Spec::list(value).map(move |v| {
+                    let mut c = prefix.clone();
+                    c.push((name.clone(), v.to_string()));
+                    c
                 })
-                .collect();
-        }
-        combos
+            })
+            .collect();
     }
+    combos
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use vernier_model::spec::SpecProblem;
 
     #[test]
-    fn parses_plain_benchmark() {
-        assert_eq!(
-            parse_spec("pipe").unwrap(),
-            Spec {
-                benchmark: "pipe".into(),
-                options: vec![]
-            }
-        );
-        assert_eq!(parse_spec("pipe").unwrap().expand(), vec![vec![]]);
+    fn plain_benchmark_is_one_configuration() {
+        let spec = parse_benchmark_spec("pipe").unwrap();
+        assert_eq!(spec.name, "pipe");
+        assert_eq!(expand(&spec), vec![vec![]]);
     }
 
     #[test]
     fn sweep_expands_to_cross_product_in_written_order() {
-        let spec = parse_spec("hackbench:groups=4,8,16:ipc=pipe,socket").unwrap();
-        let combos = spec.expand();
+        let spec = parse_benchmark_spec("hackbench:groups=4,8,16:ipc=pipe,socket").unwrap();
+        let combos = expand(&spec);
         assert_eq!(combos.len(), 6);
         let pair = |g: &str, i: &str| {
             vec![
@@ -121,28 +60,30 @@ mod tests {
     }
 
     #[test]
-    fn rejects_malformed_specs() {
-        assert_eq!(parse_spec(""), Err(SpecError::Empty));
-        assert_eq!(parse_spec(":groups=1"), Err(SpecError::Empty));
+    fn rejects_malformed_and_optional_specs() {
+        let problem = |text: &str| parse_benchmark_spec(text).unwrap_err().problem;
+        assert_eq!(problem(""), SpecProblem::Empty);
+        assert_eq!(problem(":groups=1"), SpecProblem::Empty);
         assert!(matches!(
-            parse_spec("hackbench:groups"),
-            Err(SpecError::NotAssignment { .. })
+            problem("hackbench:groups"),
+            SpecProblem::NotAssignment(..)
         ));
         assert!(matches!(
-            parse_spec("hackbench:groups="),
-            Err(SpecError::EmptyValue { .. })
+            problem("hackbench:groups="),
+            SpecProblem::EmptyValue(..)
         ));
         assert!(matches!(
-            parse_spec("hackbench:groups=4,,8"),
-            Err(SpecError::EmptyValue { .. })
+            problem("hackbench:groups=4,,8"),
+            SpecProblem::EmptyValue(..)
         ));
         assert!(matches!(
-            parse_spec("hackbench:groups=4:groups=8"),
-            Err(SpecError::Duplicate { .. })
+            problem("hackbench:groups=4:groups=8"),
+            SpecProblem::Duplicate(..)
         ));
         assert!(matches!(
-            parse_spec("hackbench:=4"),
-            Err(SpecError::NotAssignment { .. })
+            problem("hackbench:=4"),
+            SpecProblem::NotAssignment(..)
         ));
+        assert_eq!(problem("pipe?"), SpecProblem::Optional);
     }
 }

@@ -13,6 +13,7 @@ pub mod options;
 pub mod record;
 pub mod recorder;
 pub mod settings;
+pub mod spec;
 pub mod validate;
 
 pub use benchmark::{BenchmarkInfo, MetricInfo};
@@ -27,3 +28,4 @@ pub use record::{
 };
 pub use recorder::Recorder;
 pub use settings::{Settings, StoppingRule};
+pub use spec::{parse_spec, parse_spec_list, Spec, SpecError, SpecProblem};

@@ -7,7 +7,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
-
+use vernier_model::spec::{parse_spec_list, Spec};
 use vernier_sys::Roots;
 
 use crate::monitors::{
@@ -247,11 +247,11 @@ pub fn default_monitors() -> Vec<MonitorSpec> {
         .collect()
 }
 
-/// Parses `NAME[:option=value[:option=value]],...`. `default` and `all` stand for the default
-/// set and every monitor (options given to them apply to each), `none` for no monitor. A
-/// monitor named again replaces the earlier choice in place, so `default,stat:interval=0.1`
-/// samples stat faster. The options are `interval` (seconds) and, for `interrupts` and `slab`,
-/// `top` (series kept).
+/// Parses `NAME[:option=value[:option=value]],...`, in vernier's one spec grammar
+/// ([`vernier_model::spec`]). `default` and `all` stand for the default set and every monitor
+/// (options given to them apply to each), `none` for no monitor. A monitor named again replaces
+/// the earlier choice in place, so `default,stat:interval=0.1` samples stat faster. The options
+/// are `interval` (seconds) and, for `interrupts` and `slab`, `top` (series kept).
 pub fn parse_monitor_list(text: &str) -> Result<Vec<MonitorSpec>, MonitorError> {
     let bad = |reason: String| MonitorError::BadSpec {
         text: text.to_string(),
@@ -260,30 +260,35 @@ pub fn parse_monitor_list(text: &str) -> Result<Vec<MonitorSpec>, MonitorError> 
     if text.trim() == "none" {
         return Ok(Vec::new());
     }
+    let items = parse_spec_list(text)
+        .and_then(|items| {
+            items.iter().try_for_each(Spec::not_optional)?;
+            Ok(items)
+        })
+        .map_err(|e| {
+            bad(if e.spec == text.trim() {
+                e.problem.to_string()
+            } else {
+                e.to_string()
+            })
+        })?;
     let mut out: Vec<MonitorSpec> = Vec::new();
-    for item in text.split(',').map(str::trim) {
-        if item.is_empty() {
-            return Err(bad("empty monitor name".into()));
-        }
-        let mut parts = item.split(':');
-        let name = parts.next().unwrap_or_default().trim();
+    for item in items {
+        let name = item.name.as_str();
         let mut specs = match name {
             "default" => default_monitors(),
             "all" => MonitorKind::all().map(MonitorSpec::new).collect(),
             "none" => return Err(bad("'none' cannot be combined with monitors".into())),
             _ => vec![MonitorSpec::new(name.parse()?)],
         };
-        for option in parts {
-            let (key, value) = option
-                .split_once('=')
-                .ok_or_else(|| bad(format!("option '{option}' of '{name}' is not option=value")))?;
+        for (key, value) in &item.options {
             for spec in &mut specs {
                 // `top` given to a group applies to the monitors that take it.
                 if name != spec.kind.as_str() && key == "top" && spec.kind.info().options.is_empty()
                 {
                     continue;
                 }
-                spec.set(key.trim(), value.trim())?;
+                spec.set(key, value)?;
             }
         }
         for spec in specs {

@@ -51,6 +51,6 @@ pub use plugins::{
     plan_setup, PlannedStep, PluginHelp, SetupPlan, Skipped, Step, When, PLUGIN_HELP, PLUGIN_NAMES,
 };
 pub use record::{restore_from_record, Change, RestoreRecord};
-pub use spec::{parse_setup_list, SetupSpec};
+pub use spec::parse_setup_list;
 pub use swap::{parse_proc_swaps, SwapArea};
 pub use tune::{plan_tune, reset, tune};

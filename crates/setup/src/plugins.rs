@@ -11,8 +11,9 @@ use serde::{Deserialize, Serialize};
 use vernier_model::ChildSetup;
 use vernier_sys::cpulist::{parse_cpu_list, read_online_cpus};
 
-use crate::spec::{parse_setup_list, SetupSpec};
+use crate::spec::parse_setup_list;
 use crate::{swap, SetupError};
+use vernier_model::spec::Spec as SetupSpec;
 use vernier_sys::{Roots, SysError};
 
 /// Every plugin with its options, in help order.
