@@ -8,17 +8,20 @@
 //! (all online CPUs unless `--setup pin`, taskset or a cpuset restrict them), `cross-cpu` pins
 //! them to the first two, `free` leaves them to the scheduler.
 //! The CPUs the tasks ended on are reported as `cpu_a` and `cpu_b`.
+//!
+//! The system check measures the cost of a cross-CPU wake-up with the same code
+//! ([`thread_round_trip_ns`]), so its figure is the one `pipe:tasks=thread` reports.
 
 use std::os::fd::RawFd;
 
 use vernier_model::{BenchmarkInfo, MetricInfo, Options};
+use vernier_sys::affinity::CpuSet;
 use vernier_sys::clock::monotonic_ns;
 use vernier_sys::MachineLimits;
 
 use crate::opts::{choice, choice_spec, uint, uint_spec};
 use crate::workers::{
-    cpu_set, current_cpu, pin_to, pipe, read_exact, status, write_all, Gate, ProcessWorkers,
-    SharedSlots, StartLine,
+    current_cpu, pipe, read_exact, status, write_all, Gate, ProcessWorkers, SharedSlots, StartLine,
 };
 use crate::{BenchError, Benchmark, Measurement, RunContext};
 
@@ -93,7 +96,7 @@ impl Benchmark for Pipe {
         };
         let slots = SharedSlots::new(2, 2)?;
         if threads {
-            run_threads(loops, cpus, &slots)?;
+            run_threads(0, loops, cpus, &slots)?;
         } else {
             run_processes(loops, cpus, &slots)?;
         }
@@ -105,13 +108,26 @@ impl Benchmark for Pipe {
     }
 }
 
+/// Nanoseconds per round trip between two threads, the first on `cpus[0]`, the second on
+/// `cpus[1]`, after `warmup` round trips that are not timed: what `pipe:tasks=thread` measures
+/// with that placement. The system check measures the cost of a cross-CPU wake-up with it.
+pub fn thread_round_trip_ns(cpus: [usize; 2], warmup: u64, loops: u64) -> Result<f64, BenchError> {
+    if loops == 0 {
+        return Err(BenchError::Options("at least one timed round trip".into()));
+    }
+    let slots = SharedSlots::new(2, 2)?;
+    run_threads(warmup, loops, Some(cpus), &slots)?;
+    Ok(slots.get(0, ELAPSED) as f64 / loops as f64)
+}
+
 /// One task of the ping-pong; `first` is task A, which starts each round trip and times the
-/// loop. Async-signal-safe.
+/// `loops` after the `warmup` ones. Async-signal-safe.
 struct Task<'a> {
     gate: Gate,
-    cpu: Option<libc::cpu_set_t>,
+    cpu: Option<CpuSet>,
     read_fd: RawFd,
     write_fd: RawFd,
+    warmup: u64,
     loops: u64,
     first: bool,
     slots: &'a SharedSlots,
@@ -121,7 +137,7 @@ struct Task<'a> {
 impl Task<'_> {
     fn run(self) -> i32 {
         if let Some(set) = &self.cpu {
-            if !pin_to(set) {
+            if set.pin_current_thread().is_err() {
                 return status::AFFINITY;
             }
         }
@@ -129,16 +145,14 @@ impl Task<'_> {
             return status::CALLED_OFF;
         }
         let mut m = [0u8; 4];
+        for _ in 0..self.warmup {
+            if !self.round_trip(&mut m) {
+                return status::IO;
+            }
+        }
         let start = monotonic_ns();
         for _ in 0..self.loops {
-            // A: write, then read the reply. B: read, then write it back.
-            if !self.first && !read_exact(self.read_fd, &mut m) {
-                return status::IO;
-            }
-            if !write_all(self.write_fd, &m) {
-                return status::IO;
-            }
-            if self.first && !read_exact(self.read_fd, &mut m) {
+            if !self.round_trip(&mut m) {
                 return status::IO;
             }
         }
@@ -150,24 +164,42 @@ impl Task<'_> {
         self.slots.set(self.slot, CPU, current_cpu());
         status::OK
     }
+
+    /// A: write, then read the reply. B: read, then write it back. False on an error or end of
+    /// file (the other task is gone).
+    fn round_trip(&self, m: &mut [u8; 4]) -> bool {
+        if self.first {
+            if !write_all(self.write_fd, m) {
+                return false;
+            }
+            read_exact(self.read_fd, m)
+        } else {
+            if !read_exact(self.read_fd, m) {
+                return false;
+            }
+            write_all(self.write_fd, m)
+        }
+    }
 }
 
 /// The two tasks: A reads `b_to_a` and writes `a_to_b`, B the other way round.
 fn tasks<'a>(
     gate: Gate,
+    warmup: u64,
     loops: u64,
     cpus: Option<[usize; 2]>,
     slots: &'a SharedSlots,
     a_to_b: (RawFd, RawFd),
     b_to_a: (RawFd, RawFd),
 ) -> [Task<'a>; 2] {
-    let set = |i: usize| cpus.map(|c| cpu_set(&c[i..=i]));
+    let set = |i: usize| cpus.map(|c| CpuSet::new(&c[i..=i]));
     [
         Task {
             gate,
             cpu: set(0),
             read_fd: b_to_a.0,
             write_fd: a_to_b.1,
+            warmup,
             loops,
             first: true,
             slots,
@@ -178,6 +210,7 @@ fn tasks<'a>(
             cpu: set(1),
             read_fd: a_to_b.0,
             write_fd: b_to_a.1,
+            warmup,
             loops,
             first: false,
             slots,
@@ -197,6 +230,7 @@ fn run_processes(
     let mut workers = ProcessWorkers::new();
     let [a, b] = tasks(
         line.gate(),
+        0,
         loops,
         cpus,
         slots,
@@ -215,6 +249,7 @@ fn run_processes(
 }
 
 fn run_threads(
+    warmup: u64,
     loops: u64,
     cpus: Option<[usize; 2]>,
     slots: &SharedSlots,
@@ -224,6 +259,7 @@ fn run_threads(
     let (ba_r, ba_w) = pipe()?;
     let [a, b] = tasks(
         line.gate(),
+        warmup,
         loops,
         cpus,
         slots,
@@ -313,6 +349,18 @@ mod tests {
             default("placement"),
             OptionDefault::Value(OptionValue::Text("same-cpu".into()))
         );
+    }
+
+    #[test]
+    fn thread_round_trips_with_a_warmup() {
+        let allowed = vernier_sys::affinity::current_affinity().unwrap();
+        let cpus = [allowed[0], *allowed.last().unwrap()];
+        let ns = thread_round_trip_ns(cpus, 20, 200).unwrap();
+        assert!(ns > 0.0 && ns < 1e9, "{ns}");
+        assert!(matches!(
+            thread_round_trip_ns(cpus, 0, 0),
+            Err(BenchError::Options(_))
+        ));
     }
 
     #[test]

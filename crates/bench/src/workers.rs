@@ -527,27 +527,6 @@ pub(crate) mod status {
     }
 }
 
-/// Builds a CPU set for sched_setaffinity(2) in a forked child, where building it must not
-/// allocate.
-pub(crate) fn cpu_set(cpus: &[usize]) -> libc::cpu_set_t {
-    // SAFETY: an all-zero cpu_set_t is a valid empty set; CPU_SET writes only inside it.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        for &cpu in cpus {
-            if cpu < libc::CPU_SETSIZE as usize {
-                libc::CPU_SET(cpu, &mut set);
-            }
-        }
-        set
-    }
-}
-
-/// Pins the calling thread to `set`. Async-signal-safe.
-pub(crate) fn pin_to(set: &libc::cpu_set_t) -> bool {
-    // SAFETY: `set` is a valid cpu_set_t of the size passed.
-    unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), set) == 0 }
-}
-
 /// The CPU the calling thread runs on (sched_getcpu(3)); u64::MAX when unknown.
 pub(crate) fn current_cpu() -> u64 {
     // SAFETY: no preconditions.

@@ -3,7 +3,8 @@
 //! Every check reads through the injected roots and turns an absent interface into an `info`
 //! finding or no finding, never into an error. Two checks sample over a short window
 //! ([`CheckOptions::window`]): steal time and CPU use per process. One measures: the cost of
-//! a cross-CPU wake-up, by a pipe ping-pong between two threads (like `perf bench sched pipe`).
+//! a cross-CPU wake-up, by the `pipe` benchmark's ping-pong between two threads (like
+//! `perf bench sched pipe`).
 //!
 //! The sampled and measured checks take a quarter of a second, which `vernier run` would pay
 //! before every session. [`system_check_cached`] keeps their findings in a file keyed by the
@@ -13,7 +14,6 @@
 //! measured.
 
 use std::collections::BTreeMap;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -688,85 +688,23 @@ fn check_wakeups(options: &CheckOptions, out: &mut Vec<Finding>) {
     }
 }
 
-/// Round trips of one byte over two pipes between two threads; the first thread runs on
-/// `cpu_a`, the second on `cpu_b`, and then both on `cpu_a`. Each half starts with a short
-/// warmup. Returns the time per round trip of each placement.
+/// Round trips over two pipes between two threads (the `pipe` benchmark's own code,
+/// [`vernier_bench::pipe::thread_round_trip_ns`]); the first thread runs on `cpu_a`, the second
+/// on `cpu_b`, and then both on `cpu_a`. Each half starts with a short warmup that is not
+/// timed. Returns the time per round trip of each placement.
 pub fn measure_ping_pong(cpu_a: usize, cpu_b: usize, round_trips: u32) -> Result<PingPong, String> {
-    let cross = ping_pong_once(cpu_a, cpu_b, round_trips)?;
-    let same = ping_pong_once(cpu_a, cpu_a, round_trips)?;
+    let loops = u64::from(round_trips.max(1));
+    let warmup = (loops / 10).max(10);
+    let measure = |cpus| {
+        vernier_bench::pipe::thread_round_trip_ns(cpus, warmup, loops).map_err(|e| e.to_string())
+    };
+    let cross = measure([cpu_a, cpu_b])?;
+    let same = measure([cpu_a, cpu_a])?;
     Ok(PingPong {
         cpus: (cpu_a, cpu_b),
         same_cpu_ns_per_round_trip: same,
         cross_cpu_ns_per_round_trip: cross,
     })
-}
-
-/// A pipe as (read end, write end).
-fn pipe() -> Result<(OwnedFd, OwnedFd), String> {
-    let mut fds = [0; 2];
-    // SAFETY: `fds` has room for the two descriptors pipe(2) writes.
-    if unsafe { libc::pipe(fds.as_mut_ptr()) } != 0 {
-        return Err(format!("pipe: {}", std::io::Error::last_os_error()));
-    }
-    // SAFETY: pipe(2) just opened both descriptors and nothing else owns them.
-    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
-}
-
-/// One byte there and back; false on error or end of file (the peer is gone).
-fn xfer(read_fd: &OwnedFd, write_fd: &OwnedFd, first_write: bool) -> bool {
-    let mut b = [0u8; 1];
-    let (r, w) = (read_fd.as_raw_fd(), write_fd.as_raw_fd());
-    // SAFETY: one byte from/into a valid one-byte buffer on descriptors borrowed for the call.
-    let send = |b: &[u8; 1]| unsafe { libc::write(w, b.as_ptr().cast(), 1) == 1 };
-    // SAFETY: as above.
-    let receive = |b: &mut [u8; 1]| unsafe { libc::read(r, b.as_mut_ptr().cast(), 1) == 1 };
-    if first_write {
-        let sent = send(&b);
-        sent && receive(&mut b)
-    } else {
-        let received = receive(&mut b);
-        received && send(&b)
-    }
-}
-
-/// Nanoseconds per round trip with the initiator on `cpu_a` and the responder on `cpu_b`.
-/// Each thread owns the write end it sends on, so when one thread ends for any reason, the
-/// other's read sees end of file instead of blocking for ever.
-fn ping_pong_once(cpu_a: usize, cpu_b: usize, round_trips: u32) -> Result<f64, String> {
-    let (ping_r, ping_w) = pipe()?;
-    let (pong_r, pong_w) = pipe()?;
-    let warmup = (round_trips / 10).max(10);
-    let total = warmup + round_trips;
-    let responder = std::thread::spawn(move || -> Result<(), String> {
-        vernier_sys::affinity::pin_current_thread(&[cpu_b]).map_err(|e| e.to_string())?;
-        for _ in 0..total {
-            if !xfer(&ping_r, &pong_w, false) {
-                return Err(format!("responder: {}", std::io::Error::last_os_error()));
-            }
-        }
-        Ok(())
-    });
-    let initiator = std::thread::spawn(move || -> Result<f64, String> {
-        vernier_sys::affinity::pin_current_thread(&[cpu_a]).map_err(|e| e.to_string())?;
-        let mut start = Instant::now();
-        for i in 0..total {
-            if i == warmup {
-                start = Instant::now();
-            }
-            if !xfer(&pong_r, &ping_w, true) {
-                return Err(format!("initiator: {}", std::io::Error::last_os_error()));
-            }
-        }
-        Ok(start.elapsed().as_nanos() as f64 / f64::from(round_trips.max(1)))
-    });
-    let ns = initiator
-        .join()
-        .unwrap_or_else(|_| Err("initiator panicked".into()));
-    let responded = responder
-        .join()
-        .unwrap_or_else(|_| Err("responder panicked".into()));
-    responded?;
-    ns
 }
 
 #[cfg(test)]

@@ -1,23 +1,44 @@
-//! CPU affinity of the calling thread (sched_setaffinity(2) with pid 0).
+//! CPU affinity of the calling thread (sched_setaffinity(2) and sched_getaffinity(2) with
+//! pid 0): the one place vernier builds and applies a CPU set.
 
 use crate::SysError;
 
-/// Restricts the calling thread to `cpus`.
-pub fn pin_current_thread(cpus: &[usize]) -> Result<(), SysError> {
-    // SAFETY: an all-zero cpu_set_t is a valid empty set; CPU_SET only writes inside it and
-    // ignores CPUs beyond CPU_SETSIZE.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        for &cpu in cpus {
-            if cpu < libc::CPU_SETSIZE as usize {
-                libc::CPU_SET(cpu, &mut set);
+/// A set of CPUs for sched_setaffinity(2), built ahead of time so that applying it allocates
+/// nothing: a forked child, where only async-signal-safe calls are allowed (signal-safety(7)),
+/// may apply it. CPUs beyond `CPU_SETSIZE` are left out.
+#[derive(Clone, Copy)]
+pub struct CpuSet(libc::cpu_set_t);
+
+impl CpuSet {
+    pub fn new(cpus: &[usize]) -> Self {
+        // SAFETY: an all-zero cpu_set_t is a valid empty set; CPU_SET only writes inside it.
+        unsafe {
+            let mut set: libc::cpu_set_t = std::mem::zeroed();
+            for &cpu in cpus {
+                if cpu < libc::CPU_SETSIZE as usize {
+                    libc::CPU_SET(cpu, &mut set);
+                }
             }
-        }
-        if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
-            return Err(SysError::last_os("sched_setaffinity"));
+            CpuSet(set)
         }
     }
-    Ok(())
+
+    /// Restricts the calling thread to this set. Async-signal-safe: one system call, and a
+    /// failure is an OS error code, which allocates nothing.
+    pub fn pin_current_thread(&self) -> Result<(), SysError> {
+        // SAFETY: `self.0` is a valid cpu_set_t of the size passed.
+        let r =
+            unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &self.0) };
+        if r != 0 {
+            return Err(SysError::last_os("sched_setaffinity"));
+        }
+        Ok(())
+    }
+}
+
+/// Restricts the calling thread to `cpus`.
+pub fn pin_current_thread(cpus: &[usize]) -> Result<(), SysError> {
+    CpuSet::new(cpus).pin_current_thread()
 }
 
 /// The CPUs the calling thread may run on.
