@@ -15,15 +15,43 @@ use std::process::Command;
 /// (crate, dependency it must never have, why). A crate is named by its directory under
 /// `crates/` (the binary's package `vernier` is `cli`); `*` is every crate of the workspace.
 const FORBIDDEN: &[(&str, &str, &str)] = &[
-    ("stats", "*", "statistics are a leaf library on plain slices"),
-    ("model", "*", "plain data shared by every crate depends on none of them"),
-    ("report", "store", "report presents data it is given; it never reads a database"),
+    (
+        "stats",
+        "*",
+        "statistics are a leaf library on plain slices",
+    ),
+    (
+        "model",
+        "*",
+        "plain data shared by every crate depends on none of them",
+    ),
+    (
+        "report",
+        "store",
+        "report presents data it is given; it never reads a database",
+    ),
     ("report", "bench", "report presents results, not benchmarks"),
-    ("report", "monitor", "report presents stored monitor data, not monitors"),
-    ("analysis", "store", "analysis works on loaded sessions, not on a database"),
-    ("analysis", "report", "summaries and validity are analysis; report presents them"),
+    (
+        "report",
+        "monitor",
+        "report presents stored monitor data, not monitors",
+    ),
+    (
+        "analysis",
+        "store",
+        "analysis works on loaded sessions, not on a database",
+    ),
+    (
+        "analysis",
+        "report",
+        "summaries and validity are analysis; report presents them",
+    ),
     ("engine", "cli", "only the binary wires the parts together"),
-    ("engine", "store", "the engine records through vernier_model::Recorder"),
+    (
+        "engine",
+        "store",
+        "the engine records through vernier_model::Recorder",
+    ),
     (
         "engine",
         "setup",
@@ -48,7 +76,13 @@ fn workspace_graph() -> BTreeMap<String, BTreeSet<String>> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../Cargo.toml");
     let output = Command::new(cargo)
-        .args(["metadata", "--format-version", "1", "--no-deps", "--offline"])
+        .args([
+            "metadata",
+            "--format-version",
+            "1",
+            "--no-deps",
+            "--offline",
+        ])
         .arg("--manifest-path")
         .arg(&manifest)
         .output()
