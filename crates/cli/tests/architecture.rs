@@ -7,6 +7,7 @@
 //! crate that depends on both (the binary's, `cli`), so a library's tests never pull in what
 //! the library itself must not see. For example, the engine's tests record through a test
 //! double of `vernier_model::Recorder`, not through SQLite.
+#![allow(clippy::expect_used)] // the helpers expect cargo metadata's documented output
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
