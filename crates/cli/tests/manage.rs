@@ -254,7 +254,6 @@ const ORPHANS: &[&str] = &[
     "SELECT count(*) FROM runs WHERE configuration_id NOT IN (SELECT id FROM configurations)",
     "SELECT count(*) FROM run_values WHERE run_id NOT IN (SELECT id FROM runs)",
     "SELECT count(*) FROM run_monitors WHERE run_id NOT IN (SELECT id FROM runs)",
-    "SELECT count(*) FROM run_monitor_summary WHERE run_id NOT IN (SELECT id FROM runs)",
 ];
 
 #[test]
@@ -326,7 +325,6 @@ fn delete_removes_everything_under_the_sessions_and_leaves_no_orphans() {
         assert_eq!(count(&db, sql), 0, "{sql}");
     }
     assert_eq!(count(&db, "SELECT count(*) FROM run_monitors"), 0);
-    assert_eq!(count(&db, "SELECT count(*) FROM run_monitor_summary"), 0);
     refused(
         vernier(&db)
             .args(["delete", "latest", "--yes"])

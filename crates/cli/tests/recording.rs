@@ -14,7 +14,7 @@ use vernier_model::{
     BenchmarkInfo, ConfigurationRecord, MetricInfo, Recorder, RunRecord, Rusage, SessionInfo,
     SessionStatus, Settings, StopReason,
 };
-use vernier_store::{SqliteStore, Store, StoreError};
+use vernier_store::{Load, SqliteStore, Store, StoreError};
 
 /// A real store whose `fail_at`-th run write fails the way a lock held past the wait does.
 struct LockedAt {
@@ -128,7 +128,10 @@ fn a_session_that_cannot_be_recorded_is_marked_failed() {
     );
     let message = error.to_string();
     assert!(message.contains(&path.display().to_string()), "{message}");
-    let stored = store.inner.load_session(id).expect("the session is stored");
+    let stored = store
+        .inner
+        .load_session(id, Load::ALL)
+        .expect("the session is stored");
     assert_eq!(stored.info.status, SessionStatus::Failed);
     assert!(stored.info.ended_at_ns.is_some());
     assert_eq!(stored.configurations[0].runs.len(), 2);

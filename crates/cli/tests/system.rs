@@ -8,6 +8,7 @@ use std::process::Stdio;
 
 use assert_cmd::Command;
 use predicates::prelude::*;
+use vernier_store::Store;
 use vernier_testkit::host_turn;
 
 struct Env {
@@ -103,15 +104,20 @@ fn monitors_record_series_and_summaries_of_every_measured_run() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("--monitors"));
-    let conn = rusqlite::Connection::open(&e.db).unwrap();
-    let (runs_with_data, switches): (i64, Option<f64>) = conn
-        .query_row(
-            "SELECT (SELECT count(*) FROM run_monitors), \
-             (SELECT min(value) FROM run_monitor_summary WHERE key = 'perf.context_switches')",
-            [],
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        )
-        .unwrap();
+    let store = vernier_store::SqliteStore::open_read_only(&e.db).unwrap();
+    let id = store.resolve("latest").unwrap();
+    let session = store.load_session(id, vernier_store::Load::ALL).unwrap();
+    let monitored: Vec<_> = session
+        .configurations
+        .iter()
+        .flat_map(|c| &c.runs)
+        .filter_map(|r| r.monitors.as_ref())
+        .collect();
+    let runs_with_data = monitored.len();
+    let switches = monitored
+        .iter()
+        .filter_map(|m| m.summary.get("perf.context_switches").copied())
+        .reduce(f64::min);
     // Measured runs only; a pipe ping-pong of 20000 round trips switches at least 20000 times.
     assert_eq!(runs_with_data, 2);
     if perf {

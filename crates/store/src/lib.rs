@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use uuid::Uuid;
-use vernier_model::{Recorder, SessionInfo, StoredSession};
+use vernier_model::{Recorder, SessionInfo, SessionStatus, StoredSession};
 
 pub use selector::parse_tag_selector;
 pub use sqlite::{Importer, SqliteStore, LOCK_WAIT, SCHEMA_VERSION};
@@ -86,10 +86,14 @@ pub enum StoreError {
 pub trait Store: Recorder<Error = StoreError> {
     /// All sessions, oldest first, without their configurations.
     fn sessions(&self) -> Result<Vec<SessionInfo>, StoreError>;
+    /// All sessions, oldest first, as lists of sessions show them: without settings,
+    /// environment and findings, whose decoding is most of the cost of [`Store::sessions`].
+    fn session_headers(&self) -> Result<Vec<SessionHeader>, StoreError>;
     /// Resolves `latest`, `latest~N` or a (prefix of a) session id.
     fn resolve(&self, selector: &str) -> Result<Uuid, StoreError>;
-    /// A whole session with its configurations and runs.
-    fn load_session(&self, id: Uuid) -> Result<StoredSession, StoreError>;
+    /// A session with its configurations and runs; `load` says whether with the runs' monitor
+    /// data (without it, every run's `monitors` is `None`).
+    fn load_session(&self, id: Uuid, load: Load) -> Result<StoredSession, StoreError>;
     /// The sessions that carry every one of `tags` (`key`, `value`), oldest first. With no
     /// tags, every session.
     fn find_sessions_by_tags(&self, tags: &[(String, String)]) -> Result<Vec<Uuid>, StoreError>;
@@ -128,6 +132,40 @@ pub trait Store: Recorder<Error = StoreError> {
         sessions: &[StoredSession],
         kernel_configs: &BTreeMap<String, String>,
     ) -> Result<ImportReport, StoreError>;
+}
+
+/// What [`Store::load_session`] reads of each run besides its measurements (values, times,
+/// resource usage, setup steps).
+///
+/// Monitor data (every run's time series, summaries and failures) is most of a database, and
+/// only the commands that show it or export whole runs need it: a table of medians reads the
+/// runs without it (docs/schema.md, "Reading").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Load {
+    /// Each run's [`vernier_model::monitor::RunMonitorData`].
+    pub monitors: bool,
+}
+
+impl Load {
+    /// The measurements only: what statistics, comparisons and CSV need.
+    pub const MEASUREMENTS: Load = Load { monitors: false };
+    /// Everything stored: what an export and the monitor views need.
+    pub const ALL: Load = Load { monitors: true };
+}
+
+/// A session as lists of sessions show it ([`Store::session_headers`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionHeader {
+    pub id: Uuid,
+    pub started_at_ns: i64,
+    pub ended_at_ns: Option<i64>,
+    /// As [`SessionInfo::status`]: a `running` session whose process is gone is `abandoned`.
+    pub status: SessionStatus,
+    pub suite: Option<String>,
+    pub specs: Vec<String>,
+    pub tags: BTreeMap<String, String>,
+    pub note: Option<String>,
+    pub fingerprint: String,
 }
 
 /// What [`SqliteStore::delete_sessions`] removed.

@@ -9,7 +9,7 @@ use vernier_model::{
     ConfigurationRecord, Environment, MetricInfo, Options, Recorder, RunRecord, Rusage,
     SessionInfo, SessionStatus, Settings, StopReason, StoredConfiguration, StoredSession,
 };
-use vernier_store::{ImportReport, SqliteStore, Store, StoreError};
+use vernier_store::{ImportReport, Load, SqliteStore, Store, StoreError};
 
 fn stored(values: &[f64]) -> StoredSession {
     let environment = Environment {
@@ -93,8 +93,8 @@ fn import_round_trips_and_is_idempotent() {
             skipped: 0
         }
     );
-    assert_eq!(store.load_session(a.info.id).unwrap(), a);
-    assert_eq!(store.load_session(b.info.id).unwrap(), b);
+    assert_eq!(store.load_session(a.info.id, Load::ALL).unwrap(), a);
+    assert_eq!(store.load_session(b.info.id, Load::ALL).unwrap(), b);
     // Twice: nothing new, the sessions are reported as skipped.
     let report = store
         .import_sessions(&[a.clone(), b.clone()], &BTreeMap::new())

@@ -12,7 +12,7 @@ use vernier_model::{
     ConfigurationRecord, MetricInfo, Options, Recorder, SessionInfo, SessionStatus, Settings,
     StopReason, StoredSession,
 };
-use vernier_store::{SqliteStore, Store, StoreError, SCHEMA_VERSION};
+use vernier_store::{Load, SqliteStore, Store, StoreError, SCHEMA_VERSION};
 
 fn temp_db() -> (tempfile::TempDir, std::path::PathBuf) {
     let dir = tempfile::tempdir().unwrap();
@@ -61,7 +61,7 @@ fn configuration(position: u32) -> ConfigurationRecord {
 fn status(path: &Path, id: Uuid) -> SessionStatus {
     SqliteStore::open_existing(path)
         .unwrap()
-        .load_session(id)
+        .load_session(id, Load::ALL)
         .unwrap()
         .info
         .status
@@ -176,7 +176,7 @@ fn a_version_2_database_gains_the_owner_columns() {
     let store = SqliteStore::open(&path).unwrap();
     // Left running by a vernier of schema version 2: nothing records it any more.
     assert_eq!(
-        store.load_session(id).unwrap().info.status,
+        store.load_session(id, Load::ALL).unwrap().info.status,
         SessionStatus::Abandoned
     );
     let conn = rusqlite::Connection::open(&path).unwrap();
@@ -207,7 +207,7 @@ fn a_session_ended_at_once_is_interrupted_with_its_open_configurations() {
     assert!(other
         .end_running_session(info.id, SessionStatus::Interrupted, 9)
         .unwrap());
-    let loaded = store.load_session(info.id).unwrap();
+    let loaded = store.load_session(info.id, Load::ALL).unwrap();
     assert_eq!(loaded.info.status, SessionStatus::Interrupted);
     assert_eq!(loaded.info.ended_at_ns, Some(9));
     let reasons: Vec<_> = loaded
@@ -224,7 +224,11 @@ fn a_session_ended_at_once_is_interrupted_with_its_open_configurations() {
         .end_running_session(info.id, SessionStatus::Interrupted, 10)
         .unwrap());
     assert_eq!(
-        store.load_session(info.id).unwrap().info.ended_at_ns,
+        store
+            .load_session(info.id, Load::ALL)
+            .unwrap()
+            .info
+            .ended_at_ns,
         Some(9)
     );
 }
@@ -253,7 +257,14 @@ fn a_lock_held_past_the_wait_fails_the_write_naming_the_database() {
 
     tx.rollback().unwrap();
     store.add_configuration(info.id, &c).unwrap();
-    assert_eq!(store.load_session(info.id).unwrap().configurations.len(), 1);
+    assert_eq!(
+        store
+            .load_session(info.id, Load::ALL)
+            .unwrap()
+            .configurations
+            .len(),
+        1
+    );
 }
 
 /// Opening a new file switches it to WAL, and SQLite fails that switch at once, without

@@ -13,7 +13,7 @@ use vernier_model::{
     ConfigurationRecord, Environment, MetricInfo, OptionValue, Options, Recorder, RunRecord,
     Rusage, SessionInfo, SessionStatus, Settings, StopReason,
 };
-use vernier_store::{SqliteStore, Store, StoreError, SCHEMA_VERSION};
+use vernier_store::{Load, SqliteStore, Store, StoreError, SCHEMA_VERSION};
 
 #[test]
 fn kernel_configs_are_kept_once_per_hash() {
@@ -201,7 +201,7 @@ fn a_full_session_round_trips() {
     drop(store);
 
     let store = SqliteStore::open_existing(&path).unwrap();
-    let loaded = store.load_session(info.id).unwrap();
+    let loaded = store.load_session(info.id, Load::ALL).unwrap();
     let mut expected_info = info.clone();
     expected_info.status = SessionStatus::Completed;
     expected_info.ended_at_ns = Some(99_000);
@@ -257,7 +257,7 @@ fn runs_that_start_together_keep_warmups_first() {
     ] {
         store.add_run(c.id, &r).unwrap();
     }
-    let loaded = store.load_session(info.id).unwrap();
+    let loaded = store.load_session(info.id, Load::ALL).unwrap();
     let order: Vec<(bool, u32)> = loaded.configurations[0]
         .runs
         .iter()
@@ -399,7 +399,7 @@ fn deleting_a_session_removes_everything_under_it() {
     assert_eq!(count(&path, "configurations"), 1);
     assert_eq!(count(&path, "runs"), 1);
     assert_eq!(count(&path, "run_values"), 2);
-    assert!(store.load_session(keep.id).is_ok());
+    assert!(store.load_session(keep.id, Load::ALL).is_ok());
     assert!(matches!(
         store.delete_session(gone.id),
         Err(StoreError::Unknown {
@@ -434,7 +434,7 @@ fn writes_to_unknown_parents_and_nan_values_are_refused() {
         Err(StoreError::Unknown { .. })
     ));
     assert!(matches!(
-        store.load_session(nobody),
+        store.load_session(nobody, Load::ALL),
         Err(StoreError::Unknown { .. })
     ));
 
@@ -454,7 +454,7 @@ fn writes_to_unknown_parents_and_nan_values_are_refused() {
         store.begin_session(&info),
         Err(StoreError::Database(_))
     ));
-    assert_eq!(store.load_session(info.id).unwrap().info, info);
+    assert_eq!(store.load_session(info.id, Load::ALL).unwrap().info, info);
 }
 
 #[test]
@@ -579,7 +579,7 @@ fn environments_from_older_and_newer_versions_load() {
         ],
     )
     .unwrap();
-    let loaded = store.load_session(info.id).unwrap().info;
+    let loaded = store.load_session(info.id, Load::ALL).unwrap().info;
     assert_eq!(loaded.environment.kernel_release.as_deref(), Some("6.1.0"));
     assert_eq!(loaded.environment.online_cpus, None);
     assert_eq!(loaded.settings.warmup, 5);
@@ -588,7 +588,7 @@ fn environments_from_older_and_newer_versions_load() {
     conn.execute("UPDATE sessions SET status = 'paused'", [])
         .unwrap();
     assert!(matches!(
-        store.load_session(info.id),
+        store.load_session(info.id, Load::ALL),
         Err(StoreError::Corrupt(_))
     ));
 }
@@ -606,7 +606,7 @@ fn a_recorded_run_is_visible_to_another_connection_at_once() {
     for i in 0..3 {
         let r = run(i, false, 10 + i64::from(i), f64::from(i));
         writer.add_run(c.id, &r).unwrap();
-        let seen = reader.load_session(info.id).unwrap();
+        let seen = reader.load_session(info.id, Load::ALL).unwrap();
         assert_eq!(seen.configurations[0].runs.len(), i as usize + 1);
         assert_eq!(seen.configurations[0].runs.last(), Some(&r));
     }
@@ -670,7 +670,7 @@ fn two_threads_write_one_new_file_at_once() {
     assert_eq!(count(&path, "run_values"), 240);
     let store = SqliteStore::open_existing(&path).unwrap();
     for id in ids {
-        let s = store.load_session(id).unwrap();
+        let s = store.load_session(id, Load::ALL).unwrap();
         assert_eq!(s.info.status, SessionStatus::Completed);
         assert!(s.configurations.iter().all(|c| c.runs.len() == 10));
     }
@@ -730,7 +730,7 @@ fn two_processes_write_at_once_and_a_crash_keeps_recorded_runs() {
     let crashed = store.find_sessions_by_tags(&tag).unwrap();
     assert_eq!(crashed.len(), 2);
     for id in crashed {
-        let s = store.load_session(id).unwrap();
+        let s = store.load_session(id, Load::ALL).unwrap();
         // Stored as running; its process is gone, so it reads as abandoned.
         assert_eq!(s.info.status, SessionStatus::Abandoned);
         assert_eq!(s.configurations[0].values(), vec![0.5]);
@@ -753,7 +753,7 @@ fn a_writer_waits_for_another_writer_and_readers_do_not_wait() {
         .unwrap();
 
     // WAL: a reader neither waits nor sees the uncommitted change.
-    let seen = store.load_session(info.id).unwrap();
+    let seen = store.load_session(info.id, Load::ALL).unwrap();
     assert_eq!(seen.info.note.as_deref(), Some("baseline"));
 
     // A writer waits for the lock (busy timeout) instead of failing with SQLITE_BUSY. The
@@ -768,7 +768,7 @@ fn a_writer_waits_for_another_writer_and_readers_do_not_wait() {
     std::thread::sleep(std::time::Duration::from_millis(200));
     tx.commit().unwrap();
     let store = writer.join().unwrap().unwrap();
-    let seen = store.load_session(info.id).unwrap();
+    let seen = store.load_session(info.id, Load::ALL).unwrap();
     assert_eq!(seen.info.note.as_deref(), Some("uncommitted"));
     assert_eq!(seen.configurations.len(), 1);
 }
@@ -806,7 +806,7 @@ fn a_read_only_open_writes_nothing() {
         let store = SqliteStore::open_read_only(&path).unwrap();
         assert_eq!(store.sessions().unwrap(), vec![info.clone()]);
         assert_eq!(store.resolve("latest").unwrap(), info.id);
-        assert_eq!(store.load_session(info.id).unwrap().info, info);
+        assert_eq!(store.load_session(info.id, Load::ALL).unwrap().info, info);
         assert_eq!(snapshot(dir.path()), before, "no -wal or -shm while open");
     }
     assert_eq!(snapshot(dir.path()), before);

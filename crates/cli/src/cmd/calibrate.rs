@@ -20,7 +20,7 @@ use vernier_model::{Calibration, Options, Settings, StoredSession};
 use vernier_stats::{
     between_session_variance, min_detectable_change, widen, Component, SessionMedian,
 };
-use vernier_store::Store;
+use vernier_store::{Load, Store};
 
 use crate::cli::CalibrateArgs;
 use crate::db;
@@ -171,7 +171,7 @@ pub fn calibrate(args: CalibrateArgs, db_arg: Option<&Path>) -> Result<ExitCode>
         .into_iter()
         .map(|sid| {
             store
-                .load_session(sid)
+                .load_session(sid, Load::MEASUREMENTS)
                 .with_context(|| format!("cannot load session {sid}"))
         })
         .collect::<Result<_>>()?;

@@ -7,7 +7,7 @@ use anyhow::{Context, Result};
 use vernier_analysis::{CompareSettings, DEFAULT_THRESHOLD, LEVEL};
 use vernier_model::StoredSession;
 use vernier_report::compare::{csv, markdown, side_findings, table};
-use vernier_store::Store;
+use vernier_store::{Load, Store};
 
 use crate::cli::{CompareArgs, CompareFormat};
 use crate::db;
@@ -57,7 +57,7 @@ fn load_selected(store: &impl Store, selector: &str) -> Result<Vec<StoredSession
         .into_iter()
         .map(|id| {
             store
-                .load_session(id)
+                .load_session(id, Load::MEASUREMENTS)
                 .with_context(|| format!("cannot load session {id}"))
         })
         .collect()

@@ -17,7 +17,7 @@ pub fn delete(args: DeleteArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
     let mut store = db::open_existing_for_writing(db_arg)?;
     let ids = store.select(&args.selector)?;
     let sessions: Vec<_> = store
-        .sessions()?
+        .session_headers()?
         .into_iter()
         .filter(|s| ids.contains(&s.id))
         .collect();

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use vernier_model::environment::{diff, kernel_config_diff};
 use vernier_model::Environment;
-use vernier_store::Store;
+use vernier_store::{Load, Store};
 use vernier_sys::Roots;
 
 use crate::cli::EnvCommand;
@@ -22,7 +22,7 @@ pub fn env(command: EnvCommand, db_arg: Option<&Path>) -> Result<ExitCode> {
                 Some(selector) => {
                     let store = db::open_for_reading(db_arg)?;
                     let id = resolve_one(&store, &selector)?;
-                    store.load_session(id)?.info.environment
+                    store.load_session(id, Load::MEASUREMENTS)?.info.environment
                 }
             };
             out!("{}", show_text(&environment));
@@ -32,7 +32,7 @@ pub fn env(command: EnvCommand, db_arg: Option<&Path>) -> Result<ExitCode> {
             let load = |selector: &str| -> Result<Environment> {
                 let id = resolve_one(&store, selector)?;
                 Ok(store
-                    .load_session(id)
+                    .load_session(id, Load::MEASUREMENTS)
                     .with_context(|| format!("cannot load session {id}"))?
                     .info
                     .environment)

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use vernier_report::export::writer;
-use vernier_store::Store;
+use vernier_store::{Load, Store};
 
 use crate::cli::{ExportArgs, ExportFormat};
 use crate::db;
@@ -17,13 +17,15 @@ pub fn export(args: ExportArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
     let store = db::open_for_reading(db_arg)?;
     let ids = match &args.selector {
         Some(selector) => db::select(&store, selector)?,
-        None => store.sessions()?.into_iter().map(|s| s.id).collect(),
+        None => store.session_headers()?.into_iter().map(|s| s.id).collect(),
     };
-    let load = |id| store.load_session(id);
+    // CSV has one row of measurements per run; the JSON document holds everything.
+    let all = |id| store.load_session(id, Load::ALL);
+    let measurements = |id| store.load_session(id, Load::MEASUREMENTS);
     crate::out::stream_output(args.output.as_deref(), |out| {
         match args.format {
-            ExportFormat::Json => writer::json(out, &ids, load, |sha| store.kernel_config(sha))?,
-            ExportFormat::Csv => writer::csv(out, &ids, load)?,
+            ExportFormat::Json => writer::json(out, &ids, all, |sha| store.kernel_config(sha))?,
+            ExportFormat::Csv => writer::csv(out, &ids, measurements)?,
         }
         Ok(())
     })?;

@@ -55,7 +55,7 @@ pub fn import(args: ImportArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
             // A file imported before keeps the times of its first import, so that importing it
             // again finds the same content and is skipped.
             if let Some(first) = store
-                .sessions()?
+                .session_headers()?
                 .into_iter()
                 .find(|s| s.id == session.info.id)
             {
@@ -248,7 +248,9 @@ mod tests {
             let doc = ExportDocument {
                 format: FORMAT.into(),
                 version: VERSION,
-                sessions: vec![store.load_session(session.info.id).unwrap()],
+                sessions: vec![store
+                    .load_session(session.info.id, vernier_store::Load::ALL)
+                    .unwrap()],
                 kernel_configs: BTreeMap::new(),
             };
             serde_json::to_string_pretty(&doc).unwrap()
@@ -257,7 +259,9 @@ mod tests {
         let parsed = parse(text.as_bytes(), 0).unwrap();
         b.import_sessions(&parsed.sessions, &parsed.kernel_configs)
             .unwrap();
-        let back = b.load_session(session.info.id).unwrap();
+        let back = b
+            .load_session(session.info.id, vernier_store::Load::ALL)
+            .unwrap();
         let mut checked = 0;
         for run in &config.runs {
             let got = back.configurations[0]

@@ -15,7 +15,7 @@ use vernier_engine::{
 };
 use vernier_model::{SessionStatus, Settings, SetupStep};
 use vernier_setup::{RestoreRecord, SetupGuard};
-use vernier_store::{SqliteStore, Store};
+use vernier_store::{Load, SqliteStore, Store};
 use vernier_sys::Roots;
 
 use crate::cli::RunArgs;
@@ -178,7 +178,7 @@ pub fn run(args: RunArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
     let outcome = outcome?;
 
     let session = store
-        .load_session(outcome.session)
+        .load_session(outcome.session, Load::MEASUREMENTS)
         .context("cannot read back the session")?;
     let summaries = vernier_analysis::summarize_session(&session);
     outln!(

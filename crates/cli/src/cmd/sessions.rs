@@ -4,8 +4,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::Result;
-use vernier_model::SessionInfo;
-use vernier_store::Store;
+use vernier_store::{SessionHeader, Store};
 
 use crate::cli::SessionsArgs;
 use crate::db;
@@ -21,7 +20,7 @@ pub fn local_time(ns: i64) -> String {
 }
 
 /// What a session ran: its suite, else its specs.
-pub fn describe(s: &SessionInfo) -> String {
+pub fn describe(s: &SessionHeader) -> String {
     s.suite
         .clone()
         .map(|n| format!("suite {n}"))
@@ -30,7 +29,7 @@ pub fn describe(s: &SessionInfo) -> String {
 
 pub fn sessions(args: SessionsArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
     let store = db::open_for_reading(db_arg)?;
-    let mut sessions = store.sessions()?;
+    let mut sessions = store.session_headers()?;
     let total = sessions.len();
     if let Some(selector) = &args.selector {
         let ids = store.select(selector)?;

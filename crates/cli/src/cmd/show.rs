@@ -5,7 +5,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{bail, Context, Result};
-use vernier_store::Store;
+use vernier_store::{Load, Store};
 
 use crate::cli::{ShowArgs, ShowFormat};
 use crate::cmd::run::terminal_width;
@@ -28,8 +28,12 @@ pub fn show(args: ShowArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
     }
     let store = db::open_for_reading(db_arg)?;
     let id = resolve_one(&store, &args.session)?;
+    // Monitor data is most of a session, and only these views show it.
+    let load = Load {
+        monitors: args.monitors || args.series.is_some(),
+    };
     let session = store
-        .load_session(id)
+        .load_session(id, load)
         .with_context(|| format!("cannot load session {id}"))?;
     let summaries = vernier_analysis::summarize_session(&session);
     match args.format {

@@ -34,7 +34,11 @@ pub fn tag(args: TagArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
     let mut store = db::open_existing_for_writing(db_arg)?;
     let ids = store.select(&args.selector)?;
     store.update_tags(&ids, &args.tags, &args.remove)?;
-    for session in store.sessions()?.iter().filter(|s| ids.contains(&s.id)) {
+    for session in store
+        .session_headers()?
+        .iter()
+        .filter(|s| ids.contains(&s.id))
+    {
         let tags: Vec<String> = session
             .tags
             .iter()

@@ -12,7 +12,7 @@ use vernier_model::{
 };
 use vernier_sys::process::ProcessIdentity;
 
-use crate::StoreError;
+use crate::{SessionHeader, StoreError};
 
 /// The columns [`SessionRow::from_row`] reads, in its order.
 pub(super) const SESSION_COLUMNS: &str =
@@ -70,6 +70,13 @@ pub(super) fn parse_text<T: std::str::FromStr<Err = String>>(
 ) -> Result<T, StoreError> {
     text.parse().map_err(|e| corrupt(format!("{what}: {e}")))
 }
+
+/// [`SESSION_COLUMNS`] with empty text in place of the columns a [`SessionHeader`] does not
+/// hold (settings, environment, findings, setup, monitors: kilobytes of JSON per session), so
+/// [`SessionRow::from_row`] reads both and the list of sessions neither copies nor decodes them.
+pub(super) const SESSION_HEADER_COLUMNS: &str = "id, started_at_ns, ended_at_ns, status, suite, \
+     specs, note, '', vernier_version, fingerprint, '', '', '', '', owner_pid, owner_boot_id, \
+     owner_start_ticks";
 
 /// A session row, before its text is decoded.
 pub(super) struct SessionRow {
@@ -129,6 +136,24 @@ impl SessionRow {
         Ok(match stored {
             SessionStatus::Running if !alive() => SessionStatus::Abandoned,
             other => other,
+        })
+    }
+
+    /// The row of [`SESSION_HEADER_COLUMNS`] as a header.
+    pub(super) fn decode_header(
+        self,
+        tags: BTreeMap<String, String>,
+    ) -> Result<SessionHeader, StoreError> {
+        Ok(SessionHeader {
+            status: self.status()?,
+            id: parse_uuid(&self.id)?,
+            started_at_ns: self.started_at_ns,
+            ended_at_ns: self.ended_at_ns,
+            suite: self.suite,
+            specs: from_json!("specs", &self.specs)?,
+            tags,
+            note: self.note,
+            fingerprint: self.fingerprint,
         })
     }
 

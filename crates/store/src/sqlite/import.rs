@@ -11,7 +11,7 @@ use super::codec::as_stored;
 use super::connection::retry_while_locked;
 use super::read::load_session_in;
 use super::SqliteStore;
-use crate::{ImportReport, Store, StoreError};
+use crate::{ImportReport, Load, Store, StoreError};
 
 /// An import in progress: one IMMEDIATE transaction around the ordinary writes (which join it,
 /// see [`SqliteStore::write`]), so an import is stored whole or not at all and its rows are
@@ -80,7 +80,7 @@ impl Importer<'_> {
         if exists.is_some() {
             // Stored values are what the store keeps of the file's ones (-0.0 as 0.0, see
             // `add_run`), so the file's session is compared as it would be stored.
-            let mut stored = load_session_in(&store.conn, id)?;
+            let mut stored = load_session_in(&store.conn, id, Load::ALL)?;
             // A session imported as running has no process here and reads as abandoned: that
             // is the same content.
             if stored.info.status == SessionStatus::Abandoned

@@ -5,26 +5,76 @@ use std::path::Path;
 
 use rusqlite::{Connection, TransactionBehavior};
 
+use vernier_model::monitor::RunMonitorData;
+
+use super::codec::from_json;
 use super::connection::{open_error, APPLICATION_ID};
+use super::monitors;
 use crate::StoreError;
+
+/// A conversion that SQL cannot express, run inside the migration's transaction.
+type Convert = fn(&Connection) -> Result<(), StoreError>;
+
+/// One step of the schema: SQL, and for a change that SQL cannot make alone, a conversion run
+/// after it in the same transaction.
+struct Migration {
+    name: &'static str,
+    sql: &'static str,
+    convert: Option<Convert>,
+}
 
 /// The migrations, in order: migration `n` (from 1) takes the schema from version `n - 1` to
 /// `n`. Never edit a released migration; add a new one (see docs/schema.md).
-const MIGRATIONS: &[(&str, &str)] = &[
-    ("initial", include_str!("../../migrations/0001_initial.sql")),
-    (
-        "monitors_setup_findings",
-        include_str!("../../migrations/0002_monitors_setup_findings.sql"),
-    ),
-    (
-        "session_owner",
-        include_str!("../../migrations/0003_session_owner.sql"),
-    ),
-    (
-        "calibrations",
-        include_str!("../../migrations/0004_calibrations.sql"),
-    ),
+const MIGRATIONS: &[Migration] = &[
+    Migration {
+        name: "initial",
+        sql: include_str!("../../migrations/0001_initial.sql"),
+        convert: None,
+    },
+    Migration {
+        name: "monitors_setup_findings",
+        sql: include_str!("../../migrations/0002_monitors_setup_findings.sql"),
+        convert: None,
+    },
+    Migration {
+        name: "session_owner",
+        sql: include_str!("../../migrations/0003_session_owner.sql"),
+        convert: None,
+    },
+    Migration {
+        name: "calibrations",
+        sql: include_str!("../../migrations/0004_calibrations.sql"),
+        convert: None,
+    },
+    Migration {
+        name: "compact_monitors",
+        sql: include_str!("../../migrations/0005_compact_monitors.sql"),
+        convert: Some(compact_monitors),
+    },
 ];
+
+/// Migration 0005 after its SQL: every run's monitor record, JSON text in the `run_monitors` of
+/// version 2, is written again in the binary encoding of [`monitors`] into `run_monitors_v5`,
+/// which then replaces `run_monitors`; `run_monitor_summary` held a copy of the summaries and
+/// goes. Rows are converted one at a time, so memory does not grow with the database.
+fn compact_monitors(conn: &Connection) -> Result<(), StoreError> {
+    let mut names = monitors::Names::read(conn)?;
+    let mut stmt = conn.prepare("SELECT run_id, data FROM run_monitors")?;
+    let mut rows = stmt.query([])?;
+    while let Some(row) = rows.next()? {
+        let run_id: String = row.get(0)?;
+        let text = row.get_ref(1)?.as_str().map_err(rusqlite::Error::from)?;
+        let data: RunMonitorData = from_json!(format!("monitor data of run {run_id}"), text)?;
+        monitors::insert_into(conn, "run_monitors_v5", &mut names, &run_id, &data)?;
+    }
+    drop(rows);
+    drop(stmt);
+    conn.execute_batch(
+        "DROP TABLE run_monitor_summary; DROP TABLE run_monitors; \
+         ALTER TABLE run_monitors_v5 RENAME TO run_monitors;",
+    )?;
+    Ok(())
+}
 
 /// The schema version this build writes and understands (`PRAGMA user_version`).
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
@@ -96,19 +146,27 @@ pub(super) fn migrate(conn: &mut Connection, path: &Path) -> Result<(), StoreErr
     // Another process may have migrated or written meanwhile: check again under the lock.
     let found = user_version(&tx)?;
     check_version(&tx, path, found)?;
-    for (index, (name, sql)) in MIGRATIONS.iter().enumerate() {
+    for (index, migration) in MIGRATIONS.iter().enumerate() {
         let version = index as i64 + 1;
         if version <= found {
             continue;
         }
-        tx.execute_batch(sql).map_err(|e| StoreError::Schema {
+        let failed = |detail: String| StoreError::Schema {
             path: path.to_path_buf(),
             detail: format!(
-                "migration {version:04} ({name}) from schema version {} failed: {}",
+                "migration {version:04} ({}) from schema version {} failed: {detail}",
+                migration.name,
                 version - 1,
-                sqlite_message(&e)
             ),
-        })?;
+        };
+        tx.execute_batch(migration.sql)
+            .map_err(|e| failed(sqlite_message(&e)))?;
+        if let Some(convert) = migration.convert {
+            convert(&tx).map_err(|e| match e {
+                StoreError::Database(e) => failed(sqlite_message(&e)),
+                other => failed(other.to_string()),
+            })?;
+        }
     }
     tx.pragma_update(None, "user_version", SCHEMA_VERSION)?;
     tx.pragma_update(None, "application_id", APPLICATION_ID)?;
@@ -132,9 +190,12 @@ mod tests {
             .collect();
         files.sort();
         assert_eq!(files.len(), MIGRATIONS.len());
-        for (i, ((name, sql), file)) in MIGRATIONS.iter().zip(&files).enumerate() {
-            assert_eq!(file, &format!("{:04}_{name}.sql", i + 1));
-            assert_eq!(std::fs::read_to_string(dir.join(file)).unwrap(), *sql);
+        for (i, (migration, file)) in MIGRATIONS.iter().zip(&files).enumerate() {
+            assert_eq!(file, &format!("{:04}_{}.sql", i + 1, migration.name));
+            assert_eq!(
+                std::fs::read_to_string(dir.join(file)).unwrap(),
+                migration.sql
+            );
         }
     }
 
@@ -156,7 +217,7 @@ mod tests {
                 "calibrations",
                 "configurations",
                 "kernel_configs",
-                "run_monitor_summary",
+                "monitor_names",
                 "run_monitors",
                 "run_values",
                 "runs",

@@ -3,7 +3,8 @@
 //! - [`connection`]: opening a file, pragmas, locking, and the read and write transactions;
 //! - [`migrations`]: the schema versions and how a file reaches the current one;
 //! - [`codec`]: model values as column values and back;
-//! - [`read`] and [`write`]: the queries and changes behind [`Store`] and its [`Recorder`];
+//! - [`read`] and [`mod@write`]: the queries and changes behind [`Store`] and its [`Recorder`];
+//! - [`monitors`]: the runs' monitor data, in a compact binary encoding;
 //! - [`calibration`]: the calibrations of `vernier calibrate`.
 
 use std::collections::BTreeMap;
@@ -16,13 +17,14 @@ use vernier_model::{
     ConfigurationRecord, Recorder, RunRecord, SessionInfo, SessionStatus, StopReason, StoredSession,
 };
 
-use crate::{ImportReport, Store, StoreError};
+use crate::{ImportReport, Load, SessionHeader, Store, StoreError};
 
 mod calibration;
 mod codec;
 mod connection;
 mod import;
 mod migrations;
+mod monitors;
 mod read;
 mod write;
 
@@ -86,8 +88,12 @@ impl Store for SqliteStore {
         read::resolve(self, selector)
     }
 
-    fn load_session(&self, id: Uuid) -> Result<StoredSession, StoreError> {
-        read::load_session(self, id)
+    fn session_headers(&self) -> Result<Vec<SessionHeader>, StoreError> {
+        read::session_headers(self)
+    }
+
+    fn load_session(&self, id: Uuid, load: Load) -> Result<StoredSession, StoreError> {
+        read::load_session(self, id, load)
     }
 
     fn find_sessions_by_tags(&self, tags: &[(String, String)]) -> Result<Vec<Uuid>, StoreError> {

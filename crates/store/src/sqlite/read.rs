@@ -8,11 +8,11 @@ use vernier_model::{RunRecord, Rusage, SessionInfo, StoredConfiguration, StoredS
 
 use super::codec::{
     corrupt, from_json, parse_uuid, ConfigurationRow, SessionRow, CONFIGURATION_COLUMNS,
-    SESSION_COLUMNS,
+    SESSION_COLUMNS, SESSION_HEADER_COLUMNS,
 };
-use super::SqliteStore;
+use super::{monitors, SqliteStore};
 use crate::selector::{parse_selector, Selector};
-use crate::StoreError;
+use crate::{Load, SessionHeader, StoreError};
 
 pub(super) fn session_tags(
     conn: &Connection,
@@ -54,8 +54,13 @@ pub(super) fn ensure_exists(
     }
 }
 
-/// A whole session, read with `tx` (a read transaction, or the import's write transaction).
-pub(super) fn load_session_in(tx: &Connection, id: Uuid) -> Result<StoredSession, StoreError> {
+/// A session with what `load` asks for, read with `tx` (a read transaction, or the import's
+/// write transaction).
+pub(super) fn load_session_in(
+    tx: &Connection,
+    id: Uuid,
+    load: Load,
+) -> Result<StoredSession, StoreError> {
     let key = id.to_string();
     let row = tx
         .query_row(
@@ -114,9 +119,8 @@ pub(super) fn load_session_in(tx: &Connection, id: Uuid) -> Result<StoredSession
         "SELECT r.id, r.configuration_id, r.idx, r.warmup, r.round, \
                  r.preceding_executions, r.started_at_ns, r.ended_at_ns, r.user_cpu_ns, \
                  r.system_cpu_ns, r.voluntary_cs, r.involuntary_cs, r.max_rss_bytes, \
-                 r.foreign_cpu_ns, r.controller_cpu_ns, r.setup_steps, m.data \
+                 r.foreign_cpu_ns, r.controller_cpu_ns, r.setup_steps \
                  FROM runs r JOIN configurations c ON c.id = r.configuration_id \
-                 LEFT JOIN run_monitors m ON m.run_id = r.id \
                  WHERE c.session_id = ?1 \
                  ORDER BY r.started_at_ns, r.warmup DESC, r.idx, r.rowid",
     )?;
@@ -125,7 +129,6 @@ pub(super) fn load_session_in(tx: &Connection, id: Uuid) -> Result<StoredSession
             r.get::<_, String>(0)?,
             r.get::<_, String>(1)?,
             r.get::<_, String>(15)?,
-            r.get::<_, Option<String>>(16)?,
             RunRecord {
                 id: Uuid::nil(),
                 index: r.get(2)?,
@@ -149,14 +152,19 @@ pub(super) fn load_session_in(tx: &Connection, id: Uuid) -> Result<StoredSession
             },
         ))
     })?;
+    let mut monitors = if load.monitors {
+        monitors::read_session(tx, &key)?
+    } else {
+        HashMap::new()
+    };
     for row in rows {
-        let (run_id, configuration_id, setup_steps, monitors, mut run) = row?;
+        let (run_id, configuration_id, setup_steps, mut run) = row?;
         run.id = parse_uuid(&run_id)?;
-        run.setup_steps = from_json!("setup steps", &setup_steps)?;
-        run.monitors = match monitors {
-            Some(text) => Some(from_json!("monitors", &text)?),
-            None => None,
-        };
+        // Most runs have no setup steps: no parser for those.
+        if setup_steps != "[]" {
+            run.setup_steps = from_json!("setup steps", &setup_steps)?;
+        }
+        run.monitors = monitors.remove(&run_id);
         run.values = values.remove(&run_id).unwrap_or_default();
         let slot = by_id
             .get(&configuration_id)
@@ -182,6 +190,23 @@ pub(super) fn sessions(store: &SqliteStore) -> Result<Vec<SessionInfo>, StoreErr
             let row = row?;
             let tags = tags.remove(&row.id).unwrap_or_default();
             sessions.push(row.decode(tags)?);
+        }
+        Ok(sessions)
+    })
+}
+
+pub(super) fn session_headers(store: &SqliteStore) -> Result<Vec<SessionHeader>, StoreError> {
+    store.read(|tx| {
+        let mut tags = session_tags(tx, None)?;
+        let mut stmt = tx.prepare(&format!(
+            "SELECT {SESSION_HEADER_COLUMNS} FROM sessions ORDER BY started_at_ns, rowid"
+        ))?;
+        let rows = stmt.query_map([], SessionRow::from_row)?;
+        let mut sessions = Vec::new();
+        for row in rows {
+            let row = row?;
+            let tags = tags.remove(&row.id).unwrap_or_default();
+            sessions.push(row.decode_header(tags)?);
         }
         Ok(sessions)
     })
@@ -237,8 +262,12 @@ pub(super) fn resolve(store: &SqliteStore, selector: &str) -> Result<Uuid, Store
     })
 }
 
-pub(super) fn load_session(store: &SqliteStore, id: Uuid) -> Result<StoredSession, StoreError> {
-    store.read(|tx| load_session_in(tx, id))
+pub(super) fn load_session(
+    store: &SqliteStore,
+    id: Uuid,
+    load: Load,
+) -> Result<StoredSession, StoreError> {
+    store.read(|tx| load_session_in(tx, id, load))
 }
 
 pub(super) fn kernel_config(

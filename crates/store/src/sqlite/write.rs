@@ -10,6 +10,7 @@ use vernier_model::{ConfigurationRecord, RunRecord, SessionInfo, SessionStatus, 
 use vernier_sys::process::ProcessIdentity;
 
 use super::codec::{stored_value, to_json};
+use super::monitors;
 use super::read::ensure_exists;
 use super::SqliteStore;
 use crate::{DeleteReport, StoreError};
@@ -123,10 +124,6 @@ pub(super) fn add_run(
     }
     let id = run.id.to_string();
     let setup_steps = to_json!("setup steps", &run.setup_steps)?;
-    let monitors = match &run.monitors {
-        Some(m) => Some(to_json!("monitors", m)?),
-        None => None,
-    };
     store.write(|tx| {
         ensure_exists(tx, "configurations", "configuration", configuration)?;
         // Cached statements: an import adds a million runs in one go.
@@ -155,17 +152,8 @@ pub(super) fn add_run(
             run.controller_cpu_ns,
             setup_steps,
         ])?;
-        if let (Some(data), Some(m)) = (&monitors, &run.monitors) {
-            tx.execute(
-                "INSERT INTO run_monitors (run_id, data) VALUES (?1, ?2)",
-                params![id, data],
-            )?;
-            let mut stmt = tx.prepare(
-                "INSERT INTO run_monitor_summary (run_id, key, value) VALUES (?1, ?2, ?3)",
-            )?;
-            for (key, value) in m.summary.iter().filter(|(_, v)| v.is_finite()) {
-                stmt.execute(params![id, key, value])?;
-            }
+        if let Some(data) = &run.monitors {
+            monitors::insert(tx, &mut monitors::Names::read(tx)?, &id, data)?;
         }
         let mut stmt = tx
             .prepare_cached("INSERT INTO run_values (run_id, metric, value) VALUES (?1, ?2, ?3)")?;

@@ -1,0 +1,473 @@
+//! Monitor data in the SQLite store: one `run_monitors` row per monitored run, with the series
+//! and the summary as compact binary columns whose names are numbers into `monitor_names`
+//! (schema version 5, docs/schema.md "Monitor data").
+//!
+//! With the default monitors a run records about 70 series of a few points each. As JSON
+//! objects (`{"t_ns":…,"value":…}` per point, names spelled out in every run) and with the
+//! summary stored a second time in a table of its own, that was about 24 KB per run, and every
+//! read of a session parsed it. Here a point takes a few bytes (the time as a varint delta, an
+//! integral value as a varint), each name is stored once per database, and the data is read only
+//! when a command asks for it ([`crate::Load`]).
+//!
+//! Encoding (all integers LEB128 varints, signed ones zigzag-encoded first, as in Protocol
+//! Buffers, https://protobuf.dev/programming-guides/encoding/#varints):
+//! - `series`: a format byte (1), then per series: monitor, metric and unit (ids into
+//!   `monitor_names`), kind (0 counter, 1 gauge), the number of points, and per point the
+//!   signed change of `t_ns` since the previous point (the first since 0) and the value;
+//! - `summary`: a format byte (1), then per key: its id into `monitor_names` and the value;
+//! - a value: an integral double of magnitude at most 2^53 (not -0.0) as the varint
+//!   `zigzag(v) << 1`; any other double as the byte 1 and its 8 bytes (IEEE 754 bits, little
+//!   endian). Every double, NaN and -0.0 included, comes back bit for bit.
+
+use std::collections::HashMap;
+
+use rusqlite::{params, Connection};
+use vernier_model::monitor::{MonitorPoint, MonitorSeries, RunMonitorData, SeriesKind};
+
+use super::codec::{corrupt, from_json, to_json};
+use crate::StoreError;
+
+/// The first byte of a `series` or `summary` blob: the encoding described in the module docs.
+const FORMAT: u8 = 1;
+
+/// The largest magnitude below which every integer is a double (2^53, IEEE 754 binary64).
+const EXACT_INTEGERS: f64 = 9_007_199_254_740_992.0;
+
+/// The names of `monitor_names`, both ways, as one transaction sees them.
+#[derive(Default)]
+pub(super) struct Names {
+    ids: HashMap<String, i64>,
+    names: HashMap<i64, String>,
+}
+
+impl Names {
+    /// Every stored name: a few hundred short strings, read once per load or write.
+    pub(super) fn read(conn: &Connection) -> Result<Self, StoreError> {
+        let mut names = Names::default();
+        let mut stmt = conn.prepare_cached("SELECT id, name FROM monitor_names")?;
+        let rows = stmt.query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))?;
+        for row in rows {
+            let (id, name) = row?;
+            names.ids.insert(name.clone(), id);
+            names.names.insert(id, name);
+        }
+        Ok(names)
+    }
+
+    /// The id of `name`, stored first if it is new. Call only inside a write transaction.
+    fn id(&mut self, conn: &Connection, name: &str) -> Result<i64, StoreError> {
+        if let Some(&id) = self.ids.get(name) {
+            return Ok(id);
+        }
+        conn.prepare_cached("INSERT OR IGNORE INTO monitor_names (name) VALUES (?1)")?
+            .execute([name])?;
+        let id: i64 = conn
+            .prepare_cached("SELECT id FROM monitor_names WHERE name = ?1")?
+            .query_row([name], |r| r.get(0))?;
+        self.ids.insert(name.to_string(), id);
+        self.names.insert(id, name.to_string());
+        Ok(id)
+    }
+
+    fn name(&self, id: u64) -> Result<&str, StoreError> {
+        i64::try_from(id)
+            .ok()
+            .and_then(|id| self.names.get(&id))
+            .map(String::as_str)
+            .ok_or_else(|| corrupt(format!("monitor data: no monitor name has id {id}")))
+    }
+}
+
+/// Stores the monitor data of run `run_id` (the `runs` row is already inserted).
+pub(super) fn insert(
+    conn: &Connection,
+    names: &mut Names,
+    run_id: &str,
+    data: &RunMonitorData,
+) -> Result<(), StoreError> {
+    insert_into(conn, "run_monitors", names, run_id, data)
+}
+
+/// [`insert`] into `table`: `run_monitors`, or the table migration 0005 fills.
+pub(super) fn insert_into(
+    conn: &Connection,
+    table: &str,
+    names: &mut Names,
+    run_id: &str,
+    data: &RunMonitorData,
+) -> Result<(), StoreError> {
+    let series = encode_series(conn, names, &data.series)?;
+    let mut summary = vec![FORMAT];
+    for (key, value) in &data.summary {
+        put_varint(&mut summary, unsigned(names.id(conn, key)?)?);
+        put_value(&mut summary, *value);
+    }
+    let unsupported = to_json!("monitors.unsupported", &data.unsupported)?;
+    let failures = to_json!("monitors.failures", &data.failures)?;
+    // `table` is one of our own names, never input.
+    conn.prepare_cached(&format!(
+        "INSERT INTO {table} (run_id, sampler_priority, sampler_cpu_ns, rounds, unsupported, \
+         failures, series, summary) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"
+    ))?
+    .execute(params![
+        run_id,
+        data.sampler_priority,
+        data.sampler_cpu_ns,
+        data.rounds,
+        unsupported,
+        failures,
+        series,
+        summary
+    ])?;
+    Ok(())
+}
+
+fn encode_series(
+    conn: &Connection,
+    names: &mut Names,
+    series: &[MonitorSeries],
+) -> Result<Vec<u8>, StoreError> {
+    let points: usize = series.iter().map(|s| s.points.len()).sum();
+    let mut out = Vec::with_capacity(1 + series.len() * 6 + points * 6);
+    out.push(FORMAT);
+    for s in series {
+        for name in [&s.monitor, &s.metric, &s.unit] {
+            put_varint(&mut out, unsigned(names.id(conn, name)?)?);
+        }
+        out.push(match s.kind {
+            SeriesKind::Counter => 0,
+            SeriesKind::Gauge => 1,
+        });
+        put_varint(&mut out, s.points.len() as u64);
+        let mut previous = 0i64;
+        for p in &s.points {
+            put_varint(&mut out, zigzag(p.t_ns.wrapping_sub(previous)));
+            previous = p.t_ns;
+            put_value(&mut out, p.value);
+        }
+    }
+    Ok(out)
+}
+
+/// The monitor data of every monitored run of session `session` (its id as stored), by run id.
+pub(super) fn read_session(
+    conn: &Connection,
+    session: &str,
+) -> Result<HashMap<String, RunMonitorData>, StoreError> {
+    let names = Names::read(conn)?;
+    let mut stmt = conn.prepare(
+        "SELECT m.run_id, m.sampler_priority, m.sampler_cpu_ns, m.rounds, m.unsupported, \
+         m.failures, m.series, m.summary FROM run_monitors m \
+         JOIN runs r ON r.id = m.run_id JOIN configurations c ON c.id = r.configuration_id \
+         WHERE c.session_id = ?1",
+    )?;
+    let mut rows = stmt.query([session])?;
+    let mut out = HashMap::new();
+    while let Some(r) = rows.next()? {
+        let run_id: String = r.get(0)?;
+        let unsupported: String = r.get(4)?;
+        let failures: String = r.get(5)?;
+        let data = RunMonitorData {
+            sampler_priority: r.get(1)?,
+            sampler_cpu_ns: r.get(2)?,
+            rounds: r.get(3)?,
+            unsupported: from_json!("monitors.unsupported", &unsupported)?,
+            failures: from_json!("monitors.failures", &failures)?,
+            series: decode_series(
+                &names,
+                r.get_ref(6)?.as_blob().map_err(rusqlite::Error::from)?,
+            )
+            .map_err(|e| corrupt(format!("monitor series of run {run_id}: {e}")))?,
+            summary: decode_summary(
+                &names,
+                r.get_ref(7)?.as_blob().map_err(rusqlite::Error::from)?,
+            )
+            .map_err(|e| corrupt(format!("monitor summary of run {run_id}: {e}")))?,
+        };
+        out.insert(run_id, data);
+    }
+    Ok(out)
+}
+
+fn decode_series(names: &Names, blob: &[u8]) -> Result<Vec<MonitorSeries>, StoreError> {
+    let mut r = Reader::new(blob)?;
+    let mut series = Vec::new();
+    while !r.done() {
+        let monitor = names.name(r.varint()?)?.to_string();
+        let metric = names.name(r.varint()?)?.to_string();
+        let unit = names.name(r.varint()?)?.to_string();
+        let kind = match r.byte()? {
+            0 => SeriesKind::Counter,
+            1 => SeriesKind::Gauge,
+            other => return Err(corrupt(format!("series kind {other}"))),
+        };
+        let n = r.varint()?;
+        // Each point takes at least 2 bytes: a count beyond that is damage, not a reason to
+        // allocate.
+        if n > (r.remaining() / 2) as u64 {
+            return Err(corrupt(format!("{n} points in {} bytes", r.remaining())));
+        }
+        let mut points = Vec::with_capacity(n as usize);
+        let mut t_ns = 0i64;
+        for _ in 0..n {
+            t_ns = t_ns.wrapping_add(unzigzag(r.varint()?));
+            points.push(MonitorPoint {
+                t_ns,
+                value: r.value()?,
+            });
+        }
+        series.push(MonitorSeries {
+            monitor,
+            metric,
+            unit,
+            kind,
+            points,
+        });
+    }
+    Ok(series)
+}
+
+fn decode_summary(
+    names: &Names,
+    blob: &[u8],
+) -> Result<std::collections::BTreeMap<String, f64>, StoreError> {
+    let mut r = Reader::new(blob)?;
+    let mut summary = std::collections::BTreeMap::new();
+    while !r.done() {
+        let key = names.name(r.varint()?)?.to_string();
+        summary.insert(key, r.value()?);
+    }
+    Ok(summary)
+}
+
+fn unsigned(id: i64) -> Result<u64, StoreError> {
+    u64::try_from(id).map_err(|_| corrupt(format!("monitor name id {id} is negative")))
+}
+
+fn zigzag(v: i64) -> u64 {
+    ((v << 1) ^ (v >> 63)) as u64
+}
+
+fn unzigzag(u: u64) -> i64 {
+    ((u >> 1) as i64) ^ -((u & 1) as i64)
+}
+
+fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+fn put_value(out: &mut Vec<u8>, v: f64) {
+    let integral =
+        v.fract() == 0.0 && v.abs() <= EXACT_INTEGERS && !(v == 0.0 && v.is_sign_negative());
+    if integral {
+        // Exact: |v| <= 2^53, so the cast loses nothing and the shift does not overflow.
+        put_varint(out, zigzag(v as i64) << 1);
+    } else {
+        out.push(1);
+        out.extend_from_slice(&v.to_bits().to_le_bytes());
+    }
+}
+
+/// Reads a blob of the encoding in the module docs.
+struct Reader<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Reader<'a> {
+    /// Checks the format byte.
+    fn new(bytes: &'a [u8]) -> Result<Self, StoreError> {
+        match bytes.first() {
+            Some(&FORMAT) => Ok(Reader { bytes, at: 1 }),
+            Some(other) => Err(corrupt(format!("unknown encoding {other}"))),
+            None => Err(corrupt("empty")),
+        }
+    }
+
+    fn done(&self) -> bool {
+        self.at >= self.bytes.len()
+    }
+
+    fn remaining(&self) -> usize {
+        self.bytes.len().saturating_sub(self.at)
+    }
+
+    fn byte(&mut self) -> Result<u8, StoreError> {
+        let b = *self
+            .bytes
+            .get(self.at)
+            .ok_or_else(|| corrupt("ends in the middle of a value"))?;
+        self.at += 1;
+        Ok(b)
+    }
+
+    fn varint(&mut self) -> Result<u64, StoreError> {
+        let mut v = 0u64;
+        for shift in (0..64).step_by(7) {
+            let b = self.byte()?;
+            v |= u64::from(b & 0x7f) << shift;
+            if b & 0x80 == 0 {
+                return Ok(v);
+            }
+        }
+        Err(corrupt("a varint longer than 10 bytes"))
+    }
+
+    fn value(&mut self) -> Result<f64, StoreError> {
+        let u = self.varint()?;
+        if u & 1 == 0 {
+            return Ok(unzigzag(u >> 1) as f64);
+        }
+        if u != 1 {
+            return Err(corrupt(format!("value tag {u}")));
+        }
+        let end = self.at + 8;
+        let bytes: [u8; 8] = self
+            .bytes
+            .get(self.at..end)
+            .and_then(|b| b.try_into().ok())
+            .ok_or_else(|| corrupt("ends in the middle of a value"))?;
+        self.at = end;
+        Ok(f64::from_bits(u64::from_le_bytes(bytes)))
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn memory() -> Connection {
+        let conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch("CREATE TABLE monitor_names (id INTEGER PRIMARY KEY, name TEXT UNIQUE)")
+            .unwrap();
+        conn
+    }
+
+    #[test]
+    fn values_come_back_bit_for_bit() {
+        let values = [
+            0.0,
+            -0.0,
+            1.0,
+            -1.0,
+            20_000_000.0,
+            0.1,
+            -3.5e-300,
+            EXACT_INTEGERS,
+            -EXACT_INTEGERS,
+            EXACT_INTEGERS * 2.0,
+            f64::MAX,
+            f64::MIN_POSITIVE,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::NAN,
+        ];
+        let mut out = vec![FORMAT];
+        for v in values {
+            put_value(&mut out, v);
+        }
+        let mut r = Reader::new(&out).unwrap();
+        for v in values {
+            assert_eq!(r.value().unwrap().to_bits(), v.to_bits(), "{v}");
+        }
+        assert!(r.done());
+        // Small integers take one byte.
+        let mut small = Vec::new();
+        put_value(&mut small, 7.0);
+        assert_eq!(small.len(), 1);
+    }
+
+    #[test]
+    fn zigzag_round_trips_the_extremes() {
+        for v in [0, 1, -1, 63, -64, i64::MAX, i64::MIN] {
+            assert_eq!(unzigzag(zigzag(v)), v);
+            let mut out = vec![FORMAT];
+            put_varint(&mut out, zigzag(v));
+            assert_eq!(unzigzag(Reader::new(&out).unwrap().varint().unwrap()), v);
+        }
+    }
+
+    #[test]
+    fn series_round_trip_with_names_stored_once() {
+        let conn = memory();
+        let mut names = Names::default();
+        let series = vec![
+            MonitorSeries {
+                monitor: "stat".into(),
+                metric: "ctxt".into(),
+                unit: "count".into(),
+                kind: SeriesKind::Counter,
+                points: vec![
+                    MonitorPoint {
+                        t_ns: 575_515,
+                        value: 0.0,
+                    },
+                    MonitorPoint {
+                        t_ns: 16_750_840,
+                        value: 2.0e7,
+                    },
+                    MonitorPoint {
+                        t_ns: -5,
+                        value: 0.25,
+                    },
+                ],
+            },
+            MonitorSeries {
+                monitor: "pressure".into(),
+                metric: "cpu.some_avg10".into(),
+                unit: "pct".into(),
+                kind: SeriesKind::Gauge,
+                points: Vec::new(),
+            },
+        ];
+        let blob = encode_series(&conn, &mut names, &series).unwrap();
+        let again = encode_series(&conn, &mut names, &series).unwrap();
+        assert_eq!(blob, again);
+        let stored: i64 = conn
+            .query_row("SELECT count(*) FROM monitor_names", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(stored, 6);
+        let names = Names::read(&conn).unwrap();
+        assert_eq!(decode_series(&names, &blob).unwrap(), series);
+    }
+
+    #[test]
+    fn damage_is_an_error_not_a_panic() {
+        let conn = memory();
+        let mut names = Names::default();
+        let series = vec![MonitorSeries {
+            monitor: "m".into(),
+            metric: "x".into(),
+            unit: "count".into(),
+            kind: SeriesKind::Gauge,
+            points: vec![
+                MonitorPoint {
+                    t_ns: 1,
+                    value: 0.5
+                };
+                3
+            ],
+        }];
+        let blob = encode_series(&conn, &mut names, &series).unwrap();
+        let names = Names::read(&conn).unwrap();
+        assert_eq!(decode_series(&names, &blob[..1]).unwrap(), Vec::new());
+        for end in (0..blob.len()).filter(|&end| end != 1) {
+            assert!(decode_series(&names, &blob[..end]).is_err(), "cut at {end}");
+        }
+        let mut unknown_name = blob.clone();
+        unknown_name[1] = 99;
+        assert!(decode_series(&names, &unknown_name).is_err());
+        assert!(decode_summary(&names, &[2]).is_err());
+        assert!(Reader::new(&[
+            FORMAT, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01
+        ])
+        .unwrap()
+        .varint()
+        .is_err());
+    }
+}
