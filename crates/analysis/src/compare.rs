@@ -6,7 +6,7 @@ use std::fmt;
 use crate::summary::{contaminated, distribution_checks};
 use serde::Serialize;
 use statrs::distribution::{ContinuousCDF, Normal};
-use vernier_model::{Calibration, Options, StoredSession};
+use vernier_model::{Calibration, Options, StoredSession, CONFIDENCE_LEVEL};
 use vernier_stats::hodges_lehmann::enough_arrangements;
 use vernier_stats::{
     benjamini_hochberg, geomean_ratio_ci, hodges_lehmann, mann_whitney_u, median, median_ci,
@@ -14,10 +14,9 @@ use vernier_stats::{
 };
 
 use crate::session_noise::{self, CalibrationTable, NoiseSource, SessionValues};
+use crate::warnings::{Warning, Warnings};
 use crate::AnalysisError;
 
-/// Confidence level of every interval of a comparison.
-pub const LEVEL: f64 = 0.95;
 /// Default practical threshold: changes within 2% either way count as equivalent.
 pub const DEFAULT_THRESHOLD: f64 = 0.02;
 
@@ -35,7 +34,7 @@ impl Default for CompareSettings {
     fn default() -> Self {
         CompareSettings {
             threshold: DEFAULT_THRESHOLD,
-            level: LEVEL,
+            level: CONFIDENCE_LEVEL,
         }
     }
 }
@@ -142,7 +141,9 @@ pub struct Comparison {
     pub welch_ci_low: Option<f64>,
     pub welch_ci_high: Option<f64>,
     pub verdict: Verdict,
-    pub warnings: Vec<String>,
+    /// In JSON `warnings` (texts) and `warning_codes`.
+    #[serde(flatten)]
+    pub warnings: Warnings,
 }
 
 impl Comparison {
@@ -185,7 +186,9 @@ pub struct Summary {
     pub geomean_ci_high: Option<f64>,
     /// How many comparisons the geometric mean covers.
     pub geomean_of: usize,
-    pub warnings: Vec<String>,
+    /// In JSON `warnings` (texts) and `warning_codes`.
+    #[serde(flatten)]
+    pub warnings: Warnings,
 }
 
 /// The result of [`compare`]: the JSON document of `vernier compare --format json`.
@@ -334,44 +337,35 @@ fn group(sessions: &[StoredSession]) -> (Vec<Key>, HashMap<Key, Group>) {
     (order, groups)
 }
 
-/// Warnings about one side's runs, each prefixed with the side.
-fn side_warnings(side: Side, g: &Group) -> Vec<String> {
+/// Warnings about one side's runs, each about that side.
+fn side_warnings(side: Side, g: &Group) -> Vec<Warning> {
     let mut w = Vec::new();
     if !g.not_converged.is_empty() {
-        let reasons: Vec<&str> = g.not_converged.iter().map(String::as_str).collect();
-        w.push(format!(
-            "{side}: not converged (stopped: {})",
-            reasons.join(", ")
-        ));
+        w.push(Warning::NotConverged {
+            reasons: g.not_converged.iter().cloned().collect(),
+        });
     }
     if g.unfinished > 0 {
-        w.push(format!("{side}: unfinished (a session ended abnormally)"));
+        w.push(Warning::Unfinished { several: true });
     }
-    for text in distribution_checks(&g.values).warnings {
-        w.push(format!("{side}: {text}"));
-    }
+    w.extend(distribution_checks(&g.values).warnings);
     if g.contaminated_runs > 0 {
-        w.push(format!(
-            "{side}: {} of {} runs contaminated by other CPU activity",
-            g.contaminated_runs, g.measured_runs
-        ));
+        w.push(Warning::Contaminated {
+            runs: g.contaminated_runs,
+            of: g.measured_runs,
+        });
     }
     if g.fingerprints.len() > 1 {
-        let list: Vec<&str> = g.fingerprints.iter().map(String::as_str).collect();
-        w.push(format!(
-            "{side}: runs come from {} different environments (fingerprints {})",
-            list.len(),
-            list.join(", ")
-        ));
+        w.push(Warning::MixedEnvironments {
+            fingerprints: g.fingerprints.iter().cloned().collect(),
+        });
     }
     if g.versions.len() > 1 {
-        let list: Vec<&str> = g.versions.iter().map(String::as_str).collect();
-        w.push(format!(
-            "{side}: benchmark versions differ ({})",
-            list.join(", ")
-        ));
+        w.push(Warning::MixedVersions {
+            versions: g.versions.iter().cloned().collect(),
+        });
     }
-    w
+    w.into_iter().map(|w| w.on(side)).collect()
 }
 
 fn positive_logs(side: Side, g: &Group) -> Result<Vec<f64>, AnalysisError> {
@@ -413,32 +407,27 @@ fn compare_one(
     let new_ci = median_ci(&new.values, settings.level).map_err(stats)?;
     // The shift of the new logs relative to the base logs is ln(NEW/BASE).
     let hl = hodges_lehmann(&lb, &ln, settings.level).map_err(stats)?;
-    let mut warnings = Vec::new();
+    let mut warnings = Warnings::default();
     let ratio = match hl.ci {
         Some(_) => hl.shift.exp(),
         None => new_median / base_median,
     };
     let runs_ci = match hl.ci {
         None => {
-            warnings.push(format!(
-                "too few runs for a {:.0}% CI of the ratio (base {}, new {}; {}): ratio of the \
-                 medians, verdict inconclusive",
-                settings.level * 100.0,
-                base.values.len(),
-                new.values.len(),
-                min_runs_note(settings.level)
-            ));
+            warnings.push(Warning::TooFewRunsForRatio {
+                level: settings.level,
+                base_n: base.values.len(),
+                new_n: new.values.len(),
+                note: min_runs_note(settings.level),
+            });
             None
         }
         // A point interval claims certainty that tied values cannot give: the ties (timer
         // resolution, rounding, constant runs) hide the spread that the interval measures.
         Some(ci) if ci.low == ci.high => {
-            warnings.push(format!(
-                "the {:.0}% CI of the ratio has zero width: ties leave no spread to measure \
-                 (timer resolution or rounding too coarse, or constant runs); no interval, \
-                 verdict inconclusive",
-                settings.level * 100.0
-            ));
+            warnings.push(Warning::ZeroWidthInterval {
+                level: settings.level,
+            });
             None
         }
         Some(ci) => Some((ci.low.exp(), ci.high.exp())),
@@ -471,11 +460,12 @@ fn compare_one(
     let mut verdict = verdict(ratio_ci, settings.threshold, base.higher_is_better);
     let mut withheld = false;
     if verdict != Verdict::Inconclusive {
-        if let Some(why) = contamination_note(base, new) {
-            warnings.push(format!(
-                "verdict {verdict} withheld: {why}, so the interval does not describe this \
-                 machine at rest; verdict inconclusive"
-            ));
+        let contaminated = contaminated_sides(base, new);
+        if !contaminated.is_empty() {
+            warnings.push(Warning::VerdictWithheld {
+                verdict,
+                contaminated,
+            });
             verdict = Verdict::Inconclusive;
             withheld = true;
         }
@@ -483,29 +473,24 @@ fn compare_one(
 
     if let (Verdict::Inconclusive, Some((low, high)), false) = (verdict, ratio_ci, withheld) {
         if low > 1.0 || high < 1.0 {
-            warnings.push(format!(
-                "the ratio differs from 1 (CI excludes 1) but may be within the {:.1}% threshold",
-                settings.threshold * 100.0
-            ));
+            warnings.push(Warning::WithinThreshold {
+                threshold: settings.threshold,
+            });
         }
     }
     if base.unit != new.unit || base.higher_is_better != new.higher_is_better {
-        warnings.push(format!(
-            "the metric differs: base in {} ({}), new in {} ({})",
-            base.unit,
-            direction(base.higher_is_better),
-            new.unit,
-            direction(new.higher_is_better)
-        ));
+        warnings.push(Warning::MetricDiffers {
+            base_unit: base.unit.clone(),
+            base_higher_is_better: base.higher_is_better,
+            new_unit: new.unit.clone(),
+            new_higher_is_better: new.higher_is_better,
+        });
     }
     if base.versions != new.versions {
-        let b: Vec<&str> = base.versions.iter().map(String::as_str).collect();
-        let n: Vec<&str> = new.versions.iter().map(String::as_str).collect();
-        warnings.push(format!(
-            "benchmark version differs: base {}, new {}",
-            b.join(", "),
-            n.join(", ")
-        ));
+        warnings.push(Warning::VersionDiffers {
+            base: base.versions.iter().cloned().collect(),
+            new: new.versions.iter().cloned().collect(),
+        });
     }
     warnings.extend(side_warnings(Side::Base, base));
     warnings.extend(side_warnings(Side::New, new));
@@ -564,35 +549,16 @@ fn min_runs_note(level: f64) -> String {
     )
 }
 
-/// Why a verdict on these runs cannot stand, when runs of either side are contaminated by
-/// other CPU activity beyond the tolerance that `vernier show` applies
-/// ([`crate::summary::contaminated`]): the interval describes the runs, and those runs
-/// measured the benchmark together with someone else's work.
-fn contamination_note(base: &Group, new: &Group) -> Option<String> {
-    let sides: Vec<String> = [(Side::Base, base), (Side::New, new)]
+/// The sides whose runs are contaminated by other CPU activity beyond the tolerance that
+/// `vernier show` applies ([`crate::summary::contaminated`]), with their contaminated and
+/// measured runs: a verdict on them cannot stand, since the interval describes the runs, and
+/// those runs measured the benchmark together with someone else's work.
+fn contaminated_sides(base: &Group, new: &Group) -> Vec<(Side, usize, usize)> {
+    [(Side::Base, base), (Side::New, new)]
         .into_iter()
         .filter(|(_, g)| g.contaminated_runs > 0)
-        .map(|(side, g)| {
-            format!(
-                "{side}: {} of {} runs",
-                g.contaminated_runs, g.measured_runs
-            )
-        })
-        .collect();
-    (!sides.is_empty()).then(|| {
-        format!(
-            "{} contaminated by other CPU activity (the tolerance of `show`)",
-            sides.join(", ")
-        )
-    })
-}
-
-fn direction(higher_is_better: bool) -> &'static str {
-    if higher_is_better {
-        "higher is better"
-    } else {
-        "lower is better"
-    }
+        .map(|(side, g)| (side, g.contaminated_runs, g.measured_runs))
+        .collect()
 }
 
 /// Compares the configurations of `new` against those of `base`.
@@ -686,13 +652,10 @@ pub fn compare_calibrated(
     }
     let mut summary = summarize(&comparisons, settings.level);
     if uncalibrated_count > 0 {
-        let list: Vec<&str> = uncalibrated.iter().map(String::as_str).collect();
-        summary.warnings.push(format!(
-            "no calibration for environment {} ({uncalibrated_count} configuration(s) with one \
-             session a side): intervals cover run-to-run noise only, not session-to-session \
-             noise (`vernier calibrate` measures it)",
-            list.join(", ")
-        ));
+        summary.warnings.push(Warning::NoCalibration {
+            environments: uncalibrated.iter().cloned().collect(),
+            configurations: uncalibrated_count,
+        });
     }
     Ok(CompareReport {
         threshold: settings.threshold,
@@ -729,14 +692,11 @@ fn summarize(comparisons: &[Comparison], level: f64) -> Summary {
         geomean_ci_low: None,
         geomean_ci_high: None,
         geomean_of: 0,
-        warnings: Vec::new(),
+        warnings: Warnings::default(),
     };
     let directions: BTreeSet<bool> = comparisons.iter().map(|c| c.higher_is_better).collect();
     if directions.len() > 1 {
-        summary.warnings.push(
-            "metrics of opposite directions (times and rates): no geometric mean of their ratios"
-                .to_string(),
-        );
+        summary.warnings.push(Warning::OppositeDirections);
         return summary;
     }
     let z = Normal::standard().inverse_cdf(0.5 + level / 2.0);
@@ -749,9 +709,9 @@ fn summarize(comparisons: &[Comparison], level: f64) -> Summary {
     }
     let without = comparisons.len() - logs.len();
     if without > 0 {
-        summary.warnings.push(format!(
-            "{without} comparison(s) without an interval are left out of the geometric mean"
-        ));
+        summary
+            .warnings
+            .push(Warning::LeftOutOfGeomean { count: without });
     }
     if let Ok(g) = geomean_ratio_ci(&logs, &ses, level) {
         summary.geomean_ratio = Some(g.geomean);
@@ -898,7 +858,11 @@ mod tests {
         assert_eq!(c.p_value, 1.0);
         assert_eq!(c.welch_ci_low, None);
         assert_eq!(c.verdict, Verdict::Inconclusive);
-        assert!(c.warnings[0].contains("zero width"), "{:?}", c.warnings);
+        assert!(
+            c.warnings[0].to_string().contains("zero width"),
+            "{:?}",
+            c.warnings
+        );
     }
 
     #[test]
@@ -911,8 +875,10 @@ mod tests {
             assert_eq!((c.ratio_ci_low, c.ratio_ci_high), (None, None), "{n}");
             assert_eq!(c.verdict, Verdict::Inconclusive, "{n}");
             assert!(
-                c.warnings[0].starts_with("too few runs")
-                    && c.warnings[0].contains("at least 4 vs 4, 3 vs 5, 2 vs 8 or 1 vs 39;"),
+                c.warnings[0].to_string().starts_with("too few runs")
+                    && c.warnings[0]
+                        .to_string()
+                        .contains("at least 4 vs 4, 3 vs 5, 2 vs 8 or 1 vs 39;"),
                 "{:?}",
                 c.warnings
             );
@@ -928,7 +894,11 @@ mod tests {
         assert_eq!((c.welch_ci_low, c.welch_ci_high), (None, None));
         assert_eq!((c.ratio_ci_low, c.ratio_ci_high), (None, None));
         assert_eq!(c.verdict, Verdict::Inconclusive);
-        assert!(c.warnings[0].contains("zero width"), "{:?}", c.warnings);
+        assert!(
+            c.warnings[0].to_string().contains("zero width"),
+            "{:?}",
+            c.warnings
+        );
     }
 
     #[test]
@@ -1019,13 +989,16 @@ mod tests {
         assert!(c.ratio_ci_low.unwrap() > 1.02);
         assert_eq!(c.verdict, Verdict::Inconclusive);
         assert!(
-            c.warnings
-                .iter()
-                .any(|w| w.starts_with("verdict slower withheld: new: 6 of 8 runs")),
+            c.warnings.iter().any(|w| w
+                .to_string()
+                .starts_with("verdict slower withheld: new: 6 of 8 runs")),
             "{:?}",
             c.warnings
         );
-        assert!(!c.warnings.iter().any(|w| w.contains("may be within")));
+        assert!(!c
+            .warnings
+            .iter()
+            .any(|w| w.to_string().contains("may be within")));
         assert!(!r.has_regression());
         // The rule is the one of `show`: a run within its tolerance changes nothing.
         let mut slightly = config("a", &new, false);
@@ -1048,7 +1021,7 @@ mod tests {
         assert!(!r.comparisons[0]
             .warnings
             .iter()
-            .any(|w| w.contains("withheld")));
+            .any(|w| w.to_string().contains("withheld")));
     }
 
     #[test]
@@ -1085,7 +1058,9 @@ mod tests {
         // A point interval would enter with a standard error of 0.
         assert_eq!(r.summary.geomean_of, 1);
         assert!((r.summary.geomean_ratio.unwrap() - 2.0).abs() < 1e-12);
-        assert!(r.summary.warnings[0].starts_with("1 comparison(s) without an interval"));
+        assert!(r.summary.warnings[0]
+            .to_string()
+            .starts_with("1 comparison(s) without an interval"));
     }
 
     #[test]
@@ -1095,7 +1070,11 @@ mod tests {
         assert_eq!(c.ratio_ci_low, None);
         assert_eq!(c.verdict, Verdict::Inconclusive);
         assert_eq!(c.p_value, 1.0);
-        assert!(c.warnings[0].contains("too few runs"), "{:?}", c.warnings);
+        assert!(
+            c.warnings[0].to_string().contains("too few runs"),
+            "{:?}",
+            c.warnings
+        );
         let c = one(&[2.0, 4.0], &[3.0, 5.0]);
         assert_eq!(c.ratio, 4.0 / 3.0);
         assert_eq!(c.verdict, Verdict::Inconclusive);
@@ -1142,10 +1121,9 @@ mod tests {
         assert_eq!(r.comparisons.len(), 1);
         assert_eq!(r.comparisons[0].base_n, 8);
         assert_eq!(r.comparisons[0].new_n, 4);
-        assert!(r.comparisons[0]
-            .warnings
-            .iter()
-            .any(|w| w.starts_with("base: runs come from 2 different environments")));
+        assert!(r.comparisons[0].warnings.iter().any(|w| w
+            .to_string()
+            .starts_with("base: runs come from 2 different environments")));
         assert_eq!(r.unmatched.len(), 2);
         assert_eq!(r.unmatched[0].side, Side::Base);
         assert_eq!(r.unmatched[0].label(), "bench:n=only-base");
@@ -1204,7 +1182,7 @@ mod tests {
     fn threshold_is_checked() {
         let settings = CompareSettings {
             threshold: 0.0,
-            level: LEVEL,
+            level: CONFIDENCE_LEVEL,
         };
         assert!(compare(&[], &[], &settings).is_err());
     }

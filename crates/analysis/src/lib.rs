@@ -17,13 +17,15 @@
 mod compare;
 mod session_noise;
 pub mod summary;
+pub mod warnings;
 
 pub use compare::{
     compare, compare_calibrated, verdict, CompareReport, CompareSettings, Comparison, Side,
-    Summary, Unmatched, Verdict, DEFAULT_THRESHOLD, LEVEL,
+    Summary, Unmatched, Verdict, DEFAULT_THRESHOLD,
 };
 pub use session_noise::{NoiseSource, MDC_POWER};
 pub use summary::{summarize, summarize_session, summarize_with, ConfigSummary};
+pub use warnings::{Warning, Warnings};
 
 /// Why a comparison could not be made.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

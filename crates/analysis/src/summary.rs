@@ -3,14 +3,15 @@
 //! contract.
 
 use serde::Serialize;
-use vernier_model::{Options, RunRecord, StoppingRule, StoredConfiguration, StoredSession};
+use vernier_model::{
+    Options, RunRecord, StoppingRule, StoredConfiguration, StoredSession, CONFIDENCE_LEVEL,
+};
 use vernier_stats::{
     bimodality, classify_outliers, mad, mean_ci, median, median_ci, median_cs, median_cs_min_n,
-    quantile, spearman_drift, BIMODALITY_THRESHOLD,
+    quantile, spearman_drift,
 };
 
-/// Confidence level of every interval shown.
-pub const LEVEL: f64 = 0.95;
+use crate::warnings::{Warning, Warnings};
 
 /// Summary of one configuration's measured runs.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -52,7 +53,9 @@ pub struct ConfigSummary {
     /// Runs outside Tukey's inner fences (see [`distribution_checks`]); classified, never
     /// removed from the statistics.
     pub outlier_runs: usize,
-    pub warnings: Vec<String>,
+    /// In JSON `warnings` (texts) and `warning_codes`.
+    #[serde(flatten)]
+    pub warnings: Warnings,
     /// The measured values in run order.
     pub values: Vec<f64>,
 }
@@ -112,8 +115,8 @@ pub struct DistributionChecks {
     pub drift: Option<(f64, f64)>,
     /// The bimodality coefficient, when it exceeds [`BIMODALITY_THRESHOLD`].
     pub bimodality: Option<f64>,
-    /// One line per finding, for the `warnings` of a summary or a comparison.
-    pub warnings: Vec<String>,
+    /// One per finding, for the `warnings` of a summary or a comparison.
+    pub warnings: Vec<Warning>,
 }
 
 /// Outliers (Tukey fences; Tukey, *Exploratory Data Analysis*, 1977), drift (Spearman rank
@@ -140,26 +143,18 @@ pub fn distribution_checks(values: &[f64]) -> DistributionChecks {
         }
     }
     if checks.outliers > 0 {
-        checks.warnings.push(format!(
-            "{} of {n} runs are outliers ({} severe; Tukey fences), kept in the statistics",
-            checks.outliers, checks.severe_outliers
-        ));
+        checks.warnings.push(Warning::Outliers {
+            outliers: checks.outliers,
+            severe: checks.severe_outliers,
+            n,
+        });
     }
     if n >= MIN_RUNS_DRIFT {
         // A constant series is Degenerate: no trend, nothing to say.
         if let Ok(s) = spearman_drift(values) {
             if s.p < DRIFT_P {
                 checks.drift = Some((s.rho, s.p));
-                let way = if s.rho > 0.0 { "upward" } else { "downward" };
-                let p = if s.p < 1e-4 {
-                    "p < 0.0001".to_string()
-                } else {
-                    format!("p = {:.4}", s.p)
-                };
-                checks.warnings.push(format!(
-                    "drift: values trend {way} with run order (Spearman rho {:.2}, {p})",
-                    s.rho
-                ));
+                checks.warnings.push(Warning::Drift { rho: s.rho, p: s.p });
             }
         }
     }
@@ -167,12 +162,9 @@ pub fn distribution_checks(values: &[f64]) -> DistributionChecks {
         if let Ok(b) = bimodality(values) {
             if b.suggests_bimodality() {
                 checks.bimodality = Some(b.coefficient);
-                checks.warnings.push(format!(
-                    "possibly multimodal (bimodality coefficient {:.2} > {:.3}): the median \
-                     may fall between modes and its interval is not to be trusted; look at \
-                     the histogram (show --histogram) before using this result",
-                    b.coefficient, BIMODALITY_THRESHOLD
-                ));
+                checks.warnings.push(Warning::Multimodal {
+                    coefficient: b.coefficient,
+                });
             }
         }
     }
@@ -182,27 +174,34 @@ pub fn distribution_checks(values: &[f64]) -> DistributionChecks {
 /// Summarizes one configuration of a session recorded without a stopping rule (fixed-n
 /// interval). `online_cpus` sets the tolerance of the contamination signal.
 pub fn summarize(config: &StoredConfiguration, online_cpus: u32) -> ConfigSummary {
-    summarize_with(config, online_cpus, StoppingRule::legacy())
+    summarize_with(
+        config,
+        online_cpus,
+        StoppingRule::legacy(),
+        CONFIDENCE_LEVEL,
+    )
 }
 
 /// Summarizes one configuration whose runs the stopping rule `rule` chose: the interval of the
-/// median is that rule's, the one valid where it stopped.
+/// median is that rule's, the one valid where it stopped, at confidence `level` (the session's,
+/// [`vernier_model::Settings::confidence_level`]).
 pub fn summarize_with(
     config: &StoredConfiguration,
     online_cpus: u32,
     rule: StoppingRule,
+    level: f64,
 ) -> ConfigSummary {
     let values = config.values();
     let measured: Vec<&RunRecord> = config.runs.iter().filter(|r| !r.warmup).collect();
     let q = |p: f64| quantile(&values, p).ok();
     let (median_ci, min_n) = match rule {
         StoppingRule::ConfidenceSequence => (
-            median_cs(&values, LEVEL).ok().flatten(),
-            median_cs_min_n(LEVEL).unwrap_or(8),
+            median_cs(&values, level).ok().flatten(),
+            median_cs_min_n(level).unwrap_or(8),
         ),
-        StoppingRule::FixedN => (median_ci(&values, LEVEL).ok().flatten(), 6),
+        StoppingRule::FixedN => (median_ci(&values, level).ok().flatten(), 6),
     };
-    let (mean, mean_ci) = match mean_ci(&values, LEVEL) {
+    let (mean, mean_ci) = match mean_ci(&values, level) {
         Ok((m, ci)) => (Some(m), ci),
         Err(_) => (None, None),
     };
@@ -211,32 +210,31 @@ pub fn summarize_with(
         .filter(|r| contaminated(r, online_cpus))
         .count();
     let record = &config.record;
-    let mut warnings = Vec::new();
+    let mut warnings = Warnings::default();
     if values.len() < min_n {
-        warnings.push(format!(
-            "only {} measured runs: at least {min_n} are needed for a 95% interval of the median",
-            values.len()
-        ));
+        warnings.push(Warning::FewRuns {
+            n: values.len(),
+            min_n,
+            level,
+        });
     }
     match record.stop_reason {
         Some(vernier_model::StopReason::Unreachable) if !record.converged => {
-            warnings.push(
-                "not converged (stopped: unreachable: the target was out of reach within the \
-                 runs and time allowed, projected from the spread of the runs)"
-                    .to_string(),
-            );
+            warnings.push(Warning::Unreachable);
         }
         Some(r) if !record.converged => {
-            warnings.push(format!("not converged (stopped: {r})"));
+            warnings.push(Warning::NotConverged {
+                reasons: vec![r.to_string()],
+            });
         }
-        None => warnings.push("unfinished (the session ended abnormally)".to_string()),
+        None => warnings.push(Warning::Unfinished { several: false }),
         _ => {}
     }
     if contaminated_runs > 0 {
-        warnings.push(format!(
-            "{contaminated_runs} of {} runs contaminated by other CPU activity",
-            measured.len()
-        ));
+        warnings.push(Warning::Contaminated {
+            runs: contaminated_runs,
+            of: measured.len(),
+        });
     }
     let checks = distribution_checks(&values);
     warnings.extend(checks.warnings);
@@ -279,7 +277,14 @@ pub fn summarize_session(session: &StoredSession) -> Vec<ConfigSummary> {
     session
         .configurations
         .iter()
-        .map(|c| summarize_with(c, cpus, session.info.settings.stopping_rule))
+        .map(|c| {
+            summarize_with(
+                c,
+                cpus,
+                session.info.settings.stopping_rule,
+                session.info.settings.confidence_level,
+            )
+        })
         .collect()
 }
 
@@ -357,7 +362,9 @@ mod tests {
         assert_eq!(s.contaminated_runs, 1);
         assert_eq!(s.ci_low, None);
         assert_eq!(s.warnings.len(), 3, "{:?}", s.warnings);
-        assert!(s.warnings[1].contains("not converged (stopped: max-time)"));
+        assert!(s.warnings[1]
+            .to_string()
+            .contains("not converged (stopped: max-time)"));
     }
 
     #[test]
@@ -374,7 +381,7 @@ mod tests {
         assert!(
             s.warnings
                 .iter()
-                .any(|w| w.contains("1 of 7 runs are outliers (1 severe")),
+                .any(|w| w.to_string().contains("1 of 7 runs are outliers (1 severe")),
             "{:?}",
             s.warnings
         );
@@ -388,11 +395,15 @@ mod tests {
         assert_eq!(rho, 1.0);
         assert!(p < DRIFT_P);
         assert!(
-            c.warnings.iter().any(|w| w.contains("trend upward")),
+            c.warnings
+                .iter()
+                .any(|w| w.to_string().contains("trend upward")),
             "{c:?}"
         );
         let down: Vec<f64> = up.iter().rev().copied().collect();
-        assert!(distribution_checks(&down).warnings[0].contains("downward"));
+        assert!(distribution_checks(&down).warnings[0]
+            .to_string()
+            .contains("downward"));
         // Too short a series is not tested.
         assert_eq!(distribution_checks(&up[..7]).drift, None);
     }
@@ -407,7 +418,10 @@ mod tests {
         assert!(c.bimodality.is_some(), "{c:?}");
         assert_eq!(c.drift, None);
         assert_eq!(c.outliers, 0);
-        assert!(c.warnings.iter().any(|w| w.contains("multimodal")));
+        assert!(c
+            .warnings
+            .iter()
+            .any(|w| w.to_string().contains("multimodal")));
     }
 
     #[test]
@@ -417,7 +431,7 @@ mod tests {
         let fixed = summarize(&c, 2);
         assert_eq!((fixed.ci_low, fixed.ci_high), (Some(6.0), Some(15.0)));
         assert_eq!(fixed.ci_method, "fixed-n");
-        let cs = summarize_with(&c, 2, StoppingRule::ConfidenceSequence);
+        let cs = summarize_with(&c, 2, StoppingRule::ConfidenceSequence, CONFIDENCE_LEVEL);
         assert_eq!((cs.ci_low, cs.ci_high), (Some(4.0), Some(17.0)));
         assert_eq!(cs.ci_method, "confidence-sequence");
         assert!(cs.ci_meaning.contains("anytime-valid"), "{}", cs.ci_meaning);
@@ -425,20 +439,26 @@ mod tests {
             &config(vec![run(0, false, 1.0, 0); 7], StopReason::MaxTime),
             2,
             StoppingRule::ConfidenceSequence,
+            CONFIDENCE_LEVEL,
         );
         assert_eq!(few.ci_low, None);
         let futile = summarize_with(
             &config(vec![run(0, false, 1.0, 0); 12], StopReason::Unreachable),
             2,
             StoppingRule::ConfidenceSequence,
+            CONFIDENCE_LEVEL,
         );
         assert!(
-            futile.warnings[0].contains("unreachable: the target was out of reach"),
+            futile.warnings[0]
+                .to_string()
+                .contains("unreachable: the target was out of reach"),
             "{:?}",
             futile.warnings
         );
         assert!(
-            few.warnings[0].contains("at least 8 are needed"),
+            few.warnings[0]
+                .to_string()
+                .contains("at least 8 are needed"),
             "{:?}",
             few.warnings
         );

@@ -108,7 +108,10 @@ fn runs(center: f64) -> Vec<f64> {
 
 fn only(mut r: CompareReport) -> (Comparison, Vec<String>) {
     assert_eq!(r.comparisons.len(), 1);
-    (r.comparisons.remove(0), r.summary.warnings)
+    (
+        r.comparisons.remove(0),
+        r.summary.warnings.iter().map(ToString::to_string).collect(),
+    )
 }
 
 #[test]

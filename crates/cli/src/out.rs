@@ -275,6 +275,28 @@ fn process_alive(pid: i32) -> bool {
     r == 0 || io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
 }
 
+/// The terminal's width, when stdout is one.
+pub fn terminal_width() -> Option<u16> {
+    use std::io::IsTerminal;
+    if !std::io::stdout().is_terminal() {
+        return None;
+    }
+    // SAFETY: TIOCGWINSZ fills a winsize; an all-zero one is valid.
+    let mut ws: libc::winsize = unsafe { std::mem::zeroed() };
+    // SAFETY: fd 1 is open; `ws` is a valid, writable winsize.
+    let r = unsafe { libc::ioctl(libc::STDOUT_FILENO, libc::TIOCGWINSZ, &mut ws) };
+    (r == 0 && ws.ws_col > 0).then_some(ws.ws_col)
+}
+
+/// A Unix timestamp in nanoseconds as local time.
+pub fn local_time(ns: i64) -> String {
+    use chrono::{Local, TimeZone};
+    Local
+        .timestamp_nanos(ns)
+        .format("%Y-%m-%d %H:%M:%S")
+        .to_string()
+}
+
 /// `print!` that returns a [`StdoutError`] through `?` instead of panicking.
 macro_rules! out {
     ($($arg:tt)*) => {

@@ -23,8 +23,9 @@ use vernier_stats::{
     bimodality, median, median_ci, median_cs, median_cs_min_n, projected_median_cs, Interval,
 };
 
-/// Confidence level of the stopping rule's interval.
-pub const LEVEL: f64 = 0.95;
+/// Confidence level of the stopping rule's interval: the one stored with every session
+/// ([`Settings::confidence_level`]).
+pub const LEVEL: f64 = vernier_model::CONFIDENCE_LEVEL;
 
 /// How much wider than the target the projected precision at the end of the budget must be
 /// before a configuration is declared unreachable: the projection comes from few runs, and a

@@ -217,6 +217,7 @@ fn settings() -> Settings {
         // The mechanics below are checked on the old fixed-n rule, whose intervals are easy to
         // follow by hand; the confidence sequence has its own tests at the end.
         stopping_rule: StoppingRule::FixedN,
+        ..Settings::default()
     }
 }
 

@@ -2,6 +2,15 @@
 
 use serde::{Deserialize, Serialize};
 
+/// The confidence level of every interval vernier computes: the stopping rule's, the summaries'
+/// and the comparisons'. Stored with each session ([`Settings::confidence_level`]); sessions
+/// recorded before it was stored read as this level, the only one vernier has used.
+pub const CONFIDENCE_LEVEL: f64 = 0.95;
+
+fn default_confidence_level() -> f64 {
+    CONFIDENCE_LEVEL
+}
+
 /// How each configuration of a session is repeated. Stored with the session, so a result can
 /// always be read together with the rule that produced it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -24,6 +33,10 @@ pub struct Settings {
     /// interval means. Sessions recorded before this was stored used the fixed-n interval.
     #[serde(default = "StoppingRule::legacy")]
     pub stopping_rule: StoppingRule,
+    /// Confidence level of the intervals of this session ([`CONFIDENCE_LEVEL`] when it was
+    /// recorded; absent in older sessions, which read as 0.95).
+    #[serde(default = "default_confidence_level")]
+    pub confidence_level: f64,
 }
 
 /// The interval of the median that decides when to stop (docs/statistics.md).
@@ -90,6 +103,7 @@ impl Default for Settings {
             interleave: false,
             seed: 0,
             stopping_rule: StoppingRule::ConfidenceSequence,
+            confidence_level: CONFIDENCE_LEVEL,
         }
     }
 }

@@ -72,6 +72,13 @@ fn check_settings(s: &Settings) -> Result<(), String> {
             ));
         }
     }
+    let level = s.confidence_level;
+    if !(level > 0.0 && level < 1.0) {
+        return Err(format!(
+            "field 'settings.confidence_level' is {level}, expected a level between 0 and 1 \
+             (0.95 for 95%)"
+        ));
+    }
     Ok(())
 }
 

@@ -181,7 +181,12 @@ pub fn markdown(report: &CompareReport) -> String {
     }
     for c in &report.comparisons {
         for w in &c.warnings {
-            let _ = writeln!(out, "- warning: `{}`: {}", c.label(), md_escape(w));
+            let _ = writeln!(
+                out,
+                "- warning: `{}`: {}",
+                c.label(),
+                md_escape(&w.to_string())
+            );
         }
     }
     for u in &report.unmatched {
@@ -302,7 +307,7 @@ impl<'a> CsvRow<'a> {
             welch_ci_low: c.welch_ci_low,
             welch_ci_high: c.welch_ci_high,
             verdict: c.verdict.to_string(),
-            warnings: c.warnings.join("; "),
+            warnings: c.warnings.joined("; "),
             runs_ci_low: c.runs_ci_low,
             runs_ci_high: c.runs_ci_high,
             base_sessions: c.base_sessions,

@@ -1,4 +1,4 @@
-//! Number formatting for terminal output.
+//! Formatting of numbers, sessions and findings for terminal output.
 
 /// Formats `v` with about `digits` significant digits, without exponent for everyday ranges.
 pub fn sig(v: f64, digits: usize) -> String {
@@ -36,6 +36,29 @@ pub fn duration_s(s: f64) -> String {
         let total = s.round() as u64;
         format!("{} min {:02} s", total / 60, total % 60)
     }
+}
+
+/// What a session ran: its suite, else its specs.
+pub fn describe_session(suite: Option<&str>, specs: &[String]) -> String {
+    suite
+        .map(|n| format!("suite {n}"))
+        .unwrap_or_else(|| specs.join(" "))
+}
+
+/// Findings of a system check as lines: severity, title, detail, fix; `no findings` when there
+/// are none.
+pub fn findings_text(findings: &[vernier_model::Finding]) -> String {
+    let mut out = String::new();
+    for f in findings {
+        out.push_str(&format!("{:<8} {}: {}\n", f.severity, f.title, f.detail));
+        if let Some(fix) = &f.fix {
+            out.push_str(&format!("         fix: {fix}\n"));
+        }
+    }
+    if out.is_empty() {
+        out.push_str("no findings\n");
+    }
+    out
 }
 
 #[cfg(test)]

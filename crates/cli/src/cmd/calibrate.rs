@@ -13,9 +13,10 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::{bail, Context, Result};
 use uuid::Uuid;
-use vernier_analysis::{DEFAULT_THRESHOLD, LEVEL, MDC_POWER};
+use vernier_analysis::{DEFAULT_THRESHOLD, MDC_POWER};
 use vernier_engine::suite::{find_suite, suite_names};
 use vernier_engine::{build_plan, Interrupt, SignalEvent};
+use vernier_model::CONFIDENCE_LEVEL as LEVEL;
 use vernier_model::{Calibration, Options, Settings, StoredSession};
 use vernier_stats::{
     between_session_variance, min_detectable_change, widen, Component, SessionMedian,

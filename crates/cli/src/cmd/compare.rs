@@ -4,8 +4,9 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
-use vernier_analysis::{CompareSettings, DEFAULT_THRESHOLD, LEVEL};
+use vernier_analysis::{CompareSettings, DEFAULT_THRESHOLD};
 use vernier_model::StoredSession;
+use vernier_model::CONFIDENCE_LEVEL as LEVEL;
 use vernier_report::compare::{csv, markdown, side_findings, table};
 use vernier_store::{Load, Store};
 

@@ -9,9 +9,9 @@ use vernier_model::SessionStatus;
 use vernier_store::Store;
 
 use crate::cli::DeleteArgs;
-use crate::cmd::sessions::{describe, local_time};
 use crate::db;
-use crate::out::{outln, printable};
+use crate::out::{local_time, outln, printable};
+use vernier_report::format::describe_session as describe;
 
 pub fn delete(args: DeleteArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
     let mut store = db::open_existing_for_writing(db_arg)?;
@@ -45,7 +45,7 @@ pub fn delete(args: DeleteArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
                 "  {}  {}  {}",
                 s.id,
                 local_time(s.started_at_ns),
-                printable(&describe(s))
+                printable(&describe(s.suite.as_deref(), &s.specs))
             )?;
         }
         write!(

@@ -55,6 +55,7 @@ pub fn run(args: RunArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
         interleave: args.interleave,
         seed: args.seed.unwrap_or_else(rand::random),
         stopping_rule: args.stopping_rule.unwrap_or(defaults.stopping_rule),
+        confidence_level: defaults.confidence_level,
     };
     let online_cpus = vernier_sys::cpulist::online_cpus().len() as u32;
     let infos: Vec<_> = vernier_bench::all().iter().map(|b| b.info()).collect();
@@ -183,7 +184,7 @@ pub fn run(args: RunArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
     let summaries = vernier_analysis::summarize_session(&session);
     outln!(
         "\n{}",
-        vernier_report::table::run_summary_table(&summaries, terminal_width())
+        vernier_report::table::run_summary_table(&summaries, crate::out::terminal_width())
     );
     outln!(
         "session {} ({}), stored in {}",
@@ -326,17 +327,4 @@ fn leave_now(record: &Path, database: &Path, session: Uuid, signal: i32) -> ! {
         ));
     }
     std::process::exit(128 + signal)
-}
-
-/// The terminal's width, when stdout is one.
-pub fn terminal_width() -> Option<u16> {
-    use std::io::IsTerminal;
-    if !std::io::stdout().is_terminal() {
-        return None;
-    }
-    // SAFETY: TIOCGWINSZ fills a winsize; an all-zero one is valid.
-    let mut ws: libc::winsize = unsafe { std::mem::zeroed() };
-    // SAFETY: fd 1 is open; `ws` is a valid, writable winsize.
-    let r = unsafe { libc::ioctl(libc::STDOUT_FILENO, libc::TIOCGWINSZ, &mut ws) };
-    (r == 0 && ws.ws_col > 0).then_some(ws.ws_col)
 }

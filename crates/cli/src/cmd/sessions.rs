@@ -4,28 +4,12 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::Result;
-use vernier_store::{SessionHeader, Store};
+use vernier_store::Store;
 
 use crate::cli::SessionsArgs;
 use crate::db;
-use crate::out::{outln, printable};
-
-/// A Unix timestamp in nanoseconds as local time.
-pub fn local_time(ns: i64) -> String {
-    use chrono::{Local, TimeZone};
-    Local
-        .timestamp_nanos(ns)
-        .format("%Y-%m-%d %H:%M:%S")
-        .to_string()
-}
-
-/// What a session ran: its suite, else its specs.
-pub fn describe(s: &SessionHeader) -> String {
-    s.suite
-        .clone()
-        .map(|n| format!("suite {n}"))
-        .unwrap_or_else(|| s.specs.join(" "))
-}
+use crate::out::{local_time, outln, printable};
+use vernier_report::format::describe_session as describe;
 
 pub fn sessions(args: SessionsArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
     let store = db::open_for_reading(db_arg)?;
@@ -58,7 +42,7 @@ pub fn sessions(args: SessionsArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
             local_time(s.started_at_ns),
             s.status.to_string(),
             s.fingerprint,
-            printable(&describe(s)),
+            printable(&describe(s.suite.as_deref(), &s.specs)),
             if tags.is_empty() { "" } else { "  " },
             tags.join(" ")
         );

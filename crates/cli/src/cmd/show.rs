@@ -8,10 +8,9 @@ use anyhow::{bail, Context, Result};
 use vernier_store::{Load, Store};
 
 use crate::cli::{ShowArgs, ShowFormat};
-use crate::cmd::run::terminal_width;
 use crate::db;
 use crate::db::resolve_one;
-use crate::out::{out, outln, printable, printable_lines};
+use crate::out::{local_time, out, outln, printable, printable_lines, terminal_width};
 
 pub fn show(args: ShowArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
     if args.format == ShowFormat::Json {
@@ -60,7 +59,7 @@ pub fn show(args: ShowArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
                 text,
                 "session {}  {}  {}  fingerprint {}",
                 info.id,
-                crate::cmd::sessions::local_time(info.started_at_ns),
+                local_time(info.started_at_ns),
                 info.status,
                 info.fingerprint
             )?;
@@ -96,7 +95,11 @@ pub fn show(args: ShowArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
                 .collect();
             if !important.is_empty() {
                 writeln!(text, "validity findings when the session started:")?;
-                write!(text, "{}", crate::cmd::system::findings_text(&important))?;
+                write!(
+                    text,
+                    "{}",
+                    vernier_report::format::findings_text(&important)
+                )?;
                 writeln!(text)?;
             }
             if args.monitors {

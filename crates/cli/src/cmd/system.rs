@@ -3,13 +3,13 @@
 use std::process::ExitCode;
 
 use anyhow::{bail, Context, Result};
-use vernier_model::Finding;
 use vernier_setup::RestoreRecord;
 use vernier_sys::Roots;
 
 use crate::cli::SystemCommand;
 use crate::db;
 use crate::out::{out, outln};
+use vernier_report::format::findings_text;
 
 pub fn system(command: SystemCommand) -> Result<ExitCode> {
     let roots = Roots::real();
@@ -107,19 +107,4 @@ fn live_session_record() -> Result<Option<RestoreRecord>> {
 /// Where `system tune` records what it changed.
 fn tune_record_path() -> Result<std::path::PathBuf> {
     Ok(db::restore_record_path()?.with_file_name("tune.json"))
-}
-
-/// Findings as lines: severity, title, detail, fix.
-pub fn findings_text(findings: &[Finding]) -> String {
-    let mut out = String::new();
-    for f in findings {
-        out.push_str(&format!("{:<8} {}: {}\n", f.severity, f.title, f.detail));
-        if let Some(fix) = &f.fix {
-            out.push_str(&format!("         fix: {fix}\n"));
-        }
-    }
-    if out.is_empty() {
-        out.push_str("no findings\n");
-    }
-    out
 }
