@@ -1,20 +1,22 @@
-//! Applying a [`SetupPlan`] and undoing it: the [`SetupGuard`].
+//! Applying a [`SetupPlan`] and undoing it: the [`SetupGuard`]. This is the machinery around
+//! the plugins ([`crate::plugins`]): the order of the changes, the restore record written
+//! before the first one, the per-run steps, and restoring in reverse order on every way out
+//! (explicitly, on an error return, on a panic through `Drop`; signals end the session through
+//! those). What each plugin changes and does is the plugin's.
 
 use std::fs::File;
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
 use vernier_model::ChildSetup;
-use vernier_sys::loadavg::parse_loadavg;
 
-use crate::plugins::{PlannedStep, SetupPlan, Step, When};
-use crate::record::{read_value, remove_record, write_value, Change, RestoreRecord};
-use crate::{swap, SetupError};
+use crate::plugins::{PlannedStep, SetupPlan, Waiter, When};
+use crate::record::{remove_record, write_changes, Change, RestoreRecord};
+use crate::SetupError;
 
 /// What a per-run step did, for the run record (a cooldown that timed out is worth knowing
 /// when a run looks odd).
@@ -79,38 +81,14 @@ impl SetupPlan {
         record_path: Option<&Path>,
         session: Option<&str>,
     ) -> Result<SetupGuard, SetupError> {
-        // Read every previous value first: a failure here changes nothing.
+        // Read every previous value first: a failure here changes nothing. The changes of
+        // per-run steps (a swap reset before every run) are only registered: nothing changes
+        // now, but a reset interrupted between swapoff and swapon is repaired on restore.
         let mut planned: Vec<(Change, bool)> = Vec::new();
         for s in &self.steps {
             let now = s.when == When::Session;
-            match &s.step {
-                Step::Write { writes } if now => {
-                    for (path, value) in writes {
-                        planned.push((
-                            Change::WriteFile {
-                                plugin: s.plugin.clone(),
-                                path: path.clone(),
-                                previous: read_value(path)?,
-                                value: value.clone(),
-                            },
-                            true,
-                        ));
-                    }
-                }
-                Step::SwapReset { swaps_path } => {
-                    let areas = swap::read_swaps(swaps_path)?;
-                    if !areas.is_empty() {
-                        planned.push((Change::SwapAreas { areas }, now));
-                    }
-                }
-                Step::DmaLatency { path, latency_us } if now => planned.push((
-                    Change::DmaLatency {
-                        path: path.clone(),
-                        latency_us: *latency_us,
-                    },
-                    true,
-                )),
-                _ => {}
+            for change in s.action.changes(&s.plugin)? {
+                planned.push((change, now));
             }
         }
         let mut guard = SetupGuard::begin(
@@ -124,8 +102,6 @@ impl SetupPlan {
             if now {
                 guard.apply_change(change)?;
             } else {
-                // A per-run swap reset: nothing changes now, but a reset interrupted between
-                // swapoff and swapon is repaired when the guard restores.
                 guard.applied.push(Applied { change, held: None });
             }
         }
@@ -142,17 +118,7 @@ impl SetupGuard {
         writes: &[(PathBuf, String)],
         record_path: Option<&Path>,
     ) -> Result<SetupGuard, SetupError> {
-        let changes = writes
-            .iter()
-            .map(|(path, value)| {
-                Ok(Change::WriteFile {
-                    plugin: plugin.to_string(),
-                    path: path.clone(),
-                    previous: read_value(path)?,
-                    value: value.clone(),
-                })
-            })
-            .collect::<Result<Vec<_>, SetupError>>()?;
+        let changes = write_changes(plugin, writes)?;
         SetupGuard::apply_planned(changes, record_path)
     }
 
@@ -188,41 +154,16 @@ impl SetupGuard {
     }
 
     fn apply_change(&mut self, change: Change) -> Result<(), SetupError> {
-        match &change {
-            Change::WriteFile {
-                path,
-                value,
-                previous,
-                plugin,
-            } => {
-                if previous != value {
-                    write_value(path, value).map_err(|e| SetupError::Apply {
-                        plugin: plugin.clone(),
-                        detail: e.to_string(),
-                    })?;
-                }
-                self.applied.push(Applied { change, held: None });
-            }
-            Change::SwapAreas { areas, .. } => {
-                let areas = areas.clone();
-                // Registered first: if swapon fails, restore tries again.
-                self.applied.push(Applied { change, held: None });
-                swap::reset_areas(&areas)?;
-            }
-            Change::DmaLatency { path, latency_us } => {
-                // The request is a binary s32 in microseconds; it holds while the file is open
-                // (Documentation/power/pm_qos_interface.rst).
-                let mut f = std::fs::OpenOptions::new()
-                    .write(true)
-                    .open(path)
-                    .map_err(|e| SetupError::io(path, e))?;
-                f.write_all(&latency_us.to_ne_bytes())
-                    .map_err(|e| SetupError::io(path, e))?;
-                self.applied.push(Applied {
-                    change,
-                    held: Some(f),
-                });
-            }
+        if change.registered_first() {
+            // Registered first: if it fails half-way, restore tries again.
+            self.applied.push(Applied {
+                change: change.clone(),
+                held: None,
+            });
+            change.apply()?;
+        } else {
+            let held = change.apply()?;
+            self.applied.push(Applied { change, held });
         }
         Ok(())
     }
@@ -246,36 +187,13 @@ impl SetupGuard {
 
     /// Runs the per-run steps; call before every measured run.
     pub fn before_run(&mut self) -> Result<Vec<RunStepReport>, SetupError> {
-        let steps = self.run_steps.clone();
-        let mut reports = Vec::with_capacity(steps.len());
-        for s in &steps {
+        let waiter = Waiter {
+            cancel: self.cancel.as_deref(),
+        };
+        let mut reports = Vec::with_capacity(self.run_steps.len());
+        for s in &self.run_steps {
             let start = Instant::now();
-            let (timed_out, detail) = match &s.step {
-                Step::DropCaches { path } => {
-                    // SAFETY: sync(2) has no preconditions and always succeeds.
-                    unsafe { libc::sync() };
-                    write_value(path, "3")?;
-                    (false, "synced, caches dropped".to_string())
-                }
-                Step::SwapReset { swaps_path } => {
-                    let areas = swap::read_swaps(swaps_path)?;
-                    swap::reset_areas(&areas)?;
-                    (false, format!("{} swap areas reset", areas.len()))
-                }
-                Step::Cooldown {
-                    seconds,
-                    load,
-                    timeout,
-                    loadavg_path,
-                } => self.cooldown(*seconds, *load, *timeout, loadavg_path)?,
-                Step::IdleGate {
-                    busy_pct,
-                    window,
-                    timeout,
-                    stat_path,
-                } => self.idle_gate(*busy_pct, *window, *timeout, stat_path)?,
-                Step::Write { .. } | Step::DmaLatency { .. } => continue,
-            };
+            let (timed_out, detail) = s.action.before_run(&waiter)?;
             reports.push(RunStepReport {
                 plugin: s.plugin.clone(),
                 waited_ms: start.elapsed().as_millis() as u64,
@@ -284,86 +202,6 @@ impl SetupGuard {
             });
         }
         Ok(reports)
-    }
-
-    /// Sleeps `d`, in slices so that a cancel flag is seen within 100 ms.
-    fn sleep(&self, d: Duration) -> Result<(), SetupError> {
-        let end = Instant::now() + d;
-        loop {
-            if self
-                .cancel
-                .as_ref()
-                .is_some_and(|f| f.load(Ordering::Relaxed))
-            {
-                return Err(SetupError::Cancelled);
-            }
-            let left = end.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return Ok(());
-            }
-            std::thread::sleep(left.min(Duration::from_millis(100)));
-        }
-    }
-
-    /// The 1-minute load average is an exponentially damped average updated every 5 s
-    /// (kernel/sched/loadavg.c), so after a busy run it takes a minute or more to fall: the
-    /// timeout must allow for that.
-    fn cooldown(
-        &self,
-        seconds: f64,
-        load: Option<f64>,
-        timeout: Duration,
-        loadavg_path: &Path,
-    ) -> Result<(bool, String), SetupError> {
-        let start = Instant::now();
-        self.sleep(Duration::from_secs_f64(seconds))?;
-        let Some(limit) = load else {
-            return Ok((false, format!("slept {seconds} s")));
-        };
-        loop {
-            let text = vernier_sys::read_file(loadavg_path)?;
-            let now = parse_loadavg(&text)
-                .map_err(|e| vernier_sys::SysError::parse(loadavg_path, e))?
-                .load_1m;
-            if now < limit {
-                return Ok((false, format!("load {now} < {limit}")));
-            }
-            if start.elapsed() >= timeout {
-                return Ok((true, format!("load {now} still >= {limit}")));
-            }
-            self.sleep(Duration::from_secs(1))?;
-        }
-    }
-
-    /// Busy fraction of all CPUs over one window from /proc/stat (proc(5)): busy ticks over
-    /// busy + idle + iowait ticks. Steal is left out: it is neither our work nor idle.
-    fn idle_gate(
-        &self,
-        busy_pct: f64,
-        window: Duration,
-        timeout: Duration,
-        stat_path: &Path,
-    ) -> Result<(bool, String), SetupError> {
-        let proc_root = stat_path.parent().unwrap_or(Path::new("/proc"));
-        let start = Instant::now();
-        loop {
-            let a = vernier_sys::procstat::read_proc_stat_cpu(proc_root)?;
-            self.sleep(window)?;
-            let b = vernier_sys::procstat::read_proc_stat_cpu(proc_root)?;
-            let busy = b.busy().saturating_sub(a.busy()) as f64;
-            let idle = (b.idle + b.iowait).saturating_sub(a.idle + a.iowait) as f64;
-            let pct = if busy + idle > 0.0 {
-                100.0 * busy / (busy + idle)
-            } else {
-                0.0
-            };
-            if pct < busy_pct {
-                return Ok((false, format!("busy {pct:.1}% < {busy_pct}%")));
-            }
-            if start.elapsed() >= timeout {
-                return Ok((true, format!("busy {pct:.1}% still >= {busy_pct}%")));
-            }
-        }
     }
 
     /// Undoes every change in reverse order, then removes the restore record. Calling it again

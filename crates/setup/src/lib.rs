@@ -48,7 +48,7 @@ pub use check::{
 pub use error::SetupError;
 pub use guard::{RunStepReport, SetupGuard};
 pub use plugins::{
-    plan_setup, PlannedStep, PluginHelp, SetupPlan, Skipped, Step, When, PLUGIN_HELP, PLUGIN_NAMES,
+    plan_setup, PlannedStep, PluginHelp, SetupPlan, Skipped, When, PLUGIN_HELP, PLUGIN_NAMES,
 };
 pub use record::{restore_from_record, Change, RestoreRecord};
 pub use spec::parse_setup_list;

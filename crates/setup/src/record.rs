@@ -7,6 +7,7 @@
 //! it restores the system itself when it ends, so another session may not change the system
 //! over it and `system reset` may not undo it.
 
+use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -64,6 +65,38 @@ impl Change {
         }
     }
 
+    /// Makes the change. Returns the file to hold open for the session when closing it is the
+    /// restore (/dev/cpu_dma_latency).
+    pub(crate) fn apply(&self) -> Result<Option<File>, SetupError> {
+        match self {
+            Change::WriteFile {
+                path,
+                value,
+                previous,
+                plugin,
+            } => {
+                if previous != value {
+                    write_value(path, value).map_err(|e| SetupError::Apply {
+                        plugin: plugin.clone(),
+                        detail: e.to_string(),
+                    })?;
+                }
+                Ok(None)
+            }
+            Change::SwapAreas { areas } => swap::reset_areas(areas).map(|()| None),
+            Change::DmaLatency { path, latency_us } => {
+                crate::plugins::dma_latency::hold(path, *latency_us).map(Some)
+            }
+        }
+    }
+
+    /// Whether the change is registered for restore before it is applied, because applying
+    /// it can fail half-way: a swap reset that fails between swapoff and swapon is repaired
+    /// by restoring.
+    pub(crate) fn registered_first(&self) -> bool {
+        matches!(self, Change::SwapAreas { .. })
+    }
+
     /// Undoes the change. Idempotent: writing a previous value twice or switching on an
     /// already active swap area is harmless.
     pub(crate) fn restore(&self) -> Result<(), SetupError> {
@@ -73,6 +106,25 @@ impl Change {
             Change::DmaLatency { .. } => Ok(()),
         }
     }
+}
+
+/// The changes that write each `(path, value)` of `writes`, with the previous values read now,
+/// labelled `plugin`.
+pub(crate) fn write_changes(
+    plugin: &str,
+    writes: &[(PathBuf, String)],
+) -> Result<Vec<Change>, SetupError> {
+    writes
+        .iter()
+        .map(|(path, value)| {
+            Ok(Change::WriteFile {
+                plugin: plugin.to_string(),
+                path: path.clone(),
+                previous: read_value(path)?,
+                value: value.clone(),
+            })
+        })
+        .collect()
 }
 
 /// Writes `value` to an existing procfs/sysfs file (never creates one: a vanished interface is

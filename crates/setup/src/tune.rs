@@ -26,7 +26,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::guard::SetupGuard;
-use crate::plugins::turbo_writes;
+use crate::plugins::turbo::turbo_writes;
 use crate::record::{check_absent, read_value, restore_from_record, Change};
 use vernier_sys::Roots;
 
