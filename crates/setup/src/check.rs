@@ -383,16 +383,10 @@ fn check_virtualization(roots: &Roots, out: &mut Vec<Finding>) {
     }
 }
 
-/// utime + stime (fields 14 and 15 of /proc/[pid]/stat, proc(5)) and the command name.
+/// utime + stime of a /proc/PID/stat line (proc(5)), with the command name.
 fn parse_pid_stat(text: &str) -> Option<(String, u64)> {
-    let open = text.find('(')?;
-    let close = text.rfind(')')?;
-    let comm = text.get(open + 1..close)?.to_string();
-    let rest: Vec<&str> = text.get(close + 1..)?.split_whitespace().collect();
-    // rest[0] is field 3 (state), so field n is rest[n - 3].
-    let utime: u64 = rest.get(11)?.parse().ok()?;
-    let stime: u64 = rest.get(12)?.parse().ok()?;
-    Some((comm, utime + stime))
+    let stat = vernier_sys::process::parse_pid_stat(text)?;
+    Some((stat.comm, stat.utime + stat.stime))
 }
 
 fn read_pid_times(proc_root: &Path) -> BTreeMap<u32, (String, u64)> {

@@ -89,26 +89,43 @@ fn pid_exists(pid: u32) -> bool {
     r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
 }
 
-struct Stat {
-    state: char,
-    start_ticks: u64,
+/// The fields of a /proc/PID/stat line that vernier uses (proc(5)); times in clock ticks
+/// (USER_HZ, [`crate::clock::clock_ticks_per_second`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PidStat {
+    /// Field 2, the command name, without its parentheses.
+    pub comm: String,
+    /// Field 3, e.g. `R`, `S`, `Z`.
+    pub state: char,
+    /// Field 14: time spent in user mode.
+    pub utime: u64,
+    /// Field 15: time spent in kernel mode.
+    pub stime: u64,
+    /// Field 22 `starttime`: when the process started, after boot.
+    pub start_ticks: u64,
 }
 
-fn read_stat(pid: u32) -> Result<Stat, ()> {
+fn read_stat(pid: u32) -> Result<PidStat, ()> {
     let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).map_err(|_| ())?;
-    parse_stat(&text).ok_or(())
+    parse_pid_stat(&text).ok_or(())
 }
 
-/// Fields 3 (state) and 22 (starttime) of a /proc/PID/stat line. Field 2, the command name in
-/// parentheses, may itself hold spaces and parentheses, so fields are counted after the last
-/// closing parenthesis.
-fn parse_stat(text: &str) -> Option<Stat> {
-    let (_, rest) = text.rsplit_once(')')?;
-    let mut fields = rest.split_whitespace();
-    let state = fields.next()?.chars().next()?;
-    // After the state (field 3) come fields 4, 5, ...: starttime (22) is the 19th of them.
-    let start_ticks = fields.nth(18)?.parse().ok()?;
-    Some(Stat { state, start_ticks })
+/// Parses a /proc/PID/stat line. Field 2, the command name in parentheses, may itself hold
+/// spaces and parentheses, so fields are counted after the last closing parenthesis.
+pub fn parse_pid_stat(text: &str) -> Option<PidStat> {
+    let open = text.find('(')?;
+    let (head, rest) = text.rsplit_once(')')?;
+    let comm = head.get(open + 1..)?.to_string();
+    // rest holds fields 3, 4, ...: field n is the (n - 3)th.
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let number = |n: usize| fields.get(n - 3)?.parse::<u64>().ok();
+    Some(PidStat {
+        comm,
+        state: fields.first()?.chars().next()?,
+        utime: number(14)?,
+        stime: number(15)?,
+        start_ticks: number(22)?,
+    })
 }
 
 #[cfg(test)]
@@ -120,11 +137,15 @@ mod tests {
     fn parses_state_and_start_time_past_odd_command_names() {
         let line = "4242 (a (b) c) S 1 4242 4242 0 -1 4194560 100 0 0 0 5 3 0 0 20 0 1 0 \
                     987654 1000000 200 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1";
-        let stat = parse_stat(line).unwrap();
+        let stat = parse_pid_stat(line).unwrap();
+        assert_eq!(stat.comm, "a (b) c");
         assert_eq!(stat.state, 'S');
+        assert_eq!((stat.utime, stat.stime), (5, 3));
         assert_eq!(stat.start_ticks, 987654);
-        assert!(parse_stat("4242 (x) S 1 2").is_none());
-        assert!(parse_stat("").is_none());
+        assert!(parse_pid_stat("4242 (x) S 1 2").is_none());
+        assert!(parse_pid_stat("").is_none());
+        let this = std::fs::read_to_string("/proc/self/stat").unwrap();
+        assert!(parse_pid_stat(&this).is_some_and(|s| s.state == 'R'));
     }
 
     #[test]
