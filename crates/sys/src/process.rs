@@ -145,7 +145,8 @@ mod tests {
         assert!(parse_pid_stat("4242 (x) S 1 2").is_none());
         assert!(parse_pid_stat("").is_none());
         let this = std::fs::read_to_string("/proc/self/stat").unwrap();
-        assert!(parse_pid_stat(&this).is_some_and(|s| s.state == 'R'));
+        // The test harness's main thread, whose state varies; its start time does not.
+        assert!(parse_pid_stat(&this).is_some_and(|s| s.start_ticks > 0 && !s.comm.is_empty()));
     }
 
     #[test]
