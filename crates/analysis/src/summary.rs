@@ -79,14 +79,11 @@ impl ConfigSummary {
     }
 }
 
-/// USER_HZ, the unit of /proc/stat: 100 on every Linux architecture vernier runs on.
-const USER_HZ: f64 = 100.0;
-
 /// Whether other work ran on the machine during `run`. /proc/stat counts in ticks, so each of
 /// the two readings around a run can be off by up to one tick per CPU; anything within that
 /// tolerance, plus 5% of one CPU over the run, is treated as noise.
 pub fn contaminated(run: &RunRecord, online_cpus: u32) -> bool {
-    let tick_ns = 1e9 / USER_HZ;
+    let tick_ns = 1e9 / vernier_model::record::USER_HZ as f64;
     let tolerance_ns = 2.0 * tick_ns * f64::from(online_cpus.max(1));
     let wall_ns = (run.ended_at_ns - run.started_at_ns) as f64;
     run.foreign_cpu_ns as f64 > tolerance_ns + 0.05 * wall_ns

@@ -164,6 +164,13 @@ impl Rusage {
     }
 }
 
+/// USER_HZ: the clock ticks per second of /proc accounting (/proc/stat, /proc/PID/stat). The
+/// kernel fixes it at 100 in its ABI on every architecture vernier runs on
+/// (include/asm-generic/param.h), whatever CONFIG_HZ is; sysconf(_SC_CLK_TCK) returns it,
+/// which `vernier_sys::clock` reads on the running machine and tests against this value.
+/// Analysis uses it for data recorded on any machine.
+pub const USER_HZ: u64 = 100;
+
 /// One execution of a configuration in a fresh child process.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunRecord {
@@ -181,8 +188,8 @@ pub struct RunRecord {
     pub values: BTreeMap<String, f64>,
     pub rusage: Rusage,
     /// CPU time spent on the machine during the run by anything but the child and the
-    /// controller: busy time from /proc/stat minus both. Tick-based, so it is noisy by a few
-    /// ticks per CPU; may be slightly negative.
+    /// controller: busy time from /proc/stat minus both. Counted in ticks of [`USER_HZ`], so it
+    /// is noisy by a few ticks per CPU; may be slightly negative.
     pub foreign_cpu_ns: i64,
     /// CPU time of the controller process during the run (monitors, waiting).
     pub controller_cpu_ns: i64,
