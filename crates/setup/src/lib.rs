@@ -27,6 +27,11 @@
 //! [`tune`] applies the recommended settings this machine supports, persistently, leaving a
 //! record for [`reset`].
 //!
+//! Where things are: each plugin is one type in `plugins/<name>.rs` (its help, options,
+//! preflight, changes and per-run work); `guard.rs` orders, records, applies and restores;
+//! `record.rs` is the restore record and how each kind of change is undone; `spec.rs` reads
+//! `--setup` lists in vernier's one spec grammar (`vernier_model::spec`).
+//!
 //! This crate changes the system but never prints; results and waits are returned as values.
 
 mod check;
