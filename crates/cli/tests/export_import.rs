@@ -376,6 +376,41 @@ fn a_stored_session_with_other_content_is_a_conflict() {
         .stdout("imported 0 session(s), skipped 2 already present with the same content\n");
 }
 
+/// The file is read as a stream and stored session by session, in one transaction: a conflict
+/// in a later session leaves none of the earlier ones stored.
+#[test]
+fn a_conflict_late_in_the_file_stores_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("a.db");
+    let text = std::fs::read_to_string(fixture("two-kernels.json")).unwrap();
+    let mut doc: Value = serde_json::from_str(&text).unwrap();
+    let second = doc["sessions"][1].clone();
+    let mut only_second = doc.clone();
+    only_second["sessions"] = Value::Array(vec![second]);
+    let first_file = dir.path().join("second.json");
+    std::fs::write(&first_file, only_second.to_string()).unwrap();
+    vernier(&db)
+        .arg("import")
+        .arg(&first_file)
+        .assert()
+        .success();
+    assert_eq!(session_count(&db), 1);
+    // The whole file, whose second session now differs from the stored one: the first
+    // session is new and is read and stored before the conflict is found.
+    doc["sessions"][1]["configurations"][0]["runs"][2]["values"]["runtime"] = 99.5.into();
+    let file = dir.path().join("changed.json");
+    std::fs::write(&file, doc.to_string()).unwrap();
+    vernier(&db)
+        .arg("import")
+        .arg(&file)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "is already stored with other content",
+        ));
+    assert_eq!(session_count(&db), 1);
+}
+
 #[test]
 fn child_values_are_stored_and_exported_bit_for_bit() {
     let dir = tempfile::tempdir().unwrap();

@@ -50,7 +50,9 @@ pub fn import(args: ImportArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
             let bytes =
                 std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
             let mut session = reader::parse_hyperfine(&bytes, now_ns()).with_context(context)?;
-            validate::check_session(&session).with_context(context)?;
+            validate::FileCheck::new()
+                .session(&session)
+                .with_context(context)?;
             let mut store = db::open_for_writing(db_arg)?;
             // A file imported before keeps the times of its first import, so that importing it
             // again finds the same content and is skipped.
