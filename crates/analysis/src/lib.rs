@@ -23,7 +23,7 @@ pub use compare::{
     compare, compare_calibrated, verdict, CompareReport, CompareSettings, Comparison, Side,
     Summary, Unmatched, Verdict, DEFAULT_THRESHOLD,
 };
-pub use session_noise::{NoiseSource, MDC_POWER};
+pub use session_noise::{predicted_mdc, NoiseSource, MDC_POWER};
 pub use summary::{summarize, summarize_session, summarize_with, ConfigSummary};
 pub use warnings::{Warning, Warnings};
 

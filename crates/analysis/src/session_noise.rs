@@ -18,13 +18,13 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 use statrs::distribution::{ContinuousCDF, Normal};
-use vernier_model::Calibration;
+use vernier_model::{Calibration, CONFIDENCE_LEVEL};
 use vernier_stats::{
     between_session_variance, min_detectable_change, satterthwaite, widen, Component,
     SessionMedian, StatsError,
 };
 
-use crate::compare::{key_of, Key};
+use crate::compare::{key_of, Key, DEFAULT_THRESHOLD};
 
 /// Power at which the minimum detectable change is stated.
 pub const MDC_POWER: f64 = 0.8;
@@ -222,6 +222,21 @@ pub(crate) fn ratio_interval(
     })
 }
 
+/// The minimum detectable change of a comparison of one session a side in the environment and
+/// configuration of calibration `c`, at the default threshold and level: the runs' part from
+/// the within-session variance of two session medians, widened by twice the between-session
+/// variance. `vernier calibrate` shows it for each configuration it calibrated.
+pub fn predicted_mdc(c: &Calibration) -> Option<f64> {
+    let z = Normal::standard().inverse_cdf(0.5 + CONFIDENCE_LEVEL / 2.0);
+    let runs_half = z * (2.0 * c.within_sd * c.within_sd).sqrt();
+    let extra = Component {
+        variance: 2.0 * c.between_sd * c.between_sd,
+        df: c.df,
+    };
+    let w = widen(0.0, -runs_half, runs_half, CONFIDENCE_LEVEL, extra).ok()?;
+    min_detectable_change(DEFAULT_THRESHOLD, w.high, w.se_high, MDC_POWER).ok()
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -344,5 +359,32 @@ mod tests {
         let wide = ratio_interval(0.0, -0.01, 0.01, Some(between), 0.95, 0.02).unwrap();
         assert!(wide.low < plain.low && wide.high > plain.high);
         assert!(wide.mdc > plain.mdc);
+    }
+
+    #[test]
+    fn predicted_mdc_grows_with_the_noise_between_sessions() {
+        let mut c = Calibration {
+            id: Uuid::nil(),
+            created_at_ns: 0,
+            fingerprint: "f".into(),
+            benchmark: "b".into(),
+            options: Options::default(),
+            metric: "m".into(),
+            sessions: 5,
+            runs: 50,
+            session_sd: 0.01,
+            within_sd: 0.01,
+            between_sd: 0.0,
+            df: 4.0,
+            session_ids: Vec::new(),
+        };
+        let quiet = predicted_mdc(&c).unwrap_or(f64::NAN);
+        // No noise between sessions: ln(1.02) + z sqrt(2) 0.01 + z_0.8 sqrt(2) 0.01.
+        let se = 2f64.sqrt() * 0.01;
+        let want =
+            (1.02f64.ln() + 1.959_963_984_540_054 * se + 0.841_621_233_572_914_3 * se).exp_m1();
+        assert!((quiet - want).abs() < 1e-12, "{quiet} {want}");
+        c.between_sd = 0.02;
+        assert!(predicted_mdc(&c).unwrap_or(0.0) > quiet);
     }
 }

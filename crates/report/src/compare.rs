@@ -5,13 +5,12 @@
 
 use std::fmt::Write as _;
 
-use comfy_table::presets::NOTHING;
-use comfy_table::{CellAlignment, Table};
 use serde::Serialize;
 use vernier_analysis::{CompareReport, Comparison, NoiseSource};
 use vernier_model::{Severity, StoredSession};
 
 use crate::format::sig;
+use crate::table::columns;
 
 fn opt(v: Option<f64>, f: impl Fn(f64) -> String) -> String {
     v.map(f).unwrap_or_else(|| "-".to_string())
@@ -92,31 +91,13 @@ fn summary_lines(report: &CompareReport) -> Vec<String> {
     lines
 }
 
-/// The comparisons as plain columns two spaces apart, without borders: the configuration and
-/// the verdict left-aligned, the numbers right-aligned.
-fn columns(rows: &[[String; 9]]) -> String {
-    let mut table = Table::new();
-    table.load_preset(NOTHING).set_header(HEADERS.to_vec());
-    for r in rows {
-        table.add_row(r.to_vec());
-    }
-    let last = HEADERS.len() - 1;
-    for (i, column) in table.column_iter_mut().enumerate() {
-        // No margin at the line's start or end; two spaces between columns.
-        column.set_padding((u16::from(i > 0), u16::from(i < last)));
-        if i > 0 && i < last {
-            column.set_cell_alignment(CellAlignment::Right);
-        }
-    }
-    table.trim_fmt() + "\n"
-}
-
 /// Aligned columns, then warnings, unmatched configurations and the summary.
 pub fn table(report: &CompareReport) -> String {
     let rows: Vec<[String; 9]> = report.comparisons.iter().map(row).collect();
     let mut out = String::new();
     if !rows.is_empty() {
-        out.push_str(&columns(&rows));
+        let last = HEADERS.len() - 1;
+        out.push_str(&columns(&HEADERS, &rows, &[0, last]));
     }
     let warned: Vec<&Comparison> = report
         .comparisons

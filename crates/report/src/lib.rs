@@ -2,6 +2,7 @@
 //! `vernier-analysis` computes, and the export formats ([`export`]). Every function here is a pure function of stored data; nothing
 //! is printed (the CLI prints the strings this crate returns).
 
+pub mod calibration;
 pub mod compare;
 pub mod export;
 pub mod format;

@@ -1,6 +1,6 @@
-//! Terminal tables of summaries.
+//! Terminal tables: the one table renderer (comfy-table) and the tables of summaries.
 
-use comfy_table::presets::UTF8_FULL_CONDENSED;
+use comfy_table::presets::{NOTHING, UTF8_FULL_CONDENSED};
 use comfy_table::{CellAlignment, ContentArrangement, Table};
 
 use crate::format::{pct, sig};
@@ -29,6 +29,26 @@ fn new_table(header: &[&str]) -> Table {
         }
     }
     table
+}
+
+/// Plain columns two spaces apart, without borders or margins, for output that is read and
+/// pasted (compare, calibrate): the columns listed in `left` are left-aligned, the others (the
+/// numbers) right-aligned.
+pub fn columns<R: AsRef<[String]>>(headers: &[&str], rows: &[R], left: &[usize]) -> String {
+    let mut table = Table::new();
+    table.load_preset(NOTHING).set_header(headers.to_vec());
+    for r in rows {
+        table.add_row(r.as_ref().to_vec());
+    }
+    let last = headers.len().saturating_sub(1);
+    for (i, column) in table.column_iter_mut().enumerate() {
+        // No margin at the line's start or end; two spaces between columns.
+        column.set_padding((u16::from(i > 0), u16::from(i < last)));
+        if !left.contains(&i) {
+            column.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    table.trim_fmt() + "\n"
 }
 
 /// The direction of a metric as a short hint.

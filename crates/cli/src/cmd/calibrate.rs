@@ -4,7 +4,6 @@
 //! interval of one session a side by it (docs/compare.md, "Sessions").
 
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 use std::path::Path;
 use std::process::{Command, ExitCode, Stdio};
 use std::sync::atomic::{AtomicI32, Ordering};
@@ -13,14 +12,10 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::{bail, Context, Result};
 use uuid::Uuid;
-use vernier_analysis::{DEFAULT_THRESHOLD, MDC_POWER};
 use vernier_engine::suite::{find_suite, suite_names};
 use vernier_engine::{build_plan, Interrupt, SignalEvent};
-use vernier_model::CONFIDENCE_LEVEL as LEVEL;
 use vernier_model::{Calibration, Options, Settings, StoredSession};
-use vernier_stats::{
-    between_session_variance, min_detectable_change, widen, Component, SessionMedian,
-};
+use vernier_stats::{between_session_variance, SessionMedian};
 use vernier_store::{Load, Store};
 
 use crate::cli::CalibrateArgs;
@@ -187,7 +182,7 @@ pub fn calibrate(args: CalibrateArgs, db_arg: Option<&Path>) -> Result<ExitCode>
     store
         .add_calibrations(&calibrations)
         .context("cannot store the calibration")?;
-    out!("{}", table(&calibrations));
+    out!("{}", vernier_report::calibration::table(&calibrations));
     for s in &skipped {
         outln!("note: {s}");
     }
@@ -324,89 +319,6 @@ fn estimate(
     Ok((out, notes))
 }
 
-/// The minimum detectable change of a comparison of one session a side at the calibration's
-/// budget (the default threshold and level): the runs' part from the within-session variance
-/// of two session medians, widened by twice the between-session variance.
-fn predicted_mdc(c: &Calibration) -> Option<f64> {
-    let z = 1.959_963_984_540_054; // the 0.975 normal quantile, LEVEL = 0.95
-    debug_assert!((LEVEL - 0.95).abs() < 1e-12);
-    let runs_half = z * (2.0 * c.within_sd * c.within_sd).sqrt();
-    let extra = Component {
-        variance: 2.0 * c.between_sd * c.between_sd,
-        df: c.df,
-    };
-    let w = widen(0.0, -runs_half, runs_half, LEVEL, extra).ok()?;
-    min_detectable_change(DEFAULT_THRESHOLD, w.high, w.se_high, MDC_POWER).ok()
-}
-
-fn percent(sd: f64) -> String {
-    format!("{:.2}%", sd * 100.0)
-}
-
-/// One row per configuration: the spread of the session medians, what the runs explain of it,
-/// the noise between sessions beyond that, and what a compare of two such sessions can detect.
-fn table(calibrations: &[Calibration]) -> String {
-    let headers = [
-        "configuration",
-        "sessions",
-        "runs",
-        "session SD",
-        "within SD",
-        "between SD",
-        "MDC 1 vs 1",
-    ];
-    let rows: Vec<[String; 7]> = calibrations
-        .iter()
-        .map(|c| {
-            let label = if c.options.0.is_empty() {
-                c.benchmark.clone()
-            } else {
-                format!("{}:{}", c.benchmark, c.options.label())
-            };
-            [
-                label,
-                c.sessions.to_string(),
-                c.runs.to_string(),
-                percent(c.session_sd),
-                percent(c.within_sd),
-                percent(c.between_sd),
-                predicted_mdc(c)
-                    .map(|m| format!("{:.1}%", m * 100.0))
-                    .unwrap_or_else(|| "-".to_string()),
-            ]
-        })
-        .collect();
-    let mut widths = headers.map(str::len);
-    for r in &rows {
-        for (w, cell) in widths.iter_mut().zip(r) {
-            *w = (*w).max(cell.chars().count());
-        }
-    }
-    let mut out = String::new();
-    let mut line = |cells: &[String]| {
-        let mut text = String::new();
-        for (i, (cell, w)) in cells.iter().zip(widths).enumerate() {
-            if i == 0 {
-                let _ = write!(text, "{cell:<w$}");
-            } else {
-                let _ = write!(text, "  {cell:>w$}");
-            }
-        }
-        out.push_str(text.trim_end());
-        out.push('\n');
-    };
-    line(&headers.map(String::from));
-    for r in &rows {
-        line(r);
-    }
-    out.push_str(
-        "SDs are of natural logarithms (0.01 is about 1%); between SD = sqrt(max(0, session SD^2 \
-         - within SD^2)); MDC 1 vs 1: the change a compare of two such sessions detects with 80% \
-         probability at a 2% threshold\n",
-    );
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -418,32 +330,5 @@ mod tests {
         assert_eq!(at(Some(600.0), 1, 5), 0.0);
         assert_eq!(at(Some(600.0), 2, 5), 150.0);
         assert_eq!(at(Some(600.0), 5, 5), 600.0);
-    }
-
-    #[test]
-    fn predicted_mdc_grows_with_the_noise_between_sessions() {
-        let mut c = Calibration {
-            id: Uuid::nil(),
-            created_at_ns: 0,
-            fingerprint: "f".into(),
-            benchmark: "b".into(),
-            options: Options::default(),
-            metric: "m".into(),
-            sessions: 5,
-            runs: 50,
-            session_sd: 0.01,
-            within_sd: 0.01,
-            between_sd: 0.0,
-            df: 4.0,
-            session_ids: Vec::new(),
-        };
-        let quiet = predicted_mdc(&c).unwrap_or(f64::NAN);
-        // No noise between sessions: ln(1.02) + z sqrt(2) 0.01 + z_0.8 sqrt(2) 0.01.
-        let se = 2f64.sqrt() * 0.01;
-        let want =
-            (1.02f64.ln() + 1.959_963_984_540_054 * se + 0.841_621_233_572_914_3 * se).exp_m1();
-        assert!((quiet - want).abs() < 1e-12, "{quiet} {want}");
-        c.between_sd = 0.02;
-        assert!(predicted_mdc(&c).unwrap_or(0.0) > quiet);
     }
 }
