@@ -1,5 +1,6 @@
 //! The crate graph stays as documented: a crate that gains a dependency the architecture
-//! forbids fails this test, with the rule's reason.
+//! forbids fails this test, with the rule's reason, and the rules here and in
+//! docs/architecture.md stay the same list.
 //!
 //! The graph is read from `cargo metadata --no-deps` (the manifests, nothing resolved or
 //! fetched), with the cargo that runs the tests (`CARGO`). The rules cover every kind of
@@ -144,4 +145,37 @@ fn the_rules_name_existing_crates_and_nothing_depends_on_the_binary() {
         .map(|(k, _)| k)
         .collect();
     assert!(cli_users.is_empty(), "{cli_users:?} depend on the binary");
+}
+
+/// The forbidden dependencies as docs/architecture.md lists them, one line per rule.
+fn documented_rules() -> BTreeSet<String> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/architecture.md");
+    let text = std::fs::read_to_string(&path).expect("docs/architecture.md is readable");
+    text.lines()
+        .filter(|l| l.starts_with("- `") && l.contains("` -> "))
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn the_architecture_document_lists_the_same_rules() {
+    let expected: BTreeSet<String> = FORBIDDEN
+        .iter()
+        .map(|(krate, forbidden, why)| {
+            let target = if *forbidden == "*" {
+                "any crate".to_string()
+            } else {
+                format!("`{forbidden}`")
+            };
+            format!("- `{krate}` -> {target}: {why}")
+        })
+        .collect();
+    let documented = documented_rules();
+    let missing: Vec<&String> = expected.difference(&documented).collect();
+    let extra: Vec<&String> = documented.difference(&expected).collect();
+    assert!(
+        missing.is_empty() && extra.is_empty(),
+        "docs/architecture.md and FORBIDDEN differ; missing from the document: {missing:#?}; \
+         not in FORBIDDEN: {extra:#?}"
+    );
 }
