@@ -5,15 +5,9 @@
 
 use std::path::Path;
 
-use assert_cmd::Command;
 use serde_json::Value;
 use vernier_store::{SqliteStore, Store};
-
-fn vernier(db: &Path) -> Command {
-    let mut cmd = Command::cargo_bin("vernier").unwrap();
-    cmd.arg("--db").arg(db).env_remove("VERNIER_DB");
-    cmd
-}
+use vernier_testkit::vernier;
 
 const SPEC: &str = "mock:values=1/1.1/1.2";
 

@@ -8,14 +8,7 @@ use std::path::{Path, PathBuf};
 use assert_cmd::Command;
 use predicates::prelude::*;
 use serde_json::Value;
-
-fn vernier(db: &Path) -> Command {
-    let mut cmd = Command::cargo_bin("vernier").unwrap();
-    cmd.arg("--db").arg(db).env_remove("VERNIER_DB");
-    // The system check's cache goes next to the database, not into the user's cache.
-    cmd.env("XDG_CACHE_HOME", db.parent().unwrap_or(db));
-    cmd
-}
+use vernier_testkit::vernier;
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -7,16 +7,12 @@ use std::os::fd::FromRawFd;
 use std::path::{Path, PathBuf};
 use std::process::{Output, Stdio};
 
-use assert_cmd::cargo::CommandCargoExt;
+use vernier_testkit::vernier_command;
 
+/// The binary on `db`, with nothing on standard input (`delete` asks first).
 fn vernier(db: &Path) -> std::process::Command {
-    let mut cmd = std::process::Command::cargo_bin("vernier").unwrap();
-    cmd.arg("--db")
-        .arg(db)
-        .env_remove("VERNIER_DB")
-        // The system check's cache goes next to the database, not into the user's cache.
-        .env("XDG_CACHE_HOME", db.parent().unwrap_or(db))
-        .stdin(Stdio::null());
+    let mut cmd = vernier_command(db);
+    cmd.stdin(Stdio::null());
     cmd
 }
 

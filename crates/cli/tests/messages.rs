@@ -7,12 +7,7 @@
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
-
-fn vernier(db: &Path) -> Command {
-    let mut cmd = Command::cargo_bin("vernier").unwrap();
-    cmd.arg("--db").arg(db).env_remove("VERNIER_DB");
-    cmd
-}
+use vernier_testkit::vernier;
 
 /// A database with two imported sessions: kernel=A,host=x (older) and kernel=B,host=x.
 fn database() -> (tempfile::TempDir, PathBuf) {

@@ -9,19 +9,7 @@ use std::os::unix::fs::FileTypeExt as _;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
-use assert_cmd::Command;
-
-fn vernier(db: &Path) -> Command {
-    let mut cmd = Command::cargo_bin("vernier").unwrap();
-    cmd.arg("--db").arg(db).env_remove("VERNIER_DB");
-    cmd
-}
-
-fn std_vernier(db: &Path) -> std::process::Command {
-    let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("vernier"));
-    cmd.arg("--db").arg(db).env_remove("VERNIER_DB");
-    cmd
-}
+use vernier_testkit::{vernier, vernier_command};
 
 /// A database with two imported sessions (tags kernel=A and kernel=B).
 fn database() -> (tempfile::TempDir, PathBuf) {
@@ -65,7 +53,7 @@ fn export_writes_through_a_fifo() {
             bytes
         })
     };
-    let out = std_vernier(&db)
+    let out = vernier_command(&db)
         .args(["export", "-o"])
         .arg(&fifo)
         .output()
@@ -192,7 +180,7 @@ fn closed_standard_output_ends_quietly() {
         // The reading end is closed before the child starts, so every write fails with EPIPE.
         let (reader, writer) = std::io::pipe().unwrap();
         drop(reader);
-        let out = std_vernier(&db)
+        let out = vernier_command(&db)
             .args(*args)
             .stdout(writer)
             .stderr(Stdio::piped())
@@ -216,7 +204,7 @@ fn full_standard_output_is_one_line_and_status_2() {
             .write(true)
             .open("/dev/full")
             .unwrap();
-        let out = std_vernier(&db)
+        let out = vernier_command(&db)
             .args(*args)
             .stdout(full)
             .stderr(Stdio::piped())
@@ -239,7 +227,7 @@ fn a_session_whose_output_reader_left_is_recorded_and_ends_quietly() {
     let (reader, writer) = std::io::pipe().unwrap();
     drop(reader);
     // Progress lines (stdout is not a terminal) and the summary both meet the closed pipe.
-    let out = std_vernier(&db)
+    let out = vernier_command(&db)
         .args([
             "run",
             "mock:values=1/2/3",
@@ -280,7 +268,7 @@ fn export_through_dev_stdout_to_a_closed_pipe_ends_quietly() {
     let (_dir, db) = database();
     let (reader, writer) = std::io::pipe().unwrap();
     drop(reader);
-    let out = std_vernier(&db)
+    let out = vernier_command(&db)
         .args(["export", "-o", "/dev/stdout"])
         .stdout(writer)
         .stderr(Stdio::piped())

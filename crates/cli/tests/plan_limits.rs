@@ -5,13 +5,7 @@
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 
-use assert_cmd::cargo::CommandCargoExt;
-
-fn vernier(db: &Path) -> std::process::Command {
-    let mut cmd = std::process::Command::cargo_bin("vernier").unwrap();
-    cmd.arg("--db").arg(db).env_remove("VERNIER_DB");
-    cmd
-}
+use vernier_testkit::vernier_command as vernier;
 
 fn refused(cmd: &mut std::process::Command, db: &Path) -> String {
     let out = cmd.output().unwrap();

@@ -8,13 +8,7 @@ use std::fs;
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
 
-use assert_cmd::Command;
-
-fn vernier(db: &Path) -> Command {
-    let mut cmd = Command::cargo_bin("vernier").unwrap();
-    cmd.arg("--db").arg(db).env_remove("VERNIER_DB");
-    cmd
-}
+use vernier_testkit::vernier;
 
 /// The names and bytes of every file in `dir`.
 fn snapshot(dir: &Path) -> BTreeMap<String, Vec<u8>> {

@@ -5,17 +5,9 @@ use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
-use assert_cmd::Command;
 use predicates::prelude::*;
 use serde_json::Value;
-
-fn vernier(db: &Path) -> Command {
-    let mut cmd = Command::cargo_bin("vernier").unwrap();
-    cmd.arg("--db").arg(db).env_remove("VERNIER_DB");
-    // The system check's cache goes next to the database, not into the user's cache.
-    cmd.env("XDG_CACHE_HOME", db.parent().unwrap_or(db));
-    cmd
-}
+use vernier_testkit::vernier;
 
 fn temp_db() -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();

@@ -1,12 +1,15 @@
 //! Support shared by vernier's test suites (a dev-dependency only, never of a library).
 //!
 //! Tests that change the machine (sysctls, swap) run in several test binaries, and a developer
-//! may run several `cargo test` at once: [`host_turn`] makes them take turns.
+//! may run several `cargo test` at once: [`host_turn`] makes them take turns. The binary's
+//! tests start `vernier` on a database of their own with [`vernier`] (or [`vernier_command`]).
 
 use std::fs::File;
 use std::io;
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::OpenOptionsExt;
+use std::path::Path;
+use std::process::Command;
 
 /// Takes this host's turn for a test that changes the machine, or that must see it unchanged
 /// for a while (two environments captured in a row), waiting for any other test that holds it:
@@ -55,4 +58,24 @@ mod tests {
         let free = unsafe { libc::flock(other.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
         assert_eq!(free, 0);
     }
+}
+
+/// The `vernier` binary of this build on the database `db`, isolated from the user's
+/// environment: `VERNIER_DB` is removed, and the system check's cache goes next to the
+/// database instead of into the user's cache directory.
+///
+/// # Panics
+/// When the binary cannot be found (the test does not belong to the `vernier` package).
+pub fn vernier_command(db: &Path) -> Command {
+    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("vernier"));
+    cmd.arg("--db")
+        .arg(db)
+        .env_remove("VERNIER_DB")
+        .env("XDG_CACHE_HOME", db.parent().unwrap_or(db));
+    cmd
+}
+
+/// [`vernier_command`] as an `assert_cmd` command, for `.assert()`.
+pub fn vernier(db: &Path) -> assert_cmd::Command {
+    assert_cmd::Command::from_std(vernier_command(db))
 }
