@@ -7,6 +7,7 @@ use vernier_model::StoredConfiguration;
 use vernier_stats::{median, quantile};
 
 use crate::format::sig;
+use crate::table::columns;
 
 /// Summary of one monitor key (`monitor.metric`) over the measured runs of a configuration.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -74,19 +75,26 @@ pub fn monitor_text(config: &StoredConfiguration) -> String {
     if summaries.is_empty() {
         return "  no monitor data\n".to_string();
     }
-    let width = summaries.iter().map(|s| s.key.len()).max().unwrap_or(10);
-    let mut out = format!(
-        "  {:<width$}  {:>12}  {:>12}  {:>12}  (per run: counter deltas, gauge means)\n",
-        "monitor.metric", "median", "min", "max"
-    );
-    for s in summaries {
-        out.push_str(&format!(
-            "  {:<width$}  {:>12}  {:>12}  {:>12}\n",
-            s.key,
-            sig(s.median, 4),
-            sig(s.min, 4),
-            sig(s.max, 4)
-        ));
+    let rows: Vec<[String; 4]> = summaries
+        .iter()
+        .map(|s| {
+            [
+                s.key.clone(),
+                sig(s.median, 4),
+                sig(s.min, 4),
+                sig(s.max, 4),
+            ]
+        })
+        .collect();
+    let table = columns(&["monitor.metric", "median", "min", "max"], &rows, &[0]);
+    let mut out = String::new();
+    for (i, line) in table.lines().enumerate() {
+        out.push_str("  ");
+        out.push_str(line);
+        if i == 0 {
+            out.push_str("  (per run: counter deltas, gauge means)");
+        }
+        out.push('\n');
     }
     for note in monitor_notes(config) {
         out.push_str(&format!("  {note}\n"));
@@ -197,6 +205,13 @@ mod tests {
         );
         let text = monitor_text(&config());
         assert!(text.contains("stat.ctxt"), "{text}");
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(lines[0].starts_with("  monitor.metric  median"), "{text}");
+        assert_eq!(
+            lines[1].split_whitespace().collect::<Vec<_>>(),
+            ["stat.ctxt", "20.00", "10.00", "30.00"],
+            "{text}"
+        );
         assert_eq!(text.matches("unsupported: schedstat").count(), 1, "{text}");
     }
 
