@@ -8,7 +8,8 @@ Every input comes from NumPy's PCG64 with a fixed seed and is written into the f
 expected values are computed here independently of the Rust code, from the published
 formulas, with SciPy's normal and t quantiles:
 
-- McKean & Schrader's standard error of the median, as R. Wilcox's `msmedse`;
+- Maritz & Jarrett's (1978) standard error of the median: the Beta(m, n - m + 1)
+  distribution of the m-th order statistic, m = floor(n/2 + 1/2), on the empirical quantiles;
 - the ANOVA estimator of the between-session variance component (Searle, Casella &
   McCulloch 1992): the pooled within-group mean square of the session medians (the residual
   mean square of a one-way ANOVA, cross-checked against scipy.stats.f_oneway) minus the mean
@@ -31,14 +32,15 @@ rng = np.random.default_rng(20261123)
 LEVEL = 0.95
 
 
-def msmedse(x):
+def mjse(x):
     y = np.sort(np.asarray(x, dtype=float))
     n = len(y)
-    z = stats.norm.ppf(0.995)
-    av = int(round((n + 1) / 2 - z * math.sqrt(n / 4)))
-    av = max(av, 1)
-    top = n - av + 1
-    return (y[top - 1] - y[av - 1]) / (2 * z)
+    m = int(math.floor(n / 2 + 0.5))
+    i = np.arange(1, n + 1)
+    w = stats.beta.cdf(i / n, m, n - m + 1) - stats.beta.cdf((i - 1) / n, m, n - m + 1)
+    c1 = float(np.sum(w * y))
+    c2 = float(np.sum(w * y * y))
+    return math.sqrt(max(c2 - c1 * c1, 0.0))
 
 
 def between(groups):
@@ -103,7 +105,7 @@ for case, (k_groups, sessions, runs, tau, sigma) in enumerate([
             e[rng.random(runs) < 0.1] += 3 * sigma
             x = np.round(0.1 * g + b + e, 6)
             raw_g.append([float(v) for v in x])
-            se = msmedse(x)
+            se = mjse(x)
             sess.append((float(np.median(x)), se * se))
         groups.append(sess)
         raw.append(raw_g)

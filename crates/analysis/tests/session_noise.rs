@@ -226,7 +226,7 @@ fn several_sessions_a_side_are_the_replication_unit() {
     assert_eq!(c.noise_source, Some(NoiseSource::Sessions));
     assert_eq!((c.base_sessions, c.new_sessions), (3, 3));
     // By hand: the pooled variance of the session log-medians over 3 + 3 - 2 = 4 df, times
-    // 1/3 + 1/3, is an upper bound; the within part subtracted (McKean-Schrader of the tight
+    // 1/3 + 1/3, is an upper bound; the within part subtracted (Maritz-Jarrett of the tight
     // runs) is small.
     let ln = |v: f64| v.ln();
     let b = [ln(1.0), ln(1.04), ln(0.97)];

@@ -55,8 +55,8 @@ fn calibrate_stores_the_noise_and_compare_uses_it() {
     assert_eq!(stored, ids);
     // Every session reports 1, 1.1, 1.2, 1: identical medians, no noise between sessions.
     assert_eq!((c.session_sd, c.between_sd), (0.0, 0.0));
-    // McKean-Schrader for n = 4 uses the extremes: ln(1.2) / (2 z_0.995).
-    let want = 1.2f64.ln() / (2.0 * 2.575_829_303_548_900_4);
+    // Maritz-Jarrett of ln(1, 1.1, 1.2, 1), computed with scipy.
+    let want = 0.053_811_193_488_605_23;
     assert!((c.within_sd - want).abs() < 1e-9, "{}", c.within_sd);
     for s in &sessions {
         assert_eq!(s.tags.get("calibration"), Some(&c_id_tag(&stdout)));

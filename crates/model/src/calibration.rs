@@ -23,7 +23,7 @@ pub struct Calibration {
     pub runs: u32,
     /// Standard deviation of the sessions' log-medians.
     pub session_sd: f64,
-    /// Root mean square of the standard errors of those medians (McKean-Schrader): what the
+    /// Root mean square of the standard errors of those medians (Maritz-Jarrett): what the
     /// runs within a session explain of `session_sd`.
     pub within_sd: f64,
     /// The session-to-session noise: `sqrt(max(0, session_sd^2 - within_sd^2))`.
