@@ -26,7 +26,9 @@ pub struct ConfigSummary {
     pub n: usize,
     pub warmup_runs: usize,
     pub median: Option<f64>,
-    /// Distribution-free 95% interval of the median of the session's stopping rule
+    /// Confidence level of the intervals (the session's, 0.95 unless recorded otherwise).
+    pub level: f64,
+    /// Distribution-free interval of the median at `level` of the session's stopping rule
     /// (`ci_method`); absent below 8 runs (confidence sequence) or 6 (fixed-n).
     pub ci_low: Option<f64>,
     pub ci_high: Option<f64>,
@@ -35,7 +37,7 @@ pub struct ConfigSummary {
     /// What that interval means, in words.
     pub ci_meaning: String,
     pub mean: Option<f64>,
-    /// Student-t 95% CI of the mean; absent below 2 runs.
+    /// Student-t CI of the mean at `level`; absent below 2 runs.
     pub mean_ci_low: Option<f64>,
     pub mean_ci_high: Option<f64>,
     pub min: Option<f64>,
@@ -245,10 +247,11 @@ pub fn summarize_with(
         n: values.len(),
         warmup_runs: config.runs.iter().filter(|r| r.warmup).count(),
         median: median(&values).ok(),
+        level,
         ci_low: median_ci.map(|c| c.low),
         ci_high: median_ci.map(|c| c.high),
         ci_method: rule.as_str().to_string(),
-        ci_meaning: rule.interval_meaning().to_string(),
+        ci_meaning: rule.interval_meaning(level),
         mean,
         mean_ci_low: mean_ci.map(|c| c.low),
         mean_ci_high: mean_ci.map(|c| c.high),

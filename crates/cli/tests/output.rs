@@ -281,3 +281,37 @@ fn export_through_dev_stdout_to_a_closed_pipe_ends_quietly() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn intervals_are_labelled_with_the_sessions_confidence_level() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.db");
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/two-kernels.json");
+    let mut export: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(fixture).unwrap()).unwrap();
+    export["sessions"][0]["settings"]["confidence_level"] = serde_json::json!(0.9);
+    let tag = export["sessions"][0]["tags"]["kernel"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let file = dir.path().join("level.json");
+    fs::write(&file, export.to_string()).unwrap();
+    vernier(&db).arg("import").arg(&file).assert().success();
+
+    let selector = format!("kernel={tag}");
+    let out = vernier(&db).args(["show", &selector]).output().unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("median 90% CI"), "{text}");
+    assert!(text.contains("mean 90% CI (t)"), "{text}");
+    assert!(!text.contains("95%"), "{text}");
+    let out = vernier(&db)
+        .args(["show", &selector, "--format", "json"])
+        .output()
+        .unwrap();
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json[0]["level"], 0.9);
+    assert!(
+        json[0]["ci_meaning"].as_str().unwrap().contains("90%"),
+        "{json}"
+    );
+}

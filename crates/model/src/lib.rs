@@ -27,5 +27,5 @@ pub use record::{
     StopReason, StoredConfiguration, StoredSession,
 };
 pub use recorder::Recorder;
-pub use settings::{Settings, StoppingRule, CONFIDENCE_LEVEL};
+pub use settings::{level_percent, Settings, StoppingRule, CONFIDENCE_LEVEL};
 pub use spec::{parse_spec, parse_spec_list, Spec, SpecError, SpecProblem};

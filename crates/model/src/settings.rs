@@ -7,6 +7,13 @@ use serde::{Deserialize, Serialize};
 /// recorded before it was stored read as this level, the only one vernier has used.
 pub const CONFIDENCE_LEVEL: f64 = 0.95;
 
+/// A confidence level as people write it in headers and sentences: 0.95 is "95%", 0.975 is
+/// "97.5%".
+pub fn level_percent(level: f64) -> String {
+    let pct = format!("{:.1}", level * 100.0);
+    format!("{}%", pct.strip_suffix(".0").unwrap_or(&pct))
+}
+
 fn default_confidence_level() -> f64 {
     CONFIDENCE_LEVEL
 }
@@ -64,16 +71,18 @@ impl StoppingRule {
         }
     }
 
-    /// What the interval of the median means under this rule, for people.
-    pub fn interval_meaning(self) -> &'static str {
+    /// What the interval of the median at confidence `level` means under this rule, for
+    /// people.
+    pub fn interval_meaning(self, level: f64) -> String {
+        let level = level_percent(level);
         match self {
-            StoppingRule::ConfidenceSequence => {
-                "anytime-valid 95% confidence sequence for the median (Howard and Ramdas 2022)"
-            }
-            StoppingRule::FixedN => {
-                "fixed-n 95% order-statistic CI of the median, checked after every run \
-                 (optional stopping: coverage can fall below 95%)"
-            }
+            StoppingRule::ConfidenceSequence => format!(
+                "anytime-valid {level} confidence sequence for the median (Howard and Ramdas 2022)"
+            ),
+            StoppingRule::FixedN => format!(
+                "fixed-n {level} order-statistic CI of the median, checked after every run \
+                 (optional stopping: coverage can fall below {level})"
+            ),
         }
     }
 }
@@ -129,5 +138,12 @@ mod tests {
             assert_eq!(r.as_str().parse::<StoppingRule>(), Ok(r));
         }
         assert!("sprt".parse::<StoppingRule>().is_err());
+    }
+
+    #[test]
+    fn levels_read_as_percentages() {
+        assert_eq!(level_percent(CONFIDENCE_LEVEL), "95%");
+        assert_eq!(level_percent(0.9), "90%");
+        assert_eq!(level_percent(0.975), "97.5%");
     }
 }

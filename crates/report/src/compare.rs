@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 use vernier_analysis::{CompareReport, Comparison, NoiseSource};
-use vernier_model::{Severity, StoredSession};
+use vernier_model::{level_percent, Severity, StoredSession};
 
 use crate::format::sig;
 use crate::table::columns;
@@ -40,17 +40,20 @@ fn mdc_text(c: &Comparison) -> String {
     opt(c.mdc, |m| format!("{:.1}%", m * 100.0))
 }
 
-const HEADERS: [&str; 9] = [
-    "configuration",
-    "base median",
-    "new median",
-    "ratio",
-    "95% CI",
-    "MDC",
-    "p",
-    "p adj",
-    "verdict",
-];
+/// The column headers; the interval's names the comparison's confidence level.
+fn headers(level: f64) -> [String; 9] {
+    [
+        "configuration".to_string(),
+        "base median".to_string(),
+        "new median".to_string(),
+        "ratio".to_string(),
+        format!("{} CI", level_percent(level)),
+        "MDC".to_string(),
+        "p".to_string(),
+        "p adj".to_string(),
+        "verdict".to_string(),
+    ]
+}
 
 fn row(c: &Comparison) -> [String; 9] {
     [
@@ -79,10 +82,10 @@ fn summary_lines(report: &CompareReport) -> Vec<String> {
     )];
     if let Some(g) = s.geomean_ratio {
         lines.push(format!(
-            "geometric mean of ratios NEW/BASE over {}: {} {:.0}% CI [{}, {}]",
+            "geometric mean of ratios NEW/BASE over {}: {} {} CI [{}, {}]",
             s.geomean_of,
             ratio_text(g),
-            report.level * 100.0,
+            level_percent(report.level),
             opt(s.geomean_ci_low, ratio_text),
             opt(s.geomean_ci_high, ratio_text)
         ));
@@ -96,8 +99,9 @@ pub fn table(report: &CompareReport) -> String {
     let rows: Vec<[String; 9]> = report.comparisons.iter().map(row).collect();
     let mut out = String::new();
     if !rows.is_empty() {
-        let last = HEADERS.len() - 1;
-        out.push_str(&columns(&HEADERS, &rows, &[0, last]));
+        let headers = headers(report.level);
+        let headers: Vec<&str> = headers.iter().map(String::as_str).collect();
+        out.push_str(&columns(&headers, &rows, &[0, headers.len() - 1]));
     }
     let warned: Vec<&Comparison> = report
         .comparisons
@@ -152,7 +156,7 @@ fn md_escape(text: &str) -> String {
 pub fn markdown(report: &CompareReport) -> String {
     let mut out = String::new();
     if !report.comparisons.is_empty() {
-        let _ = writeln!(out, "| {} |", HEADERS.join(" | "));
+        let _ = writeln!(out, "| {} |", headers(report.level).join(" | "));
         let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---:|---:|---|");
         for c in &report.comparisons {
             let cells: Vec<String> = row(c).iter().map(|s| md_escape(s)).collect();

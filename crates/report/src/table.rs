@@ -5,6 +5,7 @@ use comfy_table::{CellAlignment, ContentArrangement, Table};
 
 use crate::format::{pct, sig};
 use vernier_analysis::ConfigSummary;
+use vernier_model::{level_percent, CONFIDENCE_LEVEL};
 
 fn opt(v: Option<f64>) -> String {
     v.map(|v| sig(v, 4)).unwrap_or_else(|| "-".to_string())
@@ -62,15 +63,10 @@ fn direction(s: &ConfigSummary) -> &'static str {
 
 /// The compact table printed at the end of `vernier run`.
 pub fn run_summary_table(summaries: &[ConfigSummary], width: Option<u16>) -> String {
-    let mut table = new_table(&[
-        "configuration",
-        "n",
-        "median",
-        "95% CI",
-        "±",
-        "unit",
-        "stop",
-    ]);
+    // One session's configurations share its level.
+    let level = summaries.first().map_or(CONFIDENCE_LEVEL, |s| s.level);
+    let ci = format!("{} CI", level_percent(level));
+    let mut table = new_table(&["configuration", "n", "median", &ci, "±", "unit", "stop"]);
     if let Some(w) = width {
         table.set_width(w);
     }
@@ -106,10 +102,13 @@ pub fn show_text(summaries: &[ConfigSummary], width: Option<u16>) -> String {
         if let Some(w) = width {
             table.set_width(w);
         }
+        let level = level_percent(s.level);
+        let median_ci = format!("median {level} CI");
+        let mean_ci = format!("mean {level} CI (t)");
         let rows: Vec<(&str, String)> = vec![
             ("runs (warmup)", format!("{} ({})", s.n, s.warmup_runs)),
             ("median", opt(s.median)),
-            ("median 95% CI", interval(s.ci_low, s.ci_high)),
+            (&median_ci, interval(s.ci_low, s.ci_high)),
             ("CI method", s.ci_meaning.clone()),
             (
                 "CI half-width",
@@ -118,7 +117,7 @@ pub fn show_text(summaries: &[ConfigSummary], width: Option<u16>) -> String {
                     .unwrap_or_else(|| "-".into()),
             ),
             ("mean", opt(s.mean)),
-            ("mean 95% CI (t)", interval(s.mean_ci_low, s.mean_ci_high)),
+            (&mean_ci, interval(s.mean_ci_low, s.mean_ci_high)),
             ("min", opt(s.min)),
             ("max", opt(s.max)),
             ("p90", opt(s.p90)),
