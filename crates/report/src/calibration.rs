@@ -4,6 +4,7 @@
 use vernier_analysis::predicted_mdc;
 use vernier_model::Calibration;
 
+use crate::format::pct;
 use crate::table::columns;
 
 const HEADERS: [&str; 7] = [
@@ -39,9 +40,7 @@ pub fn table(calibrations: &[Calibration]) -> String {
                 percent(c.session_sd),
                 percent(c.within_sd),
                 percent(c.between_sd),
-                predicted_mdc(c)
-                    .map(|m| format!("{:.1}%", m * 100.0))
-                    .unwrap_or_else(|| "-".to_string()),
+                predicted_mdc(c).map_or_else(|| "-".to_string(), pct),
             ]
         })
         .collect();

@@ -9,7 +9,7 @@ use serde::Serialize;
 use vernier_analysis::{CompareReport, Comparison, NoiseSource};
 use vernier_model::{level_percent, Severity, StoredSession};
 
-use crate::format::sig;
+use crate::format::{pct, sig};
 use crate::table::columns;
 
 fn opt(v: Option<f64>, f: impl Fn(f64) -> String) -> String {
@@ -37,7 +37,7 @@ fn ci_text(c: &Comparison) -> String {
 
 /// Minimum detectable change as a percentage.
 fn mdc_text(c: &Comparison) -> String {
-    opt(c.mdc, |m| format!("{:.1}%", m * 100.0))
+    opt(c.mdc, pct)
 }
 
 /// The column headers; the interval's names the comparison's confidence level.

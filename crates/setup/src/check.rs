@@ -20,7 +20,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use serde::{Deserialize, Serialize};
 
 use vernier_model::finding::{Finding, Severity};
-use vernier_sys::procstat::{parse_proc_stat_cpu, CpuTimes};
+use vernier_sys::procstat::{read_proc_stat_cpu, CpuTimes};
 
 use vernier_sys::Roots;
 
@@ -409,10 +409,6 @@ fn read_pid_times(proc_root: &Path) -> BTreeMap<u32, (String, u64)> {
     times
 }
 
-fn read_cpu_times(proc_root: &Path) -> Option<CpuTimes> {
-    read(&proc_root.join("stat")).and_then(|t| parse_proc_stat_cpu(&t).ok())
-}
-
 fn pct(part: u64, total: u64) -> f64 {
     if total == 0 {
         0.0
@@ -427,12 +423,12 @@ fn total(t: &CpuTimes) -> u64 {
 
 /// Steal time (now and since boot) and the processes that used CPU during the window.
 fn check_sampled(roots: &Roots, options: &CheckOptions, ncpus: usize, out: &mut Vec<Finding>) {
-    let a = read_cpu_times(&roots.proc_root);
+    let a = read_proc_stat_cpu(&roots.proc_root).ok();
     let pids_a = read_pid_times(&roots.proc_root);
     let start = Instant::now();
     std::thread::sleep(options.window);
     let elapsed = start.elapsed().as_secs_f64();
-    let b = read_cpu_times(&roots.proc_root);
+    let b = read_proc_stat_cpu(&roots.proc_root).ok();
     let pids_b = read_pid_times(&roots.proc_root);
 
     if let (Some(a), Some(b)) = (a, b) {
