@@ -3,7 +3,7 @@
 use std::io::IsTerminal;
 
 use indicatif::{ProgressBar, ProgressStyle};
-use vernier_engine::stopping::Precision;
+use vernier_engine::stopping::{Precision, SettingsWarning};
 use vernier_engine::Event;
 use vernier_report::format::{duration_s, pct, sig};
 
@@ -34,10 +34,10 @@ fn waits_text(waited_s: f64, waits_s: f64) -> String {
     }
 }
 
-fn warning_text(position: Option<usize>, message: &str) -> String {
+fn warning_text(position: Option<usize>, warning: &SettingsWarning) -> String {
     match position {
-        Some(p) => format!("warning: [{}] {message}", p + 1),
-        None => format!("warning: {message}"),
+        Some(p) => format!("warning: [{}] {warning}", p + 1),
+        None => format!("warning: {warning}"),
     }
 }
 
@@ -63,8 +63,8 @@ impl Progress {
         match self {
             Progress::Quiet => {
                 // Conflicting bounds matter even without progress output.
-                if let Event::Warning { position, message } = event {
-                    eprintln!("{}", warning_text(*position, message));
+                if let Event::Warning { position, warning } = event {
+                    eprintln!("{}", warning_text(*position, warning));
                 }
             }
             Progress::Lines => {
@@ -135,7 +135,7 @@ fn line(event: &Event) -> Option<String> {
         Event::ConfigurationStarted { position, label } => {
             Some(format!("[{}] {label}", position + 1))
         }
-        Event::Warning { position, message } => Some(warning_text(*position, message)),
+        Event::Warning { position, warning } => Some(warning_text(*position, warning)),
         Event::RunPreparing { .. } => None,
         Event::RunFinished {
             position,
@@ -232,12 +232,20 @@ mod tests {
 
     #[test]
     fn warnings_and_unreachable_stops_are_explained() {
+        let warning = SettingsWarning::MaxRunsBelowInterval {
+            max_runs: 6,
+            needed: 8,
+        };
         let w = line(&Event::Warning {
             position: Some(1),
-            message: "--max-time wins".into(),
+            warning: warning.clone(),
         })
         .unwrap();
-        assert_eq!(w, "warning: [2] --max-time wins");
+        assert_eq!(w, format!("warning: [2] {warning}"));
+        assert!(
+            w.starts_with("warning: [2] --max-runs 6 is below the 8 runs"),
+            "{w}"
+        );
         let finished = line(&Event::ConfigurationFinished {
             position: 0,
             label: "fork".into(),

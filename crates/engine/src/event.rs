@@ -3,7 +3,7 @@
 use uuid::Uuid;
 use vernier_model::{SessionStatus, StopReason};
 
-use crate::stopping::Precision;
+use crate::stopping::{Precision, SettingsWarning};
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Event {
@@ -19,7 +19,7 @@ pub enum Event {
     /// configuration's first run reveals; the bound that wins is named.
     Warning {
         position: Option<usize>,
-        message: String,
+        warning: SettingsWarning,
     },
     /// A measured run's setup (idle gate, cooldown) starts; it may wait.
     RunPreparing {

@@ -155,10 +155,10 @@ fn record_session<R: Recorder + ?Sized>(
         session: session.id,
         configurations: plan.configurations.len(),
     });
-    for message in stopping::plan_warnings(settings) {
+    for warning in stopping::plan_warnings(settings) {
         observer(&Event::Warning {
             position: None,
-            message,
+            warning,
         });
     }
     let mut states = Vec::with_capacity(plan.configurations.len());
@@ -406,10 +406,10 @@ impl<R: Recorder + ?Sized> Runner<'_, R> {
         (self.observer)(&event);
         let state = &states[i];
         if !warmup && state.values.len() == 1 {
-            for message in stopping::run_warnings(1, state.elapsed, self.settings) {
+            for warning in stopping::run_warnings(1, state.elapsed, self.settings) {
                 (self.observer)(&Event::Warning {
                     position: Some(i),
-                    message,
+                    warning,
                 });
             }
         }

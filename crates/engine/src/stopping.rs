@@ -230,44 +230,109 @@ pub fn estimated_remaining_runs(values: &[f64], elapsed: Elapsed, settings: &Set
     needed.min(budget).saturating_sub(n) as u32
 }
 
-/// Conflicts between the settings that are known before anything runs: each a warning line.
-pub fn plan_warnings(settings: &Settings) -> Vec<String> {
+/// A conflict between the bounds of a session: which bound wins, and why. Shown as the session
+/// goes (never stored: the stop reason of each configuration records what happened).
+#[derive(Debug, Clone, PartialEq)]
+pub enum SettingsWarning {
+    /// `--max-runs` below the runs the interval of the median needs.
+    MaxRunsBelowInterval { max_runs: u32, needed: u32 },
+    /// `--min-time` at 90% or more of `--max-time`.
+    MinTimeNearMaxTime { min_time_s: f64, max_time_s: f64 },
+    /// `--min-runs` at the cost of a run so far does not fit in `--max-time`.
+    MinRunsExceedMaxTime {
+        min_runs: u32,
+        mean_run_s: f64,
+        needed_s: f64,
+        max_time_s: f64,
+        budget: usize,
+    },
+    /// `--min-time` of measured runs does not fit in `--max-time` with the waits so far.
+    MinTimeDoesNotFit {
+        min_time_s: f64,
+        max_time_s: f64,
+        waits_s: f64,
+    },
+}
+
+impl std::fmt::Display for SettingsWarning {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SettingsWarning::MaxRunsBelowInterval { max_runs, needed } => write!(
+                f,
+                "--max-runs {max_runs} is below the {needed} runs that the interval of the \
+                 median needs: no configuration can converge"
+            ),
+            SettingsWarning::MinTimeNearMaxTime {
+                min_time_s,
+                max_time_s,
+            } => write!(
+                f,
+                "--min-time {min_time_s} s is close to --max-time {max_time_s} s: warmups and \
+                 setup waits count against --max-time, which wins, so --min-time may not be \
+                 reached"
+            ),
+            SettingsWarning::MinRunsExceedMaxTime {
+                min_runs,
+                mean_run_s,
+                needed_s,
+                max_time_s,
+                budget,
+            } => write!(
+                f,
+                "--min-runs {min_runs} at {mean_run_s:.3} s a run (setup waits included) needs \
+                 about {needed_s:.0} s, more than --max-time {max_time_s} s allows: --max-time \
+                 wins, about {budget} runs"
+            ),
+            SettingsWarning::MinTimeDoesNotFit {
+                min_time_s,
+                max_time_s,
+                waits_s,
+            } => write!(
+                f,
+                "--min-time {min_time_s} s of measured runs does not fit in --max-time \
+                 {max_time_s} s with warmups and setup waits ({waits_s:.1} s of waits so far): \
+                 --max-time wins"
+            ),
+        }
+    }
+}
+
+/// Conflicts between the settings that are known before anything runs.
+pub fn plan_warnings(settings: &Settings) -> Vec<SettingsWarning> {
     let mut warnings = Vec::new();
     let needed = min_runs_for_interval(settings.stopping_rule);
     if settings.max_runs < needed {
-        warnings.push(format!(
-            "--max-runs {} is below the {needed} runs that the interval of the median needs: \
-             no configuration can converge",
-            settings.max_runs
-        ));
+        warnings.push(SettingsWarning::MaxRunsBelowInterval {
+            max_runs: settings.max_runs,
+            needed,
+        });
     }
     if settings.min_time_s > 0.0 && settings.min_time_s >= settings.max_time_s * 0.9 {
-        warnings.push(format!(
-            "--min-time {} s is close to --max-time {} s: warmups and setup waits count \
-             against --max-time, which wins, so --min-time may not be reached",
-            settings.min_time_s, settings.max_time_s
-        ));
+        warnings.push(SettingsWarning::MinTimeNearMaxTime {
+            min_time_s: settings.min_time_s,
+            max_time_s: settings.max_time_s,
+        });
     }
     warnings
 }
 
 /// Conflicts that the first measured run reveals: `min_runs` or `min_time` that cannot fit in
 /// `max_time` at the cost of a run so far. `max_time` wins; the warning says so.
-pub fn run_warnings(n: usize, elapsed: Elapsed, settings: &Settings) -> Vec<String> {
+pub fn run_warnings(n: usize, elapsed: Elapsed, settings: &Settings) -> Vec<SettingsWarning> {
     let mut warnings = Vec::new();
     if n == 0 || elapsed.mean_run_s <= 0.0 {
         return warnings;
     }
     let budget = budget_runs(n, elapsed, settings);
     if (settings.min_runs as usize) > budget && settings.max_runs as usize > budget {
-        warnings.push(format!(
-            "--min-runs {} at {:.3} s a run (setup waits included) needs about {:.0} s, more \
-             than --max-time {} s allows: --max-time wins, about {budget} runs",
-            settings.min_runs,
-            elapsed.mean_run_s,
-            elapsed.total_s + elapsed.mean_run_s * (settings.min_runs as usize - n) as f64,
-            settings.max_time_s
-        ));
+        warnings.push(SettingsWarning::MinRunsExceedMaxTime {
+            min_runs: settings.min_runs,
+            mean_run_s: elapsed.mean_run_s,
+            needed_s: elapsed.total_s
+                + elapsed.mean_run_s * (settings.min_runs as usize - n) as f64,
+            max_time_s: settings.max_time_s,
+            budget,
+        });
     }
     if settings.min_time_s > 0.0 && elapsed.measured_s > 0.0 {
         // Measured time grows by the run's own share of its cost.
@@ -275,11 +340,11 @@ pub fn run_warnings(n: usize, elapsed: Elapsed, settings: &Settings) -> Vec<Stri
         let reachable =
             elapsed.measured_s + (settings.max_time_s - elapsed.total_s).max(0.0) * share;
         if reachable < settings.min_time_s {
-            warnings.push(format!(
-                "--min-time {} s of measured runs does not fit in --max-time {} s with warmups \
-                 and setup waits ({:.1} s of waits so far): --max-time wins",
-                settings.min_time_s, settings.max_time_s, elapsed.waits_s
-            ));
+            warnings.push(SettingsWarning::MinTimeDoesNotFit {
+                min_time_s: settings.min_time_s,
+                max_time_s: settings.max_time_s,
+                waits_s: elapsed.waits_s,
+            });
         }
     }
     warnings
@@ -398,7 +463,10 @@ mod tests {
         assert_eq!(decide(&[1.0, 2.0, 3.0], e, &s), Some(StopReason::MaxTime));
         let w = run_warnings(3, e, &s);
         assert_eq!(w.len(), 1, "{w:?}");
-        assert!(w[0].contains("--max-time wins, about 3 runs"), "{w:?}");
+        assert!(
+            w[0].to_string().contains("--max-time wins, about 3 runs"),
+            "{w:?}"
+        );
     }
 
     #[test]
@@ -490,14 +558,19 @@ mod tests {
             max_runs: 6,
             ..Settings::default()
         });
-        assert!(w[0].contains("--max-runs 6 is below the 8 runs"), "{w:?}");
+        assert!(
+            w[0].to_string()
+                .contains("--max-runs 6 is below the 8 runs"),
+            "{w:?}"
+        );
         let w = plan_warnings(&Settings {
             min_time_s: 60.0,
             max_time_s: 60.0,
             ..Settings::default()
         });
         assert!(
-            w[0].contains("--min-time 60 s is close to --max-time 60 s"),
+            w[0].to_string()
+                .contains("--min-time 60 s is close to --max-time 60 s"),
             "{w:?}"
         );
     }

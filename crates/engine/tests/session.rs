@@ -482,13 +482,13 @@ fn max_time_wins_over_min_runs_and_says_so() {
     let c = &stored.configurations[0];
     assert_eq!(c.record.stop_reason, Some(StopReason::MaxTime));
     assert_eq!(c.values().len(), 9);
-    let warnings: Vec<&String> = events
+    let warnings: Vec<String> = events
         .iter()
         .filter_map(|e| match e {
             Event::Warning {
                 position: Some(0),
-                message,
-            } => Some(message),
+                warning,
+            } => Some(warning.to_string()),
             _ => None,
         })
         .collect();
@@ -546,7 +546,7 @@ fn conflicting_bounds_are_warned_at_plan_time() {
     let (_, stored, events) = run(&["scripted"], s, &mut exec);
     assert!(matches!(
         &events[1],
-        Event::Warning { position: None, message } if message.contains("--max-runs 6")
+        Event::Warning { position: None, warning } if warning.to_string().contains("--max-runs 6")
     ));
     assert_eq!(
         stored.configurations[0].record.stop_reason,
