@@ -36,6 +36,10 @@ fn calibrate_stores_the_noise_and_compare_uses_it() {
         "{stdout}"
     );
     assert!(stdout.contains("stored in"), "{stdout}");
+    assert!(
+        stdout.contains("note: the sessions ran back to back"),
+        "{stdout}"
+    );
 
     let store = SqliteStore::open_existing(&db).unwrap();
     let sessions = store.sessions().unwrap();

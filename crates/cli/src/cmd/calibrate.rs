@@ -186,6 +186,13 @@ pub fn calibrate(args: CalibrateArgs, db_arg: Option<&Path>) -> Result<ExitCode>
     for s in &skipped {
         outln!("note: {s}");
     }
+    if args.spread.is_none() {
+        // docs/compare.md: adjacent sessions agree better than sessions minutes apart.
+        outln!(
+            "note: the sessions ran back to back; noise between sessions further apart is not \
+             seen (--spread SECONDS spaces them, e.g. --spread 600)"
+        );
+    }
     let mut fingerprints: Vec<&str> = calibrations
         .iter()
         .map(|c| c.fingerprint.as_str())
