@@ -41,25 +41,6 @@ pub fn host_turn() -> File {
     file
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_turn_is_exclusive_until_dropped() {
-        let turn = host_turn();
-        let path = std::env::temp_dir().join("vernier-tests-host.lock");
-        let other = File::open(&path).unwrap();
-        // SAFETY: flock on a descriptor owned by `other`.
-        let busy = unsafe { libc::flock(other.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
-        assert_eq!(busy, -1);
-        drop(turn);
-        // SAFETY: as above.
-        let free = unsafe { libc::flock(other.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
-        assert_eq!(free, 0);
-    }
-}
-
 /// The `vernier` binary of this build on the database `db`, isolated from the user's
 /// environment: `VERNIER_DB` is removed, and the system check's cache goes next to the
 /// database instead of into the user's cache directory.
@@ -78,4 +59,23 @@ pub fn vernier_command(db: &Path) -> Command {
 /// [`vernier_command`] as an `assert_cmd` command, for `.assert()`.
 pub fn vernier(db: &Path) -> assert_cmd::Command {
     assert_cmd::Command::from_std(vernier_command(db))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_turn_is_exclusive_until_dropped() {
+        let turn = host_turn();
+        let path = std::env::temp_dir().join("vernier-tests-host.lock");
+        let other = File::open(&path).unwrap();
+        // SAFETY: flock on a descriptor owned by `other`.
+        let busy = unsafe { libc::flock(other.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+        assert_eq!(busy, -1);
+        drop(turn);
+        // SAFETY: as above.
+        let free = unsafe { libc::flock(other.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+        assert_eq!(free, 0);
+    }
 }
