@@ -397,7 +397,7 @@ impl<R: Recorder + ?Sized> Runner<'_, R> {
             index,
             value,
             unit: state.record.metric.unit.clone(),
-            precision: stopping::precision(&state.values, self.settings.stopping_rule),
+            precision: stopping::precision(&state.values, self.settings),
             target: self.settings.target,
             waited_s,
             waits_s: state.elapsed.waits_s,
@@ -473,7 +473,7 @@ impl<R: Recorder + ?Sized> Runner<'_, R> {
             reason,
             converged,
             reachable,
-            precision: stopping::precision(&state.values, self.settings.stopping_rule),
+            precision: stopping::precision(&state.values, self.settings),
             unit: state.record.metric.unit.clone(),
             error,
         });

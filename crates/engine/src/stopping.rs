@@ -23,10 +23,6 @@ use vernier_stats::{
     bimodality, median, median_ci, median_cs, median_cs_min_n, projected_median_cs, Interval,
 };
 
-/// Confidence level of the stopping rule's interval: the one stored with every session
-/// ([`Settings::confidence_level`]).
-pub const LEVEL: f64 = vernier_model::CONFIDENCE_LEVEL;
-
 /// How much wider than the target the projected precision at the end of the budget must be
 /// before a configuration is declared unreachable: the projection comes from few runs, and a
 /// wrong "unreachable" costs the result its convergence. 1.5 in half-width is about 2.25 in
@@ -67,26 +63,31 @@ fn relative(median: Option<f64>, ci: Option<Interval>) -> Option<f64> {
     }
 }
 
-/// The interval of the median that `rule` reports for `values`.
-pub fn interval(values: &[f64], rule: StoppingRule) -> Option<Interval> {
-    match rule {
-        StoppingRule::ConfidenceSequence => median_cs(values, LEVEL).ok().flatten(),
-        StoppingRule::FixedN => median_ci(values, LEVEL).ok().flatten(),
+/// The interval of the median that the session's rule reports for `values`, at the session's
+/// confidence level ([`Settings::confidence_level`], stored with it).
+pub fn interval(values: &[f64], settings: &Settings) -> Option<Interval> {
+    let level = settings.confidence_level;
+    match settings.stopping_rule {
+        StoppingRule::ConfidenceSequence => median_cs(values, level).ok().flatten(),
+        StoppingRule::FixedN => median_ci(values, level).ok().flatten(),
     }
 }
 
-/// Fewest runs for which `rule` gives an interval at all (8 for the sequence, 6 fixed-n).
-pub fn min_runs_for_interval(rule: StoppingRule) -> u32 {
-    match rule {
-        StoppingRule::ConfidenceSequence => median_cs_min_n(LEVEL).map_or(8, |n| n as u32),
+/// Fewest runs for which the session's rule gives an interval at all (at 95%: 8 for the
+/// sequence, 6 fixed-n).
+pub fn min_runs_for_interval(settings: &Settings) -> u32 {
+    match settings.stopping_rule {
+        StoppingRule::ConfidenceSequence => {
+            median_cs_min_n(settings.confidence_level).map_or(8, |n| n as u32)
+        }
         StoppingRule::FixedN => 6,
     }
 }
 
 /// Computes the precision of a configuration's measured values.
-pub fn precision(values: &[f64], rule: StoppingRule) -> Precision {
+pub fn precision(values: &[f64], settings: &Settings) -> Precision {
     let median = median(values).ok();
-    let ci = interval(values, rule);
+    let ci = interval(values, settings);
     Precision {
         n: values.len(),
         median,
@@ -114,7 +115,7 @@ pub struct Elapsed {
 pub fn decide(values: &[f64], elapsed: Elapsed, settings: &Settings) -> Option<StopReason> {
     let n = values.len() as u32;
     let floors_done = n >= settings.min_runs && elapsed.measured_s >= settings.min_time_s;
-    let p = precision(values, settings.stopping_rule);
+    let p = precision(values, settings);
     let precise = p.relative_half_width.is_some_and(|w| w <= settings.target);
     if precise && floors_done {
         return Some(StopReason::Converged);
@@ -165,7 +166,9 @@ pub fn reachable_precision(values: &[f64], elapsed: Elapsed, settings: &Settings
         return None;
     }
     let budget = budget_runs(values.len(), elapsed, settings);
-    let projected = projected_median_cs(values, LEVEL, budget).ok().flatten()?;
+    let projected = projected_median_cs(values, settings.confidence_level, budget)
+        .ok()
+        .flatten()?;
     relative(median(values).ok(), Some(projected))
 }
 
@@ -179,7 +182,7 @@ fn runs_to_target(values: &[f64], budget: usize, settings: &Settings) -> usize {
     let m = median(values).ok();
     if settings.stopping_rule == StoppingRule::FixedN {
         // The old rule's own estimate: the interval narrows as 1/sqrt(n).
-        return match precision(values, settings.stopping_rule).relative_half_width {
+        return match precision(values, settings).relative_half_width {
             Some(w) if w.is_finite() && w > settings.target => {
                 ((n as f64 * (w / settings.target).powi(2)).ceil() as usize).min(budget)
             }
@@ -188,7 +191,9 @@ fn runs_to_target(values: &[f64], budget: usize, settings: &Settings) -> usize {
         };
     }
     let meets = |k: usize| {
-        let ci = projected_median_cs(values, LEVEL, k).ok().flatten();
+        let ci = projected_median_cs(values, settings.confidence_level, k)
+            .ok()
+            .flatten();
         relative(m, ci).is_some_and(|w| w <= settings.target)
     };
     if !meets(budget) {
@@ -300,7 +305,7 @@ impl std::fmt::Display for SettingsWarning {
 /// Conflicts between the settings that are known before anything runs.
 pub fn plan_warnings(settings: &Settings) -> Vec<SettingsWarning> {
     let mut warnings = Vec::new();
-    let needed = min_runs_for_interval(settings.stopping_rule);
+    let needed = min_runs_for_interval(settings);
     if settings.max_runs < needed {
         warnings.push(SettingsWarning::MaxRunsBelowInterval {
             max_runs: settings.max_runs,
@@ -397,7 +402,7 @@ mod tests {
             decide(&v, elapsed(6), &settings()),
             Some(StopReason::Converged)
         );
-        let p = precision(&v, StoppingRule::FixedN);
+        let p = precision(&v, &settings());
         assert_eq!(p.ci.map(|c| (c.low, c.high)), Some((99.0, 101.0)));
         assert!((p.relative_half_width.unwrap() - 0.01).abs() < 1e-12);
     }
@@ -406,12 +411,28 @@ mod tests {
     fn the_sequence_needs_eight_runs_and_is_wider() {
         let v = [100.0, 99.0, 101.0, 100.0, 100.5, 99.5];
         assert_eq!(decide(&v, elapsed(6), &cs()), None, "no interval at n = 6");
-        assert_eq!(precision(&v, StoppingRule::ConfidenceSequence).ci, None);
-        assert_eq!(min_runs_for_interval(StoppingRule::ConfidenceSequence), 8);
+        assert_eq!(precision(&v, &cs()).ci, None);
+        assert_eq!(min_runs_for_interval(&cs()), 8);
         let v8 = [100.0, 99.0, 101.0, 100.0, 100.5, 99.5, 100.2, 99.8];
-        let p = precision(&v8, StoppingRule::ConfidenceSequence);
+        let p = precision(&v8, &cs());
         assert_eq!(p.ci.map(|c| (c.low, c.high)), Some((99.0, 101.0)));
         assert_eq!(decide(&v8, elapsed(8), &cs()), Some(StopReason::Converged));
+    }
+
+    #[test]
+    fn the_interval_has_the_sessions_level() {
+        let v: Vec<f64> = (0..40)
+            .map(|i| 100.0 + f64::from((i * 17) % 40) / 10.0)
+            .collect();
+        let at = |level| {
+            let s = Settings {
+                confidence_level: level,
+                ..cs()
+            };
+            precision(&v, &s).relative_half_width.unwrap()
+        };
+        assert!(at(0.90) <= at(0.95) && at(0.95) <= at(0.99) && at(0.90) < at(0.99));
+        assert_eq!(at(0.95), precision(&v, &cs()).relative_half_width.unwrap());
     }
 
     #[test]
