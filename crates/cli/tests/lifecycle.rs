@@ -286,6 +286,9 @@ fn a_closed_terminal_ends_the_session_in_order() {
         .arg(&e.db)
         .env_remove("VERNIER_DB")
         .env("XDG_STATE_HOME", &e.state)
+        // A terminal has a type: without TERM the progress display stays off and "run 2" never
+        // shows (the test's environment need not have one).
+        .env("TERM", "xterm")
         .args([
             "run",
             "yield:duration=0.1:workers=1",
@@ -319,7 +322,10 @@ fn a_closed_terminal_ends_the_session_in_order() {
     while !String::from_utf8_lossy(&seen).contains("run 2") {
         match master.read(&mut buffer) {
             Ok(n) if n > 0 => seen.extend_from_slice(&buffer[..n]),
-            other => panic!("the terminal ended before run 2 ({other:?})"),
+            other => panic!(
+                "the terminal ended before run 2 ({other:?}): {}",
+                String::from_utf8_lossy(&seen)
+            ),
         }
     }
     e.assert_held();
