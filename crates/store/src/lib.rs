@@ -142,15 +142,30 @@ pub trait Store: Recorder<Error = StoreError> {
 /// runs without it (docs/schema.md, "Reading").
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Load {
-    /// Each run's [`vernier_model::monitor::RunMonitorData`].
+    /// The runs of each configuration (without them, the session's information and its
+    /// configurations with no runs).
+    pub runs: bool,
+    /// Each run's [`vernier_model::monitor::RunMonitorData`] (only with `runs`).
     pub monitors: bool,
 }
 
 impl Load {
+    /// The session's information (environment, settings, tags) and its configurations,
+    /// without runs: what `env` needs.
+    pub const INFO: Load = Load {
+        runs: false,
+        monitors: false,
+    };
     /// The measurements only: what statistics, comparisons and CSV need.
-    pub const MEASUREMENTS: Load = Load { monitors: false };
+    pub const MEASUREMENTS: Load = Load {
+        runs: true,
+        monitors: false,
+    };
     /// Everything stored: what an export and the monitor views need.
-    pub const ALL: Load = Load { monitors: true };
+    pub const ALL: Load = Load {
+        runs: true,
+        monitors: true,
+    };
 }
 
 /// A session as lists of sessions show it ([`Store::session_headers`]).

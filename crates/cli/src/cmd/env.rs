@@ -22,7 +22,7 @@ pub fn env(command: EnvCommand, db_arg: Option<&Path>) -> Result<ExitCode> {
                 Some(selector) => {
                     let store = db::open_for_reading(db_arg)?;
                     let id = resolve_one(&store, &selector)?;
-                    store.load_session(id, Load::MEASUREMENTS)?.info.environment
+                    store.load_session(id, Load::INFO)?.info.environment
                 }
             };
             out!("{}", show_text(&environment));
@@ -32,7 +32,7 @@ pub fn env(command: EnvCommand, db_arg: Option<&Path>) -> Result<ExitCode> {
             let load = |selector: &str| -> Result<Environment> {
                 let id = resolve_one(&store, selector)?;
                 Ok(store
-                    .load_session(id, Load::MEASUREMENTS)
+                    .load_session(id, Load::INFO)
                     .with_context(|| format!("cannot load session {id}"))?
                     .info
                     .environment)

@@ -29,6 +29,7 @@ pub fn show(args: ShowArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
     let id = resolve_one(&store, &args.session)?;
     // Monitor data is most of a session, and only these views show it.
     let load = Load {
+        runs: true,
         monitors: args.monitors || args.series.is_some(),
     };
     let session = store

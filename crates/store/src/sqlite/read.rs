@@ -93,6 +93,12 @@ pub(super) fn load_session_in(
             runs: Vec::new(),
         });
     }
+    if !load.runs {
+        return Ok(StoredSession {
+            info,
+            configurations,
+        });
+    }
 
     let mut values: HashMap<String, BTreeMap<String, f64>> = HashMap::new();
     let mut stmt = tx.prepare(
