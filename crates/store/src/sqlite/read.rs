@@ -185,34 +185,31 @@ pub(super) fn load_session_in(
 }
 
 pub(super) fn sessions(store: &SqliteStore) -> Result<Vec<SessionInfo>, StoreError> {
-    store.read(|tx| {
-        let mut tags = session_tags(tx, None)?;
-        let mut stmt = tx.prepare(&format!(
-            "SELECT {SESSION_COLUMNS} FROM sessions ORDER BY started_at_ns, rowid"
-        ))?;
-        let rows = stmt.query_map([], SessionRow::from_row)?;
-        let mut sessions = Vec::new();
-        for row in rows {
-            let row = row?;
-            let tags = tags.remove(&row.id).unwrap_or_default();
-            sessions.push(row.decode(tags)?);
-        }
-        Ok(sessions)
-    })
+    every_session(store, SESSION_COLUMNS, SessionRow::decode)
 }
 
 pub(super) fn session_headers(store: &SqliteStore) -> Result<Vec<SessionHeader>, StoreError> {
+    every_session(store, SESSION_HEADER_COLUMNS, SessionRow::decode_header)
+}
+
+/// Every session, oldest first: the `columns` of its row (read by [`SessionRow::from_row`])
+/// with its tags, decoded by `decode`.
+fn every_session<T>(
+    store: &SqliteStore,
+    columns: &str,
+    decode: impl Fn(SessionRow, BTreeMap<String, String>) -> Result<T, StoreError>,
+) -> Result<Vec<T>, StoreError> {
     store.read(|tx| {
         let mut tags = session_tags(tx, None)?;
         let mut stmt = tx.prepare(&format!(
-            "SELECT {SESSION_HEADER_COLUMNS} FROM sessions ORDER BY started_at_ns, rowid"
+            "SELECT {columns} FROM sessions ORDER BY started_at_ns, rowid"
         ))?;
         let rows = stmt.query_map([], SessionRow::from_row)?;
         let mut sessions = Vec::new();
         for row in rows {
             let row = row?;
             let tags = tags.remove(&row.id).unwrap_or_default();
-            sessions.push(row.decode_header(tags)?);
+            sessions.push(decode(row, tags)?);
         }
         Ok(sessions)
     })
