@@ -59,6 +59,8 @@ fn session(values: &[f64]) -> StoredSession {
             rusage: Rusage::default(),
             foreign_cpu_ns: 0,
             controller_cpu_ns: 0,
+            load_cpu_ns: None,
+            histograms: Vec::new(),
             monitors: None,
             setup_steps: Vec::new(),
         })
@@ -93,6 +95,8 @@ fn session(values: &[f64]) -> StoredSession {
                     unit: "s".into(),
                     higher_is_better: false,
                 },
+                secondary_metrics: Vec::new(),
+                loads: Vec::new(),
                 stop_reason: Some(StopReason::Converged),
                 converged: true,
                 error: None,

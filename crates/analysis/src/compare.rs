@@ -747,6 +747,8 @@ mod tests {
             rusage: Rusage::default(),
             foreign_cpu_ns: 0,
             controller_cpu_ns: 0,
+            load_cpu_ns: None,
+            histograms: Vec::new(),
             monitors: None,
             setup_steps: Vec::new(),
         }
@@ -769,6 +771,8 @@ mod tests {
                     unit: "s".into(),
                     higher_is_better,
                 },
+                secondary_metrics: Vec::new(),
+                loads: Vec::new(),
                 stop_reason: Some(StopReason::Converged),
                 converged: true,
                 error: None,

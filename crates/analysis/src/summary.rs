@@ -308,6 +308,8 @@ mod tests {
             rusage: Rusage::default(),
             foreign_cpu_ns,
             controller_cpu_ns: 0,
+            load_cpu_ns: None,
+            histograms: Vec::new(),
             monitors: None,
             setup_steps: Vec::new(),
         }
@@ -326,6 +328,8 @@ mod tests {
                     unit: "s".into(),
                     higher_is_better: false,
                 },
+                secondary_metrics: Vec::new(),
+                loads: Vec::new(),
                 stop_reason: Some(reason),
                 converged: reason == StopReason::Converged,
                 error: None,

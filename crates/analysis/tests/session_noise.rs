@@ -27,6 +27,8 @@ fn run(index: u32, value: f64) -> RunRecord {
         rusage: Rusage::default(),
         foreign_cpu_ns: 0,
         controller_cpu_ns: 0,
+        load_cpu_ns: None,
+        histograms: Vec::new(),
         monitors: None,
         setup_steps: Vec::new(),
     }
@@ -45,6 +47,8 @@ fn session(fingerprint: &str, values: &[f64]) -> StoredSession {
                 unit: "s".into(),
                 higher_is_better: false,
             },
+            secondary_metrics: Vec::new(),
+            loads: Vec::new(),
             stop_reason: Some(StopReason::Converged),
             converged: true,
             error: None,

@@ -44,6 +44,7 @@ impl Benchmark for Fork {
                 unit: "forks/s".into(),
                 higher_is_better: true,
             },
+            secondary_metrics: vec![],
             options: vec![
                 workers_spec(),
                 duration_spec(),

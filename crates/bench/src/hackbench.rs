@@ -95,6 +95,7 @@ impl Benchmark for Hackbench {
                 unit: "s".into(),
                 higher_is_better: false,
             },
+            secondary_metrics: vec![],
             options: vec![
                 uint_spec("groups", 10, 1, 10_000, "", "number of groups"),
                 uint_spec("fds", 20, 1, 1000, "", "senders and receivers per group"),

@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use vernier_model::{BenchmarkInfo, Options};
+use vernier_model::{BenchmarkInfo, Options, RunHistogram};
 use vernier_sys::MachineLimits;
 
 pub mod fork;
@@ -28,16 +28,22 @@ pub struct RunContext {
 }
 
 /// The values one run measured: metric name -> value. The primary metric must be present.
+/// Benchmarks that take many samples per run add their distributions, one per measurement
+/// thread, and put the summaries of them among the values.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Measurement {
     pub values: BTreeMap<String, f64>,
+    pub histograms: Vec<RunHistogram>,
 }
 
 impl Measurement {
     pub fn single(metric: &str, value: f64) -> Self {
         let mut values = BTreeMap::new();
         values.insert(metric.to_string(), value);
-        Measurement { values }
+        Measurement {
+            values,
+            histograms: Vec::new(),
+        }
     }
 }
 

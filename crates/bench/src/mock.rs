@@ -159,6 +159,7 @@ impl Benchmark for Mock {
                 unit: "s".into(),
                 higher_is_better: false,
             },
+            secondary_metrics: vec![],
             options: vec![
                 OptionSpec {
                     name: "values",

@@ -46,6 +46,7 @@ impl Benchmark for Pipe {
                 unit: "us".into(),
                 higher_is_better: false,
             },
+            secondary_metrics: vec![],
             options: vec![
                 uint_spec("loops", 100_000, 1, u64::MAX, "", "round trips"),
                 choice_spec("tasks", TASKS, "the two tasks are processes or threads"),

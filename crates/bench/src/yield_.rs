@@ -25,6 +25,7 @@ impl Benchmark for Yield {
                 unit: "yields/s".into(),
                 higher_is_better: true,
             },
+            secondary_metrics: vec![],
             options: vec![workers_spec(), duration_spec()],
             hidden: false,
         }

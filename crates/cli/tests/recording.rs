@@ -65,6 +65,7 @@ impl Executor for Constant {
             started_at_ns: 0,
             ended_at_ns: 1_000,
             values: BTreeMap::from([("value".to_string(), 1.0)]),
+            histograms: Vec::new(),
             rusage: Rusage::default(),
             foreign_cpu_ns: 0,
             controller_cpu_ns: 0,
@@ -91,6 +92,7 @@ fn a_session_that_cannot_be_recorded_is_marked_failed() {
             unit: "s".into(),
             higher_is_better: false,
         },
+        secondary_metrics: Vec::new(),
         options: Vec::new(),
         hidden: true,
     }];

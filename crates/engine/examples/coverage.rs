@@ -74,6 +74,7 @@ impl Executor for InProcess {
             started_at_ns,
             ended_at_ns: self.clock_ns,
             values: m.values,
+            histograms: Vec::new(),
             rusage: Rusage::default(),
             foreign_cpu_ns: 0,
             controller_cpu_ns: 0,

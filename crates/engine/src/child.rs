@@ -10,7 +10,7 @@ use std::io::{Read, Write};
 
 use serde::{Deserialize, Serialize};
 use vernier_bench::RunContext;
-use vernier_model::{ChildSetup, Options};
+use vernier_model::{ChildSetup, Options, RunHistogram};
 
 /// What the child is to run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -28,8 +28,14 @@ pub struct ChildRequest {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ChildReply {
-    Measured { values: BTreeMap<String, f64> },
-    Failed { message: String },
+    Measured {
+        values: BTreeMap<String, f64>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        histograms: Vec<RunHistogram>,
+    },
+    Failed {
+        message: String,
+    },
 }
 
 /// Runs the child side: reads a request from `input`, measures, writes the reply to `output`.
@@ -83,7 +89,10 @@ fn measure(request: &ChildRequest) -> ChildReply {
         index: request.index,
     };
     match benchmark.run(&request.options, &ctx) {
-        Ok(m) => ChildReply::Measured { values: m.values },
+        Ok(m) => ChildReply::Measured {
+            values: m.values,
+            histograms: m.histograms,
+        },
         Err(e) => ChildReply::Failed {
             message: e.to_string(),
         },
@@ -146,9 +155,10 @@ mod tests {
             .collect();
         let text = serde_json::to_string(&ChildReply::Measured {
             values: values.clone(),
+            histograms: Vec::new(),
         })
         .unwrap();
-        let Ok(ChildReply::Measured { values: back }) = serde_json::from_slice(text.as_bytes())
+        let Ok(ChildReply::Measured { values: back, .. }) = serde_json::from_slice(text.as_bytes())
         else {
             panic!("{text}");
         };

@@ -18,7 +18,7 @@ use std::sync::{mpsc, Arc};
 use std::time::Duration;
 
 use vernier_model::monitor::{MonitorFailure, RunMonitorData};
-use vernier_model::Rusage;
+use vernier_model::{RunHistogram, Rusage};
 use vernier_monitor::{MonitorSpec, RunSampler};
 use vernier_sys::clock::{clock_ticks_per_second, unix_now_ns};
 use vernier_sys::procstat::read_proc_stat_cpu;
@@ -33,6 +33,8 @@ pub struct RunOutcome {
     pub started_at_ns: i64,
     pub ended_at_ns: i64,
     pub values: BTreeMap<String, f64>,
+    /// The distributions of the run's samples (benchmarks that take many per run).
+    pub histograms: Vec<RunHistogram>,
     pub rusage: Rusage,
     pub foreign_cpu_ns: i64,
     pub controller_cpu_ns: i64,
@@ -244,8 +246,8 @@ impl Executor for ProcessExecutor {
             max_rss_bytes: ru.ru_maxrss * 1024,
         };
         let reply: Option<ChildReply> = serde_json::from_slice(&reply_text).ok();
-        let values = match reply {
-            Some(ChildReply::Measured { values }) => values,
+        let (values, histograms) = match reply {
+            Some(ChildReply::Measured { values, histograms }) => (values, histograms),
             Some(ChildReply::Failed { message }) => return Err(ExecError::Benchmark(message)),
             None => {
                 let stderr = String::from_utf8_lossy(&stderr_text);
@@ -270,6 +272,7 @@ impl Executor for ProcessExecutor {
             started_at_ns,
             ended_at_ns,
             values,
+            histograms,
             rusage,
             foreign_cpu_ns,
             controller_cpu_ns,

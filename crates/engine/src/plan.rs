@@ -215,6 +215,7 @@ mod tests {
                 unit: "s".into(),
                 higher_is_better: false,
             },
+            secondary_metrics: Vec::new(),
             options: vec![
                 OptionSpec {
                     name: "groups",

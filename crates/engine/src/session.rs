@@ -170,6 +170,8 @@ fn record_session<R: Recorder + ?Sized>(
             benchmark_version: planned.info.version.to_string(),
             options: planned.options.clone(),
             metric: planned.info.metric.clone(),
+            secondary_metrics: planned.info.secondary_metrics.clone(),
+            loads: Vec::new(),
             stop_reason: None,
             converged: false,
             error: None,
@@ -509,7 +511,9 @@ fn run_record(
         rusage: outcome.rusage,
         foreign_cpu_ns: outcome.foreign_cpu_ns,
         controller_cpu_ns: outcome.controller_cpu_ns,
+        load_cpu_ns: None,
         monitors: outcome.monitors.clone(),
         setup_steps: Vec::new(),
+        histograms: outcome.histograms.clone(),
     }
 }

@@ -142,6 +142,7 @@ impl Executor for ScriptedExecutor {
             started_at_ns,
             ended_at_ns: self.clock_ns,
             values: [("value".to_string(), value)].into_iter().collect(),
+            histograms: Vec::new(),
             rusage: Rusage::default(),
             foreign_cpu_ns: 0,
             controller_cpu_ns: 0,
@@ -160,6 +161,7 @@ fn scripted_benchmark() -> Vec<BenchmarkInfo> {
             unit: "s".into(),
             higher_is_better: false,
         },
+        secondary_metrics: Vec::new(),
         options: vec![OptionSpec {
             name: "id",
             kind: OptionKind::UInt { min: 0, max: 100 },

@@ -23,6 +23,8 @@ pub struct BenchmarkInfo {
     pub version: &'static str,
     pub description: &'static str,
     pub metric: MetricInfo,
+    /// Further metrics every run reports, shown and compared next to the primary one.
+    pub secondary_metrics: Vec<MetricInfo>,
     pub options: Vec<OptionSpec>,
     /// Hidden benchmarks (the scripted mock) are runnable but not listed.
     pub hidden: bool,

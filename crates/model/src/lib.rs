@@ -8,6 +8,7 @@ pub mod calibration;
 pub mod child;
 pub mod environment;
 pub mod finding;
+pub mod histogram;
 pub mod monitor;
 pub mod options;
 pub mod record;
@@ -21,6 +22,7 @@ pub use calibration::Calibration;
 pub use child::ChildSetup;
 pub use environment::Environment;
 pub use finding::{Finding, Severity};
+pub use histogram::{Recording, RunHistogram};
 pub use options::{OptionDefault, OptionKind, OptionSpec, OptionValue, Options};
 pub use record::{
     check_user_text, ConfigurationRecord, RunRecord, Rusage, SessionInfo, SessionStatus, SetupStep,

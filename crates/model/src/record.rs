@@ -12,6 +12,7 @@ use uuid::Uuid;
 use crate::benchmark::MetricInfo;
 use crate::environment::Environment;
 use crate::finding::Finding;
+use crate::histogram::RunHistogram;
 use crate::monitor::RunMonitorData;
 use crate::options::Options;
 use crate::settings::Settings;
@@ -140,7 +141,16 @@ pub struct ConfigurationRecord {
     pub benchmark: String,
     pub benchmark_version: String,
     pub options: Options,
+    /// The primary metric: what the stopping rule watches and compare's verdict is about.
     pub metric: MetricInfo,
+    /// Further metrics the runs report (for latency: max, p99.9, ...), shown and compared
+    /// next to the primary one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub secondary_metrics: Vec<MetricInfo>,
+    /// The load profiles running during every measured run (`--load`), as canonical specs;
+    /// part of what makes two configurations comparable.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub loads: Vec<String>,
     /// Set when the configuration has finished.
     pub stop_reason: Option<StopReason>,
     pub converged: bool,
@@ -186,6 +196,10 @@ pub struct RunRecord {
     pub ended_at_ns: i64,
     /// The metric values the benchmark reported; the primary metric is always present.
     pub values: BTreeMap<String, f64>,
+    /// The distributions of the run's samples, one per measurement thread, for benchmarks that
+    /// take many samples per run (latency); their summaries are among `values`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub histograms: Vec<RunHistogram>,
     pub rusage: Rusage,
     /// CPU time spent on the machine during the run by anything but the child and the
     /// controller: busy time from /proc/stat minus both. Counted in ticks of [`USER_HZ`], so it
@@ -193,6 +207,10 @@ pub struct RunRecord {
     pub foreign_cpu_ns: i64,
     /// CPU time of the controller process during the run (monitors, waiting).
     pub controller_cpu_ns: i64,
+    /// CPU time of the load profiles running during the run (`--load`); not part of
+    /// `foreign_cpu_ns`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load_cpu_ns: Option<i64>,
     /// What the monitors recorded during the run (measured runs only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub monitors: Option<RunMonitorData>,
@@ -222,11 +240,23 @@ pub struct StoredConfiguration {
 impl StoredConfiguration {
     /// The primary metric of the measured runs, in run order.
     pub fn values(&self) -> Vec<f64> {
+        self.metric_values(&self.record.metric.name)
+    }
+
+    /// A metric of the measured runs that reported it, in run order.
+    pub fn metric_values(&self, metric: &str) -> Vec<f64> {
         self.runs
             .iter()
             .filter(|r| !r.warmup)
-            .filter_map(|r| r.values.get(&self.record.metric.name).copied())
+            .filter_map(|r| r.values.get(metric).copied())
             .collect()
+    }
+}
+
+impl ConfigurationRecord {
+    /// The primary metric, then the secondary ones.
+    pub fn metrics(&self) -> impl Iterator<Item = &MetricInfo> {
+        std::iter::once(&self.metric).chain(&self.secondary_metrics)
     }
 }
 

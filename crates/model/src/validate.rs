@@ -96,6 +96,13 @@ fn check_run(metric: &MetricInfo, run: &RunRecord) -> Result<(), String> {
         ));
     }
     check_values(metric, &run.values)?;
+    for h in &run.histograms {
+        h.check()
+            .map_err(|e| format!("field 'histograms': {h}: {e}"))?;
+    }
+    if let Some(cpu) = run.load_cpu_ns.filter(|&ns| ns < 0) {
+        return Err(format!("field 'load_cpu_ns' is {cpu}, expected 0 or more"));
+    }
     let r = &run.rusage;
     for (name, v) in [
         ("rusage.user_cpu_ns", r.user_cpu_ns),

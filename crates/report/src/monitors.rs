@@ -169,6 +169,8 @@ mod tests {
             rusage: Rusage::default(),
             foreign_cpu_ns: 0,
             controller_cpu_ns: 0,
+            load_cpu_ns: None,
+            histograms: Vec::new(),
             monitors: Some(data),
             setup_steps: vec![],
         }
@@ -187,6 +189,8 @@ mod tests {
                     unit: "us".into(),
                     higher_is_better: false,
                 },
+                secondary_metrics: Vec::new(),
+                loads: Vec::new(),
                 stop_reason: None,
                 converged: false,
                 error: None,

@@ -147,6 +147,8 @@ pub struct Load {
     pub runs: bool,
     /// Each run's [`vernier_model::monitor::RunMonitorData`] (only with `runs`).
     pub monitors: bool,
+    /// Each run's histograms ([`vernier_model::RunHistogram`], only with `runs`).
+    pub histograms: bool,
 }
 
 impl Load {
@@ -155,16 +157,25 @@ impl Load {
     pub const INFO: Load = Load {
         runs: false,
         monitors: false,
+        histograms: false,
     };
     /// The measurements only: what statistics, comparisons and CSV need.
     pub const MEASUREMENTS: Load = Load {
         runs: true,
         monitors: false,
+        histograms: false,
+    };
+    /// The measurements and the runs' histograms: what shows distributions needs.
+    pub const DISTRIBUTIONS: Load = Load {
+        runs: true,
+        monitors: false,
+        histograms: true,
     };
     /// Everything stored: what an export and the monitor views need.
     pub const ALL: Load = Load {
         runs: true,
         monitors: true,
+        histograms: true,
     };
 }
 

@@ -34,6 +34,8 @@ fn stored(values: &[f64]) -> StoredSession {
             },
             foreign_cpu_ns: 0,
             controller_cpu_ns: 0,
+            load_cpu_ns: None,
+            histograms: Vec::new(),
             monitors: None,
             setup_steps: Vec::new(),
         })
@@ -68,6 +70,8 @@ fn stored(values: &[f64]) -> StoredSession {
                     unit: "s".into(),
                     higher_is_better: false,
                 },
+                secondary_metrics: Vec::new(),
+                loads: Vec::new(),
                 stop_reason: Some(StopReason::MaxRuns),
                 converged: false,
                 error: None,

@@ -52,6 +52,8 @@ fn configuration(position: u32) -> ConfigurationRecord {
             unit: "s".into(),
             higher_is_better: false,
         },
+        secondary_metrics: Vec::new(),
+        loads: Vec::new(),
         stop_reason: None,
         converged: false,
         error: None,

@@ -53,6 +53,8 @@ fn configuration() -> ConfigurationRecord {
             unit: "s".into(),
             higher_is_better: false,
         },
+        secondary_metrics: Vec::new(),
+        loads: Vec::new(),
         stop_reason: None,
         converged: false,
         error: None,
@@ -140,6 +142,8 @@ fn run(index: u32, monitors: Option<RunMonitorData>) -> RunRecord {
         },
         foreign_cpu_ns: 6,
         controller_cpu_ns: 7,
+        load_cpu_ns: None,
+        histograms: Vec::new(),
         monitors,
         setup_steps: Vec::new(),
     }

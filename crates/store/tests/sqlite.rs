@@ -84,6 +84,8 @@ fn configuration(position: u32, benchmark: &str) -> ConfigurationRecord {
             unit: "s".into(),
             higher_is_better: false,
         },
+        secondary_metrics: Vec::new(),
+        loads: Vec::new(),
         stop_reason: None,
         converged: false,
         error: None,
@@ -109,6 +111,8 @@ fn run(index: u32, warmup: bool, started_at_ns: i64, value: f64) -> RunRecord {
         },
         foreign_cpu_ns: -4_000_000,
         controller_cpu_ns: 20_000,
+        load_cpu_ns: None,
+        histograms: Vec::new(),
         monitors: (!warmup).then(|| {
             let mut data = vernier_model::monitor::RunMonitorData {
                 series: vec![vernier_model::monitor::MonitorSeries {
@@ -899,4 +903,70 @@ fn a_damaged_schema_version_is_one_line_without_sql() {
             }
         }
     }
+}
+
+/// A latency-like histogram of one thread: `n` samples of a few microseconds and one spike.
+fn latency_histogram(thread: u32, n: u64) -> vernier_model::RunHistogram {
+    let mut r = vernier_model::Recording::new();
+    for i in 0..n {
+        r.record(3_000 + (i * 7919) % 5_000);
+    }
+    r.record(250_000);
+    r.miss(3);
+    r.finish("latency", thread, Some(thread))
+}
+
+#[test]
+fn histograms_secondary_metrics_and_loads_round_trip_and_load_only_when_asked() {
+    let (_dir, path) = temp_db();
+    let mut store = SqliteStore::open(&path).unwrap();
+    let info = session(Uuid::new_v4(), 1_000, &[]);
+    store.begin_session(&info).unwrap();
+    let mut latency = configuration(0, "latency");
+    latency.secondary_metrics = vec![vernier_model::MetricInfo {
+        name: "max".into(),
+        unit: "us".into(),
+        higher_is_better: false,
+    }];
+    latency.loads = vec!["cpu:duty=50".into(), "io".into()];
+    store.add_configuration(info.id, &latency).unwrap();
+    let mut measured = run(0, false, 10_000, 0.5);
+    measured.histograms = vec![latency_histogram(0, 50_000), latency_histogram(1, 40_000)];
+    measured.load_cpu_ns = Some(123_456_789);
+    store.add_run(latency.id, &measured).unwrap();
+
+    let loaded = store.load_session(info.id, Load::DISTRIBUTIONS).unwrap();
+    let c = &loaded.configurations[0];
+    assert_eq!(c.record.secondary_metrics, latency.secondary_metrics);
+    assert_eq!(c.record.loads, latency.loads);
+    assert_eq!(c.runs[0].load_cpu_ns, Some(123_456_789));
+    assert_eq!(c.runs[0].histograms, measured.histograms);
+    assert_eq!(c.runs[0].histograms[0].max_index, Some(50_000));
+    assert_eq!(c.runs[0].histograms[1].missed, 3);
+
+    let without = store.load_session(info.id, Load::MEASUREMENTS).unwrap();
+    assert!(without.configurations[0].runs[0].histograms.is_empty());
+    assert_eq!(count(&path, "run_histograms"), 2);
+    store.delete_session(info.id).unwrap();
+    assert_eq!(count(&path, "run_histograms"), 0);
+}
+
+#[test]
+fn a_histogram_whose_facts_contradict_its_buckets_is_refused() {
+    let (_dir, path) = temp_db();
+    let mut store = SqliteStore::open(&path).unwrap();
+    let info = session(Uuid::new_v4(), 1_000, &[]);
+    store.begin_session(&info).unwrap();
+    let c = configuration(0, "latency");
+    store.add_configuration(info.id, &c).unwrap();
+    let mut bad = run(0, false, 10_000, 0.5);
+    let mut h = latency_histogram(0, 100);
+    h.count += 1;
+    bad.histograms = vec![h];
+    let e = store.add_run(c.id, &bad).unwrap_err().to_string();
+    assert!(
+        e.contains("count 102 is not the 101 samples in buckets"),
+        "{e}"
+    );
+    assert_eq!(count(&path, "runs"), 0);
 }

@@ -212,8 +212,12 @@ mod tests {
                 .collect();
             values.insert("time".into(), chunk[0].abs().max(f64::MIN_POSITIVE));
             // The child protocol: JSON text through a pipe.
-            let reply = serde_json::to_string(&ChildReply::Measured { values }).unwrap();
-            let Ok(ChildReply::Measured { values }) = serde_json::from_str(&reply) else {
+            let reply = serde_json::to_string(&ChildReply::Measured {
+                values,
+                histograms: Vec::new(),
+            })
+            .unwrap();
+            let Ok(ChildReply::Measured { values, .. }) = serde_json::from_str(&reply) else {
                 panic!("{reply}");
             };
             let points = chunk

@@ -31,6 +31,7 @@ pub fn show(args: ShowArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
     let load = Load {
         runs: true,
         monitors: args.monitors || args.series.is_some(),
+        histograms: true,
     };
     let session = store
         .load_session(id, load)

@@ -367,6 +367,8 @@ fn from_hyperfine(
                 rusage: Rusage::default(),
                 foreign_cpu_ns: 0,
                 controller_cpu_ns: 0,
+                load_cpu_ns: None,
+                histograms: Vec::new(),
                 monitors: None,
                 setup_steps: Vec::new(),
             });
@@ -385,6 +387,8 @@ fn from_hyperfine(
                     higher_is_better: false,
                 },
                 // hyperfine runs a fixed number of times; it has no stopping rule.
+                secondary_metrics: Vec::new(),
+                loads: Vec::new(),
                 stop_reason: Some(StopReason::MaxRuns),
                 converged: false,
                 error: (failed > 0).then(|| {
@@ -608,6 +612,78 @@ mod stream_tests {
         .unwrap_err();
         assert!(matches!(err, ReadError::Sink(_)), "{err}");
         assert_eq!(calls, 1);
+    }
+
+    /// A hyperfine session whose first run carries two latency histograms and a load.
+    fn session_with_histograms() -> StoredSession {
+        let mut session = parse(
+            br#"{"results": [{"command": "a", "times": [1.0, 3.0]}]}"#,
+            7,
+        )
+        .unwrap()
+        .sessions
+        .remove(0);
+        let run = &mut session.configurations[0].runs[0];
+        for thread in 0..2 {
+            let mut r = vernier_model::Recording::new();
+            for i in 0..20_000u64 {
+                r.record(2_000 + (i * 104_729) % 30_000);
+            }
+            r.record(1_500_000);
+            r.miss(2);
+            run.histograms
+                .push(r.finish("latency", thread, Some(thread)));
+        }
+        run.load_cpu_ns = Some(42);
+        session.configurations[0].record.loads = vec!["cpu".into()];
+        session
+    }
+
+    #[test]
+    fn histograms_round_trip_through_an_export() {
+        let session = session_with_histograms();
+        let mut text = Vec::new();
+        writer::json(
+            &mut text,
+            &[session.info.id],
+            |_| Ok::<_, SourceError>(session.clone()),
+            |_| Ok(None),
+        )
+        .unwrap();
+        let parsed = parse(&text, 0).unwrap();
+        assert_eq!(parsed.sessions, vec![session.clone()]);
+        let run = &parsed.sessions[0].configurations[0].runs[0];
+        assert_eq!(run.histograms[1].count, 20_001);
+        assert_eq!(run.histograms[1].quantile_ns(1.0), Some(1_500_000));
+    }
+
+    #[test]
+    fn an_export_with_a_contradictory_histogram_is_refused() {
+        let mut session = session_with_histograms();
+        session.configurations[0].runs[0].histograms[1].overflows = 5;
+        let document = ExportDocument {
+            format: crate::export::FORMAT.into(),
+            version: crate::export::VERSION,
+            sessions: vec![session],
+            kernel_configs: BTreeMap::new(),
+        };
+        let err = parse(&serde_json::to_vec(&document).unwrap(), 0)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("field 'histograms': latency thread 1 (CPU 1): 20001 samples"),
+            "{err}"
+        );
+        assert!(err.contains("plus 5 overflows"), "{err}");
+        let mut broken = serde_json::to_value(&document).unwrap();
+        broken["sessions"][0]["configurations"][0]["runs"][0]["histograms"][0]["buckets"] =
+            "AAAA".into();
+        let err = parse(&serde_json::to_vec(&broken).unwrap(), 0).unwrap_err();
+        let cause = std::error::Error::source(&err).unwrap().to_string();
+        assert!(
+            cause.contains("not an HdrHistogram V2 encoding"),
+            "{err}: {cause}"
+        );
     }
 
     #[test]

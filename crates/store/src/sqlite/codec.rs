@@ -180,7 +180,8 @@ impl SessionRow {
 
 /// The columns [`ConfigurationRow::from_row`] reads, in its order.
 pub(super) const CONFIGURATION_COLUMNS: &str = "id, position, benchmark, benchmark_version, \
-     options, metric, unit, higher_is_better, stop_reason, converged, error";
+     options, metric, unit, higher_is_better, stop_reason, converged, error, secondary_metrics, \
+     loads";
 
 /// A configuration row, before its text is decoded.
 pub(super) struct ConfigurationRow {
@@ -195,6 +196,8 @@ pub(super) struct ConfigurationRow {
     stop_reason: Option<String>,
     converged: bool,
     error: Option<String>,
+    secondary_metrics: String,
+    loads: String,
 }
 
 impl ConfigurationRow {
@@ -212,6 +215,8 @@ impl ConfigurationRow {
             stop_reason: r.get(8)?,
             converged: r.get(9)?,
             error: r.get(10)?,
+            secondary_metrics: r.get(11)?,
+            loads: r.get(12)?,
         })
     }
 
@@ -233,6 +238,8 @@ impl ConfigurationRow {
                 .transpose()?,
             converged: self.converged,
             error: self.error,
+            secondary_metrics: from_json!("secondary metrics", &self.secondary_metrics)?,
+            loads: from_json!("loads", &self.loads)?,
         };
         Ok((self.id, record))
     }

@@ -51,6 +51,11 @@ const MIGRATIONS: &[Migration] = &[
         sql: include_str!("../../migrations/0005_compact_monitors.sql"),
         convert: Some(compact_monitors),
     },
+    Migration {
+        name: "distributions_loads",
+        sql: include_str!("../../migrations/0006_distributions_loads.sql"),
+        convert: None,
+    },
 ];
 
 /// Migration 0005 after its SQL: every run's monitor record, JSON text in the `run_monitors` of
@@ -218,6 +223,7 @@ mod tests {
                 "configurations",
                 "kernel_configs",
                 "monitor_names",
+                "run_histograms",
                 "run_monitors",
                 "run_values",
                 "runs",

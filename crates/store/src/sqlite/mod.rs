@@ -5,6 +5,7 @@
 //! - [`codec`]: model values as column values and back;
 //! - [`read`] and [`mod@write`]: the queries and changes behind [`Store`] and its [`Recorder`];
 //! - [`monitors`]: the runs' monitor data, in a compact binary encoding;
+//! - [`histograms`]: the runs' distributions (latency histograms);
 //! - [`calibration`]: the calibrations of `vernier calibrate`.
 
 use std::collections::BTreeMap;
@@ -22,6 +23,7 @@ use crate::{ImportReport, Load, SessionHeader, Store, StoreError};
 mod calibration;
 mod codec;
 mod connection;
+mod histograms;
 mod import;
 mod migrations;
 mod monitors;

@@ -10,7 +10,7 @@ use super::codec::{
     corrupt, from_json, parse_uuid, ConfigurationRow, SessionRow, CONFIGURATION_COLUMNS,
     SESSION_COLUMNS, SESSION_HEADER_COLUMNS,
 };
-use super::{monitors, SqliteStore};
+use super::{histograms, monitors, SqliteStore};
 use crate::selector::{parse_selector, Selector};
 use crate::{Load, SessionHeader, StoreError};
 
@@ -125,7 +125,7 @@ pub(super) fn load_session_in(
         "SELECT r.id, r.configuration_id, r.idx, r.warmup, r.round, \
                  r.preceding_executions, r.started_at_ns, r.ended_at_ns, r.user_cpu_ns, \
                  r.system_cpu_ns, r.voluntary_cs, r.involuntary_cs, r.max_rss_bytes, \
-                 r.foreign_cpu_ns, r.controller_cpu_ns, r.setup_steps \
+                 r.foreign_cpu_ns, r.controller_cpu_ns, r.setup_steps, r.load_cpu_ns \
                  FROM runs r JOIN configurations c ON c.id = r.configuration_id \
                  WHERE c.session_id = ?1 \
                  ORDER BY r.started_at_ns, r.warmup DESC, r.idx, r.rowid",
@@ -153,8 +153,10 @@ pub(super) fn load_session_in(
                 },
                 foreign_cpu_ns: r.get(13)?,
                 controller_cpu_ns: r.get(14)?,
+                load_cpu_ns: r.get(16)?,
                 monitors: None,
                 setup_steps: Vec::new(),
+                histograms: Vec::new(),
             },
         ))
     })?;
@@ -163,8 +165,14 @@ pub(super) fn load_session_in(
     } else {
         HashMap::new()
     };
+    let mut histograms = if load.histograms {
+        histograms::read_session(tx, &key)?
+    } else {
+        HashMap::new()
+    };
     for row in rows {
         let (run_id, configuration_id, setup_steps, mut run) = row?;
+        run.histograms = histograms.remove(&run_id).unwrap_or_default();
         run.id = parse_uuid(&run_id)?;
         // Most runs have no setup steps: no parser for those.
         if setup_steps != "[]" {

@@ -10,9 +10,9 @@ use vernier_model::{ConfigurationRecord, RunRecord, SessionInfo, SessionStatus, 
 use vernier_sys::process::ProcessIdentity;
 
 use super::codec::{stored_value, to_json};
-use super::monitors;
 use super::read::ensure_exists;
 use super::SqliteStore;
+use super::{histograms, monitors};
 use crate::{DeleteReport, StoreError};
 
 impl SqliteStore {
@@ -84,12 +84,15 @@ pub(super) fn add_configuration(
 ) -> Result<(), StoreError> {
     // A BTreeMap serializes with its keys sorted, so equal options give equal text.
     let options = to_json!("options", &configuration.options)?;
+    let secondary_metrics = to_json!("secondary metrics", &configuration.secondary_metrics)?;
+    let loads = to_json!("loads", &configuration.loads)?;
     store.write(|tx| {
         ensure_exists(tx, "sessions", "session", session)?;
         tx.execute(
             "INSERT INTO configurations (id, session_id, position, benchmark, \
              benchmark_version, options, metric, unit, higher_is_better, stop_reason, \
-             converged, error) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+             converged, error, secondary_metrics, loads) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
             params![
                 configuration.id.to_string(),
                 session.to_string(),
@@ -103,6 +106,8 @@ pub(super) fn add_configuration(
                 configuration.stop_reason.map(StopReason::as_str),
                 configuration.converged,
                 configuration.error,
+                secondary_metrics,
+                loads,
             ],
         )?;
         Ok(())
@@ -131,8 +136,8 @@ pub(super) fn add_run(
             "INSERT INTO runs (id, configuration_id, idx, warmup, round, \
              preceding_executions, started_at_ns, ended_at_ns, user_cpu_ns, system_cpu_ns, \
              voluntary_cs, involuntary_cs, max_rss_bytes, foreign_cpu_ns, controller_cpu_ns, \
-             setup_steps) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
+             setup_steps, load_cpu_ns) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
         )?
         .execute(params![
             id,
@@ -151,7 +156,9 @@ pub(super) fn add_run(
             run.foreign_cpu_ns,
             run.controller_cpu_ns,
             setup_steps,
+            run.load_cpu_ns,
         ])?;
+        histograms::insert(tx, &id, &run.histograms)?;
         if let Some(data) = &run.monitors {
             monitors::insert(tx, &mut monitors::Names::read(tx)?, &id, data)?;
         }
