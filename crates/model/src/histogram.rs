@@ -15,9 +15,11 @@
 //! the range (`overflows`: imported cyclictest histograms have a fixed range of whole
 //! microseconds) and, for periodic measurements, the periods that were skipped.
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::io::Cursor;
 
+use crate::benchmark::MetricInfo;
 use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
 use hdrhistogram::Histogram;
 use serde::{
@@ -298,6 +300,94 @@ pub fn supports_quantile(count: u64, q: f64) -> bool {
     q < 1.0 && count as f64 * (1.0 - q) >= 10.0 - 1e-9
 }
 
+/// The quantity of timer wake-up latency histograms (the `latency` benchmark, cyclictest).
+pub const LATENCY: &str = "latency";
+
+/// The high quantiles reported of a latency distribution, with their metric names.
+const LATENCY_QUANTILES: [(&str, f64); 4] = [
+    ("p50", 0.5),
+    ("p99", 0.99),
+    ("p99.9", 0.999),
+    ("p99.99", 0.9999),
+];
+
+/// The metrics of a latency run: the primary one, p99 in microseconds (lower is better), and
+/// the secondary ones. All come from the merged histogram of the run's threads
+/// ([`latency_values`]); per-thread figures are in the histograms themselves.
+pub fn latency_metrics() -> (MetricInfo, Vec<MetricInfo>) {
+    let us = |name: &str| MetricInfo {
+        name: name.to_string(),
+        unit: "us".to_string(),
+        higher_is_better: false,
+    };
+    let secondary = vec![
+        us("max"),
+        us("p99.99"),
+        us("p99.9"),
+        us("p50"),
+        us("min"),
+        us("mean"),
+        MetricInfo {
+            name: "samples".to_string(),
+            unit: "count".to_string(),
+            higher_is_better: true,
+        },
+        MetricInfo {
+            name: "missed".to_string(),
+            unit: "count".to_string(),
+            higher_is_better: false,
+        },
+    ];
+    (us("p99"), secondary)
+}
+
+/// The metric values of a latency run from its threads' histograms, in microseconds: p99 (the
+/// primary metric), max, min, mean, p50, p99.9 and p99.99 where the sample count supports them
+/// ([`supports_quantile`]), samples and missed periods. An error when there are no samples or
+/// when the p99 lies among the overflows (beyond a fixed histogram range), since the run then
+/// has no primary value.
+pub fn latency_values(histograms: &[RunHistogram]) -> Result<BTreeMap<String, f64>, String> {
+    let Some((first, rest)) = histograms.split_first() else {
+        return Err("no latency histogram".into());
+    };
+    let mut all = first.clone();
+    for h in rest {
+        all.merge(h);
+    }
+    if all.count == 0 {
+        return Err("no latency sample was taken".into());
+    }
+    let us = |ns: u64| ns as f64 / 1_000.0;
+    let mut values = BTreeMap::new();
+    for (name, q) in LATENCY_QUANTILES {
+        if q != 0.99 && !supports_quantile(all.count, q) {
+            continue;
+        }
+        match all.quantile_ns(q) {
+            Some(ns) => {
+                values.insert(name.to_string(), us(ns));
+            }
+            None if q == 0.99 => {
+                return Err(format!(
+                    "the p99 lies among the {} of {} samples beyond the histogram's range",
+                    all.overflows, all.count
+                ))
+            }
+            None => {}
+        }
+    }
+    values.insert("max".into(), us(all.max_ns));
+    if all.overflows < all.count {
+        values.insert("min".into(), us(all.min_ns));
+    }
+    if let Some(mean) = all.mean_ns() {
+        values.insert("mean".into(), mean / 1_000.0);
+    }
+    values.insert("samples".into(), all.count as f64);
+    values.insert("missed".into(), all.missed as f64);
+    Ok(values)
+}
+
 /// Buckets in HdrHistogram's V2 + DEFLATE encoding.
 pub fn encode(buckets: &[(u64, u64)]) -> Result<Vec<u8>, HistogramError> {
     let mut counts = empty_counts();
@@ -509,5 +599,42 @@ mod tests {
         assert!(supports_quantile(100_000, 0.9999));
         assert!(!supports_quantile(99_999, 0.9999));
         assert!(!supports_quantile(u64::MAX, 1.0));
+    }
+
+    #[test]
+    fn latency_values_merge_the_threads_and_omit_unsupported_quantiles() {
+        let a = histogram_of(&vec![4_000; 1_500]);
+        let mut b = histogram_of(&[9_000, 2_500]);
+        b.missed = 4;
+        let values = latency_values(&[a, b]).unwrap();
+        assert_eq!(values["p99"], 4.0);
+        assert_eq!(values["p50"], 4.0);
+        assert_eq!(values["max"], 9.0);
+        assert_eq!(values["min"], 2.5);
+        assert_eq!(values["samples"], 1_502.0);
+        assert_eq!(values["missed"], 4.0);
+        assert!((values["mean"] - (4.0 * 1_500.0 + 11.5) / 1_502.0).abs() < 1e-12);
+        assert!(!values.contains_key("p99.9") && !values.contains_key("p99.99"));
+        let (primary, secondary) = latency_metrics();
+        assert_eq!(primary.name, "p99");
+        for name in values.keys() {
+            assert!(
+                *name == primary.name || secondary.iter().any(|m| &m.name == name),
+                "{name}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_p99_among_the_overflows_is_an_error() {
+        let mut r = Recording::new();
+        r.record_n(5_000, 90);
+        r.record_overflows(10);
+        let e = latency_values(&[r.finish(LATENCY, 0, None)]).unwrap_err();
+        assert_eq!(
+            e,
+            "the p99 lies among the 10 of 100 samples beyond the histogram's range"
+        );
+        assert!(latency_values(&[]).is_err());
     }
 }
