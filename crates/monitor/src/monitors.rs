@@ -7,8 +7,9 @@ use vernier_sys::meminfo::visit_meminfo;
 
 use crate::perf::{PerfCounter, COUNTERS};
 use crate::procfs::{
-    cpufreq_files, parse_interrupts, parse_pressure, parse_proc_stat, parse_scaling_cur_freq,
-    parse_schedstat, parse_slabinfo, visit_interrupts, visit_slabinfo, visit_vmstat,
+    cpufreq_files, parse_cpuidle_value, parse_interrupts, parse_pressure, parse_proc_stat,
+    parse_scaling_cur_freq, parse_schedstat, parse_slabinfo, read_cpuidle_states,
+    visit_interrupt_lines, visit_slabinfo, visit_vmstat,
 };
 use crate::{read_into, top_movers, Metric, MetricNames, Monitor, MonitorError, Reading};
 
@@ -350,8 +351,10 @@ impl Monitor for PressureMonitor {
 }
 
 /// `interrupts`: every IRQ line of /proc/interrupts (`irq.<label>`) and softirq of
-/// /proc/softirqs (`softirq.<name>`) summed over CPUs, and their totals; at the end of a run
-/// the `top` series of each group with the largest change are kept with the totals.
+/// /proc/softirqs (`softirq.<name>`) summed over CPUs, and their totals (`irq_total`,
+/// `softirq_total`); and per CPU the sum of its column of each file (`cpu<N>.irq_total`,
+/// `cpu<N>.softirq_total`), which tells which CPU the interrupts landed on. At the end of a
+/// run the `top` series of each group with the largest change are kept with every total.
 pub struct InterruptsMonitor {
     interrupts: PathBuf,
     softirqs: Option<PathBuf>,
@@ -359,6 +362,9 @@ pub struct InterruptsMonitor {
     top: usize,
     missing: Vec<(String, String)>,
     names: MetricNames,
+    /// Per-CPU sums of the file being read, indexed by CPU number; `None` for CPUs without a
+    /// column (offline, or beyond the highest one).
+    cpu_totals: Vec<Option<u64>>,
 }
 
 impl InterruptsMonitor {
@@ -370,8 +376,19 @@ impl InterruptsMonitor {
             top,
             missing: Vec::new(),
             names: MetricNames::default(),
+            cpu_totals: Vec::new(),
         }
     }
+}
+
+/// Adds `(cpu, count)` to the per-CPU sums, growing them for a CPU not seen before (the first
+/// sample, or a CPU brought online during the run).
+fn add_cpu_count(totals: &mut Vec<Option<u64>>, cpu: u32, count: u64) {
+    let i = cpu as usize;
+    if i >= totals.len() {
+        totals.resize(i + 1, None);
+    }
+    totals[i] = Some(totals[i].unwrap_or(0).saturating_add(count));
 }
 
 impl Monitor for InterruptsMonitor {
@@ -402,15 +419,22 @@ impl Monitor for InterruptsMonitor {
         for (group, path) in files {
             let Some(path) = path else { continue };
             let names = &mut self.names;
+            let cpu_totals = &mut self.cpu_totals;
+            cpu_totals.iter_mut().for_each(|t| *t = None);
             let mut total = 0u64;
             load(path, &mut self.buf, |text| {
-                visit_interrupts(text, |label, device, count| {
-                    total = total.saturating_add(count);
-                    let metric = match device {
-                        Some(device) => names.format(format_args!("{group}.{label}:{device}")),
-                        None => names.format(format_args!("{group}.{label}")),
+                visit_interrupt_lines(text, |line| {
+                    total = total.saturating_add(line.total);
+                    let metric = match line.device {
+                        Some(device) => {
+                            names.format(format_args!("{group}.{}:{device}", line.label))
+                        }
+                        None => names.format(format_args!("{group}.{}", line.label)),
                     };
-                    out.push(Reading::counter(metric, "count", count as f64));
+                    out.push(Reading::counter(metric, "count", line.total as f64));
+                    for (cpu, count) in line.per_cpu() {
+                        add_cpu_count(cpu_totals, cpu, count);
+                    }
                 })
             })?;
             out.push(Reading::counter(
@@ -418,6 +442,15 @@ impl Monitor for InterruptsMonitor {
                 "count",
                 total as f64,
             ));
+            for (cpu, t) in cpu_totals.iter().enumerate() {
+                if let Some(t) = t {
+                    out.push(Reading::counter(
+                        names.format(format_args!("cpu{cpu}.{group}_total")),
+                        "count",
+                        *t as f64,
+                    ));
+                }
+            }
         }
         Ok(())
     }
@@ -428,6 +461,160 @@ impl Monitor for InterruptsMonitor {
 
     fn keep(&self, changes: &[(&str, f64)]) -> Vec<bool> {
         top_movers(changes, self.top, |m| m.ends_with("_total"))
+    }
+}
+
+/// `softirqs`: /proc/softirqs per CPU and softirq (`cpu<N>.<softirq>`: `cpu1.TIMER`,
+/// `cpu1.NET_RX`, ...; the names are those of kernel/softirq.c `softirq_to_name`). The
+/// `interrupts` monitor has the same counts summed over CPUs.
+pub struct SoftirqsMonitor {
+    path: PathBuf,
+    buf: String,
+    names: MetricNames,
+}
+
+impl SoftirqsMonitor {
+    pub fn new(proc_root: PathBuf) -> Self {
+        SoftirqsMonitor {
+            path: proc_root.join("softirqs"),
+            buf: buffer(),
+            names: MetricNames::default(),
+        }
+    }
+}
+
+impl Monitor for SoftirqsMonitor {
+    fn name(&self) -> &'static str {
+        "softirqs"
+    }
+
+    fn start(&mut self, _child_pid: i32) -> Result<(), MonitorError> {
+        load(&self.path, &mut self.buf, |t| {
+            visit_interrupt_lines(t, |_| ())
+        })
+    }
+
+    fn sample(&mut self, out: &mut Vec<Reading>) -> Result<(), MonitorError> {
+        let names = &mut self.names;
+        load(&self.path, &mut self.buf, |text| {
+            visit_interrupt_lines(text, |line| {
+                for (cpu, count) in line.per_cpu() {
+                    out.push(Reading::counter(
+                        names.format(format_args!("cpu{cpu}.{}", line.label)),
+                        "count",
+                        count as f64,
+                    ));
+                }
+            })
+        })
+    }
+}
+
+/// The files and series of one idle state of one CPU.
+struct IdleStateSeries {
+    usage: PathBuf,
+    time: PathBuf,
+    usage_metric: Metric,
+    time_metric: Metric,
+    latency_metric: Metric,
+    disabled_metric: Metric,
+    latency_us: f64,
+    disabled: f64,
+}
+
+/// The metric name of an idle state: its name with characters other than letters, digits,
+/// `-` and `_` made `_` (`haltpoll idle` -> `haltpoll_idle`), `state<K>` when empty.
+pub fn idle_state_key(name: &str, index: u32) -> String {
+    let key: String = name
+        .trim()
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if key.is_empty() {
+        format!("state{index}")
+    } else {
+        key
+    }
+}
+
+/// `cpuidle`: per CPU and idle state (Documentation/admin-guide/pm/cpuidle.rst), the entries
+/// into the state (`cpu<N>.<state>.usage`) and the time spent in it (`cpu<N>.<state>.time_us`)
+/// as counters, and as constant facts read at the start of the run the state's exit latency
+/// (`cpu<N>.<state>.latency_us`) and whether it is disabled (`cpu<N>.<state>.disabled`, 0 or
+/// 1). A deep state entered often on the CPU of a latency spike, with an exit latency near the
+/// spike, explains it. States are named as the driver names them (`POLL`, `C1E`); a name
+/// repeated on one CPU gets `_<K>` appended. Unsupported without a cpuidle driver.
+pub struct CpuidleMonitor {
+    sys_root: PathBuf,
+    states: Vec<IdleStateSeries>,
+    buf: String,
+}
+
+impl CpuidleMonitor {
+    pub fn new(sys_root: PathBuf) -> Self {
+        CpuidleMonitor {
+            sys_root,
+            states: Vec::new(),
+            buf: String::with_capacity(64),
+        }
+    }
+}
+
+impl Monitor for CpuidleMonitor {
+    fn name(&self) -> &'static str {
+        "cpuidle"
+    }
+
+    fn start(&mut self, _child_pid: i32) -> Result<(), MonitorError> {
+        let states = read_cpuidle_states(&self.sys_root)?;
+        let mut seen: std::collections::HashSet<(u32, String)> = Default::default();
+        self.states = states
+            .into_iter()
+            .map(|s| {
+                let mut key = idle_state_key(&s.name, s.index);
+                if !seen.insert((s.cpu, key.clone())) {
+                    key = format!("{key}_{}", s.index);
+                }
+                let metric = |what: &str| Metric::from(format!("cpu{}.{key}.{what}", s.cpu));
+                IdleStateSeries {
+                    usage: s.dir.join("usage"),
+                    time: s.dir.join("time"),
+                    usage_metric: metric("usage"),
+                    time_metric: metric("time_us"),
+                    latency_metric: metric("latency_us"),
+                    disabled_metric: metric("disabled"),
+                    latency_us: s.latency_us as f64,
+                    disabled: if s.disabled { 1.0 } else { 0.0 },
+                }
+            })
+            .collect();
+        Ok(())
+    }
+
+    fn sample(&mut self, out: &mut Vec<Reading>) -> Result<(), MonitorError> {
+        for s in &self.states {
+            let usage = load(&s.usage, &mut self.buf, |t| parse_cpuidle_value(t, "usage"))?;
+            let time = load(&s.time, &mut self.buf, |t| parse_cpuidle_value(t, "time"))?;
+            out.push(Reading::counter(
+                s.usage_metric.clone(),
+                "count",
+                usage as f64,
+            ));
+            out.push(Reading::counter(s.time_metric.clone(), "us", time as f64));
+            out.push(Reading::gauge(s.latency_metric.clone(), "us", s.latency_us));
+            out.push(Reading::gauge(
+                s.disabled_metric.clone(),
+                "bool",
+                s.disabled,
+            ));
+        }
+        Ok(())
     }
 }
 
@@ -690,6 +877,122 @@ mod tests {
             ("irq_total", 13.0),
         ];
         assert_eq!(m.keep(&changes), vec![true, true, false, true]);
+    }
+
+    fn fixture(name: &str) -> vernier_sys::Roots {
+        vernier_sys::Roots::under(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/fixtures")
+                .join(name),
+        )
+    }
+
+    #[test]
+    fn interrupts_per_cpu_totals_on_a_fixture() {
+        let roots = fixture("four-cpu");
+        let mut m = InterruptsMonitor::new(roots.proc_root.clone(), 5);
+        let r = sample_once(&mut m);
+        assert_eq!(get(&r, "irq.125:eth0-TxRx-0").value, 91_200.0);
+        assert_eq!(get(&r, "irq.ERR").value, 3.0);
+        assert_eq!(get(&r, "cpu3.irq_total").value, 1_396_856.0);
+        // The per-CPU totals leave out the system-wide ERR and MIS counts.
+        let per_cpu: f64 = (0..4)
+            .map(|c| get(&r, &format!("cpu{c}.irq_total")).value)
+            .sum();
+        assert_eq!(per_cpu, get(&r, "irq_total").value - 10.0);
+        assert_eq!(get(&r, "cpu1.softirq_total").value, 390_626.0);
+        assert!(r.iter().all(|x| !x.metric.starts_with("cpu4")));
+        // Per-CPU totals are totals: always kept.
+        let changes = [("cpu0.irq_total", 0.0), ("cpu0.softirq_total", 0.0)];
+        assert_eq!(m.keep(&changes), vec![true, true]);
+    }
+
+    #[test]
+    fn softirqs_per_cpu_on_fixtures_and_real_proc() {
+        let mut m = SoftirqsMonitor::new(fixture("four-cpu").proc_root);
+        let r = sample_once(&mut m);
+        assert_eq!(r.len(), 40);
+        assert_eq!(get(&r, "cpu2.NET_RX").value, 90_000.0);
+        assert_eq!(get(&r, "cpu3.TIMER").kind, SeriesKind::Counter);
+        let r = sample_once(&mut SoftirqsMonitor::new(fixture("kvm-2cpu").proc_root));
+        assert_eq!(get(&r, "cpu1.TIMER").value, 411_253.0);
+        let r = sample_once(&mut SoftirqsMonitor::new("/proc".into()));
+        assert!(get(&r, "cpu0.TIMER").value > 0.0);
+        let empty = tempfile::tempdir().unwrap();
+        let e = SoftirqsMonitor::new(empty.path().into())
+            .start(0)
+            .unwrap_err();
+        assert!(e.is_unsupported(), "{e}");
+    }
+
+    #[test]
+    fn cpuidle_on_fixtures() {
+        let mut m = CpuidleMonitor::new(fixture("kvm-2cpu").sys_root);
+        let r = sample_once(&mut m);
+        assert_eq!(r.len(), 2 * 2 * 4);
+        assert_eq!(get(&r, "cpu0.POLL.latency_us").value, 0.0);
+        assert_eq!(get(&r, "cpu1.haltpoll_idle.latency_us").value, 1.0);
+        assert_eq!(
+            get(&r, "cpu1.haltpoll_idle.latency_us").kind,
+            SeriesKind::Gauge
+        );
+        let time = get(&r, "cpu0.haltpoll_idle.time_us");
+        assert_eq!((time.kind, time.unit), (SeriesKind::Counter, "us"));
+        assert!(time.value > 0.0);
+
+        let mut m = CpuidleMonitor::new(fixture("four-cpu").sys_root);
+        let r = sample_once(&mut m);
+        // cpu3 has no cpuidle directory.
+        assert_eq!(r.len(), 3 * 4 * 4);
+        assert_eq!(get(&r, "cpu2.C1E.disabled").value, 1.0);
+        assert_eq!(get(&r, "cpu1.C1E.disabled").value, 0.0);
+        assert_eq!(get(&r, "cpu2.C6.latency_us").value, 133.0);
+        assert_eq!(get(&r, "cpu2.C6.usage").value, 2301.0);
+        assert_eq!(get(&r, "cpu1.C1.time_us").value, 1_250_000.0);
+        assert!(r.iter().all(|x| !x.metric.starts_with("cpu3")));
+    }
+
+    #[test]
+    fn cpuidle_names_states_and_is_unsupported_without_a_driver() {
+        assert_eq!(idle_state_key("haltpoll idle", 1), "haltpoll_idle");
+        assert_eq!(idle_state_key("C1E", 2), "C1E");
+        assert_eq!(idle_state_key(" ", 3), "state3");
+
+        let dir = tempfile::tempdir().unwrap();
+        for k in 0..2 {
+            let d = dir
+                .path()
+                .join(format!("devices/system/cpu/cpu0/cpuidle/state{k}"));
+            std::fs::create_dir_all(&d).unwrap();
+            std::fs::write(d.join("name"), "C1\n").unwrap();
+            std::fs::write(d.join("latency"), "1\n").unwrap();
+            std::fs::write(d.join("usage"), "5\n").unwrap();
+            std::fs::write(d.join("time"), "7\n").unwrap();
+        }
+        let r = sample_once(&mut CpuidleMonitor::new(dir.path().into()));
+        // No `disable` file: enabled; a repeated name gets its index.
+        assert_eq!(get(&r, "cpu0.C1.disabled").value, 0.0);
+        assert_eq!(get(&r, "cpu0.C1_1.usage").value, 5.0);
+
+        let empty = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(empty.path().join("devices/system/cpu/cpu0")).unwrap();
+        let e = CpuidleMonitor::new(empty.path().into())
+            .start(0)
+            .unwrap_err();
+        assert!(e.is_unsupported() && e.reason().contains("cpuidle"), "{e}");
+        let e = CpuidleMonitor::new(Path::new("/nonexistent").into()).start(0);
+        assert!(e.unwrap_err().is_unsupported());
+
+        // The running machine: states, or unsupported with a reason; never a crash.
+        let mut real = CpuidleMonitor::new("/sys".into());
+        match real.start(0) {
+            Ok(()) => {
+                let mut out = Vec::new();
+                real.sample(&mut out).unwrap();
+                assert!(out.iter().any(|x| x.metric.starts_with("cpu0.")), "{out:?}");
+            }
+            Err(e) => assert!(e.is_unsupported(), "{e}"),
+        }
     }
 
     #[test]

@@ -171,22 +171,75 @@ pub fn parse_interrupts(text: &str) -> Result<Vec<(String, u64)>, String> {
 }
 
 /// Calls `f(label, device, count)` for every line of /proc/interrupts or /proc/softirqs, as
-/// [`parse_interrupts`] names them (`device` only for numbered IRQs). Allocates nothing, so
-/// monitors can run it at every sample.
+/// [`parse_interrupts`] names them (`device` only for numbered IRQs), the count summed over
+/// CPUs. Allocates nothing, so monitors can run it at every sample.
 pub fn visit_interrupts(
     text: &str,
     mut f: impl FnMut(&str, Option<&str>, u64),
 ) -> Result<(), String> {
+    visit_interrupt_lines(text, |line| f(line.label, line.device, line.total))
+}
+
+/// One line of /proc/interrupts or /proc/softirqs, as [`visit_interrupt_lines`] gives it.
+#[derive(Debug, Clone, Copy)]
+pub struct InterruptLine<'a> {
+    /// `LOC`, `TIMER`, or the IRQ number.
+    pub label: &'a str,
+    /// For numbered IRQs the last word of the description: the handler's name.
+    pub device: Option<&'a str>,
+    /// The counts summed.
+    pub total: u64,
+    /// The header line, whose `CPU<N>` words name the count columns.
+    header: &'a str,
+    /// The text after the label: the counts, then the description.
+    counts: &'a str,
+    /// Whether the line has one count per CPU column (not so the x86 `ERR:` and `MIS:` lines,
+    /// which carry one system-wide count; arch/x86/kernel/irq.c).
+    per_cpu: bool,
+}
+
+impl<'a> InterruptLine<'a> {
+    /// `(cpu, count)` of every CPU column, none for a line with one system-wide count. The
+    /// columns are the CPUs online when the file was read (`for_each_online_cpu` in
+    /// kernel/irq/proc.c and kernel/softirq.c), so their numbers need not be contiguous.
+    pub fn per_cpu(&self) -> impl Iterator<Item = (u32, u64)> + 'a {
+        let per_cpu = self.per_cpu;
+        header_cpus(self.header)
+            .filter_map(Result::ok)
+            .zip(
+                self.counts
+                    .split_whitespace()
+                    .map_while(|w| w.parse::<u64>().ok()),
+            )
+            .filter(move |_| per_cpu)
+    }
+}
+
+/// The CPU numbers of the `CPU<N>` words of a header line.
+fn header_cpus(header: &str) -> impl Iterator<Item = Result<u32, &str>> {
+    header
+        .split_whitespace()
+        .filter(|w| w.starts_with("CPU"))
+        .map(|w| w[3..].parse::<u32>().map_err(|_| w))
+}
+
+/// Calls `f` for every line of /proc/interrupts or /proc/softirqs (proc(5); the layout of
+/// kernel/irq/proc.c `show_interrupts` and kernel/softirq.c): a header of `CPU<N>` columns, then
+/// `label: count... [description]`. Allocates nothing, so monitors can run it at every sample.
+pub fn visit_interrupt_lines(
+    text: &str,
+    mut f: impl FnMut(InterruptLine<'_>),
+) -> Result<(), String> {
     let mut lines = text.lines();
-    let cpus = lines
-        .next()
-        .map(|h| {
-            h.split_whitespace()
-                .filter(|w| w.starts_with("CPU"))
-                .count()
-        })
-        .filter(|&n| n > 0)
-        .ok_or("no CPU header line")?;
+    let header = lines.next().ok_or("no CPU header line")?;
+    let mut cpus = 0;
+    for cpu in header_cpus(header) {
+        cpu.map_err(|w| format!("bad CPU column '{w}' in the header"))?;
+        cpus += 1;
+    }
+    if cpus == 0 {
+        return Err("no CPU header line".into());
+    }
     for line in lines {
         let Some((label, rest)) = line.split_once(':') else {
             continue;
@@ -214,9 +267,51 @@ pub fn visit_interrupts(
         } else {
             None
         };
-        f(label, device, sum);
+        f(InterruptLine {
+            label,
+            device,
+            total: sum,
+            header,
+            counts: rest,
+            per_cpu: n == cpus,
+        });
     }
     Ok(())
+}
+
+/// The `(cpu, count)` pairs of one line of /proc/interrupts or /proc/softirqs.
+pub type CpuCounts = Vec<(u32, u64)>;
+
+/// Parses /proc/interrupts or /proc/softirqs into (name, [(cpu, count)]) for every line with
+/// one count per CPU, named as [`parse_interrupts`] names them.
+pub fn parse_interrupts_per_cpu(text: &str) -> Result<Vec<(String, CpuCounts)>, String> {
+    let mut out = Vec::new();
+    visit_interrupt_lines(text, |line| {
+        if !line.per_cpu {
+            return;
+        }
+        let name = match line.device {
+            Some(device) => format!("{}:{device}", line.label),
+            None => line.label.to_string(),
+        };
+        out.push((name, line.per_cpu().collect()));
+    })?;
+    Ok(out)
+}
+
+/// The counts of every CPU summed over the lines of /proc/interrupts or /proc/softirqs that
+/// have one per CPU: (cpu, total), in column order.
+pub fn interrupt_cpu_totals(text: &str) -> Result<CpuCounts, String> {
+    let mut totals: CpuCounts = Vec::new();
+    visit_interrupt_lines(text, |line| {
+        for (i, (cpu, count)) in line.per_cpu().enumerate() {
+            match totals.get_mut(i) {
+                Some(t) => t.1 = t.1.saturating_add(count),
+                None => totals.push((cpu, count)),
+            }
+        }
+    })?;
+    Ok(totals)
 }
 
 pub fn read_interrupts(proc_root: &Path) -> Result<Vec<(String, u64)>, MonitorError> {
@@ -434,6 +529,85 @@ pub fn read_cpufreq(sys_root: &Path) -> Result<Vec<(u32, u64)>, MonitorError> {
         .collect()
 }
 
+/// One idle state of one CPU, from `cpu<N>/cpuidle/state<K>/` in sysfs
+/// (Documentation/admin-guide/pm/cpuidle.rst, "Representation of Idle States").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IdleState {
+    pub cpu: u32,
+    /// The `K` of `state<K>`: states are numbered from the shallowest.
+    pub index: u32,
+    /// The state's name (`POLL`, `C1E`, `haltpoll idle`).
+    pub name: String,
+    /// Exit latency, us: the worst-case time to leave the state (`latency`).
+    pub latency_us: u64,
+    /// Whether the state is disabled (`disable`), by the user or the driver.
+    pub disabled: bool,
+    /// The `state<K>` directory, whose `usage` (entries) and `time` (residency, us) count up.
+    pub dir: std::path::PathBuf,
+}
+
+/// Parses one number of a cpuidle state file (`usage`, `time`, `latency`, `disable`).
+pub fn parse_cpuidle_value(text: &str, what: &str) -> Result<u64, String> {
+    number(text.trim(), what)
+}
+
+/// The idle states of every CPU under `sys_root`, in CPU and state order. Unsupported when no
+/// CPU has one: no cpuidle driver registered (some VMs and containers), or `cpuidle.off=1`.
+pub fn read_cpuidle_states(sys_root: &Path) -> Result<Vec<IdleState>, MonitorError> {
+    let dir = sys_root.join("devices/system/cpu");
+    let numbered =
+        |path: &Path, prefix: &str| -> Result<Vec<(u32, std::path::PathBuf)>, MonitorError> {
+            let entries = std::fs::read_dir(path).map_err(|e| MonitorError::from_io(path, e))?;
+            let mut out = Vec::new();
+            for entry in entries {
+                let entry = entry.map_err(|e| MonitorError::from_io(path, e))?;
+                if let Some(n) = entry
+                    .file_name()
+                    .to_str()
+                    .and_then(|n| n.strip_prefix(prefix))
+                    .and_then(|n| n.parse::<u32>().ok())
+                {
+                    out.push((n, entry.path()));
+                }
+            }
+            out.sort();
+            Ok(out)
+        };
+    let mut states = Vec::new();
+    for (cpu, cpu_dir) in numbered(&dir, "cpu")? {
+        let idle = cpu_dir.join("cpuidle");
+        if !idle.is_dir() {
+            continue;
+        }
+        for (index, state_dir) in numbered(&idle, "state")? {
+            let file = |name: &str| read_text(&state_dir.join(name));
+            let value = |name: &str| -> Result<u64, MonitorError> {
+                let path = state_dir.join(name);
+                parse_cpuidle_value(&read_text(&path)?, name)
+                    .map_err(|e| MonitorError::parse(&path, e))
+            };
+            states.push(IdleState {
+                cpu,
+                index,
+                name: file("name")?.trim().to_string(),
+                latency_us: value("latency")?,
+                // Old kernels have no `disable` file: the state is enabled then.
+                disabled: state_dir.join("disable").exists() && value("disable")? != 0,
+                dir: state_dir,
+            });
+        }
+    }
+    if states.is_empty() {
+        return Err(MonitorError::Unsupported {
+            what: format!(
+                "no cpuidle states ({}/cpu*/cpuidle absent: no cpuidle driver, or cpuidle.off=1)",
+                dir.display()
+            ),
+        });
+    }
+    Ok(states)
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -518,6 +692,108 @@ MIS:          0\n";
         let s = parse_softirqs(text).unwrap();
         assert_eq!(s[1], ("TIMER".to_string(), 14256));
         assert_eq!(s.len(), 3);
+    }
+
+    const KVM_INTERRUPTS: &str = include_str!("../tests/fixtures/kvm-2cpu/proc/interrupts");
+    const KVM_SOFTIRQS: &str = include_str!("../tests/fixtures/kvm-2cpu/proc/softirqs");
+    const FOUR_INTERRUPTS: &str = include_str!("../tests/fixtures/four-cpu/proc/interrupts");
+    const FOUR_SOFTIRQS: &str = include_str!("../tests/fixtures/four-cpu/proc/softirqs");
+
+    #[test]
+    fn parses_captured_interrupts_per_cpu() {
+        let rows = parse_interrupts_per_cpu(KVM_INTERRUPTS).unwrap();
+        let get = |n: &str| rows.iter().find(|(k, _)| k == n).map(|(_, v)| v.clone());
+        assert_eq!(get("36:virtio1-req.0"), Some(vec![(0, 0), (1, 1_770_396)]));
+        assert_eq!(get("LOC"), Some(vec![(0, 2_026_164), (1, 2_112_684)]));
+        // ERR and MIS have one system-wide count: no per-CPU row.
+        assert!(get("ERR").is_none() && get("MIS").is_none());
+        assert_eq!(
+            rows.len(),
+            parse_interrupts(KVM_INTERRUPTS).unwrap().len() - 2
+        );
+        let totals = interrupt_cpu_totals(KVM_INTERRUPTS).unwrap();
+        let sum = |cpu: usize| rows.iter().map(|(_, v)| v[cpu].1).sum::<u64>();
+        assert_eq!(totals, vec![(0, sum(0)), (1, sum(1))]);
+
+        let soft = parse_interrupts_per_cpu(KVM_SOFTIRQS).unwrap();
+        assert_eq!(soft.len(), 10);
+        assert_eq!(
+            soft[1],
+            ("TIMER".to_string(), vec![(0, 419_674), (1, 411_253)])
+        );
+        assert_eq!(soft[9].0, "RCU");
+    }
+
+    #[test]
+    fn parses_four_cpus_with_odd_lines() {
+        let rows = parse_interrupts_per_cpu(FOUR_INTERRUPTS).unwrap();
+        let get = |n: &str| rows.iter().find(|(k, _)| k == n).map(|(_, v)| v.clone());
+        // Descriptions with spaces and numbers: the handler is the last word.
+        assert_eq!(
+            get("125:eth0-TxRx-0"),
+            Some(vec![(0, 1200), (1, 0), (2, 90_000), (3, 0)])
+        );
+        assert_eq!(
+            get("120:pciehp"),
+            Some(vec![(0, 0), (1, 0), (2, 0), (3, 0)])
+        );
+        assert_eq!(
+            get("LOC"),
+            Some(vec![
+                (0, 1_000_000),
+                (1, 1_100_000),
+                (2, 1_200_000),
+                (3, 1_300_000)
+            ])
+        );
+        assert!(get("ERR").is_none());
+        // Summed per line, ERR and MIS keep their single count.
+        let summed = parse_interrupts(FOUR_INTERRUPTS).unwrap();
+        let total = |n: &str| summed.iter().find(|(k, _)| k == n).map(|(_, v)| *v);
+        assert_eq!((total("ERR"), total("MIS")), (Some(3), Some(7)));
+        assert_eq!(total("126:eth0-TxRx-1"), Some(70_300));
+        let totals = interrupt_cpu_totals(FOUR_INTERRUPTS).unwrap();
+        assert_eq!(totals.len(), 4);
+        // Every per-CPU count, and not ERR or MIS.
+        let all: u64 = summed.iter().map(|(_, v)| v).sum();
+        assert_eq!(totals.iter().map(|(_, v)| v).sum::<u64>(), all - 10);
+        assert_eq!(
+            totals[3],
+            (
+                3,
+                4 + 70_000 + 9 + 1_300_000 + 9 + 4 + 20_000 + 6000 + 800 + 30
+            )
+        );
+
+        let soft = parse_interrupts_per_cpu(FOUR_SOFTIRQS).unwrap();
+        assert_eq!(
+            soft[3],
+            (
+                "NET_RX".to_string(),
+                vec![(0, 1000), (1, 0), (2, 90_000), (3, 70_000)]
+            )
+        );
+    }
+
+    #[test]
+    fn per_cpu_columns_follow_the_header() {
+        // CPU2 offline: the columns are CPUs 0, 1 and 3.
+        let text = "           CPU0       CPU1       CPU3\n\
+ LOC:         10         20         30   Local timer interrupts\n\
+ ERR:          1\n";
+        let rows = parse_interrupts_per_cpu(text).unwrap();
+        assert_eq!(
+            rows,
+            vec![("LOC".to_string(), vec![(0, 10), (1, 20), (3, 30)])]
+        );
+        assert_eq!(
+            interrupt_cpu_totals(text).unwrap(),
+            vec![(0, 10), (1, 20), (3, 30)]
+        );
+        assert!(parse_interrupts_per_cpu("  CPU0 CPUx\nLOC: 1 2\n")
+            .unwrap_err()
+            .contains("CPUx"));
+        assert!(parse_interrupts_per_cpu("").is_err());
     }
 
     #[test]

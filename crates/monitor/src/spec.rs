@@ -11,8 +11,8 @@ use vernier_model::spec::{parse_spec_list, Spec};
 use vernier_sys::Roots;
 
 use crate::monitors::{
-    CpufreqMonitor, InterruptsMonitor, MeminfoMonitor, PressureMonitor, SchedstatMonitor,
-    SlabMonitor, StatMonitor, VmstatMonitor,
+    CpufreqMonitor, CpuidleMonitor, InterruptsMonitor, MeminfoMonitor, PressureMonitor,
+    SchedstatMonitor, SlabMonitor, SoftirqsMonitor, StatMonitor, VmstatMonitor,
 };
 use crate::{Monitor, MonitorError};
 
@@ -26,9 +26,11 @@ pub enum MonitorKind {
     Schedstat,
     Pressure,
     Interrupts,
+    Softirqs,
     Slab,
     Perf,
     Cpufreq,
+    Cpuidle,
 }
 
 /// What the registry knows about a monitor.
@@ -44,7 +46,7 @@ pub struct MonitorInfo {
 }
 
 /// Every monitor, in registry order.
-pub const MONITORS: [MonitorInfo; 9] = [
+pub const MONITORS: [MonitorInfo; 11] = [
     MonitorInfo {
         kind: MonitorKind::Stat,
         name: "stat",
@@ -83,9 +85,18 @@ pub const MONITORS: [MonitorInfo; 9] = [
     MonitorInfo {
         kind: MonitorKind::Interrupts,
         name: "interrupts",
-        description: "/proc/interrupts and /proc/softirqs: totals and the top movers",
+        description: "/proc/interrupts and /proc/softirqs: totals, per-CPU totals, the top movers",
         options: &["top"],
         default: true,
+    },
+    MonitorInfo {
+        kind: MonitorKind::Softirqs,
+        name: "softirqs",
+        description: "/proc/softirqs per CPU and softirq: TIMER, NET_RX, SCHED, RCU, ...",
+        options: &[],
+        // One series per CPU and softirq (ten each): opt-in, for latency runs, where which
+        // CPU ran which softirq explains a worst case. There are no per-benchmark defaults.
+        default: false,
     },
     MonitorInfo {
         kind: MonitorKind::Slab,
@@ -113,6 +124,16 @@ pub const MONITORS: [MonitorInfo; 9] = [
         description: "cpufreq scaling_cur_freq per CPU (kHz), where a driver exists",
         options: &[],
         default: true,
+    },
+    MonitorInfo {
+        kind: MonitorKind::Cpuidle,
+        name: "cpuidle",
+        description: "idle states per CPU: entries, residency (us), exit latency (us), \
+                      disabled; where a cpuidle driver exists",
+        options: &[],
+        // Four series per CPU and idle state, two files read per state and sample: opt-in,
+        // for latency runs (an idle state's exit latency is a classic cause of a worst case).
+        default: false,
     },
 ];
 
@@ -311,9 +332,11 @@ pub fn build(spec: &MonitorSpec, roots: &Roots) -> Box<dyn Monitor> {
         MonitorKind::Schedstat => Box::new(SchedstatMonitor::new(proc_root)),
         MonitorKind::Pressure => Box::new(PressureMonitor::new(proc_root)),
         MonitorKind::Interrupts => Box::new(InterruptsMonitor::new(proc_root, spec.top)),
+        MonitorKind::Softirqs => Box::new(SoftirqsMonitor::new(proc_root)),
         MonitorKind::Slab => Box::new(SlabMonitor::new(proc_root, spec.top)),
         MonitorKind::Perf => Box::new(crate::monitors::PerfMonitor::new()),
         MonitorKind::Cpufreq => Box::new(CpufreqMonitor::new(roots.sys_root.clone())),
+        MonitorKind::Cpuidle => Box::new(CpuidleMonitor::new(roots.sys_root.clone())),
     }
 }
 
@@ -331,7 +354,7 @@ mod tests {
     }
 
     #[test]
-    fn default_set_excludes_slab_and_perf() {
+    fn default_set_excludes_slab_perf_softirqs_and_cpuidle() {
         let d = default_monitors();
         let names: Vec<String> = d.iter().map(|s| s.kind.to_string()).collect();
         assert_eq!(

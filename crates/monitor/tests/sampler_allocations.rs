@@ -11,7 +11,9 @@ use std::time::Duration;
 
 use vernier_monitor::sampler::POINTS_CAPACITY;
 use vernier_monitor::spec::build;
-use vernier_monitor::{default_monitors, MetricNames, Monitor, MonitorError, Reading, RunSampler};
+use vernier_monitor::{
+    default_monitors, parse_monitor_list, MetricNames, Monitor, MonitorError, Reading, RunSampler,
+};
 use vernier_sys::Roots;
 
 struct Counting;
@@ -91,7 +93,11 @@ fn sampling_rounds_allocate_nothing_after_the_start() {
     let counts = Arc::new(Mutex::new(Vec::with_capacity(2 * POINTS_CAPACITY)));
     let (done_tx, done_rx) = mpsc::sync_channel(1);
     let roots = Roots::real();
-    let mut monitors: Vec<(Box<dyn Monitor>, Duration)> = default_monitors()
+    // The default set and the per-CPU monitors of latency runs (cpuidle records that it is
+    // unsupported where there is no cpuidle driver).
+    let mut specs = default_monitors();
+    specs.extend(parse_monitor_list("softirqs,cpuidle").unwrap());
+    let mut monitors: Vec<(Box<dyn Monitor>, Duration)> = specs
         .iter()
         .map(|spec| (build(spec, &roots), interval))
         .collect();
@@ -128,4 +134,6 @@ fn sampling_rounds_allocate_nothing_after_the_start() {
     // The monitors did record every round.
     let stat = data.find("stat", "ctxt").unwrap();
     assert!(stat.points.len() >= rounds, "{} points", stat.points.len());
+    assert!(data.find("softirqs", "cpu0.TIMER").is_some());
+    assert!(data.find("interrupts", "cpu0.irq_total").is_some());
 }
