@@ -55,8 +55,20 @@ pub struct Environment {
     pub smt_control: Option<String>,
     /// Whether SMT siblings are currently active.
     pub smt_active: Option<bool>,
+    /// The cpuidle driver (`intel_idle`, `acpi_idle`, `haltpoll`) and governor (`menu`, `teo`,
+    /// `ladder`, `haltpoll`), from /sys/devices/system/cpu/cpuidle.
     pub cpuidle_driver: Option<String>,
     pub cpuidle_governor: Option<String>,
+    /// Whether the scheduler tick stops (Documentation/timers/no_hz.rst): `periodic` (never:
+    /// CONFIG_HZ_PERIODIC, or `nohz=off` at boot), `nohz_idle` (on idle CPUs:
+    /// CONFIG_NO_HZ_IDLE, or CONFIG_NO_HZ_FULL without nohz_full CPUs) or `nohz_full` (also on
+    /// the nohz_full CPUs while they run a single task).
+    pub tick: Option<String>,
+    /// The tick rate, CONFIG_HZ.
+    pub tick_hz: Option<u32>,
+    /// The adaptive-tick CPUs (`nohz_full=`, /sys/devices/system/cpu/nohz_full) as a CPU list,
+    /// empty when there are none; absent in kernels without CONFIG_NO_HZ_FULL.
+    pub nohz_full_cpus: Option<String>,
     /// Control group hierarchy: `v2`, `hybrid` (v1 controllers beside a unified hierarchy) or
     /// `v1`.
     pub cgroup_version: Option<String>,
@@ -111,7 +123,10 @@ impl Environment {
     /// Excluded: measured quantities and volatile facts (hostname, free memory, load), sysctls
     /// the kernel changes by itself ([`FINGERPRINT_EXCLUDED_SYSCTLS`]), tool versions (they
     /// depend on which tools a plan uses, not on the machine; `env diff` still shows them), the
-    /// schedstat format (implied by the kernel) and `unsupported`.
+    /// schedstat format (implied by the kernel), the tick (`tick`, `tick_hz`,
+    /// `nohz_full_cpus`: stable, but implied by the kernel configuration and command line,
+    /// which are included; listing them would only change the fingerprint of every machine
+    /// from the sessions stored before they were captured) and `unsupported`.
     ///
     /// The fields that existed first are always listed, empty when unknown; the fields added
     /// later are listed only when known, so a stored environment from before they existed keeps
@@ -229,6 +244,9 @@ pub fn diff(a: &Environment, b: &Environment) -> Vec<EnvDifference> {
     field!("kernel", kernel_config_sha256);
     field!("kernel", preemption);
     field!("kernel", schedstat_version);
+    field!("kernel", tick);
+    field!("kernel", tick_hz);
+    field!("kernel", nohz_full_cpus);
 
     let pa = cmdline_map(a.kernel_cmdline.as_deref());
     let pb = cmdline_map(b.kernel_cmdline.as_deref());
@@ -454,6 +472,10 @@ mod tests {
         volatile.tool_versions.insert("perf".into(), "6.1".into());
         volatile.schedstat_version = Some(17);
         volatile.unsupported.insert("governor".into(), "x".into());
+        // Implied by the configuration and the command line, which are in the fingerprint.
+        volatile.tick = Some("nohz_idle".into());
+        volatile.tick_hz = Some(250);
+        volatile.nohz_full_cpus = Some(String::new());
         assert_eq!(base.fingerprint(), volatile.fingerprint());
     }
 
@@ -466,6 +488,10 @@ mod tests {
         assert_eq!(env.online_cpus, Some(2));
         assert!(env.sysctls.is_empty());
         assert_eq!(env.topology, None);
+        assert_eq!(
+            (env.tick, env.tick_hz, env.nohz_full_cpus),
+            (None, None, None)
+        );
         let back: Environment =
             serde_json::from_str(&serde_json::to_string(&env).unwrap()).unwrap();
         assert_eq!(back, env);

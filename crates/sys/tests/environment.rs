@@ -64,12 +64,15 @@ fn fixture_fields() {
         })
     );
     assert_eq!(env.schedstat_version, Some(17));
+    assert_eq!(env.tick.as_deref(), Some("nohz_full"));
+    assert_eq!(env.tick_hz, Some(1000));
+    assert_eq!(env.nohz_full_cpus.as_deref(), Some("2-3"));
 
     // The configuration comes from /boot (no /proc/config.gz here); the hash is that of the
     // file, as `sha256sum` gives it.
     assert_eq!(
         env.kernel_config_sha256.as_deref(),
-        Some("5556b2d738724aea77a62b2e1e6599a6fa252905dd441b54081c1139fff73eed")
+        Some("95b30c6ce4fea6574cc333df632614e6a9d16821b946ba2581765cc2cf45e3eb")
     );
     let config = read_kernel_config(&roots, "6.9.0-rt5-test").unwrap();
     assert!(config.contains("CONFIG_PREEMPT_RT=y"));
@@ -161,6 +164,19 @@ fn real_machine() {
             assert_eq!(env.kernel_config_sha256, None);
         }
     }
+
+    // The tick where the kernel configuration tells it; the nohz_full CPUs exactly where the
+    // kernel has them (CONFIG_NO_HZ_FULL).
+    if env.kernel_config_sha256.is_some() {
+        assert!(
+            env.tick.is_some() && env.tick_hz.is_some(),
+            "{:?}",
+            env.unsupported
+        );
+    }
+    let nohz_full = std::path::Path::new("/sys/devices/system/cpu/nohz_full").exists();
+    assert_eq!(env.nohz_full_cpus.is_some(), nohz_full);
+    assert_eq!(env.unsupported.contains_key("nohz_full_cpus"), !nohz_full);
 
     // A governor exactly where a cpufreq driver is (none in a KVM guest without one).
     let cpufreq =

@@ -149,6 +149,28 @@ pub fn capture(roots: &Roots) -> Environment {
         text(&cpu_dir.join("cpuidle/current_governor"))
             .or_else(|_| text(&cpu_dir.join("cpuidle/current_governor_ro"))),
     );
+    let nohz_full = text(&cpu_dir.join("nohz_full"))
+        .ok()
+        .or_else(|| cpu_dir.join("nohz_full").is_file().then(String::new))
+        .map(|t| parse::parse_nohz_full(&t));
+    env.tick = u.take(
+        "tick",
+        parse::tick_mode(
+            config_map.as_ref(),
+            env.kernel_cmdline.as_deref(),
+            nohz_full.as_deref(),
+        ),
+    );
+    env.tick_hz = u.take("tick_hz", parse::config_hz(config_map.as_ref()));
+    env.nohz_full_cpus = u.take(
+        "nohz_full_cpus",
+        nohz_full.ok_or_else(|| {
+            format!(
+                "{} is absent (a kernel without CONFIG_NO_HZ_FULL)",
+                cpu_dir.join("nohz_full").display()
+            )
+        }),
+    );
     env.cgroup_version = u.take(
         "cgroup_version",
         cgroup_version(&roots.sys_root.join("fs/cgroup")),
@@ -485,6 +507,9 @@ mod tests {
             "topology",
             "schedstat_version",
             "turbo",
+            "tick",
+            "tick_hz",
+            "nohz_full_cpus",
         ] {
             assert!(env.unsupported.contains_key(field), "{field} not listed");
         }

@@ -175,6 +175,68 @@ pub fn preemption_model(
     })
 }
 
+/// The adaptive-tick CPU list of /sys/devices/system/cpu/nohz_full (drivers/base/cpu.c prints
+/// `tick_nohz_full_mask` as a CPU list): empty when there are none, which kernels whose mask
+/// was never allocated print as `(null)`.
+pub fn parse_nohz_full(text: &str) -> String {
+    match text.trim() {
+        "(null)" => String::new(),
+        list => list.to_string(),
+    }
+}
+
+/// Whether and where the scheduler tick stops (Documentation/timers/no_hz.rst): `periodic`,
+/// `nohz_idle` or `nohz_full`, as [`vernier_model::Environment::tick`] describes them.
+///
+/// `nohz=off` on the command line keeps the tick running everywhere, also on nohz_full CPUs
+/// (kernel/time/tick-sched.c: the NOHZ mode is never activated). Otherwise the kernel
+/// configuration's tick choice (kernel/time/Kconfig) decides; without the configuration, the
+/// presence of `nohz_full` in sysfs tells a CONFIG_NO_HZ_FULL kernel.
+pub fn tick_mode(
+    config: Option<&BTreeMap<String, String>>,
+    cmdline: Option<&str>,
+    nohz_full: Option<&str>,
+) -> Result<String, String> {
+    let nohz_off = cmdline.is_some_and(|c| {
+        c.split_whitespace()
+            .take_while(|w| *w != "--")
+            .filter_map(|w| w.strip_prefix("nohz="))
+            .last()
+            .is_some_and(|v| v == "off")
+    });
+    let set = |option: &str| config.is_some_and(|c| c.get(option).is_some_and(|v| v == "y"));
+    let full_kernel = set("CONFIG_NO_HZ_FULL") || (config.is_none() && nohz_full.is_some());
+    let mode = if nohz_off || set("CONFIG_HZ_PERIODIC") {
+        "periodic"
+    } else if full_kernel && nohz_full.is_some_and(|cpus| !cpus.is_empty()) {
+        "nohz_full"
+    } else if full_kernel || set("CONFIG_NO_HZ_IDLE") {
+        "nohz_idle"
+    } else if config.is_some() {
+        // Before Linux 3.10 there was only CONFIG_NO_HZ (idle ticks stopped).
+        if set("CONFIG_NO_HZ") {
+            "nohz_idle"
+        } else {
+            "periodic"
+        }
+    } else {
+        return Err(
+            "no kernel configuration to tell CONFIG_NO_HZ_IDLE from CONFIG_HZ_PERIODIC".into(),
+        );
+    };
+    Ok(mode.to_string())
+}
+
+/// CONFIG_HZ, the tick rate, from the kernel configuration.
+pub fn config_hz(config: Option<&BTreeMap<String, String>>) -> Result<u32, String> {
+    let config = config.ok_or("no kernel configuration")?;
+    let hz = config
+        .get("CONFIG_HZ")
+        .ok_or("no CONFIG_HZ in the kernel configuration")?;
+    hz.parse()
+        .map_err(|_| format!("CONFIG_HZ is not a number: '{hz}'"))
+}
+
 /// The hypervisor named by DMI strings (/sys/class/dmi/id), using the vendor table of
 /// systemd's detect-virt (src/basic/virt.c): vendor, product or BIOS vendor prefixes.
 pub fn dmi_hypervisor(values: &[&str]) -> Option<&'static str> {
@@ -457,6 +519,70 @@ mod tests {
         header[10..16].copy_from_slice(b"DELL  ");
         assert_eq!(acpi_oem_hypervisor(&header), None);
         assert_eq!(acpi_oem_hypervisor(b"DSDT"), None);
+    }
+
+    fn config(text: &str) -> BTreeMap<String, String> {
+        vernier_model::environment::parse_kernel_config(text)
+    }
+
+    #[test]
+    fn tick_modes_from_config_cmdline_and_sysfs() {
+        // This machine's configuration (Linux 6.18, KVM guest).
+        let idle = config(
+            "CONFIG_NO_HZ_COMMON=y\n# CONFIG_HZ_PERIODIC is not set\nCONFIG_NO_HZ_IDLE=y\n\
+             # CONFIG_NO_HZ_FULL is not set\nCONFIG_NO_HZ=y\nCONFIG_HZ=250\n",
+        );
+        assert_eq!(
+            tick_mode(Some(&idle), Some("ro quiet"), None).unwrap(),
+            "nohz_idle"
+        );
+        assert_eq!(
+            tick_mode(Some(&idle), Some("ro nohz=off"), None).unwrap(),
+            "periodic"
+        );
+        assert_eq!(
+            tick_mode(Some(&idle), Some("nohz=off nohz=on"), None).unwrap(),
+            "nohz_idle"
+        );
+        // After `--` the words belong to init.
+        assert_eq!(
+            tick_mode(Some(&idle), Some("-- nohz=off"), None).unwrap(),
+            "nohz_idle"
+        );
+        assert_eq!(config_hz(Some(&idle)).unwrap(), 250);
+
+        let full = config("CONFIG_NO_HZ_COMMON=y\nCONFIG_NO_HZ_FULL=y\nCONFIG_HZ=1000\n");
+        assert_eq!(
+            tick_mode(Some(&full), None, Some("2-3")).unwrap(),
+            "nohz_full"
+        );
+        assert_eq!(tick_mode(Some(&full), None, Some("")).unwrap(), "nohz_idle");
+        assert_eq!(
+            tick_mode(Some(&full), Some("nohz=off"), Some("2-3")).unwrap(),
+            "periodic"
+        );
+
+        let periodic = config("CONFIG_HZ_PERIODIC=y\nCONFIG_HZ=100\n");
+        assert_eq!(tick_mode(Some(&periodic), None, None).unwrap(), "periodic");
+        let old = config("CONFIG_NO_HZ=y\n");
+        assert_eq!(tick_mode(Some(&old), None, None).unwrap(), "nohz_idle");
+        assert_eq!(
+            tick_mode(Some(&config("")), None, None).unwrap(),
+            "periodic"
+        );
+
+        // Without the configuration only a nohz_full file tells.
+        assert_eq!(tick_mode(None, None, Some("1")).unwrap(), "nohz_full");
+        assert_eq!(tick_mode(None, None, Some("")).unwrap(), "nohz_idle");
+        assert!(tick_mode(None, Some("quiet"), None).is_err());
+        assert_eq!(tick_mode(None, Some("nohz=off"), None).unwrap(), "periodic");
+
+        assert_eq!(parse_nohz_full("(null)\n"), "");
+        assert_eq!(parse_nohz_full("\n"), "");
+        assert_eq!(parse_nohz_full("2-3,6\n"), "2-3,6");
+        assert!(config_hz(None).is_err());
+        assert!(config_hz(Some(&config("CONFIG_HZ=x\n"))).is_err());
+        assert!(config_hz(Some(&config("CONFIG_NO_HZ=y\n"))).is_err());
     }
 
     #[test]
