@@ -174,8 +174,8 @@ pub struct RunArgs {
     pub note: Option<String>,
 
     /// Monitors sampled during each measured run: NAME[:interval=SECONDS],... or `default`,
-    /// `all`, `none` (stat, meminfo, vmstat, schedstat, pressure, interrupts, slab, perf,
-    /// cpufreq) [default: default = all but slab and perf]
+    /// `all`, `none` (stat, meminfo, vmstat, schedstat, pressure, interrupts, softirqs, slab,
+    /// perf, cpufreq, cpuidle) [default: default = all but slab, perf, softirqs and cpuidle]
     #[arg(long = "monitor", value_name = "LIST")]
     pub monitors: Vec<String>,
 

@@ -127,6 +127,74 @@ fn monitors_record_series_and_summaries_of_every_measured_run() {
 }
 
 #[test]
+fn per_cpu_monitors_record_every_cpu_or_say_why_not() {
+    let e = env();
+    e.vernier()
+        .args([
+            "run",
+            "pipe:loops=20000",
+            "--monitor",
+            "cpuidle,interrupts,softirqs",
+            "--warmup",
+            "1",
+            "--min-runs",
+            "2",
+            "--max-runs",
+            "2",
+            "--quiet",
+        ])
+        .assert()
+        .success();
+    let store = vernier_store::SqliteStore::open_read_only(&e.db).unwrap();
+    let id = store.resolve("latest").unwrap();
+    let session = store.load_session(id, vernier_store::Load::ALL).unwrap();
+    let runs: Vec<_> = session
+        .configurations
+        .iter()
+        .flat_map(|c| &c.runs)
+        .filter_map(|r| r.monitors.as_ref())
+        .collect();
+    assert_eq!(runs.len(), 2);
+    let cpus = vernier_sys::cpulist::online_cpus();
+    let idle = Path::new("/sys/devices/system/cpu/cpu0/cpuidle/state0").exists();
+    for m in &runs {
+        assert!(m.failures.is_empty(), "{:?}", m.failures);
+        for cpu in &cpus {
+            assert!(m
+                .summary
+                .contains_key(&format!("interrupts.cpu{cpu}.irq_total")));
+            assert!(m.summary.contains_key(&format!("softirqs.cpu{cpu}.TIMER")));
+        }
+        // Idle states where the kernel has a cpuidle driver; otherwise stored as unsupported.
+        let states = m.summary.keys().filter(|k| k.starts_with("cpuidle.cpu0."));
+        assert_eq!(states.count() > 0, idle, "{:?}", m.summary.keys());
+        assert_eq!(
+            m.unsupported.contains_key("cpuidle"),
+            !idle,
+            "{:?}",
+            m.unsupported
+        );
+    }
+    if idle {
+        let latency = runs[0].find("cpuidle", "cpu0.POLL.latency_us");
+        let names = read("/sys/devices/system/cpu/cpu0/cpuidle/state0/name");
+        // State 0 is the polling state on x86 (drivers/cpuidle/poll_state.c).
+        assert_eq!(latency.is_some(), names == "POLL");
+    }
+    // The tick and the cpuidle driver are in the stored environment, or why not.
+    let env = &session.info.environment;
+    assert!(env.tick.is_some() || env.unsupported.contains_key("tick"));
+    assert!(env.cpuidle_driver.is_some() || env.unsupported.contains_key("cpuidle_driver"));
+
+    let shown = e.vernier().args(["show", "--monitors"]).output().unwrap();
+    assert!(shown.status.success());
+    let shown = String::from_utf8(shown.stdout).unwrap();
+    assert!(shown.contains("softirqs per CPU"), "{shown}");
+    assert!(shown.contains("interrupts per CPU"), "{shown}");
+    assert_eq!(shown.contains("cpuidle per CPU"), idle, "{shown}");
+}
+
+#[test]
 fn bad_monitor_and_setup_names_change_nothing() {
     let e = env();
     let cases: &[(&[&str], &str)] = &[

@@ -69,37 +69,127 @@ pub fn monitor_notes(config: &StoredConfiguration) -> Vec<String> {
     notes
 }
 
-/// The table of [`monitor_summaries`] as text.
+/// A per-CPU key `monitor.cpu<N>.[item.]column` (`softirqs.cpu1.TIMER`,
+/// `cpuidle.cpu1.C6.usage`): (monitor, cpu, item, column).
+fn per_cpu_key(key: &str) -> Option<(&str, u32, Option<&str>, &str)> {
+    let (monitor, rest) = key.split_once('.')?;
+    let (cpu, rest) = rest.split_once('.')?;
+    let cpu = cpu.strip_prefix("cpu")?.parse().ok()?;
+    Some(match rest.rsplit_once('.') {
+        Some((item, column)) => (monitor, cpu, Some(item), column),
+        None => (monitor, cpu, None, rest),
+    })
+}
+
+/// The table of [`monitor_summaries`] as text: one row per key (median, min and max over the
+/// runs), except that per-CPU keys (`monitor.cpu<N>...`) make a table per monitor with a row
+/// per CPU (and item, such as an idle state) and a column per metric, so that the CPU of a
+/// latency worst case can be read across.
 pub fn monitor_text(config: &StoredConfiguration) -> String {
     let summaries = monitor_summaries(config);
     if summaries.is_empty() {
         return "  no monitor data\n".to_string();
     }
-    let rows: Vec<[String; 4]> = summaries
+    let (per_cpu, flat): (Vec<&MonitorSummary>, Vec<&MonitorSummary>) = summaries
         .iter()
-        .map(|s| {
-            [
-                s.key.clone(),
-                sig(s.median, 4),
-                sig(s.min, 4),
-                sig(s.max, 4),
-            ]
-        })
-        .collect();
-    let table = columns(&["monitor.metric", "median", "min", "max"], &rows, &[0]);
+        .partition(|s| per_cpu_key(&s.key).is_some());
     let mut out = String::new();
-    for (i, line) in table.lines().enumerate() {
-        out.push_str("  ");
-        out.push_str(line);
-        if i == 0 {
-            out.push_str("  (per run: counter deltas, gauge means)");
+    let indent = |out: &mut String, table: &str, note: &str| {
+        for (i, line) in table.lines().enumerate() {
+            out.push_str("  ");
+            out.push_str(line);
+            if i == 0 {
+                out.push_str(note);
+            }
+            out.push('\n');
         }
-        out.push('\n');
+    };
+    if !flat.is_empty() {
+        let rows: Vec<[String; 4]> = flat
+            .iter()
+            .map(|s| {
+                [
+                    s.key.clone(),
+                    sig(s.median, 4),
+                    sig(s.min, 4),
+                    sig(s.max, 4),
+                ]
+            })
+            .collect();
+        let table = columns(&["monitor.metric", "median", "min", "max"], &rows, &[0]);
+        indent(&mut out, &table, "  (per run: counter deltas, gauge means)");
+    }
+    for (monitor, table) in per_cpu_tables(config, &per_cpu) {
+        out.push_str(&format!("  {monitor} per CPU (median of the runs):\n"));
+        indent(&mut out, &table, "");
     }
     for note in monitor_notes(config) {
         out.push_str(&format!("  {note}\n"));
     }
     out
+}
+
+/// One table per monitor with per-CPU keys: rows `cpu<N>` or `cpu<N>.<item>` in CPU order,
+/// columns in the order the monitor recorded them, cells the median over the runs.
+fn per_cpu_tables(
+    config: &StoredConfiguration,
+    summaries: &[&MonitorSummary],
+) -> Vec<(String, String)> {
+    // The order in which the series were recorded, for items and columns.
+    let mut position: BTreeMap<String, usize> = BTreeMap::new();
+    for run in config.runs.iter().filter(|r| !r.warmup) {
+        for s in run.monitors.iter().flat_map(|m| &m.series) {
+            let n = position.len();
+            position.entry(s.key()).or_insert(n);
+        }
+    }
+    let first_seen = |key: &str| position.get(key).copied().unwrap_or(usize::MAX);
+    type Cells<'a> = BTreeMap<(u32, usize, Option<&'a str>), BTreeMap<&'a str, f64>>;
+    let mut monitors: BTreeMap<&str, (Cells<'_>, Vec<(usize, &str)>)> = BTreeMap::new();
+    for s in summaries {
+        let Some((monitor, cpu, item, column)) = per_cpu_key(&s.key) else {
+            continue;
+        };
+        let (cells, cols) = monitors.entry(monitor).or_default();
+        let at = first_seen(&s.key);
+        // Items of a CPU in recorded order: the position of the item's first key.
+        let item_at = cells
+            .keys()
+            .find(|(c, _, i)| *c == cpu && *i == item)
+            .map_or(at, |(_, p, _)| *p);
+        cells
+            .entry((cpu, item_at, item))
+            .or_default()
+            .insert(column, s.median);
+        match cols.iter_mut().find(|(_, c)| *c == column) {
+            Some(c) => c.0 = c.0.min(at),
+            None => cols.push((at, column)),
+        }
+    }
+    monitors
+        .into_iter()
+        .map(|(monitor, (cells, mut cols))| {
+            cols.sort();
+            let mut headers = vec!["cpu"];
+            headers.extend(cols.iter().map(|(_, c)| *c));
+            let rows: Vec<Vec<String>> = cells
+                .iter()
+                .map(|((cpu, _, item), values)| {
+                    let mut row = vec![match item {
+                        Some(item) => format!("cpu{cpu}.{item}"),
+                        None => format!("cpu{cpu}"),
+                    }];
+                    row.extend(cols.iter().map(|(_, c)| {
+                        values
+                            .get(c)
+                            .map_or_else(|| "-".to_string(), |v| sig(*v, 4))
+                    }));
+                    row
+                })
+                .collect();
+            (monitor.to_string(), columns(&headers, &rows, &[0]))
+        })
+        .collect()
 }
 
 /// One series (`monitor.metric`) of every measured run: `run t_ms value` lines.
@@ -217,6 +307,102 @@ mod tests {
             "{text}"
         );
         assert_eq!(text.matches("unsupported: schedstat").count(), 1, "{text}");
+    }
+
+    /// A run whose monitors recorded `series` (monitor, metric, kind, change) in that order.
+    fn run_with(index: u32, series: &[(&str, &str, SeriesKind, f64)]) -> RunRecord {
+        let mut r = run(index, 1.0);
+        let data = r.monitors.as_mut().unwrap();
+        data.unsupported.clear();
+        for &(monitor, metric, kind, value) in series {
+            let s = MonitorSeries {
+                monitor: monitor.into(),
+                metric: metric.into(),
+                unit: "count".into(),
+                kind,
+                points: vec![
+                    MonitorPoint {
+                        t_ns: 0,
+                        value: if kind == SeriesKind::Counter {
+                            0.0
+                        } else {
+                            value
+                        },
+                    },
+                    MonitorPoint {
+                        t_ns: 1_000_000,
+                        value,
+                    },
+                ],
+            };
+            data.summary.insert(s.key(), value);
+            data.series.push(s);
+        }
+        r
+    }
+
+    #[test]
+    fn per_cpu_keys_make_a_table_per_monitor_with_a_row_per_cpu() {
+        use SeriesKind::{Counter, Gauge};
+        let series = |k: f64| {
+            vec![
+                ("interrupts", "cpu0.irq_total", Counter, 100.0 * k),
+                ("interrupts", "cpu1.irq_total", Counter, 300.0 * k),
+                ("softirqs", "cpu0.TIMER", Counter, 10.0 * k),
+                ("softirqs", "cpu0.NET_RX", Counter, 2.0 * k),
+                ("softirqs", "cpu10.TIMER", Counter, 30.0 * k),
+                ("softirqs", "cpu10.NET_RX", Counter, 4.0 * k),
+                ("cpuidle", "cpu0.POLL.usage", Counter, 5.0 * k),
+                ("cpuidle", "cpu0.POLL.latency_us", Gauge, 0.0),
+                ("cpuidle", "cpu0.C6.usage", Counter, 50.0 * k),
+                ("cpuidle", "cpu0.C6.latency_us", Gauge, 133.0),
+                ("cpuidle", "cpu2.POLL.usage", Counter, 7.0 * k),
+            ]
+        };
+        let mut c = config();
+        c.runs = vec![run_with(0, &series(1.0)), run_with(1, &series(3.0))];
+        let text = monitor_text(&c);
+        // The flat table keeps stat.ctxt; the per-CPU keys are not rows of it.
+        assert!(text.contains("stat.ctxt"), "{text}");
+        assert!(!text.contains("softirqs.cpu0.TIMER"), "{text}");
+        let lines: Vec<Vec<&str>> = text
+            .lines()
+            .map(|l| l.split_whitespace().collect())
+            .collect();
+        let find = |first: &str| {
+            lines
+                .iter()
+                .position(|l| l.first() == Some(&first))
+                .unwrap_or_else(|| panic!("no line {first}: {text}"))
+        };
+        // Columns in recorded order, CPUs in numeric order, medians over the runs.
+        let soft = find("softirqs");
+        assert_eq!(lines[soft + 1][..3], ["cpu", "TIMER", "NET_RX"], "{text}");
+        assert_eq!(lines[soft + 2], ["cpu0", "20.00", "4.000"], "{text}");
+        assert_eq!(lines[soft + 3], ["cpu10", "60.00", "8.000"], "{text}");
+        let idle = find("cpuidle");
+        assert_eq!(
+            lines[idle + 1][..3],
+            ["cpu", "usage", "latency_us"],
+            "{text}"
+        );
+        assert_eq!(lines[idle + 2], ["cpu0.POLL", "10.00", "0"], "{text}");
+        assert_eq!(lines[idle + 3], ["cpu0.C6", "100.0", "133.0"], "{text}");
+        assert_eq!(lines[idle + 4], ["cpu2.POLL", "14.00", "-"], "{text}");
+        let irq = find("interrupts");
+        assert_eq!(
+            lines[irq],
+            ["interrupts", "per", "CPU", "(median", "of", "the", "runs):"]
+        );
+        assert_eq!(lines[irq + 1], ["cpu", "irq_total"], "{text}");
+        assert_eq!(lines[irq + 3], ["cpu1", "600.0"], "{text}");
+
+        assert_eq!(per_cpu_key("cpufreq.cpu0_khz"), None);
+        assert_eq!(per_cpu_key("stat.ctxt"), None);
+        assert_eq!(
+            per_cpu_key("cpuidle.cpu3.C1E.time_us"),
+            Some(("cpuidle", 3, Some("C1E"), "time_us"))
+        );
     }
 
     #[test]
