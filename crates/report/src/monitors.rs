@@ -144,13 +144,22 @@ fn per_cpu_tables(
         }
     }
     let first_seen = |key: &str| position.get(key).copied().unwrap_or(usize::MAX);
-    type Cells<'a> = BTreeMap<(u32, usize, Option<&'a str>), BTreeMap<&'a str, f64>>;
-    let mut monitors: BTreeMap<&str, (Cells<'_>, Vec<(usize, &str)>)> = BTreeMap::new();
+    /// The cells of one monitor's table, keyed by (cpu, recorded position of the item, item),
+    /// and its columns with their recorded position.
+    #[derive(Default)]
+    struct CpuTable<'a> {
+        cells: BTreeMap<(u32, usize, Option<&'a str>), BTreeMap<&'a str, f64>>,
+        columns: Vec<(usize, &'a str)>,
+    }
+    let mut monitors: BTreeMap<&str, CpuTable<'_>> = BTreeMap::new();
     for s in summaries {
         let Some((monitor, cpu, item, column)) = per_cpu_key(&s.key) else {
             continue;
         };
-        let (cells, cols) = monitors.entry(monitor).or_default();
+        let CpuTable {
+            cells,
+            columns: cols,
+        } = monitors.entry(monitor).or_default();
         let at = first_seen(&s.key);
         // Items of a CPU in recorded order: the position of the item's first key.
         let item_at = cells
@@ -168,7 +177,11 @@ fn per_cpu_tables(
     }
     monitors
         .into_iter()
-        .map(|(monitor, (cells, mut cols))| {
+        .map(|(monitor, table)| {
+            let CpuTable {
+                cells,
+                columns: mut cols,
+            } = table;
             cols.sort();
             let mut headers = vec!["cpu"];
             headers.extend(cols.iter().map(|(_, c)| *c));
