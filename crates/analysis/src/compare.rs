@@ -95,6 +95,9 @@ impl fmt::Display for Verdict {
 pub struct Comparison {
     pub benchmark: String,
     pub options: Options,
+    /// The load profiles both sides ran under (`--load`), canonical specs.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub loads: Vec<String>,
     pub metric: String,
     pub unit: String,
     pub higher_is_better: bool,
@@ -147,9 +150,9 @@ pub struct Comparison {
 }
 
 impl Comparison {
-    /// `benchmark:opt=value:...`.
+    /// `benchmark:opt=value:...`, and the loads when there are any.
     pub fn label(&self) -> String {
-        label(&self.benchmark, &self.options)
+        label(&self.benchmark, &self.options, &self.loads)
     }
 }
 
@@ -160,13 +163,15 @@ pub struct Unmatched {
     pub side: Side,
     pub benchmark: String,
     pub options: Options,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub loads: Vec<String>,
     pub metric: String,
     pub reason: String,
 }
 
 impl Unmatched {
     pub fn label(&self) -> String {
-        label(&self.benchmark, &self.options)
+        label(&self.benchmark, &self.options, &self.loads)
     }
 }
 
@@ -197,6 +202,11 @@ pub struct CompareReport {
     pub threshold: f64,
     pub level: f64,
     pub comparisons: Vec<Comparison>,
+    /// Comparisons of the secondary metrics of the matched configurations (latency's max,
+    /// p99.9, ...): the same statistics, their p-values adjusted among themselves, and left out
+    /// of the summary, whose verdict counts and geometric mean are about primary metrics.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub secondary: Vec<Comparison>,
     pub unmatched: Vec<Unmatched>,
     pub summary: Summary,
 }
@@ -208,12 +218,17 @@ impl CompareReport {
     }
 }
 
-fn label(benchmark: &str, options: &Options) -> String {
-    if options.0.is_empty() {
+/// `benchmark:opt=value:...`, then ` [load cpu + io]` when the configuration ran under loads.
+pub fn label(benchmark: &str, options: &Options, loads: &[String]) -> String {
+    let mut text = if options.0.is_empty() {
         benchmark.to_string()
     } else {
         format!("{benchmark}:{}", options.label())
+    };
+    if !loads.is_empty() {
+        text.push_str(&format!(" [load {}]", loads.join(" + ")));
     }
+    text
 }
 
 /// The verdict from the interval `[low, high]` of the ratio NEW/BASE (`None`: no interval),
@@ -253,8 +268,13 @@ pub fn verdict(ci: Option<(f64, f64)>, threshold: f64, higher_is_better: bool) -
 /// The runs of one configuration pooled over the sessions of one side.
 #[derive(Debug)]
 struct Group {
+    /// What matches it with the other side.
+    key: Key,
+    /// Whether `metric` is its configurations' primary metric.
+    primary: bool,
     benchmark: String,
     options: Options,
+    loads: Vec<String>,
     metric: String,
     unit: String,
     higher_is_better: bool,
@@ -282,23 +302,40 @@ pub(crate) fn key_of(benchmark: &str, options: &Options, metric: &str) -> Key {
     (benchmark.to_string(), opts, metric.to_string())
 }
 
+/// [`key_of`] of a configuration that ran under `loads`: it matches only configurations under
+/// the same loads (and no calibration, which is measured without loads).
+fn loaded_key_of(benchmark: &str, options: &Options, loads: &[String], metric: &str) -> Key {
+    let mut key = key_of(benchmark, options, metric);
+    if !loads.is_empty() {
+        key.1.push_str(&format!(" load {loads:?}"));
+    }
+    key
+}
+
 /// Groups the configurations of `sessions`, in order of first appearance.
 fn group(sessions: &[StoredSession]) -> (Vec<Key>, HashMap<Key, Group>) {
     let mut order = Vec::new();
     let mut groups: HashMap<Key, Group> = HashMap::new();
     for session in sessions {
         let cpus = session.info.environment.online_cpus.unwrap_or(1);
-        for config in &session.configurations {
+        for (config, metric) in session
+            .configurations
+            .iter()
+            .flat_map(|c| c.record.metrics().map(move |m| (c, m)))
+        {
             let r = &config.record;
-            let key = key_of(&r.benchmark, &r.options, &r.metric.name);
+            let key = loaded_key_of(&r.benchmark, &r.options, &r.loads, &metric.name);
             let g = groups.entry(key.clone()).or_insert_with(|| {
-                order.push(key);
+                order.push(key.clone());
                 Group {
+                    key,
+                    primary: metric.name == r.metric.name,
                     benchmark: r.benchmark.clone(),
                     options: r.options.clone(),
-                    metric: r.metric.name.clone(),
-                    unit: r.metric.unit.clone(),
-                    higher_is_better: r.metric.higher_is_better,
+                    loads: r.loads.clone(),
+                    metric: metric.name.clone(),
+                    unit: metric.unit.clone(),
+                    higher_is_better: metric.higher_is_better,
                     versions: BTreeSet::new(),
                     values: Vec::new(),
                     sessions: Vec::new(),
@@ -310,7 +347,7 @@ fn group(sessions: &[StoredSession]) -> (Vec<Key>, HashMap<Key, Group>) {
                 }
             });
             g.versions.insert(r.benchmark_version.clone());
-            let values = config.values();
+            let values = config.metric_values(&metric.name);
             if !values.is_empty() {
                 g.fingerprints.insert(session.info.fingerprint.clone());
                 g.sessions.push(SessionValues {
@@ -377,7 +414,7 @@ fn positive_logs(side: Side, g: &Group) -> Result<Vec<f64>, AnalysisError> {
                 Ok(value.ln())
             } else {
                 Err(AnalysisError::NotPositive {
-                    configuration: label(&g.benchmark, &g.options),
+                    configuration: label(&g.benchmark, &g.options, &g.loads),
                     side,
                     run,
                     value,
@@ -394,7 +431,7 @@ fn compare_one(
     settings: &CompareSettings,
     calibrations: &CalibrationTable,
 ) -> Result<Comparison, AnalysisError> {
-    let configuration = label(&base.benchmark, &base.options);
+    let configuration = label(&base.benchmark, &base.options, &base.loads);
     let stats = |source| AnalysisError::Stats {
         configuration: configuration.clone(),
         source,
@@ -433,9 +470,8 @@ fn compare_one(
         Some(ci) => Some((ci.low.exp(), ci.high.exp())),
     };
     // The between-session part of the uncertainty widens the runs' interval (docs/compare.md).
-    let key = key_of(&base.benchmark, &base.options, &base.metric);
-    let between =
-        session_noise::between(&base.sessions, &new.sessions, &key, calibrations).map_err(stats)?;
+    let between = session_noise::between(&base.sessions, &new.sessions, &base.key, calibrations)
+        .map_err(stats)?;
     let interval = hl
         .ci
         .filter(|_| runs_ci.is_some())
@@ -498,6 +534,7 @@ fn compare_one(
     Ok(Comparison {
         benchmark: base.benchmark.clone(),
         options: base.options.clone(),
+        loads: base.loads.clone(),
         metric: base.metric.clone(),
         unit: base.unit.clone(),
         higher_is_better: base.higher_is_better,
@@ -594,11 +631,13 @@ pub fn compare_calibrated(
     let (base_order, base_groups) = group(base);
     let (new_order, new_groups) = group(new);
     let mut comparisons = Vec::new();
+    let mut secondary = Vec::new();
     let mut unmatched = Vec::new();
     let missing = |side: Side, g: &Group, reason: String| Unmatched {
         side,
         benchmark: g.benchmark.clone(),
         options: g.options.clone(),
+        loads: g.loads.clone(),
         metric: g.metric.clone(),
         reason,
     };
@@ -606,6 +645,26 @@ pub fn compare_calibrated(
         let Some(b) = base_groups.get(key) else {
             continue;
         };
+        if !b.primary {
+            // A secondary metric is compared where both sides have values, and otherwise
+            // left out: its configuration is listed as unmatched by its primary metric, and a
+            // high quantile that a side's runs were too short for has no values there.
+            if let Some(n) = new_groups.get(key) {
+                if !b.values.is_empty() && !n.values.is_empty() {
+                    match compare_one(b, n, settings, &table) {
+                        Ok(c) => secondary.push(c),
+                        // Counts such as missed periods are often 0: no ratio, said so.
+                        Err(AnalysisError::NotPositive { side, .. }) => unmatched.push(missing(
+                            side,
+                            b,
+                            "values of 0 or less: no ratio".to_string(),
+                        )),
+                        Err(e) => return Err(e),
+                    }
+                }
+            }
+            continue;
+        }
         match new_groups.get(key) {
             None => unmatched.push(missing(Side::Base, b, "not in new".to_string())),
             Some(n) if b.values.is_empty() || n.values.is_empty() => {
@@ -635,21 +694,13 @@ pub fn compare_calibrated(
         if base_groups.contains_key(key) {
             continue;
         }
-        if let Some(n) = new_groups.get(key) {
+        if let Some(n) = new_groups.get(key).filter(|n| n.primary) {
             unmatched.push(missing(Side::New, n, "not in base".to_string()));
         }
     }
 
-    if !comparisons.is_empty() {
-        let ps: Vec<f64> = comparisons.iter().map(|c| c.p_value).collect();
-        let adjusted = benjamini_hochberg(&ps).map_err(|source| AnalysisError::Stats {
-            configuration: "all comparisons".to_string(),
-            source,
-        })?;
-        for (c, p) in comparisons.iter_mut().zip(adjusted) {
-            c.p_adjusted = p;
-        }
-    }
+    adjust_p_values(&mut comparisons)?;
+    adjust_p_values(&mut secondary)?;
     let mut summary = summarize(&comparisons, settings.level);
     if uncalibrated_count > 0 {
         summary.warnings.push(Warning::NoCalibration {
@@ -661,9 +712,26 @@ pub fn compare_calibrated(
         threshold: settings.threshold,
         level: settings.level,
         comparisons,
+        secondary,
         unmatched,
         summary,
     })
+}
+
+/// Sets each comparison's `p_adjusted` to its Benjamini-Hochberg adjustment among them.
+fn adjust_p_values(comparisons: &mut [Comparison]) -> Result<(), AnalysisError> {
+    if comparisons.is_empty() {
+        return Ok(());
+    }
+    let ps: Vec<f64> = comparisons.iter().map(|c| c.p_value).collect();
+    let adjusted = benjamini_hochberg(&ps).map_err(|source| AnalysisError::Stats {
+        configuration: "all comparisons".to_string(),
+        source,
+    })?;
+    for (c, p) in comparisons.iter_mut().zip(adjusted) {
+        c.p_adjusted = p;
+    }
+    Ok(())
 }
 
 /// Verdict counts and the geometric mean of the ratios with its fixed-suite interval.
@@ -1189,5 +1257,94 @@ mod tests {
             level: CONFIDENCE_LEVEL,
         };
         assert!(compare(&[], &[], &settings).is_err());
+    }
+
+    /// A latency-like configuration: primary `time` plus the secondary `max` (twice the
+    /// primary) and `missed` (0 in every run).
+    fn with_secondary(values: &[f64], loads: &[&str]) -> StoredConfiguration {
+        let mut c = config("lat", values, false);
+        c.record.secondary_metrics = vec![
+            MetricInfo {
+                name: "max".into(),
+                unit: "s".into(),
+                higher_is_better: false,
+            },
+            MetricInfo {
+                name: "missed".into(),
+                unit: "count".into(),
+                higher_is_better: false,
+            },
+        ];
+        c.record.loads = loads.iter().map(|l| l.to_string()).collect();
+        for r in &mut c.runs {
+            let v = r.values["time"];
+            r.values.insert("max".into(), 2.0 * v);
+            r.values.insert("missed".into(), 0.0);
+        }
+        c
+    }
+
+    #[test]
+    fn secondary_metrics_are_compared_apart_from_the_summary() {
+        let base: Vec<f64> = (0..12).map(|i| 1.0 + 0.001 * i as f64).collect();
+        let new: Vec<f64> = base.iter().map(|v| v * 1.5).collect();
+        let report = compare(
+            &[session("f", vec![with_secondary(&base, &[])])],
+            &[session("f", vec![with_secondary(&new, &[])])],
+            &CompareSettings::default(),
+        )
+        .unwrap();
+        assert_eq!(report.comparisons.len(), 1);
+        assert_eq!(report.comparisons[0].metric, "time");
+        assert_eq!(report.summary.compared, 1);
+        assert_eq!(report.secondary.len(), 1);
+        let max = &report.secondary[0];
+        assert_eq!(max.metric, "max");
+        assert_eq!(max.verdict, Verdict::Slower);
+        assert!((max.ratio - 1.5).abs() < 1e-9, "{}", max.ratio);
+        // Missed periods are 0 on both sides: no ratio, and said so.
+        assert_eq!(report.unmatched.len(), 1);
+        assert_eq!(report.unmatched[0].metric, "missed");
+        assert_eq!(report.unmatched[0].reason, "values of 0 or less: no ratio");
+    }
+
+    #[test]
+    fn configurations_under_other_loads_do_not_match() {
+        let values: Vec<f64> = (0..12).map(|i| 1.0 + 0.001 * i as f64).collect();
+        let report = compare(
+            &[session("f", vec![with_secondary(&values, &["cpu"])])],
+            &[session("f", vec![with_secondary(&values, &["io"])])],
+            &CompareSettings::default(),
+        )
+        .unwrap();
+        assert!(report.comparisons.is_empty() && report.secondary.is_empty());
+        let labels: Vec<String> = report.unmatched.iter().map(|u| u.label()).collect();
+        assert_eq!(labels, ["bench:n=lat [load cpu]", "bench:n=lat [load io]"]);
+        let same = compare(
+            &[session("f", vec![with_secondary(&values, &["cpu", "io"])])],
+            &[session("f", vec![with_secondary(&values, &["cpu", "io"])])],
+            &CompareSettings::default(),
+        )
+        .unwrap();
+        assert_eq!(same.comparisons.len(), 1);
+        assert_eq!(same.comparisons[0].label(), "bench:n=lat [load cpu + io]");
+    }
+
+    #[test]
+    fn one_run_a_side_has_a_ratio_but_no_interval() {
+        let report = compare(
+            &[session("f", vec![with_secondary(&[1.0], &[])])],
+            &[session("f", vec![with_secondary(&[1.2], &[])])],
+            &CompareSettings::default(),
+        )
+        .unwrap();
+        let c = &report.comparisons[0];
+        assert!((c.ratio - 1.2).abs() < 1e-12);
+        assert_eq!((c.ratio_ci_low, c.ratio_ci_high), (None, None));
+        assert_eq!(c.verdict, Verdict::Inconclusive);
+        assert!(c
+            .warnings
+            .iter()
+            .any(|w| matches!(w, Warning::TooFewRunsForRatio { .. })));
     }
 }

@@ -24,7 +24,7 @@ pub use compare::{
     Summary, Unmatched, Verdict, DEFAULT_THRESHOLD,
 };
 pub use session_noise::{predicted_mdc, NoiseSource, MDC_POWER};
-pub use summary::{summarize, summarize_session, summarize_with, ConfigSummary};
+pub use summary::{summarize, summarize_session, summarize_with, ConfigSummary, MetricSummary};
 pub use warnings::{Warning, Warnings};
 
 /// Why a comparison could not be made.

@@ -19,6 +19,9 @@ pub struct ConfigSummary {
     pub benchmark: String,
     pub benchmark_version: String,
     pub options: Options,
+    /// The load profiles that ran during every measured run (`--load`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub loads: Vec<String>,
     pub metric: String,
     pub unit: String,
     pub higher_is_better: bool,
@@ -60,16 +63,32 @@ pub struct ConfigSummary {
     pub warnings: Warnings,
     /// The measured values in run order.
     pub values: Vec<f64>,
+    /// The secondary metrics of the configuration (latency's max, p99.9, ...), each over the
+    /// measured runs that reported it.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub secondary: Vec<MetricSummary>,
+}
+
+/// A secondary metric over a configuration's measured runs: its median with the same interval
+/// as the primary metric's, and its range.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MetricSummary {
+    pub metric: String,
+    pub unit: String,
+    pub higher_is_better: bool,
+    /// Measured runs that reported it (a high quantile is left out of runs too short for it).
+    pub n: usize,
+    pub median: Option<f64>,
+    pub ci_low: Option<f64>,
+    pub ci_high: Option<f64>,
+    pub min: Option<f64>,
+    pub max: Option<f64>,
 }
 
 impl ConfigSummary {
-    /// `benchmark:opt=value:...`.
+    /// `benchmark:opt=value:...`, and the loads when there are any.
     pub fn label(&self) -> String {
-        if self.options.0.is_empty() {
-            self.benchmark.clone()
-        } else {
-            format!("{}:{}", self.benchmark, self.options.label())
-        }
+        crate::compare::label(&self.benchmark, &self.options, &self.loads)
     }
 
     /// Relative half-width of the median's CI.
@@ -237,10 +256,33 @@ pub fn summarize_with(
     }
     let checks = distribution_checks(&values);
     warnings.extend(checks.warnings);
+    let secondary = record
+        .secondary_metrics
+        .iter()
+        .map(|m| {
+            let values = config.metric_values(&m.name);
+            let ci = match rule {
+                StoppingRule::ConfidenceSequence => median_cs(&values, level).ok().flatten(),
+                StoppingRule::FixedN => vernier_stats::median_ci(&values, level).ok().flatten(),
+            };
+            MetricSummary {
+                metric: m.name.clone(),
+                unit: m.unit.clone(),
+                higher_is_better: m.higher_is_better,
+                n: values.len(),
+                median: median(&values).ok(),
+                ci_low: ci.map(|c| c.low),
+                ci_high: ci.map(|c| c.high),
+                min: quantile(&values, 0.0).ok(),
+                max: quantile(&values, 1.0).ok(),
+            }
+        })
+        .collect();
     ConfigSummary {
         benchmark: record.benchmark.clone(),
         benchmark_version: record.benchmark_version.clone(),
         options: record.options.clone(),
+        loads: record.loads.clone(),
         metric: record.metric.name.clone(),
         unit: record.metric.unit.clone(),
         higher_is_better: record.metric.higher_is_better,
@@ -268,6 +310,7 @@ pub fn summarize_with(
         outlier_runs: checks.outliers,
         warnings,
         values,
+        secondary,
     }
 }
 

@@ -69,6 +69,13 @@ fn row(c: &Comparison) -> [String; 9] {
     ]
 }
 
+/// A row of a secondary metric: the configuration's label with the metric's name.
+fn secondary_row(c: &Comparison) -> [String; 9] {
+    let mut cells = row(c);
+    cells[0] = format!("{} {}", c.label(), c.metric);
+    cells
+}
+
 fn summary_lines(report: &CompareReport) -> Vec<String> {
     let s = &report.summary;
     let mut lines = vec![format!(
@@ -116,6 +123,13 @@ pub fn table(report: &CompareReport) -> String {
             }
         }
     }
+    if !report.secondary.is_empty() {
+        out.push_str("\nother metrics of these configurations (not in the summary):\n");
+        let rows: Vec<[String; 9]> = report.secondary.iter().map(secondary_row).collect();
+        let headers = headers(report.level);
+        let headers: Vec<&str> = headers.iter().map(String::as_str).collect();
+        out.push_str(&columns(&headers, &rows, &[0, headers.len() - 1]));
+    }
     if !report.unmatched.is_empty() {
         out.push_str("\nunmatched:\n");
         for u in &report.unmatched {
@@ -160,6 +174,19 @@ pub fn markdown(report: &CompareReport) -> String {
         let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---:|---:|---|");
         for c in &report.comparisons {
             let cells: Vec<String> = row(c).iter().map(|s| md_escape(s)).collect();
+            let _ = writeln!(out, "| {} |", cells.join(" | "));
+        }
+        out.push('\n');
+    }
+    if !report.secondary.is_empty() {
+        let _ = writeln!(
+            out,
+            "Other metrics of these configurations (not in the summary):\n"
+        );
+        let _ = writeln!(out, "| {} |", headers(report.level).join(" | "));
+        let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---:|---:|---|");
+        for c in &report.secondary {
+            let cells: Vec<String> = secondary_row(c).iter().map(|s| md_escape(s)).collect();
             let _ = writeln!(out, "| {} |", cells.join(" | "));
         }
         out.push('\n');
@@ -314,7 +341,7 @@ pub fn csv(report: &CompareReport) -> Result<String, csv::Error> {
         .has_headers(false)
         .from_writer(Vec::new());
     out.write_record(CsvRow::HEADER)?;
-    for c in &report.comparisons {
+    for c in report.comparisons.iter().chain(&report.secondary) {
         out.serialize(CsvRow::new(c))?;
     }
     let bytes = out

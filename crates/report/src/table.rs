@@ -134,6 +134,29 @@ pub fn show_text(summaries: &[ConfigSummary], width: Option<u16>) -> String {
         }
         out.push_str(&table.to_string());
         out.push('\n');
+        if !s.secondary.is_empty() {
+            let ci = format!("median {level} CI");
+            let mut table = new_table(&["other metric", "runs", "median", &ci, "min", "max"]);
+            if let Some(w) = width {
+                table.set_width(w);
+            }
+            for m in &s.secondary {
+                let with_unit = |v: Option<f64>| match v {
+                    Some(_) => format!("{} {}", opt(v), m.unit),
+                    None => "-".into(),
+                };
+                table.add_row(vec![
+                    m.metric.clone(),
+                    m.n.to_string(),
+                    with_unit(m.median),
+                    interval(m.ci_low, m.ci_high),
+                    with_unit(m.min),
+                    with_unit(m.max),
+                ]);
+            }
+            out.push_str(&table.to_string());
+            out.push('\n');
+        }
         if let Some(e) = &s.error {
             out.push_str(&format!("  error: {e}\n"));
         }
