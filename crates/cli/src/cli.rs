@@ -110,6 +110,12 @@ pub enum Command {
     /// Runs one measurement in a fresh process (used by `run`)
     #[command(name = "__child", hide = true)]
     Child,
+    /// Runs one load until SIGTERM (used by `run --load`)
+    #[command(name = "__load", hide = true)]
+    Load {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
 }
 
 #[derive(Debug, Args)]

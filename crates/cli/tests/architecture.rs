@@ -59,6 +59,16 @@ const FORBIDDEN: &[(&str, &str, &str)] = &[
         "setup",
         "a child's own setup is in sys::sched; session setup and restore are the binary's",
     ),
+    (
+        "load",
+        "bench",
+        "a load runs benchmark code (hackbench) only through the binary's `__load`",
+    ),
+    (
+        "engine",
+        "load",
+        "the engine reaches loads through its per-run hooks, which the binary fills",
+    ),
 ];
 
 /// The directory under `crates/` that holds a manifest path or a crate path.

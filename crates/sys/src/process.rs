@@ -97,17 +97,40 @@ pub struct PidStat {
     pub comm: String,
     /// Field 3, e.g. `R`, `S`, `Z`.
     pub state: char,
+    /// Field 5: the process group.
+    pub pgrp: u32,
     /// Field 14: time spent in user mode.
     pub utime: u64,
     /// Field 15: time spent in kernel mode.
     pub stime: u64,
+    /// Fields 16 and 17: user and kernel time of the children it has waited for.
+    pub cutime: u64,
+    pub cstime: u64,
     /// Field 22 `starttime`: when the process started, after boot.
     pub start_ticks: u64,
 }
 
 fn read_stat(pid: u32) -> Result<PidStat, ()> {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).map_err(|_| ())?;
-    parse_pid_stat(&text).ok_or(())
+    read_pid_stat(pid).ok_or(())
+}
+
+/// /proc/PID/stat of one process, if procfs shows it.
+pub fn read_pid_stat(pid: u32) -> Option<PidStat> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    parse_pid_stat(&text)
+}
+
+/// The processes of process group `pgrp` that /proc shows now (zombies included), with their
+/// stat lines. A process that ends while /proc is read is left out.
+pub fn process_group_members(pgrp: u32) -> Vec<(u32, PidStat)> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.filter_map(Result::ok)
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter_map(|pid| Some((pid, read_pid_stat(pid)?)))
+        .filter(|(_, stat)| stat.pgrp == pgrp)
+        .collect()
 }
 
 /// Parses a /proc/PID/stat line. Field 2, the command name in parentheses, may itself hold
@@ -122,8 +145,11 @@ pub fn parse_pid_stat(text: &str) -> Option<PidStat> {
     Some(PidStat {
         comm,
         state: fields.first()?.chars().next()?,
+        pgrp: number(5)?.try_into().ok()?,
         utime: number(14)?,
         stime: number(15)?,
+        cutime: number(16)?,
+        cstime: number(17)?,
         start_ticks: number(22)?,
     })
 }
@@ -141,6 +167,8 @@ mod tests {
         assert_eq!(stat.comm, "a (b) c");
         assert_eq!(stat.state, 'S');
         assert_eq!((stat.utime, stat.stime), (5, 3));
+        assert_eq!((stat.cutime, stat.cstime), (0, 0));
+        assert_eq!(stat.pgrp, 4242);
         assert_eq!(stat.start_ticks, 987654);
         assert!(parse_pid_stat("4242 (x) S 1 2").is_none());
         assert!(parse_pid_stat("").is_none());

@@ -9,6 +9,7 @@ mod env;
 mod export;
 mod import;
 pub mod list;
+mod load;
 mod note;
 mod run;
 mod sessions;
@@ -41,5 +42,6 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::Completions { shell } => docs::completions(shell),
         Command::Man { command } => docs::man(command.as_deref()),
         Command::Child => Ok(child::child()),
+        Command::Load { args } => Ok(load::load(&args)),
     }
 }

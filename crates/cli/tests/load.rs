@@ -1,0 +1,214 @@
+//! Load profiles (`vernier_load`) with their supervisor, this build's `vernier __load`: every
+//! load starts and stops with nothing left behind, its CPU time is counted, a `command` is
+//! restarted, and a load that cannot start is an error.
+#![allow(clippy::unwrap_used)] // test helpers panic on unexpected failures by design
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use vernier_load::{LoadPlan, LoadSet, RunningLoads};
+use vernier_sys::process::process_group_members;
+
+fn plan(values: &[&str]) -> LoadPlan {
+    let values: Vec<String> = values.iter().map(|s| s.to_string()).collect();
+    LoadSet::parse(&values).unwrap().with_launcher(
+        PathBuf::from(env!("CARGO_BIN_EXE_vernier")),
+        vec!["__load".to_string()],
+    )
+}
+
+/// Waits until `condition` holds, for at most `limit`.
+fn wait_for(limit: Duration, mut condition: impl FnMut() -> bool) -> bool {
+    let start = Instant::now();
+    while start.elapsed() < limit {
+        if condition() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    condition()
+}
+
+/// The live (not zombie) members of a process group.
+fn live_members(group: u32) -> Vec<u32> {
+    process_group_members(group)
+        .into_iter()
+        .filter(|(_, s)| !matches!(s.state, 'Z' | 'X'))
+        .map(|(pid, _)| pid)
+        .collect()
+}
+
+/// CPU time of a running load's process group so far, in clock ticks.
+fn group_ticks(group: u32) -> u64 {
+    process_group_members(group)
+        .iter()
+        .map(|(_, s)| s.utime + s.stime + s.cutime + s.cstime)
+        .sum()
+}
+
+fn assert_gone(groups: &[u32], dirs: &[PathBuf]) {
+    for &group in groups {
+        // Orphans killed last are reaped by init, which may take a moment.
+        assert!(
+            wait_for(Duration::from_secs(5), || process_group_members(group)
+                .is_empty()),
+            "process group {group} left: {:?}",
+            process_group_members(group)
+        );
+    }
+    for dir in dirs {
+        assert!(!dir.exists(), "{} left", dir.display());
+    }
+}
+
+fn start(values: &[&str]) -> (RunningLoads, Vec<u32>, Vec<PathBuf>) {
+    let running = plan(values).start().unwrap();
+    let groups = running.process_groups();
+    let dirs = running.dirs().to_vec();
+    for &group in &groups {
+        assert!(
+            !live_members(group).is_empty(),
+            "group {group} is not running"
+        );
+    }
+    (running, groups, dirs)
+}
+
+#[test]
+fn every_load_starts_and_stops_leaving_nothing_behind() {
+    for spec in [
+        "cpu:duty=20",
+        "hackbench:groups=1:loops=50:datasize=100",
+        "memory:mb=1:rate=20",
+        "io:mb_per_s=1",
+        "net:mbit=1",
+        "osadl",
+        "command:cmd=sleep 30 & sleep 30",
+    ] {
+        let (running, groups, dirs) = start(&[spec]);
+        if spec.starts_with("io") || spec == "osadl" {
+            assert_eq!(dirs.len(), 1, "{spec}");
+            // The load writes its file in the directory.
+            assert!(
+                wait_for(Duration::from_secs(5), || std::fs::read_dir(&dirs[0])
+                    .unwrap()
+                    .next()
+                    .is_some()),
+                "{spec} wrote nothing in {}",
+                dirs[0].display()
+            );
+        }
+        let usage = running.stop();
+        assert!(usage.problems.is_empty(), "{spec}: {:?}", usage.problems);
+        assert!(usage.cpu_ns >= 0);
+        assert_gone(&groups, &dirs);
+    }
+}
+
+#[test]
+fn combined_loads_run_side_by_side_and_stop_together() {
+    let (running, groups, dirs) = start(&["cpu:cpus=0:duty=10,net:mbit=1", "io:mb_per_s=1"]);
+    assert_eq!(groups.len(), 3);
+    assert_eq!(dirs.len(), 1);
+    let usage = running.stop();
+    assert!(usage.problems.is_empty(), "{:?}", usage.problems);
+    assert_gone(&groups, &dirs);
+}
+
+#[test]
+fn the_cpu_time_of_a_load_and_of_what_its_command_forks_is_counted() {
+    // The command's busy loop is a grandchild of the supervisor (sh forks it), killed with the
+    // group at the end: its time still counts, because the supervisor reaps it as a subreaper.
+    for spec in [
+        "cpu:cpus=0:duty=100",
+        "command:cmd=sh -c 'while true; do true; done' & wait",
+    ] {
+        let (running, groups, dirs) = start(&[spec]);
+        let hz = vernier_sys::clock::clock_ticks_per_second();
+        let before = group_ticks(groups[0]);
+        // At least 0.2 s of CPU more than when it was reported ready.
+        assert!(
+            wait_for(Duration::from_secs(20), || group_ticks(groups[0])
+                >= before + hz / 5),
+            "{spec} used no CPU"
+        );
+        let usage = running.stop();
+        assert!(usage.problems.is_empty(), "{spec}: {:?}", usage.problems);
+        assert!(
+            usage.cpu_ns >= 150_000_000,
+            "{spec}: {} ns counted",
+            usage.cpu_ns
+        );
+        assert_gone(&groups, &dirs);
+    }
+}
+
+#[test]
+fn a_command_is_restarted_when_it_exits() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("starts");
+    let cmd = format!("command:cmd=echo start >> {}", file.display());
+    let (running, groups, dirs) = start(&[&cmd]);
+    let starts = || {
+        std::fs::read_to_string(&file)
+            .map(|t| t.lines().count())
+            .unwrap_or(0)
+    };
+    assert!(
+        wait_for(Duration::from_secs(10), || starts() >= 3),
+        "started {} times",
+        starts()
+    );
+    let usage = running.stop();
+    assert!(usage.problems.is_empty(), "{:?}", usage.problems);
+    assert_gone(&groups, &dirs);
+}
+
+#[test]
+fn a_load_that_cannot_start_is_an_error_and_leaves_nothing() {
+    for (spec, expected) in [
+        ("command:cmd=vernier-no-such-program", "status 127"),
+        ("command:cmd=exit 3", "exited with status 3 within 100 ms"),
+    ] {
+        let error = plan(&["cpu:cpus=0:duty=10", spec])
+            .start()
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            error.starts_with(&format!("load '{spec}' did not start: "))
+                && error.contains(expected),
+            "{error}"
+        );
+        assert!(!error.contains('\n'), "{error}");
+    }
+    let error = plan(&["cpu"])
+        .with_launcher(PathBuf::from("/nonexistent/vernier"), Vec::new())
+        .start()
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(error.contains("cannot run /nonexistent/vernier"), "{error}");
+}
+
+#[test]
+fn dropping_running_loads_stops_them() {
+    let (running, groups, dirs) = start(&["cpu:cpus=0:duty=10", "io:mb_per_s=1"]);
+    drop(running);
+    assert_gone(&groups, &dirs);
+}
+
+#[test]
+fn a_load_that_dies_during_the_run_is_reported_at_stop() {
+    let (running, groups, dirs) = start(&["net:mbit=1"]);
+    // SAFETY: kill(2) of the load's supervisor, our child, not reaped yet.
+    unsafe { libc::kill(groups[0] as i32, libc::SIGKILL) };
+    let usage = running.stop();
+    assert_eq!(usage.problems.len(), 1, "{:?}", usage.problems);
+    assert!(
+        usage.problems[0].starts_with("load 'net:mbit=1' failed while it ran:"),
+        "{:?}",
+        usage.problems
+    );
+    assert_gone(&groups, &dirs);
+}

@@ -1,0 +1,381 @@
+//! The controller's side: start the supervisors of a [`LoadPlan`], wait until each runs, and
+//! stop them again with what their CPU time was.
+//!
+//! The CPU time of a load is the user and system time wait4(2) reports for its supervisor,
+//! which includes every descendant it reaped, minus what the load had used when it was
+//! reported ready (read from /proc/PID/stat of its process group, proc(5)), so that the start
+//! check's time before the measured run is not counted.
+
+use std::io::{BufRead, BufReader, Read};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use vernier_sys::clock::{clock_ticks_per_second, monotonic_ns};
+
+use crate::spec::{Load, LoadError, LoadPlan};
+
+/// How long a supervisor may take to report ready (a load's start check takes 100 ms).
+const READY_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a supervisor has after SIGTERM to kill its load and exit before the controller
+/// kills its whole process group.
+const GRACE_NS: u64 = 3_000_000_000;
+/// Most of a supervisor's standard error kept for messages.
+const STDERR_KEEP: usize = 16 * 1024;
+
+/// What the loads of one measured run used.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LoadUsage {
+    /// CPU time of every load process from the moment the loads ran until they were stopped.
+    pub cpu_ns: i64,
+    /// Loads that failed while they ran (their supervisor ended before it was stopped), or
+    /// whose temporary directory could not be removed; one line each.
+    pub problems: Vec<String>,
+}
+
+/// One supervisor.
+struct LoadProcess {
+    spec: String,
+    pid: i32,
+    /// Its CPU time when it reported ready.
+    baseline_ns: i64,
+    stderr: Arc<Mutex<Vec<u8>>>,
+    stderr_done: mpsc::Receiver<()>,
+    reaped: bool,
+}
+
+/// Loads that run; [`RunningLoads::stop`] (or dropping it) stops them all.
+pub struct RunningLoads {
+    processes: Vec<LoadProcess>,
+    dirs: Vec<PathBuf>,
+    stopped: bool,
+}
+
+impl LoadPlan {
+    /// Starts every load and waits until each runs. A load that cannot start is an error, and
+    /// the loads started before it are stopped again.
+    pub fn start(&self) -> Result<RunningLoads, LoadError> {
+        let mut running = RunningLoads {
+            processes: Vec::new(),
+            dirs: Vec::new(),
+            stopped: false,
+        };
+        let (program, prefix) = match &self.launcher {
+            Some(launcher) => launcher.clone(),
+            None => {
+                let exe = std::env::current_exe().map_err(|e| LoadError::Start {
+                    load: "*".into(),
+                    reason: format!("cannot find the vernier executable: {e}"),
+                })?;
+                (exe, vec!["__load".to_string()])
+            }
+        };
+        for load in &self.loads {
+            let spec = load.to_string();
+            let start_error = |reason: String| LoadError::Start {
+                load: spec.clone(),
+                reason,
+            };
+            let dir = if load.needs_dir() {
+                let base = match load {
+                    Load::Io { dir: Some(dir), .. } => dir.clone(),
+                    _ => std::env::temp_dir(),
+                };
+                let dir = make_dir(&base).map_err(start_error)?;
+                running.dirs.push(dir.clone());
+                Some(dir)
+            } else {
+                None
+            };
+            let mut command = Command::new(&program);
+            command.args(&prefix).arg(&spec);
+            if let Some(dir) = &dir {
+                command.arg("--dir").arg(dir);
+            }
+            command
+                .stdin(Stdio::null())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .process_group(0);
+            // SAFETY: getpid(2) cannot fail.
+            let parent = unsafe { libc::getpid() };
+            // SAFETY: prctl(2) and getppid(2) are async-signal-safe. The supervisor gets SIGTERM,
+            // its ordinary stop, when the thread that started it dies; if that happened before
+            // prctl, the spawn fails instead of leaving an orphan.
+            unsafe {
+                command.pre_exec(move || {
+                    libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
+                    if libc::getppid() != parent {
+                        return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
+                    }
+                    Ok(())
+                });
+            }
+            let mut child = command
+                .spawn()
+                .map_err(|e| start_error(format!("cannot run {}: {e}", program.display())))?;
+            let stdout = child.stdout.take();
+            let stderr = Arc::new(Mutex::new(Vec::new()));
+            let (done_tx, stderr_done) = mpsc::channel();
+            if let Some(mut pipe) = child.stderr.take() {
+                let tail = Arc::clone(&stderr);
+                std::thread::spawn(move || {
+                    let mut buffer = [0u8; 4096];
+                    while let Ok(n) = pipe.read(&mut buffer) {
+                        if n == 0 {
+                            break;
+                        }
+                        if let Ok(mut tail) = tail.lock() {
+                            tail.extend_from_slice(&buffer[..n]);
+                            if tail.len() > STDERR_KEEP {
+                                let cut = tail.len() - STDERR_KEEP;
+                                tail.drain(..cut);
+                            }
+                        }
+                    }
+                    let _ = done_tx.send(());
+                });
+            }
+            running.processes.push(LoadProcess {
+                spec: spec.clone(),
+                pid: child.id() as i32,
+                baseline_ns: 0,
+                stderr,
+                stderr_done,
+                reaped: false,
+            });
+            // The child is waited for with wait4(2), for its resource usage; dropping the
+            // handle neither kills nor reaps it.
+            drop(child);
+            let (ready_tx, ready_rx) = mpsc::channel();
+            if let Some(stdout) = stdout {
+                std::thread::spawn(move || {
+                    let mut line = String::new();
+                    let _ = BufReader::new(stdout).read_line(&mut line);
+                    let _ = ready_tx.send(line);
+                });
+            }
+            let reason = match ready_rx.recv_timeout(READY_TIMEOUT) {
+                Ok(line) if line.trim() == "ready" => None,
+                Ok(_) | Err(RecvTimeoutError::Disconnected) => Some(String::new()),
+                Err(RecvTimeoutError::Timeout) => {
+                    Some(format!("not running after {} s", READY_TIMEOUT.as_secs()))
+                }
+            };
+            if let Some(reason) = reason {
+                let i = running.processes.len() - 1;
+                let ended = running.stop_one(i, false);
+                let reason = if reason.is_empty() {
+                    ended.message()
+                } else {
+                    reason
+                };
+                return Err(start_error(reason));
+            }
+        }
+        for p in &mut running.processes {
+            p.baseline_ns = group_cpu_ns(p.pid as u32);
+        }
+        Ok(running)
+    }
+}
+
+/// How a supervisor ended.
+struct Ended {
+    cpu_ns: i64,
+    failure: Option<String>,
+    stderr: String,
+}
+
+impl Ended {
+    /// The supervisor's reason (the last lines of its standard error) or how it ended.
+    fn message(&self) -> String {
+        let lines: Vec<&str> = self
+            .stderr
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .collect();
+        let tail = lines[lines.len().saturating_sub(3)..].join("; ");
+        match (&self.failure, tail.is_empty()) {
+            (_, false) => tail,
+            (Some(how), true) => format!("its process {how}"),
+            (None, true) => "its process ended without reporting ready".into(),
+        }
+    }
+}
+
+impl RunningLoads {
+    /// The process groups of the loads (each supervisor's pid), for checks that nothing is
+    /// left.
+    pub fn process_groups(&self) -> Vec<u32> {
+        self.processes.iter().map(|p| p.pid as u32).collect()
+    }
+
+    /// The temporary directories the loads write in, removed by [`RunningLoads::stop`].
+    pub fn dirs(&self) -> &[PathBuf] {
+        &self.dirs
+    }
+
+    /// Stops every load: SIGTERM to each supervisor, which kills its process group and exits;
+    /// its whole group killed when it has not ended after a grace time. Reaps them, removes the
+    /// temporary directories and returns the CPU time the loads used.
+    pub fn stop(mut self) -> LoadUsage {
+        self.stop_all()
+    }
+
+    fn stop_all(&mut self) -> LoadUsage {
+        if self.stopped {
+            return LoadUsage::default();
+        }
+        self.stopped = true;
+        let mut usage = LoadUsage::default();
+        for p in &self.processes {
+            if !p.reaped {
+                // SAFETY: kill(2) of our unreaped child.
+                unsafe { libc::kill(p.pid, libc::SIGTERM) };
+            }
+        }
+        for i in 0..self.processes.len() {
+            if self.processes[i].reaped {
+                continue;
+            }
+            let ended = self.stop_one(i, true);
+            usage.cpu_ns += (ended.cpu_ns - self.processes[i].baseline_ns).max(0);
+            if ended.failure.is_some() {
+                usage.problems.push(format!(
+                    "load '{}' failed while it ran: {}",
+                    self.processes[i].spec,
+                    ended.message()
+                ));
+            }
+        }
+        for dir in self.dirs.drain(..) {
+            if let Err(e) = std::fs::remove_dir_all(&dir) {
+                if e.kind() != std::io::ErrorKind::NotFound {
+                    usage
+                        .problems
+                        .push(format!("cannot remove {}: {e}", dir.display()));
+                }
+            }
+        }
+        usage
+    }
+
+    /// Ends supervisor `i` (SIGTERM unless `signalled`, then the grace time, then SIGKILL to
+    /// its group), reaps it and kills what is left of its group.
+    fn stop_one(&mut self, i: usize, signalled: bool) -> Ended {
+        let p = &mut self.processes[i];
+        if !signalled {
+            // SAFETY: kill(2) of our unreaped child.
+            unsafe { libc::kill(p.pid, libc::SIGTERM) };
+        }
+        let deadline = monotonic_ns() + GRACE_NS;
+        // SAFETY: an all-zero rusage is valid.
+        let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+        let mut status = 0;
+        let mut killed = false;
+        loop {
+            // SAFETY: wait4(2) on our child; `status` and `ru` are writable.
+            let r = unsafe { libc::wait4(p.pid, &mut status, libc::WNOHANG, &mut ru) };
+            if r == p.pid
+                || (r < 0 && std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR))
+            {
+                break;
+            }
+            if monotonic_ns() > deadline && !killed {
+                // SAFETY: kill(2) of the supervisor's own process group (its pid), whose
+                // leader is not reaped yet, so the id is still ours.
+                unsafe { libc::kill(-p.pid, libc::SIGKILL) };
+                killed = true;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        p.reaped = true;
+        // What the supervisor could not kill, or what outlived it when it was killed.
+        let group = p.pid as u32;
+        let deadline = monotonic_ns() + GRACE_NS;
+        loop {
+            let left: Vec<u32> = vernier_sys::process::process_group_members(group)
+                .into_iter()
+                .filter(|(_, stat)| !matches!(stat.state, 'Z' | 'X'))
+                .map(|(pid, _)| pid)
+                .collect();
+            if left.is_empty() || monotonic_ns() > deadline {
+                break;
+            }
+            // SAFETY: kill(2) of the load's process group.
+            unsafe { libc::kill(-p.pid, libc::SIGKILL) };
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        // Standard error ends when every process holding it has ended.
+        let _ = p.stderr_done.recv_timeout(Duration::from_millis(500));
+        let stderr = p
+            .stderr
+            .lock()
+            .map(|t| String::from_utf8_lossy(&t).into_owned())
+            .unwrap_or_default();
+        let failure = if killed {
+            Some(format!(
+                "did not end within {} s of SIGTERM and was killed",
+                GRACE_NS / 1_000_000_000
+            ))
+        } else if libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0 {
+            None
+        } else if libc::WIFEXITED(status) {
+            Some(format!("exited with status {}", libc::WEXITSTATUS(status)))
+        } else {
+            Some(format!("was killed by signal {}", libc::WTERMSIG(status)))
+        };
+        Ended {
+            cpu_ns: timeval_ns(ru.ru_utime) + timeval_ns(ru.ru_stime),
+            failure,
+            stderr,
+        }
+    }
+}
+
+impl Drop for RunningLoads {
+    /// Loads never outlive the run that started them, also after an error or a panic.
+    fn drop(&mut self) {
+        self.stop_all();
+    }
+}
+
+fn timeval_ns(tv: libc::timeval) -> i64 {
+    tv.tv_sec * 1_000_000_000 + tv.tv_usec * 1000
+}
+
+/// CPU time of the live members of process group `group` and of the children they reaped.
+fn group_cpu_ns(group: u32) -> i64 {
+    let ticks: u64 = vernier_sys::process::process_group_members(group)
+        .iter()
+        .map(|(_, s)| s.utime + s.stime + s.cutime + s.cstime)
+        .sum();
+    (ticks as f64 * 1e9 / clock_ticks_per_second() as f64) as i64
+}
+
+/// A fresh directory under `base` for a load's files.
+fn make_dir(base: &Path) -> Result<PathBuf, String> {
+    for attempt in 0..100u32 {
+        let dir = base.join(format!(
+            "vernier-load-{}-{}-{attempt}",
+            std::process::id(),
+            monotonic_ns()
+        ));
+        match std::fs::create_dir(&dir) {
+            Ok(()) => return Ok(dir),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => {
+                return Err(format!(
+                    "cannot create a directory in {}: {e}",
+                    base.display()
+                ))
+            }
+        }
+    }
+    Err(format!("cannot create a directory in {}", base.display()))
+}

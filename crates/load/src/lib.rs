@@ -1,0 +1,33 @@
+//! Load profiles: background work that runs during every measured run, so that a benchmark (a
+//! latency measurement above all) can be measured under a defined, repeatable load, as rteval
+//! and the OSADL QA Farm measure latency under load (docs: RESEARCH.md 1.4 and 1.5).
+//!
+//! `--load cpu:duty=50,io` names the loads in the spec grammar of every vernier spec
+//! (`vernier_model::spec`); [`LoadSet::parse`] checks them into a [`LoadPlan`] whose
+//! [`LoadPlan::canonical`] specs (every option resolved) are stored with each configuration, so
+//! that compare matches on them.
+//!
+//! Each load runs in a process of its own, a fresh `vernier __load SPEC` (the supervisor,
+//! [`load_main`]), in its own process group, so that it shares nothing with the controller and
+//! the measured child but the machine. Why processes and not threads of the controller: the
+//! CPU the load used is then exact and separate (wait4(2)'s rusage of the supervisor, which
+//! includes every descendant it reaped), the controller's own CPU accounting
+//! (`controller_cpu_ns`) is not disturbed, and the whole load can be killed as a process group.
+//!
+//! The supervisor is a child subreaper (PR_SET_CHILD_SUBREAPER, prctl(2)): processes a load
+//! starts (a `command`'s program and what it forks, hackbench's workers) come back to it when
+//! their parent dies, so it reaps them and their CPU time reaches the controller's wait4. On
+//! SIGTERM it kills the other members of its process group, reaps them and exits. It gets
+//! SIGTERM as its parent-death signal too, so a controller that dies takes its loads with it.
+//! The controller kills the group itself when the supervisor does not end within a grace time.
+//!
+//! The loads, their options and their sources are in [`spec`]; what each does in [`work`].
+
+mod control;
+pub mod spec;
+mod supervisor;
+mod work;
+
+pub use control::{LoadUsage, RunningLoads};
+pub use spec::{Load, LoadError, LoadInfo, LoadPlan, LoadSet, LOADS};
+pub use supervisor::{load_main, HackbenchParams};

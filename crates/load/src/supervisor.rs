@@ -1,0 +1,327 @@
+//! The supervisor: the process `vernier __load SPEC [--dir DIR]` that runs one load until
+//! SIGTERM (see the crate documentation for why a process and why a subreaper).
+//!
+//! Protocol with the controller ([`crate::RunningLoads`]): the supervisor writes `ready` and a
+//! newline to standard output once the load runs, or exits with status 1 and its reason as the
+//! last line on standard error. A process load (`command`, `hackbench`) counts as running when
+//! its program has not failed within [`START_CHECK`]: a program that exits at once with a
+//! failure (a missing program, a bad argument) is an error before anything is measured. After
+//! that it is restarted whenever it exits, at most once per [`START_CHECK`], so that a command
+//! that ends at once does not become a fork loop.
+
+use std::io::Write;
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::Receiver;
+
+use vernier_sys::clock::monotonic_ns;
+
+use crate::spec::Load;
+
+/// How long a load's program must keep running, or end successfully, to count as started.
+pub const START_CHECK_MS: u64 = 100;
+const START_CHECK: u64 = START_CHECK_MS * 1_000_000;
+
+/// How long the supervisor waits for the members of its process group to die after SIGKILL.
+const KILL_WAIT_NS: u64 = 2_000_000_000;
+
+/// What the `hackbench` load runs each time: vernier's hackbench benchmark in process mode
+/// over Unix sockets, with 20 senders and 20 receivers per group (rt-tests' defaults).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HackbenchParams {
+    pub groups: u64,
+    pub loops: u64,
+    pub datasize: u64,
+}
+
+static TERMINATE: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_terminate(_: libc::c_int) {
+    TERMINATE.store(true, Ordering::SeqCst);
+}
+
+/// Only there to interrupt the supervisor's sleep when a child ends.
+extern "C" fn on_child(_: libc::c_int) {}
+
+/// Runs the supervisor of the load in `args` (`SPEC [--dir DIR]`), writing `ready` to `ready`
+/// once it runs, until SIGTERM. `hackbench` runs one hackbench (in a forked child of this
+/// single-threaded process); the binary supplies it, since this crate does not see the
+/// benchmarks. The error is the one line the binary prints on standard error before it exits
+/// with status 1.
+pub fn load_main(
+    args: &[String],
+    ready: &mut dyn Write,
+    hackbench: &dyn Fn(&HackbenchParams) -> Result<(), String>,
+) -> Result<(), String> {
+    let (spec, dir) = match args {
+        [spec] => (spec, None),
+        [spec, flag, dir] if flag == "--dir" => (spec, Some(PathBuf::from(dir))),
+        _ => return Err("usage: __load SPEC [--dir DIR]".into()),
+    };
+    let load =
+        Load::parse(spec, &vernier_sys::cpulist::online_cpus()).map_err(|e| e.to_string())?;
+    // Its own process group, which it kills at the end: the controller starts it so, and run
+    // by hand it must not take the shell's group with it.
+    // SAFETY: getpgrp(2), getpid(2) and setpgid(2) on this process.
+    if unsafe { libc::getpgrp() != libc::getpid() && libc::setpgid(0, 0) != 0 } {
+        return Err(format!(
+            "cannot make a process group: {}",
+            std::io::Error::last_os_error()
+        ));
+    }
+    install_handlers()?;
+    // SAFETY: prctl(PR_SET_CHILD_SUBREAPER) only changes a flag of this process.
+    if unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) } != 0 {
+        return Err(format!(
+            "cannot become a child subreaper: {}",
+            std::io::Error::last_os_error()
+        ));
+    }
+    normal_priority();
+    let result = run(&load, dir, ready, hackbench);
+    kill_the_group();
+    result
+}
+
+fn install_handlers() -> Result<(), String> {
+    for (signal, handler) in [
+        (libc::SIGTERM, on_terminate as extern "C" fn(libc::c_int)),
+        (libc::SIGCHLD, on_child as extern "C" fn(libc::c_int)),
+    ] {
+        // SAFETY: a zeroed sigaction is valid; the handlers only store to an atomic. Without
+        // SA_RESTART, the signals interrupt the supervisor's nanosleep(2).
+        let ok = unsafe {
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = handler as usize;
+            libc::sigemptyset(&mut action.sa_mask);
+            libc::sigaction(signal, &action, std::ptr::null_mut()) == 0
+        };
+        if !ok {
+            return Err(format!(
+                "cannot install a signal handler: {}",
+                std::io::Error::last_os_error()
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A load runs at normal priority even when vernier itself was started with a real-time one
+/// (`chrt -f 50 vernier run ...`): SCHED_OTHER, which the threads and processes it starts
+/// inherit. Lowering the policy needs no privilege (sched(7)).
+fn normal_priority() {
+    // SAFETY: pid 0 is the calling thread; `param` is valid for the call.
+    unsafe {
+        if libc::sched_getscheduler(0) != libc::SCHED_OTHER {
+            let param = libc::sched_param { sched_priority: 0 };
+            libc::sched_setscheduler(0, libc::SCHED_OTHER, &param);
+        }
+    }
+}
+
+/// Sleeps for at most `ns`, returning early when a signal arrives.
+fn nap(ns: u64) {
+    let ts = libc::timespec {
+        tv_sec: (ns / 1_000_000_000) as libc::time_t,
+        tv_nsec: (ns % 1_000_000_000) as libc::c_long,
+    };
+    // SAFETY: `ts` is a valid timespec; the remaining time is not wanted.
+    unsafe { libc::nanosleep(&ts, std::ptr::null_mut()) };
+}
+
+/// How a child ended, from its wait status; `None` when it succeeded.
+fn failure(status: libc::c_int) -> Option<String> {
+    if libc::WIFEXITED(status) {
+        match libc::WEXITSTATUS(status) {
+            0 => None,
+            code => Some(format!("exited with status {code}")),
+        }
+    } else if libc::WIFSIGNALED(status) {
+        Some(format!("was killed by signal {}", libc::WTERMSIG(status)))
+    } else {
+        None
+    }
+}
+
+/// Reaps every child that has ended (the load's program and orphans that came back to this
+/// subreaper); returns the wait status of `work` if it was among them.
+fn reap(work: Option<i32>) -> Option<libc::c_int> {
+    let mut work_status = None;
+    loop {
+        let mut status = 0;
+        // SAFETY: waitpid(2) with WNOHANG on any child; `status` is writable.
+        let pid = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) };
+        if pid <= 0 {
+            return work_status;
+        }
+        if Some(pid) == work {
+            work_status = Some(status);
+        }
+    }
+}
+
+fn run(
+    load: &Load,
+    dir: Option<PathBuf>,
+    ready: &mut dyn Write,
+    hackbench: &dyn Fn(&HackbenchParams) -> Result<(), String>,
+) -> Result<(), String> {
+    let process = matches!(load, Load::Command { .. } | Load::Hackbench { .. });
+    let mut errors: Option<Receiver<String>> = None;
+    let mut work = None;
+    let mut started = monotonic_ns();
+    if process {
+        work = Some(start_work(load, hackbench)?);
+        let deadline = started + START_CHECK;
+        loop {
+            if let Some(status) = reap(work) {
+                if let Some(how) = failure(status) {
+                    return Err(format!("{} {how} within {START_CHECK_MS} ms", what(load)));
+                }
+                work = None;
+                break;
+            }
+            let now = monotonic_ns();
+            if now >= deadline || TERMINATE.load(Ordering::SeqCst) {
+                break;
+            }
+            nap((deadline - now).min(10_000_000));
+        }
+    } else {
+        errors = Some(crate::work::start(load, dir.as_deref())?);
+    }
+    ready
+        .write_all(b"ready\n")
+        .and_then(|_| ready.flush())
+        .map_err(|e| format!("cannot report ready: {e}"))?;
+    while !TERMINATE.load(Ordering::SeqCst) {
+        if let Some(Ok(error)) = errors.as_ref().map(Receiver::try_recv) {
+            return Err(error);
+        }
+        if reap(work).is_some() {
+            work = None;
+        }
+        if process && work.is_none() {
+            let due = started + START_CHECK;
+            let now = monotonic_ns();
+            if now >= due {
+                started = now;
+                work = Some(start_work(load, hackbench)?);
+            } else {
+                nap(due - now);
+                continue;
+            }
+        }
+        nap(50_000_000);
+    }
+    Ok(())
+}
+
+fn what(load: &Load) -> String {
+    match load {
+        Load::Command { cmd } => format!("`{cmd}`"),
+        other => other.name().to_string(),
+    }
+}
+
+/// Starts the program of a process load; returns its pid.
+fn start_work(
+    load: &Load,
+    hackbench: &dyn Fn(&HackbenchParams) -> Result<(), String>,
+) -> Result<i32, String> {
+    match load {
+        Load::Command { cmd } => {
+            let mut command = Command::new("sh");
+            command
+                .arg("-c")
+                .arg(cmd)
+                .stdin(Stdio::null())
+                .stdout(Stdio::null());
+            // SAFETY: prctl(2) is async-signal-safe; the program dies with this supervisor.
+            unsafe {
+                command.pre_exec(|| {
+                    libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                    Ok(())
+                });
+            }
+            let child = command
+                .spawn()
+                .map_err(|e| format!("cannot start sh -c `{cmd}`: {e}"))?;
+            Ok(child.id() as i32)
+        }
+        Load::Hackbench {
+            groups,
+            loops,
+            datasize,
+        } => {
+            let params = HackbenchParams {
+                groups: *groups,
+                loops: *loops,
+                datasize: *datasize,
+            };
+            // SAFETY: the supervisor of a process load has one thread, so the child may
+            // allocate and run ordinary code; it leaves only through _exit.
+            let pid = unsafe { libc::fork() };
+            if pid < 0 {
+                return Err(format!("cannot fork: {}", std::io::Error::last_os_error()));
+            }
+            if pid == 0 {
+                // SAFETY: plain system calls, then the child's own work and _exit(2).
+                unsafe {
+                    libc::signal(libc::SIGTERM, libc::SIG_DFL);
+                    libc::signal(libc::SIGCHLD, libc::SIG_DFL);
+                    libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                }
+                let status = match hackbench(&params) {
+                    Ok(()) => 0,
+                    Err(e) => {
+                        let _ = writeln!(std::io::stderr(), "hackbench: {e}");
+                        1
+                    }
+                };
+                // SAFETY: ends the forked child without running the parent's exit handlers.
+                unsafe { libc::_exit(status) };
+            }
+            Ok(pid)
+        }
+        _ => Err(format!("load '{}' runs no program", load.name())),
+    }
+}
+
+/// Kills every other member of this process group (the load's program, what it forked) and
+/// reaps what comes back to this subreaper, for at most [`KILL_WAIT_NS`].
+fn kill_the_group() {
+    // SAFETY: getpid(2) and getpgrp(2) cannot fail.
+    let (me, group) = unsafe { (libc::getpid() as u32, libc::getpgrp() as u32) };
+    let deadline = monotonic_ns() + KILL_WAIT_NS;
+    loop {
+        reap(None);
+        let others: Vec<u32> = vernier_sys::process::process_group_members(group)
+            .into_iter()
+            .filter(|(pid, stat)| *pid != me && !matches!(stat.state, 'Z' | 'X'))
+            .map(|(pid, _)| pid)
+            .collect();
+        if others.is_empty() || monotonic_ns() > deadline {
+            break;
+        }
+        for pid in others {
+            // SAFETY: kill(2) of a member of this process group.
+            unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+        }
+        nap(1_000_000);
+    }
+    // Zombies of this process's children that died last.
+    while monotonic_ns() < deadline {
+        let mut status = 0;
+        // SAFETY: waitpid(2) with WNOHANG on any child.
+        let pid = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) };
+        if pid < 0 {
+            break;
+        }
+        if pid == 0 {
+            nap(1_000_000);
+        }
+    }
+}
