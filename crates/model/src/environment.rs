@@ -489,8 +489,12 @@ mod tests {
         assert!(env.sysctls.is_empty());
         assert_eq!(env.topology, None);
         assert_eq!(
-            (env.tick, env.tick_hz, env.nohz_full_cpus),
-            (None, None, None)
+            (
+                env.tick.is_none(),
+                env.tick_hz,
+                env.nohz_full_cpus.is_none()
+            ),
+            (true, None, true)
         );
         let back: Environment =
             serde_json::from_str(&serde_json::to_string(&env).unwrap()).unwrap();
