@@ -57,6 +57,7 @@ impl Benchmark for Fork {
                     "anonymous memory mapped and touched before the workers are forked",
                 ),
             ],
+            parameters: false,
             hidden: false,
         }
     }

@@ -118,6 +118,7 @@ impl Benchmark for Hackbench {
                 choice_spec("ipc", IPC, "Unix stream sockets or pipes"),
                 choice_spec("tasks", TASKS, "workers are processes or threads"),
             ],
+            parameters: false,
             hidden: false,
         }
     }

@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use vernier_model::{BenchmarkInfo, Options, RunHistogram};
 use vernier_sys::MachineLimits;
 
+pub mod command;
 pub mod fork;
 pub mod hackbench;
 pub mod mock;
@@ -61,6 +62,9 @@ pub enum BenchError {
     Worker(String),
     #[error("invalid options: {0}")]
     Options(String),
+    /// A command the benchmark executes failed (the `command` benchmark).
+    #[error("{0}")]
+    Command(String),
     /// The machine cannot run the configuration (too many tasks, files, bytes or CPUs).
     #[error("{0}")]
     Limit(#[from] vernier_sys::LimitError),
@@ -94,6 +98,14 @@ pub trait Benchmark: Send + Sync {
         Ok(())
     }
 
+    /// Checks, when the plan is made, what the option types cannot: how options relate to
+    /// each other, parameters (see [`BenchmarkInfo::parameters`]), programs that must exist.
+    /// The default accepts every set of options that the types accept.
+    fn check_options(&self, options: &Options) -> Result<(), BenchError> {
+        let _ = options;
+        Ok(())
+    }
+
     fn run(&self, options: &Options, ctx: &RunContext) -> Result<Measurement, BenchError>;
 }
 
@@ -104,6 +116,7 @@ pub fn all() -> Vec<Box<dyn Benchmark>> {
         Box::new(pipe::Pipe),
         Box::new(fork::Fork),
         Box::new(yield_::Yield),
+        Box::new(command::CommandBench),
         Box::new(mock::Mock),
     ]
 }
@@ -121,7 +134,10 @@ mod tests {
     #[test]
     fn all_lists_every_builtin_once() {
         let names: Vec<&str> = all().iter().map(|b| b.info().name).collect();
-        assert_eq!(names, ["hackbench", "pipe", "fork", "yield", "mock"]);
+        assert_eq!(
+            names,
+            ["hackbench", "pipe", "fork", "yield", "command", "mock"]
+        );
         let hidden: Vec<&str> = all()
             .iter()
             .map(|b| b.info())
@@ -284,6 +300,8 @@ mod tests {
             "pipe:loops=100:tasks=thread:placement=free",
             "fork:workers=2:duration=0.02",
             "yield:workers=2:duration=0.02",
+            "command:cmd=true:calibration=2",
+            "command:cmd=true:timeout=5:calibration=1:prepare=true:cleanup=true",
         ] {
             let out = std::process::Command::new(&exe)
                 .args([

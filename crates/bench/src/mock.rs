@@ -220,6 +220,7 @@ impl Benchmark for Mock {
                 ),
                 uint_spec("seed", 0, 0, u64::MAX, "", "seed of the random values"),
             ],
+            parameters: false,
             hidden: true,
         }
     }

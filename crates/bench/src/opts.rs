@@ -145,13 +145,14 @@ pub fn resolve_options(
             .insert(spec.name.to_string(), spec.default_value(online));
     }
     for (name, text) in overrides {
-        let spec = info
-            .option(name)
-            .ok_or_else(|| BenchError::Options(format!("unknown option '{name}'")))?;
-        let value = spec
-            .parse(text)
-            .map_err(|e| BenchError::Options(e.to_string()))?;
-        options.0.insert(spec.name.to_string(), value);
+        let value = match info.option(name) {
+            Some(spec) => spec
+                .parse(text)
+                .map_err(|e| BenchError::Options(e.to_string()))?,
+            None if info.takes_parameter(name) => OptionValue::Text(text.to_string()),
+            None => return Err(BenchError::Options(format!("unknown option '{name}'"))),
+        };
+        options.0.insert(name.to_string(), value);
     }
     Ok(options)
 }

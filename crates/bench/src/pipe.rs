@@ -57,6 +57,7 @@ impl Benchmark for Pipe {
                      two; free: not pinned",
                 ),
             ],
+            parameters: false,
             hidden: false,
         }
     }

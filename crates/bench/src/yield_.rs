@@ -27,6 +27,7 @@ impl Benchmark for Yield {
             },
             secondary_metrics: vec![],
             options: vec![workers_spec(), duration_spec()],
+            parameters: false,
             hidden: false,
         }
     }

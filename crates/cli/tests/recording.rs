@@ -94,6 +94,7 @@ fn a_session_that_cannot_be_recorded_is_marked_failed() {
         },
         secondary_metrics: Vec::new(),
         options: Vec::new(),
+        parameters: false,
         hidden: true,
     }];
     let settings = Settings {

@@ -4,7 +4,7 @@
 //! system or the database is touched.
 
 use vernier_model::spec::SpecError;
-use vernier_model::{BenchmarkInfo, Options, Settings};
+use vernier_model::{BenchmarkInfo, OptionValue, Options, Settings};
 
 use crate::spec::{expand, parse_benchmark_spec};
 
@@ -59,6 +59,9 @@ pub enum PlanError {
         setting: &'static str,
         detail: String,
     },
+    /// A configuration of a spec has options that break a rule of its benchmark.
+    #[error("spec '{spec}': {detail}")]
+    Options { spec: String, detail: String },
     /// A configuration needs more than the machine allows (tasks, files, memory, CPUs).
     #[error("{configuration} cannot run on this machine: {detail}")]
     Machine {
@@ -134,7 +137,7 @@ pub fn build_plan(
                     .join(", "),
             })?;
         for (name, _) in &spec.options {
-            if info.option(name).is_none() {
+            if info.option(name).is_none() && !info.takes_parameter(name) {
                 return Err(PlanError::UnknownOption {
                     benchmark: info.name.to_string(),
                     option: name.clone(),
@@ -155,17 +158,26 @@ pub fn build_plan(
                     .insert(option.name.to_string(), option.default_value(online_cpus));
             }
             for (name, value) in combo {
-                let option = info.option(&name).ok_or_else(|| PlanError::UnknownOption {
-                    benchmark: info.name.to_string(),
-                    option: name.clone(),
-                    valid: String::new(),
-                })?;
-                options.0.insert(name, option.parse(&value)?);
+                let value = match info.option(&name) {
+                    Some(option) => option.parse(&value)?,
+                    // The grammar leaves no value empty; what a parameter must be is the
+                    // benchmark's to check (below).
+                    None if info.takes_parameter(&name) => OptionValue::Text(value),
+                    None => {
+                        return Err(PlanError::UnknownOption {
+                            benchmark: info.name.to_string(),
+                            option: name.clone(),
+                            valid: String::new(),
+                        })
+                    }
+                };
+                options.0.insert(name, value);
             }
             let configuration = PlannedConfiguration {
                 info: info.clone(),
                 options,
             };
+            check_options(&configuration, &spec.text)?;
             if configurations.contains(&configuration) {
                 return Err(PlanError::DuplicateConfiguration(configuration.label()));
             }
@@ -177,6 +189,27 @@ pub fn build_plan(
         settings,
         specs: specs.to_vec(),
     })
+}
+
+/// Checks the options of a configuration of a built-in benchmark against the rules its types
+/// cannot say, through [`vernier_bench::Benchmark::check_options`] (a command's placeholders,
+/// its shell). Configurations of benchmarks that are not built in (tests' scripted ones) are
+/// not checked.
+fn check_options(configuration: &PlannedConfiguration, spec: &str) -> Result<(), PlanError> {
+    let Some(benchmark) =
+        vernier_bench::find(configuration.info.name).filter(|b| b.info() == configuration.info)
+    else {
+        return Ok(());
+    };
+    benchmark
+        .check_options(&configuration.options)
+        .map_err(|e| PlanError::Options {
+            spec: spec.to_string(),
+            detail: match e {
+                vernier_bench::BenchError::Options(detail) => detail,
+                other => other.to_string(),
+            },
+        })
 }
 
 /// Checks every configuration of `plan` against what this machine allows, through each
@@ -239,6 +272,7 @@ mod tests {
                     help: "",
                 },
             ],
+            parameters: false,
             hidden: false,
         }]
     }
@@ -282,6 +316,40 @@ mod tests {
             Err(PlanError::DuplicateConfiguration(_))
         ));
         assert_eq!(plan(&[]), Err(PlanError::NoConfigurations));
+    }
+
+    #[test]
+    fn a_benchmark_with_parameters_takes_undeclared_options_as_text_sweeps() {
+        let mut infos = benchmarks();
+        infos[0].parameters = true;
+        let specs = vec!["hackbench:t=a b,c:groups=4".to_string()];
+        let p = build_plan(&specs, Settings::default(), &infos, 2).unwrap();
+        assert_eq!(p.configurations.len(), 2);
+        assert_eq!(p.configurations[0].options.text("t"), "a b");
+        assert_eq!(p.configurations[1].options.text("t"), "c");
+        assert_eq!(p.configurations[1].options.uint("groups"), 4);
+        // Declared options keep their types; a parameter is named like an option.
+        let plan = |spec: &str| {
+            build_plan(&[spec.to_string()], Settings::default(), &infos, 2)
+                .unwrap_err()
+                .to_string()
+        };
+        assert!(plan("hackbench:groups=x").contains("expected an integer"));
+        assert!(plan("hackbench:9t=1").contains("has no option '9t'"));
+        // The built-in command checks its own parameters when the plan is made.
+        let infos: Vec<BenchmarkInfo> = vernier_bench::all().iter().map(|b| b.info()).collect();
+        let e = build_plan(
+            &["command:cmd=sleep {t}:t=1:u=2".to_string()],
+            Settings::default(),
+            &infos,
+            2,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.starts_with("spec 'command:cmd=sleep {t}:t=1:u=2': parameter 'u' fills nothing"),
+            "{e}"
+        );
     }
 
     #[test]

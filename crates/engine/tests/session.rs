@@ -169,6 +169,7 @@ fn scripted_benchmark() -> Vec<BenchmarkInfo> {
             unit: "",
             help: "",
         }],
+        parameters: false,
         hidden: true,
     }]
 }

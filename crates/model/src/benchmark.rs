@@ -26,6 +26,10 @@ pub struct BenchmarkInfo {
     /// Further metrics every run reports, shown and compared next to the primary one.
     pub secondary_metrics: Vec<MetricInfo>,
     pub options: Vec<OptionSpec>,
+    /// Accepts options it does not declare: text parameters, each named like an option, that
+    /// fill `{name}` placeholders in its declared text options (`command:cmd=sleep {t}:t=1,2`
+    /// sweeps `t` as any option is swept). The benchmark checks that each one is used.
+    pub parameters: bool,
     /// Hidden benchmarks (the scripted mock) are runnable but not listed.
     pub hidden: bool,
 }
@@ -34,4 +38,20 @@ impl BenchmarkInfo {
     pub fn option(&self, name: &str) -> Option<&OptionSpec> {
         self.options.iter().find(|o| o.name == name)
     }
+
+    /// True when `name` is not a declared option but can be a parameter of this benchmark
+    /// (see [`BenchmarkInfo::parameters`]).
+    pub fn takes_parameter(&self, name: &str) -> bool {
+        self.parameters && self.option(name).is_none() && is_parameter_name(name)
+    }
+}
+
+/// True for a name a parameter may have: a letter, then letters, digits, `-` and `_` (the
+/// grammar of option names, so `{name}` cannot be mistaken for other uses of braces, such as
+/// `{}` in `find -exec` or `{print $1}` in awk).
+pub fn is_parameter_name(name: &str) -> bool {
+    name.starts_with(|c: char| c.is_ascii_alphabetic())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
 }

@@ -43,11 +43,22 @@ pub fn list(args: ListArgs) -> Result<ExitCode> {
                 } else {
                     format!("{default}, here {resolved}")
                 };
+                let default = if default.is_empty() {
+                    String::new()
+                } else {
+                    format!("default {default}{unit}; ")
+                };
                 outln!(
-                    "             {:<10} {} (default {default}{unit}; {})",
+                    "             {:<10} {} ({default}{})",
                     o.name,
                     o.help,
                     o.kind.describe()
+                );
+            }
+            if b.parameters {
+                outln!(
+                    "             {:<10} any other option is a parameter: it fills {{NAME}} in the text options",
+                    "NAME"
                 );
             }
         }

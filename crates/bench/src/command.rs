@@ -1,0 +1,821 @@
+//! `command`: the wall time of any command, with hyperfine's semantics where a user expects
+//! them (hyperfine 1.15, `src/benchmark/executor.rs`), one execution per run.
+//!
+//! - The command runs through a shell, `sh -c CMD` by default (`shell=PROGRAM [ARGS]`), or,
+//!   with `shell=none`, directly after splitting it into words as a POSIX shell would
+//!   (hyperfine's `-N`).
+//! - Through a shell, each run first times `SHELL -c ''` `calibration` times, exactly as it then
+//!   times the command, and subtracts the median of those times from the command's wall, user
+//!   and system times: what is left is the command's own time, not the shell's start-up.
+//!   hyperfine does the same once per benchmark with 50 executions and their mean; vernier
+//!   does it in every run (a run is a fresh process, and the shell's start-up drifts with the
+//!   machine like everything else) and takes the median, which a stray slow start moves less.
+//!   The subtracted time is stored as `shell_time`.
+//! - `prepare` and `cleanup` run before and after the command in every run, untimed, through
+//!   the same shell (hyperfine's `--prepare` and `--cleanup`, though hyperfine runs its cleanup
+//!   once after all runs); either failing fails the run.
+//! - A non-zero exit status or a death by signal fails the run, and so its configuration,
+//!   unless `ignore_failure=true` (hyperfine's `-i`).
+//! - Standard input is /dev/null; standard output and error go to /dev/null, or with
+//!   `output=FILE` to that file, created anew for each execution (hyperfine's `--output`).
+//!   hyperfine's `inherit` and `pipe` are refused: a run's own standard output carries its
+//!   result to vernier and its terminal belongs to the progress display.
+//! - `timeout=SECONDS` ends a command (and a prepare or cleanup command) that runs longer
+//!   by killing its whole process group; the run fails. The command leads a process group of
+//!   its own so that nothing it started in that group survives the kill; the run process is a
+//!   child subreaper (prctl(2) PR_SET_CHILD_SUBREAPER) while it waits, so that it reaps the
+//!   killed group's orphans itself. Processes that leave the group (setsid(2), daemons) are
+//!   beyond the kill.
+//! - `{name}` in `cmd`, `prepare`, `cleanup` and `output` is replaced by the value of the
+//!   parameter `name`, an option that the benchmark does not declare:
+//!   `command:cmd=sleep {t}:t=0.1,0.2` is a sweep of two configurations, as hyperfine's
+//!   `-L t 0.1,0.2`. A parameter that fills no placeholder is refused when the plan is made, so
+//!   a misspelt option (`timout=5`) does not pass silently as a parameter. Braces around
+//!   anything that is not a given parameter stay as written (`find -exec {}`, `${HOME}`).
+//!
+//! The metric is the command's wall time, from just before it is spawned (fork and exec) to
+//! just after wait4(2) has reaped it, CLOCK_MONOTONIC. wait4's resource usage of the command
+//! gives the user and system CPU time (shell's subtracted, at least 0) and the largest
+//! resident set size of the command and the descendants it waited for (getrusage(2)), stored
+//! as `user_time`, `system_time` and `max_rss_bytes` beside the metric.
+//!
+//! A command that takes no longer than the shell's start-up (`true`) has a time near zero, of
+//! either sign; hyperfine clamps it at 0. vernier stores durations as positive numbers, so the
+//! time is clamped at 1 ns, the monotonic clock's unit: a median at that floor means the
+//! command's own time is not measurable through a shell, and `shell=none` measures it with
+//! the start-up of the program itself.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs::File;
+use std::os::fd::{FromRawFd, OwnedFd, RawFd};
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use vernier_model::{BenchmarkInfo, MetricInfo, OptionDefault, OptionKind, OptionSpec};
+use vernier_model::{OptionValue, Options};
+use vernier_sys::clock::monotonic_ns;
+use vernier_sys::MachineLimits;
+
+use crate::opts::{choice, float, uint};
+use crate::workers::errno;
+use crate::{BenchError, Benchmark, Measurement, RunContext};
+
+/// The primary metric and the values stored beside it.
+pub const TIME: &str = "time";
+pub const USER_TIME: &str = "user_time";
+pub const SYSTEM_TIME: &str = "system_time";
+pub const MAX_RSS_BYTES: &str = "max_rss_bytes";
+pub const SHELL_TIME: &str = "shell_time";
+
+/// The options whose text may hold `{name}` placeholders.
+const FILLED: [&str; 4] = ["cmd", "prepare", "cleanup", "output"];
+
+/// The least time a run reports: the monotonic clock's unit (see the module documentation).
+const FLOOR_NS: f64 = 1.0;
+
+pub struct CommandBench;
+
+fn text_spec(name: &'static str, default: &str, help: &'static str) -> OptionSpec {
+    OptionSpec {
+        name,
+        kind: OptionKind::Text,
+        default: OptionDefault::Value(OptionValue::Text(default.to_string())),
+        unit: "",
+        help,
+    }
+}
+
+impl Benchmark for CommandBench {
+    fn info(&self) -> BenchmarkInfo {
+        BenchmarkInfo {
+            name: "command",
+            version: "1",
+            description: "wall time of any command, the shell's start-up subtracted (as hyperfine)",
+            metric: MetricInfo {
+                name: TIME.into(),
+                unit: "s".into(),
+                higher_is_better: false,
+            },
+            options: vec![
+                text_spec(
+                    "cmd",
+                    "",
+                    "the command to time (required); {name} is filled from parameter name",
+                ),
+                text_spec(
+                    "shell",
+                    "sh",
+                    "runs each command as SHELL -c CMD; none: splits it into words and runs it",
+                ),
+                text_spec("prepare", "", "a command run before the timed one, untimed"),
+                text_spec("cleanup", "", "a command run after the timed one, untimed"),
+                text_spec(
+                    "output",
+                    "null",
+                    "where the command's output goes: null (discarded) or a FILE",
+                ),
+                OptionSpec {
+                    name: "timeout",
+                    kind: OptionKind::Float {
+                        min: 0.0,
+                        max: 86400.0,
+                    },
+                    default: OptionDefault::Value(OptionValue::Float(0.0)),
+                    unit: "s",
+                    help: "kills each command's process group after this long; 0: no limit",
+                },
+                OptionSpec {
+                    name: "ignore_failure",
+                    kind: OptionKind::Choice(&["false", "true"]),
+                    default: OptionDefault::Value(OptionValue::Text("false".into())),
+                    unit: "",
+                    help: "true: a non-zero exit status does not fail the run",
+                },
+                OptionSpec {
+                    name: "calibration",
+                    kind: OptionKind::UInt { min: 0, max: 1000 },
+                    default: OptionDefault::Value(OptionValue::UInt(20)),
+                    unit: "",
+                    help: "executions of SHELL -c '' per run whose median time is subtracted",
+                },
+            ],
+            parameters: true,
+            hidden: false,
+        }
+    }
+
+    /// The run's process and the command; what the command starts is its own business.
+    fn check_machine(&self, _options: &Options, limits: &MachineLimits) -> Result<(), BenchError> {
+        limits.check_tasks(2)?;
+        Ok(())
+    }
+
+    fn check_options(&self, options: &Options) -> Result<(), BenchError> {
+        let resolved = Resolved::new(&self.info(), options)?;
+        for argv in [
+            Some(&resolved.cmd),
+            resolved.prepare.as_ref(),
+            resolved.cleanup.as_ref(),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            if find_program(&argv[0]).is_none() {
+                return Err(BenchError::Options(format!(
+                    "program '{}' is not found{}",
+                    argv[0],
+                    if argv[0].contains('/') {
+                        " or not executable"
+                    } else {
+                        " in PATH"
+                    }
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    fn run(&self, options: &Options, _ctx: &RunContext) -> Result<Measurement, BenchError> {
+        let resolved = Resolved::new(&self.info(), options)?;
+        let shell = resolved.shell_overhead()?;
+        if let Some(prepare) = &resolved.prepare {
+            resolved.untimed("prepare", prepare)?;
+        }
+        let measured = execute(&resolved.cmd, &resolved.output, resolved.timeout);
+        let cleanup = match &resolved.cleanup {
+            Some(cleanup) => resolved.untimed("cleanup", cleanup),
+            None => Ok(()),
+        };
+        let measured = measured?;
+        resolved.check_exit("the command", &measured, resolved.ignore_failure)?;
+        cleanup?;
+        let seconds = |ns: f64| ns / 1e9;
+        let mut values = BTreeMap::new();
+        values.insert(
+            TIME.to_string(),
+            seconds((measured.wall_ns as f64 - shell.wall_ns).max(FLOOR_NS)),
+        );
+        values.insert(
+            USER_TIME.to_string(),
+            seconds((measured.user_ns as f64 - shell.user_ns).max(0.0)),
+        );
+        values.insert(
+            SYSTEM_TIME.to_string(),
+            seconds((measured.system_ns as f64 - shell.system_ns).max(0.0)),
+        );
+        values.insert(MAX_RSS_BYTES.to_string(), measured.max_rss_bytes as f64);
+        values.insert(SHELL_TIME.to_string(), seconds(shell.wall_ns));
+        Ok(Measurement { values })
+    }
+}
+
+/// Where the command's standard output and error go.
+#[derive(Debug, Clone, PartialEq)]
+enum Output {
+    Null,
+    File(PathBuf),
+}
+
+/// A configuration's options turned into what one run executes.
+#[derive(Debug, Clone, PartialEq)]
+struct Resolved {
+    /// The shell and its arguments before `-c`; `None` for `shell=none`.
+    shell: Option<Vec<String>>,
+    cmd: Vec<String>,
+    prepare: Option<Vec<String>>,
+    cleanup: Option<Vec<String>>,
+    output: Output,
+    timeout: Option<Duration>,
+    ignore_failure: bool,
+    calibration: u64,
+}
+
+impl Resolved {
+    fn new(info: &BenchmarkInfo, options: &Options) -> Result<Self, BenchError> {
+        let bad = |message: String| BenchError::Options(message);
+        let parameters: BTreeMap<&str, &str> = options
+            .0
+            .iter()
+            .filter(|(name, _)| info.option(name).is_none())
+            .map(|(name, value)| match value {
+                OptionValue::Text(text) => Ok((name.as_str(), text.as_str())),
+                other => Err(bad(format!("parameter '{name}' is not text: {other}"))),
+            })
+            .collect::<Result<_, _>>()?;
+        let mut used = BTreeSet::new();
+        let mut filled = BTreeMap::new();
+        for name in FILLED {
+            filled.insert(name, fill(options.text(name), &parameters, &mut used));
+        }
+        if let Some(unused) = parameters.keys().find(|p| !used.contains(*p)) {
+            return Err(bad(format!(
+                "parameter '{unused}' fills nothing: there is no {{{unused}}} in cmd, \
+                 prepare, cleanup or output; the options of command are {}",
+                info.options
+                    .iter()
+                    .map(|o| o.name)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        }
+        let shell_text = options.text("shell");
+        let shell = if shell_text == "none" {
+            None
+        } else {
+            Some(split_words("shell", shell_text)?)
+        };
+        let argv = |name: &str| -> Result<Option<Vec<String>>, BenchError> {
+            let line = filled[name].trim();
+            if line.is_empty() {
+                return Ok(None);
+            }
+            Ok(Some(match &shell {
+                Some(words) => {
+                    let mut argv = words.clone();
+                    argv.extend(["-c".to_string(), line.to_string()]);
+                    argv
+                }
+                None => split_words(name, line)?,
+            }))
+        };
+        let cmd = argv("cmd")?.ok_or_else(|| {
+            bad("option 'cmd' is required: command:cmd=COMMAND, e.g. command:cmd=sleep 0.1".into())
+        })?;
+        let output = match filled["output"].trim() {
+            "null" | "" => Output::Null,
+            word @ ("inherit" | "pipe") => {
+                return Err(bad(format!(
+                    "output={word} is not possible: a run's standard output carries its \
+                     result to vernier; use output=null or output=FILE"
+                )))
+            }
+            path => Output::File(PathBuf::from(path)),
+        };
+        let timeout = float(info, options, "timeout")?;
+        Ok(Resolved {
+            cmd,
+            prepare: argv("prepare")?,
+            cleanup: argv("cleanup")?,
+            shell,
+            output,
+            timeout: (timeout > 0.0).then(|| Duration::from_secs_f64(timeout)),
+            ignore_failure: choice(info, options, "ignore_failure")? == 1,
+            calibration: uint(info, options, "calibration")?,
+        })
+    }
+
+    /// The median wall, user and system times of `SHELL -c ''` over `calibration`
+    /// executions, in nanoseconds; zero without a shell or calibration.
+    fn shell_overhead(&self) -> Result<Usage, BenchError> {
+        let Some(shell) = self.shell.as_ref().filter(|_| self.calibration > 0) else {
+            return Ok(Usage::default());
+        };
+        let mut argv = shell.clone();
+        argv.extend(["-c".to_string(), String::new()]);
+        let n = usize::try_from(self.calibration).unwrap_or(usize::MAX);
+        let (mut wall, mut user, mut system) = (
+            Vec::with_capacity(n),
+            Vec::with_capacity(n),
+            Vec::with_capacity(n),
+        );
+        for _ in 0..n {
+            let finished = execute(&argv, &Output::Null, self.timeout)?;
+            self.check_exit("the shell's empty command (-c '')", &finished, false)?;
+            wall.push(finished.wall_ns as f64);
+            user.push(finished.user_ns as f64);
+            system.push(finished.system_ns as f64);
+        }
+        let median = |xs: &[f64]| {
+            vernier_stats::median(xs).map_err(|e| BenchError::Worker(format!("shell time: {e}")))
+        };
+        Ok(Usage {
+            wall_ns: median(&wall)?,
+            user_ns: median(&user)?,
+            system_ns: median(&system)?,
+        })
+    }
+
+    /// Runs a prepare or cleanup command, which must succeed.
+    fn untimed(&self, what: &str, argv: &[String]) -> Result<(), BenchError> {
+        let finished = execute(argv, &Output::Null, self.timeout)?;
+        self.check_exit(&format!("the {what} command"), &finished, false)
+    }
+
+    /// Fails unless `finished` exited with status 0, or when `accept_failure`, at least ended
+    /// by itself.
+    fn check_exit(
+        &self,
+        what: &str,
+        finished: &Finished,
+        accept_failure: bool,
+    ) -> Result<(), BenchError> {
+        let status = finished.status;
+        if finished.timed_out {
+            let limit = self.timeout.map(|t| t.as_secs_f64()).unwrap_or_default();
+            return Err(BenchError::Command(format!(
+                "{what} did not finish within timeout={limit} s; its process group was killed"
+            )));
+        }
+        let ok = libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0;
+        if ok || accept_failure {
+            return Ok(());
+        }
+        let how = if libc::WIFSIGNALED(status) {
+            format!("was killed by signal {}", libc::WTERMSIG(status))
+        } else {
+            format!("exited with status {}", libc::WEXITSTATUS(status))
+        };
+        let hint = if accept_failure || what != "the command" {
+            ""
+        } else {
+            " (ignore_failure=true accepts that)"
+        };
+        let output = if self.output == Output::Null {
+            "; output=FILE keeps its output"
+        } else {
+            ""
+        };
+        Err(BenchError::Command(format!("{what} {how}{hint}{output}")))
+    }
+}
+
+/// `text` with each `{name}` whose name is a key of `parameters` replaced by its value, in one
+/// pass (a value is not searched again); the names it filled are added to `used`.
+fn fill<'a>(
+    text: &str,
+    parameters: &BTreeMap<&'a str, &str>,
+    used: &mut BTreeSet<&'a str>,
+) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(open) = rest.find('{') {
+        out.push_str(&rest[..open]);
+        let after = &rest[open + 1..];
+        let filled = after.find('}').and_then(|close| {
+            let (name, value) = parameters.get_key_value(&after[..close])?;
+            used.insert(*name);
+            Some((*value, close))
+        });
+        match filled {
+            Some((value, close)) => {
+                out.push_str(value);
+                rest = &after[close + 1..];
+            }
+            None => {
+                out.push('{');
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Splits `line` into words as a POSIX shell would (quotes and backslashes), for
+/// `shell=none` and for the shell's own words.
+fn split_words(option: &str, line: &str) -> Result<Vec<String>, BenchError> {
+    match shlex::split(line) {
+        Some(words) if !words.is_empty() => Ok(words),
+        Some(_) => Err(BenchError::Options(format!("option '{option}' is empty"))),
+        None => Err(BenchError::Options(format!(
+            "option '{option}': '{line}' cannot be split into words (a quote is not closed)"
+        ))),
+    }
+}
+
+/// Where `program` is: itself when it holds a `/`, otherwise the first executable file of
+/// that name in a directory of PATH, as execvp(3) searches.
+fn find_program(program: &str) -> Option<PathBuf> {
+    let executable = |path: &Path| {
+        path.metadata()
+            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    if program.contains('/') {
+        let path = PathBuf::from(program);
+        return executable(&path).then_some(path);
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(program))
+        .find(|candidate| executable(candidate))
+}
+
+/// Wall, user and system time, in nanoseconds.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+struct Usage {
+    wall_ns: f64,
+    user_ns: f64,
+    system_ns: f64,
+}
+
+/// What one execution took and how it ended.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Finished {
+    /// The wait status (wait4(2)).
+    status: i32,
+    wall_ns: u64,
+    user_ns: u64,
+    system_ns: u64,
+    max_rss_bytes: u64,
+    /// Killed with its process group at the timeout.
+    timed_out: bool,
+}
+
+/// Executes `argv` in a process group of its own and times it, from before the spawn to after
+/// wait4(2) has reaped it, killing its group after `timeout`.
+fn execute(
+    argv: &[String],
+    output: &Output,
+    timeout: Option<Duration>,
+) -> Result<Finished, BenchError> {
+    let (stdout, stderr) = match output {
+        Output::Null => (Stdio::null(), Stdio::null()),
+        Output::File(path) => {
+            let file = File::create(path).map_err(|e| {
+                BenchError::Command(format!("cannot create output file {}: {e}", path.display()))
+            })?;
+            let copy = file.try_clone().map_err(|e| {
+                BenchError::Command(format!("cannot share output file {}: {e}", path.display()))
+            })?;
+            (Stdio::from(file), Stdio::from(copy))
+        }
+    };
+    let Some((program, args)) = argv.split_first() else {
+        return Err(BenchError::Options("nothing to execute".into()));
+    };
+    if timeout.is_some() {
+        // Orphans of the group reparent to this process, which reaps them after the kill.
+        // SAFETY: prctl(PR_SET_CHILD_SUBREAPER) only changes a flag of this process.
+        if unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1) } != 0 {
+            return Err(BenchError::last_os("prctl(PR_SET_CHILD_SUBREAPER)"));
+        }
+    }
+    let mut command = std::process::Command::new(program);
+    command
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(stdout)
+        .stderr(stderr)
+        .process_group(0);
+    // If the run process is killed (the controller's own run timeout or Ctrl-C reach only the
+    // run's process group), the command goes with it instead of running on.
+    // SAFETY: the closure runs between fork and exec and only makes one async-signal-safe
+    // system call.
+    unsafe {
+        command.pre_exec(|| {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let start = monotonic_ns();
+    let child = command
+        .spawn()
+        .map_err(|e| BenchError::Command(format!("cannot start '{program}': {e}")))?;
+    let pid = i32::try_from(child.id())
+        .map_err(|_| BenchError::Command(format!("'{program}' has no valid process id")))?;
+    let timed_out = match timeout {
+        Some(limit) => !wait_exit(pid, limit)?,
+        None => false,
+    };
+    if timed_out {
+        // SAFETY: kill(2) with a negative pid signals only the command's own process group,
+        // whose leader is not reaped yet, so the id cannot have been reused.
+        unsafe { libc::kill(-pid, libc::SIGKILL) };
+    }
+    let (status, ru) = wait4(pid)?;
+    let wall_ns = monotonic_ns().saturating_sub(start);
+    if timed_out {
+        reap_group(pid);
+    }
+    let ns = |tv: libc::timeval| {
+        u64::try_from(tv.tv_sec).unwrap_or(0) * 1_000_000_000
+            + u64::try_from(tv.tv_usec).unwrap_or(0) * 1_000
+    };
+    Ok(Finished {
+        status,
+        wall_ns,
+        user_ns: ns(ru.ru_utime),
+        system_ns: ns(ru.ru_stime),
+        // ru_maxrss is in kilobytes (getrusage(2)).
+        max_rss_bytes: u64::try_from(ru.ru_maxrss).unwrap_or(0) * 1024,
+        timed_out,
+    })
+}
+
+/// Waits until `pid` has exited or `limit` has passed, without reaping it; true when it
+/// exited. A pidfd (pidfd_open(2), Linux 5.3) becomes readable when its process exits.
+fn wait_exit(pid: i32, limit: Duration) -> Result<bool, BenchError> {
+    // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1.
+    let raw = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+    if raw < 0 {
+        return Err(BenchError::last_os("pidfd_open"));
+    }
+    // SAFETY: `raw` is a descriptor this process just got and nothing else owns.
+    let pidfd = unsafe { OwnedFd::from_raw_fd(raw as RawFd) };
+    let deadline =
+        monotonic_ns().saturating_add(u64::try_from(limit.as_nanos()).unwrap_or(u64::MAX));
+    loop {
+        let now = monotonic_ns();
+        if now >= deadline {
+            return Ok(false);
+        }
+        let ms = (deadline - now).div_ceil(1_000_000).min(i32::MAX as u64) as i32;
+        let mut pfd = libc::pollfd {
+            fd: std::os::fd::AsRawFd::as_raw_fd(&pidfd),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one valid pollfd.
+        let r = unsafe { libc::poll(&mut pfd, 1, ms) };
+        if r > 0 {
+            return Ok(true);
+        }
+        if r < 0 && errno() != libc::EINTR {
+            return Err(BenchError::last_os("poll"));
+        }
+    }
+}
+
+/// Reaps `pid`, returning its wait status and resource usage (wait4(2)).
+fn wait4(pid: i32) -> Result<(i32, libc::rusage), BenchError> {
+    let mut status = 0;
+    // SAFETY: an all-zero rusage is valid; wait4 only writes into `status` and `ru`.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    loop {
+        // SAFETY: valid pointers to local variables.
+        let r = unsafe { libc::wait4(pid, &mut status, 0, &mut ru) };
+        if r == pid {
+            return Ok((status, ru));
+        }
+        if errno() != libc::EINTR {
+            return Err(BenchError::last_os("wait4"));
+        }
+    }
+}
+
+/// Reaps every process of the killed group `pgid` as it dies: each one's children reparent to
+/// this subreaper before it can be reaped itself, so waiting until none is left reaps the
+/// whole tree that stayed in the group.
+fn reap_group(pgid: i32) {
+    loop {
+        let mut status = 0;
+        // SAFETY: `status` is a valid out pointer.
+        let r = unsafe { libc::waitpid(-pgid, &mut status, 0) };
+        if r < 0 && errno() != libc::EINTR {
+            return;
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::opts::resolve_options;
+
+    fn options(overrides: &[(&str, &str)]) -> Options {
+        resolve_options(&CommandBench.info(), overrides).unwrap()
+    }
+
+    fn resolved(overrides: &[(&str, &str)]) -> Result<Resolved, String> {
+        Resolved::new(&CommandBench.info(), &options(overrides)).map_err(|e| e.to_string())
+    }
+
+    fn check(overrides: &[(&str, &str)]) -> Result<(), String> {
+        CommandBench
+            .check_options(&options(overrides))
+            .map_err(|e| e.to_string())
+    }
+
+    fn run(overrides: &[(&str, &str)]) -> Result<BTreeMap<String, f64>, String> {
+        CommandBench
+            .run(&options(overrides), &RunContext::default())
+            .map(|m| m.values)
+            .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn info() {
+        let info = CommandBench.info();
+        assert_eq!((info.name, info.version), ("command", "1"));
+        assert_eq!(info.metric.name, "time");
+        assert_eq!(info.metric.unit, "s");
+        assert!(!info.metric.higher_is_better);
+        assert!(info.parameters);
+        assert!(info.takes_parameter("t"));
+        assert!(!info.takes_parameter("cmd"));
+        assert!(!info.takes_parameter("9t"));
+    }
+
+    #[test]
+    fn placeholders_are_filled_once_and_other_braces_stay() {
+        let parameters = BTreeMap::from([("t", "0.5"), ("n", "{t}")]);
+        let mut used = BTreeSet::new();
+        assert_eq!(
+            fill(
+                "sleep {t}; echo {n} {} ${HOME} {x} {t",
+                &parameters,
+                &mut used
+            ),
+            "sleep 0.5; echo {t} {} ${HOME} {x} {t"
+        );
+        assert_eq!(used, BTreeSet::from(["n", "t"]));
+        let mut used = BTreeSet::new();
+        assert_eq!(fill("{{t}}", &parameters, &mut used), "{0.5}");
+        assert_eq!(fill("", &parameters, &mut used), "");
+    }
+
+    #[test]
+    fn options_resolve_to_what_runs() {
+        let r = resolved(&[
+            ("cmd", "sleep {t}"),
+            ("t", "0.1"),
+            ("prepare", "touch {t}.x"),
+        ])
+        .unwrap();
+        assert_eq!(r.cmd, ["sh", "-c", "sleep 0.1"]);
+        assert_eq!(r.prepare.unwrap(), ["sh", "-c", "touch 0.1.x"]);
+        assert_eq!(r.cleanup, None);
+        assert_eq!(r.output, Output::Null);
+        assert_eq!(r.timeout, None);
+        assert!(!r.ignore_failure);
+        assert_eq!(r.calibration, 20);
+
+        let r = resolved(&[
+            ("cmd", "printf '%s\\n' 'a b' c"),
+            ("shell", "none"),
+            ("output", "/tmp/out-{x}"),
+            ("x", "1"),
+            ("timeout", "2.5"),
+            ("ignore_failure", "true"),
+        ])
+        .unwrap();
+        assert_eq!(r.shell, None);
+        assert_eq!(r.cmd, ["printf", "%s\\n", "a b", "c"]);
+        assert_eq!(r.output, Output::File("/tmp/out-1".into()));
+        assert_eq!(r.timeout, Some(Duration::from_millis(2500)));
+        assert!(r.ignore_failure);
+
+        let r = resolved(&[("cmd", "echo"), ("shell", "bash --norc")]).unwrap();
+        assert_eq!(r.cmd, ["bash", "--norc", "-c", "echo"]);
+    }
+
+    #[test]
+    fn bad_options_are_refused_with_what_is_valid() {
+        let e = resolved(&[]).unwrap_err();
+        assert!(e.contains("option 'cmd' is required"), "{e}");
+        let e = resolved(&[("cmd", "sleep 1"), ("timout", "5")]).unwrap_err();
+        assert!(
+            e.contains("parameter 'timout' fills nothing: there is no {timout} in cmd,")
+                && e.contains("options of command are cmd, shell, prepare"),
+            "{e}"
+        );
+        let e = resolved(&[("cmd", "echo 'a"), ("shell", "none")]).unwrap_err();
+        assert!(e.contains("a quote is not closed"), "{e}");
+        for word in ["inherit", "pipe"] {
+            let e = resolved(&[("cmd", "true"), ("output", word)]).unwrap_err();
+            assert!(e.contains(&format!("output={word} is not possible")), "{e}");
+        }
+        let e = check(&[("cmd", "true"), ("shell", "no-such-shell-here")]).unwrap_err();
+        assert!(
+            e.contains("program 'no-such-shell-here' is not found in PATH"),
+            "{e}"
+        );
+        let e = check(&[("cmd", "/nonexistent/x"), ("shell", "none")]).unwrap_err();
+        assert!(e.contains("is not found or not executable"), "{e}");
+        check(&[("cmd", "sleep {t}"), ("t", "1"), ("shell", "none")]).unwrap();
+        check(&[("cmd", "anything at all"), ("prepare", "true")]).unwrap();
+    }
+
+    #[test]
+    fn a_run_reports_its_times_and_the_shell_it_subtracted() {
+        let values = run(&[("cmd", "true"), ("calibration", "3")]).unwrap();
+        let keys: Vec<&str> = values.keys().map(String::as_str).collect();
+        assert_eq!(
+            keys,
+            [MAX_RSS_BYTES, SHELL_TIME, SYSTEM_TIME, TIME, USER_TIME]
+        );
+        // The shell's start-up was measured and subtracted; what is left is positive.
+        assert!(values[SHELL_TIME] > 0.0, "{values:?}");
+        assert!(values[TIME] > 0.0, "{values:?}");
+        assert!(values[USER_TIME] >= 0.0 && values[SYSTEM_TIME] >= 0.0);
+        assert!(values[MAX_RSS_BYTES] > 0.0, "{values:?}");
+
+        // Without a shell nothing is subtracted.
+        let values = run(&[("cmd", "true"), ("shell", "none")]).unwrap();
+        assert_eq!(values[SHELL_TIME], 0.0);
+        assert!(values[TIME] > 0.0);
+        let values = run(&[("cmd", "true"), ("calibration", "0")]).unwrap();
+        assert_eq!(values[SHELL_TIME], 0.0);
+    }
+
+    #[test]
+    fn a_failing_command_fails_the_run_unless_ignored() {
+        let e = run(&[("cmd", "exit 3"), ("calibration", "1")]).unwrap_err();
+        assert_eq!(
+            e,
+            "the command exited with status 3 (ignore_failure=true accepts that); \
+             output=FILE keeps its output"
+        );
+        let e = run(&[("cmd", "kill -9 $$"), ("calibration", "1")]).unwrap_err();
+        assert!(e.contains("the command was killed by signal 9"), "{e}");
+        let values = run(&[
+            ("cmd", "exit 3"),
+            ("calibration", "1"),
+            ("ignore_failure", "true"),
+        ])
+        .unwrap();
+        assert!(values[TIME] > 0.0);
+        // A failing prepare or cleanup command fails the run whatever ignore_failure says.
+        for step in ["prepare", "cleanup"] {
+            let e = run(&[
+                ("cmd", "true"),
+                (step, "false"),
+                ("calibration", "1"),
+                ("ignore_failure", "true"),
+            ])
+            .unwrap_err();
+            assert!(
+                e.starts_with(&format!("the {step} command exited with status 1;")),
+                "{e}"
+            );
+        }
+        let e = run(&[("cmd", "no-such-program-here"), ("shell", "none")]).unwrap_err();
+        assert!(e.starts_with("cannot start 'no-such-program-here'"), "{e}");
+    }
+
+    #[test]
+    fn prepare_and_cleanup_run_around_the_command_and_output_goes_to_its_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("log");
+        let out = dir.path().join("out-{p}");
+        let log_text = log.display().to_string();
+        let out_text = out.display().to_string();
+        for _ in 0..2 {
+            run(&[
+                ("prepare", &format!("echo prepare {{p}} >> {log_text}")),
+                (
+                    "cmd",
+                    &format!("echo command {{p}} >> {log_text}; echo to-output"),
+                ),
+                ("cleanup", &format!("echo cleanup {{p}} >> {log_text}")),
+                ("output", &out_text),
+                ("p", "7"),
+                ("calibration", "1"),
+            ])
+            .unwrap();
+        }
+        assert_eq!(
+            std::fs::read_to_string(&log).unwrap(),
+            "prepare 7\ncommand 7\ncleanup 7\n".repeat(2)
+        );
+        // Created anew for each execution.
+        let out = dir.path().join("out-7");
+        assert_eq!(std::fs::read_to_string(out).unwrap(), "to-output\n");
+    }
+}

@@ -1,0 +1,229 @@
+//! The `command` benchmark end to end: its options checked when the plan is made, a failing
+//! command as a failed run, the per-run timeout, prepare and cleanup, parameters and the shell
+//! start-up it subtracts. Only facts are asserted, never timings.
+#![allow(clippy::unwrap_used)] // test helpers panic on unexpected failures by design
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+use vernier_testkit::vernier;
+
+fn temp_db() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.db");
+    (dir, db)
+}
+
+/// Runs `specs` with `runs` measured runs and `warmup` warmups; returns the exit code and
+/// stderr.
+fn run(db: &Path, specs: &[&str], warmup: u32, runs: u32) -> (Option<i32>, String) {
+    let out = vernier(db)
+        .arg("run")
+        .args(specs)
+        .args(["--warmup", &warmup.to_string()])
+        .args([
+            "--min-runs",
+            &runs.to_string(),
+            "--max-runs",
+            &runs.to_string(),
+        ])
+        .arg("--quiet")
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn show_json(db: &Path) -> Vec<Value> {
+    let out = vernier(db)
+        .args(["show", "latest", "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// The values of `metric` of every measured run in the database.
+fn run_values(db: &Path, metric: &str) -> Vec<f64> {
+    let conn = rusqlite::Connection::open(db).unwrap();
+    let mut stmt = conn
+        .prepare(
+            "SELECT v.value FROM run_values v JOIN runs r ON r.id = v.run_id \
+             WHERE v.metric = ?1 AND r.warmup = 0",
+        )
+        .unwrap();
+    stmt.query_map([metric], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect()
+}
+
+#[test]
+fn bad_options_exit_2_before_anything_runs() {
+    let (_dir, db) = temp_db();
+    let cases: &[(&str, &str)] = &[
+        ("command", "option 'cmd' is required"),
+        (
+            "command:cmd=sleep 1:timout=5",
+            "parameter 'timout' fills nothing: there is no {timout} in cmd, prepare, cleanup or \
+             output; the options of command are cmd, shell,",
+        ),
+        (
+            "command:cmd=true:output=inherit",
+            "output=inherit is not possible",
+        ),
+        (
+            "command:cmd=true:shell=no-such-shell-here",
+            "program 'no-such-shell-here' is not found in PATH",
+        ),
+        (
+            "command:cmd=no-such-program-here 1:shell=none",
+            "program 'no-such-program-here' is not found in PATH",
+        ),
+        ("command:cmd=echo 'a:shell=none", "a quote is not closed"),
+        (
+            "command:cmd=true:timeout=-1",
+            "expected a number in 0..=86400",
+        ),
+        ("command:cmd=true:ignore_failure=yes", "one of false, true"),
+        (
+            "command:cmd=true:9lives=1",
+            "benchmark 'command' has no option '9lives'",
+        ),
+    ];
+    for (spec, message) in cases {
+        let (code, stderr) = run(&db, &[spec], 0, 1);
+        assert_eq!(code, Some(2), "{spec}: {stderr}");
+        assert!(stderr.contains(message), "{spec}: {stderr}");
+        assert_eq!(stderr.trim().lines().count(), 1, "{spec}: {stderr}");
+        assert!(!db.exists(), "{spec} created the database");
+    }
+}
+
+#[test]
+fn a_failing_command_fails_its_configuration_unless_failures_are_ignored() {
+    let (_dir, db) = temp_db();
+    let (code, stderr) = run(&db, &["command:cmd=exit 3:calibration=2"], 0, 2);
+    assert_eq!(code, Some(2), "{stderr}");
+    let c = &show_json(&db)[0];
+    assert_eq!(c["stop_reason"], "failed");
+    assert_eq!(c["n"], 0);
+    let error = c["error"].as_str().unwrap();
+    assert!(
+        error.contains("the command exited with status 3 (ignore_failure=true accepts that)"),
+        "{error}"
+    );
+
+    let (code, stderr) = run(
+        &db,
+        &["command:cmd=exit 3:calibration=2:ignore_failure=true"],
+        0,
+        2,
+    );
+    assert_eq!(code, Some(0), "{stderr}");
+    let c = &show_json(&db)[0];
+    assert_eq!(c["n"], 2);
+    assert_eq!(c["stop_reason"], "max-runs");
+}
+
+/// The processes whose command line holds `needle`.
+fn processes_with(needle: &str) -> Vec<String> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| {
+            let e = e.ok()?;
+            e.file_name().to_str()?.parse::<u32>().ok()?;
+            let cmdline = std::fs::read(e.path().join("cmdline")).ok()?;
+            let text = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+            text.contains(needle).then_some(text)
+        })
+        .collect()
+}
+
+#[test]
+fn a_timeout_kills_the_whole_process_group() {
+    let (_dir, db) = temp_db();
+    // Two sleeps of a length no other test uses: one in the background, one in the
+    // foreground of the shell, both in the command's process group.
+    let needle = format!("{}.25", 3000 + std::process::id() % 1000);
+    let spec =
+        format!("command:cmd=sleep {needle} & sleep {needle}; true:timeout=0.5:calibration=1");
+    let (code, stderr) = run(&db, &[&spec], 0, 1);
+    assert_eq!(code, Some(2), "{stderr}");
+    let c = &show_json(&db)[0];
+    assert_eq!(c["stop_reason"], "failed");
+    let error = c["error"].as_str().unwrap();
+    assert!(
+        error.contains(
+            "the command did not finish within timeout=0.5 s; its process group was killed"
+        ),
+        "{error}"
+    );
+    let left = processes_with(&format!("sleep {needle}"));
+    assert!(left.is_empty(), "left behind: {left:?}");
+}
+
+#[test]
+fn prepare_and_cleanup_run_around_every_run_and_parameters_sweep() {
+    let (dir, db) = temp_db();
+    let log = dir.path().join("log");
+    let log = log.display();
+    let spec = format!(
+        "command:prepare=echo prepare {{word}} >> {log}:cmd=echo command {{word}} >> {log}\
+         :cleanup=echo cleanup {{word}} >> {log}:word=alpha,beta:calibration=1"
+    );
+    let (code, stderr) = run(&db, &[&spec], 1, 2);
+    assert_eq!(code, Some(0), "{stderr}");
+    let configs = show_json(&db);
+    let words: Vec<&str> = configs
+        .iter()
+        .map(|c| c["options"]["word"].as_str().unwrap())
+        .collect();
+    assert_eq!(words, ["alpha", "beta"]);
+    for c in &configs {
+        assert_eq!(c["n"], 2, "{c}");
+        assert_eq!(c["metric"], "time");
+        assert_eq!(c["unit"], "s");
+    }
+    // Each of the three runs (one warmup, two measured) of each configuration ran its
+    // prepare, command and cleanup in that order, with the parameter filled in.
+    let text = std::fs::read_to_string(dir.path().join("log")).unwrap();
+    for word in ["alpha", "beta"] {
+        let lines: Vec<&str> = text.lines().filter(|l| l.ends_with(word)).collect();
+        let one = format!("prepare {word}\ncommand {word}\ncleanup {word}\n");
+        assert_eq!(lines.join("\n") + "\n", one.repeat(3), "{text}");
+    }
+}
+
+#[test]
+fn the_shell_start_up_is_measured_and_recorded_with_the_usage() {
+    let (_dir, db) = temp_db();
+    let (code, stderr) = run(&db, &["command:cmd=true:calibration=5"], 0, 3);
+    assert_eq!(code, Some(0), "{stderr}");
+    // The subtracted start-up is recorded and positive; what is left stays positive.
+    for metric in ["shell_time", "time", "max_rss_bytes"] {
+        let values = run_values(&db, metric);
+        assert_eq!(values.len(), 3, "{metric}");
+        assert!(values.iter().all(|v| *v > 0.0), "{metric}: {values:?}");
+    }
+    for metric in ["user_time", "system_time"] {
+        let values = run_values(&db, metric);
+        assert_eq!(values.len(), 3, "{metric}");
+        assert!(values.iter().all(|v| *v >= 0.0), "{metric}: {values:?}");
+    }
+    // Without a shell there is nothing to subtract.
+    let (code, stderr) = run(&db, &["command:cmd=true:shell=none"], 0, 2);
+    assert_eq!(code, Some(0), "{stderr}");
+    let values = run_values(&db, "shell_time");
+    assert_eq!(
+        values.iter().filter(|v| **v == 0.0).count(),
+        2,
+        "{values:?}"
+    );
+}
