@@ -37,7 +37,7 @@
 //! just after wait4(2) has reaped it, CLOCK_MONOTONIC. wait4's resource usage of the command
 //! gives the user and system CPU time (shell's subtracted, at least 0) and the largest
 //! resident set size of the command and the descendants it waited for (getrusage(2)), stored
-//! as `user_time`, `system_time` and `max_rss_bytes` beside the metric.
+//! as the secondary metrics `user_time`, `system_time` and `max_rss_bytes`.
 //!
 //! A command that takes no longer than the shell's start-up (`true`) has a time near zero, of
 //! either sign; hyperfine clamps it at 0. vernier stores durations as positive numbers, so the
@@ -88,6 +88,14 @@ fn text_spec(name: &'static str, default: &str, help: &'static str) -> OptionSpe
     }
 }
 
+fn seconds_metric(name: &str) -> MetricInfo {
+    MetricInfo {
+        name: name.into(),
+        unit: "s".into(),
+        higher_is_better: false,
+    }
+}
+
 impl Benchmark for CommandBench {
     fn info(&self) -> BenchmarkInfo {
         BenchmarkInfo {
@@ -99,6 +107,16 @@ impl Benchmark for CommandBench {
                 unit: "s".into(),
                 higher_is_better: false,
             },
+            secondary_metrics: vec![
+                seconds_metric(USER_TIME),
+                seconds_metric(SYSTEM_TIME),
+                MetricInfo {
+                    name: MAX_RSS_BYTES.into(),
+                    unit: "bytes".into(),
+                    higher_is_better: false,
+                },
+                seconds_metric(SHELL_TIME),
+            ],
             options: vec![
                 text_spec(
                     "cmd",
@@ -208,7 +226,10 @@ impl Benchmark for CommandBench {
         );
         values.insert(MAX_RSS_BYTES.to_string(), measured.max_rss_bytes as f64);
         values.insert(SHELL_TIME.to_string(), seconds(shell.wall_ns));
-        Ok(Measurement { values })
+        Ok(Measurement {
+            values,
+            histograms: Vec::new(),
+        })
     }
 }
 
@@ -647,6 +668,15 @@ mod tests {
         assert_eq!(info.metric.unit, "s");
         assert!(!info.metric.higher_is_better);
         assert!(info.parameters);
+        let secondary: Vec<&str> = info
+            .secondary_metrics
+            .iter()
+            .map(|m| m.name.as_str())
+            .collect();
+        assert_eq!(
+            secondary,
+            [USER_TIME, SYSTEM_TIME, MAX_RSS_BYTES, SHELL_TIME]
+        );
         assert!(info.takes_parameter("t"));
         assert!(!info.takes_parameter("cmd"));
         assert!(!info.takes_parameter("9t"));
