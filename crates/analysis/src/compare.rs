@@ -166,6 +166,8 @@ pub struct Unmatched {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub loads: Vec<String>,
     pub metric: String,
+    /// Whether `metric` is the configuration's primary metric (or one of its secondary ones).
+    pub primary: bool,
     pub reason: String,
 }
 
@@ -639,6 +641,7 @@ pub fn compare_calibrated(
         options: g.options.clone(),
         loads: g.loads.clone(),
         metric: g.metric.clone(),
+        primary: g.primary,
         reason,
     };
     for key in &base_order {

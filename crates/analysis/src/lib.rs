@@ -15,6 +15,7 @@
 //! (`session_noise`).
 
 mod compare;
+mod latency;
 mod session_noise;
 pub mod summary;
 pub mod warnings;
@@ -23,6 +24,7 @@ pub use compare::{
     compare, compare_calibrated, verdict, CompareReport, CompareSettings, Comparison, Side,
     Summary, Unmatched, Verdict, DEFAULT_THRESHOLD,
 };
+pub use latency::{latency_summary, LatencySummary, Percentile, ThreadLatency};
 pub use session_noise::{predicted_mdc, NoiseSource, MDC_POWER};
 pub use summary::{summarize, summarize_session, summarize_with, ConfigSummary, MetricSummary};
 pub use warnings::{Warning, Warnings};

@@ -67,6 +67,10 @@ pub struct ConfigSummary {
     /// measured runs that reported it.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub secondary: Vec<MetricSummary>,
+    /// The latency distributions per measurement thread, when the runs carry latency
+    /// histograms and they were loaded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub latency: Option<crate::latency::LatencySummary>,
 }
 
 /// A secondary metric over a configuration's measured runs: its median with the same interval
@@ -311,6 +315,7 @@ pub fn summarize_with(
         warnings,
         values,
         secondary,
+        latency: crate::latency::latency_summary(config, vernier_model::histogram::LATENCY),
     }
 }
 

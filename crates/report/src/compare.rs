@@ -69,6 +69,15 @@ fn row(c: &Comparison) -> [String; 9] {
     ]
 }
 
+/// An unmatched configuration's label, with the metric when it is a secondary one.
+fn unmatched_label(u: &vernier_analysis::Unmatched) -> String {
+    if u.primary {
+        u.label()
+    } else {
+        format!("{} {}", u.label(), u.metric)
+    }
+}
+
 /// A row of a secondary metric: the configuration's label with the metric's name.
 fn secondary_row(c: &Comparison) -> [String; 9] {
     let mut cells = row(c);
@@ -133,7 +142,7 @@ pub fn table(report: &CompareReport) -> String {
     if !report.unmatched.is_empty() {
         out.push_str("\nunmatched:\n");
         for u in &report.unmatched {
-            let _ = writeln!(out, "  {} ({}): {}", u.label(), u.side, u.reason);
+            let _ = writeln!(out, "  {} ({}): {}", unmatched_label(u), u.side, u.reason);
         }
     }
     out.push('\n');
@@ -205,7 +214,7 @@ pub fn markdown(report: &CompareReport) -> String {
         let _ = writeln!(
             out,
             "- unmatched: `{}` ({}): {}",
-            u.label(),
+            unmatched_label(u),
             u.side,
             u.reason
         );

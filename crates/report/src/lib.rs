@@ -7,5 +7,6 @@ pub mod compare;
 pub mod export;
 pub mod format;
 pub mod histogram;
+pub mod latency;
 pub mod monitors;
 pub mod table;

@@ -89,6 +89,13 @@ pub fn show(args: ShowArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
                 "{}",
                 vernier_report::table::show_text(&summaries, terminal_width())
             )?;
+            for s in &summaries {
+                if let Some(latency) = &s.latency {
+                    writeln!(text, "{}: latency per CPU", s.label())?;
+                    write!(text, "{}", vernier_report::latency::latency_text(latency))?;
+                    writeln!(text)?;
+                }
+            }
             let important: Vec<_> = info
                 .findings
                 .iter()

@@ -1,0 +1,275 @@
+//! Latency distributions of a configuration: per measurement thread (and its CPU), the
+//! histograms of all measured runs merged, with the figures real-time engineers quote
+//! (RESEARCH.md 1.7: the worst case first, high percentiles only where the sample count
+//! supports them, overflows, missed periods), and the series of per-run maxima, whose maximum
+//! is the headline of continuous monitoring (OSADL: "the maximum of consecutive 5-min maxima").
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+use vernier_model::histogram::supports_quantile;
+use vernier_model::{RunHistogram, StoredConfiguration};
+
+/// A percentile of a distribution, or why it has none.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(rename_all = "kebab-case", tag = "status", content = "us")]
+pub enum Percentile {
+    /// The value, microseconds.
+    Value(f64),
+    /// Fewer than 10 / (1 - q) samples: the quantile would be one of the few largest.
+    TooFewSamples,
+    /// The rank falls among the samples beyond the histogram's range.
+    BeyondRange,
+}
+
+impl Percentile {
+    fn of(h: &RunHistogram, q: f64) -> Self {
+        if !supports_quantile(h.count, q) {
+            return Percentile::TooFewSamples;
+        }
+        match h.quantile_ns(q) {
+            Some(ns) => Percentile::Value(us(ns)),
+            None => Percentile::BeyondRange,
+        }
+    }
+
+    pub fn value(self) -> Option<f64> {
+        match self {
+            Percentile::Value(v) => Some(v),
+            _ => None,
+        }
+    }
+}
+
+fn us(ns: u64) -> f64 {
+    ns as f64 / 1_000.0
+}
+
+/// One measurement thread over all measured runs of a configuration.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ThreadLatency {
+    pub thread: u32,
+    /// The CPU the thread was pinned to (the same in every run, or the first run's).
+    pub cpu: Option<u32>,
+    pub samples: u64,
+    pub min_us: f64,
+    pub mean_us: Option<f64>,
+    pub p50: Percentile,
+    pub p99: Percentile,
+    pub p99_9: Percentile,
+    pub p99_99: Percentile,
+    pub max_us: f64,
+    /// The measured run (index among measured runs) and the sample within it of the maximum.
+    pub max_run: usize,
+    pub max_index: Option<u64>,
+    pub missed: u64,
+    pub overflows: u64,
+    /// The merged distribution, for plots (not in JSON: `vernier export` has the histograms).
+    #[serde(skip)]
+    pub histogram: RunHistogram,
+}
+
+impl ThreadLatency {
+    /// `CPU n`, or `thread n` for a thread that was not pinned.
+    pub fn label(&self) -> String {
+        match self.cpu {
+            Some(c) => format!("CPU{c}"),
+            None => format!("thread {}", self.thread),
+        }
+    }
+}
+
+/// The maximum of one measured run (an interval of a monitoring session).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct IntervalMax {
+    pub started_at_ns: i64,
+    pub ended_at_ns: i64,
+    pub max_us: f64,
+    pub cpu: Option<u32>,
+}
+
+/// The latency distributions of a configuration's measured runs.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LatencySummary {
+    /// Measured runs with histograms.
+    pub runs: usize,
+    pub threads: Vec<ThreadLatency>,
+    /// Each measured run's maximum over its threads, in run order.
+    pub interval_maxima: Vec<IntervalMax>,
+    /// The maximum of them: the worst case of the configuration.
+    pub max_of_maxima_us: Option<f64>,
+}
+
+/// The latency summary of `config`, from its measured runs' histograms of `quantity`; `None`
+/// when no measured run has one (the histograms were not loaded, or the benchmark takes no
+/// distributions).
+pub fn latency_summary(config: &StoredConfiguration, quantity: &str) -> Option<LatencySummary> {
+    let mut merged: BTreeMap<u32, (RunHistogram, usize)> = BTreeMap::new();
+    let mut interval_maxima = Vec::new();
+    let measured = config.runs.iter().filter(|r| !r.warmup);
+    for (run_index, run) in measured.enumerate() {
+        let mut worst: Option<(u64, Option<u32>)> = None;
+        for h in run.histograms.iter().filter(|h| h.quantity == quantity) {
+            if h.count > 0 && worst.is_none_or(|(max, _)| h.max_ns > max) {
+                worst = Some((h.max_ns, h.cpu));
+            }
+            match merged.get_mut(&h.thread) {
+                None => {
+                    merged.insert(h.thread, (h.clone(), run_index));
+                }
+                Some((all, max_run)) => {
+                    if h.count > 0 && (all.count == 0 || h.max_ns > all.max_ns) {
+                        *max_run = run_index;
+                    }
+                    all.merge(h);
+                }
+            }
+        }
+        if let Some((max_ns, cpu)) = worst {
+            interval_maxima.push(IntervalMax {
+                started_at_ns: run.started_at_ns,
+                ended_at_ns: run.ended_at_ns,
+                max_us: us(max_ns),
+                cpu,
+            });
+        }
+    }
+    if merged.is_empty() {
+        return None;
+    }
+    let threads = merged
+        .into_values()
+        .map(|(h, max_run)| ThreadLatency {
+            thread: h.thread,
+            cpu: h.cpu,
+            samples: h.count,
+            min_us: us(h.min_ns),
+            mean_us: h.mean_ns().map(|m| m / 1_000.0),
+            p50: Percentile::of(&h, 0.5),
+            p99: Percentile::of(&h, 0.99),
+            p99_9: Percentile::of(&h, 0.999),
+            p99_99: Percentile::of(&h, 0.9999),
+            max_us: us(h.max_ns),
+            max_run,
+            max_index: h.max_index,
+            missed: h.missed,
+            overflows: h.overflows,
+            histogram: h,
+        })
+        .collect();
+    let max_of_maxima_us = interval_maxima
+        .iter()
+        .map(|m| m.max_us)
+        .fold(None, |acc: Option<f64>, m| {
+            Some(acc.map_or(m, |a| a.max(m)))
+        });
+    Some(LatencySummary {
+        runs: interval_maxima.len(),
+        threads,
+        interval_maxima,
+        max_of_maxima_us,
+    })
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use uuid::Uuid;
+    use vernier_model::histogram::{latency_metrics, LATENCY};
+    use vernier_model::{ConfigurationRecord, Options, Recording, RunRecord, Rusage};
+
+    fn thread(thread: u32, base_ns: u64, n: u64, spike_ns: u64) -> RunHistogram {
+        let mut r = Recording::new();
+        for i in 0..n {
+            r.record(base_ns + i % 500);
+        }
+        r.record(spike_ns);
+        r.miss(1);
+        r.finish(LATENCY, thread, Some(thread))
+    }
+
+    fn run(index: u32, warmup: bool, histograms: Vec<RunHistogram>) -> RunRecord {
+        RunRecord {
+            id: Uuid::new_v4(),
+            index,
+            warmup,
+            round: 0,
+            preceding_executions: index,
+            started_at_ns: i64::from(index) * 300_000_000_000,
+            ended_at_ns: i64::from(index + 1) * 300_000_000_000,
+            values: BTreeMap::new(),
+            histograms,
+            rusage: Rusage::default(),
+            foreign_cpu_ns: 0,
+            controller_cpu_ns: 0,
+            load_cpu_ns: None,
+            monitors: None,
+            setup_steps: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn threads_merge_over_measured_runs_and_the_worst_interval_is_the_headline() {
+        let (metric, secondary_metrics) = latency_metrics();
+        let config = StoredConfiguration {
+            record: ConfigurationRecord {
+                id: Uuid::new_v4(),
+                position: 0,
+                benchmark: "latency".into(),
+                benchmark_version: "1".into(),
+                options: Options::default(),
+                metric,
+                secondary_metrics,
+                loads: Vec::new(),
+                stop_reason: None,
+                converged: false,
+                error: None,
+            },
+            runs: vec![
+                // A warmup's spike is not part of the result.
+                run(0, true, vec![thread(0, 3_000, 1_000, 900_000)]),
+                run(
+                    0,
+                    false,
+                    vec![
+                        thread(0, 3_000, 1_000, 40_000),
+                        thread(1, 4_000, 1_000, 20_000),
+                    ],
+                ),
+                run(
+                    1,
+                    false,
+                    vec![
+                        thread(0, 3_000, 1_000, 10_000),
+                        thread(1, 4_000, 1_000, 70_000),
+                    ],
+                ),
+            ],
+        };
+        let s = latency_summary(&config, LATENCY).unwrap();
+        assert_eq!(s.runs, 2);
+        assert_eq!(s.threads.len(), 2);
+        let cpu1 = &s.threads[1];
+        assert_eq!(
+            (cpu1.label(), cpu1.samples, cpu1.missed),
+            ("CPU1".to_string(), 2_002, 2)
+        );
+        assert_eq!(
+            (cpu1.max_us, cpu1.max_run, cpu1.max_index),
+            (70.0, 1, Some(1_000))
+        );
+        assert_eq!(cpu1.min_us, 4.0);
+        assert_eq!(cpu1.p50, Percentile::Value(4.25));
+        assert_eq!(cpu1.p99, Percentile::Value(4.495));
+        assert_eq!(cpu1.p99_9, Percentile::TooFewSamples);
+        let maxima: Vec<(f64, Option<u32>)> = s
+            .interval_maxima
+            .iter()
+            .map(|m| (m.max_us, m.cpu))
+            .collect();
+        assert_eq!(maxima, [(40.0, Some(0)), (70.0, Some(1))]);
+        assert_eq!(s.max_of_maxima_us, Some(70.0));
+        assert!(latency_summary(&config, "other").is_none());
+    }
+}

@@ -1,0 +1,188 @@
+//! `show` and `compare` of latency results: per-CPU figures, the terminal histogram, the
+//! maximum of interval maxima, and the secondary metrics, on sessions written straight into a
+//! database (the benchmark and the importers have tests of their own).
+
+#![allow(clippy::unwrap_used)]
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use uuid::Uuid;
+use vernier_model::histogram::{latency_metrics, latency_values, LATENCY};
+use vernier_model::{
+    ConfigurationRecord, Environment, Options, Recorder, Recording, RunRecord, Rusage, SessionInfo,
+    SessionStatus, Settings, StopReason,
+};
+use vernier_store::SqliteStore;
+use vernier_testkit::vernier;
+
+/// A thread's histogram: `n` samples from `base_ns` up in 1 ns steps over 2 us, and one spike.
+fn thread(cpu: u32, base_ns: u64, n: u64, spike_ns: u64) -> vernier_model::RunHistogram {
+    let mut r = Recording::new();
+    for i in 0..n {
+        r.record(base_ns + (i * 37) % 2_000);
+    }
+    r.record(spike_ns);
+    r.finish(LATENCY, cpu, Some(cpu))
+}
+
+/// A latency session of `runs` runs on two CPUs, the spikes of run `i` at `spike_us[i]`, and
+/// every sample scaled by `scale`.
+fn record(path: &Path, tag: &str, spikes_us: &[u64], scale: f64) -> Uuid {
+    let mut store = SqliteStore::open(path).unwrap();
+    let id = Uuid::new_v4();
+    store
+        .begin_session(&SessionInfo {
+            id,
+            started_at_ns: 1_000,
+            ended_at_ns: None,
+            status: SessionStatus::Running,
+            suite: None,
+            specs: vec!["latency".into()],
+            tags: BTreeMap::from([("kernel".to_string(), tag.to_string())]),
+            note: None,
+            settings: Settings::default(),
+            vernier_version: "test".into(),
+            environment: Environment::default(),
+            fingerprint: "f".into(),
+            findings: Vec::new(),
+            setup: Vec::new(),
+            monitors: Vec::new(),
+        })
+        .unwrap();
+    let (metric, secondary_metrics) = latency_metrics();
+    let config = ConfigurationRecord {
+        id: Uuid::new_v4(),
+        position: 0,
+        benchmark: "latency".into(),
+        benchmark_version: "1".into(),
+        options: Options::default(),
+        metric,
+        secondary_metrics,
+        loads: Vec::new(),
+        stop_reason: None,
+        converged: false,
+        error: None,
+    };
+    store.add_configuration(id, &config).unwrap();
+    for (i, &spike) in spikes_us.iter().enumerate() {
+        let base = (4_000.0 * scale) as u64;
+        let histograms = vec![
+            thread(0, base, 20_000, spike * 1_000),
+            thread(1, base + 1_000, 20_000, 30_000),
+        ];
+        let start = 1_000 + i as i64 * 300_000_000_000;
+        store
+            .add_run(
+                config.id,
+                &RunRecord {
+                    id: Uuid::new_v4(),
+                    index: i as u32,
+                    warmup: false,
+                    round: 0,
+                    preceding_executions: i as u32,
+                    started_at_ns: start,
+                    ended_at_ns: start + 300_000_000_000,
+                    values: latency_values(&histograms).unwrap(),
+                    histograms,
+                    rusage: Rusage::default(),
+                    foreign_cpu_ns: 0,
+                    controller_cpu_ns: 0,
+                    load_cpu_ns: None,
+                    monitors: None,
+                    setup_steps: Vec::new(),
+                },
+            )
+            .unwrap();
+    }
+    store
+        .finish_configuration(config.id, StopReason::MaxRuns, false, None)
+        .unwrap();
+    store
+        .finish_session(id, SessionStatus::Completed, 2_000)
+        .unwrap();
+    id
+}
+
+#[test]
+fn show_prints_latency_per_cpu_with_its_histogram_and_the_maximum_of_interval_maxima() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.db");
+    record(&db, "a", &[40, 95, 60], 1.0);
+    let out = vernier(&db).args(["show", "latest"]).assert().success();
+    let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    assert!(text.contains("latency: latency per CPU"), "{text}");
+    let cpu0 = text.lines().find(|l| l.starts_with("CPU0 ")).unwrap();
+    let cells: Vec<&str> = cpu0.split_whitespace().collect();
+    // samples, min, mean, p50, p99, p99.9, p99.99, max, missed, overflows
+    assert_eq!(cells[1], "60003");
+    assert_eq!(cells[2], "4.0");
+    assert_eq!(cells[cells.len() - 3..], ["95.0", "0", "0"]);
+    // 60,003 samples support p99.9 (10,000), not p99.99 (100,000).
+    assert_eq!(cells[7..10], ["n", "too", "small"]);
+    assert!(
+        text.contains("maximum of 3 interval maxima: 95.0 us"),
+        "{text}"
+    );
+    assert!(
+        text.contains("interval maxima (us, in order): 40.0 95.0 60.0"),
+        "{text}"
+    );
+    assert!(
+        text.contains("log10 count bars (CPU0 max 95.0 us, CPU1 max 30.0 us)"),
+        "{text}"
+    );
+    assert!(text.contains("    4 us │"), "{text}");
+    // The secondary metrics are in their own table.
+    assert!(text.contains("other metric"), "{text}");
+    assert!(text.contains("p99.9"), "{text}");
+
+    let out = vernier(&db)
+        .args(["show", "latest", "--format", "json"])
+        .assert()
+        .success();
+    let json: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let latency = &json[0]["latency"];
+    assert_eq!(latency["max_of_maxima_us"], 95.0);
+    assert_eq!(latency["threads"][1]["cpu"], 1);
+    assert_eq!(latency["threads"][0]["p99_99"]["status"], "too-few-samples");
+    assert_eq!(json[0]["metric"], "p99");
+    let names: Vec<&str> = json[0]["secondary"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["metric"].as_str().unwrap())
+        .collect();
+    assert!(
+        names.contains(&"max") && names.contains(&"p99.9"),
+        "{names:?}"
+    );
+}
+
+#[test]
+fn compare_reports_every_latency_metric() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.db");
+    let spikes: Vec<u64> = (0..12).map(|i| 50 + i).collect();
+    let slow: Vec<u64> = spikes.iter().map(|s| s * 3).collect();
+    record(&db, "a", &spikes, 1.0);
+    record(&db, "b", &slow, 1.0);
+    let out = vernier(&db)
+        .args(["compare", "kernel=a", "kernel=b"])
+        .assert()
+        .success();
+    let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    assert!(
+        text.contains("other metrics of these configurations"),
+        "{text}"
+    );
+    let max = text
+        .lines()
+        .find(|l| l.starts_with("latency max "))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(max.ends_with("slower"), "{max}");
+    assert!(
+        text.contains("latency missed (base): values of 0 or less: no ratio"),
+        "{text}"
+    );
+}

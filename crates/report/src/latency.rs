@@ -1,0 +1,316 @@
+//! Latency in the terminal: the per-CPU table real-time engineers read (samples, min, mean,
+//! p50 to p99.99, max, missed periods, overflows) and a histogram in 1 us steps with a
+//! logarithmic count axis, one bar per CPU in each row, the way OSADL's latency plots draw it
+//! (RESEARCH.md 1.5: linear latency axis in 1 us, logarithmic counts, worst case in the
+//! legend).
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use vernier_analysis::{LatencySummary, Percentile};
+
+use crate::table::columns;
+
+/// Most occupied rows of the histogram: beyond that, rows hold several microseconds each.
+const MAX_ROWS: u64 = 60;
+/// Width of one CPU's bar.
+const BAR: usize = 24;
+
+/// Microseconds to a tenth: the histograms resolve nanoseconds, cyclictest prints whole
+/// microseconds.
+fn us(v: f64) -> String {
+    format!("{v:.1}")
+}
+
+fn percentile(p: Percentile) -> String {
+    match p {
+        Percentile::Value(v) => us(v),
+        Percentile::TooFewSamples => "n too small".into(),
+        Percentile::BeyondRange => "overflow".into(),
+    }
+}
+
+/// The per-CPU table, the interval maxima of a multi-run (monitoring) configuration and the
+/// histogram.
+pub fn latency_text(summary: &LatencySummary) -> String {
+    let mut out = String::new();
+    let rows: Vec<Vec<String>> = summary
+        .threads
+        .iter()
+        .map(|t| {
+            vec![
+                t.label(),
+                t.samples.to_string(),
+                us(t.min_us),
+                t.mean_us.map(us).unwrap_or_else(|| "-".into()),
+                percentile(t.p50),
+                percentile(t.p99),
+                percentile(t.p99_9),
+                percentile(t.p99_99),
+                us(t.max_us),
+                t.missed.to_string(),
+                t.overflows.to_string(),
+            ]
+        })
+        .collect();
+    out.push_str(&columns(
+        &[
+            "latency (us)",
+            "samples",
+            "min",
+            "mean",
+            "p50",
+            "p99",
+            "p99.9",
+            "p99.99",
+            "max",
+            "missed",
+            "overflows",
+        ],
+        &rows,
+        &[0],
+    ));
+    if summary
+        .threads
+        .iter()
+        .any(|t| matches!(t.p99_99, Percentile::TooFewSamples))
+    {
+        out.push_str(
+            "n too small: a percentile q needs 10 / (1 - q) samples (p99.99: 100,000), or it is \
+             one of the few largest\n",
+        );
+    }
+    if summary.interval_maxima.len() > 1 {
+        if let Some(worst) = summary.max_of_maxima_us {
+            let maxima: Vec<String> = summary
+                .interval_maxima
+                .iter()
+                .map(|m| us(m.max_us))
+                .collect();
+            let _ = writeln!(
+                out,
+                "maximum of {} interval maxima: {} us\ninterval maxima (us, in order): {}",
+                summary.interval_maxima.len(),
+                us(worst),
+                maxima.join(" ")
+            );
+        }
+    }
+    out.push_str(&histogram_text(summary));
+    out
+}
+
+/// The histogram: one row per microsecond (or per `step` microseconds when more than
+/// [`MAX_ROWS`] rows are occupied), a bar per CPU whose length is log10 of the count, empty rows
+/// between occupied ones folded into one line.
+pub fn histogram_text(summary: &LatencySummary) -> String {
+    // Counts per CPU per whole microsecond (truncated, as cyclictest counts).
+    let per_cpu: Vec<BTreeMap<u64, u64>> = summary
+        .threads
+        .iter()
+        .map(|t| {
+            let mut rows = BTreeMap::new();
+            for &(ns, n) in &t.histogram.buckets {
+                *rows.entry(ns / 1_000).or_insert(0) += n;
+            }
+            rows
+        })
+        .collect();
+    let (Some(low), Some(high)) = (
+        per_cpu
+            .iter()
+            .filter_map(|m| m.keys().next())
+            .min()
+            .copied(),
+        per_cpu
+            .iter()
+            .filter_map(|m| m.keys().last())
+            .max()
+            .copied(),
+    ) else {
+        return String::new();
+    };
+    let bin = |step: u64| -> Vec<BTreeMap<u64, u64>> {
+        per_cpu
+            .iter()
+            .map(|m| {
+                let mut rows = BTreeMap::new();
+                for (&row, &n) in m {
+                    *rows.entry(low + (row - low) / step * step).or_insert(0) += n;
+                }
+                rows
+            })
+            .collect()
+    };
+    let occupied = |rows: &[BTreeMap<u64, u64>]| -> usize {
+        let mut keys: Vec<u64> = rows.iter().flat_map(|m| m.keys().copied()).collect();
+        keys.sort_unstable();
+        keys.dedup();
+        keys.len()
+    };
+    // 1 us per row unless more than MAX_ROWS rows are occupied; then the smallest of
+    // 2, 5, 10, 20, 50, ... us that brings them within it.
+    let mut step = 1;
+    let mut binned = bin(step);
+    for candidate in (0..7).flat_map(|e| [2u64, 5, 10].map(|m| m * 10u64.pow(e))) {
+        if occupied(&binned) as u64 <= MAX_ROWS {
+            break;
+        }
+        step = candidate;
+        binned = bin(step);
+    }
+    let largest = binned
+        .iter()
+        .flat_map(|m| m.values())
+        .copied()
+        .max()
+        .unwrap_or(1);
+    let scale = ((largest as f64) + 1.0).log10();
+    let legend: Vec<String> = summary
+        .threads
+        .iter()
+        .map(|t| format!("{} max {} us", t.label(), us(t.max_us)))
+        .collect();
+    let mut out = format!(
+        "\nlatency histogram, {} us per row, log10 count bars ({})\n",
+        step,
+        legend.join(", ")
+    );
+    let mut empty_run = 0u64;
+    let mut row = low;
+    while row <= high {
+        let counts: Vec<u64> = binned
+            .iter()
+            .map(|m| m.get(&row).copied().unwrap_or(0))
+            .collect();
+        if counts.iter().all(|&c| c == 0) {
+            empty_run += 1;
+        } else {
+            if empty_run > 0 {
+                let _ = writeln!(out, "{:>8} ⋮ {} empty", "", plural(empty_run * step));
+                empty_run = 0;
+            }
+            let mut line = format!("{:>8} │", row_label(row, step));
+            for &c in &counts {
+                let len = if c == 0 {
+                    0
+                } else {
+                    // At least one cell for a single sample: a worst case must be visible.
+                    (((c as f64 + 1.0).log10() / scale) * BAR as f64)
+                        .round()
+                        .max(1.0) as usize
+                };
+                let _ = write!(line, " {:<BAR$} {:>9} │", "█".repeat(len.min(BAR)), c);
+            }
+            out.push_str(line.trim_end());
+            out.push('\n');
+        }
+        row += step;
+    }
+    out
+}
+
+fn row_label(row: u64, step: u64) -> String {
+    if step == 1 {
+        format!("{row} us")
+    } else {
+        format!("{row}-{}", row + step - 1)
+    }
+}
+
+fn plural(us: u64) -> String {
+    if us == 1 {
+        "1 us".into()
+    } else {
+        format!("{us} us")
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use vernier_analysis::ThreadLatency;
+    use vernier_model::histogram::LATENCY;
+    use vernier_model::Recording;
+
+    fn thread(cpu: u32, samples: &[(u64, u64)]) -> ThreadLatency {
+        let mut r = Recording::new();
+        for &(ns, n) in samples {
+            r.record_n(ns, n);
+        }
+        let h = r.finish(LATENCY, cpu, Some(cpu));
+        ThreadLatency {
+            thread: cpu,
+            cpu: Some(cpu),
+            samples: h.count,
+            min_us: h.min_ns as f64 / 1e3,
+            mean_us: h.mean_ns().map(|m| m / 1e3),
+            p50: Percentile::Value(4.0),
+            p99: Percentile::Value(6.0),
+            p99_9: Percentile::TooFewSamples,
+            p99_99: Percentile::TooFewSamples,
+            max_us: h.max_ns as f64 / 1e3,
+            max_run: 0,
+            max_index: h.max_index,
+            missed: 0,
+            overflows: 0,
+            histogram: h,
+        }
+    }
+
+    fn summary(threads: Vec<ThreadLatency>) -> LatencySummary {
+        LatencySummary {
+            runs: 1,
+            threads,
+            interval_maxima: Vec::new(),
+            max_of_maxima_us: None,
+        }
+    }
+
+    #[test]
+    fn rows_are_whole_microseconds_with_empty_runs_folded_and_bars_per_cpu() {
+        let s = summary(vec![
+            thread(0, &[(4_200, 10_000), (4_900, 5), (5_100, 100), (30_000, 1)]),
+            thread(1, &[(5_000, 1_000)]),
+        ]);
+        let text = histogram_text(&s);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(
+            lines[1],
+            "latency histogram, 1 us per row, log10 count bars (CPU0 max 30.0 us, CPU1 max 5.0 us)"
+        );
+        // 4 us: 10,005 samples of CPU0 (4.2 and 4.9 truncate to 4), none of CPU1.
+        assert!(lines[2].starts_with("    4 us │ ████████████████████████     10005 │"));
+        assert!(lines[2].ends_with("0 │"), "{}", lines[2]);
+        assert!(lines[3].starts_with("    5 us │"), "{}", lines[3]);
+        assert!(lines[3].contains("100 │") && lines[3].ends_with("1000 │"));
+        assert_eq!(lines[4], "         ⋮ 24 us empty");
+        // A single sample still shows.
+        assert!(lines[5].starts_with("   30 us │ ██ "), "{}", lines[5]);
+        assert_eq!(lines.len(), 6);
+    }
+
+    #[test]
+    fn a_wide_range_is_binned_and_says_so() {
+        // A sparse tail keeps 1 us rows; 200 occupied microseconds do not fit.
+        let s = summary(vec![thread(0, &[(3_000, 50), (900_000, 1)])]);
+        assert!(histogram_text(&s).contains("1 us per row"));
+        let dense: Vec<(u64, u64)> = (0..200).map(|i| (3_000 + 1_000 * i, 1 + i)).collect();
+        let text = histogram_text(&summary(vec![thread(0, &dense)]));
+        assert!(text.contains("5 us per row"), "{text}");
+        assert!(text.contains("\n     3-7 │"), "{text}");
+        assert!(text.contains("\n 198-202 │"), "{text}");
+        assert!(text.lines().count() <= 2 + MAX_ROWS as usize, "{text}");
+    }
+
+    #[test]
+    fn the_table_says_when_a_percentile_lacks_samples() {
+        let text = latency_text(&summary(vec![thread(0, &[(4_000, 10)])]));
+        assert!(
+            text.starts_with("latency (us)  samples  min  mean  p50  p99"),
+            "{text}"
+        );
+        assert!(text.contains("n too small"), "{text}");
+    }
+}
