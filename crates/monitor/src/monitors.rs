@@ -353,8 +353,10 @@ impl Monitor for PressureMonitor {
 /// `interrupts`: every IRQ line of /proc/interrupts (`irq.<label>`) and softirq of
 /// /proc/softirqs (`softirq.<name>`) summed over CPUs, and their totals (`irq_total`,
 /// `softirq_total`); and per CPU the sum of its column of each file (`cpu<N>.irq_total`,
-/// `cpu<N>.softirq_total`), which tells which CPU the interrupts landed on. At the end of a
-/// run the `top` series of each group with the largest change are kept with every total.
+/// `cpu<N>.softirq_total`), which tells which CPU the interrupts landed on. With `per-cpu=on`
+/// also every IRQ line per CPU (`cpu<N>.irq.<label>`): one series per line and CPU while the
+/// run lasts, hence not by default. At the end of a run the `top` series of each group (`irq`,
+/// `softirq`, `cpu<N>`) with the largest change are kept with every total.
 pub struct InterruptsMonitor {
     interrupts: PathBuf,
     softirqs: Option<PathBuf>,
@@ -365,6 +367,7 @@ pub struct InterruptsMonitor {
     /// Per-CPU sums of the file being read, indexed by CPU number; `None` for CPUs without a
     /// column (offline, or beyond the highest one).
     cpu_totals: Vec<Option<u64>>,
+    per_cpu: bool,
 }
 
 impl InterruptsMonitor {
@@ -377,7 +380,14 @@ impl InterruptsMonitor {
             missing: Vec::new(),
             names: MetricNames::default(),
             cpu_totals: Vec::new(),
+            per_cpu: false,
         }
+    }
+
+    /// Also records every IRQ line of /proc/interrupts per CPU.
+    pub fn per_cpu(mut self, on: bool) -> Self {
+        self.per_cpu = on;
+        self
     }
 }
 
@@ -420,6 +430,7 @@ impl Monitor for InterruptsMonitor {
             let Some(path) = path else { continue };
             let names = &mut self.names;
             let cpu_totals = &mut self.cpu_totals;
+            let lines_per_cpu = self.per_cpu && group == "irq";
             cpu_totals.iter_mut().for_each(|t| *t = None);
             let mut total = 0u64;
             load(path, &mut self.buf, |text| {
@@ -434,6 +445,14 @@ impl Monitor for InterruptsMonitor {
                     out.push(Reading::counter(metric, "count", line.total as f64));
                     for (cpu, count) in line.per_cpu() {
                         add_cpu_count(cpu_totals, cpu, count);
+                        if lines_per_cpu {
+                            let metric = match line.device {
+                                Some(device) => names
+                                    .format(format_args!("cpu{cpu}.irq.{}:{device}", line.label)),
+                                None => names.format(format_args!("cpu{cpu}.irq.{}", line.label)),
+                            };
+                            out.push(Reading::counter(metric, "count", count as f64));
+                        }
                     }
                 })
             })?;
@@ -902,9 +921,26 @@ mod tests {
         assert_eq!(per_cpu, get(&r, "irq_total").value - 10.0);
         assert_eq!(get(&r, "cpu1.softirq_total").value, 390_626.0);
         assert!(r.iter().all(|x| !x.metric.starts_with("cpu4")));
+        assert!(r.iter().all(|x| !x.metric.contains(".irq.")));
         // Per-CPU totals are totals: always kept.
         let changes = [("cpu0.irq_total", 0.0), ("cpu0.softirq_total", 0.0)];
         assert_eq!(m.keep(&changes), vec![true, true]);
+
+        // per-cpu=on: every line per CPU, the top movers kept per CPU.
+        let mut m = InterruptsMonitor::new(roots.proc_root, 2).per_cpu(true);
+        let r = sample_once(&mut m);
+        assert_eq!(get(&r, "cpu2.irq.125:eth0-TxRx-0").value, 90_000.0);
+        assert_eq!(get(&r, "cpu3.irq.LOC").value, 1_300_000.0);
+        // ERR and MIS have no per-CPU counts.
+        assert!(r.iter().all(|x| &*x.metric != "cpu0.irq.ERR"));
+        let changes = [
+            ("cpu2.irq.LOC", 9.0),
+            ("cpu2.irq.125:eth0-TxRx-0", 90.0),
+            ("cpu2.irq.RES", 1.0),
+            ("cpu2.irq_total", 100.0),
+            ("cpu3.irq.LOC", 1.0),
+        ];
+        assert_eq!(m.keep(&changes), vec![true, true, false, true, true]);
     }
 
     #[test]

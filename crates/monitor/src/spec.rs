@@ -86,7 +86,7 @@ pub const MONITORS: [MonitorInfo; 11] = [
         kind: MonitorKind::Interrupts,
         name: "interrupts",
         description: "/proc/interrupts and /proc/softirqs: totals, per-CPU totals, the top movers",
-        options: &["top"],
+        options: &["top", "per-cpu"],
         default: true,
     },
     MonitorInfo {
@@ -191,6 +191,9 @@ pub struct MonitorSpec {
     pub interval_ms: u64,
     /// Top movers kept (`interrupts`, `slab`).
     pub top: usize,
+    /// `interrupts` also records each IRQ line per CPU (`per-cpu=on`).
+    #[serde(default)]
+    pub per_cpu: bool,
 }
 
 impl MonitorSpec {
@@ -199,6 +202,7 @@ impl MonitorSpec {
             kind,
             interval_ms: DEFAULT_INTERVAL_MS,
             top: DEFAULT_TOP,
+            per_cpu: false,
         }
     }
 
@@ -230,6 +234,13 @@ impl MonitorSpec {
                     .filter(|&n| n > 0)
                     .ok_or_else(|| bad("expected a positive integer"))?;
             }
+            "per-cpu" if self.kind.info().options.contains(&"per-cpu") => {
+                self.per_cpu = match value {
+                    "on" | "yes" | "true" | "1" => true,
+                    "off" | "no" | "false" | "0" => false,
+                    _ => return Err(bad("expected on or off")),
+                };
+            }
             _ => {
                 let mut valid = vec!["interval"];
                 valid.extend(self.kind.info().options);
@@ -254,6 +265,9 @@ impl fmt::Display for MonitorSpec {
         if self.top != DEFAULT_TOP {
             write!(f, ":top={}", self.top)?;
         }
+        if self.per_cpu {
+            write!(f, ":per-cpu=on")?;
+        }
         Ok(())
     }
 }
@@ -272,7 +286,8 @@ pub fn default_monitors() -> Vec<MonitorSpec> {
 /// ([`vernier_model::spec`]). `default` and `all` stand for the default set and every monitor
 /// (options given to them apply to each), `none` for no monitor. A monitor named again replaces
 /// the earlier choice in place, so `default,stat:interval=0.1` samples stat faster. The options
-/// are `interval` (seconds) and, for `interrupts` and `slab`, `top` (series kept).
+/// are `interval` (seconds), for `interrupts` and `slab` `top` (series kept), and for
+/// `interrupts` `per-cpu` (on or off).
 pub fn parse_monitor_list(text: &str) -> Result<Vec<MonitorSpec>, MonitorError> {
     let bad = |reason: String| MonitorError::BadSpec {
         text: text.to_string(),
@@ -304,8 +319,10 @@ pub fn parse_monitor_list(text: &str) -> Result<Vec<MonitorSpec>, MonitorError> 
         };
         for (key, value) in &item.options {
             for spec in &mut specs {
-                // `top` given to a group applies to the monitors that take it.
-                if name != spec.kind.as_str() && key == "top" && spec.kind.info().options.is_empty()
+                // `top` and `per-cpu` given to a group apply to the monitors that take them.
+                if name != spec.kind.as_str()
+                    && matches!(key.as_str(), "top" | "per-cpu")
+                    && !spec.kind.info().options.contains(&key.as_str())
                 {
                     continue;
                 }
@@ -331,7 +348,9 @@ pub fn build(spec: &MonitorSpec, roots: &Roots) -> Box<dyn Monitor> {
         MonitorKind::Vmstat => Box::new(VmstatMonitor::new(proc_root)),
         MonitorKind::Schedstat => Box::new(SchedstatMonitor::new(proc_root)),
         MonitorKind::Pressure => Box::new(PressureMonitor::new(proc_root)),
-        MonitorKind::Interrupts => Box::new(InterruptsMonitor::new(proc_root, spec.top)),
+        MonitorKind::Interrupts => {
+            Box::new(InterruptsMonitor::new(proc_root, spec.top).per_cpu(spec.per_cpu))
+        }
         MonitorKind::Softirqs => Box::new(SoftirqsMonitor::new(proc_root)),
         MonitorKind::Slab => Box::new(SlabMonitor::new(proc_root, spec.top)),
         MonitorKind::Perf => Box::new(crate::monitors::PerfMonitor::new()),
@@ -400,7 +419,12 @@ mod tests {
 
     #[test]
     fn display_round_trips() {
-        for text in ["stat", "stat:interval=0.25", "slab:interval=2:top=9"] {
+        for text in [
+            "stat",
+            "stat:interval=0.25",
+            "slab:interval=2:top=9",
+            "interrupts:top=3:per-cpu=on",
+        ] {
             let s = parse_monitor_list(text).unwrap();
             assert_eq!(s[0].to_string(), text);
         }
@@ -422,6 +446,14 @@ mod tests {
         );
         let e = parse_monitor_list("slab:depth=3").unwrap_err().to_string();
         assert!(e.contains("interval, top"), "{e}");
+        let e = parse_monitor_list("slab:per-cpu=on")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("no option 'per-cpu'"), "{e}");
+        let s = parse_monitor_list("default:per-cpu=on").unwrap();
+        assert!(s
+            .iter()
+            .all(|m| m.per_cpu == (m.kind == MonitorKind::Interrupts)));
 
         for bad in [
             "stat:interval=0",
@@ -429,6 +461,7 @@ mod tests {
             "stat:interval=0.001",
             "stat:interval=inf",
             "interrupts:top=0",
+            "interrupts:per-cpu=maybe",
         ] {
             let e = parse_monitor_list(bad).unwrap_err();
             assert!(matches!(e, MonitorError::BadOption { .. }), "{bad}: {e}");

@@ -70,12 +70,13 @@ pub fn monitor_notes(config: &StoredConfiguration) -> Vec<String> {
 }
 
 /// A per-CPU key `monitor.cpu<N>.[item.]column` (`softirqs.cpu1.TIMER`,
-/// `cpuidle.cpu1.C6.usage`): (monitor, cpu, item, column).
+/// `cpuidle.cpu1.C6.usage`, `interrupts.cpu1.irq.36:virtio1-req.0`): (monitor, cpu, item,
+/// column). The item is one word; the column may contain dots (IRQ handler names do).
 fn per_cpu_key(key: &str) -> Option<(&str, u32, Option<&str>, &str)> {
     let (monitor, rest) = key.split_once('.')?;
     let (cpu, rest) = rest.split_once('.')?;
     let cpu = cpu.strip_prefix("cpu")?.parse().ok()?;
-    Some(match rest.rsplit_once('.') {
+    Some(match rest.split_once('.') {
         Some((item, column)) => (monitor, cpu, Some(item), column),
         None => (monitor, cpu, None, rest),
     })
@@ -151,7 +152,9 @@ fn per_cpu_tables(
         cells: BTreeMap<(u32, usize, Option<&'a str>), BTreeMap<&'a str, f64>>,
         columns: Vec<(usize, &'a str)>,
     }
-    let mut monitors: BTreeMap<&str, CpuTable<'_>> = BTreeMap::new();
+    // Rows with and without an item make separate tables (`interrupts`: the totals of each
+    // CPU, and with per-cpu=on its IRQ lines).
+    let mut monitors: BTreeMap<(&str, bool), CpuTable<'_>> = BTreeMap::new();
     for s in summaries {
         let Some((monitor, cpu, item, column)) = per_cpu_key(&s.key) else {
             continue;
@@ -159,7 +162,7 @@ fn per_cpu_tables(
         let CpuTable {
             cells,
             columns: cols,
-        } = monitors.entry(monitor).or_default();
+        } = monitors.entry((monitor, item.is_some())).or_default();
         let at = first_seen(&s.key);
         // Items of a CPU in recorded order: the position of the item's first key.
         let item_at = cells
@@ -177,7 +180,7 @@ fn per_cpu_tables(
     }
     monitors
         .into_iter()
-        .map(|(monitor, table)| {
+        .map(|((monitor, _), table)| {
             let CpuTable {
                 cells,
                 columns: mut cols,
@@ -370,6 +373,8 @@ mod tests {
                 ("cpuidle", "cpu0.C6.usage", Counter, 50.0 * k),
                 ("cpuidle", "cpu0.C6.latency_us", Gauge, 133.0),
                 ("cpuidle", "cpu2.POLL.usage", Counter, 7.0 * k),
+                ("interrupts", "cpu1.irq.LOC", Counter, 40.0 * k),
+                ("interrupts", "cpu1.irq.36:virtio1-req.0", Counter, 8.0 * k),
             ]
         };
         let mut c = config();
@@ -409,12 +414,20 @@ mod tests {
         );
         assert_eq!(lines[irq + 1], ["cpu", "irq_total"], "{text}");
         assert_eq!(lines[irq + 3], ["cpu1", "600.0"], "{text}");
+        // The IRQ lines per CPU make a table of their own.
+        assert_eq!(lines[irq + 4][..2], ["interrupts", "per"], "{text}");
+        assert_eq!(lines[irq + 5], ["cpu", "LOC", "36:virtio1-req.0"], "{text}");
+        assert_eq!(lines[irq + 6], ["cpu1.irq", "80.00", "16.00"], "{text}");
 
         assert_eq!(per_cpu_key("cpufreq.cpu0_khz"), None);
         assert_eq!(per_cpu_key("stat.ctxt"), None);
         assert_eq!(
             per_cpu_key("cpuidle.cpu3.C1E.time_us"),
             Some(("cpuidle", 3, Some("C1E"), "time_us"))
+        );
+        assert_eq!(
+            per_cpu_key("interrupts.cpu1.irq.36:virtio1-req.0"),
+            Some(("interrupts", 1, Some("irq"), "36:virtio1-req.0"))
         );
     }
 

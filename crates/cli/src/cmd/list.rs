@@ -109,6 +109,9 @@ pub fn monitor_text(verbose: bool) -> String {
             for option in m.options {
                 let help = match *option {
                     "top" => format!("series kept, the top movers (default {DEFAULT_TOP})"),
+                    "per-cpu" => "on: also each IRQ line per CPU, the top movers per CPU \
+                                  (default off)"
+                        .to_string(),
                     other => format!("see docs for '{other}'"),
                 };
                 let _ = writeln!(text, "               {option:<10} {help}");
