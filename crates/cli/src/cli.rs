@@ -57,6 +57,13 @@ pub fn command() -> clap::Command {
                     crate::cmd::list::monitor_text(true).trim_end()
                 ))
             })
+            .mut_arg("loads", |a| {
+                let short = a.get_help().map(ToString::to_string).unwrap_or_default();
+                a.long_help(format!(
+                    "{short}\n\n{}",
+                    crate::cmd::list::load_text(true).trim_end()
+                ))
+            })
         })
 }
 
@@ -189,6 +196,11 @@ pub struct RunArgs {
     /// governor, turbo, dma-latency, rt, pin, sysctl; NAME[?][:OPTION=VALUE]... (`?`: optional)
     #[arg(long = "setup", value_name = "LIST")]
     pub setup: Vec<String>,
+
+    /// Loads that run during every measured run, started before and stopped after it:
+    /// NAME[:OPTION=VALUE]... (cpu, hackbench, memory, io, net, osadl, command), repeatable
+    #[arg(long = "load", value_name = "LIST")]
+    pub loads: Vec<String>,
 
     /// No progress output, only the summary
     #[arg(long, short)]

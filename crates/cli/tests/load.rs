@@ -1,6 +1,6 @@
 //! Load profiles (`vernier_load`) with their supervisor, this build's `vernier __load`: every
 //! load starts and stops with nothing left behind, its CPU time is counted, a `command` is
-//! restarted, and a load that cannot start is an error.
+//! restarted, a load that cannot start is an error, and `run --load` checks its options and records the loads.
 #![allow(clippy::unwrap_used)] // test helpers panic on unexpected failures by design
 
 use std::path::PathBuf;
@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use vernier_load::{LoadPlan, LoadSet, RunningLoads};
 use vernier_sys::process::process_group_members;
+use vernier_testkit::vernier;
 
 fn plan(values: &[&str]) -> LoadPlan {
     let values: Vec<String> = values.iter().map(|s| s.to_string()).collect();
@@ -211,4 +212,124 @@ fn a_load_that_dies_during_the_run_is_reported_at_stop() {
         usage.problems
     );
     assert_gone(&groups, &dirs);
+}
+#[test]
+fn bad_loads_are_one_line_and_status_2_before_anything_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.db");
+    for (value, message) in [
+        (
+            "cpu:duty=0",
+            "load 'cpu': invalid value '0' for option 'duty': expected an integer in 1..=100",
+        ),
+        ("fire", "unknown load 'fire'; valid loads: cpu, hackbench"),
+        (
+            "net:speed=1",
+            "load 'net' has no option 'speed'; valid options: mbit",
+        ),
+    ] {
+        let out = vernier(&db)
+            .args(["run", "pipe:loops=100", "--load", value])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{value}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(stderr.contains(message), "{value}: {stderr}");
+    }
+    assert!(!db.exists(), "the database was created for a bad --load");
+}
+
+/// Processes whose command line is `vernier __load SPEC ...`.
+fn supervisors_of(spec: &str) -> Vec<u32> {
+    let needle = format!("__load\0{spec}\0");
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|c| String::from_utf8_lossy(&c).contains(&needle))
+        })
+        .collect()
+}
+
+#[test]
+fn run_with_a_load_records_it_and_its_cpu_time_per_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.db");
+    // A duty that no other test uses, to find its processes afterwards.
+    let spec = "cpu:cpus=0:duty=37";
+    vernier(&db)
+        .args([
+            "run",
+            "pipe:loops=200",
+            "--load",
+            spec,
+            "--warmup",
+            "1",
+            "--min-runs",
+            "2",
+            "--max-runs",
+            "2",
+            "--monitor",
+            "none",
+            "-q",
+        ])
+        .assert()
+        .success()
+        .stdout(predicates::str::contains(format!("[load {spec}]")));
+    assert!(
+        wait_for(Duration::from_secs(5), || supervisors_of(spec).is_empty()),
+        "loads left: {:?}",
+        supervisors_of(spec)
+    );
+    let out = vernier(&db)
+        .args(["show", "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json[0]["loads"], serde_json::json!([spec]));
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let runs: Vec<(bool, Option<i64>)> = conn
+        .prepare("SELECT warmup, load_cpu_ns FROM runs ORDER BY started_at_ns")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(runs.len(), 3, "{runs:?}");
+    // Warmups run without the loads; every measured run under them, with their CPU time.
+    assert_eq!(runs[0], (true, None));
+    for (_, cpu) in &runs[1..] {
+        assert!(cpu.is_some_and(|ns| ns >= 0), "{runs:?}");
+    }
+}
+
+#[test]
+fn run_with_a_load_that_cannot_start_fails_before_measuring() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.db");
+    let out = vernier(&db)
+        .args([
+            "run",
+            "pipe:loops=100",
+            "--load",
+            "command:cmd=vernier-no-such-program",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("load 'command:cmd=vernier-no-such-program' did not start:")
+            && stderr.contains("not found"),
+        "{stderr}"
+    );
+    assert!(
+        !db.exists(),
+        "the database was created for a load that cannot start"
+    );
 }

@@ -34,14 +34,26 @@ pub struct SessionOptions {
     /// Setup plugins and monitors as given, stored with the session.
     pub setup: Vec<String>,
     pub monitors: Vec<String>,
+    /// Canonical specs of the loads that run during every measured run (`--load`), stored
+    /// with each configuration; the hooks start and stop them.
+    pub loads: Vec<String>,
     /// Applied to the child of every run (real-time priority, pinning).
     pub child_setup: vernier_model::ChildSetup,
 }
 
-/// What runs before every measured run (the per-run setup plugins).
+/// What runs around every measured run: the per-run setup plugins and the loads.
 pub trait RunHooks {
-    /// Prepares the system for a measured run; the steps are stored with the run.
+    /// Prepares the system for a measured run and starts its loads, right before its child
+    /// starts; the steps are stored with the run.
     fn before_run(&mut self) -> Result<Vec<SetupStep>, String>;
+
+    /// Stops what [`RunHooks::before_run`] started, right after the run's child has ended
+    /// (also when the run failed or was interrupted). Returns the CPU time the loads used
+    /// (`None`: no loads), which the run's foreign CPU time then leaves out; an error (a load
+    /// that died during the run) fails the run.
+    fn after_run(&mut self) -> Result<Option<i64>, String> {
+        Ok(None)
+    }
 }
 
 /// No per-run preparation.
@@ -171,7 +183,7 @@ fn record_session<R: Recorder + ?Sized>(
             options: planned.options.clone(),
             metric: planned.info.metric.clone(),
             secondary_metrics: planned.info.secondary_metrics.clone(),
-            loads: Vec::new(),
+            loads: options.loads.clone(),
             stop_reason: None,
             converged: false,
             error: None,
@@ -333,7 +345,24 @@ impl<R: Recorder + ?Sized> Runner<'_, R> {
                 }
             }
         };
-        let outcome = match self.executor.execute(&request, self.interrupt) {
+        let executed = self.executor.execute(&request, self.interrupt);
+        let load_cpu_ns = if warmup {
+            None
+        } else {
+            match self.hooks.after_run() {
+                Ok(cpu) => cpu,
+                Err(_) if self.interrupt.is_requested() => {
+                    self.finish_all_interrupted(states)?;
+                    return Ok(false);
+                }
+                Err(e) => {
+                    let error = format!("a load failed during the run: {e}");
+                    self.finish(states, i, StopReason::Failed, Some(error))?;
+                    return Ok(false);
+                }
+            }
+        };
+        let outcome = match executed {
             Ok(outcome) => outcome,
             Err(ExecError::Interrupted) => {
                 self.finish_all_interrupted(states)?;
@@ -367,6 +396,12 @@ impl<R: Recorder + ?Sized> Runner<'_, R> {
         let mut record = run_record(&outcome, index, warmup, round, state.executions());
         record.setup_steps = setup_steps;
         record.values = values;
+        if let Some(cpu) = load_cpu_ns {
+            // The loads ran during the measurement window; what they used is theirs, not
+            // foreign.
+            record.foreign_cpu_ns -= cpu;
+            record.load_cpu_ns = Some(cpu);
+        }
         self.recorder
             .add_run(state.record.id, &record)
             .map_err(EngineError::record)?;

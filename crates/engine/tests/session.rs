@@ -556,3 +556,82 @@ fn conflicting_bounds_are_warned_at_plan_time() {
         Some(StopReason::MaxRuns)
     );
 }
+
+/// Loads that use `cpu_ns` in every measured run, and die in the run of call `die_at`.
+struct LoadHooks {
+    started: u32,
+    stopped: u32,
+    cpu_ns: i64,
+    die_at: Option<u32>,
+}
+
+impl vernier_engine::RunHooks for LoadHooks {
+    fn before_run(&mut self) -> Result<Vec<SetupStep>, String> {
+        self.started += 1;
+        Ok(Vec::new())
+    }
+
+    fn after_run(&mut self) -> Result<Option<i64>, String> {
+        self.stopped += 1;
+        if self.die_at == Some(self.stopped) {
+            return Err("load 'cpu' failed while it ran: killed".into());
+        }
+        Ok(Some(self.cpu_ns))
+    }
+}
+
+#[test]
+fn loads_run_around_every_measured_run_and_their_cpu_is_not_foreign() {
+    let mut exec = ScriptedExecutor::new(&[(0, &[100.0])]);
+    exec.fail_on_call = Some(4);
+    let mut hooks = LoadHooks {
+        started: 0,
+        stopped: 0,
+        cpu_ns: 7_000_000,
+        die_at: None,
+    };
+    let (_, stored, _) = run_with_hooks(&["scripted"], settings(), &mut exec, &mut hooks);
+    // One warmup without loads, three measured runs, and the fourth failed: the loads of the
+    // failed run were stopped too.
+    assert_eq!((hooks.started, hooks.stopped), (4, 4));
+    let c = &stored.configurations[0];
+    assert_eq!(c.record.error.as_deref(), Some("scripted failure"));
+    let runs: Vec<(bool, Option<i64>, i64)> = c
+        .runs
+        .iter()
+        .map(|r| (r.warmup, r.load_cpu_ns, r.foreign_cpu_ns))
+        .collect();
+    assert_eq!(
+        runs,
+        [
+            (true, None, 0),
+            (false, Some(7_000_000), -7_000_000),
+            (false, Some(7_000_000), -7_000_000),
+            (false, Some(7_000_000), -7_000_000),
+        ]
+    );
+}
+
+#[test]
+fn a_load_that_dies_during_a_run_fails_its_configuration() {
+    let mut exec = ScriptedExecutor::new(&[(0, &[100.0])]);
+    let mut hooks = LoadHooks {
+        started: 0,
+        stopped: 0,
+        cpu_ns: 0,
+        die_at: Some(2),
+    };
+    let (outcome, stored, _) = run_with_hooks(&["scripted"], settings(), &mut exec, &mut hooks);
+    let c = &stored.configurations[0];
+    assert_eq!(c.record.stop_reason, Some(StopReason::Failed));
+    assert_eq!(
+        c.record.error.as_deref(),
+        Some("a load failed during the run: load 'cpu' failed while it ran: killed")
+    );
+    assert_eq!(
+        c.values().len(),
+        1,
+        "the run under the dead load is not recorded"
+    );
+    assert_eq!(outcome.status, SessionStatus::Failed);
+}

@@ -79,6 +79,8 @@ pub fn list(args: ListArgs) -> Result<ExitCode> {
     out!("{}", setup_text(args.verbose));
     outln!("\nMonitors (--monitor NAME[:OPTION=VALUE]...,...):");
     out!("{}", monitor_text(args.verbose));
+    outln!("\nLoads (--load NAME[:OPTION=VALUE]...,...):");
+    out!("{}", load_text(args.verbose));
     Ok(ExitCode::SUCCESS)
 }
 
@@ -91,6 +93,32 @@ pub fn setup_text(verbose: bool) -> String {
         if verbose {
             for (option, help) in p.options {
                 let _ = writeln!(text, "               {option:<10} {help}");
+            }
+        }
+    }
+    text
+}
+
+/// The loads, one per line, each with its options when `verbose`; also the long help of
+/// `run --load`.
+pub fn load_text(verbose: bool) -> String {
+    let online = vernier_sys::cpulist::online_cpus().len() as u32;
+    let mut text = String::new();
+    for l in vernier_load::LOADS {
+        let _ = writeln!(text, "  {:<12} {}", l.name, l.help);
+        if verbose {
+            for o in (l.options)() {
+                let unit = if o.unit.is_empty() {
+                    String::new()
+                } else {
+                    format!(" {}", o.unit)
+                };
+                let default = match o.name {
+                    // Their defaults are in their help (derived from the online CPUs, or none).
+                    "cpus" | "groups" | "dir" | "cmd" => String::new(),
+                    _ => format!(" (default {}{unit})", o.default_value(online)),
+                };
+                let _ = writeln!(text, "               {:<10} {}{default}", o.name, o.help);
             }
         }
     }

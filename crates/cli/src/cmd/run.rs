@@ -10,9 +10,10 @@ use anyhow::{bail, Context, Result};
 use uuid::Uuid;
 use vernier_engine::suite::{find_suite, suite_names};
 use vernier_engine::{
-    build_plan, run_session, Interrupt, NoHooks, ProcessExecutor, RunHooks, RunTimeout,
-    SessionOptions, SignalEvent,
+    build_plan, run_session, Interrupt, ProcessExecutor, RunHooks, RunTimeout, SessionOptions,
+    SignalEvent,
 };
+use vernier_load::{LoadPlan, RunningLoads};
 use vernier_model::{SessionStatus, Settings, SetupStep};
 use vernier_setup::{RestoreRecord, SetupGuard};
 use vernier_store::{Load, SqliteStore, Store};
@@ -71,6 +72,7 @@ pub fn run(args: RunArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
     } else {
         vernier_monitor::parse_monitor_list(&args.monitors.join(","))?
     };
+    let loads = vernier_load::LoadSet::parse(&args.loads)?;
     let roots = Roots::real();
     let setup_plan = vernier_setup::plan_setup(&args.setup, &roots)?;
     for skipped in &setup_plan.skipped {
@@ -86,6 +88,14 @@ pub fn run(args: RunArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
         limits.cpus = cpus.clone();
     }
     vernier_engine::check_machine(&plan, &limits)?;
+    // A load that cannot start (a missing program, a command that fails at once) is an error
+    // now, not a failed first run.
+    if !loads.is_empty() {
+        let trial = loads.start()?.stop();
+        if let Some(problem) = trial.problems.first() {
+            bail!("{problem}");
+        }
+    }
     let exe = std::env::current_exe().context("cannot find the vernier executable")?;
 
     let mut store = db::open_for_writing(db_arg)?;
@@ -152,26 +162,25 @@ pub fn run(args: RunArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
         findings,
         setup: args.setup.clone(),
         monitors: monitors.iter().map(|m| m.to_string()).collect(),
+        loads: loads.canonical(),
         child_setup: setup_plan.child.clone(),
     };
-    let mut no_hooks = NoHooks;
-    let mut setup_hooks;
-    let hooks: &mut dyn RunHooks = match guard.as_mut() {
-        Some(g) => {
-            setup_hooks = SetupHooks(g);
-            &mut setup_hooks
-        }
-        None => &mut no_hooks,
+    let mut hooks = PerRunHooks {
+        setup: guard.as_mut(),
+        loads,
+        running: None,
     };
     let outcome = run_session(
         &plan,
         options,
         &mut executor,
-        hooks,
+        &mut hooks,
         &mut store,
         &interrupt,
         &mut |e| progress.handle(e),
     );
+    // Loads left running by an error end here, before the system is restored.
+    drop(hooks);
     if let Some(mut g) = guard.take() {
         g.restore()
             .context("cannot restore the system after the session")?;
@@ -207,21 +216,46 @@ pub fn run(args: RunArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
     }
 }
 
-/// Runs the per-run setup steps before every measured run.
-struct SetupHooks<'a>(&'a mut SetupGuard);
+/// Around every measured run: the per-run setup steps, then the loads, started last so that an
+/// idle gate or a cooldown waits for a quiet machine without them; the loads stop right after
+/// the run.
+struct PerRunHooks<'a> {
+    setup: Option<&'a mut SetupGuard>,
+    loads: LoadPlan,
+    running: Option<RunningLoads>,
+}
 
-impl RunHooks for SetupHooks<'_> {
+impl RunHooks for PerRunHooks<'_> {
     fn before_run(&mut self) -> Result<Vec<SetupStep>, String> {
-        let reports = self.0.before_run().map_err(|e| e.to_string())?;
-        Ok(reports
-            .into_iter()
-            .map(|r| SetupStep {
-                plugin: r.plugin,
-                waited_ms: r.waited_ms,
-                timed_out: r.timed_out,
-                detail: r.detail,
-            })
-            .collect())
+        let steps = match self.setup.as_mut() {
+            Some(guard) => guard
+                .before_run()
+                .map_err(|e| e.to_string())?
+                .into_iter()
+                .map(|r| SetupStep {
+                    plugin: r.plugin,
+                    waited_ms: r.waited_ms,
+                    timed_out: r.timed_out,
+                    detail: r.detail,
+                })
+                .collect(),
+            None => Vec::new(),
+        };
+        if !self.loads.is_empty() {
+            self.running = Some(self.loads.start().map_err(|e| e.to_string())?);
+        }
+        Ok(steps)
+    }
+
+    fn after_run(&mut self) -> Result<Option<i64>, String> {
+        let Some(running) = self.running.take() else {
+            return Ok(None);
+        };
+        let usage = running.stop();
+        if !usage.problems.is_empty() {
+            return Err(usage.problems.join("; "));
+        }
+        Ok(Some(usage.cpu_ns))
     }
 }
 
