@@ -63,6 +63,10 @@ pub struct ConfigSummary {
     pub warnings: Warnings,
     /// The measured values in run order.
     pub values: Vec<f64>,
+    /// CPU time the loads used during each measured run, in run order (runs without a
+    /// record of it left out); empty without loads.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub load_cpu_ns: Vec<i64>,
     /// The secondary metrics of the configuration (latency's max, p99.9, ...), each over the
     /// measured runs that reported it.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -314,6 +318,7 @@ pub fn summarize_with(
         outlier_runs: checks.outliers,
         warnings,
         values,
+        load_cpu_ns: measured.iter().filter_map(|r| r.load_cpu_ns).collect(),
         secondary,
         latency: crate::latency::latency_summary(config, vernier_model::histogram::LATENCY),
     }

@@ -284,6 +284,12 @@ fn run_with_a_load_records_it_and_its_cpu_time_per_run() {
         "loads left: {:?}",
         supervisors_of(spec)
     );
+    vernier(&db)
+        .arg("show")
+        .assert()
+        .success()
+        .stdout(predicates::str::contains(format!("[load {spec}]")))
+        .stdout(predicates::str::contains("load CPU per run"));
     let out = vernier(&db)
         .args(["show", "--format", "json"])
         .output()
@@ -291,6 +297,7 @@ fn run_with_a_load_records_it_and_its_cpu_time_per_run() {
     assert!(out.status.success());
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(json[0]["loads"], serde_json::json!([spec]));
+    assert_eq!(json[0]["load_cpu_ns"].as_array().map(Vec::len), Some(2));
     let conn = rusqlite::Connection::open(&db).unwrap();
     let runs: Vec<(bool, Option<i64>)> = conn
         .prepare("SELECT warmup, load_cpu_ns FROM runs ORDER BY started_at_ns")

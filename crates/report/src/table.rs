@@ -61,6 +61,24 @@ fn direction(s: &ConfigSummary) -> &'static str {
     }
 }
 
+/// The CPU time the loads used per measured run: its median and range in milliseconds.
+fn load_cpu(per_run_ns: &[i64]) -> String {
+    let ms: Vec<f64> = per_run_ns.iter().map(|&ns| ns as f64 / 1e6).collect();
+    let (Ok(median), Ok(min), Ok(max)) = (
+        vernier_stats::median(&ms),
+        vernier_stats::quantile(&ms, 0.0),
+        vernier_stats::quantile(&ms, 1.0),
+    ) else {
+        return "-".into();
+    };
+    format!(
+        "median {} ms (min {}, max {})",
+        sig(median, 3),
+        sig(min, 3),
+        sig(max, 3)
+    )
+}
+
 /// The compact table printed at the end of `vernier run`.
 pub fn run_summary_table(summaries: &[ConfigSummary], width: Option<u16>) -> String {
     // One session's configurations share its level.
@@ -131,6 +149,12 @@ pub fn show_text(summaries: &[ConfigSummary], width: Option<u16>) -> String {
         ];
         for (name, value) in rows {
             table.add_row(vec![name.to_string(), value]);
+        }
+        if !s.loads.is_empty() {
+            table.add_row(vec![
+                "load CPU per run".to_string(),
+                load_cpu(&s.load_cpu_ns),
+            ]);
         }
         out.push_str(&table.to_string());
         out.push('\n');

@@ -160,10 +160,14 @@ struct RunRow<'a> {
     max_rss_bytes: i64,
     foreign_cpu_ns: i64,
     controller_cpu_ns: i64,
+    /// The configuration's loads (canonical specs joined by `;`), empty without loads.
+    loads: &'a str,
+    /// Empty when no load ran.
+    load_cpu_ns: Option<i64>,
 }
 
 /// The header of [`RunRow`], also written when there is no run.
-const CSV_HEADER: [&str; 27] = [
+const CSV_HEADER: [&str; 29] = [
     "session_id",
     "session_started_at_ns",
     "tags",
@@ -191,6 +195,8 @@ const CSV_HEADER: [&str; 27] = [
     "max_rss_bytes",
     "foreign_cpu_ns",
     "controller_cpu_ns",
+    "loads",
+    "load_cpu_ns",
 ];
 
 fn number<S: Serializer>(v: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
@@ -227,6 +233,7 @@ pub fn csv<E: Into<SourceError>>(
         for c in &s.configurations {
             let r = &c.record;
             let options = r.options.label();
+            let loads = r.loads.join(";");
             for run in &c.runs {
                 let others: Vec<String> = run
                     .values
@@ -262,6 +269,8 @@ pub fn csv<E: Into<SourceError>>(
                     max_rss_bytes: run.rusage.max_rss_bytes,
                     foreign_cpu_ns: run.foreign_cpu_ns,
                     controller_cpu_ns: run.controller_cpu_ns,
+                    loads: &loads,
+                    load_cpu_ns: run.load_cpu_ns,
                 })?;
             }
         }
@@ -320,6 +329,8 @@ mod tests {
             max_rss_bytes: 0,
             foreign_cpu_ns: 0,
             controller_cpu_ns: 0,
+            loads: "",
+            load_cpu_ns: None,
         };
         out.serialize(row).unwrap();
         let text = String::from_utf8(out.into_inner().unwrap()).unwrap();
