@@ -340,3 +340,59 @@ fn run_with_a_load_that_cannot_start_fails_before_measuring() {
         "the database was created for a load that cannot start"
     );
 }
+
+#[test]
+fn loads_die_with_a_killed_vernier_and_remove_their_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.db");
+    // Rates no other test uses, to find these supervisors.
+    let specs = ["cpu:cpus=0:duty=13", "io:mb_per_s=0.25"];
+    let mut run = vernier_testkit::vernier_command(&db)
+        .args([
+            "run",
+            "yield:duration=30",
+            "--warmup",
+            "0",
+            "--monitor",
+            "none",
+            "-q",
+            "--load",
+        ])
+        .arg(specs.join(","))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // The loads of the first measured run (the check before the session starts them once and
+    // stops them, so wait for both to run at the same time).
+    let started = wait_for(Duration::from_secs(30), || {
+        specs.iter().all(|s| !supervisors_of(s).is_empty())
+    });
+    let io_dir = supervisors_of(specs[1])
+        .first()
+        .and_then(|pid| std::fs::read(format!("/proc/{pid}/cmdline")).ok())
+        .and_then(|c| {
+            let args: Vec<String> = c
+                .split(|&b| b == 0)
+                .map(|a| String::from_utf8_lossy(a).into_owned())
+                .collect();
+            let i = args.iter().position(|a| a == "--dir")?;
+            args.get(i + 1).map(PathBuf::from)
+        });
+    run.kill().unwrap();
+    run.wait().unwrap();
+    assert!(started, "the loads did not start");
+    for spec in specs {
+        assert!(
+            wait_for(Duration::from_secs(10), || supervisors_of(spec).is_empty()),
+            "{spec} outlived vernier: {:?}",
+            supervisors_of(spec)
+        );
+    }
+    let io_dir = io_dir.expect("the io load's directory");
+    assert!(
+        wait_for(Duration::from_secs(5), || !io_dir.exists()),
+        "{} left",
+        io_dir.display()
+    );
+}

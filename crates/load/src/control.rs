@@ -102,11 +102,17 @@ impl LoadPlan {
                 .process_group(0);
             // SAFETY: getpid(2) cannot fail.
             let parent = unsafe { libc::getpid() };
-            // SAFETY: prctl(2) and getppid(2) are async-signal-safe. The supervisor gets SIGTERM,
-            // its ordinary stop, when the thread that started it dies; if that happened before
-            // prctl, the spawn fails instead of leaving an orphan.
+            // SAFETY: sigprocmask(2), prctl(2) and getppid(2) are async-signal-safe. The
+            // supervisor gets SIGTERM, its ordinary stop, when the thread that started it dies;
+            // if that happened before prctl, the spawn fails instead of leaving an orphan.
+            // SIGTERM stays blocked across exec(2) until the supervisor has its handler, so
+            // that one arriving while it starts is handled (its directory removed), not fatal.
             unsafe {
                 command.pre_exec(move || {
+                    let mut set: libc::sigset_t = std::mem::zeroed();
+                    libc::sigemptyset(&mut set);
+                    libc::sigaddset(&mut set, libc::SIGTERM);
+                    libc::sigprocmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
                     libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
                     if libc::getppid() != parent {
                         return Err(std::io::Error::from_raw_os_error(libc::ESRCH));

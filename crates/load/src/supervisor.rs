@@ -55,6 +55,7 @@ pub fn load_main(
     ready: &mut dyn Write,
     hackbench: &dyn Fn(&HackbenchParams) -> Result<(), String>,
 ) -> Result<(), String> {
+    install_handlers()?;
     let (spec, dir) = match args {
         [spec] => (spec, None),
         [spec, flag, dir] if flag == "--dir" => (spec, Some(PathBuf::from(dir))),
@@ -71,7 +72,6 @@ pub fn load_main(
             std::io::Error::last_os_error()
         ));
     }
-    install_handlers()?;
     // SAFETY: prctl(PR_SET_CHILD_SUBREAPER) only changes a flag of this process.
     if unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) } != 0 {
         return Err(format!(
@@ -80,8 +80,13 @@ pub fn load_main(
         ));
     }
     normal_priority();
-    let result = run(&load, dir, ready, hackbench);
+    let result = run(&load, dir.clone(), ready, hackbench);
     kill_the_group();
+    // The controller removes the directory too; this covers a controller that died (its
+    // parent-death signal ends this supervisor the ordinary way).
+    if let Some(dir) = dir {
+        let _ = std::fs::remove_dir_all(dir);
+    }
     result
 }
 
@@ -104,6 +109,16 @@ fn install_handlers() -> Result<(), String> {
                 std::io::Error::last_os_error()
             ));
         }
+    }
+    // The controller starts the supervisor with SIGTERM blocked, so that one sent before
+    // this point waits for the handler.
+    // SAFETY: a sigset made by sigemptyset and sigaddset; sigprocmask(2) on this thread, the
+    // only one so far.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGTERM);
+        libc::sigprocmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
     }
     Ok(())
 }
