@@ -121,7 +121,9 @@ pub fn monitor_text(config: &StoredConfiguration) -> String {
         indent(&mut out, &table, "  (per run: counter deltas, gauge means)");
     }
     for (monitor, table) in per_cpu_tables(config, &per_cpu) {
-        out.push_str(&format!("  {monitor} per CPU (median of the runs):\n"));
+        out.push_str(&format!(
+            "  {monitor} per CPU (median of the runs; one series: --series {monitor}.ROW.COLUMN):\n"
+        ));
         indent(&mut out, &table, "");
     }
     for note in monitor_notes(config) {
@@ -408,10 +410,8 @@ mod tests {
         assert_eq!(lines[idle + 3], ["cpu0.C6", "100.0", "133.0"], "{text}");
         assert_eq!(lines[idle + 4], ["cpu2.POLL", "14.00", "-"], "{text}");
         let irq = find("interrupts");
-        assert_eq!(
-            lines[irq],
-            ["interrupts", "per", "CPU", "(median", "of", "the", "runs):"]
-        );
+        assert_eq!(lines[irq][..4], ["interrupts", "per", "CPU", "(median"]);
+        assert!(text.contains("--series interrupts.ROW.COLUMN):"), "{text}");
         assert_eq!(lines[irq + 1], ["cpu", "irq_total"], "{text}");
         assert_eq!(lines[irq + 3], ["cpu1", "600.0"], "{text}");
         // The IRQ lines per CPU make a table of their own.
