@@ -1,5 +1,6 @@
-//! `vernier import FILE`: a vernier export document (docs/export-format.md) or hyperfine's
-//! `--export-json` output (`vernier_report::export::reader`), checked whole and stored in one
+//! `vernier import FILE`: a vernier export document (docs/export-format.md), hyperfine's
+//! `--export-json` output (`vernier_report::export::reader`) or cyclictest's histogram or
+//! `--json` output (`vernier_report::export::cyclictest`), checked whole and stored in one
 //! transaction. A session already present with the same content is skipped; with other content
 //! the import is refused.
 //!
@@ -16,6 +17,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use vernier_model::{validate, StoredSession};
+use vernier_report::export::cyclictest;
 use vernier_report::export::reader::{self, Kind};
 use vernier_report::export::SourceError;
 use vernier_store::{ImportReport, SqliteStore, Store};
@@ -49,24 +51,13 @@ pub fn import(args: ImportArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
         Kind::Hyperfine => {
             let bytes =
                 std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
-            let mut session = reader::parse_hyperfine(&bytes, now_ns()).with_context(context)?;
-            validate::FileCheck::new()
-                .session(&session)
-                .with_context(context)?;
-            let mut store = db::open_for_writing(db_arg)?;
-            // A file imported before keeps the times of its first import, so that importing it
-            // again finds the same content and is skipped.
-            if let Some(first) = store
-                .session_headers()?
-                .into_iter()
-                .find(|s| s.id == session.info.id)
-            {
-                let delta_ns = first.started_at_ns - session.info.started_at_ns;
-                shift_times(&mut session, delta_ns);
-            }
-            store
-                .import_sessions(&[session], &BTreeMap::new())
-                .with_context(context)?
+            let session = reader::parse_hyperfine(&bytes, now_ns()).with_context(context)?;
+            store_one(session, db_arg).with_context(context)?
+        }
+        Kind::Cyclictest(output) => {
+            let result = cyclictest::read(output, open()?).with_context(context)?;
+            let session = cyclictest::session(&result, now_ns()).with_context(context)?;
+            store_one(session, db_arg).with_context(context)?
         }
     };
     outln!(
@@ -75,6 +66,23 @@ pub fn import(args: ImportArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
         report.skipped
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// Checks and stores the one session of a file of another tool. A file imported before keeps
+/// the times of its first import (hyperfine files have none of their own), so that importing
+/// it again finds the same content and is skipped.
+fn store_one(mut session: StoredSession, db_arg: Option<&Path>) -> Result<ImportReport> {
+    validate::FileCheck::new().session(&session)?;
+    let mut store = db::open_for_writing(db_arg)?;
+    if let Some(first) = store
+        .session_headers()?
+        .into_iter()
+        .find(|s| s.id == session.info.id)
+    {
+        let delta_ns = first.started_at_ns - session.info.started_at_ns;
+        shift_times(&mut session, delta_ns);
+    }
+    Ok(store.import_sessions(&[session], &BTreeMap::new())?)
 }
 
 /// Stores the sessions of the export `input` in one transaction, each as it is read.

@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 use vernier_model::StoredSession;
 
+pub mod cyclictest;
 pub mod reader;
 pub mod writer;
 
@@ -60,15 +61,16 @@ pub enum WriteError {
     Io(#[from] std::io::Error),
 }
 
-/// Why a file could not be read as an export or a hyperfine file.
+/// Why a file could not be read as an export, a hyperfine or a cyclictest file.
 #[derive(Debug, thiserror::Error)]
 pub enum ReadError {
     /// Not JSON, or truncated: serde_json names the line and column.
     #[error("invalid JSON")]
     Syntax(#[source] serde_json::Error),
     #[error(
-        "neither a vernier export (an object with \"format\": \"{FORMAT}\") nor hyperfine \
-         --export-json output (an object with \"results\")"
+        "neither a vernier export (an object with \"format\": \"{FORMAT}\"), hyperfine \
+         --export-json output (an object with \"results\") nor cyclictest output (its -h \
+         histogram with a '# Histogram' line, or its --json object with \"thread\")"
     )]
     Neither,
     #[error("unknown format {0} (expected \"{FORMAT}\")")]
@@ -82,6 +84,16 @@ pub enum ReadError {
     /// A hyperfine file that hyperfine could not have written.
     #[error("{0}")]
     Hyperfine(String),
+    #[error("cannot read the file")]
+    Io(#[source] std::io::Error),
+    /// cyclictest's histogram output that cyclictest could not have written.
+    #[error("line {line}: {problem}")]
+    CyclictestLine { line: usize, problem: String },
+    #[error("not a valid cyclictest --json file")]
+    CyclictestJson(#[source] serde_json::Error),
+    /// A cyclictest file that cyclictest could not have written, or that vernier cannot use.
+    #[error("{0}")]
+    Cyclictest(String),
     /// The checks every import shares ([`vernier_model::validate`]).
     #[error(transparent)]
     Invalid(#[from] vernier_model::validate::Invalid),

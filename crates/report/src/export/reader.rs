@@ -1,5 +1,5 @@
-//! Reading a vernier export document (docs/export-format.md) or hyperfine's `--export-json`
-//! output into model records. An export is read as a stream: a serde visitor walks the
+//! Reading a vernier export document (docs/export-format.md), hyperfine's `--export-json`
+//! output or cyclictest's results ([`super::cyclictest`]) into model records. An export is read as a stream: a serde visitor walks the
 //! `sessions` array and hands each session on as soon as it is parsed, so memory holds one
 //! session, not the file. hyperfine files hold one session and are read whole.
 //!
@@ -19,6 +19,7 @@ use vernier_model::{
     Rusage, SessionInfo, SessionStatus, Settings, StopReason, StoredConfiguration, StoredSession,
 };
 
+use super::cyclictest::{self, Output};
 use super::{ReadError, SourceError, FORMAT, VERSION};
 
 /// What a file holds.
@@ -28,6 +29,8 @@ pub enum Kind {
     Export,
     /// hyperfine's `--export-json` output.
     Hyperfine,
+    /// cyclictest's histogram output or `--json` output.
+    Cyclictest(Output),
 }
 
 /// The top-level fields that tell the formats apart; everything else is skipped unparsed.
@@ -36,13 +39,52 @@ struct Probe {
     format: Option<serde_json::Value>,
     version: Option<serde_json::Value>,
     results: Option<IgnoredAny>,
+    thread: Option<IgnoredAny>,
+    /// cyclictest writes the key with a colon.
+    #[serde(rename = "rt_test_version:", alias = "rt_test_version")]
+    rt_test_version: Option<IgnoredAny>,
+    #[serde(rename = "cmdline:", alias = "cmdline")]
+    cmdline: Option<IgnoredAny>,
 }
 
-/// Which format `input` is in, after checking the syntax of the whole document (serde_json
-/// names the line and column of an error or a truncation) and the format's name and version.
-/// Builds nothing: memory stays constant whatever the size of the file.
-pub fn probe(input: impl Read) -> Result<Kind, ReadError> {
-    let probe: Probe = match serde_json::from_reader(input) {
+/// Bytes read to tell JSON from text.
+const SNIFF: u64 = 4096;
+
+/// Which format `input` is in. A JSON document's syntax is checked whole (serde_json names the
+/// line and column of an error or a truncation), and a vernier export's format name and
+/// version; a text file is cyclictest's output when a line of it is `# Histogram`,
+/// `# Min Latencies: ...` or a status line `T: 0 ( 1234) P:90 I:200 ...`. Builds nothing: memory stays constant whatever the size of the file.
+pub fn probe(mut input: impl Read) -> Result<Kind, ReadError> {
+    let mut head = Vec::new();
+    (&mut input)
+        .take(SNIFF)
+        .read_to_end(&mut head)
+        .map_err(ReadError::Io)?;
+    let text = head
+        .iter()
+        .find(|b| !b.is_ascii_whitespace())
+        .is_some_and(|b| !matches!(b, b'{' | b'[' | b'"'));
+    if text {
+        let mut lines = std::io::BufReader::new((&head[..]).chain(input));
+        let mut line = Vec::new();
+        loop {
+            line.clear();
+            if std::io::BufRead::read_until(&mut lines, b'\n', &mut line).map_err(ReadError::Io)?
+                == 0
+            {
+                break;
+            }
+            if cyclictest::is_marker(&String::from_utf8_lossy(&line)) {
+                return Ok(Kind::Cyclictest(Output::Histogram));
+            }
+        }
+        // Not cyclictest: the error JSON parsing gives, at the first character.
+        return match serde_json::from_slice::<IgnoredAny>(&head) {
+            Err(e) if !e.is_data() => Err(ReadError::Syntax(e)),
+            _ => Err(ReadError::Neither),
+        };
+    }
+    let probe: Probe = match serde_json::from_reader((&head[..]).chain(input)) {
         Ok(p) => p,
         Err(e) if e.is_data() => return Err(ReadError::Neither),
         Err(e) => return Err(ReadError::Syntax(e)),
@@ -62,6 +104,9 @@ pub fn probe(input: impl Read) -> Result<Kind, ReadError> {
         Ok(Kind::Export)
     } else if probe.results.is_some() {
         Ok(Kind::Hyperfine)
+    } else if probe.thread.is_some() && (probe.rt_test_version.is_some() || probe.cmdline.is_some())
+    {
+        Ok(Kind::Cyclictest(Output::Json))
     } else {
         Err(ReadError::Neither)
     }
@@ -206,13 +251,14 @@ pub struct Parsed {
     pub sessions: Vec<StoredSession>,
     /// SHA-256 (hex) -> text.
     pub kernel_configs: BTreeMap<String, String>,
-    /// The times were stamped at parsing (hyperfine files have none of their own).
+    /// The times were stamped at parsing (hyperfine files and cyclictest's histogram output
+    /// have none of their own).
     pub stamped: bool,
 }
 
-/// The sessions of a vernier export or a hyperfine file held in memory, checked
-/// ([`validate::check_sessions`]). `now_ns` stamps hyperfine sessions, which carry no time of
-/// their own. For a large export, [`probe`] and [`read_export`] on the file instead.
+/// The sessions of a vernier export, a hyperfine or a cyclictest file held in memory, checked
+/// ([`validate::check_sessions`]). `now_ns` stamps sessions that carry no time of their own.
+/// For a large export, [`probe`] and [`read_export`] on the file instead.
 pub fn parse(bytes: &[u8], now_ns: i64) -> Result<Parsed, ReadError> {
     let parsed = match probe(bytes)? {
         Kind::Export => {
@@ -232,6 +278,14 @@ pub fn parse(bytes: &[u8], now_ns: i64) -> Result<Parsed, ReadError> {
             kernel_configs: BTreeMap::new(),
             stamped: true,
         },
+        Kind::Cyclictest(output) => {
+            let result = cyclictest::read(output, bytes)?;
+            Parsed {
+                sessions: vec![cyclictest::session(&result, now_ns)?],
+                kernel_configs: BTreeMap::new(),
+                stamped: result.times.is_none(),
+            }
+        }
     };
     // The checks every import shares, whatever the format (the store applies them again).
     validate::check_sessions(&parsed.sessions)?;
@@ -264,21 +318,21 @@ struct HyperfineResult {
 /// ids, which makes a repeated import a no-op. A prefix (the file) is hashed once and the
 /// state cloned for each id below it, so deriving an id per run stays linear in the file.
 #[derive(Clone)]
-struct IdHasher(Sha256);
+pub(super) struct IdHasher(Sha256);
 
 impl IdHasher {
-    fn new() -> Self {
+    pub(super) fn new() -> Self {
         IdHasher(Sha256::new())
     }
 
-    fn part(mut self, p: &[u8]) -> Self {
+    pub(super) fn part(mut self, p: &[u8]) -> Self {
         self.0.update((p.len() as u64).to_le_bytes());
         self.0.update(p);
         self
     }
 
     /// A UUID version 8 ("custom") from the first 16 bytes of the digest.
-    fn id(self) -> Uuid {
+    pub(super) fn id(self) -> Uuid {
         let digest = self.0.finalize();
         let mut bytes = [0u8; 16];
         bytes.copy_from_slice(&digest[..16]);
