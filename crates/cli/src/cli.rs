@@ -101,7 +101,7 @@ pub enum Command {
     Calibrate(CalibrateArgs),
     /// Write sessions with every run as JSON (a documented format) or CSV
     Export(ExportArgs),
-    /// Read an export file, or hyperfine's --export-json output, into the database
+    /// Read a vernier export, hyperfine's --export-json or cyclictest's output into the database
     Import(ImportArgs),
     /// Print a shell completion script, e.g. `vernier completions bash > /etc/bash_completion.d/vernier`
     Completions {
@@ -416,7 +416,8 @@ pub struct ExportArgs {
 
 #[derive(Debug, Args)]
 pub struct ImportArgs {
-    /// A vernier export file or hyperfine's --export-json output
+    /// A vernier export file, hyperfine's --export-json output, or cyclictest's histogram
+    /// (-h/-H, --histfile) or --json output
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
 }
