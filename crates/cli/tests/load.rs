@@ -169,9 +169,12 @@ fn a_command_is_restarted_when_it_exits() {
 fn a_load_that_cannot_start_is_an_error_and_leaves_nothing() {
     for (spec, expected) in [
         ("command:cmd=vernier-no-such-program", "status 127"),
-        ("command:cmd=exit 3", "exited with status 3 within 100 ms"),
+        ("command:cmd=exit 3", "exited with status 3 within 1000 ms"),
     ] {
+        // A second to fail, as `run` gives before the session: a busy machine may not run a
+        // failing program to its end within the default 100 ms.
         let error = plan(&["cpu:cpus=0:duty=10", spec])
+            .with_start_check(Duration::from_secs(1))
             .start()
             .err()
             .unwrap()
@@ -240,6 +243,18 @@ fn bad_loads_are_one_line_and_status_2_before_anything_runs() {
     assert!(!db.exists(), "the database was created for a bad --load");
 }
 
+/// A word that only this test's processes carry (from its temporary directory's name), so
+/// that tests of other checkouts running at the same time are not mistaken for its own.
+fn unique(dir: &tempfile::TempDir) -> String {
+    dir.path()
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .chars()
+        .filter(char::is_ascii_alphanumeric)
+        .collect()
+}
+
 /// Processes whose command line is `vernier __load SPEC ...`.
 fn supervisors_of(spec: &str) -> Vec<u32> {
     let needle = format!("__load\0{spec}\0");
@@ -258,14 +273,17 @@ fn supervisors_of(spec: &str) -> Vec<u32> {
 fn run_with_a_load_records_it_and_its_cpu_time_per_run() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("results.db");
-    // A duty that no other test uses, to find its processes afterwards.
-    let spec = "cpu:cpus=0:duty=37";
+    let cpu = "cpu:cpus=0:duty=50";
+    // A command only this test runs, to find its processes afterwards.
+    let command = format!("command:cmd=sleep 600 #{}", unique(&dir));
+    let loads = format!("{cpu},{command}");
+    let label = format!("[load {cpu} + {command}]");
     vernier(&db)
         .args([
             "run",
             "pipe:loops=200",
             "--load",
-            spec,
+            &loads,
             "--warmup",
             "1",
             "--min-runs",
@@ -278,17 +296,18 @@ fn run_with_a_load_records_it_and_its_cpu_time_per_run() {
         ])
         .assert()
         .success()
-        .stdout(predicates::str::contains(format!("[load {spec}]")));
+        .stdout(predicates::str::contains(label.as_str()));
     assert!(
-        wait_for(Duration::from_secs(5), || supervisors_of(spec).is_empty()),
+        wait_for(Duration::from_secs(5), || supervisors_of(&command)
+            .is_empty()),
         "loads left: {:?}",
-        supervisors_of(spec)
+        supervisors_of(&command)
     );
     vernier(&db)
         .arg("show")
         .assert()
         .success()
-        .stdout(predicates::str::contains(format!("[load {spec}]")))
+        .stdout(predicates::str::contains(label.as_str()))
         .stdout(predicates::str::contains("load CPU per run"));
     let out = vernier(&db)
         .args(["show", "--format", "json"])
@@ -296,7 +315,7 @@ fn run_with_a_load_records_it_and_its_cpu_time_per_run() {
         .unwrap();
     assert!(out.status.success());
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(json[0]["loads"], serde_json::json!([spec]));
+    assert_eq!(json[0]["loads"], serde_json::json!([cpu, command]));
     assert_eq!(json[0]["load_cpu_ns"].as_array().map(Vec::len), Some(2));
     let conn = rusqlite::Connection::open(&db).unwrap();
     let runs: Vec<(bool, Option<i64>)> = conn
@@ -345,8 +364,11 @@ fn run_with_a_load_that_cannot_start_fails_before_measuring() {
 fn loads_die_with_a_killed_vernier_and_remove_their_directory() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("results.db");
-    // Rates no other test uses, to find these supervisors.
-    let specs = ["cpu:cpus=0:duty=13", "io:mb_per_s=0.25"];
+    // Loads only this test runs, to find their supervisors.
+    let specs = [
+        format!("command:cmd=sleep 600 #{}", unique(&dir)),
+        format!("io:mb_per_s=0.25:dir={}", dir.path().display()),
+    ];
     let mut run = vernier_testkit::vernier_command(&db)
         .args([
             "run",
@@ -368,7 +390,7 @@ fn loads_die_with_a_killed_vernier_and_remove_their_directory() {
     let started = wait_for(Duration::from_secs(30), || {
         specs.iter().all(|s| !supervisors_of(s).is_empty())
     });
-    let io_dir = supervisors_of(specs[1])
+    let io_dir = supervisors_of(&specs[1])
         .first()
         .and_then(|pid| std::fs::read(format!("/proc/{pid}/cmdline")).ok())
         .and_then(|c| {
@@ -382,7 +404,7 @@ fn loads_die_with_a_killed_vernier_and_remove_their_directory() {
     run.kill().unwrap();
     run.wait().unwrap();
     assert!(started, "the loads did not start");
-    for spec in specs {
+    for spec in &specs {
         assert!(
             wait_for(Duration::from_secs(10), || supervisors_of(spec).is_empty()),
             "{spec} outlived vernier: {:?}",

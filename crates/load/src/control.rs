@@ -18,7 +18,7 @@ use vernier_sys::clock::{clock_ticks_per_second, monotonic_ns};
 
 use crate::spec::{Load, LoadError, LoadPlan};
 
-/// How long a supervisor may take to report ready (a load's start check takes 100 ms).
+/// How long a supervisor may take to report ready, beyond its start check.
 const READY_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long a supervisor has after SIGTERM to kill its load and exit before the controller
 /// kills its whole process group.
@@ -95,6 +95,9 @@ impl LoadPlan {
             if let Some(dir) = &dir {
                 command.arg("--dir").arg(dir);
             }
+            if let Some(check) = self.start_check {
+                command.arg("--check-ms").arg(check.as_millis().to_string());
+            }
             command
                 .stdin(Stdio::null())
                 .stdout(Stdio::piped())
@@ -164,7 +167,8 @@ impl LoadPlan {
                     let _ = ready_tx.send(line);
                 });
             }
-            let reason = match ready_rx.recv_timeout(READY_TIMEOUT) {
+            let timeout = READY_TIMEOUT + self.start_check.unwrap_or_default();
+            let reason = match ready_rx.recv_timeout(timeout) {
                 Ok(line) if line.trim() == "ready" => None,
                 Ok(_) | Err(RecvTimeoutError::Disconnected) => Some(String::new()),
                 Err(RecvTimeoutError::Timeout) => {

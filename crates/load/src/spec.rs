@@ -279,6 +279,7 @@ impl LoadSet {
         Ok(LoadPlan {
             loads,
             launcher: None,
+            start_check: None,
         })
     }
 }
@@ -290,6 +291,9 @@ pub struct LoadPlan {
     /// The program and leading arguments that run a load's supervisor with its spec appended;
     /// `None`: this executable with `__load`.
     pub(crate) launcher: Option<(PathBuf, Vec<String>)>,
+    /// How long a load's program must run without failing to count as started; `None`: the
+    /// supervisor's default, 100 ms.
+    pub(crate) start_check: Option<std::time::Duration>,
 }
 
 impl LoadPlan {
@@ -297,6 +301,13 @@ impl LoadPlan {
     /// (tests, whose executable is not vernier).
     pub fn with_launcher(mut self, program: PathBuf, args: Vec<String>) -> Self {
         self.launcher = Some((program, args));
+        self
+    }
+
+    /// Gives a load's program `check` to fail before it counts as started, instead of 100 ms:
+    /// on a busy machine a missing program may take longer than that to fail.
+    pub fn with_start_check(mut self, check: std::time::Duration) -> Self {
+        self.start_check = Some(check);
         self
     }
 

@@ -1,13 +1,15 @@
-//! The supervisor: the process `vernier __load SPEC [--dir DIR]` that runs one load until
-//! SIGTERM (see the crate documentation for why a process and why a subreaper).
+//! The supervisor: the process `vernier __load SPEC [--dir DIR] [--check-ms MS]` that runs one
+//! load until SIGTERM (see the crate documentation for why a process and why a subreaper).
 //!
 //! Protocol with the controller ([`crate::RunningLoads`]): the supervisor writes `ready` and a
 //! newline to standard output once the load runs, or exits with status 1 and its reason as the
 //! last line on standard error. A process load (`command`, `hackbench`) counts as running when
-//! its program has not failed within [`START_CHECK`]: a program that exits at once with a
-//! failure (a missing program, a bad argument) is an error before anything is measured. After
-//! that it is restarted whenever it exits, at most once per [`START_CHECK`], so that a command
-//! that ends at once does not become a fork loop.
+//! its program has not failed within the start check (`--check-ms`, [`START_CHECK_MS`] unless
+//! given): a program that exits at once with a failure (a missing program, a bad argument) is an
+//! error before anything is measured. `run` checks once with a longer time before the session,
+//! since on a busy machine a failing program may take longer than 100 ms to fail. After that it
+//! is restarted whenever it exits, at most once per [`START_CHECK_MS`], so that a command that
+//! ends at once does not become a fork loop.
 
 use std::io::Write;
 use std::os::unix::process::CommandExt;
@@ -23,6 +25,7 @@ use crate::spec::Load;
 /// How long a load's program must keep running, or end successfully, to count as started.
 pub const START_CHECK_MS: u64 = 100;
 const START_CHECK: u64 = START_CHECK_MS * 1_000_000;
+const USAGE: &str = "usage: __load SPEC [--dir DIR] [--check-ms MS]";
 
 /// How long the supervisor waits for the members of its process group to die after SIGKILL.
 const KILL_WAIT_NS: u64 = 2_000_000_000;
@@ -56,11 +59,22 @@ pub fn load_main(
     hackbench: &dyn Fn(&HackbenchParams) -> Result<(), String>,
 ) -> Result<(), String> {
     install_handlers()?;
-    let (spec, dir) = match args {
-        [spec] => (spec, None),
-        [spec, flag, dir] if flag == "--dir" => (spec, Some(PathBuf::from(dir))),
-        _ => return Err("usage: __load SPEC [--dir DIR]".into()),
+    let Some((spec, mut flags)) = args.split_first() else {
+        return Err(USAGE.into());
     };
+    let mut dir = None;
+    let mut check_ms = START_CHECK_MS;
+    while let [flag, value, rest @ ..] = flags {
+        match flag.as_str() {
+            "--dir" => dir = Some(PathBuf::from(value)),
+            "--check-ms" => check_ms = value.parse().map_err(|_| USAGE.to_string())?,
+            _ => return Err(USAGE.into()),
+        }
+        flags = rest;
+    }
+    if !flags.is_empty() {
+        return Err(USAGE.into());
+    }
     let load =
         Load::parse(spec, &vernier_sys::cpulist::online_cpus()).map_err(|e| e.to_string())?;
     // Its own process group, which it kills at the end: the controller starts it so, and run
@@ -80,7 +94,7 @@ pub fn load_main(
         ));
     }
     normal_priority();
-    let result = run(&load, dir.clone(), ready, hackbench);
+    let result = run(&load, dir.clone(), check_ms, ready, hackbench);
     kill_the_group();
     // The controller removes the directory too; this covers a controller that died (its
     // parent-death signal ends this supervisor the ordinary way).
@@ -180,6 +194,7 @@ fn reap(work: Option<i32>) -> Option<libc::c_int> {
 fn run(
     load: &Load,
     dir: Option<PathBuf>,
+    check_ms: u64,
     ready: &mut dyn Write,
     hackbench: &dyn Fn(&HackbenchParams) -> Result<(), String>,
 ) -> Result<(), String> {
@@ -189,11 +204,11 @@ fn run(
     let mut started = monotonic_ns();
     if process {
         work = Some(start_work(load, hackbench)?);
-        let deadline = started + START_CHECK;
+        let deadline = started + check_ms * 1_000_000;
         loop {
             if let Some(status) = reap(work) {
                 if let Some(how) = failure(status) {
-                    return Err(format!("{} {how} within {START_CHECK_MS} ms", what(load)));
+                    return Err(format!("{} {how} within {check_ms} ms", what(load)));
                 }
                 work = None;
                 break;

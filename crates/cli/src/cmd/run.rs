@@ -28,6 +28,9 @@ use crate::progress::Progress;
 /// interrupted; if it stays locked, the session reads as abandoned once vernier has exited.
 const LEAVING_LOCK_WAIT: Duration = Duration::from_secs(5);
 
+/// How long a load's program must run without failing before the session to count as started.
+const LOAD_START_CHECK: Duration = Duration::from_secs(1);
+
 pub fn run(args: RunArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
     // Everything the user can get wrong is checked before the database or the system is touched.
     let suite =
@@ -89,9 +92,14 @@ pub fn run(args: RunArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
     }
     vernier_engine::check_machine(&plan, &limits)?;
     // A load that cannot start (a missing program, a command that fails at once) is an error
-    // now, not a failed first run.
+    // now, not a failed first run. Once, with a second for a failing program to fail even on a
+    // busy machine; before every run the check is the supervisor's short one.
     if !loads.is_empty() {
-        let trial = loads.start()?.stop();
+        let trial = loads
+            .clone()
+            .with_start_check(LOAD_START_CHECK)
+            .start()?
+            .stop();
         if let Some(problem) = trial.problems.first() {
             bail!("{problem}");
         }
