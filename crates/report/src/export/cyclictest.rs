@@ -63,6 +63,9 @@ pub struct Thread {
     pub overflows: u64,
     pub min: u64,
     pub max: u64,
+    /// The cycle (sample index, from 0) of the maximum, when the file tells it: the one overflow
+    /// of the histogram output's overflow list.
+    pub max_index: Option<u64>,
     /// The mean as the file gives it: JSON to two decimals, text truncated to an integer.
     pub avg: Option<f64>,
 }
@@ -194,6 +197,10 @@ struct TextState {
     max: Summary,
     overflows: Summary,
     status: BTreeMap<u32, (u64, u64)>,
+    /// After `# Histogram Overflow at cycle number:`.
+    in_overflow_list: bool,
+    /// Per thread, the cycle of its overflow when the list holds exactly one.
+    single_overflow: BTreeMap<u32, u64>,
 }
 
 impl TextState {
@@ -325,9 +332,28 @@ impl TextState {
         if in_block && trimmed.starts_with(|c: char| c.is_ascii_digit()) {
             return self.row(trimmed);
         }
+        if trimmed == "# Histogram Overflow at cycle number:" {
+            self.in_overflow_list = in_block;
+            return Ok(());
+        }
+        // `# Thread 0: 00126 00813 ... # 00042 others`: the cycle of each overflow.
+        if let Some((thread, cycles)) = trimmed
+            .strip_prefix("# Thread ")
+            .and_then(|t| t.split_once(':'))
+            .filter(|_| self.in_overflow_list)
+        {
+            if let (Ok(thread), [cycle]) = (
+                thread.parse::<u32>(),
+                cycles.split_whitespace().collect::<Vec<_>>().as_slice(),
+            ) {
+                if let Ok(cycle) = cycle.parse() {
+                    self.single_overflow.insert(thread, cycle);
+                }
+            }
+            return Ok(());
+        }
         // Anything else (`# /dev/cpu_dma_latency set to 0us`, `policy: fifo: loadavg: ...`,
-        // the overflow cycle numbers, `# Thread Ids:`, `# Break thread:`, `# SMIs:`, warnings)
-        // says nothing vernier keeps.
+        // `# Thread Ids:`, `# Break thread:`, `# SMIs:`, warnings) says nothing vernier keeps.
         Ok(())
     }
 
@@ -475,6 +501,10 @@ impl TextState {
                 overflows: overflows[j],
                 min: min[j],
                 max: max[j],
+                // One overflow is the maximum (it exceeds every bucket).
+                max_index: (overflows[j] == 1)
+                    .then(|| self.single_overflow.get(&(j as u32)).copied())
+                    .flatten(),
                 avg: avg.as_ref().map(|a| a[j] as f64),
             };
             consistent(&thread, size, &j.to_string()).map_err(|(fact, p)| {
@@ -722,6 +752,7 @@ pub fn read_json(bytes: &[u8]) -> Result<Cyclictest, ReadError> {
             overflows: t.cycles - in_buckets,
             min: t.min,
             max: t.max,
+            max_index: None,
             avg: t.avg.filter(|a| a.is_finite()),
         };
         consistent(&thread, size, &format!("\"{key}\"")).map_err(|(_, p)| cyclictest_error(p))?;
@@ -958,8 +989,8 @@ fn histogram(c: &Cyclictest, t: &Thread) -> RunHistogram {
         h.min_ns = t.min.saturating_mul(c.unit_ns);
         h.max_ns = t.max.saturating_mul(c.unit_ns);
     }
-    // The order of the samples is not in the file.
-    h.max_index = None;
+    // The order of the samples is not in the file, but for a lone overflow's.
+    h.max_index = t.max_index;
     h.sum_ns = sum_units(t, c.size, c.output == Output::Histogram).saturating_mul(c.unit_ns);
     h
 }
@@ -1209,6 +1240,16 @@ mod tests {
         assert_eq!(c.threads[0].buckets, vec![(3, 2), (5, 1)]);
         let h = histogram(&c, &c.threads[0]);
         assert_eq!((h.sum_ns, h.count), (11_000, 3));
+        assert_eq!(c.threads[0].max_index, None);
+        // A lone overflow is the maximum, and the overflow list names its cycle.
+        let lone = one
+            .replace("Max Latencies: 00005", "Max Latencies: 00070")
+            .replace("Overflows: 00000", "Overflows: 00001")
+            .replace("# Thread 0: \n", "# Thread 0: 00002\n");
+        let c = read_histogram_text(lone.as_bytes()).unwrap();
+        assert_eq!(facts(&c), vec![(3, 1, 3, 70)]);
+        let h = histogram(&c, &c.threads[0]);
+        assert_eq!((h.max_index, h.max_ns, h.sum_ns), (Some(2), 70_000, 81_000));
     }
 
     #[test]
@@ -1494,6 +1535,7 @@ mod tests {
             overflows: 10,
             min: 10,
             max: 500,
+            max_index: None,
             avg: Some(30.0),
         };
         // 3000 in all, 900 in the buckets: 2100 beyond 100 with the max at 500.
