@@ -31,8 +31,13 @@ fn show_json(db: &Path, selector: &str) -> Value {
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
+/// The session list, its times in UTC.
 fn sessions(db: &Path) -> String {
-    let out = vernier(db).arg("sessions").output().unwrap();
+    let out = vernier(db)
+        .arg("sessions")
+        .env("TZ", "UTC")
+        .output()
+        .unwrap();
     assert!(out.status.success());
     String::from_utf8(out.stdout).unwrap()
 }
