@@ -21,11 +21,14 @@
 //!   hyperfine's `inherit` and `pipe` are refused: a run's own standard output carries its
 //!   result to vernier and its terminal belongs to the progress display.
 //! - `timeout=SECONDS` ends a command (and a prepare or cleanup command) that runs longer
-//!   by killing its whole process group; the run fails. The command leads a process group of
-//!   its own so that nothing it started in that group survives the kill; the run process is a
-//!   child subreaper (prctl(2) PR_SET_CHILD_SUBREAPER) while it waits, so that it reaps the
-//!   killed group's orphans itself. Processes that leave the group (setsid(2), daemons) are
-//!   beyond the kill.
+//!   by killing its whole process group; the run fails. In a run that vernier started, the
+//!   command runs in the run's own process group, which the engine kills as a whole when it
+//!   ends a run itself (`--run-timeout`, Ctrl-C), so nothing the command started outlives the
+//!   run; at `timeout` the run kills every other member of that group (/proc lists them). Run
+//!   elsewhere (tests), the command leads a process group of its own, which is killed. Either
+//!   way the run process is a child subreaper (prctl(2) PR_SET_CHILD_SUBREAPER) while it
+//!   waits, so it reaps the orphans of the killed processes itself. Processes that leave the
+//!   group (setsid(2), daemons) are beyond the kill.
 //! - `{name}` in `cmd`, `prepare`, `cleanup` and `output` is replaced by the value of the
 //!   parameter `name`, an option that the benchmark does not declare:
 //!   `command:cmd=sleep {t}:t=0.1,0.2` is a sweep of two configurations, as hyperfine's
@@ -485,8 +488,8 @@ struct Finished {
     timed_out: bool,
 }
 
-/// Executes `argv` in a process group of its own and times it, from before the spawn to after
-/// wait4(2) has reaped it, killing its group after `timeout`.
+/// Executes `argv` and times it, from before the spawn to after wait4(2) has reaped it,
+/// killing its process group after `timeout`.
 fn execute(
     argv: &[String],
     output: &Output,
@@ -508,30 +511,21 @@ fn execute(
         return Err(BenchError::Options("nothing to execute".into()));
     };
     if timeout.is_some() {
-        // Orphans of the group reparent to this process, which reaps them after the kill.
+        // Orphans of the killed processes reparent to this process, which reaps them.
         // SAFETY: prctl(PR_SET_CHILD_SUBREAPER) only changes a flag of this process.
         if unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1) } != 0 {
             return Err(BenchError::last_os("prctl(PR_SET_CHILD_SUBREAPER)"));
         }
     }
+    let group = Group::here();
     let mut command = std::process::Command::new(program);
     command
         .args(args)
         .stdin(Stdio::null())
         .stdout(stdout)
-        .stderr(stderr)
-        .process_group(0);
-    // If the run process is killed (the controller's own run timeout or Ctrl-C reach only the
-    // run's process group), the command goes with it instead of running on.
-    // SAFETY: the closure runs between fork and exec and only makes one async-signal-safe
-    // system call.
-    unsafe {
-        command.pre_exec(|| {
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
+        .stderr(stderr);
+    if group == Group::New {
+        command.process_group(0);
     }
     let start = monotonic_ns();
     let child = command
@@ -544,14 +538,12 @@ fn execute(
         None => false,
     };
     if timed_out {
-        // SAFETY: kill(2) with a negative pid signals only the command's own process group,
-        // whose leader is not reaped yet, so the id cannot have been reused.
-        unsafe { libc::kill(-pid, libc::SIGKILL) };
+        group.kill(pid);
     }
     let (status, ru) = wait4(pid)?;
     let wall_ns = monotonic_ns().saturating_sub(start);
     if timed_out {
-        reap_group(pid);
+        group.reap(pid);
     }
     let ns = |tv: libc::timeval| {
         u64::try_from(tv.tv_sec).unwrap_or(0) * 1_000_000_000
@@ -566,6 +558,80 @@ fn execute(
         max_rss_bytes: u64::try_from(ru.ru_maxrss).unwrap_or(0) * 1024,
         timed_out,
     })
+}
+
+/// The process group a command runs in (see the module documentation).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Group {
+    /// The run process leads its own group, as the engine starts it: the command joins it.
+    Run(i32),
+    /// Anywhere else: the command leads a new group, whose id is its pid.
+    New,
+}
+
+impl Group {
+    fn here() -> Self {
+        // SAFETY: getpgrp and getpid have no preconditions.
+        let (pgrp, pid) = unsafe { (libc::getpgrp(), libc::getpid()) };
+        if pgrp == pid {
+            Group::Run(pgrp)
+        } else {
+            Group::New
+        }
+    }
+
+    /// Kills everything of the command's group but this process: `pid` is the command.
+    fn kill(self, pid: i32) {
+        match self {
+            Group::New => {
+                // SAFETY: kill(2) with a negative pid signals only the command's own process
+                // group, whose leader is not reaped yet, so the id cannot have been reused.
+                unsafe { libc::kill(-pid, libc::SIGKILL) };
+            }
+            Group::Run(pgrp) => {
+                // SAFETY: getpid has no preconditions.
+                let me = unsafe { libc::getpid() };
+                // A process killed in one pass cannot start another; one that started a
+                // process before it was killed is found in the next pass.
+                loop {
+                    let alive: Vec<i32> =
+                        vernier_sys::process::process_group_members(pgrp.unsigned_abs())
+                            .into_iter()
+                            .filter(|(_, stat)| stat.state != 'Z')
+                            .filter_map(|(member, _)| i32::try_from(member).ok())
+                            .filter(|member| *member != me)
+                            .collect();
+                    if alive.is_empty() {
+                        return;
+                    }
+                    for member in alive {
+                        // SAFETY: kill(2) of one process of this run's own group: this
+                        // process's children and their descendants.
+                        unsafe { libc::kill(member, libc::SIGKILL) };
+                    }
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+            }
+        }
+    }
+
+    /// Reaps the killed processes that reparented to this subreaper, after `pid`.
+    fn reap(self, pid: i32) {
+        let group = match self {
+            Group::New => pid,
+            Group::Run(pgrp) => pgrp,
+        };
+        // Each one's children reparent to this subreaper before it can be reaped itself, so
+        // waiting until none is left reaps the whole tree that stayed in the group.
+        loop {
+            let mut status = 0;
+            // SAFETY: `status` is a valid out pointer.
+            let r = unsafe { libc::waitpid(-group, &mut status, 0) };
+            if r < 0 && errno() != libc::EINTR {
+                return;
+            }
+        }
+    }
 }
 
 /// Waits until `pid` has exited or `limit` has passed, without reaping it; true when it
@@ -615,20 +681,6 @@ fn wait4(pid: i32) -> Result<(i32, libc::rusage), BenchError> {
         }
         if errno() != libc::EINTR {
             return Err(BenchError::last_os("wait4"));
-        }
-    }
-}
-
-/// Reaps every process of the killed group `pgid` as it dies: each one's children reparent to
-/// this subreaper before it can be reaped itself, so waiting until none is left reaps the
-/// whole tree that stayed in the group.
-fn reap_group(pgid: i32) {
-    loop {
-        let mut status = 0;
-        // SAFETY: `status` is a valid out pointer.
-        let r = unsafe { libc::waitpid(-pgid, &mut status, 0) };
-        if r < 0 && errno() != libc::EINTR {
-            return;
         }
     }
 }
@@ -847,5 +899,69 @@ mod tests {
         // Created anew for each execution.
         let out = dir.path().join("out-7");
         assert_eq!(std::fs::read_to_string(out).unwrap(), "to-output\n");
+    }
+
+    /// Environment variable that turns `timeout_probe` into a probe: the needle of its sleeps.
+    const PROBE: &str = "VERNIER_BENCH_COMMAND_TIMEOUT_PROBE";
+
+    /// The processes whose command line holds `needle`.
+    fn processes_with(needle: &str) -> Vec<String> {
+        std::fs::read_dir("/proc")
+            .unwrap()
+            .filter_map(|e| {
+                let e = e.ok()?;
+                e.file_name().to_str()?.parse::<u32>().ok()?;
+                let cmdline = std::fs::read(e.path().join("cmdline")).ok()?;
+                let text = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+                text.contains(needle).then_some(text)
+            })
+            .collect()
+    }
+
+    /// Runs a command past its timeout in this (fresh) test process, which does not lead its
+    /// process group, so the command gets a group of its own. Only does something when started
+    /// by `a_timeout_kills_the_commands_own_group` with the probe variable set.
+    #[test]
+    #[ignore = "started as a subprocess by a_timeout_kills_the_commands_own_group"]
+    fn timeout_probe() {
+        let Ok(needle) = std::env::var(PROBE) else {
+            return;
+        };
+        assert_eq!(Group::here(), Group::New);
+        let cmd = format!("sleep {needle} & sleep {needle}; true");
+        let e = run(&[("cmd", &cmd), ("timeout", "0.3"), ("calibration", "1")]).unwrap_err();
+        assert_eq!(
+            e,
+            "the command did not finish within timeout=0.3 s; its process group was killed"
+        );
+        let left = processes_with(&format!("sleep {needle}"));
+        assert!(left.is_empty(), "left behind: {left:?}");
+        let mut status = 0;
+        // SAFETY: valid out pointer.
+        let rc = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) };
+        let err = std::io::Error::last_os_error().raw_os_error();
+        assert_eq!((rc, err), (-1, Some(libc::ECHILD)), "a child was left");
+    }
+
+    #[test]
+    fn a_timeout_kills_the_commands_own_group() {
+        let needle = format!("{}.75", 5000 + std::process::id() % 1000);
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "command::tests::timeout_probe",
+                "--ignored",
+                "--test-threads=1",
+            ])
+            .env(PROBE, &needle)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{text}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(text.contains("1 passed"), "the probe did not run: {text}");
     }
 }

@@ -170,6 +170,39 @@ fn a_timeout_kills_the_whole_process_group() {
 }
 
 #[test]
+fn vernier_s_own_run_timeout_ends_the_command_with_its_run() {
+    let (_dir, db) = temp_db();
+    // The command runs in the run's process group, which the controller kills.
+    let needle = format!("{}.5", 4000 + std::process::id() % 1000);
+    let spec = format!("command:cmd=sleep {needle} & sleep {needle}; true:calibration=1");
+    let out = vernier(&db)
+        .args([
+            "run",
+            &spec,
+            "--warmup",
+            "0",
+            "--run-timeout",
+            "0.5",
+            "--quiet",
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("time limit of 0.5 s"), "{stderr}");
+    // Killed processes are reaped by init, which may take a moment.
+    let mut left = processes_with(&format!("sleep {needle}"));
+    for _ in 0..100 {
+        if left.is_empty() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        left = processes_with(&format!("sleep {needle}"));
+    }
+    assert!(left.is_empty(), "left behind: {left:?}");
+}
+
+#[test]
 fn prepare_and_cleanup_run_around_every_run_and_parameters_sweep() {
     let (dir, db) = temp_db();
     let log = dir.path().join("log");
