@@ -95,6 +95,9 @@ pub enum Command {
     /// Check what threatens the validity of measurements here; tune and reset the system
     #[command(subcommand)]
     System(SystemCommand),
+    /// Monitor continuously, OSADL style: `latency` runs one interval after another, each stored
+    /// as a run of one session, until stopped (SIGTERM, SIGINT) or for a given time
+    Monitor(MonitorArgs),
     /// Compare two result sets: ratio NEW/BASE with CI, p-values and a verdict per configuration
     Compare(CompareArgs),
     /// Measure this machine's session-to-session noise with short repeated sessions, for compare
@@ -218,6 +221,46 @@ pub struct ListArgs {
 pub enum ShowFormat {
     Table,
     Json,
+}
+
+#[derive(Debug, Args)]
+pub struct MonitorArgs {
+    /// What to monitor: `latency` with its options, e.g. `latency:cpus=0-1:priority=95`
+    /// (`vernier list -v` shows them; its `duration` is the interval)
+    #[arg(value_name = "SPEC")]
+    pub spec: String,
+
+    /// Length of one interval, each stored as a run with its histograms: a crash or reboot
+    /// loses at most the interval in progress. A number of seconds or with a unit: 300, 300s,
+    /// 5m, 1h
+    #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = parse_duration)]
+    pub interval: f64,
+
+    /// Stop after this long (whole intervals: 24h at 5m is 288); without it, run until SIGTERM
+    /// or SIGINT, which discard the interval in progress and end the session cleanly (exit
+    /// status 0; the stored intervals are complete)
+    #[arg(long = "for", value_name = "DURATION", value_parser = parse_duration)]
+    pub for_: Option<f64>,
+
+    /// Tag the session: --tag kernel=6.18-rt --tag config=a (repeatable)
+    #[arg(long = "tag", value_name = "KEY=VALUE", value_parser = parse_tag)]
+    pub tags: Vec<(String, String)>,
+
+    /// A note stored with the session
+    #[arg(long, value_name = "TEXT", value_parser = parse_note)]
+    pub note: Option<String>,
+
+    /// Monitors sampled during each interval, as for `run` [default: default]
+    #[arg(long = "monitor", value_name = "LIST")]
+    pub monitors: Vec<String>,
+
+    /// Prepare the system, restored afterwards, as for `run`
+    #[arg(long = "setup", value_name = "LIST")]
+    pub setup: Vec<String>,
+
+    /// No progress output, only the summary
+    #[arg(long, short)]
+    pub quiet: bool,
 }
 
 #[derive(Debug, Args)]
@@ -441,6 +484,26 @@ fn parse_fraction(text: &str) -> Result<f64, String> {
 }
 
 /// A positive, finite number of seconds.
+/// A duration as cyclictest's -D takes it (`parse_time_string`, rt-tests src/lib/rt-utils.c):
+/// a plain number is seconds; `s`, `m`, `h` and `d` name the unit. Returns seconds.
+pub fn parse_duration(text: &str) -> Result<f64, String> {
+    let t = text.trim();
+    let (number, scale) = match t.char_indices().last() {
+        Some((i, 's')) => (&t[..i], 1.0),
+        Some((i, 'm')) => (&t[..i], 60.0),
+        Some((i, 'h')) => (&t[..i], 3_600.0),
+        Some((i, 'd')) => (&t[..i], 86_400.0),
+        _ => (t, 1.0),
+    };
+    match number.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 && v * scale <= 1e9 => Ok(v * scale),
+        _ => Err(format!(
+            "'{text}' is not a duration: a number of seconds greater than 0, or with a unit \
+             s, m, h or d (such as 300, 5m, 24h)"
+        )),
+    }
+}
+
 fn parse_seconds(text: &str) -> Result<f64, String> {
     match text.trim().parse::<f64>() {
         Ok(v) if v.is_finite() && v > 0.0 && v <= 1e9 => Ok(v),

@@ -10,6 +10,7 @@ mod export;
 mod import;
 pub mod list;
 mod load;
+mod monitor;
 mod note;
 mod run;
 mod sessions;
@@ -35,6 +36,7 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::Delete(args) => delete::delete(args, db),
         Command::Env(command) => env::env(command, db),
         Command::System(command) => system::system(command),
+        Command::Monitor(args) => monitor::monitor(args, db),
         Command::Compare(args) => compare::compare(args, db),
         Command::Calibrate(args) => calibrate::calibrate(args, db),
         Command::Export(args) => export::export(args, db),

@@ -31,7 +31,26 @@ const LEAVING_LOCK_WAIT: Duration = Duration::from_secs(5);
 /// How long a load's program must run without failing before the session to count as started.
 const LOAD_START_CHECK: Duration = Duration::from_secs(1);
 
+/// What an ending signal (SIGINT, SIGTERM, SIGHUP) means to the command that runs a session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum OnSignal {
+    /// `run`: the session was interrupted; exit with 128 + the signal's number.
+    Interrupt,
+    /// `monitor`: the signal is how monitoring ends; exit 0. The session is stored as
+    /// interrupted all the same, since that is what happened to its last interval.
+    End,
+}
+
 pub fn run(args: RunArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
+    run_with(args, db_arg, OnSignal::Interrupt)
+}
+
+/// Runs the session `args` describe; `on_signal` says how an ending signal ends the command.
+pub(crate) fn run_with(
+    args: RunArgs,
+    db_arg: Option<&Path>,
+    on_signal: OnSignal,
+) -> Result<ExitCode> {
     // Everything the user can get wrong is checked before the database or the system is touched.
     let suite =
         match (&args.suite, args.specs.is_empty()) {
@@ -196,13 +215,22 @@ pub fn run(args: RunArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
     let outcome = outcome?;
 
     let session = store
-        .load_session(outcome.session, Load::MEASUREMENTS)
+        .load_session(outcome.session, Load::DISTRIBUTIONS)
         .context("cannot read back the session")?;
     let summaries = vernier_analysis::summarize_session(&session);
     outln!(
         "\n{}",
         vernier_report::table::run_summary_table(&summaries, crate::out::terminal_width())
     );
+    for s in &summaries {
+        if let Some(latency) = &s.latency {
+            outln!(
+                "{}: latency per CPU\n{}",
+                s.label(),
+                vernier_report::latency::latency_text(latency)
+            );
+        }
+    }
     outln!(
         "session {} ({}), stored in {}",
         outcome.session,
@@ -210,6 +238,10 @@ pub fn run(args: RunArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
         store.path().display()
     );
     match outcome.status {
+        SessionStatus::Interrupted if on_signal == OnSignal::End => {
+            eprintln!("ended: the completed intervals are stored");
+            Ok(ExitCode::SUCCESS)
+        }
         SessionStatus::Interrupted => {
             eprintln!("interrupted: the completed runs are stored");
             Ok(ExitCode::from(exit_status_after(interrupt.signal())))
