@@ -98,6 +98,72 @@ pub struct LatencySummary {
     pub interval_maxima: Vec<IntervalMax>,
     /// The maximum of them: the worst case of the configuration.
     pub max_of_maxima_us: Option<f64>,
+    /// Where the worst case happened and what its CPU did then.
+    pub worst: Option<WorstCase>,
+}
+
+/// What the CPU of the worst case did during the run that had it, next to the other runs: the
+/// per-CPU monitor summaries (interrupts, softirqs by kind, idle-state entries and residency:
+/// keys with a `cpuN.` part) of that run and their median over the configuration's other
+/// measured runs, so that a spike can be read against what was usual.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct WorstCase {
+    pub max_us: f64,
+    pub cpu: Option<u32>,
+    /// The measured run (index among measured runs, from 0).
+    pub run: usize,
+    /// When in the run the maximum was taken, from its sample index and the period, seconds.
+    pub offset_s: Option<f64>,
+    /// `monitor.metric` (with the CPU part) -> (that run's value, the other runs' median).
+    pub activity: Vec<(String, f64, Option<f64>)>,
+}
+
+/// The worst case of `summary` (from [`latency_summary`] of `config`) and what its CPU did,
+/// from the runs' monitor data (empty `activity` when it was not loaded or not recorded).
+/// `period_us` is the measurement's period, for the time within the run.
+pub fn worst_case(
+    config: &StoredConfiguration,
+    summary: &LatencySummary,
+    period_us: Option<f64>,
+) -> Option<WorstCase> {
+    let worst = summary
+        .threads
+        .iter()
+        .filter(|t| t.samples > 0)
+        .max_by(|a, b| a.max_us.total_cmp(&b.max_us))?;
+    let measured: Vec<_> = config.runs.iter().filter(|r| !r.warmup).collect();
+    let part = worst.cpu.map(|c| format!(".cpu{c}."));
+    let mut activity = Vec::new();
+    if let (Some(part), Some(data)) = (
+        &part,
+        measured
+            .get(worst.max_run)
+            .and_then(|r| r.monitors.as_ref()),
+    ) {
+        for (key, &value) in data
+            .summary
+            .iter()
+            .filter(|(k, _)| k.contains(part.as_str()))
+        {
+            let others: Vec<f64> = measured
+                .iter()
+                .enumerate()
+                .filter(|&(i, _)| i != worst.max_run)
+                .filter_map(|(_, r)| r.monitors.as_ref()?.summary.get(key).copied())
+                .collect();
+            activity.push((key.clone(), value, vernier_stats::median(&others).ok()));
+        }
+    }
+    Some(WorstCase {
+        max_us: worst.max_us,
+        cpu: worst.cpu,
+        run: worst.max_run,
+        offset_s: worst
+            .max_index
+            .zip(period_us)
+            .map(|(i, p)| i as f64 * p / 1e6),
+        activity,
+    })
 }
 
 /// The latency summary of `config`, from its measured runs' histograms of `quantity`; `None`
@@ -163,12 +229,21 @@ pub fn latency_summary(config: &StoredConfiguration, quantity: &str) -> Option<L
         .fold(None, |acc: Option<f64>, m| {
             Some(acc.map_or(m, |a| a.max(m)))
         });
-    Some(LatencySummary {
+    let mut summary = LatencySummary {
         runs: interval_maxima.len(),
         threads,
         interval_maxima,
         max_of_maxima_us,
-    })
+        worst: None,
+    };
+    // The period: the `interval` option in microseconds (latency, imported cyclictest).
+    let period_us = match config.record.options.0.get("interval") {
+        Some(vernier_model::OptionValue::UInt(us)) => Some(*us as f64),
+        Some(vernier_model::OptionValue::Float(us)) => Some(*us),
+        _ => None,
+    };
+    summary.worst = worst_case(config, &summary, period_us);
+    Some(summary)
 }
 
 #[cfg(test)]
@@ -271,5 +346,79 @@ mod tests {
         assert_eq!(maxima, [(40.0, Some(0)), (70.0, Some(1))]);
         assert_eq!(s.max_of_maxima_us, Some(70.0));
         assert!(latency_summary(&config, "other").is_none());
+    }
+
+    #[test]
+    fn the_worst_case_comes_with_what_its_cpu_did_against_the_other_runs() {
+        let (metric, secondary_metrics) = latency_metrics();
+        let monitors = |timer: f64| {
+            Some(vernier_model::monitor::RunMonitorData {
+                summary: BTreeMap::from([
+                    ("softirqs.cpu1.TIMER".to_string(), timer),
+                    ("softirqs.cpu0.TIMER".to_string(), 1.0),
+                    ("stat.ctxt".to_string(), 5.0),
+                ]),
+                ..Default::default()
+            })
+        };
+        let mut runs = vec![
+            run(
+                0,
+                false,
+                vec![
+                    thread(0, 3_000, 1_000, 9_000),
+                    thread(1, 3_000, 1_000, 9_000),
+                ],
+            ),
+            run(
+                1,
+                false,
+                vec![
+                    thread(0, 3_000, 1_000, 9_000),
+                    thread(1, 3_000, 1_000, 80_000),
+                ],
+            ),
+            run(
+                2,
+                false,
+                vec![
+                    thread(0, 3_000, 1_000, 9_000),
+                    thread(1, 3_000, 1_000, 9_000),
+                ],
+            ),
+        ];
+        for (r, timer) in runs.iter_mut().zip([100.0, 900.0, 120.0]) {
+            r.monitors = monitors(timer);
+        }
+        let config = StoredConfiguration {
+            record: ConfigurationRecord {
+                id: Uuid::new_v4(),
+                position: 0,
+                benchmark: "latency".into(),
+                benchmark_version: "1".into(),
+                options: Options::default(),
+                metric,
+                secondary_metrics,
+                loads: Vec::new(),
+                stop_reason: None,
+                converged: false,
+                error: None,
+            },
+            runs,
+        };
+        let summary = latency_summary(&config, LATENCY).unwrap();
+        assert_eq!(
+            summary.worst.as_ref().unwrap().offset_s,
+            None,
+            "no interval option"
+        );
+        let worst = worst_case(&config, &summary, Some(200.0)).unwrap();
+        assert_eq!((worst.max_us, worst.cpu, worst.run), (80.0, Some(1), 1));
+        // The spike is the 1,001st sample: 1,000 periods of 200 us in.
+        assert_eq!(worst.offset_s, Some(0.2));
+        assert_eq!(
+            worst.activity,
+            [("softirqs.cpu1.TIMER".to_string(), 900.0, Some(110.0))]
+        );
     }
 }

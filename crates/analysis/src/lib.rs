@@ -24,7 +24,9 @@ pub use compare::{
     compare, compare_calibrated, verdict, CompareReport, CompareSettings, Comparison, Side,
     Summary, Unmatched, Verdict, DEFAULT_THRESHOLD,
 };
-pub use latency::{latency_summary, LatencySummary, Percentile, ThreadLatency};
+pub use latency::{
+    latency_summary, worst_case, LatencySummary, Percentile, ThreadLatency, WorstCase,
+};
 pub use session_noise::{predicted_mdc, NoiseSource, MDC_POWER};
 pub use summary::{summarize, summarize_session, summarize_with, ConfigSummary, MetricSummary};
 pub use warnings::{Warning, Warnings};

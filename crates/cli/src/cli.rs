@@ -258,6 +258,10 @@ pub struct MonitorArgs {
     #[arg(long = "setup", value_name = "LIST")]
     pub setup: Vec<String>,
 
+    /// Loads that run during every interval, as for `run` (`osadl` is the OSADL farm's mix)
+    #[arg(long = "load", value_name = "LIST")]
+    pub loads: Vec<String>,
+
     /// No progress output, only the summary
     #[arg(long, short)]
     pub quiet: bool,

@@ -96,7 +96,47 @@ pub fn latency_text(summary: &LatencySummary) -> String {
             );
         }
     }
+    if let Some(worst) = &summary.worst {
+        out.push_str(&worst_text(worst, summary.runs));
+    }
     out.push_str(&histogram_text(summary));
+    out
+}
+
+/// Where the worst case was, and what its CPU did during that run against the other runs.
+fn worst_text(worst: &vernier_analysis::WorstCase, runs: usize) -> String {
+    let cpu = worst.cpu.map(|c| format!(" on CPU{c}")).unwrap_or_default();
+    let when = worst
+        .offset_s
+        .map(|s| format!(", about {s:.1} s into it"))
+        .unwrap_or_default();
+    let mut out = format!(
+        "worst case {} us{cpu} in measured run {} of {runs}{when}\n",
+        us(worst.max_us),
+        worst.run + 1,
+    );
+    if !worst.activity.is_empty() {
+        let rows: Vec<Vec<String>> = worst
+            .activity
+            .iter()
+            .map(|(key, value, others)| {
+                vec![
+                    key.clone(),
+                    crate::format::sig(*value, 4),
+                    others.map_or_else(|| "-".into(), |m| crate::format::sig(m, 4)),
+                ]
+            })
+            .collect();
+        out.push_str(&columns(
+            &[
+                "during that run (per-CPU monitors)",
+                "that run",
+                "other runs (median)",
+            ],
+            &rows,
+            &[0],
+        ));
+    }
     out
 }
 
@@ -265,6 +305,7 @@ mod tests {
             threads,
             interval_maxima: Vec::new(),
             max_of_maxima_us: None,
+            worst: None,
         }
     }
 

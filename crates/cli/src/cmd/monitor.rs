@@ -70,6 +70,7 @@ pub fn monitor(args: MonitorArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
         note: args.note,
         monitors: args.monitors,
         setup: args.setup,
+        loads: args.loads,
         quiet: args.quiet,
     };
     run_with(run, db_arg, OnSignal::End)
