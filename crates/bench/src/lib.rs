@@ -107,6 +107,13 @@ pub trait Benchmark: Send + Sync {
     }
 
     fn run(&self, options: &Options, ctx: &RunContext) -> Result<Measurement, BenchError>;
+
+    /// Monitors that explain this benchmark's results, sampled during its runs on top of the
+    /// default set when `--monitor` is not given (`latency`: softirqs and idle states per CPU,
+    /// what a latency spike is read against). Names as `--monitor` takes them.
+    fn explaining_monitors(&self) -> &'static [&'static str] {
+        &[]
+    }
 }
 
 /// Every built-in benchmark, hidden ones included, in listing order.

@@ -191,7 +191,8 @@ pub struct RunArgs {
 
     /// Monitors sampled during each measured run: NAME[:interval=SECONDS],... or `default`,
     /// `all`, `none` (stat, meminfo, vmstat, schedstat, pressure, interrupts, softirqs, slab,
-    /// perf, cpufreq, cpuidle) [default: default = all but slab, perf, softirqs and cpuidle]
+    /// perf, cpufreq, cpuidle) [default: default = all but slab, perf, softirqs and cpuidle;
+    /// with `latency` also softirqs and cpuidle]
     #[arg(long = "monitor", value_name = "LIST")]
     pub monitors: Vec<String>,
 

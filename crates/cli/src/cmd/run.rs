@@ -90,7 +90,21 @@ pub(crate) fn run_with(
         }
     }
     let monitors = if args.monitors.is_empty() {
-        vernier_monitor::default_monitors()
+        let mut monitors = vernier_monitor::default_monitors();
+        let explaining: Vec<&str> = plan
+            .configurations
+            .iter()
+            .filter_map(|c| vernier_bench::find(c.info.name))
+            .flat_map(|b| b.explaining_monitors().iter().copied())
+            .collect();
+        if !explaining.is_empty() {
+            for extra in vernier_monitor::parse_monitor_list(&explaining.join(","))? {
+                if !monitors.iter().any(|m| m.to_string() == extra.to_string()) {
+                    monitors.push(extra);
+                }
+            }
+        }
+        monitors
     } else {
         vernier_monitor::parse_monitor_list(&args.monitors.join(","))?
     };
