@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use vernier_load::{LoadPlan, LoadSet, RunningLoads};
-use vernier_sys::process::process_group_members;
+use vernier_sys::process::{process_group_members, process_tree, ProcessIdentity};
 use vernier_testkit::vernier;
 
 fn plan(values: &[&str]) -> LoadPlan {
@@ -39,9 +39,10 @@ fn live_members(group: u32) -> Vec<u32> {
         .collect()
 }
 
-/// CPU time of a running load's process group so far, in clock ticks.
-fn group_ticks(group: u32) -> u64 {
-    process_group_members(group)
+/// CPU time of a running load (its supervisor and the processes under it) so far, in clock
+/// ticks.
+fn load_ticks(supervisor: u32) -> u64 {
+    process_tree(supervisor)
         .iter()
         .map(|(_, s)| s.utime + s.stime + s.cutime + s.cstime)
         .sum()
@@ -79,7 +80,7 @@ fn start(values: &[&str]) -> (RunningLoads, Vec<u32>, Vec<PathBuf>) {
 fn every_load_starts_and_stops_leaving_nothing_behind() {
     for spec in [
         "cpu:duty=20",
-        "hackbench:groups=1:loops=50:datasize=100",
+        "hackbench:groups=1:loops=2000:datasize=100",
         "memory:mb=1:rate=20",
         "io:mb_per_s=1",
         "net:mbit=1",
@@ -99,10 +100,23 @@ fn every_load_starts_and_stops_leaving_nothing_behind() {
                 dirs[0].display()
             );
         }
+        // Every process of the load, also those in process groups of their own (hackbench's
+        // workers).
+        let tree: Vec<ProcessIdentity> = process_tree(groups[0])
+            .iter()
+            .filter_map(|(pid, _)| ProcessIdentity::of(*pid))
+            .collect();
         let usage = running.stop();
         assert!(usage.problems.is_empty(), "{spec}: {:?}", usage.problems);
         assert!(usage.cpu_ns >= 0);
         assert_gone(&groups, &dirs);
+        for process in &tree {
+            assert!(
+                wait_for(Duration::from_secs(5), || !process.is_alive()),
+                "{spec}: process {} left",
+                process.pid
+            );
+        }
     }
 }
 
@@ -126,10 +140,10 @@ fn the_cpu_time_of_a_load_and_of_what_its_command_forks_is_counted() {
     ] {
         let (running, groups, dirs) = start(&[spec]);
         let hz = vernier_sys::clock::clock_ticks_per_second();
-        let before = group_ticks(groups[0]);
+        let before = load_ticks(groups[0]);
         // At least 0.2 s of CPU more than when it was reported ready.
         assert!(
-            wait_for(Duration::from_secs(20), || group_ticks(groups[0])
+            wait_for(Duration::from_secs(20), || load_ticks(groups[0])
                 >= before + hz / 5),
             "{spec} used no CPU"
         );
@@ -387,20 +401,27 @@ fn loads_die_with_a_killed_vernier_and_remove_their_directory() {
         .unwrap();
     // The loads of the first measured run (the check before the session starts them once and
     // stops them, so wait for both to run at the same time).
+    // The io load's directory, from its supervisor's command line (`--dir DIR`).
+    let io_dir = || {
+        supervisors_of(&specs[1])
+            .first()
+            .and_then(|pid| std::fs::read(format!("/proc/{pid}/cmdline")).ok())
+            .and_then(|c| {
+                let args: Vec<String> = c
+                    .split(|&b| b == 0)
+                    .map(|a| String::from_utf8_lossy(a).into_owned())
+                    .collect();
+                let i = args.iter().position(|a| a == "--dir")?;
+                args.get(i + 1).map(PathBuf::from)
+            })
+    };
+    // Both loads run (those of the check before the session or of the first run: either
+    // must die with vernier).
+    let mut dir_of_io = None;
     let started = wait_for(Duration::from_secs(30), || {
-        specs.iter().all(|s| !supervisors_of(s).is_empty())
+        dir_of_io = io_dir();
+        dir_of_io.is_some() && !supervisors_of(&specs[0]).is_empty()
     });
-    let io_dir = supervisors_of(&specs[1])
-        .first()
-        .and_then(|pid| std::fs::read(format!("/proc/{pid}/cmdline")).ok())
-        .and_then(|c| {
-            let args: Vec<String> = c
-                .split(|&b| b == 0)
-                .map(|a| String::from_utf8_lossy(a).into_owned())
-                .collect();
-            let i = args.iter().position(|a| a == "--dir")?;
-            args.get(i + 1).map(PathBuf::from)
-        });
     run.kill().unwrap();
     run.wait().unwrap();
     assert!(started, "the loads did not start");
@@ -411,7 +432,7 @@ fn loads_die_with_a_killed_vernier_and_remove_their_directory() {
             supervisors_of(spec)
         );
     }
-    let io_dir = io_dir.expect("the io load's directory");
+    let io_dir = dir_of_io.expect("the io load's directory");
     assert!(
         wait_for(Duration::from_secs(5), || !io_dir.exists()),
         "{} left",

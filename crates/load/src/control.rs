@@ -187,7 +187,7 @@ impl LoadPlan {
             }
         }
         for p in &mut running.processes {
-            p.baseline_ns = group_cpu_ns(p.pid as u32);
+            p.baseline_ns = tree_cpu_ns(p.pid as u32);
         }
         Ok(running)
     }
@@ -230,7 +230,7 @@ impl RunningLoads {
         &self.dirs
     }
 
-    /// Stops every load: SIGTERM to each supervisor, which kills its process group and exits;
+    /// Stops every load: SIGTERM to each supervisor, which kills its descendants and exits;
     /// its whole group killed when it has not ended after a grace time. Reaps them, removes the
     /// temporary directories and returns the CPU time the loads used.
     pub fn stop(mut self) -> LoadUsage {
@@ -297,6 +297,15 @@ impl RunningLoads {
                 break;
             }
             if monotonic_ns() > deadline && !killed {
+                // Its descendants first (the load's program leads a group of its own), while
+                // they are still its descendants.
+                for (pid, _) in vernier_sys::process::process_tree(p.pid as u32)
+                    .iter()
+                    .skip(1)
+                {
+                    // SAFETY: kill(2) of a descendant of our unreaped child.
+                    unsafe { libc::kill(*pid as i32, libc::SIGKILL) };
+                }
                 // SAFETY: kill(2) of the supervisor's own process group (its pid), whose
                 // leader is not reaped yet, so the id is still ours.
                 unsafe { libc::kill(-p.pid, libc::SIGKILL) };
@@ -359,13 +368,44 @@ fn timeval_ns(tv: libc::timeval) -> i64 {
     tv.tv_sec * 1_000_000_000 + tv.tv_usec * 1000
 }
 
-/// CPU time of the live members of process group `group` and of the children they reaped.
-fn group_cpu_ns(group: u32) -> i64 {
-    let ticks: u64 = vernier_sys::process::process_group_members(group)
+/// CPU time of process `pid`, its live descendants and the children they reaped: the live
+/// threads' exact runtimes (schedstat), and the reaped children's times in clock ticks (one
+/// truncation per process that reaped some, instead of one per process of a load that starts
+/// many short-lived ones, as hackbench does).
+///
+/// Reading a busy process tree takes long on a machine the load itself saturates, and what
+/// the load uses meanwhile would count as the run's. So the descendants are stopped
+/// (SIGSTOP) while their times are read, and continued right after. The supervisor itself is
+/// not stopped: if this process dies in between, the supervisor's parent-death signal still
+/// makes it kill them (SIGKILL ends stopped processes too).
+fn tree_cpu_ns(pid: u32) -> i64 {
+    let tick_ns = 1e9 / clock_ticks_per_second() as f64;
+    let ticks = |t: u64| (t as f64 * tick_ns) as i64;
+    let members: Vec<u32> = vernier_sys::process::process_tree(pid)
+        .into_iter()
+        .filter(|(_, s)| !matches!(s.state, 'Z' | 'X'))
+        .map(|(p, _)| p)
+        .collect();
+    let descendants = members.get(1..).unwrap_or_default();
+    for &p in descendants {
+        // SAFETY: kill(2) of a descendant of our unreaped child.
+        unsafe { libc::kill(p as i32, libc::SIGSTOP) };
+    }
+    let total = members
         .iter()
-        .map(|(_, s)| s.utime + s.stime + s.cutime + s.cstime)
+        .filter_map(|&p| {
+            let stat = vernier_sys::process::read_pid_stat(p)?;
+            let own = vernier_sys::process::threads_runtime_ns(p)
+                .map(|ns| ns as i64)
+                .unwrap_or_else(|| ticks(stat.utime + stat.stime));
+            Some(own + ticks(stat.cutime + stat.cstime))
+        })
         .sum();
-    (ticks as f64 * 1e9 / clock_ticks_per_second() as f64) as i64
+    for &p in descendants {
+        // SAFETY: as above.
+        unsafe { libc::kill(p as i32, libc::SIGCONT) };
+    }
+    total
 }
 
 /// A fresh directory under `base` for a load's files.

@@ -12,14 +12,17 @@
 //! the measured child but the machine. Why processes and not threads of the controller: the
 //! CPU the load used is then exact and separate (wait4(2)'s rusage of the supervisor, which
 //! includes every descendant it reaped), the controller's own CPU accounting
-//! (`controller_cpu_ns`) is not disturbed, and the whole load can be killed as a process group.
+//! (`controller_cpu_ns`) is not disturbed, and the whole load can be killed.
 //!
 //! The supervisor is a child subreaper (PR_SET_CHILD_SUBREAPER, prctl(2)): processes a load
 //! starts (a `command`'s program and what it forks, hackbench's workers) come back to it when
-//! their parent dies, so it reaps them and their CPU time reaches the controller's wait4. On
-//! SIGTERM it kills the other members of its process group, reaps them and exits. It gets
-//! SIGTERM as its parent-death signal too, so a controller that dies takes its loads with it.
-//! The controller kills the group itself when the supervisor does not end within a grace time.
+//! their parent dies, so they stay in its process tree whatever their process group, it reaps
+//! them, and their CPU time reaches the controller's wait4. A load's program leads a process
+//! group of its own, which the supervisor kills in one call from its SIGTERM handler, so that
+//! the load stops using CPU at once; then it kills what is left of its tree, reaps it and
+//! exits. It gets SIGTERM as its parent-death signal too, so a controller that dies takes its
+//! loads with it. The controller kills the tree and the supervisor's group itself when the
+//! supervisor does not end within a grace time.
 //!
 //! The loads, their options and their sources are in [`spec`]; what each does in [`work`].
 

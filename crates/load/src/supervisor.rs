@@ -15,7 +15,7 @@ use std::io::Write;
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::mpsc::Receiver;
 
 use vernier_sys::clock::monotonic_ns;
@@ -41,8 +41,19 @@ pub struct HackbenchParams {
 
 static TERMINATE: AtomicBool = AtomicBool::new(false);
 
+/// The pid of the load's program, which leads a process group of its own (0: none running).
+static WORK: AtomicI32 = AtomicI32::new(0);
+
 extern "C" fn on_terminate(_: libc::c_int) {
     TERMINATE.store(true, Ordering::SeqCst);
+    // The load's program stops using CPU at once, not when the main loop gets to it: the
+    // controller counts the load's CPU time until it has ended.
+    let work = WORK.load(Ordering::SeqCst);
+    if work > 0 {
+        // SAFETY: kill(2) is async-signal-safe; `work` leads the process group of the load's
+        // program, cleared as soon as it is reaped.
+        unsafe { libc::kill(-work, libc::SIGKILL) };
+    }
 }
 
 /// Only there to interrupt the supervisor's sleep when a child ends.
@@ -77,8 +88,8 @@ pub fn load_main(
     }
     let load =
         Load::parse(spec, &vernier_sys::cpulist::online_cpus()).map_err(|e| e.to_string())?;
-    // Its own process group, which it kills at the end: the controller starts it so, and run
-    // by hand it must not take the shell's group with it.
+    // Its own process group, which the controller kills if this process does not end: the
+    // controller starts it so, and run by hand it must not share the shell's group.
     // SAFETY: getpgrp(2), getpid(2) and setpgid(2) on this process.
     if unsafe { libc::getpgrp() != libc::getpid() && libc::setpgid(0, 0) != 0 } {
         return Err(format!(
@@ -95,7 +106,20 @@ pub fn load_main(
     }
     normal_priority();
     let result = run(&load, dir.clone(), check_ms, ready, hackbench);
-    kill_the_group();
+    // The load's CPU time runs on until its processes are dead: its program's group first, in
+    // one call (hackbench's workers die with their parent, by their parent-death signal), then
+    // whatever is left in the tree. Threads end with this process.
+    let work = WORK.load(Ordering::SeqCst);
+    if work > 0 {
+        // SAFETY: kill(2) of our unreaped child and of the process group it leads.
+        unsafe {
+            libc::kill(-work, libc::SIGKILL);
+            libc::kill(work, libc::SIGKILL);
+        }
+    }
+    if matches!(load, Load::Command { .. } | Load::Hackbench { .. }) {
+        kill_the_descendants();
+    }
     // The controller removes the directory too; this covers a controller that died (its
     // parent-death signal ends this supervisor the ordinary way).
     if let Some(dir) = dir {
@@ -186,6 +210,8 @@ fn reap(work: Option<i32>) -> Option<libc::c_int> {
             return work_status;
         }
         if Some(pid) == work {
+            // What it forked and left behind is killed with the tree at the end.
+            WORK.store(0, Ordering::SeqCst);
             work_status = Some(status);
         }
     }
@@ -277,8 +303,10 @@ fn start_work(
                 });
             }
             let child = command
+                .process_group(0)
                 .spawn()
                 .map_err(|e| format!("cannot start sh -c `{cmd}`: {e}"))?;
+            WORK.store(child.id() as i32, Ordering::SeqCst);
             Ok(child.id() as i32)
         }
         Load::Hackbench {
@@ -303,6 +331,7 @@ fn start_work(
                     libc::signal(libc::SIGTERM, libc::SIG_DFL);
                     libc::signal(libc::SIGCHLD, libc::SIG_DFL);
                     libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                    libc::setpgid(0, 0);
                 }
                 let status = match hackbench(&params) {
                     Ok(()) => 0,
@@ -314,21 +343,26 @@ fn start_work(
                 // SAFETY: ends the forked child without running the parent's exit handlers.
                 unsafe { libc::_exit(status) };
             }
+            // Set the group from both sides, whichever runs first (setpgid(2)).
+            // SAFETY: `pid` is our child.
+            unsafe { libc::setpgid(pid, pid) };
+            WORK.store(pid, Ordering::SeqCst);
             Ok(pid)
         }
         _ => Err(format!("load '{}' runs no program", load.name())),
     }
 }
 
-/// Kills every other member of this process group (the load's program, what it forked) and
-/// reaps what comes back to this subreaper, for at most [`KILL_WAIT_NS`].
-fn kill_the_group() {
-    // SAFETY: getpid(2) and getpgrp(2) cannot fail.
-    let (me, group) = unsafe { (libc::getpid() as u32, libc::getpgrp() as u32) };
+/// Kills every descendant of this supervisor (the load's program and whatever it forked, also
+/// in process groups of its own, like hackbench's workers; orphans come back to this
+/// subreaper, so none leaves the tree) and reaps them, for at most [`KILL_WAIT_NS`].
+fn kill_the_descendants() {
+    // SAFETY: getpid(2) cannot fail.
+    let me = unsafe { libc::getpid() } as u32;
     let deadline = monotonic_ns() + KILL_WAIT_NS;
     loop {
         reap(None);
-        let others: Vec<u32> = vernier_sys::process::process_group_members(group)
+        let others: Vec<u32> = vernier_sys::process::process_tree(me)
             .into_iter()
             .filter(|(pid, stat)| *pid != me && !matches!(stat.state, 'Z' | 'X'))
             .map(|(pid, _)| pid)
@@ -337,7 +371,7 @@ fn kill_the_group() {
             break;
         }
         for pid in others {
-            // SAFETY: kill(2) of a member of this process group.
+            // SAFETY: kill(2) of a descendant, not reaped yet (its parent is in the tree).
             unsafe { libc::kill(pid as i32, libc::SIGKILL) };
         }
         nap(1_000_000);

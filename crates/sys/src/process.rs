@@ -97,6 +97,8 @@ pub struct PidStat {
     pub comm: String,
     /// Field 3, e.g. `R`, `S`, `Z`.
     pub state: char,
+    /// Field 4: the parent process.
+    pub ppid: u32,
     /// Field 5: the process group.
     pub pgrp: u32,
     /// Field 14: time spent in user mode.
@@ -120,17 +122,69 @@ pub fn read_pid_stat(pid: u32) -> Option<PidStat> {
     parse_pid_stat(&text)
 }
 
-/// The processes of process group `pgrp` that /proc shows now (zombies included), with their
-/// stat lines. A process that ends while /proc is read is left out.
-pub fn process_group_members(pgrp: u32) -> Vec<(u32, PidStat)> {
+/// CPU time of process `pid`'s live threads in nanoseconds, exact: the sum of the first field
+/// of /proc/PID/task/TID/schedstat (time spent on the CPU, Documentation/scheduler/
+/// sched-stats.rst), where /proc/PID/stat's utime and stime are whole clock ticks, truncated.
+/// `None` where the kernel has no schedstat (CONFIG_SCHED_INFO) or the process is gone.
+pub fn threads_runtime_ns(pid: u32) -> Option<u64> {
+    let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).ok()?;
+    let mut total = 0u64;
+    let mut any = false;
+    for task in tasks.filter_map(Result::ok) {
+        let path = task.path().join("schedstat");
+        // A thread that ends while the tasks are read is left out.
+        let Ok(text) = std::fs::read_to_string(path) else {
+            continue;
+        };
+        total += text.split_whitespace().next()?.parse::<u64>().ok()?;
+        any = true;
+    }
+    any.then_some(total)
+}
+
+/// Every process /proc shows now (zombies included), with its stat line. A process that ends
+/// while /proc is read is left out.
+fn all_processes() -> Vec<(u32, PidStat)> {
     let Ok(dir) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
     dir.filter_map(Result::ok)
         .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
         .filter_map(|pid| Some((pid, read_pid_stat(pid)?)))
+        .collect()
+}
+
+/// The processes of process group `pgrp` that /proc shows now (zombies included), with their
+/// stat lines.
+pub fn process_group_members(pgrp: u32) -> Vec<(u32, PidStat)> {
+    all_processes()
+        .into_iter()
         .filter(|(_, stat)| stat.pgrp == pgrp)
         .collect()
+}
+
+/// Process `pid` and its descendants that /proc shows now (zombies included), with their stat
+/// lines, `pid` first if it is shown.
+pub fn process_tree(pid: u32) -> Vec<(u32, PidStat)> {
+    let all = all_processes();
+    let mut tree: Vec<(u32, PidStat)> = Vec::new();
+    let mut members = vec![pid];
+    let mut i = 0;
+    while i < members.len() {
+        let parent = members[i];
+        for (child, stat) in &all {
+            if stat.ppid == parent && !members.contains(child) {
+                members.push(*child);
+            }
+        }
+        i += 1;
+    }
+    for member in members {
+        if let Some((p, stat)) = all.iter().find(|(p, _)| *p == member) {
+            tree.push((*p, stat.clone()));
+        }
+    }
+    tree
 }
 
 /// Parses a /proc/PID/stat line. Field 2, the command name in parentheses, may itself hold
@@ -145,6 +199,7 @@ pub fn parse_pid_stat(text: &str) -> Option<PidStat> {
     Some(PidStat {
         comm,
         state: fields.first()?.chars().next()?,
+        ppid: number(4)?.try_into().ok()?,
         pgrp: number(5)?.try_into().ok()?,
         utime: number(14)?,
         stime: number(15)?,
@@ -168,13 +223,45 @@ mod tests {
         assert_eq!(stat.state, 'S');
         assert_eq!((stat.utime, stat.stime), (5, 3));
         assert_eq!((stat.cutime, stat.cstime), (0, 0));
-        assert_eq!(stat.pgrp, 4242);
+        assert_eq!((stat.ppid, stat.pgrp), (1, 4242));
         assert_eq!(stat.start_ticks, 987654);
         assert!(parse_pid_stat("4242 (x) S 1 2").is_none());
         assert!(parse_pid_stat("").is_none());
         let this = std::fs::read_to_string("/proc/self/stat").unwrap();
         // The test harness's main thread, whose state varies; its start time does not.
         assert!(parse_pid_stat(&this).is_some_and(|s| s.start_ticks > 0 && !s.comm.is_empty()));
+    }
+
+    #[test]
+    fn the_runtime_of_this_process_grows() {
+        let Some(before) = threads_runtime_ns(std::process::id()) else {
+            eprintln!("skipped: no /proc/PID/task/TID/schedstat");
+            return;
+        };
+        let start = std::time::Instant::now();
+        while start.elapsed() < std::time::Duration::from_millis(20) {
+            std::hint::black_box(0);
+        }
+        let after = threads_runtime_ns(std::process::id()).unwrap();
+        assert!(after > before, "{before} -> {after}");
+    }
+
+    #[test]
+    fn the_tree_of_a_process_holds_its_children() {
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        let me = std::process::id();
+        let tree = process_tree(me);
+        child.kill().unwrap();
+        child.wait().unwrap();
+        if tree.is_empty() {
+            eprintln!("skipped: no /proc");
+            return;
+        }
+        assert_eq!(tree[0].0, me);
+        assert!(tree.iter().any(|(p, s)| *p == child.id() && s.ppid == me));
     }
 
     #[test]
