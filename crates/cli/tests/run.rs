@@ -49,6 +49,7 @@ fn every_benchmark_runs_with_tiny_settings_and_is_stored() {
             &format!("pipe:loops=1000:placement={placements}:tasks=process,thread"),
             "fork:duration=0.05",
             "yield:duration=0.05",
+            "command:cmd=true:calibration=2",
             "--warmup",
             "1",
             "--min-runs",
@@ -64,7 +65,7 @@ fn every_benchmark_runs_with_tiny_settings_and_is_stored() {
             "hackbench:datasize=100:fds=2:groups=1",
         ));
     let configs = show_json(&db, "latest");
-    let configurations = 4 + pipes + 1 + 1;
+    let configurations = 4 + pipes + 1 + 1 + 1;
     assert_eq!(configs.len() as i64, configurations);
     for c in &configs {
         assert_eq!(c["n"], 2, "{c}");
@@ -93,6 +94,8 @@ fn every_benchmark_runs_with_tiny_settings_and_is_stored() {
     assert_eq!(by_name("hackbench")["higher_is_better"], false);
     assert_eq!(by_name("fork")["higher_is_better"], true);
     assert_eq!(by_name("yield")["metric"], "yields_per_second");
+    assert_eq!(by_name("command")["metric"], "time");
+    assert_eq!(by_name("command")["options"]["cmd"], "true");
     assert_eq!(by_name("pipe")["options"]["placement"], "same-cpu");
     // Every run is in the database with its rusage and contamination signal, readable with SQL.
     let conn = rusqlite::Connection::open(&db).unwrap();
