@@ -12,6 +12,7 @@ use vernier_sys::MachineLimits;
 pub mod command;
 pub mod fork;
 pub mod hackbench;
+pub mod latency;
 pub mod mock;
 mod opts;
 pub mod pipe;
@@ -68,6 +69,9 @@ pub enum BenchError {
     /// The machine cannot run the configuration (too many tasks, files, bytes or CPUs).
     #[error("{0}")]
     Limit(#[from] vernier_sys::LimitError),
+    /// The configuration needs something this process may not have here: a privilege, a CPU.
+    #[error("{0}")]
+    NotPermitted(String),
 }
 
 impl BenchError {
@@ -124,6 +128,7 @@ pub fn all() -> Vec<Box<dyn Benchmark>> {
         Box::new(fork::Fork),
         Box::new(yield_::Yield),
         Box::new(command::CommandBench),
+        Box::new(latency::Latency),
         Box::new(mock::Mock),
     ]
 }
@@ -143,7 +148,15 @@ mod tests {
         let names: Vec<&str> = all().iter().map(|b| b.info().name).collect();
         assert_eq!(
             names,
-            ["hackbench", "pipe", "fork", "yield", "command", "mock"]
+            [
+                "hackbench",
+                "pipe",
+                "fork",
+                "yield",
+                "command",
+                "latency",
+                "mock"
+            ]
         );
         let hidden: Vec<&str> = all()
             .iter()
@@ -309,6 +322,7 @@ mod tests {
             "yield:workers=2:duration=0.02",
             "command:cmd=true:calibration=2",
             "command:cmd=true:timeout=5:calibration=1:prepare=true:cleanup=true",
+            "latency:duration=0.02:policy=other:interval=1ms",
         ] {
             let out = std::process::Command::new(&exe)
                 .args([

@@ -156,6 +156,12 @@ impl Recording {
         self.count
     }
 
+    /// Bytes of memory a recording holds: its counts over the whole range (about 3.8 MB),
+    /// allocated at once by [`Recording::new`].
+    pub fn memory_bytes(&self) -> u64 {
+        (self.counts.distinct_values() * std::mem::size_of::<u64>()) as u64
+    }
+
     /// The histogram of `quantity` of a thread (pinned to `cpu`, if it was).
     pub fn finish(&self, quantity: &str, thread: u32, cpu: Option<u32>) -> RunHistogram {
         RunHistogram {

@@ -6,6 +6,7 @@
 pub mod benchmark;
 pub mod calibration;
 pub mod child;
+pub mod cpulist;
 pub mod environment;
 pub mod finding;
 pub mod histogram;

@@ -16,6 +16,33 @@ pub enum OptionKind {
     Choice(&'static [&'static str]),
     /// Free text (for example a list of scripted values).
     Text,
+    /// A duration in whole microseconds in `min..=max`, a [`OptionValue::UInt`]: written as a
+    /// number of microseconds or with a unit (`200us`, `1ms`, `0.5ms`, `1s`), so that
+    /// `interval=1ms` and `interval=1000` are the same configuration.
+    Micros { min: u64, max: u64 },
+    /// A set of CPUs, a [`OptionValue::Text`]: `all`, or a list in the kernel's format
+    /// (`0-1,3`; [`crate::cpulist`]) kept in canonical form so that `1,0` and `0-1` are the
+    /// same configuration. Whether the CPUs exist is the benchmark's machine check.
+    CpuList,
+}
+
+/// The word of a [`OptionKind::CpuList`] for every CPU the run may use.
+pub const ALL_CPUS: &str = "all";
+
+/// Microseconds per unit of a [`OptionKind::Micros`] value; a bare number is microseconds.
+const MICROS_UNITS: [(&str, f64); 4] = [("us", 1.0), ("µs", 1.0), ("ms", 1e3), ("s", 1e6)];
+
+/// A duration text (`200`, `200us`, `1.5ms`, `1s`) in whole microseconds.
+fn parse_micros(text: &str) -> Option<u64> {
+    let (number, scale) = MICROS_UNITS
+        .iter()
+        .find_map(|(unit, scale)| text.strip_suffix(unit).map(|n| (n, *scale)))
+        .unwrap_or((text, 1.0));
+    let number: f64 = number.trim().parse().ok()?;
+    let us = number * scale;
+    let whole = us.round();
+    (us.is_finite() && us >= 0.0 && (us - whole).abs() < 1e-6 && whole < u64::MAX as f64)
+        .then_some(whole as u64)
 }
 
 /// Where the default of an option comes from.
@@ -74,6 +101,10 @@ impl OptionKind {
             OptionKind::Float { min, max } => format!("a number in {min}..={max}"),
             OptionKind::Choice(words) => format!("one of {}", words.join(", ")),
             OptionKind::Text => "text".to_string(),
+            OptionKind::Micros { min, max } => format!(
+                "a whole number of microseconds in {min}..={max} (for example 200, 200us or 1ms)"
+            ),
+            OptionKind::CpuList => format!("{ALL_CPUS} or a CPU list such as 0-1,3"),
         }
     }
 }
@@ -113,6 +144,17 @@ impl OptionSpec {
                 }
                 Ok(OptionValue::Text(text.to_string()))
             }
+            OptionKind::Micros { min, max } => match parse_micros(text) {
+                Some(v) if v >= *min && v <= *max => Ok(OptionValue::UInt(v)),
+                _ => Err(err()),
+            },
+            OptionKind::CpuList if text == ALL_CPUS => Ok(OptionValue::Text(ALL_CPUS.into())),
+            OptionKind::CpuList => match crate::cpulist::parse_cpu_list(text) {
+                Ok(cpus) if !cpus.is_empty() => {
+                    Ok(OptionValue::Text(crate::cpulist::format_cpu_list(&cpus)))
+                }
+                _ => Err(err()),
+            },
         }
     }
 
@@ -234,6 +276,61 @@ mod tests {
         assert_eq!(spec.parse("0.5"), Ok(OptionValue::Float(0.5)));
         assert!(spec.parse("NaN").is_err());
         assert!(spec.parse("0").is_err());
+    }
+
+    #[test]
+    fn micros_take_a_unit_and_normalize_to_microseconds() {
+        let spec = OptionSpec {
+            name: "interval",
+            kind: OptionKind::Micros {
+                min: 1,
+                max: 1_000_000,
+            },
+            default: OptionDefault::Value(OptionValue::UInt(200)),
+            unit: "us",
+            help: "",
+        };
+        for (text, us) in [
+            ("200", 200),
+            ("200us", 200),
+            ("200µs", 200),
+            ("1ms", 1_000),
+            ("0.5ms", 500),
+            ("1s", 1_000_000),
+            (" 250 us ", 250),
+        ] {
+            assert_eq!(spec.parse(text), Ok(OptionValue::UInt(us)), "{text}");
+        }
+        for bad in ["0", "2s", "0.5", "0.5us", "1h", "ms", "-1ms", "NaN", ""] {
+            let e = spec.parse(bad).unwrap_err().to_string();
+            assert!(
+                e.ends_with(
+                    "expected a whole number of microseconds in 1..=1000000 (for example 200, \
+                     200us or 1ms)"
+                ),
+                "{bad}: {e}"
+            );
+        }
+    }
+
+    #[test]
+    fn cpu_lists_are_canonical_and_all_is_a_word() {
+        let spec = OptionSpec {
+            name: "cpus",
+            kind: OptionKind::CpuList,
+            default: OptionDefault::Value(OptionValue::Text(ALL_CPUS.into())),
+            unit: "",
+            help: "",
+        };
+        assert_eq!(spec.parse("all"), Ok(OptionValue::Text("all".into())));
+        assert_eq!(spec.parse("3,1,0"), Ok(OptionValue::Text("0-1,3".into())));
+        for bad in ["", "a", "2-1", "ALL", ","] {
+            let e = spec.parse(bad).unwrap_err().to_string();
+            assert!(
+                e.ends_with("expected all or a CPU list such as 0-1,3"),
+                "{e}"
+            );
+        }
     }
 
     #[test]

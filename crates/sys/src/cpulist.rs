@@ -1,29 +1,12 @@
-//! The kernel's CPU list format (`0-3,8,10-11`), as in /sys/devices/system/cpu/online
-//! (Documentation/admin-guide/cputopology.rst).
+//! The CPUs of this machine, read in the kernel's CPU list format (`0-3,8,10-11`) from
+//! /sys/devices/system/cpu/online (Documentation/admin-guide/cputopology.rst). The format
+//! itself is [`vernier_model::cpulist`], which user input shares.
 
 use std::path::Path;
 
-use crate::{read_file, SysError};
+pub use vernier_model::cpulist::{format_cpu_list, parse_cpu_list};
 
-/// Parses a CPU list such as `0-3,8`. Returns the CPUs in ascending order.
-pub fn parse_cpu_list(text: &str) -> Result<Vec<usize>, String> {
-    let mut cpus = Vec::new();
-    for part in text.trim().split(',').filter(|p| !p.is_empty()) {
-        let (lo, hi) = match part.split_once('-') {
-            Some((lo, hi)) => (lo, hi),
-            None => (part, part),
-        };
-        let lo: usize = lo.trim().parse().map_err(|_| format!("bad CPU '{lo}'"))?;
-        let hi: usize = hi.trim().parse().map_err(|_| format!("bad CPU '{hi}'"))?;
-        if hi < lo {
-            return Err(format!("bad range '{part}'"));
-        }
-        cpus.extend(lo..=hi);
-    }
-    cpus.sort_unstable();
-    cpus.dedup();
-    Ok(cpus)
-}
+use crate::{read_file, SysError};
 
 /// Reads the online CPUs from `<sys_root>/devices/system/cpu/online`.
 pub fn read_online_cpus(sys_root: &Path) -> Result<Vec<usize>, SysError> {
@@ -44,17 +27,6 @@ pub fn online_cpus() -> Vec<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn parses_ranges_and_singles() {
-        assert_eq!(
-            parse_cpu_list("0-3,8,10-11\n").unwrap(),
-            vec![0, 1, 2, 3, 8, 10, 11]
-        );
-        assert_eq!(parse_cpu_list("0").unwrap(), vec![0]);
-        assert!(parse_cpu_list("3-1").is_err());
-        assert!(parse_cpu_list("a").is_err());
-    }
 
     #[test]
     fn reads_fixture_and_real_sys() {

@@ -49,6 +49,14 @@ impl SysError {
         }
     }
 
+    /// The OS error number of a failed call or file operation.
+    pub fn os_error(&self) -> Option<i32> {
+        match self {
+            SysError::Io { source, .. } | SysError::Syscall { source, .. } => source.raw_os_error(),
+            _ => None,
+        }
+    }
+
     pub fn is_unsupported(&self) -> bool {
         matches!(self, SysError::Unsupported { .. })
     }

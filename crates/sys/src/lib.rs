@@ -11,13 +11,15 @@ mod error;
 pub mod limits;
 pub mod loadavg;
 pub mod meminfo;
+pub mod memlock;
+pub mod pmqos;
 pub mod process;
 pub mod procstat;
 pub mod roots;
 pub mod sched;
 
 pub use error::SysError;
-pub use limits::{LimitError, MachineLimits};
+pub use limits::{LimitError, MachineLimits, PrivilegeError};
 pub use roots::Roots;
 
 use std::path::Path;

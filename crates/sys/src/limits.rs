@@ -21,6 +21,11 @@ const RESERVED_PIDS: u64 = 300;
 /// RLIMIT_NPROC, as does a real user id of 0 (kernel/fork.c copy_process()).
 const CAP_SYS_ADMIN: u32 = 21;
 const CAP_SYS_RESOURCE: u32 = 24;
+/// CAP_IPC_LOCK exempts a task from RLIMIT_MEMLOCK (mm/mlock.c can_do_mlock(), mlockall()).
+const CAP_IPC_LOCK: u32 = 14;
+/// CAP_SYS_NICE exempts a task from RLIMIT_RTPRIO (kernel/sched/syscalls.c
+/// user_check_sched_setscheduler()).
+const CAP_SYS_NICE: u32 = 23;
 
 /// The limits that bound what a benchmark run may start, as read on one machine.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -47,7 +52,20 @@ pub struct MachineLimits {
     /// The CPUs this process may run on (Cpus_allowed_list of /proc/self/status, limited to
     /// the online CPUs); empty when unknown.
     pub cpus: Vec<usize>,
+    /// Hard RLIMIT_RTPRIO when it bounds this process: the highest SCHED_FIFO or SCHED_RR
+    /// priority it may take (a process may raise its soft limit up to the hard one, as
+    /// cyclictest does). `None` with CAP_SYS_NICE, or when unknown.
+    pub rtprio: Option<u64>,
+    /// Hard RLIMIT_MEMLOCK in bytes when it bounds this process: mlockall(MCL_CURRENT) fails
+    /// when the process maps more than this (mm/mlock.c). `None` when unlimited, with
+    /// CAP_IPC_LOCK, or when unknown.
+    pub memlock_bytes: Option<u64>,
 }
+
+/// A privilege a configuration needs and this process lacks, as one line.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct PrivilegeError(pub String);
 
 /// A need that the machine cannot meet, as one line: "needs 20001 tasks; only ... ".
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -81,6 +99,13 @@ impl MachineLimits {
             || capabilities & (1 << CAP_SYS_ADMIN) != 0
             || capabilities & (1 << CAP_SYS_RESOURCE) != 0;
         let nproc = parse_soft_limit(&limits, "Max processes").filter(|_| !exempt);
+        let capable = |cap: u32| capabilities & (1 << cap) != 0;
+        let rtprio = parse_hard_limit(&limits, "Max realtime priority")
+            .flatten()
+            .filter(|_| !capable(CAP_SYS_NICE));
+        let memlock_bytes = parse_hard_limit(&limits, "Max locked memory")
+            .flatten()
+            .filter(|_| !capable(CAP_IPC_LOCK));
         let user_tasks = match (nproc, real_uid) {
             (Some(_), Some(uid)) => count_user_tasks(proc_root, uid),
             _ => 0,
@@ -109,6 +134,8 @@ impl MachineLimits {
                 .ok()
                 .and_then(|m| m.get("MemAvailable")),
             cpus,
+            rtprio,
+            memlock_bytes,
         }
     }
 
@@ -197,6 +224,36 @@ impl MachineLimits {
     }
 }
 
+impl MachineLimits {
+    /// Checks that a thread of this process may switch to SCHED_FIFO or SCHED_RR at
+    /// `priority`.
+    pub fn check_rt_priority(&self, priority: u64) -> Result<(), PrivilegeError> {
+        match self.rtprio {
+            Some(max) if priority > max => Err(PrivilegeError(format!(
+                "real-time priority {priority} is not permitted here: RLIMIT_RTPRIO (ulimit -r) \
+                 is {max} and the process lacks CAP_SYS_NICE (run as root, or raise rtprio in \
+                 /etc/security/limits.conf)"
+            ))),
+            _ => Ok(()),
+        }
+    }
+
+    /// Checks that this process may lock all its memory (mlockall(2)). A finite RLIMIT_MEMLOCK
+    /// is refused: what a process maps (its binary, stacks, allocator arenas) is not known
+    /// before it runs.
+    pub fn check_memlock(&self) -> Result<(), PrivilegeError> {
+        match self.memlock_bytes {
+            Some(max) => Err(PrivilegeError(format!(
+                "locking the memory (mlockall) is not permitted here: RLIMIT_MEMLOCK (ulimit -l) \
+                 is {} KiB and the process lacks CAP_IPC_LOCK (run as root, or set memlock \
+                 unlimited in /etc/security/limits.conf)",
+                max / 1024
+            ))),
+            None => Ok(()),
+        }
+    }
+}
+
 /// The value of `Name:` in a /proc/PID/status text.
 fn status_field<'a>(status: &'a str, name: &str) -> Option<&'a str> {
     status.lines().find_map(|line| {
@@ -210,6 +267,16 @@ fn status_field<'a>(status: &'a str, name: &str) -> Option<&'a str> {
 fn parse_soft_limit(limits: &str, row: &str) -> Option<u64> {
     let rest = limits.lines().find_map(|l| l.strip_prefix(row))?;
     rest.split_whitespace().next()?.parse().ok()
+}
+
+/// The hard limit of a row of /proc/PID/limits (`Max locked memory  8388608  8388608  bytes`):
+/// `Some(None)` for `unlimited`, `None` for a missing or unreadable row.
+fn parse_hard_limit(limits: &str, row: &str) -> Option<Option<u64>> {
+    let rest = limits.lines().find_map(|l| l.strip_prefix(row))?;
+    match rest.split_whitespace().nth(1)? {
+        "unlimited" => Some(None),
+        v => v.parse().ok().map(Some),
+    }
 }
 
 /// Tasks whose real user id is `uid`: the sum of `Threads:` over /proc/PID/status. Processes
@@ -298,7 +365,9 @@ mod tests {
     const LIMITS: &str =
         "Limit                     Soft Limit           Hard Limit           Units     \n\
         Max processes             500                  63704                processes \n\
-        Max open files            1024                 524288               files     \n";
+        Max open files            1024                 524288               files     \n\
+        Max locked memory         8388608              8388608              bytes     \n\
+        Max realtime priority     0                    0                              \n";
 
     /// A machine seen by a normal user (uid 1000, no capabilities) in a cgroup v2 leaf.
     fn fixture(dir: &Path) {
@@ -362,8 +431,52 @@ mod tests {
                 nofile: Some(1024),
                 mem_available_bytes: Some(2000 * 1024),
                 cpus: vec![1, 2],
+                rtprio: Some(0),
+                memlock_bytes: Some(8 << 20),
             }
         );
+    }
+
+    #[test]
+    fn capabilities_lift_the_real_time_and_memory_lock_limits() {
+        let dir = tempfile::tempdir().unwrap();
+        fixture(dir.path());
+        let limits = MachineLimits::read(&Roots::under(dir.path()));
+        assert_eq!(
+            limits.check_rt_priority(99).unwrap_err().to_string(),
+            "real-time priority 99 is not permitted here: RLIMIT_RTPRIO (ulimit -r) is 0 and \
+             the process lacks CAP_SYS_NICE (run as root, or raise rtprio in \
+             /etc/security/limits.conf)"
+        );
+        assert!(limits
+            .check_memlock()
+            .unwrap_err()
+            .to_string()
+            .contains("RLIMIT_MEMLOCK (ulimit -l) is 8192 KiB"));
+        // CAP_IPC_LOCK (bit 14) and CAP_SYS_NICE (bit 23).
+        write(
+            dir.path(),
+            "proc/self/status",
+            "Uid:\t1000\t1000\t1000\t1000\nCapEff:\t0000000000804000\n",
+        );
+        let limits = MachineLimits::read(&Roots::under(dir.path()));
+        assert_eq!((limits.rtprio, limits.memlock_bytes), (None, None));
+        assert!(limits.check_rt_priority(99).is_ok() && limits.check_memlock().is_ok());
+        // A hard limit is what counts: the soft one may be raised to it.
+        write(
+            dir.path(),
+            "proc/self/limits",
+            "Max locked memory         65536                unlimited            bytes     \n\
+             Max realtime priority     0                    95                             \n",
+        );
+        write(
+            dir.path(),
+            "proc/self/status",
+            "Uid:\t1000\t1000\t1000\t1000\n",
+        );
+        let limits = MachineLimits::read(&Roots::under(dir.path()));
+        assert_eq!((limits.rtprio, limits.memlock_bytes), (Some(95), None));
+        assert!(limits.check_rt_priority(95).is_ok() && limits.check_rt_priority(96).is_err());
     }
 
     #[test]

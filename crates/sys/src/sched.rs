@@ -12,6 +12,77 @@ pub fn set_fifo(priority: i32) -> Result<(), SysError> {
     set_policy(libc::SCHED_FIFO, priority)
 }
 
+/// A scheduling policy of sched(7) that a measurement thread may take.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Policy {
+    /// SCHED_FIFO at a priority of 1-99.
+    Fifo,
+    /// SCHED_RR at a priority of 1-99.
+    Rr,
+    /// SCHED_OTHER (priority 0): the normal time-sharing policy.
+    Other,
+}
+
+impl Policy {
+    fn raw(self) -> libc::c_int {
+        match self {
+            Policy::Fifo => libc::SCHED_FIFO,
+            Policy::Rr => libc::SCHED_RR,
+            Policy::Other => libc::SCHED_OTHER,
+        }
+    }
+
+    /// Whether the policy is a real-time one, with a priority.
+    pub fn is_real_time(self) -> bool {
+        self != Policy::Other
+    }
+}
+
+/// Switches the calling thread to `policy` at `priority` (0 for [`Policy::Other`]) as
+/// cyclictest's `setscheduler()` does (rt-tests src/cyclictest/cyclictest.c): when the kernel
+/// refuses with EPERM, the soft RLIMIT_RTPRIO is raised to the hard one and the switch tried
+/// once more. Only the calling thread changes (sched_setscheduler(2) with pid 0).
+pub fn set_thread_policy(policy: Policy, priority: i32) -> Result<(), SysError> {
+    let priority = if policy.is_real_time() { priority } else { 0 };
+    match set_policy(policy.raw(), priority) {
+        Err(e) if e.os_error() == Some(libc::EPERM) && raise_soft_rtprio() => {
+            set_policy(policy.raw(), priority)
+        }
+        other => other,
+    }
+}
+
+/// Raises the soft RLIMIT_RTPRIO to the hard one; true when it was below and was raised.
+fn raise_soft_rtprio() -> bool {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: `limit` is a valid out pointer.
+    if unsafe { libc::getrlimit(libc::RLIMIT_RTPRIO, &mut limit) } != 0
+        || limit.rlim_cur >= limit.rlim_max
+    {
+        return false;
+    }
+    limit.rlim_cur = limit.rlim_max;
+    // SAFETY: `limit` is a valid rlimit; raising a soft limit to the hard one is always allowed.
+    unsafe { libc::setrlimit(libc::RLIMIT_RTPRIO, &limit) == 0 }
+}
+
+/// The scheduling policy and priority of the calling thread, as sched_getscheduler(2) and
+/// sched_getparam(2) report them (`None` for a policy other than FIFO, RR and OTHER).
+pub fn current_policy() -> (Option<Policy>, i32) {
+    let mut param = libc::sched_param { sched_priority: 0 };
+    // SAFETY: pid 0 is the calling thread; `param` is valid for the call.
+    let policy = unsafe { libc::sched_getscheduler(0) };
+    // SAFETY: as above.
+    unsafe { libc::sched_getparam(0, &mut param) };
+    let policy = [Policy::Fifo, Policy::Rr, Policy::Other]
+        .into_iter()
+        .find(|p| p.raw() == policy);
+    (policy, param.sched_priority)
+}
+
 fn set_policy(policy: libc::c_int, priority: i32) -> Result<(), SysError> {
     let param = libc::sched_param {
         sched_priority: priority,
@@ -86,6 +157,28 @@ mod tests {
         assert_eq!(prio, 10);
         assert_eq!(cpus, vec![online[0]]);
         apply_child_setup(&ChildSetup::default()).unwrap();
+    }
+
+    #[test]
+    fn thread_policy_switches_only_the_calling_thread() {
+        let before = current_policy();
+        let rr = std::thread::spawn(|| {
+            let rr = set_thread_policy(Policy::Rr, 5).map(|()| current_policy());
+            // A priority given with SCHED_OTHER is ignored (it takes none).
+            set_thread_policy(Policy::Other, 50).unwrap();
+            assert_eq!(current_policy(), (Some(Policy::Other), 0));
+            rr
+        })
+        .join()
+        .unwrap();
+        match rr {
+            Ok(rr) => assert_eq!(rr, (Some(Policy::Rr), 5)),
+            Err(e) => {
+                eprintln!("SCHED_RR skipped ({e}): needs root, CAP_SYS_NICE or RLIMIT_RTPRIO")
+            }
+        }
+        assert_eq!(current_policy(), before);
+        assert!(set_thread_policy(Policy::Fifo, 0).is_err());
     }
 
     #[test]

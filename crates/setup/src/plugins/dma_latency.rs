@@ -4,7 +4,6 @@
 //! (or the death of the process) is the restore.
 
 use std::fs::File;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use vernier_model::spec::Spec;
@@ -53,11 +52,5 @@ impl Plugin for DmaLatency {
 
 /// Makes the request; it holds until the returned file is closed.
 pub(crate) fn hold(path: &Path, latency_us: i32) -> Result<File, SetupError> {
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .open(path)
-        .map_err(|e| SetupError::io(path, e))?;
-    f.write_all(&latency_us.to_ne_bytes())
-        .map_err(|e| SetupError::io(path, e))?;
-    Ok(f)
+    vernier_sys::pmqos::hold_cpu_latency(path, latency_us).map_err(|e| SetupError::io(path, e))
 }
