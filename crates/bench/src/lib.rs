@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use vernier_model::{BenchmarkInfo, Options, RunHistogram};
+use vernier_model::{BenchmarkInfo, MetricInfo, Options, RunHistogram};
 use vernier_sys::MachineLimits;
 
 pub mod command;
@@ -15,7 +15,9 @@ pub mod hackbench;
 pub mod latency;
 pub mod mock;
 mod opts;
+pub mod perf_bench;
 pub mod pipe;
+mod tool;
 mod workers;
 pub mod yield_;
 
@@ -110,6 +112,22 @@ pub trait Benchmark: Send + Sync {
         Ok(())
     }
 
+    /// The primary and secondary metrics of a configuration. The default: those of
+    /// [`Benchmark::info`]. An adapter whose option chooses one of a tool's benchmarks
+    /// (`perf-bench:bench=mem-memcpy`) reports that benchmark's metrics, each in its unit.
+    fn metrics(&self, options: &Options) -> (MetricInfo, Vec<MetricInfo>) {
+        let _ = options;
+        let info = self.info();
+        (info.metric, info.secondary_metrics)
+    }
+
+    /// The external programs a configuration runs, whose versions are recorded in the
+    /// session's environment (`Environment::tool_versions`). The default: none.
+    fn tools(&self, options: &Options) -> Vec<&'static str> {
+        let _ = options;
+        Vec::new()
+    }
+
     fn run(&self, options: &Options, ctx: &RunContext) -> Result<Measurement, BenchError>;
 
     /// Monitors that explain this benchmark's results, sampled during its runs on top of the
@@ -129,6 +147,7 @@ pub fn all() -> Vec<Box<dyn Benchmark>> {
         Box::new(yield_::Yield),
         Box::new(command::CommandBench),
         Box::new(latency::Latency),
+        Box::new(perf_bench::PerfBenchmark),
         Box::new(mock::Mock),
     ]
 }
@@ -155,6 +174,7 @@ mod tests {
                 "yield",
                 "command",
                 "latency",
+                "perf-bench",
                 "mock"
             ]
         );

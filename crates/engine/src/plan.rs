@@ -35,6 +35,24 @@ pub struct Plan {
     pub specs: Vec<String>,
 }
 
+impl Plan {
+    /// The external programs the plan's configurations run, each once, in plan order
+    /// ([`vernier_bench::Benchmark::tools`]): their versions belong in the environment.
+    pub fn tools(&self) -> Vec<&'static str> {
+        let mut tools = Vec::new();
+        for configuration in &self.configurations {
+            if let Some(benchmark) = builtin(&configuration.info) {
+                for tool in benchmark.tools(&configuration.options) {
+                    if !tools.contains(&tool) {
+                        tools.push(tool);
+                    }
+                }
+            }
+        }
+        tools
+    }
+}
+
 /// What is wrong with a plan.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum PlanError {
@@ -173,11 +191,17 @@ pub fn build_plan(
                 };
                 options.0.insert(name, value);
             }
-            let configuration = PlannedConfiguration {
+            let mut configuration = PlannedConfiguration {
                 info: info.clone(),
                 options,
             };
             check_options(&configuration, &spec.text)?;
+            // An adapter's metrics follow the tool's benchmark its options choose.
+            if let Some(benchmark) = builtin(&configuration.info) {
+                let (metric, secondary) = benchmark.metrics(&configuration.options);
+                configuration.info.metric = metric;
+                configuration.info.secondary_metrics = secondary;
+            }
             if configurations.contains(&configuration) {
                 return Err(PlanError::DuplicateConfiguration(configuration.label()));
             }
@@ -191,14 +215,22 @@ pub fn build_plan(
     })
 }
 
+/// The built-in benchmark `info` describes: the same name, version and options (tests plan
+/// scripted benchmarks of their own that may share a built-in's name). The metrics are left
+/// out of the match: a plan sets them per configuration ([`vernier_bench::Benchmark::metrics`]).
+fn builtin(info: &BenchmarkInfo) -> Option<Box<dyn vernier_bench::Benchmark>> {
+    vernier_bench::find(info.name).filter(|b| {
+        let own = b.info();
+        own.version == info.version && own.options == info.options
+    })
+}
+
 /// Checks the options of a configuration of a built-in benchmark against the rules its types
 /// cannot say, through [`vernier_bench::Benchmark::check_options`] (a command's placeholders,
 /// its shell). Configurations of benchmarks that are not built in (tests' scripted ones) are
 /// not checked.
 fn check_options(configuration: &PlannedConfiguration, spec: &str) -> Result<(), PlanError> {
-    let Some(benchmark) =
-        vernier_bench::find(configuration.info.name).filter(|b| b.info() == configuration.info)
-    else {
+    let Some(benchmark) = builtin(&configuration.info) else {
         return Ok(());
     };
     benchmark
@@ -218,9 +250,7 @@ fn check_options(configuration: &PlannedConfiguration, spec: &str) -> Result<(),
 /// Configurations of benchmarks that are not built in (tests' scripted ones) need nothing.
 pub fn check_machine(plan: &Plan, limits: &vernier_sys::MachineLimits) -> Result<(), PlanError> {
     for configuration in &plan.configurations {
-        let Some(benchmark) =
-            vernier_bench::find(configuration.info.name).filter(|b| b.info() == configuration.info)
-        else {
+        let Some(benchmark) = builtin(&configuration.info) else {
             continue;
         };
         benchmark

@@ -141,6 +141,7 @@ pub(crate) fn run_with(
 
     let mut store = db::open_for_writing(db_arg)?;
     let mut environment = vernier_sys::environment::capture(&roots);
+    vernier_sys::environment::record_tool_versions(&mut environment, &plan.tools());
     if let Some(sha) = environment.kernel_config_sha256.clone() {
         let release = environment.kernel_release.clone().unwrap_or_default();
         if let Ok(text) = vernier_sys::environment::read_kernel_config(&roots, &release) {

@@ -1,0 +1,149 @@
+//! What the adapters to established tools (`perf-bench`, `stress-ng`, `rt-hackbench`,
+//! `sysbench`) share: the tool's program and Debian package, the check that it is installed
+//! (made when the plan is made, so a missing tool is one clear line before anything starts),
+//! and one execution whose output the adapter's pure parser reads.
+//!
+//! The tool runs in the run's process group, so the controller's run timeout and Ctrl-C reach
+//! it, and dies with the run's process (prctl(2) PR_SET_PDEATHSIG). Its version is recorded in
+//! the session's environment (`Environment::tool_versions`), from the plan's
+//! [`crate::Benchmark::tools`].
+
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+
+use vernier_sys::environment::tools::find_on_path;
+
+use crate::BenchError;
+
+/// An external program and the Debian package that installs it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Tool {
+    pub program: &'static str,
+    pub package: &'static str,
+}
+
+impl Tool {
+    /// The program's path, or the error that names the package to install.
+    pub fn find(&self, benchmark: &str) -> Result<PathBuf, BenchError> {
+        let path_var = std::env::var_os("PATH").unwrap_or_default();
+        find_on_path(self.program, &path_var).ok_or_else(|| {
+            BenchError::Options(format!(
+                "{benchmark} runs {}, which is not installed (not on PATH): install the Debian \
+                 package {} (apt-get install {})",
+                self.program, self.package, self.package
+            ))
+        })
+    }
+
+    /// Runs the program with `args` (standard input /dev/null, `LC_ALL=C` so numbers use a
+    /// decimal point) and returns its standard output and error, in that order. A start
+    /// failure, a non-zero exit status or a death by signal is an error that quotes the last
+    /// line of output.
+    pub fn run(&self, benchmark: &str, args: &[String]) -> Result<String, BenchError> {
+        let program = self.find(benchmark)?;
+        let mut command = Command::new(&program);
+        command
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .env("LC_ALL", "C");
+        // SAFETY: the closure runs between fork and exec and only makes one async-signal-safe
+        // system call.
+        unsafe {
+            command.pre_exec(|| {
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        let output = command.output().map_err(|e| {
+            BenchError::Command(format!("cannot start '{}': {e}", program.display()))
+        })?;
+        let mut text = String::from_utf8_lossy(&output.stdout).into_owned();
+        text.push_str(&String::from_utf8_lossy(&output.stderr));
+        if !output.status.success() {
+            let last = text
+                .lines()
+                .map(str::trim)
+                .rfind(|l| !l.is_empty())
+                .unwrap_or("no output");
+            return Err(BenchError::Command(format!(
+                "'{} {}' failed ({}): {last}",
+                self.program,
+                args.join(" "),
+                output.status
+            )));
+        }
+        Ok(text)
+    }
+}
+
+/// A number the tool printed, which must be finite and not negative (perf prints `inf` when a
+/// copy was too fast for its clock).
+pub(crate) fn number(tool: &str, what: &str, text: &str) -> Result<f64, BenchError> {
+    match text.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
+        _ => Err(BenchError::Command(format!(
+            "{tool} printed '{}' as {what}, which is not a finite number",
+            text.trim()
+        ))),
+    }
+}
+
+/// The error of output that lacks what the parser looks for.
+pub(crate) fn missing(tool: &str, what: &str, output: &str) -> BenchError {
+    let last = output
+        .lines()
+        .map(str::trim)
+        .rfind(|l| !l.is_empty())
+        .unwrap_or("no output");
+    BenchError::Command(format!(
+        "cannot read {tool}'s output: no {what} (its last line: {last})"
+    ))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_tool_names_its_package() {
+        let tool = Tool {
+            program: "vernier-no-such-tool",
+            package: "vernier-tools",
+        };
+        let e = tool.find("x").unwrap_err().to_string();
+        assert!(
+            e.ends_with(
+                "x runs vernier-no-such-tool, which is not installed (not on PATH): install \
+                 the Debian package vernier-tools (apt-get install vernier-tools)"
+            ),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn failures_quote_the_last_line() {
+        let sh = Tool {
+            program: "sh",
+            package: "dash",
+        };
+        let out = sh.run("x", &["-c".into(), "echo hi; echo oops >&2".into()]);
+        assert_eq!(out.unwrap(), "hi\noops\n");
+        let e = sh
+            .run("x", &["-c".into(), "echo bad >&2; exit 3".into()])
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            "'sh -c echo bad >&2; exit 3' failed (exit status: 3): bad"
+        );
+        assert!(number("perf", "a bandwidth", "inf").is_err());
+        assert!(number("perf", "a bandwidth", "-1").is_err());
+        assert_eq!(number("perf", "a bandwidth", " 2.5 ").unwrap(), 2.5);
+    }
+}

@@ -1,0 +1,115 @@
+//! The adapters to established tools end to end: each runs its tool for real (CI installs
+//! them, see `.ci/run`) for a few short runs on a temporary database, its metric stored in the
+//! tool's unit and the tool's version in the session's environment; a missing tool is refused
+//! before anything starts. Only facts are asserted, never timings.
+#![allow(clippy::unwrap_used)] // test helpers panic on unexpected failures by design
+
+use std::path::Path;
+
+use serde_json::Value;
+use vernier_testkit::vernier;
+
+/// Runs `spec` with 2 measured runs and no warmup, checks it succeeded and returns the
+/// summaries of `show latest --format json`.
+fn run_and_show(db: &Path, spec: &str) -> Vec<Value> {
+    let out = vernier(db)
+        .args([
+            "run",
+            spec,
+            "--warmup",
+            "0",
+            "--min-runs",
+            "2",
+            "--max-runs",
+            "2",
+        ])
+        .arg("--quiet")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{spec}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = vernier(db)
+        .args(["show", "latest", "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// The tool versions of the latest session, as `env show` prints them.
+fn env_show(db: &Path) -> String {
+    let out = vernier(db)
+        .args(["env", "show", "latest"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn perf_bench_runs_perf() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    for (spec, metric, unit) in [
+        (
+            "perf-bench:bench=sched-pipe:loops=10000",
+            "time_per_op",
+            "us",
+        ),
+        (
+            "perf-bench:bench=sched-messaging:groups=1:loops=10",
+            "time",
+            "s",
+        ),
+        (
+            "perf-bench:bench=syscall-basic:loops=100000",
+            "time_per_op",
+            "us",
+        ),
+        (
+            "perf-bench:bench=mem-memcpy:size=16MB:loops=2",
+            "bandwidth",
+            "GiB/s",
+        ),
+        (
+            "perf-bench:bench=mem-memset:size=16MB:loops=2",
+            "bandwidth",
+            "GiB/s",
+        ),
+        (
+            "perf-bench:bench=futex-hash:runtime=1:threads=1",
+            "ops_per_sec",
+            "ops/s",
+        ),
+    ] {
+        let summaries = run_and_show(&db, spec);
+        let s = &summaries[0];
+        assert_eq!(s["metric"], metric, "{spec}: {s}");
+        assert_eq!(s["unit"], unit, "{spec}");
+        assert_eq!(s["n"], 2, "{spec}");
+        assert!(s["median"].as_f64().unwrap() > 0.0, "{spec}");
+    }
+    assert!(env_show(&db).contains("perf: perf version"));
+}
+
+#[test]
+fn a_missing_tool_is_refused_before_anything_starts() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let out = vernier(&db)
+        .args(["run", "perf-bench:loops=1"])
+        .env("PATH", "/nonexistent")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        stderr.trim_end(),
+        "error: spec 'perf-bench:loops=1': perf-bench runs perf, which is not installed (not \
+         on PATH): install the Debian package linux-perf (apt-get install linux-perf)"
+    );
+    assert!(!db.exists());
+}
