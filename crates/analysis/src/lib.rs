@@ -28,7 +28,9 @@ pub use latency::{
     latency_summary, worst_case, LatencySummary, Percentile, ThreadLatency, WorstCase,
 };
 pub use session_noise::{predicted_mdc, NoiseSource, MDC_POWER};
-pub use summary::{summarize, summarize_session, summarize_with, ConfigSummary, MetricSummary};
+pub use summary::{
+    summarize, summarize_pooled, summarize_session, summarize_with, ConfigSummary, MetricSummary,
+};
 pub use warnings::{Warning, Warnings};
 
 /// Why a comparison could not be made.

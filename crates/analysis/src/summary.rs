@@ -341,6 +341,47 @@ pub fn summarize_session(session: &StoredSession) -> Vec<ConfigSummary> {
         .collect()
 }
 
+/// Summaries of several sessions pooled, one per configuration (benchmark, options and loads) in
+/// the order the configurations first appear: the measured runs of a configuration in every
+/// session form one sample, as `compare` pools the sessions a tag selects. The stopping rule,
+/// confidence level and CPU count are the first session's. One session gives
+/// [`summarize_session`]'s summaries.
+pub fn summarize_pooled(sessions: &[StoredSession]) -> Vec<ConfigSummary> {
+    let Some(first) = sessions.first() else {
+        return Vec::new();
+    };
+    if sessions.len() == 1 {
+        return summarize_session(first);
+    }
+    let mut pooled: Vec<StoredConfiguration> = Vec::new();
+    for session in sessions {
+        for c in &session.configurations {
+            let key = |x: &StoredConfiguration| {
+                (
+                    crate::compare::label(&x.record.benchmark, &x.record.options, &x.record.loads),
+                    x.record.metric.name.clone(),
+                )
+            };
+            match pooled.iter_mut().find(|p| key(p) == key(c)) {
+                Some(p) => p.runs.extend(c.runs.iter().cloned()),
+                None => pooled.push(c.clone()),
+            }
+        }
+    }
+    let cpus = first.info.environment.online_cpus.unwrap_or(1);
+    pooled
+        .iter()
+        .map(|c| {
+            summarize_with(
+                c,
+                cpus,
+                first.info.settings.stopping_rule,
+                first.info.settings.confidence_level,
+            )
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

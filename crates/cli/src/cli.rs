@@ -106,6 +106,8 @@ pub enum Command {
     Export(ExportArgs),
     /// Read a vernier export, hyperfine's --export-json or cyclictest's output into the database
     Import(ImportArgs),
+    /// Draw a figure of stored results as SVG or PNG: box, latency, line, forest, monitor, bars
+    Plot(PlotArgs),
     /// Print a shell completion script, e.g. `vernier completions bash > /etc/bash_completion.d/vernier`
     Completions {
         #[arg(value_enum, value_name = "SHELL")]
@@ -460,6 +462,62 @@ pub struct ExportArgs {
     /// json: the vernier export format (docs/export-format.md); csv: one row per run
     #[arg(long, value_enum, default_value_t = ExportFormat::Json)]
     pub format: ExportFormat,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PlotKind {
+    /// Per configuration, a box of the runs of each SELECTOR side by side, the median's
+    /// interval marked and every run a dot
+    Box,
+}
+
+#[derive(Debug, Args)]
+pub struct PlotArgs {
+    /// The kind of figure
+    #[arg(value_enum, value_name = "KIND")]
+    pub kind: PlotKind,
+
+    /// Sessions, one series each: an id (or prefix), `latest`, `latest~N`, or tags
+    /// KEY=VALUE[,...] (the sessions carrying them pooled as one series)
+    #[arg(value_name = "SELECTOR")]
+    pub selectors: Vec<String>,
+
+    /// The figure's file: its extension, .svg or .png, chooses the format; a regular file is
+    /// replaced atomically
+    #[arg(short, long, value_name = "FILE", required = true)]
+    pub output: PathBuf,
+
+    /// forest: the two result sets compared, as for `vernier compare`
+    #[arg(long, num_args = 2, value_names = ["BASE", "NEW"])]
+    pub compare: Option<Vec<String>>,
+
+    /// forest: practical threshold, as for `vernier compare` [default: 2%]
+    #[arg(long, value_name = "FRACTION", value_parser = parse_fraction)]
+    pub threshold: Option<f64>,
+
+    /// monitor: the series to draw, as `show --series` names it (e.g. stat.ctxt)
+    #[arg(long, value_name = "KEY")]
+    pub key: Option<String>,
+
+    /// line: the swept option on the x axis [default: the one option whose values differ]
+    #[arg(long, value_name = "NAME")]
+    pub option: Option<String>,
+
+    /// Only the configurations of this benchmark
+    #[arg(long, value_name = "NAME")]
+    pub benchmark: Option<String>,
+
+    /// The figure's title [default: the kind and what it shows]
+    #[arg(long, value_name = "TEXT")]
+    pub title: Option<String>,
+
+    /// Width in pixels
+    #[arg(long, value_name = "PIXELS", default_value_t = 1200)]
+    pub width: u32,
+
+    /// Height in pixels
+    #[arg(long, value_name = "PIXELS", default_value_t = 700)]
+    pub height: u32,
 }
 
 #[derive(Debug, Args)]

@@ -39,6 +39,17 @@ const FORBIDDEN: &[(&str, &str, &str)] = &[
         "report presents stored monitor data, not monitors",
     ),
     (
+        "plot",
+        "store",
+        "figures are drawn from data they are given; they never read a database",
+    ),
+    ("plot", "bench", "figures show results, not benchmarks"),
+    (
+        "plot",
+        "monitor",
+        "figures show stored monitor data, not monitors",
+    ),
+    (
         "analysis",
         "store",
         "analysis works on loaded sessions, not on a database",

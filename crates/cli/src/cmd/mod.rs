@@ -12,6 +12,7 @@ pub mod list;
 mod load;
 mod monitor;
 mod note;
+mod plot;
 mod run;
 mod sessions;
 mod show;
@@ -41,6 +42,7 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::Calibrate(args) => calibrate::calibrate(args, db),
         Command::Export(args) => export::export(args, db),
         Command::Import(args) => import::import(args, db),
+        Command::Plot(args) => plot::plot(args, db),
         Command::Completions { shell } => docs::completions(shell),
         Command::Man { command } => docs::man(command.as_deref()),
         Command::Child => Ok(child::child()),

@@ -1,0 +1,255 @@
+//! `vernier plot`: each kind draws an SVG from sessions written straight into a database, with
+//! its title, axis labels, legend and the expected number of marks; PNG output is a PNG of the
+//! requested size; bad input is one line, status 2 and no file. `KEEPSVG=DIR` keeps each
+//! kind's figure and database in DIR, to look at them.
+
+#![allow(clippy::unwrap_used)]
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use uuid::Uuid;
+use vernier_model::{
+    ConfigurationRecord, Environment, MetricInfo, OptionValue, Options, Recorder, RunRecord,
+    Rusage, SessionInfo, SessionStatus, Settings, StopReason,
+};
+use vernier_store::SqliteStore;
+use vernier_testkit::vernier;
+
+/// A configuration of the fixture: benchmark, options and its runs' values.
+struct Config {
+    benchmark: &'static str,
+    options: Vec<(&'static str, u64)>,
+    values: Vec<f64>,
+}
+
+fn config(benchmark: &'static str, options: &[(&'static str, u64)], values: &[f64]) -> Config {
+    Config {
+        benchmark,
+        options: options.to_vec(),
+        values: values.to_vec(),
+    }
+}
+
+/// Writes a session tagged `kernel=<kernel>` with `configs` into the database at `path`.
+/// `run` fills in each run's histograms and monitor data (configuration index, run index).
+fn record_with(
+    path: &Path,
+    kernel: &str,
+    configs: &[Config],
+    run: impl Fn(usize, usize, &mut RunRecord),
+) -> Uuid {
+    let mut store = SqliteStore::open(path).unwrap();
+    let id = Uuid::new_v4();
+    store
+        .begin_session(&SessionInfo {
+            id,
+            started_at_ns: 1_000,
+            ended_at_ns: None,
+            status: SessionStatus::Running,
+            suite: None,
+            specs: vec!["test".into()],
+            tags: BTreeMap::from([("kernel".to_string(), kernel.to_string())]),
+            note: None,
+            settings: Settings::default(),
+            vernier_version: "test".into(),
+            environment: Environment::default(),
+            fingerprint: "f".into(),
+            findings: Vec::new(),
+            setup: Vec::new(),
+            monitors: Vec::new(),
+        })
+        .unwrap();
+    for (ci, c) in configs.iter().enumerate() {
+        let metric = MetricInfo {
+            name: "time".into(),
+            unit: "ms".into(),
+            higher_is_better: false,
+        };
+        let record = ConfigurationRecord {
+            id: Uuid::new_v4(),
+            position: ci as u32,
+            benchmark: c.benchmark.into(),
+            benchmark_version: "1".into(),
+            options: Options(
+                c.options
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), OptionValue::UInt(*v)))
+                    .collect(),
+            ),
+            metric,
+            secondary_metrics: Vec::new(),
+            loads: Vec::new(),
+            stop_reason: None,
+            converged: false,
+            error: None,
+        };
+        store.add_configuration(id, &record).unwrap();
+        for (i, &v) in c.values.iter().enumerate() {
+            let start = 1_000 + i as i64 * 1_000_000_000;
+            let mut r = RunRecord {
+                id: Uuid::new_v4(),
+                index: i as u32,
+                warmup: false,
+                round: 0,
+                preceding_executions: i as u32,
+                started_at_ns: start,
+                ended_at_ns: start + 500_000_000,
+                values: BTreeMap::from([("time".to_string(), v)]),
+                histograms: Vec::new(),
+                rusage: Rusage::default(),
+                foreign_cpu_ns: 0,
+                controller_cpu_ns: 0,
+                load_cpu_ns: None,
+                monitors: None,
+                setup_steps: Vec::new(),
+            };
+            run(ci, i, &mut r);
+            store.add_run(record.id, &r).unwrap();
+        }
+        store
+            .finish_configuration(record.id, StopReason::MaxRuns, false, None)
+            .unwrap();
+    }
+    store
+        .finish_session(id, SessionStatus::Completed, 2_000)
+        .unwrap();
+    id
+}
+
+fn record(path: &Path, kernel: &str, configs: &[Config]) -> Uuid {
+    record_with(path, kernel, configs, |_, _, _| {})
+}
+
+/// Ten runs around `centre`.
+fn runs(centre: f64) -> Vec<f64> {
+    (0..10).map(|i| centre + (i as f64 - 4.5) * 0.1).collect()
+}
+
+/// Sweeps hackbench over groups 1, 2, 4, 8 with medians `scale * groups`.
+fn sweep(scale: f64) -> Vec<Config> {
+    [1, 2, 4, 8]
+        .iter()
+        .map(|&g| config("hackbench", &[("groups", g)], &runs(scale * g as f64)))
+        .collect()
+}
+
+fn svg(db: &Path, args: &[&str]) -> String {
+    let dir = db.parent().unwrap();
+    let out = dir.join("figure.svg");
+    let _ = std::fs::remove_file(&out);
+    vernier(db)
+        .arg("plot")
+        .args(args)
+        .arg("-o")
+        .arg(&out)
+        .assert()
+        .success();
+    let text = std::fs::read_to_string(&out).unwrap();
+    if let Ok(keep) = std::env::var("KEEPSVG") {
+        std::fs::write(format!("{keep}/{}.svg", args[0]), &text).unwrap();
+        std::fs::copy(db, format!("{keep}/{}.db", args[0])).unwrap();
+    }
+    text
+}
+
+/// The texts of an SVG's `<text>` elements, trimmed.
+fn texts(svg: &str) -> Vec<String> {
+    svg.split("<text")
+        .skip(1)
+        .filter_map(|t| {
+            let body = &t[t.find('>')? + 1..];
+            Some(body[..body.find("</text>")?].trim().to_string())
+        })
+        .collect()
+}
+
+/// Whether the SVG has a text element reading exactly `what`.
+fn has_text(svg: &str, what: &str) -> bool {
+    texts(svg).iter().any(|t| t == what)
+}
+
+fn count(text: &str, what: &str) -> usize {
+    text.matches(what).count()
+}
+
+#[test]
+fn box_plots_every_run_of_every_series_with_title_axes_and_legend() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.db");
+    record(&db, "6.8", &sweep(1.0));
+    record(&db, "6.9", &sweep(1.1));
+    // A third session of kernel 6.9, pooled with the second into one series.
+    record(&db, "6.9", &sweep(1.2));
+    let text = svg(&db, &["box", "kernel=6.8", "kernel=6.9"]);
+    assert!(
+        text.contains("hackbench runs: kernel=6.8 vs kernel=6.9"),
+        "{text}"
+    );
+    assert!(text.contains("time (ms)"));
+    assert!(text.contains("hackbench configuration"));
+    assert!(has_text(&text, "kernel=6.8") && has_text(&text, "kernel=6.9"));
+    for g in [1, 2, 4, 8] {
+        assert!(has_text(&text, &format!("groups={g}")), "groups={g}");
+    }
+    // Every run a dot: 4 configurations x (10 + 20) runs.
+    assert_eq!(count(&text, "<circle"), 4 * 30);
+}
+
+#[test]
+fn png_is_a_png_of_the_requested_size() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.db");
+    record(&db, "6.8", &sweep(1.0));
+    let out = dir.path().join("figure.png");
+    vernier(&db)
+        .args([
+            "plot", "box", "latest", "--width", "640", "--height", "400", "-o",
+        ])
+        .arg(&out)
+        .assert()
+        .success();
+    let bytes = std::fs::read(&out).unwrap();
+    assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
+    assert_eq!(&bytes[12..16], b"IHDR");
+    let width = u32::from_be_bytes(bytes[16..20].try_into().unwrap());
+    let height = u32::from_be_bytes(bytes[20..24].try_into().unwrap());
+    assert_eq!((width, height), (640, 400));
+}
+
+/// Runs `vernier plot ARGS -o figure.svg`, expects status 2 with a one-line error containing
+/// `message`, and no file.
+fn fails(db: &Path, args: &[&str], message: &str) {
+    let out_file = db.parent().unwrap().join("figure.svg");
+    let mut cmd = vernier(db);
+    cmd.arg("plot").args(args);
+    if !args.contains(&"-o") {
+        cmd.arg("-o").arg(&out_file);
+    }
+    let out = cmd.assert().code(2);
+    let stderr = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains(message), "{stderr}");
+    assert!(!out_file.exists());
+}
+
+#[test]
+fn bad_input_is_one_line_status_2_and_no_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.db");
+    record(&db, "6.8", &sweep(1.0));
+    fails(&db, &["pie", "latest"], "pie");
+    fails(
+        &db,
+        &[
+            "box",
+            "latest",
+            "-o",
+            dir.path().join("figure.pdf").to_str().unwrap(),
+        ],
+        "must end in .svg or .png",
+    );
+    fails(&db, &["box", "kernel=none"], "no session matches");
+    fails(&db, &["box"], "at least one SELECTOR");
+    fails(&db, &["box", "latest", "--benchmark", "nope"], "nope");
+}

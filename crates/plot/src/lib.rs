@@ -1,0 +1,178 @@
+//! Figures of vernier results for papers, mailing lists and the report site: box plots of the
+//! runs, per-CPU latency histograms, lines against a swept option, forest plots of comparisons,
+//! monitor time series and grouped bars. Each figure is a pure function from analysed data
+//! (`vernier_analysis`'s summaries, latency summaries and comparisons: every median, interval
+//! and verdict drawn here is the one `show` and `compare` print) to the bytes of an SVG or PNG
+//! file; the caller writes them. The static site of `vernier report` can inline the same SVG.
+//!
+//! Drawing is plotters' (RESEARCH.md 2.5), with its `ab_glyph` text: the font is DejaVu Sans
+//! from the `dejavu` crate, registered at run time, so PNG text needs no system font,
+//! fontconfig or freetype on the machine, and SVG text is laid out with the same metrics (the
+//! SVG names the font family `sans-serif`; a viewer draws it with its own sans-serif font).
+//! Every string from the database reaches the SVG through plotters' SVG backend, which escapes
+//! `<`, `>`, `&`, quotes.
+
+mod boxes;
+mod style;
+
+use std::sync::OnceLock;
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+pub use boxes::box_plot;
+
+/// A figure's file format, from the output file's extension.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Svg,
+    Png,
+}
+
+impl Format {
+    /// The format of a file named `name` (`.svg` or `.png`, in any case).
+    pub fn from_file_name(name: &str) -> Result<Format, PlotError> {
+        let ext = name
+            .rsplit_once('.')
+            .map(|(_, e)| e.to_ascii_lowercase())
+            .unwrap_or_default();
+        match ext.as_str() {
+            "svg" => Ok(Format::Svg),
+            "png" => Ok(Format::Png),
+            _ => Err(PlotError::Extension(name.to_string())),
+        }
+    }
+}
+
+/// The figure's size in pixels (SVG user units).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Size {
+    pub width: u32,
+    pub height: u32,
+}
+
+impl Default for Size {
+    fn default() -> Self {
+        Size {
+            width: 1200,
+            height: 700,
+        }
+    }
+}
+
+/// One series of a figure: a session, or the sessions a tag selector pools, with the summaries
+/// of its configurations.
+#[derive(Debug, Clone)]
+pub struct Series {
+    /// The legend entry: a session's short id or a selector such as `kernel=6.8`.
+    pub name: String,
+    pub summaries: Vec<vernier_analysis::ConfigSummary>,
+}
+
+/// Why a figure could not be drawn.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum PlotError {
+    #[error("'{0}': the figure's file must end in .svg or .png")]
+    Extension(String),
+    #[error("figure size {0}x{1} is too small; at least 200x150 pixels")]
+    Size(u32, u32),
+    #[error("nothing to plot: {0}")]
+    Empty(String),
+    #[error("cannot draw the figure: {0}")]
+    Draw(String),
+}
+
+/// The family name figures use; [`register_font`] gives it DejaVu Sans.
+pub(crate) const FONT: &str = "sans-serif";
+
+/// Registers DejaVu Sans as `sans-serif` for plotters' text, once per process.
+fn register_font() -> Result<(), PlotError> {
+    static REGISTERED: OnceLock<bool> = OnceLock::new();
+    let ok = *REGISTERED.get_or_init(|| {
+        plotters::style::register_font(FONT, FontStyle::Normal, dejavu::sans::regular()).is_ok()
+            && plotters::style::register_font(FONT, FontStyle::Bold, dejavu::sans::bold()).is_ok()
+    });
+    if ok {
+        Ok(())
+    } else {
+        Err(PlotError::Draw("the embedded font cannot be read".into()))
+    }
+}
+
+/// A drawing error of any backend as a [`PlotError`].
+pub(crate) trait OrDraw<T> {
+    fn or_draw(self) -> Result<T, PlotError>;
+}
+
+impl<T, E: std::error::Error + Send + Sync> OrDraw<T> for Result<T, DrawingAreaErrorKind<E>> {
+    fn or_draw(self) -> Result<T, PlotError> {
+        self.map_err(|e| PlotError::Draw(e.to_string()))
+    }
+}
+
+/// What draws a figure on any plotters backend (SVG or the RGB buffer of a PNG).
+pub(crate) trait Draw {
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), PlotError>
+    where
+        DB::ErrorType: 'static;
+}
+
+/// Renders `figure` as an SVG document or PNG file of `size`.
+pub(crate) fn render(figure: &impl Draw, format: Format, size: Size) -> Result<Vec<u8>, PlotError> {
+    if size.width < 200 || size.height < 150 {
+        return Err(PlotError::Size(size.width, size.height));
+    }
+    register_font()?;
+    let dims = (size.width, size.height);
+    match format {
+        Format::Svg => {
+            let mut svg = String::new();
+            {
+                let root = SVGBackend::with_string(&mut svg, dims).into_drawing_area();
+                root.fill(&WHITE).or_draw()?;
+                figure.draw(&root)?;
+                root.present().or_draw()?;
+            }
+            Ok(svg.into_bytes())
+        }
+        Format::Png => {
+            let mut rgb = vec![0u8; size.width as usize * size.height as usize * 3];
+            {
+                let root = BitMapBackend::with_buffer(&mut rgb, dims).into_drawing_area();
+                root.fill(&WHITE).or_draw()?;
+                figure.draw(&root)?;
+                root.present().or_draw()?;
+            }
+            encode_png(&rgb, size)
+        }
+    }
+}
+
+fn encode_png(rgb: &[u8], size: Size) -> Result<Vec<u8>, PlotError> {
+    let mut bytes = Vec::new();
+    {
+        let mut encoder = png::Encoder::new(&mut bytes, size.width, size.height);
+        encoder.set_color(png::ColorType::Rgb);
+        encoder.set_depth(png::BitDepth::Eight);
+        let mut writer = encoder
+            .write_header()
+            .map_err(|e| PlotError::Draw(format!("PNG: {e}")))?;
+        writer
+            .write_image_data(rgb)
+            .map_err(|e| PlotError::Draw(format!("PNG: {e}")))?;
+    }
+    Ok(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_format_comes_from_the_extension() {
+        assert_eq!(Format::from_file_name("a.SVG"), Ok(Format::Svg));
+        assert_eq!(Format::from_file_name("dir.x/a.png"), Ok(Format::Png));
+        assert!(Format::from_file_name("a.pdf").is_err());
+        assert!(Format::from_file_name("svg").is_err());
+    }
+}
