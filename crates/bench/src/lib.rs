@@ -17,6 +17,7 @@ pub mod mock;
 mod opts;
 pub mod perf_bench;
 pub mod pipe;
+pub mod stress_ng;
 mod tool;
 mod workers;
 pub mod yield_;
@@ -148,6 +149,7 @@ pub fn all() -> Vec<Box<dyn Benchmark>> {
         Box::new(command::CommandBench),
         Box::new(latency::Latency),
         Box::new(perf_bench::PerfBenchmark),
+        Box::new(stress_ng::StressNg),
         Box::new(mock::Mock),
     ]
 }
@@ -175,6 +177,7 @@ mod tests {
                 "command",
                 "latency",
                 "perf-bench",
+                "stress-ng",
                 "mock"
             ]
         );

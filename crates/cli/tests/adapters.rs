@@ -96,6 +96,24 @@ fn perf_bench_runs_perf() {
 }
 
 #[test]
+fn stress_ng_runs_a_stressor() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let s = &run_and_show(&db, "stress-ng:stressor=switch:timeout=1")[0];
+    assert_eq!(s["metric"], "bogo_ops_per_sec");
+    assert_eq!(s["unit"], "bogo-ops/s");
+    assert!(s["median"].as_f64().unwrap() > 0.0);
+    assert!(env_show(&db).contains("stress-ng: stress-ng, version"));
+    // An unknown stressor is refused when the plan is made.
+    let out = vernier(&db)
+        .args(["run", "stress-ng:stressor=nope"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("stress-ng has no stressor 'nope'"));
+}
+
+#[test]
 fn a_missing_tool_is_refused_before_anything_starts() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("r.db");
