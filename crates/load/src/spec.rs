@@ -140,8 +140,8 @@ fn memory_options() -> Vec<OptionSpec> {
                 max: 1000.0,
             },
             OptionValue::Float(2.0),
-            "1/s",
-            "bursts per second",
+            "per second",
+            "bursts",
         ),
     ]
 }

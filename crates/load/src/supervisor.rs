@@ -69,7 +69,6 @@ pub fn load_main(
     ready: &mut dyn Write,
     hackbench: &dyn Fn(&HackbenchParams) -> Result<(), String>,
 ) -> Result<(), String> {
-    install_handlers()?;
     let Some((spec, mut flags)) = args.split_first() else {
         return Err(USAGE.into());
     };
@@ -88,6 +87,8 @@ pub fn load_main(
     }
     let load =
         Load::parse(spec, &vernier_sys::cpulist::online_cpus()).map_err(|e| e.to_string())?;
+    // A SIGTERM sent so far waits, blocked, for the handler (see install_handlers).
+    install_handlers()?;
     // Its own process group, which the controller kills if this process does not end: the
     // controller starts it so, and run by hand it must not share the shell's group.
     // SAFETY: getpgrp(2), getpid(2) and setpgid(2) on this process.
@@ -387,5 +388,28 @@ fn kill_the_descendants() {
         if pid == 0 {
             nap(1_000_000);
         }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn main_with(args: &[&str]) -> Result<(), String> {
+        let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        load_main(&args, &mut Vec::new(), &|_| Ok(()))
+    }
+
+    #[test]
+    fn bad_arguments_are_refused_before_anything_starts() {
+        assert_eq!(main_with(&[]).unwrap_err(), USAGE);
+        assert_eq!(main_with(&["cpu", "--dir"]).unwrap_err(), USAGE);
+        assert_eq!(main_with(&["cpu", "--bogus", "1"]).unwrap_err(), USAGE);
+        assert_eq!(main_with(&["cpu", "--check-ms", "x"]).unwrap_err(), USAGE);
+        assert_eq!(
+            main_with(&["fire"]).unwrap_err(),
+            "unknown load 'fire'; valid loads: cpu, hackbench, memory, io, net, osadl, command"
+        );
     }
 }
