@@ -27,6 +27,9 @@ fn calibrate(db: &Path) -> String {
 
 #[test]
 fn calibrate_stores_the_noise_and_compare_uses_it() {
+    // The sessions must see one environment: a test elsewhere that changes a sysctl in
+    // between would split them by fingerprint.
+    let _turn = vernier_testkit::host_turn();
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("v.db");
     let stdout = calibrate(&db);
@@ -94,6 +97,8 @@ fn calibrate_stores_the_noise_and_compare_uses_it() {
 
 #[test]
 fn spread_sessions_start_that_far_apart() {
+    // As above: both sessions must see one environment.
+    let _turn = vernier_testkit::host_turn();
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("v.db");
     let began = std::time::SystemTime::now()
