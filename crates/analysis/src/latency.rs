@@ -112,7 +112,10 @@ pub struct WorstCase {
     pub cpu: Option<u32>,
     /// The measured run (index among measured runs, from 0).
     pub run: usize,
-    /// When in the run the maximum was taken, from its sample index and the period, seconds.
+    /// The index of the maximum's sample in its run.
+    pub max_index: Option<u64>,
+    /// When in the run the maximum was taken at the earliest: its sample index times the
+    /// period, seconds (periods skipped before it put it later).
     pub offset_s: Option<f64>,
     /// `monitor.metric` (with the CPU part) -> (that run's value, the other runs' median).
     pub activity: Vec<(String, f64, Option<f64>)>,
@@ -151,13 +154,18 @@ pub fn worst_case(
                 .filter(|&(i, _)| i != worst.max_run)
                 .filter_map(|(_, r)| r.monitors.as_ref()?.summary.get(key).copied())
                 .collect();
-            activity.push((key.clone(), value, vernier_stats::median(&others).ok()));
+            let median = vernier_stats::median(&others).ok();
+            // What stayed at zero in that run and the others explains nothing.
+            if value != 0.0 || median.is_some_and(|m| m != 0.0) {
+                activity.push((key.clone(), value, median));
+            }
         }
     }
     Some(WorstCase {
         max_us: worst.max_us,
         cpu: worst.cpu,
         run: worst.max_run,
+        max_index: worst.max_index,
         offset_s: worst
             .max_index
             .zip(period_us)

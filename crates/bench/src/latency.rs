@@ -159,6 +159,12 @@ impl Benchmark for Latency {
         Ok(())
     }
 
+    /// What the CPU was doing explains a spike: its softirqs by kind and its idle states
+    /// (entries and residency; a deep state's exit latency adds to the wake-up).
+    fn explaining_monitors(&self) -> &'static [&'static str] {
+        &["softirqs", "cpuidle"]
+    }
+
     fn run(&self, options: &Options, _ctx: &RunContext) -> Result<Measurement, BenchError> {
         let settings = Settings::read(&self.info(), options)?;
         let allowed = vernier_sys::affinity::current_affinity()?;

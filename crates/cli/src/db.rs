@@ -76,3 +76,33 @@ pub fn restore_record_path() -> Result<PathBuf> {
         .context("cannot find the state directory (set HOME or XDG_STATE_HOME)")?;
     Ok(state.join("vernier").join("restore.json"))
 }
+
+/// A session with what `load` asks for, and with the runs' monitor data as well when its runs
+/// carry histograms: the worst case of a latency result is shown next to what its CPU did
+/// (`vernier_analysis::worst_case`). Sessions without histograms are read once, as asked.
+pub fn load_for_display(
+    store: &impl Store,
+    id: Uuid,
+    load: vernier_store::Load,
+) -> Result<vernier_model::StoredSession> {
+    let session = store
+        .load_session(id, load)
+        .with_context(|| format!("cannot load session {id}"))?;
+    let has_histograms = session
+        .configurations
+        .iter()
+        .flat_map(|c| &c.runs)
+        .any(|r| !r.histograms.is_empty());
+    if load.monitors || !has_histograms {
+        return Ok(session);
+    }
+    store
+        .load_session(
+            id,
+            vernier_store::Load {
+                monitors: true,
+                ..load
+            },
+        )
+        .with_context(|| format!("cannot load session {id}"))
+}

@@ -106,10 +106,12 @@ pub fn latency_text(summary: &LatencySummary) -> String {
 /// Where the worst case was, and what its CPU did during that run against the other runs.
 fn worst_text(worst: &vernier_analysis::WorstCase, runs: usize) -> String {
     let cpu = worst.cpu.map(|c| format!(" on CPU{c}")).unwrap_or_default();
-    let when = worst
-        .offset_s
-        .map(|s| format!(", about {s:.1} s into it"))
-        .unwrap_or_default();
+    // Periods skipped before the maximum would put it later, never earlier.
+    let when = match (worst.max_index, worst.offset_s) {
+        (Some(i), Some(s)) => format!(", sample {i} (at least {s:.1} s into it)"),
+        (Some(i), None) => format!(", sample {i}"),
+        _ => String::new(),
+    };
     let mut out = format!(
         "worst case {} us{cpu} in measured run {} of {runs}{when}\n",
         us(worst.max_us),
@@ -216,6 +218,7 @@ pub fn histogram_text(summary: &LatencySummary) -> String {
         step,
         legend.join(", ")
     );
+    let label_width = row_label(high / step * step, step).chars().count().max(8);
     let mut empty_run = 0u64;
     let mut row = low;
     while row <= high {
@@ -227,10 +230,15 @@ pub fn histogram_text(summary: &LatencySummary) -> String {
             empty_run += 1;
         } else {
             if empty_run > 0 {
-                let _ = writeln!(out, "{:>8} ⋮ {} empty", "", plural(empty_run * step));
+                let _ = writeln!(
+                    out,
+                    "{:>label_width$} ⋮ {} empty",
+                    "",
+                    plural(empty_run * step)
+                );
                 empty_run = 0;
             }
-            let mut line = format!("{:>8} │", row_label(row, step));
+            let mut line = format!("{:>label_width$} │", row_label(row, step));
             for &c in &counts {
                 let len = if c == 0 {
                     0

@@ -229,8 +229,7 @@ pub(crate) fn run_with(
     }
     let outcome = outcome?;
 
-    let session = store
-        .load_session(outcome.session, Load::DISTRIBUTIONS)
+    let session = db::load_for_display(&store, outcome.session, Load::DISTRIBUTIONS)
         .context("cannot read back the session")?;
     let summaries = vernier_analysis::summarize_session(&session);
     outln!(

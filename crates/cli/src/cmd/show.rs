@@ -4,8 +4,8 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::process::ExitCode;
 
-use anyhow::{bail, Context, Result};
-use vernier_store::{Load, Store};
+use anyhow::{bail, Result};
+use vernier_store::Load;
 
 use crate::cli::{ShowArgs, ShowFormat};
 use crate::db;
@@ -33,9 +33,7 @@ pub fn show(args: ShowArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
         monitors: args.monitors || args.series.is_some(),
         histograms: true,
     };
-    let session = store
-        .load_session(id, load)
-        .with_context(|| format!("cannot load session {id}"))?;
+    let session = db::load_for_display(&store, id, load)?;
     let summaries = vernier_analysis::summarize_session(&session);
     match args.format {
         ShowFormat::Json => {
