@@ -469,6 +469,13 @@ pub enum PlotKind {
     /// Per configuration, a box of the runs of each SELECTOR side by side, the median's
     /// interval marked and every run a dot
     Box,
+    /// Per CPU, the latency histogram (1 us bins, logarithmic counts) with its worst case
+    Latency,
+    /// The median against a swept option (--option) with its interval as a band, a line per
+    /// SELECTOR
+    Line,
+    /// The ratios NEW/BASE of `--compare BASE NEW` with their intervals, coloured by verdict
+    Forest,
 }
 
 #[derive(Debug, Args)]
@@ -494,10 +501,6 @@ pub struct PlotArgs {
     /// forest: practical threshold, as for `vernier compare` [default: 2%]
     #[arg(long, value_name = "FRACTION", value_parser = parse_fraction)]
     pub threshold: Option<f64>,
-
-    /// monitor: the series to draw, as `show --series` names it (e.g. stat.ctxt)
-    #[arg(long, value_name = "KEY")]
-    pub key: Option<String>,
 
     /// line: the swept option on the x axis [default: the one option whose values differ]
     #[arg(long, value_name = "NAME")]

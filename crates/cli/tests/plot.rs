@@ -253,3 +253,82 @@ fn bad_input_is_one_line_status_2_and_no_file() {
     fails(&db, &["box"], "at least one SELECTOR");
     fails(&db, &["box", "latest", "--benchmark", "nope"], "nope");
 }
+
+/// A thread's histogram: `n` samples spread over 4..6 us and one at `max_us`.
+fn thread(cpu: u32, n: u64, max_us: u64) -> vernier_model::RunHistogram {
+    let mut r = vernier_model::Recording::new();
+    for i in 0..n {
+        r.record(4_000 + (i * 37) % 2_000);
+    }
+    r.record(max_us * 1_000);
+    r.finish(vernier_model::histogram::LATENCY, cpu, Some(cpu))
+}
+
+#[test]
+fn latency_draws_a_step_line_per_cpu_with_its_worst_case_in_the_legend() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.db");
+    let latency = [config("latency", &[], &[10.0, 11.0, 12.0])];
+    record_with(&db, "rt", &latency, |_, run, r| {
+        r.histograms = vec![thread(0, 5_000, 40 + 20 * run as u64), thread(1, 5_000, 30)];
+    });
+    let text = svg(&db, &["latency", "latest"]);
+    assert!(texts(&text)
+        .iter()
+        .any(|t| t.starts_with("latency per CPU: ")));
+    assert!(has_text(&text, "latency (us), 1 us bins"));
+    assert!(has_text(&text, "samples (log scale)"));
+    assert!(has_text(&text, "CPU0 max 80 us"), "{:?}", texts(&text));
+    assert!(has_text(&text, "CPU1 max 30 us"));
+    // The series' lines (axes and ticks are polylines of width 1).
+    assert_eq!(count(&text, "stroke-width=\"2\" points"), 2);
+    // Sessions without histograms: an error, and no file.
+    let plain = dir.path().join("plain.db");
+    record(&plain, "6.8", &sweep(1.0));
+    fails(&plain, &["latency", "latest"], "no latency histograms");
+}
+
+#[test]
+fn line_draws_the_median_against_the_swept_option_with_its_interval_as_a_band() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.db");
+    record(&db, "6.8", &sweep(1.0));
+    record(&db, "6.9", &sweep(1.2));
+    let text = svg(&db, &["line", "kernel=6.8", "kernel=6.9"]);
+    assert!(has_text(
+        &text,
+        "hackbench against groups: kernel=6.8 vs kernel=6.9"
+    ));
+    assert!(has_text(&text, "hackbench groups"));
+    assert!(has_text(&text, "median time (ms) (band: its interval)"));
+    assert!(has_text(&text, "kernel=6.8") && has_text(&text, "kernel=6.9"));
+    assert_eq!(count(&text, "stroke-width=\"2\" points"), 2);
+    assert_eq!(count(&text, "<polygon"), 2);
+    assert_eq!(count(&text, "<circle"), 8);
+    fails(&db, &["line", "latest", "--option", "nope"], "nope");
+}
+
+#[test]
+fn forest_draws_each_ratio_with_its_interval_and_the_geometric_mean() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.db");
+    record(&db, "6.8", &sweep(1.0));
+    record(&db, "6.9", &sweep(1.2));
+    let text = svg(&db, &["forest", "--compare", "kernel=6.8", "kernel=6.9"]);
+    assert!(has_text(&text, "kernel=6.9 vs kernel=6.8: ratio NEW/BASE"));
+    assert!(texts(&text)
+        .iter()
+        .any(|t| t.starts_with("ratio NEW/BASE with its 95% interval")));
+    // groups=1: 1.0 against 1.2 with runs 0.9 wide overlap.
+    assert!(has_text(&text, "hackbench:groups=1  inconclusive"));
+    for g in [2, 4, 8] {
+        assert!(
+            has_text(&text, &format!("hackbench:groups={g}  slower")),
+            "{g}"
+        );
+    }
+    assert!(has_text(&text, "geometric mean of 4"));
+    assert!(has_text(&text, "faster") && has_text(&text, "slower"));
+    assert_eq!(count(&text, "<circle"), 4);
+    fails(&db, &["forest", "latest"], "--compare");
+}

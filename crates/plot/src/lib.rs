@@ -13,6 +13,9 @@
 //! `<`, `>`, `&`, quotes.
 
 mod boxes;
+mod forest;
+mod latency;
+mod line;
 mod style;
 
 use std::sync::OnceLock;
@@ -21,6 +24,9 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 pub use boxes::box_plot;
+pub use forest::forest;
+pub use latency::latency;
+pub use line::line;
 
 /// A figure's file format, from the output file's extension.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -23,6 +23,11 @@ pub fn colour(i: usize) -> RGBColor {
     PALETTE[i % PALETTE.len()]
 }
 
+/// Verdict colours of the forest plot: faster green, slower vermillion, the rest grey.
+pub const FASTER: RGBColor = RGBColor(0, 158, 115);
+pub const SLOWER: RGBColor = RGBColor(213, 94, 0);
+pub const NEUTRAL: RGBColor = RGBColor(110, 110, 110);
+
 pub fn title() -> TextStyle<'static> {
     (FONT, 26).into_font().style(FontStyle::Bold).into()
 }

@@ -31,6 +31,52 @@ pub fn plot(args: PlotArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
                 .unwrap_or_else(|| default_title("runs", &series));
             vernier_plot::box_plot(&series, &title, format, size)?
         }
+        PlotKind::Latency => {
+            let series = series(&store, &args, Load::DISTRIBUTIONS)?;
+            let mut panels = Vec::new();
+            for s in &series {
+                for c in &s.summaries {
+                    if let Some(latency) = &c.latency {
+                        panels.push((format!("{}: {}", s.name, c.label()), latency.clone()));
+                    }
+                }
+            }
+            if panels.is_empty() {
+                bail!(
+                    "no latency histograms in the selected sessions; `latency` draws those of the \
+                     latency benchmark and of imported cyclictest results"
+                );
+            }
+            let title = args.title.clone().unwrap_or_else(|| {
+                default_title("latency per CPU", &series).replacen("latency latency", "latency", 1)
+            });
+            vernier_plot::latency(&panels, &title, format, size)?
+        }
+        PlotKind::Line => {
+            let series = series(&store, &args, Load::MEASUREMENTS)?;
+            let option = match &args.option {
+                Some(o) => o.clone(),
+                None => swept_option(&series)?,
+            };
+            let title = args
+                .title
+                .clone()
+                .unwrap_or_else(|| default_title(&format!("against {option}"), &series));
+            vernier_plot::line(&series, &option, &title, format, size)?
+        }
+        PlotKind::Forest => {
+            let Some([base, new]) = args.compare.as_deref() else {
+                bail!("forest needs --compare BASE NEW");
+            };
+            if !args.selectors.is_empty() {
+                bail!("forest takes its sessions from --compare BASE NEW, not from SELECTORs");
+            }
+            let report = compare_report(&store, base, new, &args)?;
+            let title = args.title.clone().unwrap_or_else(|| {
+                format!("{} vs {}: ratio NEW/BASE", printable(new), printable(base))
+            });
+            vernier_plot::forest(&report, &title, format, size)?
+        }
     };
     crate::out::stream_output(Some(&args.output), |w| {
         Ok(std::io::Write::write_all(w, &bytes)?)
@@ -103,6 +149,77 @@ fn series(store: &impl Store, args: &PlotArgs, load: Load) -> Result<Vec<Series>
         }
     }
     Ok(all)
+}
+
+/// The comparison `vernier compare BASE NEW` prints, with the stored calibrations.
+fn compare_report(
+    store: &vernier_store::SqliteStore,
+    base: &str,
+    new: &str,
+    args: &PlotArgs,
+) -> Result<vernier_analysis::CompareReport> {
+    let load = |selector: &str| -> Result<Vec<StoredSession>> {
+        db::select(store, selector)?
+            .into_iter()
+            .map(|id| {
+                store
+                    .load_session(id, Load::MEASUREMENTS)
+                    .with_context(|| format!("cannot load session {id}"))
+            })
+            .collect()
+    };
+    let mut base = load(base).context("BASE")?;
+    let mut new = load(new).context("NEW")?;
+    if let Some(b) = &args.benchmark {
+        for s in base.iter_mut().chain(new.iter_mut()) {
+            s.configurations.retain(|c| &c.record.benchmark == b);
+        }
+    }
+    let settings = vernier_analysis::CompareSettings {
+        threshold: args
+            .threshold
+            .unwrap_or(vernier_analysis::DEFAULT_THRESHOLD),
+        level: vernier_model::CONFIDENCE_LEVEL,
+    };
+    let fingerprints: Vec<String> = base
+        .iter()
+        .chain(&new)
+        .map(|s| s.info.fingerprint.clone())
+        .collect();
+    let calibrations = store
+        .calibrations(&fingerprints)
+        .context("cannot read the calibrations")?;
+    Ok(vernier_analysis::compare_calibrated(
+        &base,
+        &new,
+        &settings,
+        &calibrations,
+    )?)
+}
+
+/// The one numeric option whose value differs between configurations of a benchmark.
+fn swept_option(series: &[Series]) -> Result<String> {
+    let mut swept: Vec<String> = Vec::new();
+    let all: Vec<_> = series.iter().flat_map(|s| &s.summaries).collect();
+    for c in &all {
+        for (name, value) in &c.options.0 {
+            let numeric = !matches!(value, vernier_model::OptionValue::Text(_));
+            let differs = all
+                .iter()
+                .any(|d| d.benchmark == c.benchmark && d.options.get(name) != Some(value));
+            if numeric && differs && !swept.contains(name) {
+                swept.push(name.clone());
+            }
+        }
+    }
+    match swept.as_slice() {
+        [one] => Ok(one.clone()),
+        [] => bail!("no numeric option takes several values in the selected sessions; a line needs a sweep such as hackbench:groups=1,2,4,8"),
+        more => bail!(
+            "several options are swept ({}); name the x axis with --option",
+            more.join(", ")
+        ),
+    }
 }
 
 /// `what of benchmark[, benchmark...]: series, series`.

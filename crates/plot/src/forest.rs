@@ -1,0 +1,178 @@
+//! A forest plot of a comparison (`vernier compare`): per configuration the ratio NEW/BASE
+//! with the interval its verdict uses, coloured by that verdict, against the line of no
+//! change and the threshold band, with the geometric mean of the ratios and its interval as the
+//! last row. Every number is `vernier_analysis::compare_calibrated`'s, as `compare` prints it.
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+use vernier_analysis::{CompareReport, Verdict};
+
+use crate::style::{self, FASTER, NEUTRAL, SLOWER};
+use crate::{render, Draw, Format, OrDraw, PlotError, Size};
+
+/// The forest plot of `report`.
+pub fn forest(
+    report: &CompareReport,
+    title: &str,
+    format: Format,
+    size: Size,
+) -> Result<Vec<u8>, PlotError> {
+    if report.comparisons.is_empty() {
+        return Err(PlotError::Empty(
+            "no configuration is on both sides of the comparison".into(),
+        ));
+    }
+    render(&Forest { report, title }, format, size)
+}
+
+fn verdict_colour(v: Verdict) -> RGBColor {
+    match v {
+        Verdict::Faster => FASTER,
+        Verdict::Slower => SLOWER,
+        Verdict::Equivalent | Verdict::Inconclusive => NEUTRAL,
+    }
+}
+
+struct Forest<'a> {
+    report: &'a CompareReport,
+    title: &'a str,
+}
+
+impl Draw for Forest<'_> {
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), PlotError>
+    where
+        DB::ErrorType: 'static,
+    {
+        let r = self.report;
+        let rows = r.comparisons.len() + usize::from(r.summary.geomean_ratio.is_some());
+        let t = r.threshold;
+        let mut lo = 1.0 / (1.0 + t);
+        let mut hi = 1.0 + t;
+        for c in &r.comparisons {
+            for v in [Some(c.ratio), c.ratio_ci_low, c.ratio_ci_high]
+                .into_iter()
+                .flatten()
+            {
+                lo = lo.min(v);
+                hi = hi.max(v);
+            }
+        }
+        for v in [r.summary.geomean_ci_low, r.summary.geomean_ci_high]
+            .into_iter()
+            .flatten()
+        {
+            lo = lo.min(v);
+            hi = hi.max(v);
+        }
+        let (lo, hi) = style::padded(lo, hi, 0.08);
+        let body = root.titled(self.title, style::title()).or_draw()?;
+        // Configuration names on the left, a third of the width.
+        let label_width = (body.dim_in_pixel().0 / 3).min(420);
+        let mut chart = ChartBuilder::on(&body)
+            .margin(12)
+            .x_label_area_size(56)
+            .y_label_area_size(label_width)
+            .build_cartesian_2d(lo..hi, -0.5f64..(rows as f64 + 0.5))
+            .or_draw()?;
+        chart
+            .configure_mesh()
+            .disable_y_mesh()
+            .y_labels(0)
+            .label_style(style::tick())
+            .axis_desc_style(style::axis_label())
+            .x_desc(format!(
+                "ratio NEW/BASE with its {} interval (band: ±{:.0}% threshold)",
+                vernier_model::level_percent(r.level),
+                t * 100.0
+            ))
+            .draw()
+            .or_draw()?;
+        // The row above the last is the legend's.
+        let top = rows as f64 - 0.5;
+        chart
+            .draw_series([Rectangle::new(
+                [(1.0 / (1.0 + t), -0.5), (1.0 + t, top)],
+                NEUTRAL.mix(0.12).filled(),
+            )])
+            .or_draw()?;
+        chart
+            .draw_series([PathElement::new(
+                vec![(1.0, -0.5), (1.0, top)],
+                BLACK.stroke_width(1),
+            )])
+            .or_draw()?;
+        // The first comparison on top.
+        let y = |i: usize| (rows - 1 - i) as f64;
+        let mut labels: Vec<(f64, String)> = Vec::new();
+        for (i, c) in r.comparisons.iter().enumerate() {
+            let colour = verdict_colour(c.verdict);
+            if let (Some(l), Some(h)) = (c.ratio_ci_low, c.ratio_ci_high) {
+                chart
+                    .draw_series([PathElement::new(
+                        vec![(l, y(i)), (h, y(i))],
+                        colour.stroke_width(3),
+                    )])
+                    .or_draw()?;
+            }
+            chart
+                .draw_series([Circle::new((c.ratio, y(i)), 6, colour.filled())])
+                .or_draw()?;
+            labels.push((y(i), format!("{}  {}", c.label(), c.verdict)));
+        }
+        if let Some(g) = r.summary.geomean_ratio {
+            let i = r.comparisons.len();
+            if let (Some(l), Some(h)) = (r.summary.geomean_ci_low, r.summary.geomean_ci_high) {
+                chart
+                    .draw_series([PathElement::new(
+                        vec![(l, y(i)), (h, y(i))],
+                        BLACK.stroke_width(3),
+                    )])
+                    .or_draw()?;
+            }
+            let d = (hi - lo) * 0.012;
+            chart
+                .draw_series([Polygon::new(
+                    vec![
+                        (g - d, y(i)),
+                        (g, y(i) + 0.25),
+                        (g + d, y(i)),
+                        (g, y(i) - 0.25),
+                    ],
+                    BLACK.filled(),
+                )])
+                .or_draw()?;
+            labels.push((y(i), format!("geometric mean of {}", r.summary.geomean_of)));
+        }
+        for (v, name) in [
+            (Verdict::Faster, "faster"),
+            (Verdict::Slower, "slower"),
+            (Verdict::Equivalent, "equivalent or inconclusive"),
+        ] {
+            chart
+                .draw_series(std::iter::empty::<Circle<(f64, f64), i32>>())
+                .or_draw()?
+                .label(name)
+                .legend(style::legend_square(verdict_colour(v)));
+        }
+        let room = (label_width as usize / 8).max(8);
+        for (y, text) in labels {
+            let (px, py) = chart.backend_coord(&(lo, y));
+            root.draw(&Text::new(
+                style::shorten(&text, room),
+                (px - 10, py),
+                style::tick().pos(Pos::new(HPos::Right, VPos::Center)),
+            ))
+            .or_draw()?;
+        }
+        chart
+            .configure_series_labels()
+            .label_font(style::legend())
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK.mix(0.5))
+            .position(SeriesLabelPosition::UpperRight)
+            .draw()
+            .or_draw()?;
+        Ok(())
+    }
+}

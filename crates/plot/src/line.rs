@@ -1,0 +1,230 @@
+//! The median against a swept option (hackbench groups 1, 2, 4, 8 across kernels, as
+//! cbenchsuite's plots): a line per series (and per combination of the other options), each
+//! point `ConfigSummary`'s median, the band its confidence interval.
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use vernier_analysis::ConfigSummary;
+use vernier_model::OptionValue;
+
+use crate::style::{self, colour};
+use crate::{render, Draw, Format, OrDraw, PlotError, Series, Size};
+
+/// A point of a line: the option's value, the median and its interval.
+type Point = (f64, f64, Option<(f64, f64)>);
+
+/// One line: its legend entry and its points.
+struct Line {
+    name: String,
+    points: Vec<Point>,
+}
+
+/// Lines sharing a benchmark, metric and unit.
+struct Panel {
+    benchmark: String,
+    metric: String,
+    unit: String,
+    lines: Vec<Line>,
+}
+
+/// The numeric value of `option` in `c`.
+fn x_of(c: &ConfigSummary, option: &str) -> Option<f64> {
+    match c.options.get(option)? {
+        OptionValue::UInt(v) => Some(*v as f64),
+        OptionValue::Float(v) => Some(*v),
+        OptionValue::Text(_) => None,
+    }
+}
+
+/// The other options and loads of `c`: what tells its line from another of the same series.
+fn rest(c: &ConfigSummary, option: &str) -> String {
+    let mut parts: Vec<String> = c
+        .options
+        .0
+        .iter()
+        .filter(|(k, _)| k.as_str() != option)
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
+    if !c.loads.is_empty() {
+        parts.push(format!("[load {}]", c.loads.join(" + ")));
+    }
+    parts.join(":")
+}
+
+/// The median of each configuration of `series` against the numeric option `option`.
+pub fn line(
+    series: &[Series],
+    option: &str,
+    title: &str,
+    format: Format,
+    size: Size,
+) -> Result<Vec<u8>, PlotError> {
+    let mut panels: Vec<Panel> = Vec::new();
+    for s in series {
+        for c in &s.summaries {
+            let (Some(x), Some(m)) = (x_of(c, option), c.median) else {
+                continue;
+            };
+            let at = panels
+                .iter()
+                .position(|p| {
+                    p.benchmark == c.benchmark && p.metric == c.metric && p.unit == c.unit
+                })
+                .unwrap_or_else(|| {
+                    panels.push(Panel {
+                        benchmark: c.benchmark.clone(),
+                        metric: c.metric.clone(),
+                        unit: c.unit.clone(),
+                        lines: Vec::new(),
+                    });
+                    panels.len() - 1
+                });
+            let other = rest(c, option);
+            let name = if other.is_empty() {
+                s.name.clone()
+            } else {
+                format!("{} {other}", s.name)
+            };
+            let lines = &mut panels[at].lines;
+            let i = lines
+                .iter()
+                .position(|l| l.name == name)
+                .unwrap_or_else(|| {
+                    lines.push(Line {
+                        name,
+                        points: Vec::new(),
+                    });
+                    lines.len() - 1
+                });
+            let ci = c.ci_low.zip(c.ci_high);
+            lines[i].points.push((x, m, ci));
+        }
+    }
+    if panels.is_empty() {
+        return Err(PlotError::Empty(format!(
+            "no configuration has a numeric option '{option}' and a median"
+        )));
+    }
+    for p in &mut panels {
+        for l in &mut p.lines {
+            l.points.sort_by(|a, b| a.0.total_cmp(&b.0));
+        }
+    }
+    render(
+        &Lines {
+            panels,
+            option,
+            title,
+        },
+        format,
+        size,
+    )
+}
+
+struct Lines<'a> {
+    panels: Vec<Panel>,
+    option: &'a str,
+    title: &'a str,
+}
+
+impl Draw for Lines<'_> {
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), PlotError>
+    where
+        DB::ErrorType: 'static,
+    {
+        let body = root.titled(self.title, style::title()).or_draw()?;
+        let areas = body.split_evenly((self.panels.len(), 1));
+        let mut colours: Vec<String> = Vec::new();
+        for (panel, area) in self.panels.iter().zip(&areas) {
+            let points = panel.lines.iter().flat_map(|l| &l.points);
+            let (mut x0, mut x1, mut y0, mut y1) = (
+                f64::INFINITY,
+                f64::NEG_INFINITY,
+                f64::INFINITY,
+                f64::NEG_INFINITY,
+            );
+            for &(x, m, ci) in points {
+                x0 = x0.min(x);
+                x1 = x1.max(x);
+                for y in [Some(m), ci.map(|c| c.0), ci.map(|c| c.1)]
+                    .into_iter()
+                    .flatten()
+                {
+                    y0 = y0.min(y);
+                    y1 = y1.max(y);
+                }
+            }
+            let (x0, x1) = style::padded(x0, x1, 0.04);
+            let (y0, y1) = style::padded(y0, y1, 0.06);
+            let y1 = y1 + (y1 - y0) * 0.12;
+            let mut chart = ChartBuilder::on(area)
+                .margin(12)
+                .x_label_area_size(56)
+                .y_label_area_size(90)
+                .build_cartesian_2d(x0..x1, y0..y1)
+                .or_draw()?;
+            chart
+                .configure_mesh()
+                .label_style(style::tick())
+                .axis_desc_style(style::axis_label())
+                .x_desc(format!("{} {}", panel.benchmark, self.option))
+                .y_desc(format!(
+                    "median {} (band: its interval)",
+                    style::with_unit(&panel.metric, &panel.unit)
+                ))
+                .draw()
+                .or_draw()?;
+            for l in &panel.lines {
+                // A name keeps its colour in every panel.
+                let i = colours
+                    .iter()
+                    .position(|n| n == &l.name)
+                    .unwrap_or_else(|| {
+                        colours.push(l.name.clone());
+                        colours.len() - 1
+                    });
+                let c = colour(i);
+                let band: Vec<(f64, f64)> = l
+                    .points
+                    .iter()
+                    .filter_map(|&(x, _, ci)| ci.map(|(lo, _)| (x, lo)))
+                    .chain(
+                        l.points
+                            .iter()
+                            .rev()
+                            .filter_map(|&(x, _, ci)| ci.map(|(_, hi)| (x, hi))),
+                    )
+                    .collect();
+                if band.len() >= 4 {
+                    chart
+                        .draw_series([Polygon::new(band, c.mix(0.2).filled())])
+                        .or_draw()?;
+                }
+                chart
+                    .draw_series(LineSeries::new(
+                        l.points.iter().map(|&(x, m, _)| (x, m)),
+                        c.stroke_width(2),
+                    ))
+                    .or_draw()?
+                    .label(l.name.clone())
+                    .legend(style::legend_square(c));
+                chart
+                    .draw_series(
+                        l.points
+                            .iter()
+                            .map(|&(x, m, _)| Circle::new((x, m), 4, c.filled())),
+                    )
+                    .or_draw()?;
+            }
+            chart
+                .configure_series_labels()
+                .label_font(style::legend())
+                .background_style(WHITE.mix(0.85))
+                .border_style(BLACK.mix(0.5))
+                .position(SeriesLabelPosition::UpperLeft)
+                .draw()
+                .or_draw()?;
+        }
+        Ok(())
+    }
+}
