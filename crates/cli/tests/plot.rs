@@ -221,6 +221,7 @@ fn png_is_a_png_of_the_requested_size() {
 /// `message`, and no file.
 fn fails(db: &Path, args: &[&str], message: &str) {
     let out_file = db.parent().unwrap().join("figure.svg");
+    let _ = std::fs::remove_file(&out_file);
     let mut cmd = vernier(db);
     cmd.arg("plot").args(args);
     if !args.contains(&"-o") {
