@@ -17,7 +17,9 @@ pub mod mock;
 mod opts;
 pub mod perf_bench;
 pub mod pipe;
+pub mod rt_hackbench;
 pub mod stress_ng;
+pub mod sysbench;
 mod tool;
 mod workers;
 pub mod yield_;
@@ -150,6 +152,8 @@ pub fn all() -> Vec<Box<dyn Benchmark>> {
         Box::new(latency::Latency),
         Box::new(perf_bench::PerfBenchmark),
         Box::new(stress_ng::StressNg),
+        Box::new(rt_hackbench::RtHackbench),
+        Box::new(sysbench::Sysbench),
         Box::new(mock::Mock),
     ]
 }
@@ -178,6 +182,8 @@ mod tests {
                 "latency",
                 "perf-bench",
                 "stress-ng",
+                "rt-hackbench",
+                "sysbench",
                 "mock"
             ]
         );

@@ -114,6 +114,38 @@ fn stress_ng_runs_a_stressor() {
 }
 
 #[test]
+fn rt_hackbench_runs_hackbench() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let s = &run_and_show(&db, "rt-hackbench:groups=1:fds=5:loops=100")[0];
+    assert_eq!(s["metric"], "time");
+    assert_eq!(s["unit"], "s");
+    assert!(env_show(&db).contains("hackbench: hackbench V"));
+}
+
+#[test]
+fn sysbench_runs_each_test() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    for (spec, metric, unit) in [
+        ("sysbench:test=cpu:time=1", "events_per_sec", "events/s"),
+        (
+            "sysbench:test=memory:time=1:memory_total_size=256M",
+            "bandwidth",
+            "MiB/s",
+        ),
+        ("sysbench:test=threads:time=1", "events_per_sec", "events/s"),
+        ("sysbench:test=mutex", "total_time", "s"),
+    ] {
+        let s = &run_and_show(&db, spec)[0];
+        assert_eq!(s["metric"], metric, "{spec}");
+        assert_eq!(s["unit"], unit, "{spec}");
+        assert!(s["median"].as_f64().unwrap() > 0.0, "{spec}");
+    }
+    assert!(env_show(&db).contains("sysbench: sysbench 1."));
+}
+
+#[test]
 fn a_missing_tool_is_refused_before_anything_starts() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("r.db");
