@@ -5,11 +5,13 @@
 //! CLOCK_MONOTONIC, keeps its hot loop free of allocation, locks and logging, and never prints.
 
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 
 use vernier_model::{BenchmarkInfo, MetricInfo, Options, RunHistogram};
 use vernier_sys::MachineLimits;
 
 pub mod command;
+pub mod compile;
 pub mod fork;
 pub mod hackbench;
 pub mod latency;
@@ -27,11 +29,14 @@ pub mod yield_;
 pub use opts::resolve_options;
 
 /// Where a run stands in its configuration, for benchmarks that care (the scripted mock).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RunContext {
     pub warmup: bool,
     /// Index among runs of the same kind (warmup or measured), from 0.
     pub index: u32,
+    /// The work directory [`Benchmark::prepare`] filled for this configuration, when its
+    /// benchmark has a [`Benchmark::preparation`].
+    pub work_dir: Option<PathBuf>,
 }
 
 /// The values one run measured: metric name -> value. The primary metric must be present.
@@ -131,6 +136,40 @@ pub trait Benchmark: Send + Sync {
         Vec::new()
     }
 
+    /// Fills in, when the plan is made, options that are facts of the machine rather than
+    /// choices (the source's sha256 and the compiler's version of `compile`), so that they are
+    /// stored with the configuration and `compare` matches only configurations that agree on
+    /// them. The default fills in nothing.
+    fn complete_options(&self, options: &mut Options) -> Result<(), BenchError> {
+        let _ = options;
+        Ok(())
+    }
+
+    /// Whether `options` need a work directory prepared once per session (`compile`'s
+    /// unpacked and configured tree): `None` needs none; configurations with equal keys share
+    /// one directory. The engine creates it, calls [`Benchmark::prepare`] before the first run
+    /// that needs it, passes it to every run in [`RunContext::work_dir`] and removes it when
+    /// no configuration needs it any more, and on every way out of the session.
+    fn preparation(&self, options: &Options) -> Option<String> {
+        let _ = options;
+        None
+    }
+
+    /// Fills the empty directory `dir` for the runs of `options` (see
+    /// [`Benchmark::preparation`]). Runs in the controller, not in a run's child; stops early,
+    /// with an error, once `cancelled` returns true. Returns how many seconds one run is
+    /// expected to take when preparing has learnt it (`compile`'s warm-up build), which the
+    /// automatic run timeout then uses instead of its fixed limit for a first run.
+    fn prepare(
+        &self,
+        options: &Options,
+        dir: &Path,
+        cancelled: &dyn Fn() -> bool,
+    ) -> Result<Option<f64>, BenchError> {
+        let _ = (options, dir, cancelled);
+        Ok(None)
+    }
+
     fn run(&self, options: &Options, ctx: &RunContext) -> Result<Measurement, BenchError>;
 
     /// Monitors that explain this benchmark's results, sampled during its runs on top of the
@@ -154,6 +193,7 @@ pub fn all() -> Vec<Box<dyn Benchmark>> {
         Box::new(stress_ng::StressNg),
         Box::new(rt_hackbench::RtHackbench),
         Box::new(sysbench::Sysbench),
+        Box::new(compile::Compile),
         Box::new(mock::Mock),
     ]
 }
@@ -184,6 +224,7 @@ mod tests {
                 "stress-ng",
                 "rt-hackbench",
                 "sysbench",
+                "compile",
                 "mock"
             ]
         );

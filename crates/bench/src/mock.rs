@@ -284,8 +284,15 @@ mod tests {
     fn run(values: &str, fail_at: &str, warmup: bool, index: u32) -> Result<f64, BenchError> {
         let options =
             resolve_options(&Mock.info(), &[("values", values), ("fail_at", fail_at)]).unwrap();
-        Mock.run(&options, &RunContext { warmup, index })
-            .map(|m| m.values["value"])
+        Mock.run(
+            &options,
+            &RunContext {
+                warmup,
+                index,
+                work_dir: None,
+            },
+        )
+        .map(|m| m.values["value"])
     }
 
     #[test]
@@ -321,6 +328,7 @@ mod tests {
         let ctx = |index| RunContext {
             warmup: false,
             index,
+            work_dir: None,
         };
         let a: Vec<f64> = (0..5)
             .map(|i| Mock.run(&o, &ctx(i)).unwrap().values["value"])

@@ -106,6 +106,9 @@ impl Progress {
                         duration_s(*eta_s)
                     ));
                 }
+                Event::Preparing { .. } => {
+                    bar.set_message("preparing the work directory (once per session)");
+                }
                 Event::RunPreparing { index, .. } => {
                     bar.set_message(format!(
                         "run {}: setup before the run (idle gate, cooldown may wait)",
@@ -137,6 +140,10 @@ fn line(event: &Event) -> Option<String> {
         }
         Event::Warning { position, warning } => Some(warning_text(*position, warning)),
         Event::RunPreparing { .. } => None,
+        Event::Preparing { position, .. } => Some(format!(
+            "[{}] preparing the work directory (once per session)",
+            position + 1
+        )),
         Event::RunFinished {
             position,
             warmup,

@@ -64,6 +64,7 @@ impl Executor for InProcess {
         let ctx = vernier_bench::RunContext {
             warmup: r.warmup,
             index: r.index,
+            work_dir: None,
         };
         let m = bench
             .run(&r.options, &ctx)

@@ -22,6 +22,14 @@ pub struct ChildRequest {
     /// Real-time priority and CPU pinning the child applies to itself before measuring.
     #[serde(default)]
     pub setup: ChildSetup,
+    /// The configuration's work directory, prepared once per session by the controller
+    /// (`vernier_bench::Benchmark::prepare`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub work_dir: Option<std::path::PathBuf>,
+    /// Seconds the run is expected to take, when its preparation measured it (the warm-up
+    /// build of `compile`): the automatic run timeout's guide before any run has completed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expected_s: Option<f64>,
 }
 
 /// What the child measured, or why it could not.
@@ -87,6 +95,7 @@ fn measure(request: &ChildRequest) -> ChildReply {
     let ctx = RunContext {
         warmup: request.warmup,
         index: request.index,
+        work_dir: request.work_dir.clone(),
     };
     match benchmark.run(&request.options, &ctx) {
         Ok(m) => ChildReply::Measured {
@@ -120,6 +129,8 @@ mod tests {
             warmup: false,
             index: 0,
             setup: ChildSetup::default(),
+            work_dir: None,
+            expected_s: None,
         };
         let mut out = Vec::new();
         let status = child_main(serde_json::to_vec(&req).unwrap().as_slice(), &mut out);

@@ -21,6 +21,13 @@ pub enum Event {
         position: Option<usize>,
         warning: SettingsWarning,
     },
+    /// The configuration's work directory is being prepared, once per session, before its
+    /// first run (`vernier_bench::Benchmark::prepare`: `compile` unpacks and configures a
+    /// kernel tree); this may take minutes.
+    Preparing {
+        position: usize,
+        label: String,
+    },
     /// A measured run's setup (idle gate, cooldown) starts; it may wait.
     RunPreparing {
         position: usize,

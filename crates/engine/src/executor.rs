@@ -213,7 +213,8 @@ impl Executor for ProcessExecutor {
             request
                 .options
                 .get("duration")
-                .map(|_| request.options.float("duration")),
+                .map(|_| request.options.float("duration"))
+                .or(request.expected_s),
             self.longest_runs.get(&config_key).copied(),
         );
         let drained = drain_and_wait(&mut child, &request_json, limit);

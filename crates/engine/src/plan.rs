@@ -195,7 +195,7 @@ pub fn build_plan(
                 info: info.clone(),
                 options,
             };
-            check_options(&configuration, &spec.text)?;
+            check_options(&mut configuration, &spec.text)?;
             // An adapter's metrics follow the tool's benchmark its options choose.
             if let Some(benchmark) = builtin(&configuration.info) {
                 let (metric, secondary) = benchmark.metrics(&configuration.options);
@@ -227,14 +227,16 @@ fn builtin(info: &BenchmarkInfo) -> Option<Box<dyn vernier_bench::Benchmark>> {
 
 /// Checks the options of a configuration of a built-in benchmark against the rules its types
 /// cannot say, through [`vernier_bench::Benchmark::check_options`] (a command's placeholders,
-/// its shell). Configurations of benchmarks that are not built in (tests' scripted ones) are
-/// not checked.
-fn check_options(configuration: &PlannedConfiguration, spec: &str) -> Result<(), PlanError> {
+/// its shell), then fills in the facts it depends on
+/// ([`vernier_bench::Benchmark::complete_options`]). Configurations of benchmarks that are not
+/// built in (tests' scripted ones) are not checked.
+fn check_options(configuration: &mut PlannedConfiguration, spec: &str) -> Result<(), PlanError> {
     let Some(benchmark) = builtin(&configuration.info) else {
         return Ok(());
     };
     benchmark
         .check_options(&configuration.options)
+        .and_then(|()| benchmark.complete_options(&mut configuration.options))
         .map_err(|e| PlanError::Options {
             spec: spec.to_string(),
             detail: match e {

@@ -3,6 +3,7 @@
 //! to the [`Recorder`] as soon as it ends.
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 
 use uuid::Uuid;
 use vernier_model::{
@@ -39,6 +40,10 @@ pub struct SessionOptions {
     pub loads: Vec<String>,
     /// Applied to the child of every run (real-time priority, pinning).
     pub child_setup: vernier_model::ChildSetup,
+    /// Where the work directories of benchmarks prepared once per session are made
+    /// (`vernier_bench::Benchmark::preparation`); removed with everything in it when the
+    /// session ends. `None`: `vernier-work-SESSION` in the system's temporary directory.
+    pub work_root: Option<PathBuf>,
 }
 
 /// What runs around every measured run: the per-run setup plugins and the loads.
@@ -202,9 +207,14 @@ fn record_session<R: Recorder + ?Sized>(
         });
     }
 
+    let work_root = options
+        .work_root
+        .clone()
+        .unwrap_or_else(|| std::env::temp_dir().join(format!("vernier-work-{id}")));
     let mut runner = Runner {
         settings,
         child_setup: options.child_setup,
+        prepared: Prepared::new(work_root, plan),
         executor,
         hooks,
         recorder,
@@ -261,9 +271,110 @@ fn record_session<R: Recorder + ?Sized>(
     })
 }
 
+/// The work directories of a session's configurations, prepared once per session
+/// (`vernier_bench::Benchmark::preparation`): one per key, made under `root` before the first
+/// run that needs it, removed when no unfinished configuration needs it and, with `root`, when
+/// this is dropped: at the end of the session, on an error and on a panic. (A repeated signal
+/// leaves at once; the binary then removes `root` itself.)
+struct Prepared {
+    root: PathBuf,
+    /// Per configuration: its benchmark and preparation key, when it needs one.
+    needs: Vec<Option<(Box<dyn vernier_bench::Benchmark>, String)>>,
+    /// Per key: the directory and the seconds a run is expected to take, if known.
+    dirs: BTreeMap<String, (PathBuf, Option<f64>)>,
+}
+
+impl Prepared {
+    fn new(root: PathBuf, plan: &Plan) -> Self {
+        let needs = plan
+            .configurations
+            .iter()
+            .map(|c| {
+                // A built-in benchmark: the same name, version and options (tests plan scripted
+                // benchmarks that may share a built-in's name; metrics vary per configuration).
+                let benchmark = vernier_bench::find(c.info.name).filter(|b| {
+                    let own = b.info();
+                    own.version == c.info.version && own.options == c.info.options
+                })?;
+                let key = benchmark.preparation(&c.options)?;
+                Some((benchmark, key))
+            })
+            .collect();
+        Prepared {
+            root,
+            needs,
+            dirs: BTreeMap::new(),
+        }
+    }
+
+    /// The work directory of configuration `i`, prepared now if it is not yet, and the
+    /// seconds a run is expected to take: `Ok(None)` when it needs none.
+    fn dir_for(
+        &mut self,
+        i: usize,
+        options: &vernier_model::Options,
+        cancelled: &dyn Fn() -> bool,
+    ) -> Result<Option<(PathBuf, Option<f64>)>, String> {
+        let Some(Some((benchmark, key))) = self.needs.get(i) else {
+            return Ok(None);
+        };
+        if let Some(prepared) = self.dirs.get(key) {
+            return Ok(Some(prepared.clone()));
+        }
+        let dir = self.root.join(format!("prepared-{}", self.dirs.len() + 1));
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| format!("cannot create the work directory {}: {e}", dir.display()))?;
+        let expected_s = match benchmark.prepare(options, &dir, cancelled) {
+            Ok(expected_s) => expected_s,
+            Err(e) => {
+                let _ = std::fs::remove_dir_all(&dir);
+                return Err(format!("preparation failed: {e}"));
+            }
+        };
+        self.dirs.insert(key.clone(), (dir.clone(), expected_s));
+        Ok(Some((dir, expected_s)))
+    }
+
+    /// True when configuration `i` needs a work directory that is not prepared yet.
+    fn pending(&self, i: usize) -> bool {
+        matches!(self.needs.get(i), Some(Some((_, key))) if !self.dirs.contains_key(key))
+    }
+
+    /// Removes the work directories that no configuration still running needs.
+    fn release(&mut self, states: &[ConfigState]) {
+        let needed: Vec<&String> = self
+            .needs
+            .iter()
+            .zip(states)
+            .filter(|(_, st)| st.stop.is_none())
+            .filter_map(|(need, _)| need.as_ref().map(|(_, key)| key))
+            .collect();
+        let unneeded: Vec<String> = self
+            .dirs
+            .keys()
+            .filter(|key| !needed.contains(key))
+            .cloned()
+            .collect();
+        for key in unneeded {
+            if let Some((dir, _)) = self.dirs.remove(&key) {
+                let _ = std::fs::remove_dir_all(dir);
+            }
+        }
+    }
+}
+
+impl Drop for Prepared {
+    fn drop(&mut self) {
+        if self.root.exists() {
+            let _ = std::fs::remove_dir_all(&self.root);
+        }
+    }
+}
+
 struct Runner<'a, R: Recorder + ?Sized> {
     settings: &'a vernier_model::Settings,
     child_setup: vernier_model::ChildSetup,
+    prepared: Prepared,
     executor: &'a mut dyn Executor,
     hooks: &'a mut dyn RunHooks,
     recorder: &'a mut R,
@@ -315,6 +426,27 @@ impl<R: Recorder + ?Sized> Runner<'_, R> {
             self.finish_all_interrupted(states)?;
             return Ok(false);
         }
+        if self.prepared.pending(i) {
+            (self.observer)(&Event::Preparing {
+                position: i,
+                label: states[i].label.clone(),
+            });
+        }
+        let interrupt = self.interrupt;
+        let prepared = match self
+            .prepared
+            .dir_for(i, &states[i].record.options, &|| interrupt.is_requested())
+        {
+            Ok(dir) => dir,
+            Err(_) if self.interrupt.is_requested() => {
+                self.finish_all_interrupted(states)?;
+                return Ok(false);
+            }
+            Err(e) => {
+                self.finish(states, i, StopReason::Failed, Some(e))?;
+                return Ok(false);
+            }
+        };
         let state = &states[i];
         let index = if warmup {
             state.warmups_done
@@ -327,6 +459,8 @@ impl<R: Recorder + ?Sized> Runner<'_, R> {
             warmup,
             index,
             setup: self.child_setup.clone(),
+            work_dir: prepared.as_ref().map(|(dir, _)| dir.clone()),
+            expected_s: prepared.and_then(|(_, expected_s)| expected_s),
         };
         let setup_steps = if warmup {
             Vec::new()
@@ -492,9 +626,10 @@ impl<R: Recorder + ?Sized> Runner<'_, R> {
         reason: StopReason,
         error: Option<String>,
     ) -> Result<(), EngineError> {
+        states[i].stop = Some(reason);
+        self.prepared.release(states);
         let state = &mut states[i];
         let converged = reason == StopReason::Converged;
-        state.stop = Some(reason);
         self.recorder
             .finish_configuration(state.record.id, reason, converged, error.as_deref())
             .map_err(EngineError::record)?;

@@ -41,6 +41,7 @@ fn run_hackbench(p: &HackbenchParams) -> Result<(), String> {
     let context = RunContext {
         warmup: false,
         index: 0,
+        work_dir: None,
     };
     bench
         .run(&options, &context)

@@ -169,11 +169,15 @@ pub(crate) fn run_with(
     let session_id = Uuid::new_v4();
     let interrupt = Arc::new(Interrupt::new());
     let record = db::restore_record_path()?;
+    // Work directories of benchmarks prepared once per session (compile's kernel tree); the
+    // engine removes it at the end, leaving at once on a repeated signal removes it here.
+    let work_root = std::env::temp_dir().join(format!("vernier-work-{session_id}"));
     handle_signals(
         Arc::clone(&interrupt),
         record.clone(),
         store.path().to_path_buf(),
         session_id,
+        work_root.clone(),
     )?;
     // From here on the system may change; the guard restores it when dropped, also on error
     // and panic, and a repeated signal restores from the record before leaving at once.
@@ -206,6 +210,7 @@ pub(crate) fn run_with(
         monitors: monitors.iter().map(|m| m.to_string()).collect(),
         loads: loads.canonical(),
         child_setup: setup_plan.child.clone(),
+        work_root: Some(work_root),
     };
     let mut hooks = PerRunHooks {
         setup: guard.as_mut(),
@@ -351,6 +356,7 @@ fn handle_signals(
     record: PathBuf,
     database: PathBuf,
     session: Uuid,
+    work_root: PathBuf,
 ) -> Result<()> {
     // SAFETY: isatty(3) only inspects the descriptor.
     let terminals =
@@ -370,7 +376,7 @@ fn handle_signals(
                 "{}: restoring the system and leaving at once",
                 signal_name(signal)
             ));
-            leave_now(&record, &database, session, signal);
+            leave_now(&record, &database, session, &work_root, signal);
         }
     })
     .context("cannot install the signal handlers")
@@ -390,7 +396,12 @@ fn detach_from_terminal(terminals: &[(i32, bool)]) {
     }
 }
 
-fn leave_now(record: &Path, database: &Path, session: Uuid, signal: i32) -> ! {
+fn leave_now(record: &Path, database: &Path, session: Uuid, work_root: &Path, signal: i32) -> ! {
+    if work_root.exists() {
+        if let Err(e) = std::fs::remove_dir_all(work_root) {
+            say(format!("error: cannot remove {}: {e}", work_root.display()));
+        }
+    }
     // Only this session's record: another live session's is not ours to undo, and one left
     // by a killed session is for `system reset` to replay.
     let ours = RestoreRecord::load(record)
