@@ -476,6 +476,8 @@ pub enum PlotKind {
     Line,
     /// The ratios NEW/BASE of `--compare BASE NEW` with their intervals, coloured by verdict
     Forest,
+    /// The time series of a monitor key (--key) during the runs of each configuration
+    Monitor,
 }
 
 #[derive(Debug, Args)]
@@ -501,6 +503,10 @@ pub struct PlotArgs {
     /// forest: practical threshold, as for `vernier compare` [default: 2%]
     #[arg(long, value_name = "FRACTION", value_parser = parse_fraction)]
     pub threshold: Option<f64>,
+
+    /// monitor: the series to draw, as `show --series` names it (e.g. stat.ctxt)
+    #[arg(long, value_name = "KEY")]
+    pub key: Option<String>,
 
     /// line: the swept option on the x axis [default: the one option whose values differ]
     #[arg(long, value_name = "NAME")]

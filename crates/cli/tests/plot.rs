@@ -333,3 +333,50 @@ fn forest_draws_each_ratio_with_its_interval_and_the_geometric_mean() {
     assert_eq!(count(&text, "<circle"), 4);
     fails(&db, &["forest", "latest"], "--compare");
 }
+
+#[test]
+fn monitor_draws_a_key_during_each_run_of_each_configuration() {
+    use vernier_model::monitor::{MonitorPoint, MonitorSeries, RunMonitorData, SeriesKind};
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.db");
+    let configs = [
+        config("hackbench", &[("groups", 1)], &[1.0, 1.1, 1.2]),
+        config("hackbench", &[("groups", 2)], &[2.0, 2.1, 2.2]),
+    ];
+    record_with(&db, "6.8", &configs, |c, run, r| {
+        let points = (0..5)
+            .map(|i| MonitorPoint {
+                t_ns: i * 100_000_000,
+                value: (i * (c as i64 + 1) * (run as i64 + 1) * 1_000) as f64,
+            })
+            .collect();
+        r.monitors = Some(RunMonitorData {
+            series: vec![MonitorSeries {
+                monitor: "stat".into(),
+                metric: "ctxt".into(),
+                unit: "count".into(),
+                kind: SeriesKind::Counter,
+                points,
+            }],
+            ..Default::default()
+        });
+    });
+    let text = svg(&db, &["monitor", "latest", "--key", "stat.ctxt"]);
+    assert!(has_text(&text, "stat.ctxt during the runs"));
+    assert!(has_text(&text, "time since the run started (s)"));
+    assert!(has_text(&text, "stat.ctxt (count)"));
+    assert!(texts(&text)
+        .iter()
+        .any(|t| t.ends_with("hackbench:groups=2; stat.ctxt: increase since the run started")));
+    for n in 1..=3 {
+        assert!(has_text(&text, &format!("run {n}")));
+    }
+    // Two configurations of three runs: a line each.
+    assert_eq!(count(&text, "stroke-width=\"2\" points"), 6);
+    fails(
+        &db,
+        &["monitor", "latest", "--key", "stat.nope"],
+        "stat.nope",
+    );
+    fails(&db, &["monitor", "latest"], "--key");
+}

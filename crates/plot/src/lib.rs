@@ -16,6 +16,7 @@ mod boxes;
 mod forest;
 mod latency;
 mod line;
+mod monitor;
 mod style;
 
 use std::sync::OnceLock;
@@ -27,6 +28,7 @@ pub use boxes::box_plot;
 pub use forest::forest;
 pub use latency::latency;
 pub use line::line;
+pub use monitor::{monitor, MonitorTrace};
 
 /// A figure's file format, from the output file's extension.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

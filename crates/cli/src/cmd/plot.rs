@@ -77,6 +77,48 @@ pub fn plot(args: PlotArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
             });
             vernier_plot::forest(&report, &title, format, size)?
         }
+        PlotKind::Monitor => {
+            let Some(key) = &args.key else {
+                bail!("monitor needs --key, a series as `vernier show --monitors` lists them");
+            };
+            let load = Load {
+                runs: true,
+                monitors: true,
+                histograms: false,
+            };
+            let mut traces = Vec::new();
+            for (name, sessions) in self::sessions(&store, &args.selectors, load)? {
+                for session in &sessions {
+                    for c in &session.configurations {
+                        if args
+                            .benchmark
+                            .as_ref()
+                            .is_some_and(|b| &c.record.benchmark != b)
+                        {
+                            continue;
+                        }
+                        let label = vernier_analysis::summarize(c, 1).label();
+                        if let Some(t) =
+                            vernier_plot::MonitorTrace::of(format!("{name}: {label}"), c, key)
+                        {
+                            traces.push(t);
+                        }
+                    }
+                }
+            }
+            if traces.is_empty() {
+                bail!(
+                    "no run of the selected sessions recorded the series '{}'; \
+                     `vernier show --monitors` lists the recorded ones",
+                    printable(key)
+                );
+            }
+            let title = args
+                .title
+                .clone()
+                .unwrap_or_else(|| format!("{} during the runs", printable(key)));
+            vernier_plot::monitor(&traces, key, &title, format, size)?
+        }
     };
     crate::out::stream_output(Some(&args.output), |w| {
         Ok(std::io::Write::write_all(w, &bytes)?)

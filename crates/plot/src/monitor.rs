@@ -1,0 +1,151 @@
+//! A monitor's time series during the runs of a configuration (`show --series` as a figure):
+//! the stored points of one key (`stat.ctxt`, `meminfo.Cached`) of every measured run against
+//! the time since the run started, a line per run, a panel per configuration. A counter's
+//! points are its increase since the run's first sample, as stored.
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use vernier_model::monitor::SeriesKind;
+use vernier_model::StoredConfiguration;
+
+use crate::style::{self, colour};
+use crate::{render, Draw, Format, OrDraw, PlotError, Size};
+
+/// The runs of one configuration that recorded the key: its panel.
+pub struct MonitorTrace {
+    /// The panel's caption: the series and the configuration.
+    pub name: String,
+    /// Per measured run that recorded the key: its number (from 1) and its points (seconds
+    /// since the run started, value).
+    pub runs: Vec<(u32, Vec<(f64, f64)>)>,
+    pub unit: String,
+    pub counter: bool,
+}
+
+impl MonitorTrace {
+    /// The series `key` of `config`'s measured runs; `None` when no run recorded it.
+    pub fn of(name: String, config: &StoredConfiguration, key: &str) -> Option<MonitorTrace> {
+        let mut unit = String::new();
+        let mut counter = false;
+        let mut runs = Vec::new();
+        for run in config.runs.iter().filter(|r| !r.warmup) {
+            let Some(series) = run
+                .monitors
+                .as_ref()
+                .and_then(|m| m.series.iter().find(|s| s.key() == key))
+            else {
+                continue;
+            };
+            unit.clone_from(&series.unit);
+            counter = series.kind == SeriesKind::Counter;
+            let points = series
+                .points
+                .iter()
+                .map(|p| (p.t_ns as f64 / 1e9, p.value))
+                .collect();
+            runs.push((run.index + 1, points));
+        }
+        (!runs.is_empty()).then_some(MonitorTrace {
+            name,
+            runs,
+            unit,
+            counter,
+        })
+    }
+}
+
+/// Legend entries per run up to this many runs; beyond, one entry says how many.
+const MAX_LEGEND_RUNS: usize = 8;
+
+/// The series `key` of each trace, a panel each.
+pub fn monitor(
+    traces: &[MonitorTrace],
+    key: &str,
+    title: &str,
+    format: Format,
+    size: Size,
+) -> Result<Vec<u8>, PlotError> {
+    if traces.is_empty() {
+        return Err(PlotError::Empty(format!("no run recorded '{key}'")));
+    }
+    render(&Monitor { traces, key, title }, format, size)
+}
+
+struct Monitor<'a> {
+    traces: &'a [MonitorTrace],
+    key: &'a str,
+    title: &'a str,
+}
+
+impl Draw for Monitor<'_> {
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), PlotError>
+    where
+        DB::ErrorType: 'static,
+    {
+        let body = root.titled(self.title, style::title()).or_draw()?;
+        let areas = body.split_evenly((self.traces.len(), 1));
+        for (trace, area) in self.traces.iter().zip(&areas) {
+            let points = trace.runs.iter().flat_map(|(_, p)| p);
+            let (mut x1, mut y0, mut y1) = (0f64, f64::INFINITY, f64::NEG_INFINITY);
+            for &(x, y) in points {
+                x1 = x1.max(x);
+                y0 = y0.min(y);
+                y1 = y1.max(y);
+            }
+            if !y0.is_finite() {
+                (y0, y1) = (0.0, 1.0);
+            }
+            let (y0, y1) = style::padded(y0, y1, 0.05);
+            let y1 = y1 + (y1 - y0) * 0.12;
+            let x1 = if x1 > 0.0 { x1 * 1.02 } else { 1.0 };
+            let caption = if trace.counter {
+                format!(
+                    "{}; {}: increase since the run started",
+                    trace.name, self.key
+                )
+            } else {
+                trace.name.clone()
+            };
+            let mut chart = ChartBuilder::on(area)
+                .caption(caption, style::axis_label())
+                .margin(12)
+                .x_label_area_size(50)
+                .y_label_area_size(100)
+                .build_cartesian_2d(0f64..x1, y0..y1)
+                .or_draw()?;
+            chart
+                .configure_mesh()
+                .label_style(style::tick())
+                .axis_desc_style(style::axis_label())
+                .x_desc("time since the run started (s)")
+                .y_desc(style::with_unit(self.key, &trace.unit))
+                .draw()
+                .or_draw()?;
+            let each = trace.runs.len() <= MAX_LEGEND_RUNS;
+            for (i, (number, points)) in trace.runs.iter().enumerate() {
+                let c = if each { colour(i) } else { colour(0) };
+                let drawn = chart
+                    .draw_series(LineSeries::new(points.iter().copied(), c.stroke_width(2)))
+                    .or_draw()?;
+                if each {
+                    drawn
+                        .label(format!("run {number}"))
+                        .legend(style::legend_square(c));
+                } else if i == 0 {
+                    drawn
+                        .label(format!("{} runs", trace.runs.len()))
+                        .legend(style::legend_square(c));
+                }
+            }
+            chart
+                .configure_series_labels()
+                .label_font(style::legend())
+                .background_style(WHITE.mix(0.85))
+                .border_style(BLACK.mix(0.5))
+                .position(SeriesLabelPosition::UpperLeft)
+                .draw()
+                .or_draw()?;
+        }
+        Ok(())
+    }
+}
