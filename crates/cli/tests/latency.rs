@@ -191,10 +191,22 @@ fn stored_runs(db: &Path, policy: &str) -> Vec<StoredRun> {
         .collect()
 }
 
-/// Threads of this machine named as the benchmark names its measurement threads.
-fn measurement_threads() -> usize {
+/// The environment variable that marks the processes this test starts (inherited by the run's
+/// child), so that latency runs of other programs on the machine are not counted.
+const MARK: &str = "VERNIER_LATENCY_TEST_MARK";
+
+/// Threads of this test's processes named as the benchmark names its measurement threads.
+fn measurement_threads(mark: &str) -> usize {
+    let needle = format!("{MARK}={mark}");
     let mut n = 0;
     for process in std::fs::read_dir("/proc").unwrap().flatten() {
+        let environ = std::fs::read(process.path().join("environ")).unwrap_or_default();
+        if !environ
+            .split(|&b| b == 0)
+            .any(|entry| entry == needle.as_bytes())
+        {
+            continue;
+        }
         let Ok(tasks) = std::fs::read_dir(process.path().join("task")) else {
             continue;
         };
@@ -224,8 +236,10 @@ fn short_real_runs_store_a_histogram_per_cpu() {
         .into_iter()
         .map(|c| c as i64)
         .collect();
+    let mark = format!("{}", std::process::id());
     for policy in &policies {
         let out = vernier(&db)
+            .env(MARK, &mark)
             .args([
                 "run",
                 &format!("latency:duration=1:policy={policy}"),
@@ -287,5 +301,9 @@ fn short_real_runs_store_a_histogram_per_cpu() {
             assert_eq!(run.values["memory_locked"], 1.0);
         }
     }
-    assert_eq!(measurement_threads(), 0, "a measurement thread was left");
+    assert_eq!(
+        measurement_threads(&mark),
+        0,
+        "a measurement thread was left"
+    );
 }
