@@ -22,6 +22,7 @@ pub mod pipe;
 pub mod rt_hackbench;
 pub mod stress_ng;
 pub mod sysbench;
+pub mod syscall;
 mod tool;
 mod workers;
 pub mod yield_;
@@ -194,6 +195,7 @@ pub fn all() -> Vec<Box<dyn Benchmark>> {
         Box::new(rt_hackbench::RtHackbench),
         Box::new(sysbench::Sysbench),
         Box::new(compile::Compile),
+        Box::new(syscall::Syscall),
         Box::new(mock::Mock),
     ]
 }
@@ -225,6 +227,7 @@ mod tests {
                 "rt-hackbench",
                 "sysbench",
                 "compile",
+                "syscall",
                 "mock"
             ]
         );

@@ -394,6 +394,75 @@ pub fn latency_values(histograms: &[RunHistogram]) -> Result<BTreeMap<String, f6
     Ok(values)
 }
 
+/// The quantiles reported of the per-call times of a kernel-function microbenchmark, with
+/// their metric names: those the kbench write-up prints (50th, 90th, 95th) and the p99.
+const CALL_QUANTILES: [(&str, f64); 4] = [("p50", 0.5), ("p90", 0.9), ("p95", 0.95), ("p99", 0.99)];
+
+impl RunHistogram {
+    /// The median absolute deviation from the median, nanoseconds: the nearest-rank median of
+    /// `|v - p50|` over every bucketed sample, each bucket taken at its highest value as
+    /// [`RunHistogram::quantile_ns`] takes it. Overflows deviate beyond every bucket. `None`
+    /// without samples or when the rank falls among the overflows.
+    pub fn mad_ns(&self) -> Option<u64> {
+        let median = self.quantile_ns(0.5)?;
+        let mut deviations: Vec<(u64, u64)> = self
+            .buckets
+            .iter()
+            .map(|&(v, n)| (v.min(self.max_ns).abs_diff(median), n))
+            .collect();
+        deviations.sort_unstable();
+        let rank = self.count.div_ceil(2).max(1);
+        let mut seen = 0u64;
+        deviations.into_iter().find_map(|(d, n)| {
+            seen += n;
+            (seen >= rank).then_some(d)
+        })
+    }
+}
+
+/// The metric values of a run of per-call times (the `syscall` benchmark) from its threads'
+/// histograms, in nanoseconds, as the kbench write-up prints them: min, max, count, p50, p90,
+/// p95, p99 (each where the sample count supports it, [`supports_quantile`]; the p50 always)
+/// and the MAD ([`RunHistogram::mad_ns`]). An error when there are no samples or when the
+/// median lies among the overflows.
+pub fn call_values(histograms: &[RunHistogram]) -> Result<BTreeMap<String, f64>, String> {
+    let Some((first, rest)) = histograms.split_first() else {
+        return Err("no histogram of calls".into());
+    };
+    let mut all = first.clone();
+    for h in rest {
+        all.merge(h);
+    }
+    if all.count == 0 {
+        return Err("no call was timed".into());
+    }
+    let mut values = BTreeMap::new();
+    for (name, q) in CALL_QUANTILES {
+        if q != 0.5 && !supports_quantile(all.count, q) {
+            continue;
+        }
+        match all.quantile_ns(q) {
+            Some(ns) => {
+                values.insert(name.to_string(), ns as f64);
+            }
+            None if q == 0.5 => {
+                return Err(format!(
+                    "the median lies among the {} of {} calls beyond the histogram's range",
+                    all.overflows, all.count
+                ))
+            }
+            None => {}
+        }
+    }
+    if let Some(mad) = all.mad_ns() {
+        values.insert("mad".into(), mad as f64);
+    }
+    values.insert("min".into(), all.min_ns as f64);
+    values.insert("max".into(), all.max_ns as f64);
+    values.insert("count".into(), all.count as f64);
+    Ok(values)
+}
+
 /// Buckets in HdrHistogram's V2 + DEFLATE encoding.
 pub fn encode(buckets: &[(u64, u64)]) -> Result<Vec<u8>, HistogramError> {
     let mut counts = empty_counts();
@@ -642,5 +711,38 @@ mod tests {
             "the p99 lies among the 10 of 100 samples beyond the histogram's range"
         );
         assert!(latency_values(&[]).is_err());
+    }
+
+    #[test]
+    fn call_values_are_the_kbench_figures_and_the_mad_comes_from_the_buckets() {
+        // 100 calls: 60 at 100 ns, 30 at 110, 9 at 200, 1 at 5000.
+        let mut r = Recording::new();
+        r.record_n(100, 60);
+        r.record_n(110, 30);
+        r.record_n(200, 9);
+        r.record(5_000);
+        let h = r.finish("call", 0, Some(0));
+        let values = call_values(std::slice::from_ref(&h)).unwrap();
+        assert_eq!(values["p50"], 100.0);
+        assert_eq!(values["min"], 100.0);
+        assert_eq!(values["max"], 5_000.0);
+        assert_eq!(values["count"], 100.0);
+        // Deviations: 60 x 0, 30 x 10, ...: the 50th is 0.
+        assert_eq!(values["mad"], 0.0);
+        assert_eq!(values["p90"], 110.0);
+        assert!(!values.contains_key("p95"), "10 calls beyond it are needed");
+        // Exact against a sorted list for a wider spread.
+        let spread: Vec<u64> = (0..2_000u64).map(|i| 50 + (i * 7919) % 300).collect();
+        let h = histogram_of(&spread);
+        let mut sorted = spread.clone();
+        sorted.sort_unstable();
+        let median = exact_quantile(&sorted, 0.5);
+        let mut dev: Vec<u64> = sorted.iter().map(|v| v.abs_diff(median)).collect();
+        dev.sort_unstable();
+        assert_eq!(h.mad_ns(), Some(exact_quantile(&dev, 0.5)));
+        let values = call_values(&[h]).unwrap();
+        assert_eq!(values["p90"], exact_quantile(&sorted, 0.9) as f64);
+        assert_eq!(values["p99"], exact_quantile(&sorted, 0.99) as f64);
+        assert!(call_values(&[]).is_err());
     }
 }

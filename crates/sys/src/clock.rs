@@ -33,6 +33,54 @@ pub fn clock_ticks_per_second() -> u64 {
     }
 }
 
+/// The CPU's time-stamp counter, where vernier reads one (x86_64): `lfence; rdtsc`, the fence
+/// keeping the read from executing before the instructions ahead of it have completed (Intel
+/// SDM vol. 2B, RDTSC: "If software requires RDTSC to be executed only after all previous
+/// instructions have executed [...] it can execute LFENCE immediately before RDTSC").
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub fn cycles() -> Option<u64> {
+    // SAFETY: lfence and rdtsc exist on every x86_64 CPU and have no preconditions.
+    unsafe {
+        std::arch::x86_64::_mm_lfence();
+        Some(std::arch::x86_64::_rdtsc())
+    }
+}
+
+/// The CPU's time-stamp counter: none on this architecture.
+#[cfg(not(target_arch = "x86_64"))]
+#[inline(always)]
+pub fn cycles() -> Option<u64> {
+    None
+}
+
+/// Whether the time-stamp counter of a machine with this /proc/cpuinfo counts at a constant
+/// rate whatever the CPU's frequency (`constant_tsc`) and also in deep idle states
+/// (`nonstop_tsc`): only then do cycles convert to time with one frequency. Every CPU's flags
+/// must have both.
+pub fn tsc_is_invariant(cpuinfo: &str) -> bool {
+    let mut flag_lines = cpuinfo
+        .lines()
+        .filter(|l| l.starts_with("flags"))
+        .filter_map(|l| l.split_once(':').map(|(_, flags)| flags))
+        .peekable();
+    flag_lines.peek().is_some()
+        && flag_lines.all(|flags| {
+            ["constant_tsc", "nonstop_tsc"]
+                .iter()
+                .all(|want| flags.split_whitespace().any(|w| w == *want))
+        })
+}
+
+/// The time-stamp counter's frequency in cycles per nanosecond, measured against
+/// CLOCK_MONOTONIC over `window_ns` (sleeping in between), or `None` without a counter.
+pub fn measure_cycles_per_ns(window_ns: u64) -> Option<f64> {
+    let (t0, c0) = (monotonic_ns(), cycles()?);
+    std::thread::sleep(std::time::Duration::from_nanos(window_ns));
+    let (c1, t1) = (cycles()?, monotonic_ns());
+    (t1 > t0 && c1 > c0).then(|| (c1 - c0) as f64 / (t1 - t0) as f64)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -45,5 +93,25 @@ mod tests {
         assert!(unix_now_ns() > 1_600_000_000_000_000_000);
         // The value analysis assumes for recorded data is this machine's.
         assert_eq!(clock_ticks_per_second(), vernier_model::record::USER_HZ);
+    }
+
+    #[test]
+    fn an_invariant_tsc_needs_both_flags_on_every_cpu() {
+        let both = "processor\t: 0\nflags\t\t: fpu tsc constant_tsc nonstop_tsc sse\n";
+        assert!(tsc_is_invariant(both));
+        assert!(tsc_is_invariant(&format!("{both}\n{both}")));
+        assert!(!tsc_is_invariant("flags\t: fpu tsc constant_tsc\n"));
+        assert!(!tsc_is_invariant(&format!("{both}flags\t: nonstop_tsc\n")));
+        assert!(!tsc_is_invariant("processor\t: 0\n"));
+    }
+
+    #[test]
+    fn the_cycle_counter_advances_at_a_plausible_rate() {
+        if cycles().is_none() {
+            return;
+        }
+        let per_ns = measure_cycles_per_ns(10_000_000).unwrap_or(0.0);
+        // Between 100 MHz and 10 GHz.
+        assert!(per_ns > 0.1 && per_ns < 10.0, "{per_ns}");
     }
 }
