@@ -578,19 +578,20 @@ fn errno() -> i32 {
 
 /// One call of the kernel entry `call` with input `i`: 0, or the errno of a failure.
 /// Every result reaches `black_box` so that the compiler keeps the call (the kbench write-up's
-/// "dead code" trap; a system call is opaque to it anyway, a vDSO call is not to the linker's
-/// eyes only).
+/// "dead code" trap: a call into libc is opaque to the compiler already; `black_box` keeps
+/// that true should it ever be inlined).
 #[inline(always)]
 fn one_call<const CALL: usize>(inputs: &mut Inputs, i: usize) -> i32 {
     use std::hint::black_box;
     let rc: libc::c_long = match CALL {
-        // SAFETY (all arms): plain system calls on valid, preallocated arguments.
+        // SAFETY: getpid has no arguments and always succeeds.
         GETPID => unsafe { libc::syscall(libc::SYS_getpid) },
         CLOCK_GETTIME => {
             let mut ts = libc::timespec {
                 tv_sec: 0,
                 tv_nsec: 0,
             };
+            // SAFETY: a plain call on valid, preallocated arguments.
             let rc = unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
             black_box(ts.tv_nsec);
             rc as libc::c_long
@@ -600,6 +601,7 @@ fn one_call<const CALL: usize>(inputs: &mut Inputs, i: usize) -> i32 {
                 tv_sec: 0,
                 tv_nsec: 0,
             };
+            // SAFETY: a plain call on valid, preallocated arguments.
             let rc = unsafe {
                 libc::syscall(
                     libc::SYS_clock_gettime,
@@ -615,8 +617,10 @@ fn one_call<const CALL: usize>(inputs: &mut Inputs, i: usize) -> i32 {
             let fd = inputs.fd.as_ref().map_or(-1, |f| f.as_raw_fd());
             let len = inputs.buffer.len();
             let n = if CALL == READ {
+                // SAFETY: a plain call on valid, preallocated arguments.
                 unsafe { libc::read(fd, inputs.buffer.as_mut_ptr().cast(), len) }
             } else {
+                // SAFETY: a plain call on valid, preallocated arguments.
                 unsafe { libc::write(fd, inputs.buffer.as_ptr().cast(), len) }
             };
             if n == len as isize {
@@ -625,6 +629,7 @@ fn one_call<const CALL: usize>(inputs: &mut Inputs, i: usize) -> i32 {
                 -1
             }
         }
+        // SAFETY: a plain call on valid, preallocated arguments.
         FUTEX_WAKE => unsafe {
             libc::syscall(
                 libc::SYS_futex,
@@ -636,20 +641,24 @@ fn one_call<const CALL: usize>(inputs: &mut Inputs, i: usize) -> i32 {
                 0,
             )
         },
+        // SAFETY: a plain call on valid, preallocated arguments.
         SCHED_YIELD => unsafe { libc::sched_yield() as libc::c_long },
         STAT => {
             let path = &inputs.paths[inputs.order[i] as usize];
             let mut st = std::mem::MaybeUninit::<libc::stat>::uninit();
+            // SAFETY: a plain call on valid, preallocated arguments.
             let rc = unsafe { libc::stat(path.as_ptr(), st.as_mut_ptr()) };
             black_box(&st);
             rc as libc::c_long
         }
         OPEN => {
             let path = &inputs.paths[inputs.order[i] as usize];
+            // SAFETY: a plain call on valid, preallocated arguments.
             let fd = unsafe { libc::open(path.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) };
             if fd < 0 {
                 -1
             } else {
+                // SAFETY: a plain call on valid, preallocated arguments.
                 unsafe { libc::close(fd) as libc::c_long }
             }
         }
