@@ -45,6 +45,8 @@ struct CyclictestStat {
 }
 
 /// `calcdiff()` of rt-tests src/include/rt-utils.h: microseconds, truncated.
+// time_t and c_long are i64 on 64-bit Linux and i32 on 32-bit targets: the casts are needed there.
+#[allow(clippy::unnecessary_cast)]
 fn calcdiff(t1: &libc::timespec, t2: &libc::timespec) -> i64 {
     let diff = 1_000_000 * (t1.tv_sec - t2.tv_sec) as i64;
     diff + ((t1.tv_nsec - t2.tv_nsec) / 1000) as i64
