@@ -3,8 +3,10 @@
 //! contract.
 
 use serde::Serialize;
+use vernier_model::histogram::RUN_CONDITIONS;
 use vernier_model::{
-    Options, RunRecord, StoppingRule, StoredConfiguration, StoredSession, CONFIDENCE_LEVEL,
+    OptionValue, Options, RunRecord, StoppingRule, StoredConfiguration, StoredSession,
+    CONFIDENCE_LEVEL,
 };
 use vernier_stats::{
     bimodality, classify_outliers, mad, mean_ci, median, median_ci, median_cs, median_cs_min_n,
@@ -262,6 +264,22 @@ pub fn summarize_with(
             of: measured.len(),
         });
     }
+    for condition in &RUN_CONDITIONS {
+        let off_on_purpose = condition.off_by.is_some_and(|(option, value)| {
+            matches!(record.options.get(option), Some(OptionValue::Text(v)) if v == value)
+        });
+        let runs = measured
+            .iter()
+            .filter(|r| r.values.get(condition.value) == Some(&0.0))
+            .count();
+        if runs > 0 && !off_on_purpose {
+            warnings.push(Warning::ConditionNotMet {
+                missing: condition.missing,
+                runs,
+                of: measured.len(),
+            });
+        }
+    }
     let checks = distribution_checks(&values);
     warnings.extend(checks.warnings);
     let secondary = record
@@ -463,6 +481,47 @@ mod tests {
         assert!(s.warnings[1]
             .to_string()
             .contains("not converged (stopped: max-time)"));
+    }
+
+    #[test]
+    fn warns_on_runs_without_their_conditions_unless_turned_off_on_purpose() {
+        let values = [1.0, 1.1, 0.9, 1.0, 1.05, 0.95, 1.0, 1.02];
+        let conditions = |i: usize| {
+            // Run 2 without locked memory, runs 3 and 5 without the PM QoS request.
+            let locked = if i == 2 { 0.0 } else { 1.0 };
+            let held = if i == 3 || i == 5 { 0.0 } else { 1.0 };
+            [("memory_locked", locked), ("dma_latency_held", held)]
+        };
+        let runs: Vec<RunRecord> = values
+            .iter()
+            .enumerate()
+            .map(|(i, v)| {
+                let mut r = run(i as u32, false, *v, 0);
+                r.values
+                    .extend(conditions(i).map(|(k, v)| (k.to_string(), v)));
+                r
+            })
+            .collect();
+        let mut c = config(runs, StopReason::Converged);
+        let codes = |c: &StoredConfiguration| -> Vec<String> {
+            summarize(c, 2)
+                .warnings
+                .iter()
+                .filter(|w| w.code() == "condition-not-met")
+                .map(ToString::to_string)
+                .collect()
+        };
+        let warned = codes(&c);
+        assert_eq!(warned.len(), 2, "{warned:?}");
+        assert!(warned[0].starts_with("1 of 8 runs measured without locked memory"));
+        assert!(warned[1].starts_with("2 of 8 runs measured without /dev/cpu_dma_latency"));
+        c.record
+            .options
+            .0
+            .insert("dma_latency".into(), OptionValue::Text("off".into()));
+        let warned = codes(&c);
+        assert_eq!(warned.len(), 1, "dma_latency=off asked for it: {warned:?}");
+        assert!(warned[0].contains("locked memory"));
     }
 
     #[test]

@@ -25,6 +25,13 @@ pub enum Warning {
     Unfinished { several: bool },
     /// Runs during which other work used noticeable CPU time (`crate::summary::contaminated`).
     Contaminated { runs: usize, of: usize },
+    /// Runs that measured without one of the conditions of their benchmark
+    /// ([`vernier_model::histogram::RUN_CONDITIONS`]); `missing` says which and what it does.
+    ConditionNotMet {
+        missing: &'static str,
+        runs: usize,
+        of: usize,
+    },
     /// Runs outside Tukey's fences, of which `severe` outside the outer ones; kept.
     Outliers {
         outliers: usize,
@@ -87,6 +94,7 @@ impl Warning {
             Warning::Unreachable => "unreachable",
             Warning::Unfinished { .. } => "unfinished",
             Warning::Contaminated { .. } => "contaminated",
+            Warning::ConditionNotMet { .. } => "condition-not-met",
             Warning::Outliers { .. } => "outliers",
             Warning::Drift { .. } => "drift",
             Warning::Multimodal { .. } => "multimodal",
@@ -146,6 +154,9 @@ impl fmt::Display for Warning {
             }
             Warning::Contaminated { runs, of } => {
                 write!(f, "{runs} of {of} runs contaminated by other CPU activity")
+            }
+            Warning::ConditionNotMet { missing, runs, of } => {
+                write!(f, "{runs} of {of} runs measured without {missing}")
             }
             Warning::Outliers {
                 outliers,

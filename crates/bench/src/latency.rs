@@ -26,7 +26,9 @@
 //! `policy=other` a failed mlockall or PM QoS request is tolerated, and each run records its
 //! conditions among its values: `memory_locked` and `dma_latency_held`, 1 or 0.
 
-use vernier_model::histogram::{latency_metrics, latency_values, LATENCY};
+use vernier_model::histogram::{
+    latency_metrics, latency_values, DMA_LATENCY_HELD, LATENCY, MEMORY_LOCKED,
+};
 use vernier_model::options::ALL_CPUS;
 use vernier_model::{
     BenchmarkInfo, OptionDefault, OptionKind, OptionSpec, OptionValue, Options, Recording,
@@ -48,10 +50,6 @@ const ON_OFF: &[&str] = &["on", "off"];
 const STACK_BYTES: usize = 256 * 1024;
 
 const NS_PER_S: u64 = 1_000_000_000;
-
-/// The values that say under which conditions a run measured (1 or 0).
-pub const MEMORY_LOCKED: &str = "memory_locked";
-pub const DMA_LATENCY_HELD: &str = "dma_latency_held";
 
 pub struct Latency;
 

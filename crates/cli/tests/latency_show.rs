@@ -8,7 +8,9 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use uuid::Uuid;
-use vernier_model::histogram::{latency_metrics, latency_values, LATENCY};
+use vernier_model::histogram::{
+    latency_metrics, latency_values, DMA_LATENCY_HELD, LATENCY, MEMORY_LOCKED,
+};
 use vernier_model::{
     ConfigurationRecord, Environment, Options, Recorder, Recording, RunRecord, Rusage, SessionInfo,
     SessionStatus, Settings, StopReason,
@@ -27,7 +29,8 @@ fn thread(cpu: u32, base_ns: u64, n: u64, spike_ns: u64) -> vernier_model::RunHi
 }
 
 /// A latency session of `runs` runs on two CPUs, the spikes of run `i` at `spike_us[i]`, and
-/// every sample scaled by `scale`.
+/// every sample scaled by `scale`. Every run locked its memory; the second one could not hold
+/// /dev/cpu_dma_latency.
 fn record(path: &Path, tag: &str, spikes_us: &[u64], scale: f64) -> Uuid {
     let mut store = SqliteStore::open(path).unwrap();
     let id = Uuid::new_v4();
@@ -83,7 +86,12 @@ fn record(path: &Path, tag: &str, spikes_us: &[u64], scale: f64) -> Uuid {
                     preceding_executions: i as u32,
                     started_at_ns: start,
                     ended_at_ns: start + 300_000_000_000,
-                    values: latency_values(&histograms).unwrap(),
+                    values: {
+                        let mut values = latency_values(&histograms).unwrap();
+                        values.insert(MEMORY_LOCKED.into(), 1.0);
+                        values.insert(DMA_LATENCY_HELD.into(), if i == 1 { 0.0 } else { 1.0 });
+                        values
+                    },
                     histograms,
                     rusage: Rusage::default(),
                     foreign_cpu_ns: 0,
@@ -135,6 +143,10 @@ fn show_prints_latency_per_cpu_with_its_histogram_and_the_maximum_of_interval_ma
     assert!(text.contains("    4 us │"), "{text}");
     // The secondary metrics are in their own table.
     assert!(text.contains("other metric"), "{text}");
+    assert!(
+        text.contains("1 of 3 runs measured without /dev/cpu_dma_latency held at 0"),
+        "{text}"
+    );
     assert!(text.contains("p99.9"), "{text}");
 
     let out = vernier(&db)
@@ -147,6 +159,14 @@ fn show_prints_latency_per_cpu_with_its_histogram_and_the_maximum_of_interval_ma
     assert_eq!(latency["threads"][1]["cpu"], 1);
     assert_eq!(latency["threads"][0]["p99_99"]["status"], "too-few-samples");
     assert_eq!(json[0]["metric"], "p99");
+    assert!(
+        json[0]["warning_codes"]
+            .as_array()
+            .unwrap()
+            .contains(&"condition-not-met".into()),
+        "{}",
+        json[0]["warning_codes"]
+    );
     let names: Vec<&str> = json[0]["secondary"]
         .as_array()
         .unwrap()

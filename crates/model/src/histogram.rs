@@ -309,6 +309,40 @@ pub fn supports_quantile(count: u64, q: f64) -> bool {
 /// The quantity of timer wake-up latency histograms (the `latency` benchmark, cyclictest).
 pub const LATENCY: &str = "latency";
 
+/// A condition under which a latency run measures the machine's best case, stored among the
+/// run's values as 1 (met) or 0 (not met). A run without it measured something weaker, which
+/// `show` and `compare` say (RESEARCH 1.1: cyclictest's `-m` and its PM QoS request).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RunCondition {
+    /// The name of the run's value.
+    pub value: &'static str,
+    /// The option and value that turn the condition off on purpose: runs that asked for it
+    /// are not warned about.
+    pub off_by: Option<(&'static str, &'static str)>,
+    /// What a run without it lacked and what that does to the latencies.
+    pub missing: &'static str,
+}
+
+/// The process's memory was locked (mlockall) during the run.
+pub const MEMORY_LOCKED: &str = "memory_locked";
+/// `/dev/cpu_dma_latency` was held at 0 during the run.
+pub const DMA_LATENCY_HELD: &str = "dma_latency_held";
+
+/// The conditions a latency run records.
+pub const RUN_CONDITIONS: [RunCondition; 2] = [
+    RunCondition {
+        value: MEMORY_LOCKED,
+        off_by: None,
+        missing: "locked memory (mlockall failed): page faults can add to the latencies",
+    },
+    RunCondition {
+        value: DMA_LATENCY_HELD,
+        off_by: Some(("dma_latency", "off")),
+        missing: "/dev/cpu_dma_latency held at 0 (absent or not permitted): the exit latency \
+                  of deep idle states can add to the latencies",
+    },
+];
+
 /// The high quantiles reported of a latency distribution, with their metric names.
 const LATENCY_QUANTILES: [(&str, f64); 4] = [
     ("p50", 0.5),
