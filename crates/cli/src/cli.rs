@@ -136,7 +136,9 @@ pub struct RunArgs {
     #[arg(value_name = "SPEC")]
     pub specs: Vec<String>,
 
-    /// Run a built-in suite (see `vernier list`)
+    /// Run a suite: a built-in's name, NAME for $XDG_CONFIG_HOME/vernier/suites/NAME.toml, or a
+    /// path to a .toml file (see `vernier list`, docs/benchmarks.md); flags given win over the
+    /// suite's settings, and a --monitor, --setup or --load list replaces the suite's
     #[arg(long, value_name = "NAME", conflicts_with = "specs")]
     pub suite: Option<String>,
 
@@ -411,7 +413,8 @@ pub struct CalibrateArgs {
     #[arg(value_name = "SPEC")]
     pub specs: Vec<String>,
 
-    /// Calibrate the configurations of a built-in suite (see `vernier list`)
+    /// Calibrate the configurations of a suite, found as `run --suite` finds it (see
+    /// `vernier list`)
     #[arg(long, value_name = "NAME", conflicts_with = "specs")]
     pub suite: Option<String>,
 

@@ -7,6 +7,7 @@
 
 mod cli;
 mod cmd;
+mod config;
 mod db;
 mod out;
 mod progress;

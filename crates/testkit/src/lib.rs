@@ -42,8 +42,9 @@ pub fn host_turn() -> File {
 }
 
 /// The `vernier` binary of this build on the database `db`, isolated from the user's
-/// environment: `VERNIER_DB` is removed, and the system check's cache goes next to the
-/// database instead of into the user's cache directory.
+/// environment: `VERNIER_DB` is removed, and the system check's cache and the configuration
+/// directory (suites, benchmarks of the user's own) are next to the database instead of the
+/// user's.
 ///
 /// # Panics
 /// When the binary cannot be found (the test does not belong to the `vernier` package).
@@ -52,7 +53,8 @@ pub fn vernier_command(db: &Path) -> Command {
     cmd.arg("--db")
         .arg(db)
         .env_remove("VERNIER_DB")
-        .env("XDG_CACHE_HOME", db.parent().unwrap_or(db));
+        .env("XDG_CACHE_HOME", db.parent().unwrap_or(db))
+        .env("XDG_CONFIG_HOME", db.parent().unwrap_or(db));
     cmd
 }
 

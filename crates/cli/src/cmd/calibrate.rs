@@ -12,7 +12,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::{bail, Context, Result};
 use uuid::Uuid;
-use vernier_engine::suite::{find_suite, suite_names};
+use vernier_engine::suite::find_suite;
 use vernier_engine::{build_plan, Interrupt, SignalEvent};
 use vernier_model::{Calibration, Options, Settings, StoredSession};
 use vernier_stats::{between_session_variance, SessionMedian};
@@ -45,19 +45,10 @@ pub fn calibrate(args: CalibrateArgs, db_arg: Option<&Path>) -> Result<ExitCode>
             args.runs
         );
     }
+    // Only a suite's specs: calibration sets its own repetition.
     let specs: Vec<String> = match (&args.suite, args.specs.is_empty()) {
-        (Some(name), _) => find_suite(name)
-            .with_context(|| format!("unknown suite '{name}'; valid suites: {}", suite_names()))?
-            .specs
-            .iter()
-            .map(|s| s.to_string())
-            .collect(),
-        (None, true) => find_suite("quick")
-            .context("the built-in suite 'quick' is missing")?
-            .specs
-            .iter()
-            .map(|s| s.to_string())
-            .collect(),
+        (Some(name), _) => find_suite(name, crate::config::suite_dir().as_deref())?.specs,
+        (None, true) => find_suite("quick", None)?.specs,
         (None, false) => args.specs.clone(),
     };
     let settings = Settings {

@@ -4,7 +4,9 @@ use std::fmt::Write as _;
 use std::process::ExitCode;
 
 use anyhow::Result;
-use vernier_engine::suite::suites;
+use vernier_engine::suite::{
+    builtin_suites, read_suite_file, user_suite_files, Suite, SuiteSource,
+};
 
 use crate::cli::ListArgs;
 use crate::out::{out, outln};
@@ -63,15 +65,23 @@ pub fn list(args: ListArgs) -> Result<ExitCode> {
             }
         }
     }
-    outln!("\nSuites:");
-    for s in suites() {
-        outln!("  {:<10} {}", s.name, s.description);
-        if args.verbose {
-            for spec in s.specs {
-                outln!("             {spec}");
+    outln!("\nSuites (--suite NAME, or a path to a .toml file):");
+    for s in builtin_suites() {
+        list_suite(&s, args.verbose)?;
+    }
+    if let Some(dir) = crate::config::suite_dir() {
+        let builtin: Vec<String> = builtin_suites().into_iter().map(|s| s.name).collect();
+        for (name, path) in user_suite_files(&dir) {
+            if builtin.contains(&name) {
+                outln!(
+                    "  {name:<10} {} is not used: the built-in suite of this name wins",
+                    path.display()
+                );
+                continue;
             }
-            if let Some(t) = s.max_time_s {
-                outln!("             (--max-time {t} s unless given)");
+            match read_suite_file(&path) {
+                Ok(suite) => list_suite(&suite, args.verbose)?,
+                Err(e) => outln!("  {name:<10} unusable: {e}"),
             }
         }
     }
@@ -82,6 +92,46 @@ pub fn list(args: ListArgs) -> Result<ExitCode> {
     outln!("\nLoads (--load NAME[:OPTION=VALUE]...,...):");
     out!("{}", load_text(args.verbose));
     Ok(ExitCode::SUCCESS)
+}
+
+/// One suite: its name and description, with `verbose` what it runs and sets.
+fn list_suite(suite: &Suite, verbose: bool) -> Result<()> {
+    let origin = match &suite.source {
+        SuiteSource::Builtin => String::new(),
+        SuiteSource::File(path) => format!(" ({})", path.display()),
+    };
+    outln!("  {:<10} {}{origin}", suite.name, suite.description);
+    if !verbose {
+        return Ok(());
+    }
+    for spec in &suite.specs {
+        outln!("             {spec}");
+    }
+    let s = &suite.settings;
+    let settings: Vec<String> = [
+        s.warmup.map(|v| format!("--warmup {v}")),
+        s.target.map(|v| format!("--target {v}")),
+        s.min_runs.map(|v| format!("--min-runs {v}")),
+        s.max_runs.map(|v| format!("--max-runs {v}")),
+        s.min_time.map(|v| format!("--min-time {v}")),
+        s.max_time.map(|v| format!("--max-time {v}")),
+        s.run_timeout.map(|v| format!("--run-timeout {v}")),
+        s.interleave
+            .filter(|i| *i)
+            .map(|_| "--interleave".to_string()),
+        s.seed.map(|v| format!("--seed {v}")),
+    ]
+    .into_iter()
+    .flatten()
+    .chain(suite.monitors.iter().map(|m| format!("--monitor {m}")))
+    .chain(suite.setup.iter().map(|m| format!("--setup {m}")))
+    .chain(suite.loads.iter().map(|m| format!("--load {m}")))
+    .chain(suite.tags.iter().map(|(k, v)| format!("--tag {k}={v}")))
+    .collect();
+    if !settings.is_empty() {
+        outln!("             ({} unless given)", settings.join(" "));
+    }
+    Ok(())
 }
 
 /// The setup plugins, one per line, each with its options when `verbose`; also the long help of

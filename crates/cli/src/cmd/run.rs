@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 use uuid::Uuid;
-use vernier_engine::suite::{find_suite, suite_names};
+use vernier_engine::suite::{find_suite, Suite, SuiteSource};
 use vernier_engine::{
     build_plan, run_session, Interrupt, ProcessExecutor, RunHooks, RunTimeout, SessionOptions,
     SignalEvent,
@@ -52,44 +52,65 @@ pub(crate) fn run_with(
     on_signal: OnSignal,
 ) -> Result<ExitCode> {
     // Everything the user can get wrong is checked before the database or the system is touched.
-    let suite =
-        match (&args.suite, args.specs.is_empty()) {
-            (Some(name), _) => Some(find_suite(name).with_context(|| {
-                format!("unknown suite '{name}'; valid suites: {}", suite_names())
-            })?),
-            (None, true) => find_suite("quick"),
-            (None, false) => None,
-        };
+    let suite = match (&args.suite, args.specs.is_empty()) {
+        (Some(name), _) => Some(find_suite(name, crate::config::suite_dir().as_deref())?),
+        (None, true) => Some(find_suite("quick", None)?),
+        (None, false) => None,
+    };
     let specs: Vec<String> = match &suite {
-        Some(s) => s.specs.iter().map(|s| s.to_string()).collect(),
+        Some(s) => s.specs.clone(),
         None => args.specs.clone(),
     };
-    let defaults = Settings::default();
-    let settings = Settings {
-        warmup: args.warmup.unwrap_or(defaults.warmup),
-        target: args.target.unwrap_or(defaults.target),
-        min_runs: args.min_runs.unwrap_or(defaults.min_runs),
-        max_runs: args.max_runs.unwrap_or(defaults.max_runs),
-        min_time_s: args.min_time.unwrap_or(defaults.min_time_s),
-        max_time_s: args
-            .max_time
-            .or(suite.as_ref().and_then(|s| s.max_time_s))
-            .unwrap_or(defaults.max_time_s),
-        interleave: args.interleave,
-        seed: args.seed.unwrap_or_else(rand::random),
-        stopping_rule: args.stopping_rule.unwrap_or(defaults.stopping_rule),
-        confidence_level: defaults.confidence_level,
+    // Precedence: the defaults, then the suite's settings, then the flags given.
+    let mut settings = Settings {
+        seed: rand::random(),
+        ..Settings::default()
     };
+    if let Some(suite) = &suite {
+        suite.apply(&mut settings);
+    }
+    settings.warmup = args.warmup.unwrap_or(settings.warmup);
+    settings.target = args.target.unwrap_or(settings.target);
+    settings.min_runs = args.min_runs.unwrap_or(settings.min_runs);
+    settings.max_runs = args.max_runs.unwrap_or(settings.max_runs);
+    settings.min_time_s = args.min_time.unwrap_or(settings.min_time_s);
+    settings.max_time_s = args.max_time.unwrap_or(settings.max_time_s);
+    settings.interleave |= args.interleave;
+    settings.seed = args.seed.unwrap_or(settings.seed);
+    settings.stopping_rule = args.stopping_rule.unwrap_or(settings.stopping_rule);
+    let run_timeout = args
+        .run_timeout
+        .or(suite.as_ref().and_then(|s| s.settings.run_timeout));
+    // A list given on the command line replaces the suite's.
+    let from_suite = |given: &Vec<String>, of_suite: fn(&Suite) -> &Vec<String>| match (
+        &suite,
+        given.is_empty(),
+    ) {
+        (Some(s), true) => of_suite(s).clone(),
+        _ => given.clone(),
+    };
+    let monitor_lists = from_suite(&args.monitors, |s| &s.monitors);
+    let setup_lists = from_suite(&args.setup, |s| &s.setup);
+    let load_lists = from_suite(&args.loads, |s| &s.loads);
     let online_cpus = vernier_sys::cpulist::online_cpus().len() as u32;
     let infos: Vec<_> = vernier_bench::all().iter().map(|b| b.info()).collect();
-    let plan = build_plan(&specs, settings, &infos, online_cpus)?;
-    let mut tags = std::collections::BTreeMap::new();
+    let plan = build_plan(&specs, settings, &infos, online_cpus).map_err(|e| match &suite {
+        Some(Suite {
+            source: SuiteSource::File(path),
+            ..
+        }) => anyhow::anyhow!("suite {}: {e}", path.display()),
+        _ => e.into(),
+    })?;
+    // The suite's tags, each replaced by a --tag of the same key.
+    let mut given = std::collections::BTreeMap::new();
     for (k, v) in &args.tags {
-        if tags.insert(k.clone(), v.clone()).is_some() {
+        if given.insert(k.clone(), v.clone()).is_some() {
             bail!("tag '{k}' is given twice");
         }
     }
-    let monitors = if args.monitors.is_empty() {
+    let mut tags = suite.as_ref().map(|s| s.tags.clone()).unwrap_or_default();
+    tags.extend(given);
+    let monitors = if monitor_lists.is_empty() {
         let mut monitors = vernier_monitor::default_monitors();
         let explaining: Vec<&str> = plan
             .configurations
@@ -106,11 +127,11 @@ pub(crate) fn run_with(
         }
         monitors
     } else {
-        vernier_monitor::parse_monitor_list(&args.monitors.join(","))?
+        vernier_monitor::parse_monitor_list(&monitor_lists.join(","))?
     };
-    let loads = vernier_load::LoadSet::parse(&args.loads)?;
+    let loads = vernier_load::LoadSet::parse(&load_lists)?;
     let roots = Roots::real();
-    let setup_plan = vernier_setup::plan_setup(&args.setup, &roots)?;
+    let setup_plan = vernier_setup::plan_setup(&setup_lists, &roots)?;
     for skipped in &setup_plan.skipped {
         eprintln!(
             "note: optional setup '{}' skipped: {}",
@@ -194,19 +215,19 @@ pub(crate) fn run_with(
 
     let mut executor = ProcessExecutor::new(exe, vec!["__child".to_string()]);
     executor.monitors = monitors.clone();
-    if let Some(seconds) = args.run_timeout {
+    if let Some(seconds) = run_timeout {
         executor.timeout = RunTimeout::Fixed(std::time::Duration::from_secs_f64(seconds));
     }
     let mut progress = Progress::new(args.quiet);
     let options = SessionOptions {
         id: Some(session_id),
-        suite: suite.as_ref().map(|s| s.name.to_string()),
+        suite: suite.as_ref().map(|s| s.name.clone()),
         tags,
         note: args.note.clone(),
         environment,
         vernier_version: env!("CARGO_PKG_VERSION").to_string(),
         findings,
-        setup: args.setup.clone(),
+        setup: setup_lists,
         monitors: monitors.iter().map(|m| m.to_string()).collect(),
         loads: loads.canonical(),
         child_setup: setup_plan.child.clone(),
