@@ -24,6 +24,11 @@ pub struct Environment {
     pub online_cpu_list: Option<String>,
     pub memory_bytes: Option<u64>,
     pub hostname: Option<String>,
+    /// The machine's identity, /etc/machine-id (machine-id(5): 32 lowercase hex digits, set once
+    /// when the system is installed), so sessions of one machine stay together when its
+    /// hostname changes or two machines share one. Not part of the fingerprint: identical
+    /// machines are one configuration.
+    pub machine_id: Option<String>,
     pub distro: Option<String>,
     /// Hypervisor or container detected (`kvm`, `firecracker`, `docker`, `kvm+docker`), `none`
     /// when nothing indicates either.
@@ -120,7 +125,7 @@ impl Environment {
     /// model, online CPUs, topology, memory), distro, virtualization, clocksource and every
     /// tuning (governor, turbo, SMT, THP, cpuidle, cgroup version, mitigations, sysctls).
     ///
-    /// Excluded: measured quantities and volatile facts (hostname, free memory, load), sysctls
+    /// Excluded: measured quantities and identities (hostname, machine id, free memory, load), sysctls
     /// the kernel changes by itself ([`FINGERPRINT_EXCLUDED_SYSCTLS`]), tool versions (they
     /// depend on which tools a plan uses, not on the machine; `env diff` still shows them), the
     /// schedstat format (implied by the kernel), the tick (`tick`, `tick_hz`,
@@ -273,6 +278,7 @@ pub fn diff(a: &Environment, b: &Environment) -> Vec<EnvDifference> {
     field!("memory", thp_defrag);
 
     field!("system", hostname);
+    field!("system", machine_id);
     field!("system", distro);
     field!("system", virtualization);
     field!("system", clocksource);

@@ -13,7 +13,7 @@ use std::time::Duration;
 use uuid::Uuid;
 use vernier_model::{Recorder, SessionInfo, SessionStatus, StoredSession};
 
-pub use selector::parse_tag_selector;
+pub use selector::{parse_tag_selector, SessionFilter};
 pub use sqlite::{Importer, SqliteStore, LOCK_WAIT, SCHEMA_VERSION};
 
 /// Errors of a store.
@@ -97,23 +97,55 @@ pub trait Store: Recorder<Error = StoreError> {
     /// The sessions that carry every one of `tags` (`key`, `value`), oldest first. With no
     /// tags, every session.
     fn find_sessions_by_tags(&self, tags: &[(String, String)]) -> Result<Vec<Uuid>, StoreError>;
-    /// The sessions a selector names, oldest first: tags `KEY=VALUE[,KEY=VALUE...]` (grammar
-    /// and escapes in [`parse_tag_selector`]) select every session carrying all of them; any
-    /// other selector is resolved by [`Store::resolve`] to one session.
+    /// The sessions a selector names, oldest first: terms `KEY=VALUE[,KEY=VALUE...]` (grammar
+    /// and escapes in [`parse_tag_selector`]) select every session carrying all of the tags
+    /// and run on the `host=NAME` named; any other selector is resolved by [`Store::resolve`]
+    /// to one session.
     fn select(&self, selector: &str) -> Result<Vec<Uuid>, StoreError> {
-        match parse_tag_selector(selector)? {
-            None => Ok(vec![self.resolve(selector)?]),
-            Some(tags) => {
-                let ids = self.find_sessions_by_tags(&tags)?;
-                if ids.is_empty() {
-                    return Err(StoreError::NotFound {
-                        selector: selector.to_string(),
-                        detail: "no session carries all of these tags".to_string(),
-                    });
-                }
-                Ok(ids)
-            }
+        let Some(filter) = parse_tag_selector(selector)? else {
+            return Ok(vec![self.resolve(selector)?]);
+        };
+        let mut ids = self.find_sessions_by_tags(&filter.tags)?;
+        if ids.is_empty() {
+            return Err(StoreError::NotFound {
+                selector: selector.to_string(),
+                detail: "no session carries all of these tags".to_string(),
+            });
         }
+        if filter.hosts.is_empty() {
+            return Ok(ids);
+        }
+        let headers = self.session_headers()?;
+        let on_hosts: std::collections::HashSet<Uuid> = headers
+            .iter()
+            .filter(|h| filter.hosts.iter().all(|name| h.ran_on(name)))
+            .map(|h| h.id)
+            .collect();
+        ids.retain(|id| on_hosts.contains(id));
+        if ids.is_empty() {
+            let known: std::collections::BTreeSet<&str> = headers
+                .iter()
+                .filter_map(|h| h.hostname.as_deref())
+                .collect();
+            return Err(StoreError::NotFound {
+                selector: selector.to_string(),
+                detail: format!(
+                    "no session {}ran on {} (the hosts stored: {})",
+                    if filter.tags.is_empty() {
+                        ""
+                    } else {
+                        "with these tags "
+                    },
+                    filter.hosts.join(" and "),
+                    if known.is_empty() {
+                        "none".to_string()
+                    } else {
+                        known.into_iter().collect::<Vec<_>>().join(", ")
+                    }
+                ),
+            });
+        }
+        Ok(ids)
     }
     /// Removes a session with its configurations, runs and values.
     fn delete_session(&mut self, id: Uuid) -> Result<(), StoreError>;
@@ -192,6 +224,21 @@ pub struct SessionHeader {
     pub tags: BTreeMap<String, String>,
     pub note: Option<String>,
     pub fingerprint: String,
+    /// The machine it ran on ([`vernier_model::Environment::hostname`] and
+    /// [`vernier_model::Environment::machine_id`]); `None` when unknown.
+    pub hostname: Option<String>,
+    pub machine_id: Option<String>,
+}
+
+impl SessionHeader {
+    /// Whether the session ran on the machine `name`: its hostname, or its whole machine id.
+    pub fn ran_on(&self, name: &str) -> bool {
+        self.hostname.as_deref() == Some(name)
+            || self
+                .machine_id
+                .as_deref()
+                .is_some_and(|id| id.eq_ignore_ascii_case(name))
+    }
 }
 
 /// What [`SqliteStore::delete_sessions`] removed.

@@ -1,7 +1,7 @@
 //! Session selectors, the grammar every backend shares: `latest`, `latest~N`, a (prefix of a)
-//! session id, or tags `KEY=VALUE[,KEY=VALUE...]`. Only parsing lives here; a backend answers
-//! the parsed selector with its own queries ([`crate::Store::resolve`],
-//! [`crate::Store::find_sessions_by_tags`]).
+//! session id, or terms `KEY=VALUE[,KEY=VALUE...]` (tags, and `host=NAME` for the machine).
+//! Only parsing lives here; a backend answers the parsed selector with its own queries
+//! ([`crate::Store::resolve`], [`crate::Store::find_sessions_by_tags`]).
 
 use uuid::Uuid;
 
@@ -11,7 +11,20 @@ use crate::StoreError;
 const MIN_PREFIX_HEX_DIGITS: usize = 4;
 
 const SELECTOR_FORMS: &str = "expected 'latest', 'latest~N', at least 4 hex digits of a \
-     session id, or tags KEY=VALUE[,KEY=VALUE...]";
+     session id, or tags KEY=VALUE[,KEY=VALUE...] (host=NAME for the machine)";
+
+/// The term key that names the machine a session ran on rather than a tag.
+const HOST_KEY: &str = "host";
+/// A prefix that makes a term a tag whatever its key: `tag:host=x` is the tag `host`.
+const TAG_PREFIX: &str = "tag:";
+
+/// What a selector of terms asks for: every session carrying all of `tags` and run on every
+/// one of `hosts` (a hostname or a machine id, [`crate::SessionHeader::ran_on`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SessionFilter {
+    pub tags: Vec<(String, String)>,
+    pub hosts: Vec<String>,
+}
 
 /// What a session selector names.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -52,15 +65,19 @@ pub fn parse_selector(selector: &str) -> Result<Selector, StoreError> {
     }
 }
 
-/// The tags of a tag selector, or `None` for a selector of one session (`latest`, an id).
+/// The terms of a tag selector, or `None` for a selector of one session (`latest`, an id).
 ///
 /// Grammar: a selector with an `=` outside an escape is a list of `KEY=VALUE` terms separated
-/// by commas; a session carries all of them to be selected. Keys end at the first `=`; values
+/// by commas; a session matches all of them to be selected. Keys end at the first `=`; values
 /// may hold further `=`. In keys and values, `\,` stands for a comma, `\=` for an equals sign
 /// and `\\` for a backslash, so a tag `kernel=6.18,rc1` is selected by `kernel=6.18\,rc1`.
 /// A backslash before any other character stands for itself. Spaces around keys and values
 /// are dropped, as `--tag` drops them.
-pub fn parse_tag_selector(selector: &str) -> Result<Option<Vec<(String, String)>>, StoreError> {
+///
+/// The key `host` names the machine (`host=NAME`: its hostname or machine id); every other key
+/// a tag. A key starting with `tag:` is a tag named by the rest, so a tag called `host` is
+/// selected by `tag:host=VALUE`.
+pub fn parse_tag_selector(selector: &str) -> Result<Option<SessionFilter>, StoreError> {
     let invalid = |detail: String| StoreError::NotFound {
         selector: selector.to_string(),
         detail,
@@ -95,11 +112,17 @@ pub fn parse_tag_selector(selector: &str) -> Result<Option<Vec<(String, String)>
     if !any_equals {
         return Ok(None);
     }
-    let mut tags = Vec::with_capacity(terms.len());
+    let mut filter = SessionFilter::default();
     for (key, value) in terms {
+        let key = key.trim();
+        let tag_key = key.strip_prefix(TAG_PREFIX).map(str::trim);
         match value {
-            Some(value) if !key.trim().is_empty() => {
-                tags.push((key.trim().to_string(), value.trim().to_string()));
+            Some(value) if key == HOST_KEY => filter.hosts.push(value.trim().to_string()),
+            Some(value) if !tag_key.unwrap_or(key).is_empty() => {
+                let key = tag_key.unwrap_or(key);
+                filter
+                    .tags
+                    .push((key.to_string(), value.trim().to_string()));
             }
             _ => {
                 return Err(invalid(format!(
@@ -108,7 +131,7 @@ pub fn parse_tag_selector(selector: &str) -> Result<Option<Vec<(String, String)>
             }
         }
     }
-    Ok(Some(tags))
+    Ok(Some(filter))
 }
 
 #[cfg(test)]
@@ -143,19 +166,21 @@ mod tests {
     fn tag_selectors_split_at_unescaped_commas_and_equals_signs() {
         let tags = |s: &str| parse_tag_selector(s).unwrap();
         let pairs = |p: &[(&str, &str)]| {
-            Some(
-                p.iter()
+            Some(SessionFilter {
+                tags: p
+                    .iter()
                     .map(|(k, v)| (k.to_string(), v.to_string()))
-                    .collect::<Vec<_>>(),
-            )
+                    .collect(),
+                hosts: Vec::new(),
+            })
         };
         assert_eq!(tags("latest"), None);
         assert_eq!(tags("0123abcd"), None);
         assert_eq!(tags("a\\=b"), None, "an escaped = makes no tag selector");
         assert_eq!(tags("kernel=A"), pairs(&[("kernel", "A")]));
         assert_eq!(
-            tags(" kernel = A , host=b "),
-            pairs(&[("kernel", "A"), ("host", "b")])
+            tags(" kernel = A , tuned=b "),
+            pairs(&[("kernel", "A"), ("tuned", "b")])
         );
         assert_eq!(tags("k=6.18\\,rc1"), pairs(&[("k", "6.18,rc1")]));
         assert_eq!(tags("k=a=b"), pairs(&[("k", "a=b")]));
@@ -166,12 +191,34 @@ mod tests {
         );
         assert_eq!(tags("k=c:\\path"), pairs(&[("k", "c:\\path")]));
         assert_eq!(tags("k="), pairs(&[("k", "")]));
-        for bad in ["k=a,b", "=a", "k=a,,j=b", "k=a,"] {
+        for bad in ["k=a,b", "=a", "k=a,,j=b", "k=a,", "tag:=a"] {
             assert!(
                 matches!(parse_tag_selector(bad), Err(StoreError::NotFound { .. })),
                 "{bad}"
             );
         }
+    }
+
+    #[test]
+    fn host_names_the_machine_and_tag_prefix_names_any_tag() {
+        let parsed = parse_tag_selector(" host = box1 ,kernel=A")
+            .unwrap()
+            .unwrap();
+        assert_eq!(parsed.hosts, ["box1"]);
+        assert_eq!(parsed.tags, [("kernel".to_string(), "A".to_string())]);
+        let parsed = parse_tag_selector("tag:host=box1,tag: tag:x =y")
+            .unwrap()
+            .unwrap();
+        assert!(parsed.hosts.is_empty());
+        assert_eq!(
+            parsed.tags,
+            [
+                ("host".to_string(), "box1".to_string()),
+                ("tag:x".to_string(), "y".to_string())
+            ]
+        );
+        let only_host = parse_tag_selector("host=3d1219c7").unwrap().unwrap();
+        assert!(only_host.tags.is_empty());
     }
 
     #[test]

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-/// Where /proc, /sys, /etc, /boot and /dev are.
+/// Where /proc, /sys, /etc, /boot, /dev and /var are.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Roots {
     pub proc_root: PathBuf,
@@ -13,16 +13,18 @@ pub struct Roots {
     pub boot_root: PathBuf,
     /// For device files such as /dev/cpu_dma_latency.
     pub dev_root: PathBuf,
+    /// For state kept under /var, such as /var/lib/dbus/machine-id.
+    pub var_root: PathBuf,
 }
 
 impl Roots {
-    /// The running machine: /proc, /sys, /etc, /boot and /dev.
+    /// The running machine: /proc, /sys, /etc, /boot, /dev and /var.
     pub fn real() -> Self {
         Self::under(Path::new("/"))
     }
 
-    /// A tree that mirrors the machine: `dir/proc`, `dir/sys`, `dir/etc`, `dir/boot` and
-    /// `dir/dev`.
+    /// A tree that mirrors the machine: `dir/proc`, `dir/sys`, `dir/etc`, `dir/boot`, `dir/dev`
+    /// and `dir/var`.
     pub fn under(dir: impl AsRef<Path>) -> Self {
         let dir = dir.as_ref();
         Roots {
@@ -31,6 +33,7 @@ impl Roots {
             etc_root: dir.join("etc"),
             boot_root: dir.join("boot"),
             dev_root: dir.join("dev"),
+            var_root: dir.join("var"),
         }
     }
 
@@ -59,6 +62,7 @@ mod tests {
         assert_eq!(real.etc_root, PathBuf::from("/etc"));
         assert_eq!(real.boot_root, PathBuf::from("/boot"));
         assert_eq!(real.dev_root, PathBuf::from("/dev"));
+        assert_eq!(real.var_root, PathBuf::from("/var"));
         assert!(real.is_real());
 
         let fixture = Roots::under("/tmp/x");

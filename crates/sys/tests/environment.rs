@@ -41,6 +41,11 @@ fn fixture_fields() {
     assert_eq!(env.memory_bytes, Some(8_126_464 * 1024));
     assert_eq!(env.hostname.as_deref(), Some("fixture-host"));
     assert_eq!(
+        env.machine_id.as_deref(),
+        Some("0f1e2d3c4b5a69788796a5b4c3d2e1f0"),
+        "read from /var/lib/dbus when /etc has none"
+    );
+    assert_eq!(
         env.distro.as_deref(),
         Some("Fedora Linux 40 (Server Edition)")
     );
@@ -118,6 +123,20 @@ fn fixture_fields() {
         ]
     );
     assert!(env.unsupported["clocksource"].contains("current_clocksource"));
+}
+
+#[test]
+fn a_machine_without_a_machine_id_records_it_as_unknown() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("etc")).unwrap();
+    std::fs::write(dir.path().join("etc/machine-id"), "uninitialized\n").unwrap();
+    let env = capture(&Roots::under(dir.path()));
+    assert_eq!(env.machine_id, None);
+    let why = &env.unsupported["machine_id"];
+    assert!(
+        why.contains("uninitialized") && why.contains("dbus"),
+        "{why}"
+    );
 }
 
 #[test]

@@ -86,6 +86,11 @@ fn show_text(e: &Environment) -> String {
     if let serde_json::Value::Object(fields) = value {
         for (name, v) in fields {
             match v {
+                // The machine's identity is always listed, so a session from a machine that
+                // had none says so rather than leaving the line out.
+                serde_json::Value::Null if name == "hostname" || name == "machine_id" => {
+                    out.push_str(&format!("{name}: unknown\n"));
+                }
                 serde_json::Value::Null => {}
                 serde_json::Value::Object(map) if map.is_empty() => {}
                 serde_json::Value::Object(map) => {

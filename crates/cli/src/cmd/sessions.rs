@@ -23,12 +23,22 @@ pub fn sessions(args: SessionsArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
         outln!("no sessions stored");
         return Ok(ExitCode::SUCCESS);
     }
+    let host = |s: &vernier_store::SessionHeader| {
+        printable(s.hostname.as_deref().unwrap_or("unknown")).into_owned()
+    };
+    let host_width = sessions
+        .iter()
+        .map(|s| host(s).chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(4);
     outln!(
-        "{:<36}  {:<19}  {:<11}  {:<16}  what / tags",
+        "{:<36}  {:<19}  {:<11}  {:<16}  {:<host_width$}  what / tags",
         "id",
         "started",
         "status",
-        "fingerprint"
+        "fingerprint",
+        "host"
     );
     for s in &sessions {
         let tags: Vec<String> = s
@@ -37,11 +47,12 @@ pub fn sessions(args: SessionsArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
             .map(|(k, v)| format!("{}={}", printable(k), printable(v)))
             .collect();
         outln!(
-            "{:<36}  {:<19}  {:<11}  {:<16}  {}{}{}",
+            "{:<36}  {:<19}  {:<11}  {:<16}  {:<host_width$}  {}{}{}",
             s.id,
             local_time(s.started_at_ns),
             s.status.to_string(),
             s.fingerprint,
+            host(s),
             printable(&describe(s.suite.as_deref(), &s.specs)),
             if tags.is_empty() { "" } else { "  " },
             tags.join(" ")

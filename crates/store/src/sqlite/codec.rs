@@ -18,7 +18,7 @@ use crate::{SessionHeader, StoreError};
 pub(super) const SESSION_COLUMNS: &str =
     "id, started_at_ns, ended_at_ns, status, suite, specs, note, \
      settings, vernier_version, fingerprint, environment, findings, setup, monitors, owner_pid, \
-     owner_boot_id, owner_start_ticks";
+     owner_boot_id, owner_start_ticks, hostname, machine_id";
 
 pub(super) fn corrupt(what: impl std::fmt::Display) -> StoreError {
     StoreError::Corrupt(what.to_string())
@@ -76,7 +76,7 @@ pub(super) fn parse_text<T: std::str::FromStr<Err = String>>(
 /// [`SessionRow::from_row`] reads both and the list of sessions neither copies nor decodes them.
 pub(super) const SESSION_HEADER_COLUMNS: &str = "id, started_at_ns, ended_at_ns, status, suite, \
      specs, note, '', vernier_version, fingerprint, '', '', '', '', owner_pid, owner_boot_id, \
-     owner_start_ticks";
+     owner_start_ticks, hostname, machine_id";
 
 /// A session row, before its text is decoded.
 pub(super) struct SessionRow {
@@ -95,6 +95,8 @@ pub(super) struct SessionRow {
     setup: String,
     monitors: String,
     owner: Option<ProcessIdentity>,
+    hostname: Option<String>,
+    machine_id: Option<String>,
 }
 
 impl SessionRow {
@@ -125,6 +127,8 @@ impl SessionRow {
                     .flatten()
                     .and_then(|t| u64::try_from(t).ok()),
             }),
+            hostname: row.get(17)?,
+            machine_id: row.get(18)?,
         })
     }
 
@@ -154,6 +158,8 @@ impl SessionRow {
             tags,
             note: self.note,
             fingerprint: self.fingerprint,
+            hostname: self.hostname,
+            machine_id: self.machine_id,
         })
     }
 

@@ -56,6 +56,11 @@ const MIGRATIONS: &[Migration] = &[
         sql: include_str!("../../migrations/0006_distributions_loads.sql"),
         convert: None,
     },
+    Migration {
+        name: "session_machine",
+        sql: include_str!("../../migrations/0007_session_machine.sql"),
+        convert: None,
+    },
 ];
 
 /// Migration 0005 after its SQL: every run's monitor record, JSON text in the `run_monitors` of

@@ -34,8 +34,9 @@ impl SqliteStore {
             tx.execute(
                 "INSERT INTO sessions (id, started_at_ns, ended_at_ns, status, suite, specs, \
                  note, settings, vernier_version, fingerprint, environment, findings, setup, \
-                 monitors, owner_pid, owner_boot_id, owner_start_ticks) VALUES (?1, ?2, ?3, \
-                 ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
+                 monitors, owner_pid, owner_boot_id, owner_start_ticks, hostname, machine_id) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, \
+                 ?17, ?18, ?19)",
                 params![
                     id,
                     session.started_at_ns,
@@ -56,6 +57,8 @@ impl SqliteStore {
                     owner
                         .and_then(|o| o.start_ticks)
                         .and_then(|t| i64::try_from(t).ok()),
+                    session.environment.hostname,
+                    session.environment.machine_id,
                 ],
             )?;
             let mut stmt = tx

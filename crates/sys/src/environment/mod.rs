@@ -36,6 +36,7 @@ pub fn capture(roots: &Roots) -> Environment {
     env.kernel_cmdline = u.take("kernel_cmdline", text(&roots.proc_root.join("cmdline")));
     env.arch = u.take("arch", read_arch(roots));
     env.hostname = u.take("hostname", text(&proc_sys_kernel.join("hostname")));
+    env.machine_id = u.take("machine_id", read_machine_id(roots));
     env.distro = u.take(
         "distro",
         text(&roots.etc_root.join("os-release")).and_then(|t| parse::parse_os_release(&t)),
@@ -256,6 +257,23 @@ fn text(path: &Path) -> Result<String, String> {
     } else {
         Ok(trimmed.to_string())
     }
+}
+
+/// The machine id: /etc/machine-id, or /var/lib/dbus/machine-id where D-Bus keeps its own
+/// copy (older systems, containers without systemd). machine-id(5): 32 lowercase hexadecimal
+/// digits; an empty file or the literal `uninitialized` (a first boot in progress) is no id.
+fn read_machine_id(roots: &Roots) -> Result<String, String> {
+    let mut reasons = Vec::new();
+    for path in [
+        roots.etc_root.join("machine-id"),
+        roots.var_root.join("lib/dbus/machine-id"),
+    ] {
+        match text(&path).and_then(|t| parse::parse_machine_id(&t)) {
+            Ok(id) => return Ok(id),
+            Err(e) => reasons.push(format!("{}: {e}", path.display())),
+        }
+    }
+    Err(reasons.join("; "))
 }
 
 /// `kernel.arch` (since Linux 5.x the sysctl reports uname's machine); on the running machine

@@ -368,10 +368,40 @@ pub fn parse_bool(text: &str) -> Result<bool, String> {
     }
 }
 
+/// A machine id (machine-id(5)): 32 hexadecimal digits, returned in lowercase. `uninitialized`
+/// (written during a first boot) and anything else is no id.
+pub fn parse_machine_id(text: &str) -> Result<String, String> {
+    let id = text.trim();
+    if id.len() == 32 && id.chars().all(|c| c.is_ascii_hexdigit()) {
+        Ok(id.to_ascii_lowercase())
+    } else {
+        Err(format!(
+            "'{}' is not a machine id (32 hexadecimal digits)",
+            id.escape_debug()
+        ))
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn machine_ids_are_32_hex_digits() {
+        assert_eq!(
+            parse_machine_id("3D1219C7c4c5404aaa1f6d2a48adfda4\n").unwrap(),
+            "3d1219c7c4c5404aaa1f6d2a48adfda4"
+        );
+        for bad in [
+            "",
+            "uninitialized",
+            "3d1219c7",
+            "3d1219c7c4c5404aaa1f6d2a48adfdzz",
+        ] {
+            assert!(parse_machine_id(bad).is_err(), "{bad}");
+        }
+    }
 
     #[test]
     fn cpu_model_per_architecture() {
