@@ -198,7 +198,7 @@ fn fail_on_regression_sets_the_exit_code() {
         .args([
             "compare",
             "latest~1",
-            "kernel=B,host=x",
+            "kernel=B,tag:host=x",
             "--fail-on-regression",
         ])
         .assert()

@@ -203,9 +203,9 @@ fn show_and_env_take_tag_selectors_naming_one_session() {
     assert_eq!(code, Some(0), "{err}");
     assert!(out.starts_with("--- kernel=A"), "{out}");
     for args in [
-        &["show", "host=x"][..],
-        &["env", "show", "host=x"],
-        &["env", "diff", "host=x", "kernel=B"],
+        &["show", "tag:host=x"][..],
+        &["env", "show", "tag:host=x"],
+        &["env", "diff", "tag:host=x", "kernel=B"],
     ] {
         assert_one_line_error(vernier(&db).args(args), "matches 2 sessions");
     }
