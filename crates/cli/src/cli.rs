@@ -106,6 +106,11 @@ pub enum Command {
     Export(ExportArgs),
     /// Read a vernier export, hyperfine's --export-json or cyclictest's output into the database
     Import(ImportArgs),
+    /// Copy every finished session that another database lacks (by id, one transaction per
+    /// session, so it resumes where it stopped): a machine's results to the central database
+    Sync(SyncArgs),
+    /// Merge the databases of several machines into a new one (-o) or an existing one (--into)
+    Merge(MergeArgs),
     /// Draw a figure of stored results as SVG or PNG: box, latency, line, forest, monitor, bars
     Plot(PlotArgs),
     /// Print a shell completion script, e.g. `vernier completions bash > /etc/bash_completion.d/vernier`
@@ -538,6 +543,36 @@ pub struct ImportArgs {
     /// (-h/-H, --histfile) or --json output
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct SyncArgs {
+    /// The database to copy to; created if missing
+    #[arg(long, value_name = "PATH")]
+    pub to: PathBuf,
+
+    /// The database to copy from [default: --db]
+    #[arg(long, value_name = "PATH")]
+    pub from: Option<PathBuf>,
+
+    /// Name every session copied or left for later
+    #[arg(short, long)]
+    pub verbose: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// The databases to merge (vernier SQLite files)
+    #[arg(value_name = "DB", required = true)]
+    pub inputs: Vec<PathBuf>,
+
+    /// A new database to create with the sessions of every input; an existing file is refused
+    #[arg(short, long, value_name = "NEW", conflicts_with = "into")]
+    pub output: Option<PathBuf>,
+
+    /// An existing vernier database to add the sessions of every input to
+    #[arg(long, value_name = "EXISTING")]
+    pub into: Option<PathBuf>,
 }
 
 /// `2%`, `0.02` -> 0.02.

@@ -37,6 +37,15 @@ pub fn open_for_reading(explicit: Option<&Path>) -> Result<SqliteStore> {
     SqliteStore::open_read_only(&path).map_err(|e| naming(e, &path))
 }
 
+/// Whether two paths name one file (both existing and the same after resolving links), or are
+/// the same text.
+pub fn same_file(a: &Path, b: &Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
+    }
+}
+
 /// A store error that names the database as it is; one that does not gets the path as context.
 fn naming(e: StoreError, path: &Path) -> anyhow::Error {
     if e.to_string().contains(&path.display().to_string()) {

@@ -127,3 +127,233 @@ fn each_session_records_and_shows_its_machine() {
         "{err}"
     );
 }
+
+fn count(db: &Path, table: &str) -> usize {
+    query(db, &format!("SELECT count(*) FROM {table}"))[0]
+        .parse()
+        .unwrap()
+}
+
+fn sorted(mut v: Vec<String>) -> Vec<String> {
+    v.sort();
+    v
+}
+
+#[test]
+fn sync_copies_what_the_target_lacks_and_nothing_twice() {
+    let dir = tempfile::tempdir().unwrap();
+    let (machine, central) = (dir.path().join("machine.db"), dir.path().join("central.db"));
+    record(&machine, "n=1");
+    record(&machine, "n=2");
+    let sync = |db: &Path| {
+        ok(vernier(db)
+            .args(["sync", "--to", central.to_str().unwrap()])
+            .output()
+            .unwrap())
+    };
+    let first = sync(&machine);
+    assert!(
+        first.contains("copied 2 session(s) (4 runs), 0 already present"),
+        "{first}"
+    );
+    let again = sync(&machine);
+    assert!(
+        again.contains("copied 0 session(s) (0 runs), 2 already present"),
+        "{again}"
+    );
+    record(&machine, "n=3");
+    let third = sync(&machine);
+    assert!(
+        third.contains("copied 1 session(s) (2 runs), 2 already present"),
+        "{third}"
+    );
+    for table in ["sessions", "configurations", "runs", "run_values"] {
+        assert_eq!(count(&central, table), count(&machine, table), "{table}");
+    }
+    assert_eq!(
+        sorted(query(&central, "SELECT id FROM runs")),
+        sorted(query(&machine, "SELECT id FROM runs"))
+    );
+
+    // --from names the source; the same file on both sides is refused.
+    let back = dir.path().join("back.db");
+    let out = ok(vernier(&machine)
+        .args([
+            "sync",
+            "--from",
+            central.to_str().unwrap(),
+            "--to",
+            back.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap());
+    assert!(out.contains("copied 3 session(s)"), "{out}");
+    let err = refused(
+        vernier(&machine)
+            .args(["sync", "--to", machine.to_str().unwrap()])
+            .output()
+            .unwrap(),
+    );
+    assert!(err.contains("the database synced from"), "{err}");
+    // A missing source creates nothing.
+    let nowhere = dir.path().join("nowhere.db");
+    let fresh = dir.path().join("fresh.db");
+    let err = refused(
+        vernier(&nowhere)
+            .args(["sync", "--to", fresh.to_str().unwrap()])
+            .output()
+            .unwrap(),
+    );
+    assert!(err.contains("does not exist"), "{err}");
+    assert!(!fresh.exists() && !nowhere.exists());
+}
+
+/// Two machines' databases: `a` with two sessions, `b` with one of its own and a copy of a's
+/// first (synced there earlier).
+fn two_machines(dir: &Path) -> (PathBuf, PathBuf) {
+    let (a, b) = (dir.join("a.db"), dir.join("b.db"));
+    record(&a, "machine=a");
+    ok(vernier(&a)
+        .args(["sync", "--to", b.to_str().unwrap()])
+        .output()
+        .unwrap());
+    record(&a, "machine=a");
+    record(&b, "machine=b");
+    (a, b)
+}
+
+fn leftovers(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains("merging"))
+        .collect()
+}
+
+#[test]
+fn merge_stores_every_session_once_and_keeps_every_id() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = two_machines(dir.path());
+    let c = dir.path().join("c.db");
+    let out = ok(vernier(&a)
+        .args([
+            "merge",
+            a.to_str().unwrap(),
+            b.to_str().unwrap(),
+            "-o",
+            c.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap());
+    assert!(
+        out.contains("a.db: 2 session(s) merged, 0 already present"),
+        "{out}"
+    );
+    assert!(
+        out.contains("b.db: 1 session(s) merged, 1 already present"),
+        "{out}"
+    );
+    // No row twice (cbenchsuite's db_merge duplicated rows) and no id renumbered (it lost
+    // them): the merged ids are exactly the distinct ids of the inputs.
+    for (table, column) in [
+        ("sessions", "id"),
+        ("configurations", "id"),
+        ("runs", "id"),
+        ("run_values", "run_id || metric"),
+    ] {
+        let mut inputs: Vec<String> = query(&a, &format!("SELECT {column} FROM {table}"));
+        inputs.extend(query(&b, &format!("SELECT {column} FROM {table}")));
+        inputs.sort();
+        inputs.dedup();
+        let merged = sorted(query(&c, &format!("SELECT {column} FROM {table}")));
+        assert_eq!(merged, inputs, "{table}");
+    }
+    assert_eq!(count(&c, "sessions"), 3);
+    assert!(leftovers(dir.path()).is_empty());
+
+    // Merging the same inputs into the result again adds nothing.
+    let before = count(&c, "runs");
+    let out = ok(vernier(&a)
+        .args([
+            "merge",
+            a.to_str().unwrap(),
+            b.to_str().unwrap(),
+            "--into",
+            c.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap());
+    assert!(out.contains("0 session(s) added"), "{out}");
+    assert_eq!(count(&c, "runs"), before);
+}
+
+#[test]
+fn merge_refuses_conflicts_and_existing_files_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = two_machines(dir.path());
+    let c = dir.path().join("c.db");
+    let path = |p: &Path| p.to_str().unwrap().to_string();
+
+    // The shared session noted differently on one machine: one id, two contents.
+    let conn = rusqlite::Connection::open(&b).unwrap();
+    conn.execute("UPDATE sessions SET note = 'changed' WHERE note IS NULL AND id IN (SELECT session_id FROM session_tags WHERE value = 'a')", [])
+        .unwrap();
+    drop(conn);
+    let err = refused(
+        vernier(&a)
+            .args(["merge", &path(&a), &path(&b), "-o", &path(&c)])
+            .output()
+            .unwrap(),
+    );
+    assert!(err.contains("conflict") && err.contains("note"), "{err}");
+    assert!(!c.exists());
+    assert!(
+        leftovers(dir.path()).is_empty(),
+        "{:?}",
+        leftovers(dir.path())
+    );
+
+    // --into keeps the existing database as it was.
+    let existing = dir.path().join("existing.db");
+    record(&existing, "machine=c");
+    let runs = count(&existing, "runs");
+    refused(
+        vernier(&a)
+            .args(["merge", &path(&a), &path(&b), "--into", &path(&existing)])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(
+        (count(&existing, "sessions"), count(&existing, "runs")),
+        (1, runs)
+    );
+
+    // -o never overwrites; an input cannot be the output; inputs must be databases.
+    let err = refused(
+        vernier(&a)
+            .args(["merge", &path(&a), "-o", &path(&existing)])
+            .output()
+            .unwrap(),
+    );
+    assert!(err.contains("--into"), "{err}");
+    assert_eq!(count(&existing, "sessions"), 1);
+    let err = refused(
+        vernier(&a)
+            .args(["merge", &path(&a), "--into", &path(&a)])
+            .output()
+            .unwrap(),
+    );
+    assert!(err.contains("both an input and the output"), "{err}");
+    let missing = dir.path().join("missing.db");
+    let err = refused(
+        vernier(&a)
+            .args(["merge", &path(&missing), "-o", &path(&c)])
+            .output()
+            .unwrap(),
+    );
+    assert!(err.contains("missing.db"), "{err}");
+    let err = refused(vernier(&a).args(["merge", &path(&a)]).output().unwrap());
+    assert!(err.contains("-o") && err.contains("--into"), "{err}");
+    assert!(!c.exists() && !missing.exists());
+    assert!(leftovers(dir.path()).is_empty());
+}

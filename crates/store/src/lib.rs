@@ -5,6 +5,7 @@
 
 mod selector;
 mod sqlite;
+mod sync;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -15,6 +16,7 @@ use vernier_model::{Recorder, SessionInfo, SessionStatus, StoredSession};
 
 pub use selector::{parse_tag_selector, SessionFilter};
 pub use sqlite::{Importer, SqliteStore, LOCK_WAIT, SCHEMA_VERSION};
+pub use sync::{copy_sessions, SyncReport, SyncStep};
 
 /// Errors of a store.
 #[derive(Debug, thiserror::Error)]

@@ -10,12 +10,14 @@ mod export;
 mod import;
 pub mod list;
 mod load;
+mod merge;
 mod monitor;
 mod note;
 mod plot;
 mod run;
 mod sessions;
 mod show;
+mod sync;
 mod system;
 mod tag;
 
@@ -42,6 +44,8 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::Calibrate(args) => calibrate::calibrate(args, db),
         Command::Export(args) => export::export(args, db),
         Command::Import(args) => import::import(args, db),
+        Command::Sync(args) => sync::sync(args, db),
+        Command::Merge(args) => merge::merge(args),
         Command::Plot(args) => plot::plot(args, db),
         Command::Completions { shell } => docs::completions(shell),
         Command::Man { command } => docs::man(command.as_deref()),

@@ -126,6 +126,11 @@ impl Importer<'_> {
         Ok(())
     }
 
+    /// What the import stored and skipped so far.
+    pub fn report(&self) -> ImportReport {
+        self.report
+    }
+
     /// Commits everything stored since [`SqliteStore::importer`].
     pub fn commit(mut self) -> Result<ImportReport, StoreError> {
         self.open = false;

@@ -1,0 +1,67 @@
+//! `vernier sync --to TARGET [--from SOURCE]`: copies every finished session that the target
+//! lacks (`vernier_store::copy_sessions`), one transaction per session, and reports what it
+//! copied, what was already there and what is still running.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use anyhow::{bail, Result};
+use vernier_store::SyncStep;
+
+use crate::cli::SyncArgs;
+use crate::db;
+use crate::out::{self, outln};
+
+pub fn sync(args: SyncArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
+    let source_path = match &args.from {
+        Some(from) => from.clone(),
+        None => db::db_path(db_arg)?,
+    };
+    if db::same_file(&source_path, &args.to) {
+        bail!(
+            "--to {} is the database synced from; give another database to copy to",
+            args.to.display()
+        );
+    }
+    let source = db::open_for_reading(Some(&source_path))?;
+    let mut target = db::open_for_writing(Some(&args.to))?;
+    // Each session's line is printed as soon as it is stored; the first failure to write
+    // standard output is reported after the copy, which it does not stop.
+    let mut printed = Ok(());
+    let copied = vernier_store::copy_sessions(&source, &mut target, |step| {
+        let line = match step {
+            SyncStep::Copied { id, runs } if args.verbose => format!("copied {id} ({runs} runs)"),
+            SyncStep::Differs { id } => {
+                format!("kept {id}: the target holds it with other tags, note or status")
+            }
+            SyncStep::Running { id } if args.verbose => {
+                format!("left {id}: still running, copied by a later sync")
+            }
+            _ => return,
+        };
+        if printed.is_ok() {
+            printed = out::write_fmt(format_args!("{line}\n"));
+        }
+    });
+    printed?;
+    let report = copied?;
+    outln!(
+        "{} -> {}: copied {} session(s) ({} runs), {} already present{}, {} still running \
+         (copied by a later sync once finished)",
+        source_path.display(),
+        args.to.display(),
+        report.copied,
+        report.runs,
+        report.present + report.differs,
+        if report.differs > 0 {
+            format!(
+                " ({} with other tags, note or status, kept)",
+                report.differs
+            )
+        } else {
+            String::new()
+        },
+        report.running
+    );
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,137 @@
+//! Copying sessions from one store to another (`vernier sync`, `vernier merge`): every finished
+//! session the target lacks, by its UUID, each in its own transaction, so that copying again
+//! copies nothing twice and an interrupted copy resumes where it stopped.
+//!
+//! A session is the unit: its configurations, runs, values, histograms and monitor data go
+//! together through [`Store::import_sessions`], which stores the ids as they are (nothing is
+//! renumbered, so a session keeps its identity on every machine) and refuses an id stored with
+//! other content. Sessions still being recorded are left for a later copy: their runs are not
+//! all there yet, and a copy taken now would conflict with the finished session later.
+
+use std::collections::{BTreeMap, HashMap};
+
+use uuid::Uuid;
+use vernier_model::SessionStatus;
+
+use crate::{Load, SessionHeader, Store, StoreError};
+
+/// What happened to one session of the source, in the order of the source (oldest first).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SyncStep {
+    /// Stored in the target, with this many runs (warmups included).
+    Copied { id: Uuid, runs: usize },
+    /// The target already holds it.
+    Present { id: Uuid },
+    /// The target holds it with other tags, note or status (changed in one of the stores
+    /// after an earlier copy); it is left as it is.
+    Differs { id: Uuid },
+    /// Still being recorded; copied by a later sync once it has finished.
+    Running { id: Uuid },
+}
+
+/// The counts of a copy.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SyncReport {
+    pub copied: usize,
+    /// Runs of the copied sessions, warmups included.
+    pub runs: usize,
+    pub present: usize,
+    pub differs: usize,
+    pub running: usize,
+}
+
+impl SyncReport {
+    fn count(&mut self, step: SyncStep) {
+        match step {
+            SyncStep::Copied { runs, .. } => {
+                self.copied += 1;
+                self.runs += runs;
+            }
+            SyncStep::Present { .. } => self.present += 1,
+            SyncStep::Differs { .. } => self.differs += 1,
+            SyncStep::Running { .. } => self.running += 1,
+        }
+    }
+}
+
+/// Copies every finished session of `from` that `to` lacks, oldest first, one transaction per
+/// session (with the kernel configuration texts it refers to), and tells `each` what it did with
+/// every session of `from` after doing it. An error stops the copy; the sessions copied
+/// before it stay, and the next copy starts with the first session still missing.
+///
+/// Several copies into one target at once (machines of a farm syncing to one server) may race
+/// for the same session: when storing it fails because another copy stored it meanwhile, it
+/// is tried once more, which finds it stored and compares it like any present session.
+pub fn copy_sessions<F, T>(
+    from: &F,
+    to: &mut T,
+    mut each: impl FnMut(SyncStep),
+) -> Result<SyncReport, StoreError>
+where
+    F: Store + ?Sized,
+    T: Store + ?Sized,
+{
+    let present: HashMap<Uuid, SessionHeader> = to
+        .session_headers()?
+        .into_iter()
+        .map(|h| (h.id, h))
+        .collect();
+    let mut report = SyncReport::default();
+    for header in from.session_headers()? {
+        let id = header.id;
+        let step = if header.status == SessionStatus::Running {
+            SyncStep::Running { id }
+        } else if let Some(stored) = present.get(&id) {
+            if same_header(stored, &header) {
+                SyncStep::Present { id }
+            } else {
+                SyncStep::Differs { id }
+            }
+        } else {
+            copy_one(from, to, id)?
+        };
+        report.count(step);
+        each(step);
+    }
+    Ok(report)
+}
+
+/// Copies one session and the kernel configuration it refers to.
+fn copy_one<F, T>(from: &F, to: &mut T, id: Uuid) -> Result<SyncStep, StoreError>
+where
+    F: Store + ?Sized,
+    T: Store + ?Sized,
+{
+    let session = from.load_session(id, Load::ALL)?;
+    let mut kernel_configs = BTreeMap::new();
+    if let Some(sha256) = &session.info.environment.kernel_config_sha256 {
+        if let Some(text) = from.kernel_config(sha256)? {
+            kernel_configs.insert(sha256.clone(), text);
+        }
+    }
+    let sessions = std::slice::from_ref(&session);
+    let stored = match to.import_sessions(sessions, &kernel_configs) {
+        Ok(report) => report,
+        // Another copy may have stored the session since the target's list was read.
+        Err(StoreError::Database(_) | StoreError::Conflict(_)) => {
+            to.import_sessions(sessions, &kernel_configs)?
+        }
+        Err(e) => return Err(e),
+    };
+    let runs = session.configurations.iter().map(|c| c.runs.len()).sum();
+    Ok(if stored.imported == 1 {
+        SyncStep::Copied { id, runs }
+    } else {
+        SyncStep::Present { id }
+    })
+}
+
+/// Whether two headers of one session say the same of what can change after it was recorded:
+/// tags, note and status (an abandoned session reads as running where it was imported).
+fn same_header(a: &SessionHeader, b: &SessionHeader) -> bool {
+    let finished = |s: SessionStatus| match s {
+        SessionStatus::Running => SessionStatus::Abandoned,
+        other => other,
+    };
+    a.tags == b.tags && a.note == b.note && finished(a.status) == finished(b.status)
+}
