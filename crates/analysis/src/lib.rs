@@ -14,12 +14,14 @@
 //! that interval when several sessions or a calibration of the environment show it
 //! (`session_noise`).
 
+mod calls;
 mod compare;
 mod latency;
 mod session_noise;
 pub mod summary;
 pub mod warnings;
 
+pub use calls::{call_distribution, CallDistribution, CallRow};
 pub use compare::{
     compare, compare_calibrated, verdict, CompareReport, CompareSettings, Comparison, Side,
     Summary, Unmatched, Verdict, DEFAULT_THRESHOLD,

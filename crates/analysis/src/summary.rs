@@ -15,6 +15,9 @@ use vernier_stats::{
 
 use crate::warnings::{Warning, Warnings};
 
+/// Rows of the distribution of per-call times: about as many as the kbench write-up's graph.
+const CALL_ROWS: usize = 20;
+
 /// Summary of one configuration's measured runs.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ConfigSummary {
@@ -77,6 +80,11 @@ pub struct ConfigSummary {
     /// histograms and they were loaded.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub latency: Option<crate::latency::LatencySummary>,
+    /// The distribution of per-call times (the `syscall` benchmark), when the runs carry
+    /// histograms of calls and they were loaded; drawn by `show --histogram` (not in JSON,
+    /// whose per-run metrics already hold its figures).
+    #[serde(skip)]
+    pub calls: Option<crate::calls::CallDistribution>,
 }
 
 /// A secondary metric over a configuration's measured runs: its median with the same interval
@@ -339,6 +347,7 @@ pub fn summarize_with(
         load_cpu_ns: measured.iter().filter_map(|r| r.load_cpu_ns).collect(),
         secondary,
         latency: crate::latency::latency_summary(config, vernier_model::histogram::LATENCY),
+        calls: crate::calls::call_distribution(config, CALL_ROWS),
     }
 }
 

@@ -33,8 +33,7 @@ use vernier_sys::MachineLimits;
 use crate::opts::{choice, choice_spec, uint, uint_spec};
 use crate::{BenchError, Benchmark, Measurement, RunContext};
 
-/// The quantity of the per-call histograms.
-pub const CALL: &str = "call";
+pub use vernier_model::histogram::CALL;
 
 /// The kernel entries `call` names, in the option's order.
 pub const CALLS: &[&str] = &[

@@ -287,7 +287,8 @@ pub struct ShowArgs {
     #[arg(long, value_enum, default_value_t = ShowFormat::Table)]
     pub format: ShowFormat,
 
-    /// Draw the distribution and the CDF of each configuration
+    /// Draw the distribution and the CDF of each configuration's runs, and of every call of a
+    /// `syscall` configuration
     #[arg(long)]
     pub histogram: bool,
 

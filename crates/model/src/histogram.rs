@@ -309,6 +309,9 @@ pub fn supports_quantile(count: u64, q: f64) -> bool {
 /// The quantity of timer wake-up latency histograms (the `latency` benchmark, cyclictest).
 pub const LATENCY: &str = "latency";
 
+/// The quantity of per-call time histograms (the `syscall` benchmark, the kbench write-up).
+pub const CALL: &str = "call";
+
 /// A condition under which a latency run measures the machine's best case, stored among the
 /// run's values as 1 (met) or 0 (not met). A run without it measured something weaker, which
 /// `show` and `compare` say (RESEARCH 1.1: cyclictest's `-m` and its PM QoS request).

@@ -24,19 +24,27 @@ pub fn histogram(values: &[f64], buckets: usize, width: usize) -> String {
         };
         counts[i] += 1;
     }
-    let total = finite.len() as f64;
-    let labels: Vec<String> = (0..buckets)
+    let rows: Vec<(String, u64)> = (0..buckets)
         .map(|i| sig(min + step * i as f64, 4))
+        .zip(counts.iter().map(|&c| c as u64))
         .collect();
-    let label_width = labels
+    bars(&rows, width)
+}
+
+/// Rows of (label, count) as bars `width` characters wide: `▒` the row's share of all counts,
+/// `░` continuing the bar up to the cumulative share (the CDF), the count on the right: the
+/// distribution and its CDF in one graph, as the kernel microbenchmark write-up draws them.
+pub fn bars(rows: &[(String, u64)], width: usize) -> String {
+    let total = rows.iter().map(|(_, c)| c).sum::<u64>().max(1) as f64;
+    let label_width = rows
         .iter()
-        .map(|l| l.chars().count())
+        .map(|(l, _)| l.chars().count())
         .max()
         .unwrap_or(5)
         .max(5);
-    let count_width = counts
+    let count_width = rows
         .iter()
-        .map(|c| c.to_string().len())
+        .map(|(_, c)| c.to_string().len())
         .max()
         .unwrap_or(1)
         .max(5);
@@ -49,10 +57,10 @@ pub fn histogram(values: &[f64], buckets: usize, width: usize) -> String {
         w = width,
         cw = count_width
     );
-    let mut cumulative = 0usize;
-    for (label, &count) in labels.iter().zip(&counts) {
+    let mut cumulative = 0u64;
+    for (label, count) in rows {
         cumulative += count;
-        let bar = ((count as f64 / total) * width as f64).round() as usize;
+        let bar = ((*count as f64 / total) * width as f64).round() as usize;
         let cdf = ((cumulative as f64 / total) * width as f64).round() as usize;
         let bar = bar.min(width);
         let cdf = cdf.clamp(bar, width);

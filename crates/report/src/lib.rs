@@ -3,6 +3,7 @@
 //! is printed (the CLI prints the strings this crate returns).
 
 pub mod calibration;
+pub mod calls;
 pub mod compare;
 pub mod export;
 pub mod format;

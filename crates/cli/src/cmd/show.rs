@@ -151,6 +151,10 @@ pub fn show(args: ShowArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
                         "{}",
                         vernier_report::histogram::histogram(&s.values, 12, 50)
                     )?;
+                    if let Some(calls) = &s.calls {
+                        writeln!(text, "{}: time per call, every call", s.label())?;
+                        writeln!(text, "{}", vernier_report::calls::call_text(calls, 50))?;
+                    }
                 }
             }
             out!("{}", printable_lines(&text));
