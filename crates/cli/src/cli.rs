@@ -113,6 +113,12 @@ pub enum Command {
     Merge(MergeArgs),
     /// Draw a figure of stored results as SVG or PNG: box, latency, line, forest, monitor, bars
     Plot(PlotArgs),
+    /// Write the results website into a directory: every page and figure as files that work
+    /// offline, from file:// or any static web server (docs/report.md)
+    Report(ReportArgs),
+    /// Serve the pages of `report` from the database as they are requested, read-only
+    /// (docs/report.md)
+    Serve(ServeArgs),
     /// Print a shell completion script, e.g. `vernier completions bash > /etc/bash_completion.d/vernier`
     Completions {
         #[arg(value_enum, value_name = "SHELL")]
@@ -478,6 +484,9 @@ pub enum PlotKind {
     /// Per configuration, a box of the runs of each SELECTOR side by side, the median's
     /// interval marked and every run a dot
     Box,
+    /// Per configuration, a bar of the median of each SELECTOR side by side with its interval
+    /// as a whisker: many configurations at once
+    Bars,
     /// Per CPU, the latency histogram (1 us bins, logarithmic counts) with its worst case
     Latency,
     /// The median against a swept option (--option) with its interval as a band, a line per
@@ -536,6 +545,53 @@ pub struct PlotArgs {
     /// Height in pixels
     #[arg(long, value_name = "PIXELS", default_value_t = 700)]
     pub height: u32,
+}
+
+/// What the pages of `report` and `serve` show.
+#[derive(Debug, Args)]
+pub struct SiteArgs {
+    /// The sessions shown: ids (or prefixes), `latest`, `latest~N`, or tags KEY=VALUE[,...]
+    /// [default: every session]
+    #[arg(value_name = "SELECTOR")]
+    pub selectors: Vec<String>,
+
+    /// One series per value of this tag (its sessions pooled, as a tag selector pools them),
+    /// e.g. `--by kernel` [default: a series per session]
+    #[arg(long, value_name = "KEY")]
+    pub by: Option<String>,
+
+    /// Add a comparison page: the two result sets compared, as for `vernier compare`
+    #[arg(long, num_args = 2, value_names = ["BASE", "NEW"])]
+    pub compare: Option<Vec<String>>,
+
+    /// The comparison's practical threshold, as for `vernier compare` [default: 2%]
+    #[arg(long, value_name = "FRACTION", value_parser = parse_fraction)]
+    pub threshold: Option<f64>,
+}
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    #[command(flatten)]
+    pub site: SiteArgs,
+
+    /// The site's directory: new, empty, or a previous report, which is replaced as a whole
+    /// once the new one is complete
+    #[arg(short, long, value_name = "DIR", required = true)]
+    pub output: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    #[command(flatten)]
+    pub site: SiteArgs,
+
+    /// The TCP port; 0 picks a free one (the address is printed)
+    #[arg(long, value_name = "N", default_value_t = 8080)]
+    pub port: u16,
+
+    /// The address to listen on; another than 127.0.0.1 shows the results to the network
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1")]
+    pub bind: std::net::IpAddr,
 }
 
 #[derive(Debug, Args)]

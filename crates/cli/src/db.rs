@@ -115,3 +115,62 @@ pub fn load_for_display(
         )
         .with_context(|| format!("cannot load session {id}"))
 }
+
+/// The comparison `vernier compare BASE NEW` prints, with the stored calibrations, restricted
+/// to one benchmark's configurations when `benchmark` is given (`plot forest`, `report`).
+pub fn compare_report(
+    store: &SqliteStore,
+    base: &str,
+    new: &str,
+    threshold: f64,
+    benchmark: Option<&str>,
+) -> Result<vernier_analysis::CompareReport> {
+    Ok(compare_sides(store, base, new, threshold, benchmark)?.2)
+}
+
+/// The sessions of BASE and NEW (loaded with their measurements, `benchmark`'s configurations
+/// only when given) and their comparison with the stored calibrations of their environments'
+/// session-to-session noise (`vernier calibrate`).
+pub fn compare_sides(
+    store: &SqliteStore,
+    base: &str,
+    new: &str,
+    threshold: f64,
+    benchmark: Option<&str>,
+) -> Result<(
+    Vec<vernier_model::StoredSession>,
+    Vec<vernier_model::StoredSession>,
+    vernier_analysis::CompareReport,
+)> {
+    let load = |selector: &str| -> Result<Vec<vernier_model::StoredSession>> {
+        select(store, selector)?
+            .into_iter()
+            .map(|id| {
+                store
+                    .load_session(id, vernier_store::Load::MEASUREMENTS)
+                    .with_context(|| format!("cannot load session {id}"))
+            })
+            .collect()
+    };
+    let mut base = load(base).context("BASE")?;
+    let mut new = load(new).context("NEW")?;
+    if let Some(b) = benchmark {
+        for s in base.iter_mut().chain(new.iter_mut()) {
+            s.configurations.retain(|c| c.record.benchmark == b);
+        }
+    }
+    let settings = vernier_analysis::CompareSettings {
+        threshold,
+        level: vernier_model::CONFIDENCE_LEVEL,
+    };
+    let fingerprints: Vec<String> = base
+        .iter()
+        .chain(&new)
+        .map(|s| s.info.fingerprint.clone())
+        .collect();
+    let calibrations = store
+        .calibrations(&fingerprints)
+        .context("cannot read the calibrations")?;
+    let report = vernier_analysis::compare_calibrated(&base, &new, &settings, &calibrations)?;
+    Ok((base, new, report))
+}

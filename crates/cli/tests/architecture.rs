@@ -50,6 +50,17 @@ const FORBIDDEN: &[(&str, &str, &str)] = &[
         "figures show stored monitor data, not monitors",
     ),
     (
+        "site",
+        "store",
+        "the site is made from loaded sessions; it never reads a database",
+    ),
+    ("site", "bench", "the site shows results, not benchmarks"),
+    (
+        "site",
+        "monitor",
+        "the site shows stored monitor data, not monitors",
+    ),
+    (
         "analysis",
         "store",
         "analysis works on loaded sessions, not on a database",

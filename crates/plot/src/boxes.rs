@@ -82,6 +82,39 @@ pub(crate) fn find<'a>(s: &'a Series, label: &str, metric: &str) -> Option<&'a C
         .find(|c| c.metric == metric && !c.values.is_empty() && c.label() == label)
 }
 
+/// The confidence level of the intervals of `series` (their first summary's).
+pub(crate) fn level(series: &[Series]) -> f64 {
+    series
+        .iter()
+        .flat_map(|s| &s.summaries)
+        .map(|c| c.level)
+        .next()
+        .unwrap_or(vernier_model::CONFIDENCE_LEVEL)
+}
+
+/// Writes each configuration's name of `panel` at its pixel position in `under` (the foot of
+/// its slot on the x axis), shortened to fit the slot.
+pub(crate) fn config_ticks<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    area: &DrawingArea<DB, Shift>,
+    panel: &Panel,
+    under: &[(i32, i32)],
+) -> Result<(), PlotError>
+where
+    DB::ErrorType: 'static,
+{
+    let room = (area.dim_in_pixel().0 as usize / panel.configs.len().max(1)) / 8;
+    for (label, &(px, py)) in panel.configs.iter().zip(under) {
+        root.draw(&Text::new(
+            style::shorten(&short_label(label, &panel.benchmark), room.max(4)),
+            (px, py + 6),
+            style::tick_below(),
+        ))
+        .or_draw()?;
+    }
+    Ok(())
+}
+
 /// The tick label of a configuration: its options (and loads) without the benchmark's name.
 pub(crate) fn short_label(label: &str, benchmark: &str) -> String {
     match label.strip_prefix(benchmark) {
@@ -122,13 +155,7 @@ impl Draw for Boxes<'_> {
     {
         let body = root.titled(self.title, style::title()).or_draw()?;
         let areas = body.split_evenly((self.panels.len(), 1));
-        let level = self
-            .series
-            .iter()
-            .flat_map(|s| &s.summaries)
-            .map(|c| c.level)
-            .next()
-            .unwrap_or(vernier_model::CONFIDENCE_LEVEL);
+        let level = level(self.series);
         for (p, (panel, area)) in self.panels.iter().zip(&areas).enumerate() {
             self.draw_panel(root, area, panel, p == 0, level)?;
         }
@@ -230,9 +257,11 @@ impl Boxes<'_> {
                         )])
                         .or_draw()?;
                 }
-                // Every run, spread sideways by the golden ratio so equal values stay visible.
+                // Every run, spread sideways by the golden ratio so equal values stay visible;
+                // beyond `thin::MAX_DOTS` runs an even subsample of them.
+                let dots = crate::thin::even(&summary.values, crate::thin::MAX_DOTS);
                 chart
-                    .draw_series(summary.values.iter().enumerate().map(|(r, &v)| {
+                    .draw_series(dots.iter().enumerate().map(|(r, &v)| {
                         let jitter = ((r as f64 * 0.618_034) % 1.0 - 0.5) * width * 0.8;
                         Circle::new((x + jitter, v), 2, c.mix(0.9).filled())
                     }))
@@ -247,25 +276,12 @@ impl Boxes<'_> {
             }
         }
         // Configuration names under their boxes.
-        let room = (area.dim_in_pixel().0 as usize / n.max(1)) / 8;
-        for (i, label) in panel.configs.iter().enumerate() {
-            let (px, py) = chart.backend_coord(&(i as f64, lo));
-            root.draw(&Text::new(
-                style::shorten(&short_label(label, &panel.benchmark), room.max(4)),
-                (px, py + 6),
-                style::tick_below(),
-            ))
-            .or_draw()?;
-        }
+        let under: Vec<(i32, i32)> = (0..n)
+            .map(|i| chart.backend_coord(&(i as f64, lo)))
+            .collect();
+        config_ticks(root, area, panel, &under)?;
         if legend {
-            chart
-                .configure_series_labels()
-                .label_font(style::legend())
-                .background_style(WHITE.mix(0.85))
-                .border_style(BLACK.mix(0.5))
-                .position(SeriesLabelPosition::UpperRight)
-                .draw()
-                .or_draw()?;
+            style::draw_legend(&mut chart, SeriesLabelPosition::UpperRight)?;
         }
         Ok(())
     }

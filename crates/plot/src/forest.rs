@@ -165,14 +165,7 @@ impl Draw for Forest<'_> {
             ))
             .or_draw()?;
         }
-        chart
-            .configure_series_labels()
-            .label_font(style::legend())
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK.mix(0.5))
-            .position(SeriesLabelPosition::UpperRight)
-            .draw()
-            .or_draw()?;
+        style::draw_legend(&mut chart, SeriesLabelPosition::UpperRight)?;
         Ok(())
     }
 }

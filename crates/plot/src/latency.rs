@@ -111,14 +111,7 @@ impl Draw for Latency<'_> {
                     .label(format!("{} max {}", thread.label(), us(thread.max_us)))
                     .legend(style::legend_square(c));
             }
-            chart
-                .configure_series_labels()
-                .label_font(style::legend())
-                .background_style(WHITE.mix(0.85))
-                .border_style(BLACK.mix(0.5))
-                .position(SeriesLabelPosition::UpperRight)
-                .draw()
-                .or_draw()?;
+            style::draw_legend(&mut chart, SeriesLabelPosition::UpperRight)?;
         }
         Ok(())
     }

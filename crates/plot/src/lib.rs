@@ -12,22 +12,27 @@
 //! Every string from the database reaches the SVG through plotters' SVG backend, which escapes
 //! `<`, `>`, `&`, quotes.
 
+mod bars;
 mod boxes;
 mod forest;
 mod latency;
 mod line;
+mod maxima;
 mod monitor;
 mod style;
+mod thin;
 
 use std::sync::OnceLock;
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
+pub use bars::bars;
 pub use boxes::box_plot;
 pub use forest::forest;
 pub use latency::latency;
-pub use line::line;
+pub use line::{line, swept_options};
+pub use maxima::maxima;
 pub use monitor::{monitor, MonitorTrace};
 
 /// A figure's file format, from the output file's extension.
@@ -75,6 +80,20 @@ pub struct Series {
     /// The legend entry: a session's short id or a selector such as `kernel=6.8`.
     pub name: String,
     pub summaries: Vec<vernier_analysis::ConfigSummary>,
+}
+
+impl Series {
+    /// The legend entry of one session: its short id (the first 8 characters of its id) and
+    /// its tags, `1a2b3c4d kernel=6.8,host=x`.
+    pub fn session_name(info: &vernier_model::SessionInfo) -> String {
+        let short: String = info.id.to_string().chars().take(8).collect();
+        let tags: Vec<String> = info.tags.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        if tags.is_empty() {
+            short
+        } else {
+            format!("{short} {}", tags.join(","))
+        }
+    }
 }
 
 /// Why a figure could not be drawn.

@@ -36,6 +36,25 @@ fn x_of(c: &ConfigSummary, option: &str) -> Option<f64> {
     }
 }
 
+/// The numeric options that take several values among the configurations of one benchmark in
+/// `series`, in the order they first appear: the candidates for a line's x axis.
+pub fn swept_options(series: &[Series]) -> Vec<String> {
+    let mut swept: Vec<String> = Vec::new();
+    let all: Vec<&ConfigSummary> = series.iter().flat_map(|s| &s.summaries).collect();
+    for c in &all {
+        for (name, value) in &c.options.0 {
+            let numeric = !matches!(value, OptionValue::Text(_));
+            let differs = all
+                .iter()
+                .any(|d| d.benchmark == c.benchmark && d.options.get(name) != Some(value));
+            if numeric && differs && !swept.contains(name) {
+                swept.push(name.clone());
+            }
+        }
+    }
+    swept
+}
+
 /// The other options and loads of `c`: what tells its line from another of the same series.
 fn rest(c: &ConfigSummary, option: &str) -> String {
     let mut parts: Vec<String> = c
@@ -216,14 +235,7 @@ impl Draw for Lines<'_> {
                     )
                     .or_draw()?;
             }
-            chart
-                .configure_series_labels()
-                .label_font(style::legend())
-                .background_style(WHITE.mix(0.85))
-                .border_style(BLACK.mix(0.5))
-                .position(SeriesLabelPosition::UpperLeft)
-                .draw()
-                .or_draw()?;
+            style::draw_legend(&mut chart, SeriesLabelPosition::UpperLeft)?;
         }
         Ok(())
     }

@@ -9,6 +9,7 @@ use vernier_model::monitor::SeriesKind;
 use vernier_model::StoredConfiguration;
 
 use crate::style::{self, colour};
+use crate::thin;
 use crate::{render, Draw, Format, OrDraw, PlotError, Size};
 
 /// The runs of one configuration that recorded the key: its panel.
@@ -122,29 +123,28 @@ impl Draw for Monitor<'_> {
                 .draw()
                 .or_draw()?;
             let each = trace.runs.len() <= MAX_LEGEND_RUNS;
-            for (i, (number, points)) in trace.runs.iter().enumerate() {
+            // For display only: an even subset of many runs, each line thinned (`thin`).
+            let drawn_runs = thin::even(&trace.runs, thin::MAX_RUNS_DRAWN);
+            for (i, (number, points)) in drawn_runs.iter().enumerate() {
                 let c = if each { colour(i) } else { colour(0) };
+                let points = thin::min_max(points, thin::MAX_LINE_POINTS);
                 let drawn = chart
-                    .draw_series(LineSeries::new(points.iter().copied(), c.stroke_width(2)))
+                    .draw_series(LineSeries::new(points, c.stroke_width(2)))
                     .or_draw()?;
                 if each {
                     drawn
                         .label(format!("run {number}"))
                         .legend(style::legend_square(c));
                 } else if i == 0 {
-                    drawn
-                        .label(format!("{} runs", trace.runs.len()))
-                        .legend(style::legend_square(c));
+                    let label = if drawn_runs.len() < trace.runs.len() {
+                        format!("{} of {} runs drawn", drawn_runs.len(), trace.runs.len())
+                    } else {
+                        format!("{} runs", trace.runs.len())
+                    };
+                    drawn.label(label).legend(style::legend_square(c));
                 }
             }
-            chart
-                .configure_series_labels()
-                .label_font(style::legend())
-                .background_style(WHITE.mix(0.85))
-                .border_style(BLACK.mix(0.5))
-                .position(SeriesLabelPosition::UpperLeft)
-                .draw()
-                .or_draw()?;
+            style::draw_legend(&mut chart, SeriesLabelPosition::UpperLeft)?;
         }
         Ok(())
     }

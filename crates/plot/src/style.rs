@@ -1,9 +1,10 @@
 //! What every figure shares: the colours of its series, its fonts and the legend's look.
 
+use plotters::coord::CoordTranslate;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use crate::FONT;
+use crate::{OrDraw, PlotError, FONT};
 
 /// Okabe and Ito's colour-blind-safe palette ("Color Universal Design", 2002), black last;
 /// series take them in order and wrap around.
@@ -82,4 +83,22 @@ pub fn with_unit(name: &str, unit: &str) -> String {
     } else {
         format!("{name} ({unit})")
     }
+}
+
+/// Draws the legend of `chart`'s labelled series at `position`, on a light box.
+pub fn draw_legend<'a, DB: DrawingBackend + 'a, CT: CoordTranslate>(
+    chart: &mut ChartContext<'a, DB, CT>,
+    position: SeriesLabelPosition,
+) -> Result<(), PlotError>
+where
+    DB::ErrorType: 'static,
+{
+    chart
+        .configure_series_labels()
+        .label_font(legend())
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK.mix(0.5))
+        .position(position)
+        .draw()
+        .or_draw()
 }

@@ -14,7 +14,9 @@ mod merge;
 mod monitor;
 mod note;
 mod plot;
+pub mod report;
 mod run;
+mod serve;
 mod sessions;
 mod show;
 mod sync;
@@ -47,6 +49,8 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::Sync(args) => sync::sync(args, db),
         Command::Merge(args) => merge::merge(args),
         Command::Plot(args) => plot::plot(args, db),
+        Command::Report(args) => report::report(args, db),
+        Command::Serve(args) => serve::serve(args, db),
         Command::Completions { shell } => docs::completions(shell),
         Command::Man { command } => docs::man(command.as_deref()),
         Command::Child => Ok(child::child()),

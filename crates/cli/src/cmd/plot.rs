@@ -31,6 +31,14 @@ pub fn plot(args: PlotArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
                 .unwrap_or_else(|| default_title("runs", &series));
             vernier_plot::box_plot(&series, &title, format, size)?
         }
+        PlotKind::Bars => {
+            let series = series(&store, &args, Load::MEASUREMENTS)?;
+            let title = args
+                .title
+                .clone()
+                .unwrap_or_else(|| default_title("medians", &series));
+            vernier_plot::bars(&series, &title, format, size)?
+        }
         PlotKind::Latency => {
             let series = series(&store, &args, Load::DISTRIBUTIONS)?;
             let mut panels = Vec::new();
@@ -71,7 +79,11 @@ pub fn plot(args: PlotArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
             if !args.selectors.is_empty() {
                 bail!("forest takes its sessions from --compare BASE NEW, not from SELECTORs");
             }
-            let report = compare_report(&store, base, new, &args)?;
+            let threshold = args
+                .threshold
+                .unwrap_or(vernier_analysis::DEFAULT_THRESHOLD);
+            let report =
+                db::compare_report(&store, base, new, threshold, args.benchmark.as_deref())?;
             let title = args.title.clone().unwrap_or_else(|| {
                 format!("{} vs {}: ratio NEW/BASE", printable(new), printable(base))
             });
@@ -158,18 +170,7 @@ fn series_name(selector: &str, ids: &[Uuid], sessions: &[StoredSession]) -> Stri
     if selector.contains('=') || ids.len() != 1 {
         return selector.to_string();
     }
-    let short: String = ids[0].to_string().chars().take(8).collect();
-    let tags: Vec<String> = sessions[0]
-        .info
-        .tags
-        .iter()
-        .map(|(k, v)| format!("{k}={v}"))
-        .collect();
-    if tags.is_empty() {
-        short
-    } else {
-        format!("{short} {}", tags.join(","))
-    }
+    Series::session_name(&sessions[0].info)
 }
 
 /// One series per selector: the summaries of its sessions pooled, restricted to `--benchmark`.
@@ -193,67 +194,9 @@ fn series(store: &impl Store, args: &PlotArgs, load: Load) -> Result<Vec<Series>
     Ok(all)
 }
 
-/// The comparison `vernier compare BASE NEW` prints, with the stored calibrations.
-fn compare_report(
-    store: &vernier_store::SqliteStore,
-    base: &str,
-    new: &str,
-    args: &PlotArgs,
-) -> Result<vernier_analysis::CompareReport> {
-    let load = |selector: &str| -> Result<Vec<StoredSession>> {
-        db::select(store, selector)?
-            .into_iter()
-            .map(|id| {
-                store
-                    .load_session(id, Load::MEASUREMENTS)
-                    .with_context(|| format!("cannot load session {id}"))
-            })
-            .collect()
-    };
-    let mut base = load(base).context("BASE")?;
-    let mut new = load(new).context("NEW")?;
-    if let Some(b) = &args.benchmark {
-        for s in base.iter_mut().chain(new.iter_mut()) {
-            s.configurations.retain(|c| &c.record.benchmark == b);
-        }
-    }
-    let settings = vernier_analysis::CompareSettings {
-        threshold: args
-            .threshold
-            .unwrap_or(vernier_analysis::DEFAULT_THRESHOLD),
-        level: vernier_model::CONFIDENCE_LEVEL,
-    };
-    let fingerprints: Vec<String> = base
-        .iter()
-        .chain(&new)
-        .map(|s| s.info.fingerprint.clone())
-        .collect();
-    let calibrations = store
-        .calibrations(&fingerprints)
-        .context("cannot read the calibrations")?;
-    Ok(vernier_analysis::compare_calibrated(
-        &base,
-        &new,
-        &settings,
-        &calibrations,
-    )?)
-}
-
 /// The one numeric option whose value differs between configurations of a benchmark.
 fn swept_option(series: &[Series]) -> Result<String> {
-    let mut swept: Vec<String> = Vec::new();
-    let all: Vec<_> = series.iter().flat_map(|s| &s.summaries).collect();
-    for c in &all {
-        for (name, value) in &c.options.0 {
-            let numeric = !matches!(value, vernier_model::OptionValue::Text(_));
-            let differs = all
-                .iter()
-                .any(|d| d.benchmark == c.benchmark && d.options.get(name) != Some(value));
-            if numeric && differs && !swept.contains(name) {
-                swept.push(name.clone());
-            }
-        }
-    }
+    let swept = vernier_plot::swept_options(series);
     match swept.as_slice() {
         [one] => Ok(one.clone()),
         [] => bail!("no numeric option takes several values in the selected sessions; a line needs a sweep such as hackbench:groups=1,2,4,8"),

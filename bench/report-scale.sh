@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# Scale of `vernier report`: wall time, maximum resident memory and the site's size for a
+# database of 10,000 measured runs (goal: under 10 s and a site under 20 MB; docs/report.md,
+# "Large databases").
+#
+# A vernier export (docs/export-format.md) is generated and brought in through `vernier import`
+# into a fresh database: SESSIONS sessions tagged kernel=K1, K2, ..., each a hackbench-like
+# sweep of CONFIGS configurations (groups=1..CONFIGS) of RUNS_PER_CONFIG measured runs, every
+# run with a context-switch counter of POINTS monitor samples. The defaults make
+# 2 x 20 x 250 = 10,000 runs and 500,000 monitor points. Then `vernier report --by kernel
+# --compare kernel=K1 kernel=K2` writes the site, timed by /usr/bin/time -v.
+#
+# Environment:
+#   SESSIONS=2 CONFIGS=20 RUNS_PER_CONFIG=250 POINTS=50
+#   KEEP=DIR   keep the database and the site in DIR
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+SESSIONS=${SESSIONS:-2}
+CONFIGS=${CONFIGS:-20}
+RUNS_PER_CONFIG=${RUNS_PER_CONFIG:-250}
+POINTS=${POINTS:-50}
+for v in SESSIONS CONFIGS RUNS_PER_CONFIG POINTS; do
+    if ! [[ ${!v} =~ ^[1-9][0-9]*$ ]]; then
+        echo "report-scale: $v must be a positive integer, got '${!v}'" >&2
+        exit 2
+    fi
+done
+[[ -x /usr/bin/time ]] || { echo "report-scale: /usr/bin/time (GNU time) is needed" >&2; exit 2; }
+command -v python3 >/dev/null || { echo "report-scale: python3 is needed" >&2; exit 2; }
+
+cargo build --release -q -p vernier
+bin=$PWD/target/release/vernier
+work=${KEEP:-$(mktemp -d)}
+mkdir -p "$work"
+[[ -n ${KEEP:-} ]] || trap 'rm -rf "$work"' EXIT
+rm -rf "$work/results.db" "$work/site"
+
+python3 - "$work/export.json" "$SESSIONS" "$CONFIGS" "$RUNS_PER_CONFIG" "$POINTS" <<'PY'
+import json, math, random, sys, uuid
+
+path, sessions, configs, runs, points = sys.argv[1], *map(int, sys.argv[2:])
+rng = random.Random(1)
+def uid():
+    return str(uuid.UUID(int=rng.getrandbits(128), version=4))
+out = {"format": "vernier-export", "version": 1, "sessions": []}
+t0 = 1_700_000_000_000_000_000
+for s in range(sessions):
+    start = t0 + s * 86_400_000_000_000
+    t = start
+    session = {
+        "id": uid(), "started_at_ns": start, "status": "completed", "suite": None,
+        "specs": ["hackbench:groups=1-%d" % configs],
+        "tags": {"kernel": "K%d" % (s + 1)}, "note": None,
+        "settings": {"warmup": 0, "target": 0.02, "min_runs": 6, "max_runs": runs,
+                     "min_time_s": 0.0, "max_time_s": 600.0, "interleave": False, "seed": 1},
+        "vernier_version": "0.1.0",
+        "environment": {"online_cpus": 2, "kernel_release": "6.%d.0" % (10 + s)},
+        "fingerprint": "scale%d" % s, "configurations": [],
+    }
+    for c in range(configs):
+        groups = c + 1
+        centre = 0.05 * groups * (1 + 0.03 * s)
+        config = {
+            "id": uid(), "position": c, "benchmark": "hackbench", "benchmark_version": "1",
+            "options": {"groups": groups, "loops": 1000},
+            "metric": {"name": "time", "unit": "s", "higher_is_better": False},
+            "stop_reason": "max-runs", "converged": False, "error": None, "runs": [],
+        }
+        for r in range(runs):
+            value = centre * math.exp(rng.gauss(0, 0.02))
+            dur = int(value * 1e9)
+            series = [{"t_ns": i * dur // max(points - 1, 1), "value": float(i * 1000 * groups + rng.randrange(100))}
+                      for i in range(points)]
+            config["runs"].append({
+                "id": uid(), "index": r, "warmup": False, "round": r, "preceding_executions": r,
+                "started_at_ns": t, "ended_at_ns": t + dur, "values": {"time": value},
+                "rusage": {"user_cpu_ns": dur, "system_cpu_ns": dur // 2, "voluntary_cs": 10,
+                           "involuntary_cs": 1, "max_rss_bytes": 4_000_000},
+                "foreign_cpu_ns": 0, "controller_cpu_ns": 1_000_000,
+                "monitors": {"series": [{"monitor": "stat", "metric": "ctxt", "unit": "count",
+                                         "kind": "counter", "points": series}],
+                             "summary": {"stat.ctxt": series[-1]["value"] - series[0]["value"]},
+                             "unsupported": {}, "failures": [], "sampler_priority": "normal",
+                             "sampler_cpu_ns": 0, "rounds": points},
+            })
+            t += dur + 10_000_000
+        session["configurations"].append(config)
+    session["ended_at_ns"] = t
+    out["sessions"].append(session)
+with open(path, "w") as f:
+    json.dump(out, f)
+PY
+
+runs_total=$((SESSIONS * CONFIGS * RUNS_PER_CONFIG))
+import_s=$( { /usr/bin/time -f %e "$bin" --db "$work/results.db" import "$work/export.json" >/dev/null; } 2>&1 )
+timing=$(mktemp)
+/usr/bin/time -v -o "$timing" "$bin" --db "$work/results.db" report --by kernel \
+    --compare kernel=K1 "kernel=K$SESSIONS" -o "$work/site" >/dev/null
+field() { sed -n "s/^[[:space:]]*$1: //p" "$timing"; }
+wall=$(field 'Elapsed (wall clock) time (h:mm:ss or m:ss)' |
+    awk -F: '{ s = 0; for (i = 1; i <= NF; i++) s = s * 60 + $i; printf "%.2f", s }')
+cpu=$(awk -v u="$(field 'User time (seconds)')" -v s="$(field 'System time (seconds)')" \
+    'BEGIN { printf "%.2f", u + s }')
+rss=$(awk -v k="$(field 'Maximum resident set size (kbytes)')" 'BEGIN { printf "%.1f", k / 1024 }')
+rm -f "$timing"
+site_mb=$(du -sk "$work/site" | awk '{ printf "%.1f", $1 / 1024 }')
+files=$(find "$work/site" -type f | wc -l)
+largest=$(find "$work/site" -type f -printf '%s %P\n' | sort -n | tail -1 |
+    awk '{ printf "%s (%.1f MB)", $2, $1 / 1e6 }')
+printf 'runs %d (%d sessions x %d configurations x %d runs, %d monitor points each)\n' \
+    "$runs_total" "$SESSIONS" "$CONFIGS" "$RUNS_PER_CONFIG" "$POINTS"
+printf 'import %s s\n' "$import_s"
+printf 'report: wall %s s, cpu %s s, max RSS %s MB; site %s MB in %d files, largest %s\n' \
+    "$wall" "$cpu" "$rss" "$site_mb" "$files" "$largest"

@@ -1,0 +1,225 @@
+//! `vernier report [SELECTOR...] -o DIR`: the results website as a directory
+//! (`vernier_site`). The site is written into a new directory beside DIR and renamed into
+//! place only when every file is written, so an error leaves DIR as it was. DIR may be new,
+//! empty, or a previous report (it holds `vernier_site::MARKER`), which is replaced; any other
+//! directory is refused, so that a mistyped path never loses files.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{bail, Context, Result};
+use uuid::Uuid;
+use vernier_site::{Comparison, Input, MARKER, MARKER_TEXT};
+use vernier_store::{Load, SqliteStore, Store};
+
+use crate::cli::{ReportArgs, SiteArgs};
+use crate::db;
+use crate::out::{outln, printable};
+
+pub fn report(args: ReportArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
+    let target = &args.output;
+    check_target(target)?;
+    let store = db::open_for_reading(db_arg)?;
+    let input = site_input(&store, &args.site)?;
+    let files = vernier_site::build(&input)?;
+    let bytes: usize = files.iter().map(|(_, b)| b.len()).sum();
+    write_site(target, &files)?;
+    outln!(
+        "wrote {} files ({:.1} MB) to {}; open {}",
+        files.len(),
+        bytes as f64 / 1e6,
+        printable(&target.display().to_string()),
+        printable(&target.join("index.html").display().to_string())
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// What the site shows: the selected sessions (every session without a selector) with all
+/// their data, the kernel configurations they refer to, and the comparison.
+pub fn site_input(store: &SqliteStore, args: &SiteArgs) -> Result<Input> {
+    let mut ids: Vec<Uuid> = Vec::new();
+    if args.selectors.is_empty() {
+        ids = store
+            .session_headers()
+            .context("cannot list the sessions")?
+            .into_iter()
+            .map(|h| h.id)
+            .collect();
+        if ids.is_empty() {
+            bail!("the database holds no session yet; record one with `vernier run`");
+        }
+    }
+    for selector in &args.selectors {
+        for id in db::select(store, selector)? {
+            if !ids.contains(&id) {
+                ids.push(id);
+            }
+        }
+    }
+    let mut sessions = ids
+        .iter()
+        .map(|&id| {
+            store
+                .load_session(id, Load::ALL)
+                .with_context(|| format!("cannot load session {id}"))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    sessions.sort_by_key(|s| (s.info.started_at_ns, s.info.id));
+    let mut kernel_configs = BTreeMap::new();
+    for sha in sessions
+        .iter()
+        .filter_map(|s| s.info.environment.kernel_config_sha256.as_ref())
+    {
+        if !kernel_configs.contains_key(sha) {
+            if let Some(text) = store.kernel_config(sha)? {
+                kernel_configs.insert(sha.clone(), text);
+            }
+        }
+    }
+    let comparison = match args.compare.as_deref() {
+        Some([base, new]) => {
+            let threshold = args
+                .threshold
+                .unwrap_or(vernier_analysis::DEFAULT_THRESHOLD);
+            Some(Comparison {
+                base: base.clone(),
+                new: new.clone(),
+                report: db::compare_report(store, base, new, threshold, None)?,
+            })
+        }
+        _ => None,
+    };
+    if let Some(key) = &args.by {
+        if !sessions.iter().any(|s| s.info.tags.contains_key(key)) {
+            bail!(
+                "--by '{}': no selected session carries that tag; `vernier sessions` lists the tags",
+                printable(key)
+            );
+        }
+    }
+    Ok(Input {
+        sessions,
+        group_by: args.by.clone(),
+        kernel_configs,
+        comparison,
+    })
+}
+
+/// Refuses a target that is not new, empty or a previous report.
+fn check_target(target: &Path) -> Result<()> {
+    let shown = || printable(&target.display().to_string()).into_owned();
+    match fs::symlink_metadata(target) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let parent = parent_of(target);
+            if !parent.is_dir() {
+                bail!(
+                    "cannot write the report to {}: the directory {} does not exist",
+                    shown(),
+                    printable(&parent.display().to_string())
+                );
+            }
+            Ok(())
+        }
+        Err(e) => Err(e).with_context(|| format!("cannot read {}", shown())),
+        Ok(meta) if !meta.is_dir() => bail!(
+            "{} exists and is not a directory; give a new or empty directory, or a previous \
+             report to replace",
+            shown()
+        ),
+        Ok(_) => {
+            let empty = fs::read_dir(target)
+                .with_context(|| format!("cannot read {}", shown()))?
+                .next()
+                .is_none();
+            if empty || is_report(target) {
+                Ok(())
+            } else {
+                bail!(
+                    "{} is a directory that is neither empty nor a previous vernier report (it \
+                     has no {MARKER}); give a new or empty directory",
+                    shown()
+                )
+            }
+        }
+    }
+}
+
+fn is_report(dir: &Path) -> bool {
+    fs::read_to_string(dir.join(MARKER)).is_ok_and(|t| t == MARKER_TEXT)
+}
+
+fn parent_of(target: &Path) -> PathBuf {
+    match target.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
+/// Writes `files` into a new directory beside `target`, then renames it to `target`; a
+/// previous report there is moved aside first and removed after. On an error before the
+/// rename, the new directory is removed and `target` is untouched.
+fn write_site(target: &Path, files: &[(String, Vec<u8>)]) -> Result<()> {
+    let parent = parent_of(target);
+    let staging = Staging::create(&parent, "new")?;
+    for (path, bytes) in files {
+        let file = staging.0.join(path);
+        if let Some(dir) = file.parent() {
+            fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        }
+        fs::write(&file, bytes).with_context(|| format!("cannot write {}", file.display()))?;
+    }
+    let old = if target.exists() {
+        let aside = Staging::name(&parent, "old");
+        fs::rename(target, &aside)
+            .with_context(|| format!("cannot move the previous report {}", target.display()))?;
+        Some(aside)
+    } else {
+        None
+    };
+    if let Err(e) = fs::rename(&staging.0, target) {
+        // Put the previous report back; the new one is removed when `staging` drops.
+        if let Some(old) = &old {
+            let _ = fs::rename(old, target);
+        }
+        return Err(e).with_context(|| format!("cannot rename the report to {}", target.display()));
+    }
+    std::mem::forget(staging);
+    if let Some(old) = old {
+        fs::remove_dir_all(&old)
+            .with_context(|| format!("cannot remove the previous report {}", old.display()))?;
+    }
+    Ok(())
+}
+
+/// A directory beside the target that is removed with everything in it when dropped, unless
+/// it was renamed into place (and forgotten).
+struct Staging(PathBuf);
+
+impl Staging {
+    /// A name in `parent` no other report writer uses: the process id and the time.
+    fn name(parent: &Path, what: &str) -> PathBuf {
+        let ns = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        parent.join(format!(
+            ".vernier-report-{what}-{}-{ns}",
+            std::process::id()
+        ))
+    }
+
+    /// Creates the directory, with the mode any new directory gets (the umask's).
+    fn create(parent: &Path, what: &str) -> Result<Staging> {
+        let path = Staging::name(parent, what);
+        fs::create_dir(&path)
+            .with_context(|| format!("cannot create a directory in {}", parent.display()))?;
+        Ok(Staging(path))
+    }
+}
+
+impl Drop for Staging {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.0);
+    }
+}

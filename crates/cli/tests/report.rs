@@ -1,0 +1,358 @@
+//! `vernier report` and `vernier serve`: the site from sessions written straight into a
+//! database. Every page and figure is tokenized as a browser tokenizes HTML (html5gum, WHATWG)
+//! to prove that stored text cannot add markup; every link resolves inside the site; nothing
+//! refers to another origin; the target directory rules; the server answers the same pages,
+//! read-only, and names a port in use.
+
+#![allow(clippy::unwrap_used)]
+
+mod site_fixture;
+
+use std::collections::BTreeMap;
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::Path;
+
+use site_fixture::{database, files, start_tags, Server};
+use vernier_testkit::vernier;
+
+/// The site's own elements: what the pages and figures are built of. Anything else in a
+/// tokenized file came from the data.
+const HTML_TAGS: &[&str] = &[
+    "html",
+    "head",
+    "meta",
+    "title",
+    "link",
+    "body",
+    "nav",
+    "a",
+    "main",
+    "h1",
+    "h2",
+    "h3",
+    "p",
+    "code",
+    "span",
+    "label",
+    "select",
+    "option",
+    "div",
+    "table",
+    "thead",
+    "tbody",
+    "tr",
+    "th",
+    "td",
+    "figure",
+    "img",
+    "figcaption",
+    "ul",
+    "li",
+    "script",
+];
+const SVG_TAGS: &[&str] = &[
+    "svg", "rect", "line", "polyline", "polygon", "circle", "text", "path", "g",
+];
+
+/// Checks that `text` (a page or figure) holds only the site's own markup: known elements,
+/// no event-handler attribute, scripts only the site's own file and images only its figures.
+fn assert_no_injected_markup(path: &str, text: &str) {
+    let allowed = if path.ends_with(".svg") {
+        SVG_TAGS
+    } else {
+        HTML_TAGS
+    };
+    let tags = start_tags(text);
+    assert!(!tags.is_empty(), "{path} has no markup");
+    for (name, attributes) in &tags {
+        assert!(
+            allowed.contains(&name.as_str()),
+            "{path}: element <{name}> {attributes:?}"
+        );
+        for (k, v) in attributes {
+            assert!(
+                !k.starts_with("on"),
+                "{path}: attribute {k}={v} on <{name}>"
+            );
+        }
+        match name.as_str() {
+            "script" => assert!(
+                attributes
+                    .get("src")
+                    .is_some_and(|s| s.ends_with("vernier.js")),
+                "{path}: {attributes:?}"
+            ),
+            "img" => assert!(
+                attributes.get("src").is_some_and(|s| s.ends_with(".svg")),
+                "{path}: {attributes:?}"
+            ),
+            _ => {}
+        }
+    }
+    if path.ends_with(".svg") {
+        assert_eq!(
+            tags.iter().filter(|(n, _)| n == "svg").count(),
+            1,
+            "{path}: one svg element"
+        );
+    }
+}
+
+/// The relative links (`href`, `src`) of an HTML page, resolved against its directory and
+/// without a fragment.
+fn links(path: &str, text: &str) -> Vec<String> {
+    let base: Vec<&str> = path.split('/').collect();
+    let base = &base[..base.len() - 1];
+    start_tags(text)
+        .into_iter()
+        .flat_map(|(_, a)| a.into_iter())
+        .filter(|(k, _)| k == "href" || k == "src")
+        .map(|(_, v)| {
+            let v = v.split('#').next().unwrap().to_string();
+            let mut parts: Vec<&str> = base.to_vec();
+            for p in v.split('/') {
+                match p {
+                    ".." => {
+                        parts.pop();
+                    }
+                    "." | "" => {}
+                    p => parts.push(p),
+                }
+            }
+            parts.join("/")
+        })
+        .collect()
+}
+
+fn report(db: &Path, out: &Path, extra: &[&str]) -> BTreeMap<String, Vec<u8>> {
+    vernier(db)
+        .arg("report")
+        .args(extra)
+        .arg("-o")
+        .arg(out)
+        .assert()
+        .success();
+    files(out)
+}
+
+#[test]
+fn stored_text_never_becomes_markup_in_any_page_or_figure() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = database(dir.path());
+    let out = dir.path().join("site");
+    let site = report(&db, &out, &["--compare", "kernel=B", "latest~1"]);
+    let mut pages = 0;
+    for (path, bytes) in &site {
+        if !(path.ends_with(".html") || path.ends_with(".svg")) {
+            continue;
+        }
+        let text = String::from_utf8(bytes.clone()).unwrap();
+        assert_no_injected_markup(path, &text);
+        pages += 1;
+    }
+    assert!(pages >= 10, "{:?}", site.keys().collect::<Vec<_>>());
+    // The hostile texts are there, as text: escaped in the pages and figures that show them.
+    let index = String::from_utf8(site["index.html"].clone()).unwrap();
+    assert!(index.contains("A&lt;script&gt;alert(&#39;tag&#39;)&lt;/script&gt;"));
+    assert!(index.contains("&quot;&gt;&lt;img src=x onerror=alert(&#39;note&#39;)&gt;"));
+    let environment = String::from_utf8(site["environment.html"].clone()).unwrap();
+    assert!(environment.contains("A&lt;/svg&gt;&lt;script&gt;"));
+    let bench: Vec<&String> = site
+        .keys()
+        .filter(|p| p.starts_with("bench/") && p.ends_with("-box.svg"))
+        .collect();
+    let figure = String::from_utf8(site[bench[0]].clone()).unwrap();
+    assert!(figure.contains("&lt;/svg&gt;&lt;script&gt;"), "{figure}");
+}
+
+#[test]
+fn every_link_resolves_inside_the_site_and_nothing_comes_from_elsewhere() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = database(dir.path());
+    let out = dir.path().join("site");
+    let site = report(
+        &db,
+        &out,
+        &["--by", "kernel", "--compare", "latest~1", "latest"],
+    );
+    for name in [
+        "index.html",
+        "environment.html",
+        "latency.html",
+        "compare.html",
+        "compare-forest.svg",
+        "vernier.css",
+        "vernier.js",
+        ".vernier-report",
+    ] {
+        assert!(site.contains_key(name), "{name} missing");
+    }
+    assert!(site.keys().any(|p| p.starts_with("monitors/")));
+    assert!(site
+        .keys()
+        .any(|p| p.starts_with("latency/") && p.ends_with("-maxima.svg")));
+    assert!(site.keys().any(|p| p.contains("-line-")));
+    for (path, bytes) in &site {
+        let text = String::from_utf8_lossy(bytes);
+        // SVG names its XML namespaces by URI; they are names, not requests.
+        let rest = text
+            .replace("xmlns=\"http://www.w3.org/2000/svg\"", "")
+            .replace("xmlns:xlink=\"http://www.w3.org/1999/xlink\"", "");
+        for scheme in ["http://", "https://", "url(", "@import"] {
+            assert!(!rest.contains(scheme), "{path} refers to {scheme}");
+        }
+        for (_, attributes) in start_tags(&rest) {
+            for (k, v) in attributes {
+                if k == "href" || k == "src" {
+                    assert!(!v.contains(':') && !v.starts_with("//"), "{path}: {k}={v}");
+                }
+            }
+        }
+        if path.ends_with(".html") {
+            for link in links(path, &text) {
+                assert!(
+                    site.contains_key(&link),
+                    "{path} links to {link}, not in the site"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn the_target_must_be_new_empty_or_a_previous_report_and_is_replaced_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = database(dir.path());
+    // A directory with other files is refused and left as it was.
+    let other = dir.path().join("other");
+    std::fs::create_dir(&other).unwrap();
+    std::fs::write(other.join("thesis.tex"), "keep me").unwrap();
+    vernier(&db)
+        .args(["report", "-o"])
+        .arg(&other)
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(
+            "neither empty nor a previous vernier report",
+        ));
+    assert_eq!(files(&other).len(), 1);
+    // A missing parent is an error naming it; a selector that matches nothing leaves no
+    // directory behind.
+    vernier(&db)
+        .args(["report", "-o"])
+        .arg(dir.path().join("no/such"))
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("does not exist"));
+    let out = dir.path().join("site");
+    vernier(&db)
+        .args(["report", "kernel=nothing", "-o"])
+        .arg(&out)
+        .assert()
+        .code(2);
+    assert!(!out.exists());
+    // A previous report is replaced: a file the new one does not have is gone.
+    let first = report(&db, &out, &[]);
+    assert!(first.contains_key("index.html"));
+    std::fs::write(out.join("stale.html"), "old").unwrap();
+    let second = report(&db, &out, &["latest"]);
+    assert!(!second.contains_key("stale.html"));
+    assert!(second.contains_key("index.html"));
+    // Nothing is left beside it.
+    let beside: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(".vernier-report"))
+        .collect();
+    assert!(beside.is_empty(), "{beside:?}");
+}
+
+/// GET `path` from `address`: the status and the body.
+fn get(address: &str, path: &str) -> (u16, Vec<u8>) {
+    let mut stream = TcpStream::connect(address).unwrap();
+    write!(
+        stream,
+        "GET /{path} HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut response = Vec::new();
+    stream.read_to_end(&mut response).unwrap();
+    let split = response.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
+    let head = String::from_utf8_lossy(&response[..split]).into_owned();
+    let status = head.split_whitespace().nth(1).unwrap().parse().unwrap();
+    (status, response[split + 4..].to_vec())
+}
+
+#[test]
+fn serve_answers_the_pages_of_report_read_only_and_names_a_port_in_use() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = database(dir.path());
+    let before = std::fs::read(&db).unwrap();
+    let out = dir.path().join("site");
+    let site = report(&db, &out, &["--by", "kernel"]);
+    let (_server, url) = Server::start(&db, &["--by", "kernel"]);
+    let address = url
+        .trim_start_matches("http://")
+        .trim_end_matches('/')
+        .to_string();
+    // Every file of the static site, the same bytes.
+    for (path, bytes) in &site {
+        let (status, body) = get(&address, path);
+        assert_eq!(status, 200, "{path}");
+        assert!(&body == bytes, "{path} differs from the static site");
+    }
+    assert!(get(&address, "").1 == site["index.html"]);
+    assert_eq!(get(&address, "../results.db").0, 404);
+    assert_eq!(get(&address, "no-such.html").0, 404);
+    assert!(
+        std::fs::read(&db).unwrap() == before,
+        "the database changed"
+    );
+    // The same port again: an error naming it.
+    let port = address.rsplit(':').next().unwrap();
+    vernier(&db)
+        .args(["serve", "--port", port])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(format!(
+            "port {port} on 127.0.0.1 is in use"
+        )));
+    // A port held by another program.
+    let held = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = held.local_addr().unwrap().port().to_string();
+    vernier(&db)
+        .args(["serve", "--port", &port])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("is in use"));
+}
+
+#[test]
+fn bars_draw_a_bar_per_series_and_configuration() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = database(dir.path());
+    let out = dir.path().join("bars.svg");
+    vernier(&db)
+        .args([
+            "plot",
+            "bars",
+            "latest~1",
+            "latest",
+            "--benchmark",
+            "command",
+            "-o",
+        ])
+        .arg(&out)
+        .assert()
+        .success();
+    let text = std::fs::read_to_string(&out).unwrap();
+    assert!(text.contains("command medians"), "{text}");
+    assert!(text.contains("bar: median, whisker: its 95% interval"));
+    // Two rectangles (fill and outline) per bar: 3 configurations x 2 series.
+    let bars = start_tags(&text)
+        .into_iter()
+        .filter(|(n, a)| n == "rect" && a.get("opacity").is_some_and(|o| o == "0.75"))
+        .count();
+    assert_eq!(bars, 6, "{text}");
+}

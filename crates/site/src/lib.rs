@@ -1,0 +1,381 @@
+//! The results website of `vernier report` (a static directory) and `vernier serve` (the same
+//! files on request): an index of the sessions, a page per benchmark (box plots, bars, lines
+//! against swept options, each with its numbers), latency histograms and interval maxima,
+//! monitor series and summaries, a comparison, and the environments with their differences.
+//!
+//! A [`Site`] is a pure function of loaded sessions (and a comparison): it lists its files
+//! ([`Site::paths`]) and renders any of them on its own ([`Site::render`]), so a server draws
+//! only the page asked for. Every number comes from `vernier_analysis` (the code of `show` and
+//! `compare`), every figure from `vernier_plot` (the code of `vernier plot`), files of the site
+//! itself. Nothing refers outside the site: no CDN, font or script from elsewhere, so the
+//! directory works from `file://`, copied or published. Every string from the database is
+//! escaped ([`html::esc`]; plotters escapes the text of the SVG figures).
+
+mod html;
+mod pages;
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use vernier_analysis::{CompareReport, ConfigSummary};
+use vernier_model::StoredSession;
+use vernier_plot::{PlotError, Series};
+
+/// The file that marks a directory as a report, so that `vernier report -o DIR` may replace
+/// it, and nothing else.
+pub const MARKER: &str = ".vernier-report";
+
+/// The first line of [`MARKER`]'s content.
+pub const MARKER_TEXT: &str = "vernier report\n";
+
+/// What a site shows.
+#[derive(Debug, Clone, Default)]
+pub struct Input {
+    /// The sessions, oldest first, loaded with their runs, histograms and monitor data.
+    pub sessions: Vec<StoredSession>,
+    /// A tag key: one series per value of it (the sessions carrying it pooled, as a tag
+    /// selector pools them in `plot` and `compare`); without it a series per session.
+    pub group_by: Option<String>,
+    /// Kernel configuration texts by SHA-256, for the environment differences.
+    pub kernel_configs: BTreeMap<String, String>,
+    /// `--compare BASE NEW`.
+    pub comparison: Option<Comparison>,
+}
+
+/// A comparison of two selections, as `vernier compare` computed it.
+#[derive(Debug, Clone)]
+pub struct Comparison {
+    pub base: String,
+    pub new: String,
+    pub report: CompareReport,
+}
+
+/// Why a site (or one of its files) could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum SiteError {
+    #[error("nothing to report: no session selected")]
+    Empty,
+    #[error("figure {path}: {source}")]
+    Figure { path: String, source: PlotError },
+}
+
+/// A site's files: what each path is and the analysed data they share.
+pub struct Site<'a> {
+    input: &'a Input,
+    /// The series of every figure and table, in the order of their first session.
+    series: Vec<Series>,
+    benchmarks: Vec<Benchmark>,
+    /// Configuration labels with latency histograms, in first-seen order.
+    latency: Vec<String>,
+    /// Per session (index into `input.sessions`) with monitor data, its monitor keys.
+    monitors: Vec<(usize, Vec<String>)>,
+    files: Vec<(String, File)>,
+}
+
+/// A benchmark's page: its name, file stem and swept numeric options.
+struct Benchmark {
+    name: String,
+    stem: String,
+    swept: Vec<String>,
+}
+
+/// What a path holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum File {
+    Marker,
+    Css,
+    Js,
+    Favicon,
+    Index,
+    Benchmark(usize),
+    BoxFigure(usize),
+    BarsFigure(usize),
+    /// Benchmark, swept option.
+    LineFigure(usize, usize),
+    Latency,
+    LatencyFigure(usize),
+    MaximaFigure(usize),
+    /// Index into `Site::monitors`.
+    Monitors(usize),
+    /// Index into `Site::monitors`, key.
+    MonitorFigure(usize, usize),
+    Compare,
+    ForestFigure,
+    Environment,
+}
+
+impl<'a> Site<'a> {
+    /// Analyses `input` and lists the site's files; nothing is drawn yet.
+    pub fn new(input: &'a Input) -> Result<Site<'a>, SiteError> {
+        if input.sessions.is_empty() {
+            return Err(SiteError::Empty);
+        }
+        let series = series(input);
+        let mut benchmarks: Vec<Benchmark> = Vec::new();
+        let mut latency: Vec<String> = Vec::new();
+        for s in &series {
+            for c in &s.summaries {
+                if !benchmarks.iter().any(|b| b.name == c.benchmark) {
+                    benchmarks.push(Benchmark {
+                        name: c.benchmark.clone(),
+                        stem: stem(benchmarks.len(), &c.benchmark),
+                        swept: Vec::new(),
+                    });
+                }
+                if c.latency.as_ref().is_some_and(|l| !l.threads.is_empty()) {
+                    let label = c.label();
+                    if !latency.contains(&label) {
+                        latency.push(label);
+                    }
+                }
+            }
+        }
+        for b in &mut benchmarks {
+            b.swept = vernier_plot::swept_options(&of_benchmark(&series, &b.name));
+        }
+        let monitors: Vec<(usize, Vec<String>)> = input
+            .sessions
+            .iter()
+            .enumerate()
+            .filter_map(|(i, s)| {
+                let keys: BTreeSet<String> = s
+                    .configurations
+                    .iter()
+                    .flat_map(|c| &c.runs)
+                    .filter(|r| !r.warmup)
+                    .filter_map(|r| r.monitors.as_ref())
+                    .flat_map(|m| m.series.iter().map(|x| x.key()))
+                    .collect();
+                (!keys.is_empty()).then(|| (i, keys.into_iter().collect()))
+            })
+            .collect();
+
+        let mut files = vec![
+            (MARKER.to_string(), File::Marker),
+            ("vernier.css".to_string(), File::Css),
+            ("vernier.js".to_string(), File::Js),
+            ("favicon.svg".to_string(), File::Favicon),
+            ("index.html".to_string(), File::Index),
+        ];
+        for (i, b) in benchmarks.iter().enumerate() {
+            files.push((format!("bench/{}.html", b.stem), File::Benchmark(i)));
+            files.push((format!("bench/{}-box.svg", b.stem), File::BoxFigure(i)));
+            files.push((format!("bench/{}-bars.svg", b.stem), File::BarsFigure(i)));
+            for o in 0..b.swept.len() {
+                files.push((
+                    format!("bench/{}-line-{o}.svg", b.stem),
+                    File::LineFigure(i, o),
+                ));
+            }
+        }
+        if !latency.is_empty() {
+            files.push(("latency.html".to_string(), File::Latency));
+            for i in 0..latency.len() {
+                files.push((format!("latency/{i}.svg"), File::LatencyFigure(i)));
+            }
+        }
+        let site = Site {
+            input,
+            series,
+            benchmarks,
+            latency,
+            monitors,
+            files: Vec::new(),
+        };
+        for i in 0..site.latency.len() {
+            if site.has_maxima(i) {
+                files.push((format!("latency/{i}-maxima.svg"), File::MaximaFigure(i)));
+            }
+        }
+        for (m, (session, keys)) in site.monitors.iter().enumerate() {
+            let id = input.sessions[*session].info.id;
+            files.push((format!("monitors/{id}.html"), File::Monitors(m)));
+            for k in 0..keys.len() {
+                files.push((format!("monitors/{id}/{k}.svg"), File::MonitorFigure(m, k)));
+            }
+        }
+        if input.comparison.is_some() {
+            files.push(("compare.html".to_string(), File::Compare));
+            files.push(("compare-forest.svg".to_string(), File::ForestFigure));
+        }
+        files.push(("environment.html".to_string(), File::Environment));
+        Ok(Site { files, ..site })
+    }
+
+    /// Every file of the site, by its path relative to the site's root (`/`-separated).
+    pub fn paths(&self) -> impl Iterator<Item = &str> {
+        self.files.iter().map(|(p, _)| p.as_str())
+    }
+
+    /// The content of the file at `path`, `None` when the site has no such file.
+    pub fn render(&self, path: &str) -> Option<Result<Vec<u8>, SiteError>> {
+        let file = self.files.iter().find(|(p, _)| p == path)?.1;
+        Some(self.render_file(path, file))
+    }
+
+    /// The media type of the file at `path`.
+    pub fn content_type(path: &str) -> &'static str {
+        match path.rsplit_once('.').map(|(_, e)| e) {
+            Some("html") => "text/html; charset=utf-8",
+            Some("css") => "text/css; charset=utf-8",
+            Some("js") => "text/javascript; charset=utf-8",
+            Some("svg") => "image/svg+xml",
+            _ => "text/plain; charset=utf-8",
+        }
+    }
+
+    fn render_file(&self, path: &str, file: File) -> Result<Vec<u8>, SiteError> {
+        let figure = |r: Result<Vec<u8>, PlotError>| {
+            r.map_err(|source| SiteError::Figure {
+                path: path.to_string(),
+                source,
+            })
+        };
+        Ok(match file {
+            File::Marker => MARKER_TEXT.as_bytes().to_vec(),
+            File::Css => html::CSS.as_bytes().to_vec(),
+            File::Js => html::JS.as_bytes().to_vec(),
+            File::Favicon => html::FAVICON.as_bytes().to_vec(),
+            File::Index => pages::index(self).into_bytes(),
+            File::Benchmark(b) => pages::benchmark(self, b).into_bytes(),
+            File::BoxFigure(b) => figure(pages::box_figure(self, b))?,
+            File::BarsFigure(b) => figure(pages::bars_figure(self, b))?,
+            File::LineFigure(b, o) => figure(pages::line_figure(self, b, o))?,
+            File::Latency => pages::latency(self).into_bytes(),
+            File::LatencyFigure(i) => figure(pages::latency_figure(self, i))?,
+            File::MaximaFigure(i) => figure(pages::maxima_figure(self, i))?,
+            File::Monitors(m) => pages::monitors(self, m).into_bytes(),
+            File::MonitorFigure(m, k) => figure(pages::monitor_figure(self, m, k))?,
+            File::Compare => pages::compare(self).into_bytes(),
+            File::ForestFigure => figure(pages::forest_figure(self))?,
+            File::Environment => pages::environment(self).into_bytes(),
+        })
+    }
+
+    /// Whether any series of latency configuration `i` has more than one interval maximum (a
+    /// monitoring session, or several runs).
+    fn has_maxima(&self, i: usize) -> bool {
+        self.latency_of(i)
+            .iter()
+            .any(|(_, l)| l.interval_maxima.len() > 1)
+    }
+
+    /// The latency summaries of configuration label `latency[i]`, one per series that has it.
+    fn latency_of(&self, i: usize) -> Vec<(String, vernier_analysis::LatencySummary)> {
+        let label = &self.latency[i];
+        self.series
+            .iter()
+            .flat_map(|s| {
+                s.summaries
+                    .iter()
+                    .filter(|c| &c.label() == label)
+                    .filter_map(|c| c.latency.clone())
+                    .filter(|l| !l.threads.is_empty())
+                    .map(|l| (s.name.clone(), l))
+            })
+            .collect()
+    }
+
+    /// The series restricted to benchmark `b`'s configurations.
+    fn benchmark_series(&self, b: usize) -> Vec<Series> {
+        of_benchmark(&self.series, &self.benchmarks[b].name)
+    }
+}
+
+/// Every file of the site with its content, in [`Site::paths`] order.
+pub fn build(input: &Input) -> Result<Vec<(String, Vec<u8>)>, SiteError> {
+    let site = Site::new(input)?;
+    site.files
+        .iter()
+        .map(|(path, file)| Ok((path.clone(), site.render_file(path, *file)?)))
+        .collect()
+}
+
+/// The series of `input`: one per session, or one per value of the `group_by` tag (sessions
+/// without the tag form a series of their own).
+fn series(input: &Input) -> Vec<Series> {
+    let Some(key) = &input.group_by else {
+        return input
+            .sessions
+            .iter()
+            .map(|s| Series {
+                name: session_name(s),
+                summaries: vernier_analysis::summarize_session(s),
+            })
+            .collect();
+    };
+    let mut groups: Vec<(String, Vec<usize>)> = Vec::new();
+    for (i, s) in input.sessions.iter().enumerate() {
+        let name = match s.info.tags.get(key) {
+            Some(v) => format!("{key}={v}"),
+            None => format!("no {key} tag"),
+        };
+        match groups.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, members)) => members.push(i),
+            None => groups.push((name, vec![i])),
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(name, members)| {
+            let summaries = if let [one] = members.as_slice() {
+                vernier_analysis::summarize_session(&input.sessions[*one])
+            } else {
+                let sessions: Vec<StoredSession> =
+                    members.iter().map(|&i| input.sessions[i].clone()).collect();
+                vernier_analysis::summarize_pooled(&sessions)
+            };
+            Series { name, summaries }
+        })
+        .collect()
+}
+
+/// A session's name in legends: its short id and its tags.
+fn session_name(s: &StoredSession) -> String {
+    Series::session_name(&s.info)
+}
+
+fn short_id(s: &StoredSession) -> String {
+    s.info.id.to_string().chars().take(8).collect()
+}
+
+/// `series` with only the configurations of `benchmark` (series without any left out).
+fn of_benchmark(series: &[Series], benchmark: &str) -> Vec<Series> {
+    series
+        .iter()
+        .filter_map(|s| {
+            let summaries: Vec<ConfigSummary> = s
+                .summaries
+                .iter()
+                .filter(|c| c.benchmark == benchmark)
+                .cloned()
+                .collect();
+            (!summaries.is_empty()).then(|| Series {
+                name: s.name.clone(),
+                summaries,
+            })
+        })
+        .collect()
+}
+
+/// A file stem for benchmark number `i` named `name`: its position keeps stems unique, and
+/// only ASCII letters, digits, `-` and `_` of the name are kept, so no stored name can reach
+/// outside the directory or need quoting in a URL.
+fn stem(i: usize, name: &str) -> String {
+    let clean: String = name
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_')
+        .take(40)
+        .collect();
+    format!("{i}-{}", clean.to_ascii_lowercase())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stems_keep_safe_characters_only() {
+        assert_eq!(stem(3, "../Hack bench<x>"), "3-hackbenchx");
+        assert_eq!(stem(0, ""), "0-");
+    }
+}
