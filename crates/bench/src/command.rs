@@ -62,7 +62,7 @@ use vernier_model::{OptionValue, Options};
 use vernier_sys::clock::monotonic_ns;
 use vernier_sys::MachineLimits;
 
-use crate::opts::{choice, float, uint};
+use crate::opts::{choice, float, text_spec, uint};
 use crate::workers::errno;
 use crate::{BenchError, Benchmark, Measurement, RunContext};
 
@@ -80,16 +80,6 @@ const FILLED: [&str; 4] = ["cmd", "prepare", "cleanup", "output"];
 const FLOOR_NS: f64 = 1.0;
 
 pub struct CommandBench;
-
-fn text_spec(name: &'static str, default: &str, help: &'static str) -> OptionSpec {
-    OptionSpec {
-        name,
-        kind: OptionKind::Text,
-        default: OptionDefault::Value(OptionValue::Text(default.to_string())),
-        unit: "",
-        help,
-    }
-}
 
 fn seconds_metric(name: &str) -> MetricInfo {
     MetricInfo {

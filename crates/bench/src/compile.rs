@@ -43,7 +43,7 @@ use vernier_model::{OptionValue, Options};
 use vernier_sys::clock::monotonic_ns;
 use vernier_sys::MachineLimits;
 
-use crate::opts::{choice_spec, uint};
+use crate::opts::{choice_spec, text_spec, uint};
 use crate::{BenchError, Benchmark, Measurement, RunContext};
 
 pub const TIME: &str = "time";
@@ -76,16 +76,6 @@ const HEADERS: [(&str, &str); 2] = [
 ];
 
 pub struct Compile;
-
-fn text_spec(name: &'static str, default: &str, help: &'static str) -> OptionSpec {
-    OptionSpec {
-        name,
-        kind: OptionKind::Text,
-        default: OptionDefault::Value(OptionValue::Text(default.to_string())),
-        unit: "",
-        help,
-    }
-}
 
 fn seconds(name: &str) -> MetricInfo {
     MetricInfo {

@@ -23,6 +23,7 @@ pub mod rt_hackbench;
 pub mod stress_ng;
 pub mod sysbench;
 pub mod syscall;
+pub mod sysfs;
 mod tool;
 mod workers;
 pub mod yield_;
@@ -196,6 +197,7 @@ pub fn all() -> Vec<Box<dyn Benchmark>> {
         Box::new(sysbench::Sysbench),
         Box::new(compile::Compile),
         Box::new(syscall::Syscall),
+        Box::new(sysfs::Sysfs),
         Box::new(mock::Mock),
     ]
 }
@@ -228,6 +230,7 @@ mod tests {
                 "sysbench",
                 "compile",
                 "syscall",
+                "sysfs",
                 "mock"
             ]
         );

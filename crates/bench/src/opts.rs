@@ -21,6 +21,17 @@ pub(crate) fn uint_spec(
     }
 }
 
+/// A free-text option with a default.
+pub(crate) fn text_spec(name: &'static str, default: &str, help: &'static str) -> OptionSpec {
+    OptionSpec {
+        name,
+        kind: OptionKind::Text,
+        default: OptionDefault::Value(OptionValue::Text(default.to_string())),
+        unit: "",
+        help,
+    }
+}
+
 pub(crate) fn choice_spec(
     name: &'static str,
     words: &'static [&'static str],

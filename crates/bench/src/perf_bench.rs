@@ -27,11 +27,10 @@
 
 use std::collections::BTreeMap;
 
-use vernier_model::{BenchmarkInfo, MetricInfo, OptionDefault, OptionKind, OptionSpec};
-use vernier_model::{OptionValue, Options};
+use vernier_model::{BenchmarkInfo, MetricInfo, Options};
 use vernier_sys::MachineLimits;
 
-use crate::opts::{choice, choice_spec, uint, uint_spec};
+use crate::opts::{choice, choice_spec, text_spec, uint, uint_spec};
 use crate::tool::{missing, number, Tool};
 use crate::{BenchError, Benchmark, Measurement, RunContext};
 
@@ -123,16 +122,6 @@ impl PerfBench {
 }
 
 pub struct PerfBenchmark;
-
-fn text_spec(name: &'static str, default: &str, help: &'static str) -> OptionSpec {
-    OptionSpec {
-        name,
-        kind: OptionKind::Text,
-        default: OptionDefault::Value(OptionValue::Text(default.to_string())),
-        unit: "",
-        help,
-    }
-}
 
 impl PerfBenchmark {
     fn bench(&self, options: &Options) -> Result<PerfBench, BenchError> {

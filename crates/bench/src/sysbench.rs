@@ -16,11 +16,10 @@
 
 use std::collections::BTreeMap;
 
-use vernier_model::{BenchmarkInfo, MetricInfo, OptionDefault, OptionKind, OptionSpec};
-use vernier_model::{OptionValue, Options};
+use vernier_model::{BenchmarkInfo, MetricInfo, Options};
 use vernier_sys::MachineLimits;
 
-use crate::opts::{choice, choice_spec, uint, uint_spec};
+use crate::opts::{choice, choice_spec, text_spec, uint, uint_spec};
 use crate::tool::{missing, number, Tool};
 use crate::{BenchError, Benchmark, Measurement, RunContext};
 
@@ -59,16 +58,6 @@ fn metric(name: &str, unit: &str, higher_is_better: bool) -> MetricInfo {
         name: name.into(),
         unit: unit.into(),
         higher_is_better,
-    }
-}
-
-fn text_spec(name: &'static str, default: &str, help: &'static str) -> OptionSpec {
-    OptionSpec {
-        name,
-        kind: OptionKind::Text,
-        default: OptionDefault::Value(OptionValue::Text(default.to_string())),
-        unit: "",
-        help,
     }
 }
 

@@ -59,7 +59,7 @@ pub fn list(args: ListArgs) -> Result<ExitCode> {
             }
             if b.parameters {
                 outln!(
-                    "             {:<10} any other option is a parameter: it fills {{NAME}} in the text options",
+                    "             {:<10} any other option NAME=VALUE is a parameter (see above)",
                     "NAME"
                 );
             }
