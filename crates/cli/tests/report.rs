@@ -309,6 +309,12 @@ fn serve_answers_the_pages_of_report_read_only_and_names_a_port_in_use() {
         std::fs::read(&db).unwrap() == before,
         "the database changed"
     );
+    // A session recorded meanwhile is on the next page served.
+    let index = String::from_utf8(get(&address, "index.html").1).unwrap();
+    assert!(!index.contains("kernel=C"));
+    site_fixture::record(&db, "C", 2.0, 1_700_000_200_000_000_000, false);
+    let index = String::from_utf8(get(&address, "index.html").1).unwrap();
+    assert!(index.contains("kernel=C"), "{index}");
     // The same port again: an error naming it.
     let port = address.rsplit(':').next().unwrap();
     vernier(&db)
@@ -355,4 +361,77 @@ fn bars_draw_a_bar_per_series_and_configuration() {
         .filter(|(n, a)| n == "rect" && a.get("opacity").is_some_and(|o| o == "0.75"))
         .count();
     assert_eq!(bars, 6, "{text}");
+}
+
+#[test]
+fn a_benchmark_without_runs_and_a_comparison_without_matches_still_make_a_site() {
+    use std::collections::BTreeMap as Map;
+    use vernier_model::{
+        ConfigurationRecord, Environment, MetricInfo, Options, Recorder, SessionInfo,
+        SessionStatus, Settings,
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let db = database(dir.path());
+    // A session whose only configuration failed before any run.
+    let mut store = vernier_store::SqliteStore::open(&db).unwrap();
+    let id = uuid::Uuid::new_v4();
+    store
+        .begin_session(&SessionInfo {
+            id,
+            started_at_ns: 1_800_000_000_000_000_000,
+            ended_at_ns: None,
+            status: SessionStatus::Running,
+            suite: None,
+            specs: vec!["pipe".into()],
+            tags: Map::from([("kernel".to_string(), "broken".to_string())]),
+            note: None,
+            settings: Settings::default(),
+            vernier_version: "test".into(),
+            environment: Environment::default(),
+            fingerprint: "f".into(),
+            findings: Vec::new(),
+            setup: Vec::new(),
+            monitors: Vec::new(),
+        })
+        .unwrap();
+    let record = ConfigurationRecord {
+        id: uuid::Uuid::new_v4(),
+        position: 0,
+        benchmark: "pipe".into(),
+        benchmark_version: "1".into(),
+        options: Options(Map::new()),
+        metric: MetricInfo {
+            name: "round_trip".into(),
+            unit: "ns".into(),
+            higher_is_better: false,
+        },
+        secondary_metrics: Vec::new(),
+        loads: Vec::new(),
+        stop_reason: None,
+        converged: false,
+        error: Some("the child failed".into()),
+    };
+    store.add_configuration(id, &record).unwrap();
+    store
+        .finish_session(id, SessionStatus::Failed, 1_800_000_000_000_001_000)
+        .unwrap();
+    drop(store);
+    let out = dir.path().join("site");
+    let site = report(&db, &out, &["--compare", "kernel=B", "kernel=broken"]);
+    let compare = String::from_utf8(site["compare.html"].clone()).unwrap();
+    assert!(compare.contains("No configuration is on both sides"));
+    assert!(!site.contains_key("compare-forest.svg"));
+    let page = site
+        .iter()
+        .find(|(p, _)| p.starts_with("bench/") && p.ends_with("-pipe.html"))
+        .map(|(_, b)| String::from_utf8(b.clone()).unwrap())
+        .unwrap();
+    assert!(page.contains("No configuration has measured runs."));
+    assert!(!site.keys().any(|p| p.ends_with("-pipe-box.svg")));
+    // The links of every page still resolve.
+    for (path, bytes) in site.iter().filter(|(p, _)| p.ends_with(".html")) {
+        for link in links(path, &String::from_utf8_lossy(bytes)) {
+            assert!(site.contains_key(&link), "{path} links to {link}");
+        }
+    }
 }

@@ -104,6 +104,15 @@ pub fn figure(src: &str, caption: &str, key: Option<&str>) -> String {
     )
 }
 
+/// [`figure`] when `drawn`, nothing otherwise (a figure with nothing to draw has no file).
+pub fn figure_if(drawn: bool, src: &str, caption: &str, key: Option<&str>) -> String {
+    if drawn {
+        figure(src, caption, key)
+    } else {
+        String::new()
+    }
+}
+
 /// A drop-down that shows one of the figures of the element `group` (by their `data-key`)
 /// at a time; without the script every figure stays visible.
 pub fn switch(group: &str, label: &str, keys: &[String]) -> String {

@@ -17,7 +17,7 @@ mod pages;
 use std::collections::{BTreeMap, BTreeSet};
 
 use vernier_analysis::{CompareReport, ConfigSummary};
-use vernier_model::StoredSession;
+use vernier_model::{OptionValue, StoredSession};
 use vernier_plot::{PlotError, Series};
 
 /// The file that marks a directory as a report, so that `vernier report -o DIR` may replace
@@ -59,8 +59,8 @@ pub enum SiteError {
 }
 
 /// A site's files: what each path is and the analysed data they share.
-pub struct Site<'a> {
-    input: &'a Input,
+pub struct Site {
+    input: Input,
     /// The series of every figure and table, in the order of their first session.
     series: Vec<Series>,
     benchmarks: Vec<Benchmark>,
@@ -71,10 +71,14 @@ pub struct Site<'a> {
     files: Vec<(String, File)>,
 }
 
-/// A benchmark's page: its name, file stem and swept numeric options.
+/// A benchmark's page: its name, file stem, which figures it has (a figure needs something to
+/// draw: runs for the boxes, medians for the bars) and the swept numeric options with a median
+/// to draw a line of.
 struct Benchmark {
     name: String,
     stem: String,
+    has_runs: bool,
+    has_medians: bool,
     swept: Vec<String>,
 }
 
@@ -103,13 +107,13 @@ enum File {
     Environment,
 }
 
-impl<'a> Site<'a> {
+impl Site {
     /// Analyses `input` and lists the site's files; nothing is drawn yet.
-    pub fn new(input: &'a Input) -> Result<Site<'a>, SiteError> {
+    pub fn new(input: Input) -> Result<Site, SiteError> {
         if input.sessions.is_empty() {
             return Err(SiteError::Empty);
         }
-        let series = series(input);
+        let series = series(&input);
         let mut benchmarks: Vec<Benchmark> = Vec::new();
         let mut latency: Vec<String> = Vec::new();
         for s in &series {
@@ -118,6 +122,8 @@ impl<'a> Site<'a> {
                     benchmarks.push(Benchmark {
                         name: c.benchmark.clone(),
                         stem: stem(benchmarks.len(), &c.benchmark),
+                        has_runs: false,
+                        has_medians: false,
                         swept: Vec::new(),
                     });
                 }
@@ -130,7 +136,22 @@ impl<'a> Site<'a> {
             }
         }
         for b in &mut benchmarks {
-            b.swept = vernier_plot::swept_options(&of_benchmark(&series, &b.name));
+            let of = of_benchmark(&series, &b.name);
+            let all = || of.iter().flat_map(|s| &s.summaries);
+            b.has_runs = all().any(|c| !c.values.is_empty());
+            b.has_medians = all().any(|c| c.median.is_some());
+            b.swept = vernier_plot::swept_options(&of)
+                .into_iter()
+                .filter(|o| {
+                    all().any(|c| {
+                        c.median.is_some()
+                            && matches!(
+                                c.options.get(o),
+                                Some(OptionValue::UInt(_) | OptionValue::Float(_))
+                            )
+                    })
+                })
+                .collect();
         }
         let monitors: Vec<(usize, Vec<String>)> = input
             .sessions
@@ -158,8 +179,12 @@ impl<'a> Site<'a> {
         ];
         for (i, b) in benchmarks.iter().enumerate() {
             files.push((format!("bench/{}.html", b.stem), File::Benchmark(i)));
-            files.push((format!("bench/{}-box.svg", b.stem), File::BoxFigure(i)));
-            files.push((format!("bench/{}-bars.svg", b.stem), File::BarsFigure(i)));
+            if b.has_runs {
+                files.push((format!("bench/{}-box.svg", b.stem), File::BoxFigure(i)));
+            }
+            if b.has_medians {
+                files.push((format!("bench/{}-bars.svg", b.stem), File::BarsFigure(i)));
+            }
             for o in 0..b.swept.len() {
                 files.push((
                     format!("bench/{}-line-{o}.svg", b.stem),
@@ -173,32 +198,40 @@ impl<'a> Site<'a> {
                 files.push((format!("latency/{i}.svg"), File::LatencyFigure(i)));
             }
         }
-        let site = Site {
-            input,
-            series,
-            benchmarks,
-            latency,
-            monitors,
-            files: Vec::new(),
-        };
-        for i in 0..site.latency.len() {
-            if site.has_maxima(i) {
-                files.push((format!("latency/{i}-maxima.svg"), File::MaximaFigure(i)));
-            }
-        }
-        for (m, (session, keys)) in site.monitors.iter().enumerate() {
+        for (m, (session, keys)) in monitors.iter().enumerate() {
             let id = input.sessions[*session].info.id;
             files.push((format!("monitors/{id}.html"), File::Monitors(m)));
             for k in 0..keys.len() {
                 files.push((format!("monitors/{id}/{k}.svg"), File::MonitorFigure(m, k)));
             }
         }
-        if input.comparison.is_some() {
+        if let Some(c) = &input.comparison {
             files.push(("compare.html".to_string(), File::Compare));
-            files.push(("compare-forest.svg".to_string(), File::ForestFigure));
+            if !c.report.comparisons.is_empty() {
+                files.push(("compare-forest.svg".to_string(), File::ForestFigure));
+            }
         }
         files.push(("environment.html".to_string(), File::Environment));
-        Ok(Site { files, ..site })
+        let mut site = Site {
+            input,
+            series,
+            benchmarks,
+            latency,
+            monitors,
+            files,
+        };
+        // The interval maxima figures, after the latency figures.
+        let at = site
+            .files
+            .iter()
+            .rposition(|(_, f)| matches!(f, File::LatencyFigure(_)))
+            .map_or(0, |i| i + 1);
+        let maxima: Vec<(String, File)> = (0..site.latency.len())
+            .filter(|&i| site.has_maxima(i))
+            .map(|i| (format!("latency/{i}-maxima.svg"), File::MaximaFigure(i)))
+            .collect();
+        site.files.splice(at..at, maxima);
+        Ok(site)
     }
 
     /// Every file of the site, by its path relative to the site's root (`/`-separated).
@@ -282,7 +315,7 @@ impl<'a> Site<'a> {
 }
 
 /// Every file of the site with its content, in [`Site::paths`] order.
-pub fn build(input: &Input) -> Result<Vec<(String, Vec<u8>)>, SiteError> {
+pub fn build(input: Input) -> Result<Vec<(String, Vec<u8>)>, SiteError> {
     let site = Site::new(input)?;
     site.files
         .iter()

@@ -196,7 +196,11 @@ pub fn benchmark(site: &Site, b: usize) -> String {
     let _ = writeln!(body, "<p>Series: {}.</p>", esc(&names.join("; ")));
 
     body.push_str("<h2>Runs of each configuration</h2>\n");
-    body.push_str(&html::figure(
+    if !bench.has_runs {
+        body.push_str("<p>No configuration has measured runs.</p>\n");
+    }
+    body.push_str(&html::figure_if(
+        bench.has_runs,
         &format!("{}-box.svg", bench.stem),
         &format!(
             "{}: per configuration a box per series (quartiles, whiskers at 1.5 IQR), the \
@@ -251,7 +255,8 @@ pub fn benchmark(site: &Site, b: usize) -> String {
     ));
 
     body.push_str("<h2>Medians of all configurations</h2>\n");
-    body.push_str(&html::figure(
+    body.push_str(&html::figure_if(
+        bench.has_medians,
         &format!("{}-bars.svg", bench.stem),
         &format!(
             "{}: per configuration a bar per series, its height the median and the whisker its \
@@ -601,7 +606,11 @@ pub fn compare(site: &Site) -> String {
         esc(&vernier_report::format::pct(r.threshold)),
         esc(&vernier_model::level_percent(r.level))
     );
-    body.push_str(&html::figure(
+    if r.comparisons.is_empty() {
+        body.push_str("<p>No configuration is on both sides of the comparison.</p>\n");
+    }
+    body.push_str(&html::figure_if(
+        !r.comparisons.is_empty(),
         "compare-forest.svg",
         "the ratio NEW/BASE of each configuration with its interval, coloured by verdict; the \
          geometric mean last",

@@ -23,7 +23,7 @@ pub fn report(args: ReportArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
     check_target(target)?;
     let store = db::open_for_reading(db_arg)?;
     let input = site_input(&store, &args.site)?;
-    let files = vernier_site::build(&input)?;
+    let files = vernier_site::build(input)?;
     let bytes: usize = files.iter().map(|(_, b)| b.len()).sum();
     write_site(target, &files)?;
     outln!(

@@ -1,17 +1,20 @@
 //! `vernier serve`: the pages of `vernier report` generated from the database when they are
-//! requested (tiny_http, one request at a time), so a browser shows what is stored now. The
+//! requested (tiny_http, one request at a time), so a browser shows what is stored now: the
+//! sessions are read and analysed again when the database's files have changed since the last
+//! request (their modification times and sizes), and each file is drawn when it is asked for. The
 //! database is opened read-only; the server listens on 127.0.0.1 unless `--bind` says
 //! otherwise, and answers GET and HEAD for the site's paths only (nothing is read from disk
 //! by path). A port in use is an error (status 2) naming it.
 
 use std::io::ErrorKind;
 use std::net::SocketAddr;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::SystemTime;
 
 use anyhow::{anyhow, Result};
 use tiny_http::{Header, Method, Request, Response, Server};
-use vernier_store::SqliteStore;
+use vernier_site::Site;
 
 use crate::cli::{ServeArgs, SiteArgs};
 use crate::cmd::report::site_input;
@@ -19,9 +22,13 @@ use crate::db;
 use crate::out::{flush, outln};
 
 pub fn serve(args: ServeArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
-    let store = db::open_for_reading(db_arg)?;
+    let mut site = Current {
+        database: db::db_path(db_arg)?,
+        version: Vec::new(),
+        site: None,
+    };
     // Bad selectors and an empty database are errors before anything listens.
-    vernier_site::Site::new(&site_input(&store, &args.site)?)?;
+    site.get(&args.site)?;
     let address = SocketAddr::new(args.bind, args.port);
     let server = Server::http(address).map_err(|e| {
         match e.downcast_ref::<std::io::Error>().map(std::io::Error::kind) {
@@ -44,28 +51,70 @@ pub fn serve(args: ServeArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
     outln!("serving {url} from the database, read-only; Ctrl-C stops");
     flush()?;
     for request in server.incoming_requests() {
-        answer(&store, &args.site, request);
+        answer(&args.site, &mut site, request);
     }
     Ok(ExitCode::SUCCESS)
 }
 
+/// The site of the database as it was at `version`.
+struct Current {
+    database: PathBuf,
+    version: Vec<Option<(SystemTime, u64)>>,
+    site: Option<Site>,
+}
+
+impl Current {
+    /// The site of the database as it is now: the last one while the database's files are
+    /// unchanged, else made anew from a new read-only connection (one that has read a
+    /// database may keep what it read). The version is read before the sessions, so a write
+    /// during the reading makes the next request read again.
+    fn get(&mut self, args: &SiteArgs) -> Result<&Site> {
+        let version = database_version(&self.database);
+        if self.site.is_none() || version != self.version {
+            self.site = None;
+            let store = db::open_for_reading(Some(&self.database))?;
+            self.site = Some(Site::new(site_input(&store, args)?)?);
+            self.version = version;
+        }
+        self.site
+            .as_ref()
+            .ok_or_else(|| anyhow!("the site was not made"))
+    }
+}
+
+/// The modification time and size of the database file and of its write-ahead log and shared
+/// memory files (SQLite's WAL mode: commits change the `-wal` file first).
+fn database_version(database: &Path) -> Vec<Option<(SystemTime, u64)>> {
+    ["", "-wal", "-shm"]
+        .iter()
+        .map(|suffix| {
+            let mut name = database.as_os_str().to_owned();
+            name.push(suffix);
+            let meta = std::fs::metadata(PathBuf::from(name)).ok()?;
+            Some((meta.modified().ok()?, meta.len()))
+        })
+        .collect()
+}
+
 /// Answers one request: the site's file at the request's path, 404 for another path, 405 for
 /// a method other than GET and HEAD, 500 with the reason when the page cannot be made.
-fn answer(store: &SqliteStore, args: &SiteArgs, request: Request) {
+fn answer(args: &SiteArgs, current: &mut Current, request: Request) {
     if !matches!(request.method(), Method::Get | Method::Head) {
         let _ = request.respond(text(405, "only GET and HEAD are served\n"));
         return;
     }
     let path = site_path(request.url());
-    let response = match render(store, args, &path) {
+    let rendered = current
+        .get(args)
+        .and_then(|site| Ok(site.render(&path).transpose()?));
+    let response = match rendered {
         Ok(Some(bytes)) => {
             // With its length rather than in chunks, whatever its size: the simplest answer
             // for any client.
             let mut r = Response::from_data(bytes).with_chunked_threshold(usize::MAX);
-            if let Ok(h) = Header::from_bytes(
-                &b"Content-Type"[..],
-                vernier_site::Site::content_type(&path).as_bytes(),
-            ) {
+            if let Ok(h) =
+                Header::from_bytes(&b"Content-Type"[..], Site::content_type(&path).as_bytes())
+            {
                 r.add_header(h);
             }
             if let Ok(h) = Header::from_bytes(&b"Cache-Control"[..], &b"no-store"[..]) {
@@ -77,13 +126,6 @@ fn answer(store: &SqliteStore, args: &SiteArgs, request: Request) {
         Err(e) => text(500, &format!("{}\n", crate::out::error_line(&e))),
     };
     let _ = request.respond(response);
-}
-
-/// The file of the site at `path`, from the database as it is now.
-fn render(store: &SqliteStore, args: &SiteArgs, path: &str) -> Result<Option<Vec<u8>>> {
-    let input = site_input(store, args)?;
-    let site = vernier_site::Site::new(&input)?;
-    Ok(site.render(path).transpose()?)
 }
 
 /// The site path of a request URL: without the query, the leading `/`, and with `index.html`
