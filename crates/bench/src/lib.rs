@@ -25,6 +25,7 @@ pub mod sysbench;
 pub mod syscall;
 pub mod sysfs;
 mod tool;
+pub mod user;
 mod workers;
 pub mod yield_;
 
@@ -202,9 +203,16 @@ pub fn all() -> Vec<Box<dyn Benchmark>> {
     ]
 }
 
-/// The benchmark called `name`.
+/// The benchmark called `name`: a built-in, else a usable benchmark of the user's own
+/// ([`user::load`]; [`user::set_dir`] says where they are).
 pub fn find(name: &str) -> Option<Box<dyn Benchmark>> {
-    all().into_iter().find(|b| b.info().name == name)
+    all()
+        .into_iter()
+        .find(|b| b.info().name == name)
+        .or_else(|| match user::load(name) {
+            Some(Ok(b)) => Some(Box::new(b) as Box<dyn Benchmark>),
+            _ => None,
+        })
 }
 
 #[cfg(test)]

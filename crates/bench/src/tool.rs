@@ -9,8 +9,8 @@
 //! [`crate::Benchmark::tools`].
 
 use std::os::unix::process::CommandExt;
-use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
 
 use vernier_sys::environment::tools::find_on_path;
 
@@ -42,26 +42,7 @@ impl Tool {
     /// line of output.
     pub fn run(&self, benchmark: &str, args: &[String]) -> Result<String, BenchError> {
         let program = self.find(benchmark)?;
-        let mut command = Command::new(&program);
-        command
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .env("LC_ALL", "C");
-        // SAFETY: the closure runs between fork and exec and only makes one async-signal-safe
-        // system call.
-        unsafe {
-            command.pre_exec(|| {
-                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                Ok(())
-            });
-        }
-        let output = command.output().map_err(|e| {
-            BenchError::Command(format!("cannot start '{}': {e}", program.display()))
-        })?;
+        let output = execute(&program, args)?;
         let mut text = String::from_utf8_lossy(&output.stdout).into_owned();
         text.push_str(&String::from_utf8_lossy(&output.stderr));
         if !output.status.success() {
@@ -79,6 +60,32 @@ impl Tool {
         }
         Ok(text)
     }
+}
+
+/// Runs `program` with `args` as a run's own child: standard input /dev/null, standard output
+/// and error captured, `LC_ALL=C` so numbers use a decimal point, killed when the run's process
+/// dies. Waits for it to end.
+pub(crate) fn execute(program: &Path, args: &[String]) -> Result<Output, BenchError> {
+    let mut command = Command::new(program);
+    command
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .env("LC_ALL", "C");
+    // SAFETY: the closure runs between fork and exec and only makes one async-signal-safe
+    // system call.
+    unsafe {
+        command.pre_exec(|| {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    command
+        .output()
+        .map_err(|e| BenchError::Command(format!("cannot start '{}': {e}", program.display())))
 }
 
 /// A number the tool printed, which must be finite and not negative (perf prints `inf` when a

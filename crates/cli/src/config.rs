@@ -12,3 +12,32 @@ fn config_root() -> Option<PathBuf> {
 pub fn suite_dir() -> Option<PathBuf> {
     config_root().map(|d| d.join("suites"))
 }
+
+/// The directory of the user's benchmarks: an executable `NAME` there is the benchmark `NAME`
+/// (`vernier_bench::user`).
+pub fn benchmark_dir() -> Option<PathBuf> {
+    config_root().map(|d| d.join("benchmarks"))
+}
+
+/// What a plan of `specs` is checked against: the built-in benchmarks and the usable ones of
+/// the user's own. A user benchmark that cannot describe itself is an error only when a spec
+/// names it.
+pub fn benchmark_infos(specs: &[String]) -> anyhow::Result<Vec<vernier_model::BenchmarkInfo>> {
+    use vernier_bench::Benchmark as _;
+    let mut infos: Vec<_> = vernier_bench::all().iter().map(|b| b.info()).collect();
+    let named: Vec<&str> = specs
+        .iter()
+        .map(|s| s.split(':').next().unwrap_or(s))
+        .collect();
+    for name in vernier_bench::user::names() {
+        if infos.iter().any(|i| i.name == name) {
+            continue;
+        }
+        match vernier_bench::user::load(&name) {
+            Some(Ok(benchmark)) => infos.push(benchmark.info()),
+            Some(Err(e)) if named.contains(&name.as_str()) => anyhow::bail!("{e}"),
+            _ => {}
+        }
+    }
+    Ok(infos)
+}

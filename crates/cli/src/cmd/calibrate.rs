@@ -62,7 +62,7 @@ pub fn calibrate(args: CalibrateArgs, db_arg: Option<&Path>) -> Result<ExitCode>
         ..Settings::default()
     };
     let online_cpus = vernier_sys::cpulist::online_cpus().len() as u32;
-    let infos: Vec<_> = vernier_bench::all().iter().map(|b| b.info()).collect();
+    let infos = crate::config::benchmark_infos(&specs)?;
     build_plan(&specs, settings, &infos, online_cpus)?;
     vernier_setup::plan_setup(&args.setup, &vernier_sys::Roots::real())?;
     let db_path = db::db_path(db_arg)?;

@@ -4,6 +4,7 @@ use std::fmt::Write as _;
 use std::process::ExitCode;
 
 use anyhow::Result;
+use vernier_bench::Benchmark as _;
 use vernier_engine::suite::{
     builtin_suites, read_suite_file, user_suite_files, Suite, SuiteSource,
 };
@@ -14,17 +15,37 @@ use crate::out::{out, outln};
 pub fn list(args: ListArgs) -> Result<ExitCode> {
     let online = vernier_sys::cpulist::online_cpus().len() as u32;
     outln!("Benchmarks:");
-    for b in vernier_bench::all()
+    let builtin: Vec<_> = vernier_bench::all()
         .iter()
         .map(|b| b.info())
         .filter(|i| !i.hidden)
-    {
+        .collect();
+    let mut listed: Vec<(vernier_model::BenchmarkInfo, String)> =
+        builtin.into_iter().map(|b| (b, String::new())).collect();
+    let mut unusable = Vec::new();
+    for name in vernier_bench::user::names() {
+        if listed.iter().any(|(b, _)| b.name == name) {
+            unusable.push(format!(
+                "  {name:<10} (yours is not used: the built-in benchmark of this name wins)"
+            ));
+            continue;
+        }
+        match vernier_bench::user::load(&name) {
+            Some(Ok(b)) => {
+                let origin = format!(" ({})", b.path().display());
+                listed.push((b.info(), origin));
+            }
+            Some(Err(e)) => unusable.push(format!("  {name:<10} unusable: {e}")),
+            None => {}
+        }
+    }
+    for (b, origin) in &listed {
         let direction = if b.metric.higher_is_better {
             "higher is better"
         } else {
             "lower is better"
         };
-        outln!("  {:<10} {}", b.name, b.description);
+        outln!("  {:<10} {}{origin}", b.name, b.description);
         if args.verbose {
             outln!(
                 "             version {}; metric {} in {} ({direction})",
@@ -64,6 +85,9 @@ pub fn list(args: ListArgs) -> Result<ExitCode> {
                 );
             }
         }
+    }
+    for line in unusable {
+        outln!("{line}");
     }
     outln!("\nSuites (--suite NAME, or a path to a .toml file):");
     for s in builtin_suites() {

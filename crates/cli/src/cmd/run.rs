@@ -93,7 +93,7 @@ pub(crate) fn run_with(
     let setup_lists = from_suite(&args.setup, |s| &s.setup);
     let load_lists = from_suite(&args.loads, |s| &s.loads);
     let online_cpus = vernier_sys::cpulist::online_cpus().len() as u32;
-    let infos: Vec<_> = vernier_bench::all().iter().map(|b| b.info()).collect();
+    let infos = crate::config::benchmark_infos(&specs)?;
     let plan = build_plan(&specs, settings, &infos, online_cpus).map_err(|e| match &suite {
         Some(Suite {
             source: SuiteSource::File(path),

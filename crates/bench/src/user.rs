@@ -1,0 +1,424 @@
+//! Benchmarks of the user's own: executables in the user's benchmark directory
+//! (`$XDG_CONFIG_HOME/vernier/benchmarks/NAME`) that describe themselves and measure
+//! themselves, run by vernier like a built-in (docs/benchmarks.md, "Benchmarks of your own").
+//!
+//! The protocol: `NAME describe` prints one JSON object ([`Description`]: the options with
+//! their types, defaults and valid values, the metrics with their units and directions, the
+//! primary metric); `NAME run --OPTION=VALUE ...` (every option, in name order) measures once
+//! and prints, as the last line of its standard output, a JSON object of metric -> number. A
+//! non-zero exit status fails the run with the last line of its standard error.
+//!
+//! The directory is set once per process ([`set_dir`]: the binary's configuration directory,
+//! in the controller and in every run's child); a benchmark is described once per process and
+//! kept, since its description becomes the `'static` [`BenchmarkInfo`] every built-in has.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, OnceLock};
+
+use serde::Deserialize;
+use vernier_model::benchmark::is_parameter_name;
+use vernier_model::{
+    BenchmarkInfo, MetricInfo, OptionDefault, OptionKind, OptionSpec, OptionValue, Options,
+};
+
+use crate::{BenchError, Benchmark, Measurement, RunContext};
+
+/// The user's benchmark directory, when set.
+static DIR: OnceLock<PathBuf> = OnceLock::new();
+
+/// Benchmarks described in this process, by name.
+static DESCRIBED: OnceLock<Mutex<BTreeMap<String, Result<UserBenchmark, String>>>> =
+    OnceLock::new();
+
+/// Sets the directory user benchmarks are found in, once per process; later calls change
+/// nothing.
+pub fn set_dir(dir: PathBuf) {
+    let _ = DIR.set(dir);
+}
+
+/// The names of the executables in the user's benchmark directory, sorted.
+pub fn names() -> Vec<String> {
+    let Some(dir) = DIR.get() else {
+        return Vec::new();
+    };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut names: Vec<String> = entries
+        .filter_map(Result::ok)
+        .filter(|e| is_executable(&e.path()))
+        .filter_map(|e| e.file_name().to_str().map(str::to_string))
+        .filter(|n| is_parameter_name(n))
+        .collect();
+    names.sort();
+    names
+}
+
+/// True when `path` is a file someone may execute.
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    path.metadata()
+        .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// The user benchmark `name`: `None` when the directory has no executable of that name, else
+/// the benchmark or why its description is unusable (one line, naming the file).
+pub fn load(name: &str) -> Option<Result<UserBenchmark, String>> {
+    let dir = DIR.get()?;
+    let path = dir.join(name);
+    if !is_parameter_name(name) || !is_executable(&path) {
+        return None;
+    }
+    let cache = DESCRIBED.get_or_init(|| Mutex::new(BTreeMap::new()));
+    let mut cache = cache.lock().unwrap_or_else(|e| e.into_inner());
+    let entry = cache
+        .entry(name.to_string())
+        .or_insert_with(|| describe(name, &path));
+    Some(entry.clone())
+}
+
+/// What `NAME describe` prints.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Description {
+    description: String,
+    /// Bumped when the benchmark's numbers stop being comparable with older ones.
+    #[serde(default = "first_version")]
+    version: String,
+    #[serde(default)]
+    options: Vec<DescribedOption>,
+    metrics: Vec<DescribedMetric>,
+    primary: String,
+}
+
+fn first_version() -> String {
+    "1".into()
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DescribedOption {
+    name: String,
+    /// `uint`, `float`, `choice` or `text`.
+    #[serde(rename = "type")]
+    kind: String,
+    default: serde_json::Value,
+    /// Bounds of a `uint` or `float`.
+    min: Option<f64>,
+    max: Option<f64>,
+    /// The words of a `choice`.
+    #[serde(default)]
+    values: Vec<String>,
+    #[serde(default)]
+    unit: String,
+    #[serde(default)]
+    help: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DescribedMetric {
+    name: String,
+    unit: String,
+    /// `lower` or `higher`.
+    better: String,
+}
+
+/// A text that lives as long as the process: a description becomes a [`BenchmarkInfo`], whose
+/// texts are `'static` as the built-ins' are. Each benchmark is described once per process
+/// ([`DESCRIBED`]), so what is leaked is bounded by the benchmarks used.
+fn leak(text: String) -> &'static str {
+    Box::leak(text.into_boxed_str())
+}
+
+/// Runs `path describe` and reads its description.
+fn describe(name: &str, path: &Path) -> Result<UserBenchmark, String> {
+    let context = |detail: String| format!("user benchmark {name} ({}): {detail}", path.display());
+    let output = crate::tool::execute(path, &["describe".to_string()])
+        .map_err(|e| context(e.to_string()))?;
+    if !output.status.success() {
+        return Err(context(format!(
+            "`{name} describe` failed ({}): {}",
+            output.status,
+            last_line(&output.stderr)
+        )));
+    }
+    let description: Description = serde_json::from_slice(&output.stdout).map_err(|e| {
+        context(format!(
+            "`{name} describe` did not print a valid description ({e}); it prints one JSON \
+             object with description, options, metrics and primary (docs/benchmarks.md)"
+        ))
+    })?;
+    info_of(name, description)
+        .map(|info| UserBenchmark {
+            path: path.to_path_buf(),
+            info,
+        })
+        .map_err(context)
+}
+
+/// The [`BenchmarkInfo`] of a description, with its mistakes named.
+fn info_of(name: &str, d: Description) -> Result<BenchmarkInfo, String> {
+    let mut metrics = Vec::new();
+    for m in d.metrics {
+        let higher_is_better = match m.better.as_str() {
+            "lower" => false,
+            "higher" => true,
+            other => {
+                return Err(format!(
+                    "metric '{}': better is '{other}', expected lower or higher",
+                    m.name
+                ))
+            }
+        };
+        if m.name.is_empty() || metrics.iter().any(|x: &MetricInfo| x.name == m.name) {
+            return Err(format!("metric '{}' is empty or given twice", m.name));
+        }
+        metrics.push(MetricInfo {
+            name: m.name,
+            unit: m.unit,
+            higher_is_better,
+        });
+    }
+    let Some(at) = metrics.iter().position(|m| m.name == d.primary) else {
+        return Err(format!(
+            "primary '{}' is not one of its metrics ({})",
+            d.primary,
+            metrics
+                .iter()
+                .map(|m| m.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    };
+    let primary = metrics.remove(at);
+    let mut options: Vec<OptionSpec> = Vec::new();
+    for o in d.options {
+        if !is_parameter_name(&o.name) || options.iter().any(|x| x.name == o.name) {
+            return Err(format!(
+                "option '{}' is given twice or is not a name (a letter, then letters, digits, \
+                 - and _)",
+                o.name
+            ));
+        }
+        let bound = |v: Option<f64>, default: f64| v.unwrap_or(default);
+        let kind = match o.kind.as_str() {
+            "uint" => OptionKind::UInt {
+                min: bound(o.min, 0.0) as u64,
+                max: o.max.map_or(u64::MAX, |m| m as u64),
+            },
+            "float" => OptionKind::Float {
+                min: bound(o.min, f64::MIN),
+                max: bound(o.max, f64::MAX),
+            },
+            "choice" if !o.values.is_empty() => {
+                let words: Vec<&'static str> = o.values.into_iter().map(leak).collect();
+                OptionKind::Choice(Box::leak(words.into_boxed_slice()))
+            }
+            "text" => OptionKind::Text,
+            other => {
+                return Err(format!(
+                    "option '{}': type '{other}' is not uint, float, choice (with values) or text",
+                    o.name
+                ))
+            }
+        };
+        let mut spec = OptionSpec {
+            name: leak(o.name),
+            kind,
+            default: OptionDefault::Value(OptionValue::UInt(0)),
+            unit: leak(o.unit),
+            help: leak(o.help),
+        };
+        let default_text = match &o.default {
+            serde_json::Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        let default = spec
+            .parse(&default_text)
+            .map_err(|e| format!("option '{}': its default: {e}", spec.name))?;
+        spec.default = OptionDefault::Value(default);
+        options.push(spec);
+    }
+    Ok(BenchmarkInfo {
+        name: leak(name.to_string()),
+        version: leak(d.version),
+        description: leak(d.description),
+        metric: primary,
+        secondary_metrics: metrics,
+        options,
+        parameters: false,
+        hidden: false,
+    })
+}
+
+/// The last non-empty line of a program's output, for error messages.
+fn last_line(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes)
+        .lines()
+        .map(str::trim)
+        .rfind(|l| !l.is_empty())
+        .unwrap_or("no output")
+        .to_string()
+}
+
+/// A described user benchmark.
+#[derive(Debug, Clone)]
+pub struct UserBenchmark {
+    path: PathBuf,
+    info: BenchmarkInfo,
+}
+
+impl UserBenchmark {
+    /// The executable.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl Benchmark for UserBenchmark {
+    fn info(&self) -> BenchmarkInfo {
+        self.info.clone()
+    }
+
+    fn run(&self, options: &Options, _ctx: &RunContext) -> Result<Measurement, BenchError> {
+        let name = self.info.name;
+        let mut args = vec!["run".to_string()];
+        args.extend(options.0.iter().map(|(k, v)| format!("--{k}={v}")));
+        let output = crate::tool::execute(&self.path, &args)?;
+        if !output.status.success() {
+            return Err(BenchError::Command(format!(
+                "`{name} run` failed ({}): {}",
+                output.status,
+                last_line(&output.stderr)
+            )));
+        }
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let values = parse_values(&self.info, &stdout)
+            .map_err(|e| BenchError::Command(format!("`{name} run`: {e}")))?;
+        Ok(Measurement {
+            values,
+            histograms: Vec::new(),
+        })
+    }
+}
+
+/// The metric values of a run's standard output: its last non-empty line, a JSON object with a
+/// number for every metric `info` describes and nothing else.
+fn parse_values(info: &BenchmarkInfo, stdout: &str) -> Result<BTreeMap<String, f64>, String> {
+    let last = stdout
+        .lines()
+        .map(str::trim)
+        .rfind(|l| !l.is_empty())
+        .ok_or("printed nothing; its last line of output must be a JSON object of metric values")?;
+    let values: BTreeMap<String, f64> = serde_json::from_str(last).map_err(|e| {
+        format!(
+            "its last line is not a JSON object of metric -> number ({e}): {}",
+            last.chars().take(200).collect::<String>()
+        )
+    })?;
+    let described: Vec<&str> = std::iter::once(&info.metric)
+        .chain(&info.secondary_metrics)
+        .map(|m| m.name.as_str())
+        .collect();
+    if let Some(missing) = described.iter().find(|m| !values.contains_key(**m)) {
+        return Err(format!("printed no value of its metric '{missing}'"));
+    }
+    if let Some(extra) = values.keys().find(|k| !described.contains(&k.as_str())) {
+        return Err(format!(
+            "printed '{extra}', which is not one of its metrics ({})",
+            described.join(", ")
+        ));
+    }
+    if let Some((k, v)) = values.iter().find(|(_, v)| !v.is_finite()) {
+        return Err(format!("the value of '{k}' is not finite: {v}"));
+    }
+    Ok(values)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    const DESCRIPTION: &str = r#"{
+        "description": "sorts numbers",
+        "options": [
+            {"name": "count", "type": "uint", "default": 1000, "min": 1, "max": 1000000},
+            {"name": "order", "type": "choice", "values": ["random", "sorted"], "default": "random"},
+            {"name": "factor", "type": "float", "default": 0.5, "min": 0, "max": 1, "unit": "x"}
+        ],
+        "metrics": [
+            {"name": "rate", "unit": "numbers/s", "better": "higher"},
+            {"name": "time", "unit": "s", "better": "lower"}
+        ],
+        "primary": "time"
+    }"#;
+
+    fn info(text: &str) -> Result<BenchmarkInfo, String> {
+        info_of(
+            "sort",
+            serde_json::from_str(text).map_err(|e| e.to_string())?,
+        )
+    }
+
+    #[test]
+    fn a_description_becomes_options_and_metrics() {
+        let i = info(DESCRIPTION).unwrap();
+        assert_eq!((i.name, i.version), ("sort", "1"));
+        assert_eq!(i.metric.name, "time");
+        assert!(!i.metric.higher_is_better);
+        assert_eq!(i.secondary_metrics[0].name, "rate");
+        let options = crate::resolve_options(&i, &[("order", "sorted")]).unwrap();
+        assert_eq!(options.uint("count"), 1000);
+        assert_eq!(options.text("order"), "sorted");
+        assert_eq!(options.float("factor"), 0.5);
+        let e = crate::resolve_options(&i, &[("count", "0")])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("expected an integer in 1..=1000000"), "{e}");
+        let e = crate::resolve_options(&i, &[("order", "reverse")])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("one of random, sorted"), "{e}");
+    }
+
+    #[test]
+    fn mistakes_in_a_description_are_named() {
+        let e = info(&DESCRIPTION.replace("\"primary\": \"time\"", "\"primary\": \"speed\""));
+        assert_eq!(
+            e.unwrap_err(),
+            "primary 'speed' is not one of its metrics (rate, time)"
+        );
+        let e = info(&DESCRIPTION.replace("\"higher\"", "\"more\""));
+        assert!(e
+            .unwrap_err()
+            .contains("better is 'more', expected lower or higher"));
+        let e = info(&DESCRIPTION.replace("\"default\": 1000", "\"default\": 0"));
+        assert!(e.unwrap_err().starts_with("option 'count': its default: "));
+        let e = info(&DESCRIPTION.replace("\"uint\"", "\"int\""));
+        assert!(e.unwrap_err().contains("type 'int' is not uint, float"));
+        let e = info(&DESCRIPTION.replace("\"description\"", "\"about\""));
+        assert!(e.unwrap_err().contains("unknown field `about`"));
+    }
+
+    #[test]
+    fn run_output_is_the_last_line_with_every_metric() {
+        let i = info(DESCRIPTION).unwrap();
+        let v = parse_values(&i, "warming up\n{\"time\": 0.5, \"rate\": 2000}\n\n").unwrap();
+        assert_eq!((v["time"], v["rate"]), (0.5, 2000.0));
+        let e = parse_values(&i, "{\"time\": 0.5}").unwrap_err();
+        assert_eq!(e, "printed no value of its metric 'rate'");
+        let e = parse_values(&i, "{\"time\": 0.5, \"rate\": 1, \"speed\": 2}").unwrap_err();
+        assert!(
+            e.starts_with("printed 'speed', which is not one of its metrics"),
+            "{e}"
+        );
+        let e = parse_values(&i, "done").unwrap_err();
+        assert!(e.starts_with("its last line is not a JSON object"), "{e}");
+        assert!(parse_values(&i, "")
+            .unwrap_err()
+            .starts_with("printed nothing"));
+    }
+}
