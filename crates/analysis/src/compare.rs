@@ -306,7 +306,12 @@ pub(crate) fn key_of(benchmark: &str, options: &Options, metric: &str) -> Key {
 
 /// [`key_of`] of a configuration that ran under `loads`: it matches only configurations under
 /// the same loads (and no calibration, which is measured without loads).
-fn loaded_key_of(benchmark: &str, options: &Options, loads: &[String], metric: &str) -> Key {
+pub(crate) fn loaded_key_of(
+    benchmark: &str,
+    options: &Options,
+    loads: &[String],
+    metric: &str,
+) -> Key {
     let mut key = key_of(benchmark, options, metric);
     if !loads.is_empty() {
         key.1.push_str(&format!(" load {loads:?}"));

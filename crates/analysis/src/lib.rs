@@ -13,9 +13,13 @@
 //! the runs; the session is the replication unit of the session-to-session part, which widens
 //! that interval when several sessions or a calibration of the environment show it
 //! (`session_noise`).
+//!
+//! [`history()`] follows each configuration over time on each machine: the series of session
+//! medians, its change points and each step measured as compare measures two result sets.
 
 mod calls;
 mod compare;
+pub mod history;
 mod latency;
 mod session_noise;
 pub mod summary;
@@ -25,6 +29,10 @@ pub use calls::{call_distribution, CallDistribution, CallRow};
 pub use compare::{
     compare, compare_calibrated, label, verdict, CompareReport, CompareSettings, Comparison, Side,
     Summary, Unmatched, Verdict, DEFAULT_THRESHOLD,
+};
+pub use history::{
+    history, ConfigFilter, Direction, HistoryPoint, HistoryReport, HistorySeries, HistorySettings,
+    Step,
 };
 pub use latency::{
     latency_summary, worst_case, LatencySummary, Percentile, ThreadLatency, WorstCase,

@@ -100,6 +100,8 @@ pub enum Command {
     Monitor(MonitorArgs),
     /// Compare two result sets: ratio NEW/BASE with CI, p-values and a verdict per configuration
     Compare(CompareArgs),
+    /// Results over time per configuration and machine: session medians, change points, steps
+    History(HistoryArgs),
     /// Measure this machine's session-to-session noise with short repeated sessions, for compare
     Calibrate(CalibrateArgs),
     /// Write sessions with every run as JSON (a documented format) or CSV
@@ -415,6 +417,44 @@ pub struct CompareArgs {
     pub format: CompareFormat,
 
     /// Exit with status 1 when any configuration is slower
+    #[arg(long)]
+    pub fail_on_regression: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum HistoryFormat {
+    Table,
+    Json,
+    Markdown,
+}
+
+#[derive(Debug, Args)]
+pub struct HistoryArgs {
+    /// Sessions (an id or prefix, `latest`, `latest~N`, tags KEY=VALUE[,...]; several are
+    /// joined) and configurations (a SPEC such as `hackbench:groups=4,8`; options not given
+    /// match any value) [default: every session and configuration]
+    #[arg(value_name = "SELECTOR|SPEC")]
+    pub args: Vec<String>,
+
+    /// Practical threshold of each step's verdict, as for `vernier compare` [default: 2%]
+    #[arg(long, value_name = "FRACTION", value_parser = parse_fraction)]
+    pub threshold: Option<f64>,
+
+    /// Keep a change point when the t-test of the sessions on either side gives p below this
+    #[arg(long, value_name = "P", value_parser = parse_fraction, default_value = "0.001")]
+    pub max_pvalue: f64,
+
+    /// Sessions per window of the detector's split step (at least 2)
+    #[arg(long, value_name = "SESSIONS", default_value_t = 50,
+          value_parser = clap::value_parser!(u32).range(2..))]
+    pub window: u32,
+
+    /// Output format
+    #[arg(long, value_enum, default_value_t = HistoryFormat::Table)]
+    pub format: HistoryFormat,
+
+    /// Exit with status 1 when the newest change point of any series is a regression beyond
+    /// the threshold (compare's `slower`)
     #[arg(long)]
     pub fail_on_regression: bool,
 }

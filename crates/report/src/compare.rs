@@ -171,7 +171,7 @@ pub fn side_findings(side: &str, sessions: &[StoredSession]) -> String {
     }
 }
 
-fn md_escape(text: &str) -> String {
+pub(crate) fn md_escape(text: &str) -> String {
     text.replace('|', "\\|")
 }
 

@@ -8,6 +8,7 @@ pub mod compare;
 pub mod export;
 pub mod format;
 pub mod histogram;
+pub mod history;
 pub mod latency;
 pub mod monitors;
 pub mod table;

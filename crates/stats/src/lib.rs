@@ -14,9 +14,11 @@
 //!   [`min_detectable_change`];
 //! - warnings about a series of runs: [`classify_outliers`], [`spearman_drift`],
 //!   [`bimodality`];
+//! - change points of a series over time (Otava's split and merge): [`change_points`];
 //! - the seeded random stream that a stored seed replays: [`SeededRng`].
 
 pub mod bootstrap;
+pub mod changepoint;
 pub mod confidence_sequence;
 pub mod drift;
 mod error;
@@ -36,6 +38,7 @@ pub mod welch;
 pub use bootstrap::{
     bootstrap_ci, bootstrap_distribution, bootstrap_interval, Bootstrap, BootstrapMethod,
 };
+pub use changepoint::{change_points, ChangePoint, ChangePointSettings};
 pub use confidence_sequence::{median_cs, median_cs_min_n, median_cs_rank, projected_median_cs};
 pub use drift::{spearman_drift, Spearman};
 pub use error::StatsError;

@@ -7,6 +7,7 @@ mod delete;
 mod docs;
 mod env;
 mod export;
+mod history;
 mod import;
 pub mod list;
 mod load;
@@ -43,6 +44,7 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::System(command) => system::system(command),
         Command::Monitor(args) => monitor::monitor(args, db),
         Command::Compare(args) => compare::compare(args, db),
+        Command::History(args) => history::history(args, db),
         Command::Calibrate(args) => calibrate::calibrate(args, db),
         Command::Export(args) => export::export(args, db),
         Command::Import(args) => import::import(args, db),
