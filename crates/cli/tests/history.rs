@@ -314,3 +314,35 @@ fn bad_input_is_refused_with_status_2() {
     vernier(&missing).arg("history").assert().code(2);
     assert!(!missing.exists(), "history created a database");
 }
+
+#[test]
+fn the_report_has_a_history_page_with_the_change_points() {
+    let (dir, db) = database();
+    let out = dir.path().join("site");
+    vernier(&db)
+        .arg("report")
+        .arg("-o")
+        .arg(&out)
+        .assert()
+        .success();
+    let page = std::fs::read_to_string(out.join("history.html")).unwrap();
+    // A figure per configuration and machine, the steps in a table under each.
+    for k in 0..4 {
+        assert!(page.contains(&format!("history/{k}.svg")), "{page}");
+        assert!(out.join(format!("history/{k}.svg")).is_file());
+    }
+    assert!(!out.join("history/4.svg").exists());
+    assert!(
+        page.contains("<td>regression</td><td>slower</td>"),
+        "{page}"
+    );
+    assert!(
+        page.contains("<td>improvement</td><td>faster</td>"),
+        "{page}"
+    );
+    assert_eq!(page.matches("No change point.").count(), 2, "{page}");
+    let index = std::fs::read_to_string(out.join("index.html")).unwrap();
+    assert!(index.contains("href=\"history.html\""), "{index}");
+    let figure = std::fs::read_to_string(out.join("history/0.svg")).unwrap();
+    assert!(figure.contains("x1.15"), "the step's label is missing");
+}

@@ -15,6 +15,7 @@
 mod bars;
 mod boxes;
 mod forest;
+mod history;
 mod latency;
 mod line;
 mod maxima;
@@ -30,6 +31,7 @@ use plotters::prelude::*;
 pub use bars::bars;
 pub use boxes::box_plot;
 pub use forest::forest;
+pub use history::history;
 pub use latency::latency;
 pub use line::{line, swept_options};
 pub use maxima::maxima;

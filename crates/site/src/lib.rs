@@ -1,7 +1,8 @@
 //! The results website of `vernier report` (a static directory) and `vernier serve` (the same
 //! files on request): an index of the sessions, a page per benchmark (box plots, bars, lines
 //! against swept options, each with its numbers), latency histograms and interval maxima,
-//! monitor series and summaries, a comparison, and the environments with their differences.
+//! monitor series and summaries, a comparison, each configuration over time with its change
+//! points (`vernier history`), and the environments with their differences.
 //!
 //! A [`Site`] is a pure function of loaded sessions (and a comparison): it lists its files
 //! ([`Site::paths`]) and renders any of them on its own ([`Site::render`]), so a server draws
@@ -16,7 +17,7 @@ mod pages;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use vernier_analysis::{CompareReport, ConfigSummary};
+use vernier_analysis::{CompareReport, ConfigSummary, HistoryReport, HistorySettings};
 use vernier_model::{OptionValue, StoredSession};
 use vernier_plot::{PlotError, Series};
 
@@ -68,6 +69,11 @@ pub struct Site {
     latency: Vec<String>,
     /// Per session (index into `input.sessions`) with monitor data, its monitor keys.
     monitors: Vec<(usize, Vec<String>)>,
+    /// Every configuration over time on each machine, as `vernier history` finds it with its
+    /// defaults; the error's text when it cannot be computed (a value a ratio cannot use).
+    history: Result<HistoryReport, String>,
+    /// The series of `history` drawn: those with at least two sessions.
+    histories: Vec<usize>,
     files: Vec<(String, File)>,
 }
 
@@ -104,6 +110,9 @@ enum File {
     MonitorFigure(usize, usize),
     Compare,
     ForestFigure,
+    History,
+    /// Index into `Site::histories`.
+    HistoryFigure(usize),
     Environment,
 }
 
@@ -211,6 +220,23 @@ impl Site {
                 files.push(("compare-forest.svg".to_string(), File::ForestFigure));
             }
         }
+        let history =
+            vernier_analysis::history(&input.sessions, &[], &HistorySettings::default(), &[])
+                .map_err(|e| e.to_string());
+        let histories: Vec<usize> = history.as_ref().map_or_else(
+            |_| Vec::new(),
+            |h| {
+                (0..h.series.len())
+                    .filter(|&i| h.series[i].points.len() >= 2)
+                    .collect()
+            },
+        );
+        if !histories.is_empty() || history.is_err() {
+            files.push(("history.html".to_string(), File::History));
+            for i in 0..histories.len() {
+                files.push((format!("history/{i}.svg"), File::HistoryFigure(i)));
+            }
+        }
         files.push(("environment.html".to_string(), File::Environment));
         let mut site = Site {
             input,
@@ -218,6 +244,8 @@ impl Site {
             benchmarks,
             latency,
             monitors,
+            history,
+            histories,
             files,
         };
         // The interval maxima figures, after the latency figures.
@@ -280,6 +308,8 @@ impl Site {
             File::MonitorFigure(m, k) => figure(pages::monitor_figure(self, m, k))?,
             File::Compare => pages::compare(self).into_bytes(),
             File::ForestFigure => figure(pages::forest_figure(self))?,
+            File::History => pages::history(self).into_bytes(),
+            File::HistoryFigure(i) => figure(pages::history_figure(self, i))?,
             File::Environment => pages::environment(self).into_bytes(),
         })
     }

@@ -23,6 +23,9 @@ fn nav(site: &Site) -> Vec<(String, String)> {
     if site.input.comparison.is_some() {
         nav.push(("compare.html".to_string(), "Compare".to_string()));
     }
+    if !site.histories.is_empty() || site.history.is_err() {
+        nav.push(("history.html".to_string(), "History".to_string()));
+    }
     nav.push(("environment.html".to_string(), "Environment".to_string()));
     nav
 }
@@ -709,6 +712,108 @@ pub fn forest_figure(site: &Site) -> Result<Vec<u8>, PlotError> {
     vernier_plot::forest(
         &c.report,
         &format!("{} vs {}: ratio NEW/BASE", c.new, c.base),
+        Format::Svg,
+        size,
+    )
+}
+
+/// Every configuration over time on each machine with its change points, as `vernier history`
+/// reports them (docs/history.md).
+pub fn history(site: &Site) -> String {
+    let report = match &site.history {
+        Ok(r) => r,
+        Err(e) => {
+            let body = format!(
+                "<p class=\"note\">The history cannot be computed: {}</p>\n",
+                esc(e)
+            );
+            return html::page("", "History", &nav(site), &body);
+        }
+    };
+    let mut body = format!(
+        "<p>Each configuration on each machine: the median of every session, oldest first, \
+         with its interval, and the change points found in that series (split and merge, \
+         p &lt; {}, windows of {} sessions). Each step is measured as <code>vernier \
+         compare</code> measures the sessions on either side, at threshold {}.</p>\n",
+        report.max_pvalue,
+        report.window,
+        esc(&vernier_report::format::pct(report.threshold))
+    );
+    let ci = format!("ratio {} CI", vernier_model::level_percent(report.level));
+    for (k, &i) in site.histories.iter().enumerate() {
+        let s = &report.series[i];
+        let _ = writeln!(body, "<h2>{} on {}</h2>", esc(&s.label()), esc(&s.host));
+        body.push_str(&html::figure(
+            &format!("history/{k}.svg"),
+            &format!(
+                "{} on {}: {} sessions, {} change point{}",
+                s.label(),
+                s.host,
+                s.points.len(),
+                s.steps.len(),
+                if s.steps.len() == 1 { "" } else { "s" }
+            ),
+            None,
+        ));
+        if s.steps.is_empty() {
+            body.push_str("<p>No change point.</p>\n");
+            continue;
+        }
+        let rows: Vec<Vec<String>> = s
+            .steps
+            .iter()
+            .map(|step| {
+                let point = &s.points[step.index];
+                let tags: Vec<String> =
+                    point.tags.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                vec![
+                    step.session.to_string().chars().take(8).collect(),
+                    html::utc(step.started_at_ns),
+                    tags.join(" "),
+                    format!("{} -> {}", step.before_sessions, step.after_sessions),
+                    num(Some(step.before_median)),
+                    num(Some(step.after_median)),
+                    num(Some(step.ratio)),
+                    interval(step.ratio_ci_low, step.ratio_ci_high),
+                    step.direction.as_str().to_string(),
+                    step.verdict.as_str().to_string(),
+                    step.warnings.joined("; "),
+                ]
+            })
+            .collect();
+        body.push_str(&html::table(
+            &[
+                "first session at the new level",
+                "started",
+                "tags",
+                "sessions",
+                "median before",
+                "median after",
+                "ratio after/before",
+                &ci,
+                "direction",
+                "verdict",
+                "warnings",
+            ],
+            &rows,
+            &[4, 5, 6, 7],
+        ));
+    }
+    html::page("", "History", &nav(site), &body)
+}
+
+pub fn history_figure(site: &Site, k: usize) -> Result<Vec<u8>, PlotError> {
+    let Ok(report) = &site.history else {
+        return Err(PlotError::Empty("no history".into()));
+    };
+    let s = &report.series[site.histories[k]];
+    let size = Size {
+        width: (400 + 24 * s.points.len() as u32).clamp(1200, 6000),
+        height: 700,
+    };
+    vernier_plot::history(
+        s,
+        &format!("{} on {}: session medians over time", s.label(), s.host),
         Format::Svg,
         size,
     )
