@@ -127,7 +127,7 @@ impl Draw for Monitor<'_> {
             let drawn_runs = thin::even(&trace.runs, thin::MAX_RUNS_DRAWN);
             for (i, (number, points)) in drawn_runs.iter().enumerate() {
                 let c = if each { colour(i) } else { colour(0) };
-                let points = thin::min_max(points, thin::MAX_LINE_POINTS);
+                let points = thin::min_max(points, thin::per_line(drawn_runs.len()));
                 let drawn = chart
                     .draw_series(LineSeries::new(points, c.stroke_width(2)))
                     .or_draw()?;

@@ -12,6 +12,16 @@ pub const MAX_LINE_POINTS: usize = 800;
 /// Lines (runs) per monitor panel beyond which an evenly spaced subset is drawn.
 pub const MAX_RUNS_DRAWN: usize = 40;
 
+/// Points of all the lines of one panel together: a panel about 1,200 pixels wide shows no
+/// more, and a figure of many panels stays a few megabytes at most.
+pub const PANEL_POINTS: usize = 4_000;
+
+/// The points each of `lines` lines of one panel may keep: their share of [`PANEL_POINTS`],
+/// at least 100 (a line must keep its shape) and at most [`MAX_LINE_POINTS`].
+pub fn per_line(lines: usize) -> usize {
+    (PANEL_POINTS / lines.max(1)).clamp(100, MAX_LINE_POINTS)
+}
+
 /// At most `max` items of `items`, evenly spaced and always including the first and the last
 /// (all of them when there are no more than `max`).
 pub fn even<T: Clone>(items: &[T], max: usize) -> Vec<T> {
@@ -65,6 +75,13 @@ mod tests {
         assert_eq!((kept[0], kept[9]), (0, 999));
         assert!(kept.windows(2).all(|w| w[0] < w[1]));
         assert_eq!(even(&items[..5], 10), items[..5].to_vec());
+    }
+
+    #[test]
+    fn a_panel_shares_its_points_among_its_lines() {
+        assert_eq!(per_line(1), MAX_LINE_POINTS);
+        assert_eq!(per_line(40), 100);
+        assert_eq!(per_line(1_000), 100);
     }
 
     #[test]
