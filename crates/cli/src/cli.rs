@@ -430,9 +430,9 @@ pub enum HistoryFormat {
 
 #[derive(Debug, Args)]
 pub struct HistoryArgs {
-    /// Sessions (an id or prefix, `latest`, `latest~N`, tags KEY=VALUE[,...]; several are
-    /// joined) and configurations (a SPEC such as `hackbench:groups=4,8`; options not given
-    /// match any value) [default: every session and configuration]
+    /// Sessions (an id or prefix, `latest`, `latest~N`, tags KEY=VALUE[,...], `host=NAME`;
+    /// several are joined) and configurations (a SPEC such as `hackbench:groups=4,8`; options
+    /// not given match any value) [default: every session and configuration]
     #[arg(value_name = "SELECTOR|SPEC")]
     pub args: Vec<String>,
 
