@@ -95,6 +95,10 @@ pub enum Command {
     /// Check what threatens the validity of measurements here; tune and reset the system
     #[command(subcommand)]
     System(SystemCommand),
+    /// Run a suite from a systemd timer (on a calendar and after every boot) or monitor
+    /// latency as a service: install, list and remove the units
+    #[command(subcommand)]
+    Schedule(ScheduleCommand),
     /// Monitor continuously, OSADL style: `latency` runs one interval after another, each stored
     /// as a run of one session, until stopped (SIGTERM, SIGINT) or for a given time
     Monitor(MonitorArgs),
@@ -226,6 +230,128 @@ pub struct RunArgs {
     /// No progress output, only the summary
     #[arg(long, short)]
     pub quiet: bool,
+
+    #[command(flatten)]
+    pub busy: BusyArgs,
+}
+
+/// What a run does when it finds the machine busy: another vernier session recording into the
+/// same database, or a load average at or above `--busy-load`.
+#[derive(Debug, Clone, Default, Args)]
+pub struct BusyArgs {
+    /// When the machine is busy: `run` anyway, `wait` up to --busy-wait for it to become idle
+    /// and skip if it does not, or `skip` at once; a skipped run is stored as a session with
+    /// status `skipped` and the reason as its note
+    #[arg(long, value_enum, value_name = "ACTION", default_value_t = IfBusy::Run)]
+    pub if_busy: IfBusy,
+
+    /// The 1-minute load average from which the machine counts as busy [default: not checked]
+    #[arg(long, value_name = "LOAD", value_parser = parse_load)]
+    pub busy_load: Option<f64>,
+
+    /// How long --if-busy wait waits for an idle machine: 600, 10m, 1h [default: 10m]
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub busy_wait: Option<f64>,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, ValueEnum)]
+pub enum IfBusy {
+    #[default]
+    Run,
+    Wait,
+    Skip,
+}
+
+impl IfBusy {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            IfBusy::Run => "run",
+            IfBusy::Wait => "wait",
+            IfBusy::Skip => "skip",
+        }
+    }
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ScheduleCommand {
+    /// Write a systemd service and timer that run a suite on a calendar and 5 minutes after
+    /// every boot (--suite), or a service that monitors latency continuously (--service)
+    Install(ScheduleInstallArgs),
+    /// The scheduled runs installed in the unit directory
+    List {
+        /// Where the units are [default: /etc/systemd/system as root, else
+        /// ~/.config/systemd/user]
+        #[arg(long, value_name = "DIR")]
+        unit_dir: Option<PathBuf>,
+    },
+    /// Remove a scheduled run's units (disable them with systemctl first)
+    Remove {
+        #[arg(value_name = "NAME")]
+        name: String,
+        /// Where the units are [default: as for install]
+        #[arg(long, value_name = "DIR")]
+        unit_dir: Option<PathBuf>,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct ScheduleInstallArgs {
+    /// The schedule's name: the units are vernier-NAME.service and vernier-NAME.timer
+    #[arg(value_name = "NAME")]
+    pub name: String,
+
+    /// The built-in suite to run (see `vernier list`)
+    #[arg(long, value_name = "SUITE", conflicts_with = "service")]
+    pub suite: Option<String>,
+
+    /// A continuous service instead of a timed suite
+    #[arg(long, value_enum, value_name = "SERVICE")]
+    pub service: Option<ScheduledService>,
+
+    /// When the suite runs, a systemd calendar expression (systemd.time(7)): daily, weekly,
+    /// 'Mon..Fri 02:00' [default: daily]
+    #[arg(long, value_name = "CALENDAR")]
+    pub on_calendar: Option<String>,
+
+    /// The latency monitor's interval, each stored as a run [default: 5m]
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "5m")]
+    pub interval: f64,
+
+    /// Tag every session, e.g. --tag rack=3 (repeatable)
+    #[arg(long = "tag", value_name = "KEY=VALUE", value_parser = parse_tag)]
+    pub tags: Vec<(String, String)>,
+
+    /// After every run (also a failed one), copy the sessions the database there lacks
+    /// (`vernier sync --to`)
+    #[arg(long, value_name = "DB")]
+    pub sync: Option<PathBuf>,
+
+    /// When the machine is busy at the start of a scheduled suite [default: wait]
+    #[arg(long, value_enum, value_name = "ACTION", default_value_t = IfBusy::Wait)]
+    pub if_busy: IfBusy,
+
+    /// As for `run`: the load average from which the machine counts as busy
+    #[arg(long, value_name = "LOAD", value_parser = parse_load)]
+    pub busy_load: Option<f64>,
+
+    /// As for `run`: how long to wait for an idle machine [default: 10m]
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub busy_wait: Option<f64>,
+
+    /// Where to write the units [default: /etc/systemd/system as root, else
+    /// ~/.config/systemd/user]
+    #[arg(long, value_name = "DIR")]
+    pub unit_dir: Option<PathBuf>,
+
+    /// Print the unit files instead of writing them
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ScheduledService {
+    /// `vernier monitor latency`, restarted on failure
+    LatencyMonitor,
 }
 
 #[derive(Debug, Args)]
@@ -707,6 +833,16 @@ pub fn parse_duration(text: &str) -> Result<f64, String> {
         _ => Err(format!(
             "'{text}' is not a duration: a number of seconds greater than 0, or with a unit \
              s, m, h or d (such as 300, 5m, 24h)"
+        )),
+    }
+}
+
+/// A load average limit: a number of at least 0.
+fn parse_load(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
+        _ => Err(format!(
+            "'{text}' is not a load average: a number of at least 0 (such as 0.5 or 2)"
         )),
     }
 }

@@ -29,6 +29,9 @@ pub enum SessionStatus {
     /// machine went down) and nothing will finish it. Derived when the session is read; the
     /// runs it recorded are complete.
     Abandoned,
+    /// Never started: the machine was busy (`--if-busy`); the note says why. It has no
+    /// configurations.
+    Skipped,
 }
 
 /// Why the repetition of a configuration stopped.
@@ -77,6 +80,7 @@ kebab_enum_text!(SessionStatus {
     Interrupted => "interrupted",
     Failed => "failed",
     Abandoned => "abandoned",
+    Skipped => "skipped",
 });
 
 kebab_enum_text!(StopReason {

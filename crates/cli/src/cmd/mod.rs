@@ -1,5 +1,6 @@
 //! One file per subcommand.
 
+mod busy;
 mod calibrate;
 mod child;
 mod compare;
@@ -17,6 +18,7 @@ mod note;
 mod plot;
 pub mod report;
 mod run;
+mod schedule;
 mod serve;
 mod sessions;
 mod show;
@@ -43,6 +45,7 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::Env(command) => env::env(command, db),
         Command::System(command) => system::system(command),
         Command::Monitor(args) => monitor::monitor(args, db),
+        Command::Schedule(command) => schedule::schedule(command, db),
         Command::Compare(args) => compare::compare(args, db),
         Command::History(args) => history::history(args, db),
         Command::Calibrate(args) => calibrate::calibrate(args, db),

@@ -72,6 +72,7 @@ pub fn monitor(args: MonitorArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
         setup: args.setup,
         loads: args.loads,
         quiet: args.quiet,
+        busy: Default::default(),
     };
     run_with(run, db_arg, OnSignal::End)
 }

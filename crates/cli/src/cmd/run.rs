@@ -14,7 +14,7 @@ use vernier_engine::{
     SignalEvent,
 };
 use vernier_load::{LoadPlan, RunningLoads};
-use vernier_model::{SessionStatus, Settings, SetupStep};
+use vernier_model::{Recorder, SessionStatus, Settings, SetupStep};
 use vernier_setup::{RestoreRecord, SetupGuard};
 use vernier_store::{Load, SqliteStore, Store};
 use vernier_sys::Roots;
@@ -171,6 +171,15 @@ pub(crate) fn run_with(
             environment.kernel_config_sha256 = None;
         }
     }
+    if let Some(reason) = super::busy::skip_reason(&args.busy, &store, &roots)? {
+        let skipped = Skipped {
+            suite: suite.as_ref().map(|s| s.name.clone()),
+            tags,
+            setup: setup_lists,
+            environment,
+        };
+        return record_skipped(&mut store, &plan, args.note.as_deref(), skipped, &reason);
+    }
     // The sampled and measured checks cost ~250 ms; their findings are cached per boot (the
     // window's for a few minutes) so that short sessions do not pay that every time.
     let check_options = vernier_setup::CheckOptions {
@@ -294,6 +303,61 @@ pub(crate) fn run_with(
         }
         _ => Ok(ExitCode::SUCCESS),
     }
+}
+
+/// What a skipped session records of the run it would have been.
+struct Skipped {
+    suite: Option<String>,
+    tags: std::collections::BTreeMap<String, String>,
+    setup: Vec<String>,
+    environment: vernier_model::Environment,
+}
+
+/// Stores a session that did not run because the machine was busy (status `skipped`, the
+/// reason in its note, no configurations), so the gap shows in `vernier sessions`.
+fn record_skipped(
+    store: &mut SqliteStore,
+    plan: &vernier_engine::Plan,
+    note: Option<&str>,
+    skipped: Skipped,
+    reason: &str,
+) -> Result<ExitCode> {
+    let now = vernier_sys::clock::unix_now_ns();
+    let Skipped {
+        suite,
+        tags,
+        setup,
+        environment,
+    } = skipped;
+    let note = match note {
+        Some(note) => format!("{note} (skipped: {reason})"),
+        None => format!("skipped: {reason}"),
+    };
+    let session = vernier_model::SessionInfo {
+        id: Uuid::new_v4(),
+        started_at_ns: now,
+        ended_at_ns: Some(now),
+        status: SessionStatus::Running,
+        suite,
+        specs: plan.specs.clone(),
+        tags,
+        note: Some(note),
+        settings: plan.settings.clone(),
+        vernier_version: env!("CARGO_PKG_VERSION").to_string(),
+        fingerprint: environment.fingerprint(),
+        environment,
+        findings: Vec::new(),
+        setup,
+        monitors: Vec::new(),
+    };
+    store.begin_session(&session)?;
+    store.finish_session(session.id, SessionStatus::Skipped, now)?;
+    outln!(
+        "skipped: {reason}; stored as session {} in {}",
+        session.id,
+        store.path().display()
+    );
+    Ok(ExitCode::SUCCESS)
 }
 
 /// Around every measured run: the per-run setup steps, then the loads, started last so that an

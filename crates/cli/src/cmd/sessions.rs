@@ -41,19 +41,27 @@ pub fn sessions(args: SessionsArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
         "host"
     );
     for s in &sessions {
+        // A skipped session ran nothing; its note is why.
+        let why = match (&s.status, &s.note) {
+            (vernier_model::SessionStatus::Skipped, Some(note)) => {
+                format!("  ({})", printable(note))
+            }
+            _ => String::new(),
+        };
         let tags: Vec<String> = s
             .tags
             .iter()
             .map(|(k, v)| format!("{}={}", printable(k), printable(v)))
             .collect();
         outln!(
-            "{:<36}  {:<19}  {:<11}  {:<16}  {:<host_width$}  {}{}{}",
+            "{:<36}  {:<19}  {:<11}  {:<16}  {:<host_width$}  {}{}{}{}",
             s.id,
             local_time(s.started_at_ns),
             s.status.to_string(),
             s.fingerprint,
             host(s),
             printable(&describe(s.suite.as_deref(), &s.specs)),
+            why,
             if tags.is_empty() { "" } else { "  " },
             tags.join(" ")
         );

@@ -1,0 +1,80 @@
+//! Whether the machine is busy when a run starts, and what `--if-busy` does about it: a run
+//! measured beside another benchmark, or on a loaded machine, measures the other work too. A
+//! scheduled run (docs/farm.md) cannot ask anyone, so it waits or skips, and a skipped run is
+//! stored as a session with status `skipped` whose note says why, so `vernier sessions` shows
+//! the gap in a machine's history and its reason.
+
+use std::time::{Duration, Instant};
+
+use anyhow::Result;
+use vernier_model::SessionStatus;
+use vernier_store::Store;
+use vernier_sys::Roots;
+
+use crate::cli::{BusyArgs, IfBusy};
+
+/// How long `--if-busy wait` waits when `--busy-wait` is not given.
+const DEFAULT_WAIT: Duration = Duration::from_secs(600);
+
+/// How often a waiting run looks again: the load average is updated every 5 s
+/// (kernel/sched/loadavg.c, LOAD_FREQ), so more often would read the same value.
+const POLL: Duration = Duration::from_secs(10);
+
+/// Why the run should not start now, or `None` when it may: `None` at once with
+/// `--if-busy run`; otherwise after waiting for an idle machine as `--if-busy` says.
+pub fn skip_reason(
+    args: &BusyArgs,
+    store: &(impl Store + ?Sized),
+    roots: &Roots,
+) -> Result<Option<String>> {
+    if args.if_busy == IfBusy::Run {
+        return Ok(None);
+    }
+    let wait = match args.if_busy {
+        IfBusy::Wait => args.busy_wait.map_or(DEFAULT_WAIT, Duration::from_secs_f64),
+        _ => Duration::ZERO,
+    };
+    let deadline = Instant::now() + wait;
+    loop {
+        let Some(reason) = busy_now(args, store, roots)? else {
+            return Ok(None);
+        };
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Ok(Some(if wait.is_zero() {
+                reason
+            } else {
+                format!("{reason}, still after waiting {} s", wait.as_secs_f64())
+            }));
+        }
+        std::thread::sleep(left.min(POLL));
+    }
+}
+
+/// What makes the machine busy now: another session being recorded into this database (its
+/// process alive), or the 1-minute load average at or above `--busy-load`.
+fn busy_now(
+    args: &BusyArgs,
+    store: &(impl Store + ?Sized),
+    roots: &Roots,
+) -> Result<Option<String>> {
+    if let Some(other) = store
+        .session_headers()?
+        .into_iter()
+        .find(|h| h.status == SessionStatus::Running)
+    {
+        return Ok(Some(format!(
+            "another vernier session ({}) is running on this database",
+            other.id
+        )));
+    }
+    if let Some(limit) = args.busy_load {
+        let load = vernier_sys::loadavg::read_loadavg(&roots.proc_root)?.load_1m;
+        if load >= limit {
+            return Ok(Some(format!(
+                "the 1-minute load average is {load:.2}, at or above --busy-load {limit}"
+            )));
+        }
+    }
+    Ok(None)
+}

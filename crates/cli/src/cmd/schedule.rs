@@ -1,0 +1,392 @@
+//! `vernier schedule install|list|remove`: systemd units that run a suite on a calendar and
+//! after every boot (a service and its timer), or monitor latency continuously (a service
+//! restarted on failure). The units name this executable and the database by absolute path, so
+//! they run the same vernier on the same results whoever starts them (docs/farm.md).
+//!
+//! Units are only written and removed here; systemd is not asked to do anything (the commands
+//! to enable and disable them are printed), so installing needs no running systemd and a test
+//! can write units into a directory of its own.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{bail, Context, Result};
+use vernier_engine::suite::{find_suite, SuiteSource};
+
+use crate::cli::{ScheduleCommand, ScheduleInstallArgs, ScheduledService};
+use crate::db;
+use crate::out::{out, outln};
+
+/// Every unit file written here starts with this line, so `list` and `remove` touch only
+/// vernier's own units.
+const MARKER: &str =
+    "# Written by `vernier schedule install`; remove with `vernier schedule remove`.";
+
+/// How long after boot the run after every boot starts (`OnBootSec=`): enough for the services
+/// a benchmark disturbs or needs (network, time synchronisation) to have settled.
+const ON_BOOT_DELAY: &str = "5min";
+
+pub fn schedule(command: ScheduleCommand, db_arg: Option<&Path>) -> Result<ExitCode> {
+    match command {
+        ScheduleCommand::Install(args) => install(args, db_arg),
+        ScheduleCommand::List { unit_dir } => list(unit_dir.as_deref()),
+        ScheduleCommand::Remove { name, unit_dir } => remove(&name, unit_dir.as_deref()),
+    }
+}
+
+/// One unit file: its name and text.
+struct Unit {
+    file: String,
+    text: String,
+}
+
+fn install(args: ScheduleInstallArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
+    check_name(&args.name)?;
+    let system = is_root();
+    let dir = unit_dir(args.unit_dir.as_deref(), system)?;
+    let exe = std::env::current_exe().context("cannot find the vernier executable")?;
+    let database = absolute(&db::db_path(db_arg)?)?;
+    let units = units(&args, &exe, &database)?;
+    if args.dry_run {
+        for unit in &units {
+            outln!("# {}", dir.join(&unit.file).display());
+            out!("{}\n", unit.text);
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    for unit in &units {
+        let path = dir.join(&unit.file);
+        if path.exists() && !is_ours(&path) {
+            bail!(
+                "{} exists and was not written by vernier; choose another name",
+                path.display()
+            );
+        }
+    }
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    write_units(&dir, &units)?;
+    for unit in &units {
+        outln!("wrote {}", dir.join(&unit.file).display());
+    }
+    let user = if system { "" } else { " --user" };
+    let start = units.last().map(|u| u.file.as_str()).unwrap_or_default();
+    outln!("enable it with: systemctl{user} daemon-reload && systemctl{user} enable --now {start}");
+    if !system {
+        outln!(
+            "units of a user run only while the user is logged in, unless lingering is on: \
+             loginctl enable-linger"
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The service (and for a suite the timer) that `args` describe.
+fn units(args: &ScheduleInstallArgs, exe: &Path, database: &Path) -> Result<Vec<Unit>> {
+    let base = format!("vernier-{}", args.name);
+    let vernier = |words: &[String]| -> String {
+        let mut line = vec![quote(&exe.to_string_lossy())];
+        line.push("--db".to_string());
+        line.push(quote(&database.to_string_lossy()));
+        line.extend(words.iter().map(|w| quote(w)));
+        line.join(" ")
+    };
+    let tags: Vec<String> = args
+        .tags
+        .iter()
+        .flat_map(|(k, v)| ["--tag".to_string(), format!("{k}={v}")])
+        .collect();
+    let sync = args.sync.as_ref().map(|target| {
+        vernier(&[
+            "sync".to_string(),
+            "--to".to_string(),
+            target.to_string_lossy().into_owned(),
+        ])
+    });
+    let network = if sync.is_some() {
+        // The sync needs the network; the run does not wait for it beyond what systemd's
+        // network-online.target gives (a run without network still records locally).
+        "Wants=network-online.target\nAfter=network-online.target\n"
+    } else {
+        ""
+    };
+    // ExecStopPost runs after the run however it ended, so sessions recorded earlier and not
+    // yet copied (the server was down) are copied as soon as the network is back.
+    let sync_line = sync
+        .map(|line| format!("ExecStopPost={line}\n"))
+        .unwrap_or_default();
+
+    let mut units = Vec::new();
+    match (&args.suite, args.service) {
+        (Some(suite), None) => {
+            // A suite of a file is named by its absolute path: the service may run as another
+            // user, with another configuration directory, or none.
+            let found = find_suite(suite, crate::config::suite_dir().as_deref())?;
+            let suite_arg = match &found.source {
+                SuiteSource::Builtin => suite.clone(),
+                SuiteSource::File(path) => absolute(path)?.to_string_lossy().into_owned(),
+            };
+            let mut words = vec!["run".to_string(), "--suite".to_string(), suite_arg];
+            words.extend(tags);
+            words.extend(["--quiet".to_string(), "--if-busy".to_string()]);
+            words.push(args.if_busy.as_str().to_string());
+            if let Some(load) = args.busy_load {
+                words.extend(["--busy-load".to_string(), load.to_string()]);
+            }
+            if let Some(wait) = args.busy_wait {
+                words.extend(["--busy-wait".to_string(), format!("{wait}s")]);
+            }
+            let calendar = args.on_calendar.as_deref().unwrap_or("daily");
+            check_calendar(calendar)?;
+            units.push(Unit {
+                file: format!("{base}.service"),
+                text: format!(
+                    "{MARKER}\n[Unit]\nDescription=vernier: the {suite} suite ({name})\n\
+                     {network}\n\
+                     [Service]\nType=oneshot\nExecStart={run}\n{sync_line}",
+                    name = args.name,
+                    run = vernier(&words),
+                ),
+            });
+            units.push(Unit {
+                file: format!("{base}.timer"),
+                text: format!(
+                    "{MARKER}\n[Unit]\nDescription=vernier: the {suite} suite ({name}) on \
+                     {calendar} and after every boot\n\n\
+                     [Timer]\nOnCalendar={calendar}\nOnBootSec={ON_BOOT_DELAY}\n\
+                     Persistent=true\n\n[Install]\nWantedBy=timers.target\n",
+                    name = args.name,
+                ),
+            });
+        }
+        (None, Some(ScheduledService::LatencyMonitor)) => {
+            if args.on_calendar.is_some() {
+                bail!("--on-calendar is for --suite; the latency monitor runs continuously");
+            }
+            let mut words = vec![
+                "monitor".to_string(),
+                "latency".to_string(),
+                "--interval".to_string(),
+                format!("{}s", args.interval),
+                "--quiet".to_string(),
+            ];
+            words.extend(tags);
+            units.push(Unit {
+                file: format!("{base}.service"),
+                text: format!(
+                    "{MARKER}\n[Unit]\nDescription=vernier: continuous latency monitoring \
+                     ({name})\n{network}\n\
+                     [Service]\nType=simple\nExecStart={run}\n{sync_line}\
+                     # SIGTERM ends the monitor's session cleanly (the interval in progress is \
+                     discarded);\n# only the main process gets it, which then ends its runs.\n\
+                     KillMode=mixed\nKillSignal=SIGTERM\nTimeoutStopSec=120\n\
+                     Restart=on-failure\nRestartSec=30\n\n\
+                     [Install]\nWantedBy=multi-user.target\n",
+                    name = args.name,
+                    run = vernier(&words),
+                ),
+            });
+        }
+        _ => bail!("give what to schedule: --suite NAME or --service latency-monitor"),
+    }
+    Ok(units)
+}
+
+fn list(unit_dir_arg: Option<&Path>) -> Result<ExitCode> {
+    let dir = unit_dir(unit_dir_arg, is_root())?;
+    let mut found = Vec::new();
+    if let Ok(entries) = std::fs::read_dir(&dir) {
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let file = entry.file_name().to_string_lossy().into_owned();
+            let Some(name) = file
+                .strip_prefix("vernier-")
+                .and_then(|f| f.strip_suffix(".service"))
+            else {
+                continue;
+            };
+            if !is_ours(&path) {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap_or_default();
+            let timer = std::fs::read_to_string(dir.join(format!("vernier-{name}.timer")))
+                .unwrap_or_default();
+            let what = setting(&text, "Description").unwrap_or_default();
+            let when = match setting(&timer, "OnCalendar") {
+                Some(calendar) => format!("{calendar}, and {ON_BOOT_DELAY} after boot"),
+                None => "continuously".to_string(),
+            };
+            found.push(format!("{name}\t{when}\t{what}"));
+        }
+    }
+    found.sort();
+    if found.is_empty() {
+        outln!("no scheduled runs in {}", dir.display());
+    }
+    for line in found {
+        outln!("{line}");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn remove(name: &str, unit_dir_arg: Option<&Path>) -> Result<ExitCode> {
+    check_name(name)?;
+    let system = is_root();
+    let dir = unit_dir(unit_dir_arg, system)?;
+    let files: Vec<PathBuf> = ["service", "timer"]
+        .iter()
+        .map(|kind| dir.join(format!("vernier-{name}.{kind}")))
+        .filter(|p| p.exists())
+        .collect();
+    if files.is_empty() {
+        bail!(
+            "no scheduled run '{name}' in {}; `vernier schedule list` shows them",
+            dir.display()
+        );
+    }
+    if let Some(foreign) = files.iter().find(|p| !is_ours(p)) {
+        bail!(
+            "{} was not written by vernier; left as it is",
+            foreign.display()
+        );
+    }
+    for file in &files {
+        std::fs::remove_file(file).with_context(|| format!("cannot remove {}", file.display()))?;
+        outln!("removed {}", file.display());
+    }
+    let user = if system { "" } else { " --user" };
+    outln!(
+        "if it was enabled: systemctl{user} disable --now vernier-{name}.timer \
+         vernier-{name}.service; systemctl{user} daemon-reload"
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A schedule's name becomes part of unit names: letters, digits, `-` and `_` only
+/// (systemd.unit(5) allows more, but these need no escaping anywhere).
+fn check_name(name: &str) -> Result<()> {
+    if name.is_empty()
+        || !name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+    {
+        bail!(
+            "'{}' is not a schedule name; valid: letters, digits, '-' and '_'",
+            name.escape_debug()
+        );
+    }
+    Ok(())
+}
+
+/// `--unit-dir`, else where systemd reads units of the system (as root) or of this user
+/// (systemd.unit(5), "Unit File Load Path").
+fn unit_dir(explicit: Option<&Path>, system: bool) -> Result<PathBuf> {
+    if let Some(dir) = explicit {
+        return Ok(dir.to_path_buf());
+    }
+    if system {
+        return Ok(PathBuf::from("/etc/systemd/system"));
+    }
+    let config = dirs::config_dir()
+        .context("cannot find the configuration directory (set HOME or give --unit-dir)")?;
+    Ok(config.join("systemd/user"))
+}
+
+fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+fn absolute(path: &Path) -> Result<PathBuf> {
+    std::path::absolute(path).with_context(|| format!("cannot resolve {}", path.display()))
+}
+
+fn is_ours(path: &Path) -> bool {
+    std::fs::read_to_string(path).is_ok_and(|t| t.starts_with(MARKER))
+}
+
+/// The value of the first `KEY=value` line of a unit file.
+fn setting(text: &str, key: &str) -> Option<String> {
+    text.lines()
+        .find_map(|l| l.strip_prefix(key)?.strip_prefix('='))
+        .map(str::to_string)
+}
+
+/// Checks a calendar expression with systemd's own parser (`systemd-analyze calendar`), when
+/// systemd-analyze is installed; without it the expression is written as given and systemd
+/// reports a bad one when it loads the timer.
+fn check_calendar(calendar: &str) -> Result<()> {
+    if calendar.chars().any(char::is_control) {
+        bail!(
+            "--on-calendar '{}' contains a control character",
+            calendar.escape_debug()
+        );
+    }
+    let Ok(output) = std::process::Command::new("systemd-analyze")
+        .args(["calendar", calendar])
+        .output()
+    else {
+        return Ok(());
+    };
+    if !output.status.success() {
+        bail!(
+            "--on-calendar '{calendar}' is not a calendar expression of systemd.time(7); valid \
+             e.g. daily, weekly, 'Mon..Fri 02:00', '*-*-* 03:30:00'"
+        );
+    }
+    Ok(())
+}
+
+/// One word of an `ExecStart=` line, quoted as systemd.service(5) reads it: in double quotes
+/// when it has white space, quotes or backslashes (with `"` and `\` escaped), and with `%` and
+/// `$` doubled, which systemd would otherwise expand as specifiers and variables.
+fn quote(word: &str) -> String {
+    let escaped = word.replace('%', "%%").replace('$', "$$");
+    let plain = !escaped.is_empty()
+        && escaped
+            .chars()
+            .all(|c| !c.is_whitespace() && !matches!(c, '"' | '\'' | '\\' | ';'));
+    if plain {
+        escaped
+    } else {
+        format!("\"{}\"", escaped.replace('\\', "\\\\").replace('"', "\\\""))
+    }
+}
+
+/// Writes every unit: each to a temporary file beside it first, and all renamed into place
+/// only when all are written, so a failure (a full disk, a read-only directory) leaves no unit
+/// half written and no service without its timer.
+fn write_units(dir: &Path, units: &[Unit]) -> Result<()> {
+    let partial = |unit: &Unit| dir.join(format!(".{}.partial", unit.file));
+    let written = units.iter().try_for_each(|unit| {
+        std::fs::write(partial(unit), &unit.text)
+            .with_context(|| format!("cannot write {}", dir.join(&unit.file).display()))
+    });
+    let placed = written.and_then(|()| {
+        units.iter().try_for_each(|unit| {
+            std::fs::rename(partial(unit), dir.join(&unit.file))
+                .with_context(|| format!("cannot write {}", dir.join(&unit.file).display()))
+        })
+    });
+    for unit in units {
+        // Only what an error left behind is still there.
+        let _ = std::fs::remove_file(partial(unit));
+    }
+    placed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exec_words_are_quoted_as_systemd_reads_them() {
+        assert_eq!(quote("/usr/bin/vernier"), "/usr/bin/vernier");
+        assert_eq!(quote("kernel=6.18"), "kernel=6.18");
+        assert_eq!(quote("a b"), "\"a b\"");
+        assert_eq!(quote("say \"hi\""), "\"say \\\"hi\\\"\"");
+        assert_eq!(quote("50%"), "50%%");
+        assert_eq!(quote("$HOME"), "$$HOME");
+        assert_eq!(quote("a;b"), "\"a;b\"");
+        assert_eq!(quote(""), "\"\"");
+    }
+}
