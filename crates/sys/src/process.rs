@@ -233,16 +233,30 @@ mod tests {
     }
 
     #[test]
-    fn the_runtime_of_this_process_grows() {
-        let Some(before) = threads_runtime_ns(std::process::id()) else {
+    fn the_runtime_of_a_busy_process_grows() {
+        // A child of one thread that only burns CPU: the test binary's own threads (other
+        // tests) end at any time and take their runtime out of its sum.
+        let mut child = std::process::Command::new("sh")
+            .args(["-c", "while :; do :; done"])
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        let Some(before) = threads_runtime_ns(pid) else {
+            let _ = child.kill();
+            let _ = child.wait();
             eprintln!("skipped: no /proc/PID/task/TID/schedstat");
             return;
         };
-        let start = std::time::Instant::now();
-        while start.elapsed() < std::time::Duration::from_millis(20) {
-            std::hint::black_box(0);
+        // On a machine busy with other work the child may wait for a CPU; it gets one within
+        // seconds.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        let mut after = before;
+        while after <= before && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+            after = threads_runtime_ns(pid).unwrap_or(before);
         }
-        let after = threads_runtime_ns(std::process::id()).unwrap();
+        let _ = child.kill();
+        let _ = child.wait();
         assert!(after > before, "{before} -> {after}");
     }
 
