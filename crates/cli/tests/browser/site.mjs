@@ -1,10 +1,11 @@
 // Opens every page of a `vernier report` site in headless Chromium (Debian's, through
 // playwright-core), from file:// and from `vernier serve`, and checks what a reader sees:
-// no console error, no failed request, no dialog (an injected script would open one), every
-// figure drawn, every link leading to a page of the site, the tag filter and the figure
-// switches doing what they say. Screenshots of the main pages go to SHOTS.
+// no console error, no failed request, no request outside the site, no dialog (an injected
+// script would open one), every figure drawn (an image with a size, whose SVG has marks and
+// text), every link leading to a page of the site and a fragment to an element of it, the tag
+// filter and the figure switches doing what they say. Screenshots of the main pages go to SHOTS.
 //
-// node site.mjs SITE_DIR SERVE_URL SHOTS_DIR EXPECTED_JSON
+// node site.mjs SITE_DIR SERVE_URL SHOTS_DIR EXPECTED_JSON (SERVE_URL "-": from file:// only)
 // EXPECTED_JSON: {"filter": {"TAG": rows}, "rows": N}. Prints one line per problem and exits 1
 // if there is any.
 
@@ -40,11 +41,13 @@ const browser = await chromium.launch({
 });
 
 // Each origin in a fresh context (its own profile state).
-for (const [origin, base] of [
-  ["file", "file://" + siteDir.replace(/\/$/, "") + "/"],
-  ["serve", serveUrl.replace(/\/$/, "") + "/"],
-]) {
+const origins = [["file", "file://" + siteDir.replace(/\/$/, "") + "/"]];
+if (serveUrl !== "-") origins.push(["serve", serveUrl.replace(/\/$/, "") + "/"]);
+for (const [origin, base] of origins) {
   const context = await browser.newContext({ viewport: { width: 1300, height: 1000 } });
+  const ids = new Map(); // page -> the ids of its elements
+  const fragments = []; // [where, page, fragment] of every link with a fragment
+  const figures = new Map(); // figure URL -> the page that shows it
   for (const path of pages) {
     const page = await context.newPage();
     const where = `${origin} ${path}`;
@@ -60,36 +63,71 @@ for (const [origin, base] of [
     const response = await page.goto(base + path, { waitUntil: "load" });
     if (origin === "serve" && (!response || response.status() !== 200)) problem(`${where}: status ${response?.status()}`);
 
-    // Links: every one leads to a page of the site, and a fragment to an element of it.
+    // Links: every one leads to a page of the site, and a fragment to an element of it
+    // (checked once every page's ids are known).
+    ids.set(path, new Set(await page.$$eval("[id]", (es) => es.map((e) => e.id))));
     const links = await page.$$eval("a[href]", (as) => as.map((a) => a.href));
     for (const href of links) {
       const url = new URL(href);
       const target = decodeURIComponent(url.href.slice(base.length).split("#")[0]);
       if (!href.startsWith(base) || !pages.includes(target)) {
         problem(`${where}: link to ${href} is not a page of the site`);
+      } else if (url.hash) {
+        fragments.push([where, target, decodeURIComponent(url.hash.slice(1))]);
       }
     }
+    for (const src of await page.$$eval("img", (is) => is.map((i) => i.src))) {
+      if (!figures.has(src)) figures.set(src, where);
+    }
 
-    // Switches: each choice shows its figure, drawn; every other visible figure drawn too.
+    // Switches: each choice shows its figure and only it; the figure drawn for a few choices
+    // spread over the list (every figure file is checked on its own below).
     for (const select of await page.$$("select.switch")) {
       const values = await select.$$eval("option", (os) => os.map((o) => o.value));
       const group = await select.getAttribute("data-group");
-      for (const value of values) {
+      const step = Math.max(1, Math.floor(values.length / 4));
+      for (const [i, value] of values.entries()) {
         await select.selectOption(value);
         const shown = await page.$$eval(`#${group} [data-key]`, (items) =>
           items.filter((i) => !i.hidden).map((i) => i.getAttribute("data-key")));
         if (shown.length !== 1 || shown[0] !== value) problem(`${where}: switch to ${value} shows ${JSON.stringify(shown)}`);
-        await drawn(page, `#${group} [data-key]:not([hidden]) img`, `${where} [${value}]`);
+        if (i % step === 0 || i === values.length - 1) {
+          await drawn(page, `#${group} [data-key]:not([hidden]) img`, `${where} [${value}]`);
+        }
       }
     }
     await drawn(page, "figure:not([hidden]) img", where);
+    await drawnInline(page, where);
 
     if (path === "index.html") await tagFilter(page, where);
-    if (origin === "file" && shotName(path)) {
-      await page.screenshot({ path: join(shotsDir, shotName(path)), fullPage: true });
-    }
+    const shot = origin === "file" && (await shotName(path, page));
+    if (shot) await page.screenshot({ path: join(shotsDir, shot), fullPage: true });
     await page.close();
   }
+  for (const [where, target, fragment] of fragments) {
+    if (!ids.get(target)?.has(fragment)) problem(`${where}: link to ${target}#${fragment}: no such element`);
+  }
+  // Every figure opened on its own: the SVG parses and has marks (lines, paths, shapes) and
+  // text (title, axes, legend), not just an empty frame.
+  const viewer = await context.newPage();
+  // A document that is not HTML makes Chromium ask for /favicon.ico, which the site need not
+  // have; any other failed request is a problem.
+  viewer.on("response", (r) => {
+    if (r.status() >= 400 && !r.url().endsWith("/favicon.ico")) problem(`${origin}: ${r.status()} ${r.url()}`);
+  });
+  for (const [src, where] of figures) {
+    if (!src.startsWith(base)) continue; // reported above
+    const response = await viewer.goto(src, { waitUntil: "load" });
+    if (origin === "serve" && (!response || response.status() !== 200)) problem(`${where}: figure ${src}: status ${response?.status()}`);
+    if (!src.endsWith(".svg")) continue;
+    const [marks, texts, parsed] = await viewer.evaluate(() => [
+      document.querySelectorAll("path, polyline, polygon, line, rect, circle").length,
+      Array.from(document.querySelectorAll("text")).filter((t) => t.textContent.trim()).length,
+      document.documentElement.localName === "svg" && !document.querySelector("parsererror"),
+    ]);
+    if (!parsed || marks < 5 || texts < 3) problem(`${where}: figure ${src} is not drawn (${marks} marks, ${texts} texts)`);
+  }
+  await viewer.close();
   await context.close();
 }
 await browser.close();
@@ -99,10 +137,24 @@ async function drawn(page, selector, where) {
   for (const img of await page.$$(selector)) {
     if (!(await img.isVisible())) continue;
     await img.scrollIntoViewIfNeeded();
-    await page.waitForFunction((i) => i.complete, img, { timeout: 10000 }).catch(() => {});
+    // Chromium reports a lazy image whose load is still deferred as complete, with no size:
+    // wait for the size.
+    await page.waitForFunction((i) => i.complete && i.naturalWidth > 0, img, { timeout: 10000 }).catch(() => {});
     const size = await img.evaluate((i) => [i.complete, i.naturalWidth, i.naturalHeight, i.getAttribute("src")]);
     if (!size[0] || size[1] === 0 || size[2] === 0) problem(`${where}: figure ${size[3]} not drawn`);
   }
+}
+
+// Every inline SVG that is displayed has marks and a size.
+async function drawnInline(page, where) {
+  const empty = await page.$$eval("svg", (svgs) => svgs
+    .filter((s) => s.getClientRects().length > 0)
+    .filter((s) => {
+      const box = s.getBoundingClientRect();
+      const marks = s.querySelectorAll("path, polyline, polygon, line, rect, circle, text").length;
+      return box.width === 0 || box.height === 0 || marks === 0;
+    }).length);
+  if (empty) problem(`${where}: ${empty} inline svg not drawn`);
 }
 
 // The index's tag filter: each tag shows the rows expected, "all" every row.
@@ -120,15 +172,15 @@ async function tagFilter(page, where) {
   if ((await rows()) !== expected.rows) problem(`${where}: "all sessions" shows ${await rows()} rows`);
 }
 
-// The pages kept as screenshots.
-function shotName(path) {
-  if (path === "index.html") return "index.png";
-  if (["latency.html", "compare.html", "environment.html"].includes(path)) return path.replace(".html", ".png");
-  if (path.startsWith("bench/") && path.startsWith("bench/0-")) return "benchmark.png";
-  if (path.startsWith("monitors/")) return "monitors.png";
+// The pages kept as screenshots: the index, latency, compare, environment, hackbench's page and
+// the monitors of the first hackbench session.
+async function shotName(path, page) {
+  if (["index.html", "latency.html", "compare.html", "environment.html"].includes(path)) return path.replace(".html", ".png");
+  if (/^bench\/\d+-hackbench\.html$/.test(path)) return "benchmark.png";
+  if (path.startsWith("monitors/") && (await page.textContent("h1")).includes("try=1")) return "monitors.png";
   return null;
 }
 
 for (const p of problems) console.log(p);
-console.log(`${pages.length} pages checked from file:// and ${serveUrl}; ${problems.length} problems`);
+console.log(`${pages.length} pages checked from ${origins.map((o) => o[1]).join(" and ")}; ${problems.length} problems`);
 process.exitCode = problems.length ? 1 : 0;
