@@ -81,7 +81,7 @@ fn database(dir: &Path) -> PathBuf {
 }
 
 #[test]
-fn every_page_works_in_chromium_from_disk_and_from_serve() {
+fn every_page_works_in_chromium_from_disk() {
     let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let browser_dir = manifest.join("tests/browser");
     if let Some(what) = missing(&browser_dir) {
