@@ -19,7 +19,8 @@ use crate::db;
 use crate::out::{local_time, out, printable_lines};
 
 pub fn history(args: HistoryArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
-    let benchmarks: Vec<BenchmarkInfo> = vernier_bench::all().iter().map(|b| b.info()).collect();
+    // The user's own benchmarks are SPECs too.
+    let benchmarks = crate::config::benchmark_infos(&args.args)?;
     let mut selectors = Vec::new();
     let mut filters = Vec::new();
     for arg in &args.args {
