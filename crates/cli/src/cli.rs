@@ -11,11 +11,12 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
     about = "High-accuracy benchmarks of Linux systems and kernels",
     long_about = "High-accuracy benchmarks of Linux systems and kernels.\n\n\
         vernier runs each benchmark run in a fresh process, repeats it until the 95% confidence \
-        interval of the median is narrow enough, and keeps every run in a SQLite database."
+        interval of the median is narrow enough, and keeps every run in a SQLite database (or a PostgreSQL one, --db postgres://...)."
 )]
 pub struct Cli {
-    /// SQLite database [default: $XDG_DATA_HOME/vernier/vernier.db]
-    #[arg(long, global = true, env = "VERNIER_DB", value_name = "PATH")]
+    /// SQLite database file, or a PostgreSQL database as postgres://user@host/dbname (or
+    /// postgresql://) [default: $XDG_DATA_HOME/vernier/vernier.db]
+    #[arg(long, global = true, env = "VERNIER_DB", value_name = "PATH|URL")]
     pub db: Option<PathBuf>,
 
     #[command(subcommand)]

@@ -5,66 +5,73 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 use uuid::Uuid;
-use vernier_store::{SqliteStore, Store, StoreError};
+use vernier_store::{Access, Location, Store, StoreError};
 
-/// `--db`/`VERNIER_DB`, else `$XDG_DATA_HOME/vernier/vernier.db` (`~/.local/share/...`).
-pub fn db_path(explicit: Option<&Path>) -> Result<PathBuf> {
+/// `--db`/`VERNIER_DB`: an SQLite file or a `postgres://` (or `postgresql://`) URL; else the
+/// file `$XDG_DATA_HOME/vernier/vernier.db` (`~/.local/share/...`).
+pub fn location(explicit: Option<&Path>) -> Result<Location> {
     if let Some(p) = explicit {
-        return Ok(p.to_path_buf());
+        return Ok(Location::parse(p));
     }
     let data = dirs::data_dir()
         .context("cannot find the data directory (set HOME or XDG_DATA_HOME, or give --db)")?;
-    Ok(data.join("vernier").join("vernier.db"))
+    Ok(Location::File(data.join("vernier").join("vernier.db")))
 }
 
-/// Opens the database for writing, creating it if needed.
-pub fn open_for_writing(explicit: Option<&Path>) -> Result<SqliteStore> {
-    let path = db_path(explicit)?;
-    SqliteStore::open(&path).map_err(|e| naming(e, &path))
+/// Opens the database at `--db` for `access`: the one way every command opens it.
+pub fn open(explicit: Option<&Path>, access: Access) -> Result<Box<dyn Store>> {
+    let location = location(explicit)?;
+    vernier_store::open(&location, access).map_err(|e| naming(e, &location))
+}
+
+/// Opens the database for recording, creating it (or, in PostgreSQL, its tables) if needed.
+pub fn open_for_writing(explicit: Option<&Path>) -> Result<Box<dyn Store>> {
+    open(explicit, Access::Create)
 }
 
 /// Opens an existing database to change what it holds (tags, notes, deletion): a missing file
 /// is an error, never a new empty database.
-pub fn open_existing_for_writing(explicit: Option<&Path>) -> Result<SqliteStore> {
-    let path = db_path(explicit)?;
-    SqliteStore::open_existing(&path).map_err(|e| naming(e, &path))
+pub fn open_existing_for_writing(explicit: Option<&Path>) -> Result<Box<dyn Store>> {
+    open(explicit, Access::Write)
 }
 
 /// Opens an existing database for reading only: nothing is written to it or next to it
 /// (`show`, `sessions`, `compare`, `env`, `export`).
-pub fn open_for_reading(explicit: Option<&Path>) -> Result<SqliteStore> {
-    let path = db_path(explicit)?;
-    SqliteStore::open_read_only(&path).map_err(|e| naming(e, &path))
+pub fn open_for_reading(explicit: Option<&Path>) -> Result<Box<dyn Store>> {
+    open(explicit, Access::Read)
 }
 
-/// Whether two paths name one file (both existing and the same after resolving links), or are
-/// the same text.
-pub fn same_file(a: &Path, b: &Path) -> bool {
-    match (a.canonicalize(), b.canonicalize()) {
-        (Ok(a), Ok(b)) => a == b,
+/// Whether two locations name one database: files that are the same after resolving links (or
+/// the same text), or the same PostgreSQL URL.
+pub fn same_database(a: &Location, b: &Location) -> bool {
+    match (a, b) {
+        (Location::File(a), Location::File(b)) => match (a.canonicalize(), b.canonicalize()) {
+            (Ok(a), Ok(b)) => a == b,
+            _ => a == b,
+        },
         _ => a == b,
     }
 }
 
-/// A store error that names the database as it is; one that does not gets the path as context.
-fn naming(e: StoreError, path: &Path) -> anyhow::Error {
-    if e.to_string().contains(&path.display().to_string()) {
+/// A store error that names the database as it is; one that does not gets it as context.
+fn naming(e: StoreError, location: &Location) -> anyhow::Error {
+    if e.to_string().contains(&location.to_string()) {
         e.into()
     } else {
-        anyhow::Error::new(e).context(format!("database {}", path.display()))
+        anyhow::Error::new(e).context(format!("database {location}"))
     }
 }
 
 /// The sessions a selector names (the grammar of [`Store::select`]): tags
 /// `key=value[,key=value...]` select every session carrying all of them, oldest first; a session
 /// id, prefix, `latest` or `latest~N` one session.
-pub fn select(store: &impl Store, selector: &str) -> Result<Vec<Uuid>> {
+pub fn select(store: &dyn Store, selector: &str) -> Result<Vec<Uuid>> {
     Ok(store.select(selector)?)
 }
 
 /// The one session a selector names, for commands that show one (`show`, `env`): tags that
 /// select several sessions are an error listing how many.
-pub fn resolve_one(store: &impl Store, selector: &str) -> Result<Uuid> {
+pub fn resolve_one(store: &dyn Store, selector: &str) -> Result<Uuid> {
     match select(store, selector)?.as_slice() {
         [id] => Ok(*id),
         ids => bail!(
@@ -90,7 +97,7 @@ pub fn restore_record_path() -> Result<PathBuf> {
 /// carry histograms: the worst case of a latency result is shown next to what its CPU did
 /// (`vernier_analysis::worst_case`). Sessions without histograms are read once, as asked.
 pub fn load_for_display(
-    store: &impl Store,
+    store: &dyn Store,
     id: Uuid,
     load: vernier_store::Load,
 ) -> Result<vernier_model::StoredSession> {
@@ -119,7 +126,7 @@ pub fn load_for_display(
 /// The comparison `vernier compare BASE NEW` prints, with the stored calibrations, restricted
 /// to one benchmark's configurations when `benchmark` is given (`plot forest`, `report`).
 pub fn compare_report(
-    store: &SqliteStore,
+    store: &dyn Store,
     base: &str,
     new: &str,
     threshold: f64,
@@ -132,7 +139,7 @@ pub fn compare_report(
 /// only when given) and their comparison with the stored calibrations of their environments'
 /// session-to-session noise (`vernier calibrate`).
 pub fn compare_sides(
-    store: &SqliteStore,
+    store: &dyn Store,
     base: &str,
     new: &str,
     threshold: f64,

@@ -1,9 +1,19 @@
 //! Storage of sessions, configurations and runs behind the [`Store`] trait, so the CLI never
 //! depends on a particular database; the engine sees only the write-only
-//! [`vernier_model::Recorder`] that a store implements. SQLite ([`SqliteStore`]) is the default
-//! backend; its schema is documented in `docs/schema.md`.
+//! [`vernier_model::Recorder`] that a store implements. Two engines: an SQLite file
+//! ([`SqliteStore`], the default) and a PostgreSQL database ([`PgStore`], cargo feature
+//! `postgres`), opened alike by [`open`] from a [`Location`]. Their schema is documented in
+//! `docs/schema.md`.
+//!
+//! The queries are written once ([`records`], against [`sql::Sql`]); each engine module only
+//! connects, migrates and runs them in its transactions.
 
+mod location;
+#[cfg(feature = "postgres")]
+mod postgres;
+mod records;
 mod selector;
+mod sql;
 mod sqlite;
 mod sync;
 
@@ -12,10 +22,13 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use uuid::Uuid;
-use vernier_model::{Recorder, SessionInfo, SessionStatus, StoredSession};
+use vernier_model::{Calibration, Recorder, SessionInfo, SessionStatus, StoredSession};
 
+pub use location::{open, open_with_lock_wait, Access, Location};
+#[cfg(feature = "postgres")]
+pub use postgres::PgStore;
 pub use selector::{parse_tag_selector, SessionFilter};
-pub use sqlite::{Importer, SqliteStore, LOCK_WAIT, SCHEMA_VERSION};
+pub use sqlite::{SqliteStore, LOCK_WAIT, SCHEMA_VERSION};
 pub use sync::{copy_sessions, SyncReport, SyncStep};
 
 /// Errors of a store.
@@ -36,6 +49,9 @@ pub enum StoreError {
         path: PathBuf,
         source: std::io::Error,
     },
+    /// A `--db` location that names no database vernier can open.
+    #[error("{0}")]
+    Location(String),
     /// The path is not a database at all: a directory, an empty file, a text file.
     #[error(
         "{path} is {what}; expected a vernier database (an SQLite file `vernier run` creates)"
@@ -44,11 +60,26 @@ pub enum StoreError {
     /// A vernier database whose schema version or schema cannot be right.
     #[error("database {path} has a damaged schema: {detail}")]
     Schema { path: PathBuf, detail: String },
-    /// The file is an SQLite database of some other program.
-    #[error("{path} is an SQLite database, but not one of vernier: {detail}")]
+    /// The file or PostgreSQL database is one of some other program.
+    #[error("{path} is a database, but not one of vernier: {detail}")]
     NotVernier { path: PathBuf, detail: String },
     #[error("database error: {0}")]
     Database(#[from] rusqlite::Error),
+    /// An error PostgreSQL reported, with the database it came from.
+    #[error("database {location}: {message}")]
+    Postgres {
+        location: String,
+        message: String,
+        code: Option<String>,
+    },
+    /// The connection to the PostgreSQL server broke (the server stopped, the network went,
+    /// an administrator ended the backend). What was committed before is stored; the
+    /// transaction in progress, at most the run being recorded, is not.
+    #[error(
+        "lost the connection to database {location} ({message}); everything committed before \
+         is stored, the change in progress (in a session, the run being recorded) is not"
+    )]
+    ConnectionLost { location: String, message: String },
     /// Another process held a lock on the database for longer than vernier waits
     /// (`vernier_store::LOCK_WAIT`).
     #[error(
@@ -82,10 +113,27 @@ pub enum StoreError {
     Conflict(String),
 }
 
+impl StoreError {
+    /// True for an error of a PRIMARY KEY or UNIQUE constraint: an id that is already stored.
+    pub fn is_duplicate_key(&self) -> bool {
+        match self {
+            StoreError::Database(rusqlite::Error::SqliteFailure(f, _)) => {
+                f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY
+                    || f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE
+            }
+            // unique_violation (https://www.postgresql.org/docs/15/errcodes-appendix.html).
+            StoreError::Postgres { code, .. } => code.as_deref() == Some("23505"),
+            _ => false,
+        }
+    }
+}
+
 /// Where results are kept: the writes of a session (the [`Recorder`] the engine records
 /// through, with [`StoreError`]) and the queries, deletions and imports of the read commands.
 /// Every method commits before it returns, so a crash loses at most the run in progress.
 pub trait Store: Recorder<Error = StoreError> {
+    /// The database, as messages name it.
+    fn location(&self) -> &Location;
     /// All sessions, oldest first, without their configurations.
     fn sessions(&self) -> Result<Vec<SessionInfo>, StoreError>;
     /// All sessions, oldest first, as lists of sessions show them: without settings,
@@ -151,6 +199,40 @@ pub trait Store: Recorder<Error = StoreError> {
     }
     /// Removes a session with its configurations, runs and values.
     fn delete_session(&mut self, id: Uuid) -> Result<(), StoreError>;
+    /// Deletes the sessions `ids` with their configurations, runs, values, monitor records and
+    /// tags, and the kernel configuration texts they referred to that no remaining session
+    /// refers to, in one transaction. Texts that no deleted session referred to are left
+    /// alone: a `vernier run` stores its text just before it records its session.
+    fn delete_sessions(&mut self, ids: &[Uuid]) -> Result<DeleteReport, StoreError>;
+    /// Sets the tags `set` (replacing a value under the same key) and removes the keys `remove`
+    /// on every session of `ids`, in one transaction. Removing a key a session does not carry
+    /// is not an error.
+    fn update_tags(
+        &mut self,
+        ids: &[Uuid],
+        set: &[(String, String)],
+        remove: &[String],
+    ) -> Result<(), StoreError>;
+    /// Replaces the note of every session of `ids`; `None` removes it.
+    fn set_note(&mut self, ids: &[Uuid], note: Option<&str>) -> Result<(), StoreError>;
+    /// Ends a session that this process cannot finish the ordinary way (it is about to exit at
+    /// once, on a repeated Ctrl-C): a session still `running` gets `status` and its end time,
+    /// and its configurations that have not stopped stop as interrupted. Returns whether the
+    /// session was still running.
+    fn end_running_session(
+        &mut self,
+        session: Uuid,
+        status: SessionStatus,
+        ended_at_ns: i64,
+    ) -> Result<bool, StoreError>;
+    /// Stores the calibrations of one `vernier calibrate` in one transaction: all or none.
+    fn add_calibrations(&mut self, calibrations: &[Calibration]) -> Result<(), StoreError>;
+    /// Every calibration of the environments with these fingerprints (compare pools those of
+    /// one configuration), ordered by fingerprint, benchmark, options, metric and age.
+    fn calibrations(&self, fingerprints: &[String]) -> Result<Vec<Calibration>, StoreError>;
+    /// Starts an import of about `runs` runs (0 if unknown) in one transaction. Check the
+    /// sessions before ([`vernier_model::validate`]): an invalid file should take no lock.
+    fn importer(&mut self, runs: usize) -> Result<Box<dyn Import + '_>, StoreError>;
     /// Keeps a kernel configuration text once per distinct SHA-256 (a no-op if already stored).
     fn put_kernel_config(&mut self, sha256: &str, text: &str) -> Result<(), StoreError>;
     /// The kernel configuration text stored under `sha256`, if any.
@@ -165,7 +247,42 @@ pub trait Store: Recorder<Error = StoreError> {
         &mut self,
         sessions: &[StoredSession],
         kernel_configs: &BTreeMap<String, String>,
-    ) -> Result<ImportReport, StoreError>;
+    ) -> Result<ImportReport, StoreError> {
+        // Checked whole before the transaction starts: an invalid file takes no lock.
+        vernier_model::validate::check_sessions(sessions)
+            .map_err(|e| StoreError::Invalid(e.to_string()))?;
+        vernier_model::validate::check_kernel_configs(kernel_configs)
+            .map_err(|e| StoreError::Invalid(e.to_string()))?;
+        let runs: usize = sessions
+            .iter()
+            .flat_map(|s| &s.configurations)
+            .map(|c| c.runs.len())
+            .sum();
+        let mut import = self.importer(runs)?;
+        for (sha256, text) in kernel_configs {
+            import.kernel_config(sha256, text)?;
+        }
+        for session in sessions {
+            import.session(session)?;
+        }
+        import.commit()
+    }
+}
+
+/// An import in progress ([`Store::importer`]): one transaction, stored whole by
+/// [`Import::commit`] or, when dropped without it, not at all.
+pub trait Import {
+    /// Keeps a kernel configuration text (a no-op if already stored).
+    fn kernel_config(&mut self, sha256: &str, text: &str) -> Result<(), StoreError>;
+    /// Stores one session, checked first ([`vernier_model::validate::check_session`]; ids
+    /// repeated across sessions are conflicts of the database's keys). A session whose id is
+    /// already stored with the same content is skipped; with other content it is
+    /// [`StoreError::Conflict`].
+    fn session(&mut self, session: &StoredSession) -> Result<(), StoreError>;
+    /// What the import stored and skipped so far.
+    fn report(&self) -> ImportReport;
+    /// Commits everything stored since [`Store::importer`].
+    fn commit(self: Box<Self>) -> Result<ImportReport, StoreError>;
 }
 
 /// What [`Store::load_session`] reads of each run besides its measurements (values, times,
@@ -243,7 +360,7 @@ impl SessionHeader {
     }
 }
 
-/// What [`SqliteStore::delete_sessions`] removed.
+/// What [`Store::delete_sessions`] removed.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct DeleteReport {
     pub sessions: usize,

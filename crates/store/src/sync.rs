@@ -113,7 +113,10 @@ where
     let stored = match to.import_sessions(sessions, &kernel_configs) {
         Ok(report) => report,
         // Another copy may have stored the session since the target's list was read.
-        Err(StoreError::Database(_) | StoreError::Conflict(_)) => {
+        Err(e)
+            if e.is_duplicate_key()
+                || matches!(e, StoreError::Database(_) | StoreError::Conflict(_)) =>
+        {
             to.import_sessions(sessions, &kernel_configs)?
         }
         Err(e) => return Err(e),

@@ -1,4 +1,5 @@
-//! `Store::import_sessions`: whole sessions in one transaction, idempotent, all or nothing.
+//! `Store::import_sessions` on both engines: whole sessions in one transaction, idempotent, all
+//! or nothing.
 
 #![allow(clippy::unwrap_used)]
 
@@ -6,10 +7,17 @@ use std::collections::BTreeMap;
 
 use uuid::Uuid;
 use vernier_model::{
-    ConfigurationRecord, Environment, MetricInfo, Options, Recorder, RunRecord, Rusage,
-    SessionInfo, SessionStatus, Settings, StopReason, StoredConfiguration, StoredSession,
+    ConfigurationRecord, Environment, MetricInfo, Options, RunRecord, Rusage, SessionInfo,
+    SessionStatus, Settings, StopReason, StoredConfiguration, StoredSession,
 };
-use vernier_store::{ImportReport, Load, SqliteStore, Store, StoreError};
+use vernier_store::{Access, ImportReport, Load, Location, Store, StoreError};
+use vernier_testkit::{databases, TestDatabase};
+
+/// The store of a new database of `db`'s engine.
+fn open(db: &TestDatabase) -> Box<dyn Store> {
+    vernier_store::open(&Location::parse(db.arg()), Access::Create)
+        .unwrap_or_else(|e| panic!("{}: {e}", db.engine()))
+}
 
 fn stored(values: &[f64]) -> StoredSession {
     let environment = Environment {
@@ -83,186 +91,192 @@ fn stored(values: &[f64]) -> StoredSession {
 
 #[test]
 fn import_round_trips_and_is_idempotent() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut store = SqliteStore::open(&dir.path().join("a.db")).unwrap();
-    let a = stored(&[1.0, 2.0, 3.0]);
-    let b = stored(&[4.0]);
-    let report = store
-        .import_sessions(&[a.clone(), b.clone()], &BTreeMap::new())
-        .unwrap();
-    assert_eq!(
-        report,
-        ImportReport {
-            imported: 2,
-            skipped: 0
-        }
-    );
-    assert_eq!(store.load_session(a.info.id, Load::ALL).unwrap(), a);
-    assert_eq!(store.load_session(b.info.id, Load::ALL).unwrap(), b);
-    // Twice: nothing new, the sessions are reported as skipped.
-    let report = store
-        .import_sessions(&[a.clone(), b.clone()], &BTreeMap::new())
-        .unwrap();
-    assert_eq!(
-        report,
-        ImportReport {
-            imported: 0,
-            skipped: 2
-        }
-    );
-    // One id twice in one batch is an error, not a skip.
-    let err = store
-        .import_sessions(&[b.clone(), b.clone()], &BTreeMap::new())
-        .unwrap_err();
-    assert!(
-        matches!(&err, StoreError::Invalid(m) if m.contains("more than once")),
-        "{err}"
-    );
-    assert_eq!(store.sessions().unwrap().len(), 2);
-    // Ordinary writes work again after an import (no transaction left open).
-    let c = stored(&[5.0]);
-    store.begin_session(&c.info).unwrap();
-    assert_eq!(store.sessions().unwrap().len(), 3);
+    for db in databases("import_round_trips_and_is_idempotent") {
+        let mut store = open(&db);
+        let a = stored(&[1.0, 2.0, 3.0]);
+        let b = stored(&[4.0]);
+        let report = store
+            .import_sessions(&[a.clone(), b.clone()], &BTreeMap::new())
+            .unwrap();
+        assert_eq!(
+            report,
+            ImportReport {
+                imported: 2,
+                skipped: 0
+            }
+        );
+        assert_eq!(store.load_session(a.info.id, Load::ALL).unwrap(), a);
+        assert_eq!(store.load_session(b.info.id, Load::ALL).unwrap(), b);
+        // Twice: nothing new, the sessions are reported as skipped.
+        let report = store
+            .import_sessions(&[a.clone(), b.clone()], &BTreeMap::new())
+            .unwrap();
+        assert_eq!(
+            report,
+            ImportReport {
+                imported: 0,
+                skipped: 2
+            }
+        );
+        // One id twice in one batch is an error, not a skip.
+        let err = store
+            .import_sessions(&[b.clone(), b.clone()], &BTreeMap::new())
+            .unwrap_err();
+        assert!(
+            matches!(&err, StoreError::Invalid(m) if m.contains("more than once")),
+            "{err}"
+        );
+        assert_eq!(store.sessions().unwrap().len(), 2);
+        // Ordinary writes work again after an import (no transaction left open).
+        let c = stored(&[5.0]);
+        store.begin_session(&c.info).unwrap();
+        assert_eq!(store.sessions().unwrap().len(), 3);
+    }
 }
 
 #[test]
 fn a_failing_import_stores_nothing() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut store = SqliteStore::open(&dir.path().join("a.db")).unwrap();
-    let good = stored(&[1.0, 2.0]);
-    let bad = stored(&[1.0, f64::NAN]);
-    let err = store
-        .import_sessions(&[good.clone(), bad], &BTreeMap::new())
-        .unwrap_err();
-    assert!(matches!(err, StoreError::Invalid(_)), "{err}");
-    assert!(store.sessions().unwrap().is_empty());
-    // The store is usable afterwards and the good session imports alone.
-    let report = store.import_sessions(&[good], &BTreeMap::new()).unwrap();
-    assert_eq!(report.imported, 1);
+    for db in databases("a_failing_import_stores_nothing") {
+        let mut store = open(&db);
+        let good = stored(&[1.0, 2.0]);
+        let bad = stored(&[1.0, f64::NAN]);
+        let err = store
+            .import_sessions(&[good.clone(), bad], &BTreeMap::new())
+            .unwrap_err();
+        assert!(matches!(err, StoreError::Invalid(_)), "{err}");
+        assert!(store.sessions().unwrap().is_empty());
+        // The store is usable afterwards and the good session imports alone.
+        let report = store.import_sessions(&[good], &BTreeMap::new()).unwrap();
+        assert_eq!(report.imported, 1);
+    }
 }
 
 #[test]
 fn a_stored_id_with_other_content_is_a_conflict() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut store = SqliteStore::open(&dir.path().join("a.db")).unwrap();
-    let a = stored(&[1.0, 2.0, 3.0]);
-    store
-        .import_sessions(std::slice::from_ref(&a), &BTreeMap::new())
-        .unwrap();
-    // One value one ulp away: the import is refused and names the field.
-    let mut changed = a.clone();
-    let v = changed.configurations[0].runs[2]
-        .values
-        .get_mut("time")
-        .unwrap();
-    *v = f64::from_bits(v.to_bits() + 1);
-    let fresh = stored(&[4.0]);
-    let err = store
-        .import_sessions(&[fresh.clone(), changed], &BTreeMap::new())
-        .unwrap_err();
-    match &err {
-        StoreError::Conflict(m) => {
-            assert!(m.contains(&a.info.id.to_string()), "{m}");
-            assert!(m.contains("configurations[0].runs[2].values"), "{m}");
+    for db in databases("a_stored_id_with_other_content_is_a_conflict") {
+        let mut store = open(&db);
+        let a = stored(&[1.0, 2.0, 3.0]);
+        store
+            .import_sessions(std::slice::from_ref(&a), &BTreeMap::new())
+            .unwrap();
+        // One value one ulp away: the import is refused and names the field.
+        let mut changed = a.clone();
+        let v = changed.configurations[0].runs[2]
+            .values
+            .get_mut("time")
+            .unwrap();
+        *v = f64::from_bits(v.to_bits() + 1);
+        let fresh = stored(&[4.0]);
+        let err = store
+            .import_sessions(&[fresh.clone(), changed], &BTreeMap::new())
+            .unwrap_err();
+        match &err {
+            StoreError::Conflict(m) => {
+                assert!(m.contains(&a.info.id.to_string()), "{m}");
+                assert!(m.contains("configurations[0].runs[2].values"), "{m}");
+            }
+            other => panic!("{other}"),
         }
-        other => panic!("{other}"),
+        // Nothing of that import was stored, the session before it included.
+        assert_eq!(store.sessions().unwrap().len(), 1);
+        // Another note: the field is named too.
+        let mut noted = a.clone();
+        noted.info.note = Some("other".into());
+        let err = store
+            .import_sessions(&[noted], &BTreeMap::new())
+            .unwrap_err();
+        assert!(err.to_string().contains("first difference: note"), "{err}");
+        // The same runs in another order are the same content.
+        let mut reordered = a.clone();
+        reordered.configurations[0].runs.reverse();
+        let report = store
+            .import_sessions(&[reordered], &BTreeMap::new())
+            .unwrap();
+        assert_eq!(report.skipped, 1);
     }
-    // Nothing of that import was stored, the session before it included.
-    assert_eq!(store.sessions().unwrap().len(), 1);
-    // Another note: the field is named too.
-    let mut noted = a.clone();
-    noted.info.note = Some("other".into());
-    let err = store
-        .import_sessions(&[noted], &BTreeMap::new())
-        .unwrap_err();
-    assert!(err.to_string().contains("first difference: note"), "{err}");
-    // The same runs in another order are the same content.
-    let mut reordered = a.clone();
-    reordered.configurations[0].runs.reverse();
-    let report = store
-        .import_sessions(&[reordered], &BTreeMap::new())
-        .unwrap();
-    assert_eq!(report.skipped, 1);
 }
 
 #[test]
 fn a_run_id_of_another_session_is_a_conflict() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut store = SqliteStore::open(&dir.path().join("a.db")).unwrap();
-    let a = stored(&[1.0, 2.0]);
-    store
-        .import_sessions(std::slice::from_ref(&a), &BTreeMap::new())
-        .unwrap();
-    let mut b = stored(&[3.0]);
-    b.configurations[0].runs[0].id = a.configurations[0].runs[1].id;
-    let err = store.import_sessions(&[b], &BTreeMap::new()).unwrap_err();
-    assert!(
-        matches!(&err, StoreError::Conflict(m) if m.contains("already stored in another session")),
-        "{err}"
-    );
-    assert_eq!(store.sessions().unwrap().len(), 1);
+    for db in databases("a_run_id_of_another_session_is_a_conflict") {
+        let mut store = open(&db);
+        let a = stored(&[1.0, 2.0]);
+        store
+            .import_sessions(std::slice::from_ref(&a), &BTreeMap::new())
+            .unwrap();
+        let mut b = stored(&[3.0]);
+        b.configurations[0].runs[0].id = a.configurations[0].runs[1].id;
+        let err = store.import_sessions(&[b], &BTreeMap::new()).unwrap_err();
+        assert!(
+            matches!(&err, StoreError::Conflict(m) if m.contains("already stored in another session")),
+            "{err}"
+        );
+        assert_eq!(store.sessions().unwrap().len(), 1);
+    }
 }
 
 #[test]
 fn invalid_sessions_are_refused_before_anything_is_stored() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut store = SqliteStore::open(&dir.path().join("a.db")).unwrap();
-    // What the message names, and the change.
-    type Case = (&'static str, fn(&mut StoredSession));
-    let cases: Vec<Case> = vec![
-        ("values.time", |s| {
-            s.configurations[0].runs[0]
-                .values
-                .insert("time".into(), 0.0);
-        }),
-        ("lacks the primary metric", |s| {
-            let v = s.configurations[0].runs[0].values.remove("time").unwrap();
-            s.configurations[0].runs[0].values.insert("other".into(), v);
-        }),
-        ("'values' is empty", |s| {
-            s.configurations[0].runs[0].values.clear()
-        }),
-        ("started_at_ns", |s| {
-            s.configurations[0].runs[0].started_at_ns = -1
-        }),
-        ("before 'started_at_ns'", |s| {
-            s.configurations[0].runs[0].ended_at_ns = 10
-        }),
-        ("started_at_ns", |s| s.info.started_at_ns = -5),
-        ("settings.max_time_s", |s| s.info.settings.max_time_s = -1.0),
-        ("settings.target", |s| s.info.settings.target = -0.5),
-        ("rusage.max_rss_bytes", |s| {
-            s.configurations[0].runs[0].rusage.max_rss_bytes = -1
-        }),
-    ];
-    for (field, mutate) in cases {
-        let mut s = stored(&[1.0, 2.0]);
-        mutate(&mut s);
-        let err = store
-            .import_sessions(&[s.clone()], &BTreeMap::new())
-            .unwrap_err();
-        let text = err.to_string();
-        assert!(matches!(err, StoreError::Invalid(_)), "{text}");
-        assert!(text.contains(field), "{field}: {text}");
-        assert!(text.contains(&s.info.id.to_string()), "{text}");
-        assert!(!text.contains('\n'), "{text}");
+    for db in databases("invalid_sessions_are_refused_before_anything_is_stored") {
+        let mut store = open(&db);
+        // What the message names, and the change.
+        type Case = (&'static str, fn(&mut StoredSession));
+        let cases: Vec<Case> = vec![
+            ("values.time", |s| {
+                s.configurations[0].runs[0]
+                    .values
+                    .insert("time".into(), 0.0);
+            }),
+            ("lacks the primary metric", |s| {
+                let v = s.configurations[0].runs[0].values.remove("time").unwrap();
+                s.configurations[0].runs[0].values.insert("other".into(), v);
+            }),
+            ("'values' is empty", |s| {
+                s.configurations[0].runs[0].values.clear()
+            }),
+            ("started_at_ns", |s| {
+                s.configurations[0].runs[0].started_at_ns = -1
+            }),
+            ("before 'started_at_ns'", |s| {
+                s.configurations[0].runs[0].ended_at_ns = 10
+            }),
+            ("started_at_ns", |s| s.info.started_at_ns = -5),
+            ("settings.max_time_s", |s| s.info.settings.max_time_s = -1.0),
+            ("settings.target", |s| s.info.settings.target = -0.5),
+            ("rusage.max_rss_bytes", |s| {
+                s.configurations[0].runs[0].rusage.max_rss_bytes = -1
+            }),
+        ];
+        for (field, mutate) in cases {
+            let mut s = stored(&[1.0, 2.0]);
+            mutate(&mut s);
+            let err = store
+                .import_sessions(&[s.clone()], &BTreeMap::new())
+                .unwrap_err();
+            let text = err.to_string();
+            assert!(matches!(err, StoreError::Invalid(_)), "{text}");
+            assert!(text.contains(field), "{field}: {text}");
+            assert!(text.contains(&s.info.id.to_string()), "{text}");
+            assert!(!text.contains('\n'), "{text}");
+        }
+        assert!(store.sessions().unwrap().is_empty());
     }
-    assert!(store.sessions().unwrap().is_empty());
 }
 
 #[test]
 fn kernel_configs_are_stored_under_their_own_hash() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut store = SqliteStore::open(&dir.path().join("a.db")).unwrap();
-    let text = "CONFIG_HZ=1000\n".to_string();
-    let sha = vernier_model::validate::sha256_hex(&text);
-    let wrong = BTreeMap::from([("00".repeat(32), text.clone())]);
-    let err = store
-        .import_sessions(&[stored(&[1.0])], &wrong)
-        .unwrap_err();
-    assert!(matches!(err, StoreError::Invalid(_)), "{err}");
-    assert_eq!(store.kernel_config(&"00".repeat(32)).unwrap(), None);
-    let right = BTreeMap::from([(sha.clone(), text.clone())]);
-    store.import_sessions(&[stored(&[1.0])], &right).unwrap();
-    assert_eq!(store.kernel_config(&sha).unwrap(), Some(text));
+    for db in databases("kernel_configs_are_stored_under_their_own_hash") {
+        let mut store = open(&db);
+        let text = "CONFIG_HZ=1000\n".to_string();
+        let sha = vernier_model::validate::sha256_hex(&text);
+        let wrong = BTreeMap::from([("00".repeat(32), text.clone())]);
+        let err = store
+            .import_sessions(&[stored(&[1.0])], &wrong)
+            .unwrap_err();
+        assert!(matches!(err, StoreError::Invalid(_)), "{err}");
+        assert_eq!(store.kernel_config(&"00".repeat(32)).unwrap(), None);
+        let right = BTreeMap::from([(sha.clone(), text.clone())]);
+        store.import_sessions(&[stored(&[1.0])], &right).unwrap();
+        assert_eq!(store.kernel_config(&sha).unwrap(), Some(text));
+    }
 }

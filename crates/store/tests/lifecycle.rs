@@ -157,7 +157,7 @@ fn imported_running_sessions_are_abandoned_and_abandoned_ones_round_trip() {
 #[test]
 fn a_version_2_database_gains_the_owner_columns() {
     let (_dir, path) = temp_db();
-    let migrations = Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations");
+    let migrations = Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations/sqlite");
     let conn = rusqlite::Connection::open(&path).unwrap();
     for file in ["0001_initial.sql", "0002_monitors_setup_findings.sql"] {
         conn.execute_batch(&std::fs::read_to_string(migrations.join(file)).unwrap())

@@ -105,7 +105,7 @@ fn host_selects_by_hostname_or_machine_id_and_combines_with_tags() {
 fn a_version_6_database_gains_the_machine_of_its_sessions() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("r.db");
-    let migrations = Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations");
+    let migrations = Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations/sqlite");
     let conn = rusqlite::Connection::open(&path).unwrap();
     for file in [
         "0001_initial.sql",

@@ -236,7 +236,7 @@ fn session_headers_are_the_sessions_without_their_heavy_fields() {
 /// A database of schema version 4 with one session whose measured run has monitor data, as
 /// vernier wrote it then (JSON in run_monitors, the summary again in run_monitor_summary).
 fn version_4_database(path: &Path, data: &RunMonitorData) -> (Uuid, RunRecord) {
-    let migrations = Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations");
+    let migrations = Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations/sqlite");
     let conn = rusqlite::Connection::open(path).unwrap();
     for file in [
         "0001_initial.sql",

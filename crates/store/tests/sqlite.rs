@@ -1,5 +1,6 @@
-//! The SQLite store against real files: round trips, selectors, migrations, concurrent writers
-//! (threads and processes) and durability of each recorded run.
+//! The store against real databases: round trips, selectors, tags and deletion on both engines
+//! (SQLite and, with a server, PostgreSQL: `vernier_testkit::databases`); migrations, files,
+//! concurrent writers (threads and processes) and durability of each recorded run on SQLite.
 
 #![allow(clippy::unwrap_used)]
 
@@ -13,19 +14,27 @@ use vernier_model::{
     ConfigurationRecord, Environment, MetricInfo, OptionValue, Options, Recorder, RunRecord,
     Rusage, SessionInfo, SessionStatus, Settings, StopReason,
 };
-use vernier_store::{Load, SqliteStore, Store, StoreError, SCHEMA_VERSION};
+use vernier_store::{Access, Load, Location, SqliteStore, Store, StoreError, SCHEMA_VERSION};
+use vernier_testkit::{databases, TestDatabase};
+
+/// The store of `db` opened for `access`.
+fn open(db: &TestDatabase, access: Access) -> Box<dyn Store> {
+    vernier_store::open(&Location::parse(db.arg()), access)
+        .unwrap_or_else(|e| panic!("{}: {e}", db.engine()))
+}
 
 #[test]
 fn kernel_configs_are_kept_once_per_hash() {
-    let (_dir, path) = temp_db();
-    let mut store = SqliteStore::open(&path).unwrap();
-    assert_eq!(store.kernel_config("abc").unwrap(), None);
-    store.put_kernel_config("abc", "CONFIG_HZ=250\n").unwrap();
-    store.put_kernel_config("abc", "CONFIG_HZ=250\n").unwrap();
-    assert_eq!(
-        store.kernel_config("abc").unwrap().as_deref(),
-        Some("CONFIG_HZ=250\n")
-    );
+    for db in databases("kernel_configs_are_kept_once_per_hash") {
+        let mut store = open(&db, Access::Create);
+        assert_eq!(store.kernel_config("abc").unwrap(), None);
+        store.put_kernel_config("abc", "CONFIG_HZ=250\n").unwrap();
+        store.put_kernel_config("abc", "CONFIG_HZ=250\n").unwrap();
+        assert_eq!(
+            store.kernel_config("abc").unwrap().as_deref(),
+            Some("CONFIG_HZ=250\n")
+        );
+    }
 }
 
 fn session(id: Uuid, started_at_ns: i64, tags: &[(&str, &str)]) -> SessionInfo {
@@ -160,74 +169,75 @@ fn count(path: &Path, table: &str) -> i64 {
 
 #[test]
 fn a_full_session_round_trips() {
-    let (_dir, path) = temp_db();
-    let mut store = SqliteStore::open(&path).unwrap();
-    let info = session(
-        Uuid::new_v4(),
-        1_000,
-        &[("kernel", "6.18"), ("host", "kvm")],
-    );
-    store.begin_session(&info).unwrap();
+    for db in databases("a_full_session_round_trips") {
+        let mut store = open(&db, Access::Create);
+        let info = session(
+            Uuid::new_v4(),
+            1_000,
+            &[("kernel", "6.18"), ("host", "kvm")],
+        );
+        store.begin_session(&info).unwrap();
 
-    // Given in plan order 1 then 0, to show loading orders by position.
-    let pipe = configuration(1, "pipe");
-    let hackbench = configuration(0, "hackbench");
-    store.add_configuration(info.id, &pipe).unwrap();
-    store.add_configuration(info.id, &hackbench).unwrap();
+        // Given in plan order 1 then 0, to show loading orders by position.
+        let pipe = configuration(1, "pipe");
+        let hackbench = configuration(0, "hackbench");
+        store.add_configuration(info.id, &pipe).unwrap();
+        store.add_configuration(info.id, &hackbench).unwrap();
 
-    // Stored out of execution order; loading orders by start time.
-    let hb_runs = vec![
-        run(0, true, 10_000, 0.9),
-        run(1, true, 20_000, 0.8),
-        run(0, false, 30_000, 0.5),
-        run(1, false, 40_000, 0.25),
-    ];
-    for r in hb_runs.iter().rev() {
-        store.add_run(hackbench.id, r).unwrap();
+        // Stored out of execution order; loading orders by start time.
+        let hb_runs = vec![
+            run(0, true, 10_000, 0.9),
+            run(1, true, 20_000, 0.8),
+            run(0, false, 30_000, 0.5),
+            run(1, false, 40_000, 0.25),
+        ];
+        for r in hb_runs.iter().rev() {
+            store.add_run(hackbench.id, r).unwrap();
+        }
+        let pipe_runs = vec![run(0, false, 50_000, 2e-6)];
+        store.add_run(pipe.id, &pipe_runs[0]).unwrap();
+
+        store
+            .finish_configuration(hackbench.id, StopReason::Converged, true, None)
+            .unwrap();
+        store
+            .finish_configuration(
+                pipe.id,
+                StopReason::Failed,
+                false,
+                Some("child exited with 1"),
+            )
+            .unwrap();
+        store
+            .finish_session(info.id, SessionStatus::Completed, 99_000)
+            .unwrap();
+        drop(store);
+
+        let store = open(&db, Access::Write);
+        let loaded = store.load_session(info.id, Load::ALL).unwrap();
+        let mut expected_info = info.clone();
+        expected_info.status = SessionStatus::Completed;
+        expected_info.ended_at_ns = Some(99_000);
+        assert_eq!(loaded.info, expected_info);
+
+        assert_eq!(loaded.configurations.len(), 2);
+        let first = &loaded.configurations[0];
+        let mut expected = hackbench.clone();
+        expected.stop_reason = Some(StopReason::Converged);
+        expected.converged = true;
+        assert_eq!(first.record, expected);
+        assert_eq!(first.runs, hb_runs);
+        assert_eq!(first.values(), vec![0.5, 0.25]);
+
+        let second = &loaded.configurations[1];
+        assert_eq!(second.record.benchmark, "pipe");
+        assert_eq!(second.record.stop_reason, Some(StopReason::Failed));
+        assert_eq!(second.record.error.as_deref(), Some("child exited with 1"));
+        assert!(!second.record.converged);
+        assert_eq!(second.runs, pipe_runs);
+
+        assert_eq!(store.sessions().unwrap(), vec![expected_info]);
     }
-    let pipe_runs = vec![run(0, false, 50_000, 2e-6)];
-    store.add_run(pipe.id, &pipe_runs[0]).unwrap();
-
-    store
-        .finish_configuration(hackbench.id, StopReason::Converged, true, None)
-        .unwrap();
-    store
-        .finish_configuration(
-            pipe.id,
-            StopReason::Failed,
-            false,
-            Some("child exited with 1"),
-        )
-        .unwrap();
-    store
-        .finish_session(info.id, SessionStatus::Completed, 99_000)
-        .unwrap();
-    drop(store);
-
-    let store = SqliteStore::open_existing(&path).unwrap();
-    let loaded = store.load_session(info.id, Load::ALL).unwrap();
-    let mut expected_info = info.clone();
-    expected_info.status = SessionStatus::Completed;
-    expected_info.ended_at_ns = Some(99_000);
-    assert_eq!(loaded.info, expected_info);
-
-    assert_eq!(loaded.configurations.len(), 2);
-    let first = &loaded.configurations[0];
-    let mut expected = hackbench.clone();
-    expected.stop_reason = Some(StopReason::Converged);
-    expected.converged = true;
-    assert_eq!(first.record, expected);
-    assert_eq!(first.runs, hb_runs);
-    assert_eq!(first.values(), vec![0.5, 0.25]);
-
-    let second = &loaded.configurations[1];
-    assert_eq!(second.record.benchmark, "pipe");
-    assert_eq!(second.record.stop_reason, Some(StopReason::Failed));
-    assert_eq!(second.record.error.as_deref(), Some("child exited with 1"));
-    assert!(!second.record.converged);
-    assert_eq!(second.runs, pipe_runs);
-
-    assert_eq!(store.sessions().unwrap(), vec![expected_info]);
 }
 
 #[test]
@@ -248,26 +258,27 @@ fn options_are_stored_as_canonical_json() {
 
 #[test]
 fn runs_that_start_together_keep_warmups_first() {
-    let (_dir, path) = temp_db();
-    let mut store = SqliteStore::open(&path).unwrap();
-    let info = session(Uuid::new_v4(), 1, &[]);
-    store.begin_session(&info).unwrap();
-    let c = configuration(0, "fork");
-    store.add_configuration(info.id, &c).unwrap();
-    for r in [
-        run(1, false, 5, 1.0),
-        run(0, false, 5, 1.0),
-        run(0, true, 5, 1.0),
-    ] {
-        store.add_run(c.id, &r).unwrap();
+    for db in databases("runs_that_start_together_keep_warmups_first") {
+        let mut store = open(&db, Access::Create);
+        let info = session(Uuid::new_v4(), 1, &[]);
+        store.begin_session(&info).unwrap();
+        let c = configuration(0, "fork");
+        store.add_configuration(info.id, &c).unwrap();
+        for r in [
+            run(1, false, 5, 1.0),
+            run(0, false, 5, 1.0),
+            run(0, true, 5, 1.0),
+        ] {
+            store.add_run(c.id, &r).unwrap();
+        }
+        let loaded = store.load_session(info.id, Load::ALL).unwrap();
+        let order: Vec<(bool, u32)> = loaded.configurations[0]
+            .runs
+            .iter()
+            .map(|r| (r.warmup, r.index))
+            .collect();
+        assert_eq!(order, [(true, 0), (false, 0), (false, 1)]);
     }
-    let loaded = store.load_session(info.id, Load::ALL).unwrap();
-    let order: Vec<(bool, u32)> = loaded.configurations[0]
-        .runs
-        .iter()
-        .map(|r| (r.warmup, r.index))
-        .collect();
-    assert_eq!(order, [(true, 0), (false, 0), (false, 1)]);
 }
 
 fn fixed(text: &str) -> Uuid {
@@ -276,189 +287,192 @@ fn fixed(text: &str) -> Uuid {
 
 #[test]
 fn selectors_resolve() {
-    let (_dir, path) = temp_db();
-    let mut store = SqliteStore::open(&path).unwrap();
-    let oldest = fixed("abcd0000-0000-4000-8000-000000000001");
-    let middle = fixed("abcd1111-0000-4000-8000-000000000002");
-    let newest = fixed("ef012222-0000-4000-8000-000000000003");
-    // Inserted out of time order: `latest` follows started_at_ns, not insertion.
-    store.begin_session(&session(newest, 300, &[])).unwrap();
-    store.begin_session(&session(oldest, 100, &[])).unwrap();
-    store.begin_session(&session(middle, 200, &[])).unwrap();
+    for db in databases("selectors_resolve") {
+        let mut store = open(&db, Access::Create);
+        let oldest = fixed("abcd0000-0000-4000-8000-000000000001");
+        let middle = fixed("abcd1111-0000-4000-8000-000000000002");
+        let newest = fixed("ef012222-0000-4000-8000-000000000003");
+        // Inserted out of time order: `latest` follows started_at_ns, not insertion.
+        store.begin_session(&session(newest, 300, &[])).unwrap();
+        store.begin_session(&session(oldest, 100, &[])).unwrap();
+        store.begin_session(&session(middle, 200, &[])).unwrap();
 
-    assert_eq!(store.resolve("latest").unwrap(), newest);
-    assert_eq!(store.resolve("latest~0").unwrap(), newest);
-    assert_eq!(store.resolve("latest~1").unwrap(), middle);
-    assert_eq!(store.resolve("latest~2").unwrap(), oldest);
-    match store.resolve("latest~3") {
-        Err(StoreError::NotFound { detail, .. }) => assert!(detail.contains('3'), "{detail}"),
-        other => panic!("{other:?}"),
-    }
-
-    assert_eq!(store.resolve("ef01").unwrap(), newest);
-    assert_eq!(store.resolve("ABCD1").unwrap(), middle);
-    assert_eq!(store.resolve("abcd0000-00").unwrap(), oldest);
-    assert_eq!(store.resolve("abcd00000000").unwrap(), oldest);
-    assert_eq!(store.resolve(&oldest.to_string()).unwrap(), oldest);
-    assert_eq!(store.resolve(&oldest.simple().to_string()).unwrap(), oldest);
-
-    match store.resolve("abcd") {
-        Err(StoreError::Ambiguous { selector, count }) => {
-            assert_eq!(selector, "abcd");
-            assert_eq!(count, 2);
+        assert_eq!(store.resolve("latest").unwrap(), newest);
+        assert_eq!(store.resolve("latest~0").unwrap(), newest);
+        assert_eq!(store.resolve("latest~1").unwrap(), middle);
+        assert_eq!(store.resolve("latest~2").unwrap(), oldest);
+        match store.resolve("latest~3") {
+            Err(StoreError::NotFound { detail, .. }) => assert!(detail.contains('3'), "{detail}"),
+            other => panic!("{other:?}"),
         }
-        other => panic!("{other:?}"),
-    }
-    assert!(matches!(
-        store.resolve("0000"),
-        Err(StoreError::NotFound { .. })
-    ));
-    assert!(matches!(
-        store.resolve("ef012222-0000-4000-8000-000000000009"),
-        Err(StoreError::NotFound { .. })
-    ));
-    // Too short, or not an id at all: the message lists the valid forms.
-    for bad in ["ef0", "yesterday", "latest~two"] {
-        match store.resolve(bad) {
-            Err(StoreError::NotFound { detail, .. }) => {
-                assert!(detail.contains("latest~N"), "{detail}")
+
+        assert_eq!(store.resolve("ef01").unwrap(), newest);
+        assert_eq!(store.resolve("ABCD1").unwrap(), middle);
+        assert_eq!(store.resolve("abcd0000-00").unwrap(), oldest);
+        assert_eq!(store.resolve("abcd00000000").unwrap(), oldest);
+        assert_eq!(store.resolve(&oldest.to_string()).unwrap(), oldest);
+        assert_eq!(store.resolve(&oldest.simple().to_string()).unwrap(), oldest);
+
+        match store.resolve("abcd") {
+            Err(StoreError::Ambiguous { selector, count }) => {
+                assert_eq!(selector, "abcd");
+                assert_eq!(count, 2);
             }
-            other => panic!("{bad}: {other:?}"),
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(
+            store.resolve("0000"),
+            Err(StoreError::NotFound { .. })
+        ));
+        assert!(matches!(
+            store.resolve("ef012222-0000-4000-8000-000000000009"),
+            Err(StoreError::NotFound { .. })
+        ));
+        // Too short, or not an id at all: the message lists the valid forms.
+        for bad in ["ef0", "yesterday", "latest~two"] {
+            match store.resolve(bad) {
+                Err(StoreError::NotFound { detail, .. }) => {
+                    assert!(detail.contains("latest~N"), "{detail}")
+                }
+                other => panic!("{bad}: {other:?}"),
+            }
         }
     }
 }
 
 #[test]
 fn latest_of_an_empty_store_is_not_found() {
-    let (_dir, path) = temp_db();
-    let store = SqliteStore::open(&path).unwrap();
-    let err = store.resolve("latest").unwrap_err();
-    assert!(matches!(err, StoreError::NotFound { .. }));
-    assert!(err.to_string().contains("0 session"), "{err}");
+    for db in databases("latest_of_an_empty_store_is_not_found") {
+        let store = open(&db, Access::Create);
+        let err = store.resolve("latest").unwrap_err();
+        assert!(matches!(err, StoreError::NotFound { .. }));
+        assert!(err.to_string().contains("0 session"), "{err}");
+    }
 }
 
 #[test]
 fn sessions_are_found_by_all_their_tags() {
-    let (_dir, path) = temp_db();
-    let mut store = SqliteStore::open(&path).unwrap();
-    let a = Uuid::new_v4();
-    let b = Uuid::new_v4();
-    let c = Uuid::new_v4();
-    store
-        .begin_session(&session(b, 20, &[("kernel", "6.18"), ("tuned", "yes")]))
-        .unwrap();
-    store
-        .begin_session(&session(a, 10, &[("kernel", "6.18"), ("tuned", "no")]))
-        .unwrap();
-    store
-        .begin_session(&session(c, 30, &[("kernel", "6.19"), ("tuned", "yes")]))
-        .unwrap();
-    let tag = |k: &str, v: &str| (k.to_string(), v.to_string());
+    for db in databases("sessions_are_found_by_all_their_tags") {
+        let mut store = open(&db, Access::Create);
+        let a = Uuid::new_v4();
+        let b = Uuid::new_v4();
+        let c = Uuid::new_v4();
+        store
+            .begin_session(&session(b, 20, &[("kernel", "6.18"), ("tuned", "yes")]))
+            .unwrap();
+        store
+            .begin_session(&session(a, 10, &[("kernel", "6.18"), ("tuned", "no")]))
+            .unwrap();
+        store
+            .begin_session(&session(c, 30, &[("kernel", "6.19"), ("tuned", "yes")]))
+            .unwrap();
+        let tag = |k: &str, v: &str| (k.to_string(), v.to_string());
 
-    assert_eq!(
-        store
-            .find_sessions_by_tags(&[tag("kernel", "6.18")])
-            .unwrap(),
-        [a, b]
-    );
-    assert_eq!(
-        store
-            .find_sessions_by_tags(&[tag("kernel", "6.18"), tag("tuned", "yes")])
-            .unwrap(),
-        [b]
-    );
-    assert_eq!(
-        store
-            .find_sessions_by_tags(&[tag("tuned", "yes"), tag("tuned", "yes")])
-            .unwrap(),
-        [b, c]
-    );
-    // One key cannot hold two values.
-    assert!(store
-        .find_sessions_by_tags(&[tag("kernel", "6.18"), tag("kernel", "6.19")])
-        .unwrap()
-        .is_empty());
-    assert!(store
-        .find_sessions_by_tags(&[tag("kernel", "6.1")])
-        .unwrap()
-        .is_empty());
-    assert_eq!(store.find_sessions_by_tags(&[]).unwrap(), [a, b, c]);
+        assert_eq!(
+            store
+                .find_sessions_by_tags(&[tag("kernel", "6.18")])
+                .unwrap(),
+            [a, b]
+        );
+        assert_eq!(
+            store
+                .find_sessions_by_tags(&[tag("kernel", "6.18"), tag("tuned", "yes")])
+                .unwrap(),
+            [b]
+        );
+        assert_eq!(
+            store
+                .find_sessions_by_tags(&[tag("tuned", "yes"), tag("tuned", "yes")])
+                .unwrap(),
+            [b, c]
+        );
+        // One key cannot hold two values.
+        assert!(store
+            .find_sessions_by_tags(&[tag("kernel", "6.18"), tag("kernel", "6.19")])
+            .unwrap()
+            .is_empty());
+        assert!(store
+            .find_sessions_by_tags(&[tag("kernel", "6.1")])
+            .unwrap()
+            .is_empty());
+        assert_eq!(store.find_sessions_by_tags(&[]).unwrap(), [a, b, c]);
+    }
 }
 
 #[test]
 fn deleting_a_session_removes_everything_under_it() {
-    let (_dir, path) = temp_db();
-    let mut store = SqliteStore::open(&path).unwrap();
-    let keep = session(Uuid::new_v4(), 1, &[("k", "v")]);
-    let gone = session(Uuid::new_v4(), 2, &[("k", "v")]);
-    for s in [&keep, &gone] {
-        store.begin_session(s).unwrap();
-        let c = configuration(0, "yield");
-        store.add_configuration(s.id, &c).unwrap();
-        store.add_run(c.id, &run(0, false, 5, 1.0)).unwrap();
+    for db in databases("deleting_a_session_removes_everything_under_it") {
+        let mut store = open(&db, Access::Create);
+        let keep = session(Uuid::new_v4(), 1, &[("k", "v")]);
+        let gone = session(Uuid::new_v4(), 2, &[("k", "v")]);
+        for s in [&keep, &gone] {
+            store.begin_session(s).unwrap();
+            let c = configuration(0, "yield");
+            store.add_configuration(s.id, &c).unwrap();
+            store.add_run(c.id, &run(0, false, 5, 1.0)).unwrap();
+        }
+        store.delete_session(gone.id).unwrap();
+        assert_eq!(db.count("sessions"), 1);
+        assert_eq!(db.count("session_tags"), 1);
+        assert_eq!(db.count("configurations"), 1);
+        assert_eq!(db.count("runs"), 1);
+        assert_eq!(db.count("run_values"), 2);
+        assert!(store.load_session(keep.id, Load::ALL).is_ok());
+        assert!(matches!(
+            store.delete_session(gone.id),
+            Err(StoreError::Unknown {
+                what: "session",
+                ..
+            })
+        ));
     }
-    store.delete_session(gone.id).unwrap();
-    assert_eq!(count(&path, "sessions"), 1);
-    assert_eq!(count(&path, "session_tags"), 1);
-    assert_eq!(count(&path, "configurations"), 1);
-    assert_eq!(count(&path, "runs"), 1);
-    assert_eq!(count(&path, "run_values"), 2);
-    assert!(store.load_session(keep.id, Load::ALL).is_ok());
-    assert!(matches!(
-        store.delete_session(gone.id),
-        Err(StoreError::Unknown {
-            what: "session",
-            ..
-        })
-    ));
 }
 
 #[test]
 fn writes_to_unknown_parents_and_nan_values_are_refused() {
-    let (_dir, path) = temp_db();
-    let mut store = SqliteStore::open(&path).unwrap();
-    let nobody = Uuid::new_v4();
-    assert!(matches!(
-        store.add_configuration(nobody, &configuration(0, "fork")),
-        Err(StoreError::Unknown { what: "session", id }) if id == nobody
-    ));
-    assert!(matches!(
-        store.add_run(nobody, &run(0, false, 1, 1.0)),
-        Err(StoreError::Unknown {
-            what: "configuration",
-            ..
-        })
-    ));
-    assert!(matches!(
-        store.finish_configuration(nobody, StopReason::MaxRuns, false, None),
-        Err(StoreError::Unknown { .. })
-    ));
-    assert!(matches!(
-        store.finish_session(nobody, SessionStatus::Failed, 1),
-        Err(StoreError::Unknown { .. })
-    ));
-    assert!(matches!(
-        store.load_session(nobody, Load::ALL),
-        Err(StoreError::Unknown { .. })
-    ));
+    for db in databases("writes_to_unknown_parents_and_nan_values_are_refused") {
+        let mut store = open(&db, Access::Create);
+        let nobody = Uuid::new_v4();
+        assert!(matches!(
+            store.add_configuration(nobody, &configuration(0, "fork")),
+            Err(StoreError::Unknown { what: "session", id }) if id == nobody
+        ));
+        assert!(matches!(
+            store.add_run(nobody, &run(0, false, 1, 1.0)),
+            Err(StoreError::Unknown {
+                what: "configuration",
+                ..
+            })
+        ));
+        assert!(matches!(
+            store.finish_configuration(nobody, StopReason::MaxRuns, false, None),
+            Err(StoreError::Unknown { .. })
+        ));
+        assert!(matches!(
+            store.finish_session(nobody, SessionStatus::Failed, 1),
+            Err(StoreError::Unknown { .. })
+        ));
+        assert!(matches!(
+            store.load_session(nobody, Load::ALL),
+            Err(StoreError::Unknown { .. })
+        ));
 
-    let info = session(Uuid::new_v4(), 1, &[]);
-    store.begin_session(&info).unwrap();
-    let c = configuration(0, "fork");
-    store.add_configuration(info.id, &c).unwrap();
-    let err = store
-        .add_run(c.id, &run(0, false, 1, f64::NAN))
-        .unwrap_err();
-    assert!(matches!(err, StoreError::Invalid(_)), "{err}");
-    // Nothing of the refused run was written.
-    assert_eq!(count(&path, "runs"), 0);
-    assert_eq!(count(&path, "run_values"), 0);
-    // A duplicate id is a database error, and the first record stays intact.
-    assert!(matches!(
-        store.begin_session(&info),
-        Err(StoreError::Database(_))
-    ));
-    assert_eq!(store.load_session(info.id, Load::ALL).unwrap().info, info);
+        let info = session(Uuid::new_v4(), 1, &[]);
+        store.begin_session(&info).unwrap();
+        let c = configuration(0, "fork");
+        store.add_configuration(info.id, &c).unwrap();
+        let err = store
+            .add_run(c.id, &run(0, false, 1, f64::NAN))
+            .unwrap_err();
+        assert!(matches!(err, StoreError::Invalid(_)), "{err}");
+        // Nothing of the refused run was written.
+        assert_eq!(db.count("runs"), 0);
+        assert_eq!(db.count("run_values"), 0);
+        // A duplicate id is a database error, and the first record stays intact.
+        let duplicate = store.begin_session(&info).unwrap_err();
+        assert!(duplicate.is_duplicate_key(), "{}: {duplicate}", db.engine());
+        assert_eq!(store.load_session(info.id, Load::ALL).unwrap().info, info);
+    }
 }
 
 #[test]
@@ -599,22 +613,23 @@ fn environments_from_older_and_newer_versions_load() {
 
 #[test]
 fn a_recorded_run_is_visible_to_another_connection_at_once() {
-    let (_dir, path) = temp_db();
-    let mut writer = SqliteStore::open(&path).unwrap();
-    // Opened before anything is written, and kept open: no reopening is needed to see runs.
-    let reader = SqliteStore::open_existing(&path).unwrap();
-    let info = session(Uuid::new_v4(), 1, &[]);
-    writer.begin_session(&info).unwrap();
-    let c = configuration(0, "fork");
-    writer.add_configuration(info.id, &c).unwrap();
-    for i in 0..3 {
-        let r = run(i, false, 10 + i64::from(i), f64::from(i));
-        writer.add_run(c.id, &r).unwrap();
-        let seen = reader.load_session(info.id, Load::ALL).unwrap();
-        assert_eq!(seen.configurations[0].runs.len(), i as usize + 1);
-        assert_eq!(seen.configurations[0].runs.last(), Some(&r));
+    for db in databases("a_recorded_run_is_visible_to_another_connection_at_once") {
+        let mut writer = open(&db, Access::Create);
+        // Opened before anything is written, and kept open: no reopening is needed to see runs.
+        let reader = open(&db, Access::Write);
+        let info = session(Uuid::new_v4(), 1, &[]);
+        writer.begin_session(&info).unwrap();
+        let c = configuration(0, "fork");
+        writer.add_configuration(info.id, &c).unwrap();
+        for i in 0..3 {
+            let r = run(i, false, 10 + i64::from(i), f64::from(i));
+            writer.add_run(c.id, &r).unwrap();
+            let seen = reader.load_session(info.id, Load::ALL).unwrap();
+            assert_eq!(seen.configurations[0].runs.len(), i as usize + 1);
+            assert_eq!(seen.configurations[0].runs.last(), Some(&r));
+        }
+        assert_eq!(reader.resolve("latest").unwrap(), info.id);
     }
-    assert_eq!(reader.resolve("latest").unwrap(), info.id);
 }
 
 /// Writes `sessions` sessions of two configurations with `runs` runs each.
@@ -835,7 +850,7 @@ fn a_read_only_open_of_an_older_schema_migrates_a_copy_in_memory() {
     let (dir, path) = temp_db();
     let conn = rusqlite::Connection::open(&path).unwrap();
     let first = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations/0001_initial.sql"),
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations/sqlite/0001_initial.sql"),
     )
     .unwrap();
     conn.execute_batch(&first).unwrap();

@@ -3,6 +3,12 @@
 //! Tests that change the machine (sysctls, swap) run in several test binaries, and a developer
 //! may run several `cargo test` at once: [`host_turn`] makes them take turns. The binary's
 //! tests start `vernier` on a database of their own with [`vernier`] (or [`vernier_command`]).
+//! [`databases`] gives a test one new database of each engine, the PostgreSQL one from
+//! [`PgDatabase`].
+
+mod postgres;
+
+pub use postgres::{PgDatabase, SERVER_VARIABLE};
 
 use std::fs::File;
 use std::io;
@@ -61,6 +67,108 @@ pub fn vernier_command(db: &Path) -> Command {
 /// [`vernier_command`] as an `assert_cmd` command, for `.assert()`.
 pub fn vernier(db: &Path) -> assert_cmd::Command {
     assert_cmd::Command::from_std(vernier_command(db))
+}
+
+/// A new empty database of one engine, for a test that runs on each ([`databases`]), with a
+/// temporary directory of its own for the test's other files.
+pub struct TestDatabase {
+    dir: tempfile::TempDir,
+    engine: Engine,
+}
+
+enum Engine {
+    /// An SQLite file (not yet created) in the directory.
+    Sqlite(std::path::PathBuf),
+    Postgres(PgDatabase),
+}
+
+impl TestDatabase {
+    /// The database as `--db` takes it: the file's path or the PostgreSQL URL.
+    pub fn arg(&self) -> &Path {
+        match &self.engine {
+            Engine::Sqlite(path) => path,
+            Engine::Postgres(db) => Path::new(db.url()),
+        }
+    }
+
+    /// `sqlite` or `postgres`, for assertion messages.
+    pub fn engine(&self) -> &'static str {
+        match self.engine {
+            Engine::Sqlite(_) => "sqlite",
+            Engine::Postgres(_) => "postgres",
+        }
+    }
+
+    /// The test's directory, removed with this.
+    pub fn dir(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// The PostgreSQL database, if this is one.
+    pub fn postgres(&self) -> Option<&PgDatabase> {
+        match &self.engine {
+            Engine::Sqlite(_) => None,
+            Engine::Postgres(db) => Some(db),
+        }
+    }
+
+    /// The number of rows of `table`.
+    ///
+    /// # Panics
+    /// When the database cannot be read.
+    pub fn count(&self, table: &str) -> i64 {
+        match &self.engine {
+            Engine::Sqlite(path) => rusqlite::Connection::open(path)
+                .and_then(|c| {
+                    c.query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get(0))
+                })
+                .unwrap_or_else(|e| panic!("cannot count {table}: {e}")),
+            Engine::Postgres(db) => db.count(table),
+        }
+    }
+
+    /// The `vernier` binary of this build on this database, isolated as [`vernier_command`]
+    /// isolates it, with its caches in the test's directory.
+    pub fn vernier_command(&self) -> Command {
+        let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("vernier"));
+        cmd.arg("--db")
+            .arg(self.arg())
+            .env_remove("VERNIER_DB")
+            .env("XDG_CACHE_HOME", self.dir());
+        cmd
+    }
+}
+
+fn temp_dir() -> tempfile::TempDir {
+    tempfile::tempdir().unwrap_or_else(|e| panic!("cannot create a directory: {e}"))
+}
+
+/// A new SQLite database and, when a PostgreSQL server is configured ([`PgDatabase::create`]:
+/// always under CI), a new PostgreSQL one: a store test runs on each in turn.
+///
+/// # Panics
+/// As [`PgDatabase::create`].
+pub fn databases(test: &str) -> Vec<TestDatabase> {
+    let dir = temp_dir();
+    let path = dir.path().join("results.db");
+    let mut all = vec![TestDatabase {
+        dir,
+        engine: Engine::Sqlite(path),
+    }];
+    all.extend(postgres_database(test));
+    all
+}
+
+/// A new PostgreSQL database for a test that needs one (concurrency, a dropped connection), or
+/// `None` as [`PgDatabase::create`] says.
+///
+/// # Panics
+/// As [`PgDatabase::create`].
+pub fn postgres_database(test: &str) -> Option<TestDatabase> {
+    PgDatabase::create(test).map(|db| TestDatabase {
+        dir: temp_dir(),
+        engine: Engine::Postgres(db),
+    })
 }
 
 #[cfg(test)]

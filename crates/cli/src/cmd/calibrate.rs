@@ -16,7 +16,7 @@ use vernier_engine::suite::find_suite;
 use vernier_engine::{build_plan, Interrupt, SignalEvent};
 use vernier_model::{Calibration, Options, Settings, StoredSession};
 use vernier_stats::{between_session_variance, SessionMedian};
-use vernier_store::{Load, Store};
+use vernier_store::Load;
 
 use crate::cli::CalibrateArgs;
 use crate::db;
@@ -65,7 +65,7 @@ pub fn calibrate(args: CalibrateArgs, db_arg: Option<&Path>) -> Result<ExitCode>
     let infos = crate::config::benchmark_infos(&specs)?;
     build_plan(&specs, settings, &infos, online_cpus)?;
     vernier_setup::plan_setup(&args.setup, &vernier_sys::Roots::real())?;
-    let db_path = db::db_path(db_arg)?;
+    let database = db::location(db_arg)?;
     let exe = std::env::current_exe().context("cannot find the vernier executable")?;
 
     // Ctrl-C (and a terminal's hang-up) reach the session in progress too, which stops, keeps
@@ -111,7 +111,7 @@ pub fn calibrate(args: CalibrateArgs, db_arg: Option<&Path>) -> Result<ExitCode>
         eprintln!("calibrate: session {i} of {}", args.sessions);
         let mut cmd = Command::new(&exe);
         cmd.arg("--db")
-            .arg(&db_path)
+            .arg(database.as_arg())
             .arg("run")
             .args(&specs)
             .args(["--min-runs", &args.runs.to_string()])
@@ -194,7 +194,7 @@ pub fn calibrate(args: CalibrateArgs, db_arg: Option<&Path>) -> Result<ExitCode>
         "calibration {id} of environment {} ({} sessions, tag {tag}) stored in {}",
         fingerprints.join(", "),
         args.sessions,
-        store.path().display()
+        store.location()
     );
     Ok(ExitCode::SUCCESS)
 }

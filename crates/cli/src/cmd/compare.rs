@@ -14,7 +14,8 @@ use crate::out::{out, printable_lines};
 pub fn compare(args: CompareArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
     let store = db::open_for_reading(db_arg)?;
     let threshold = args.threshold.unwrap_or(DEFAULT_THRESHOLD);
-    let (base, new, report) = db::compare_sides(&store, &args.base, &args.new, threshold, None)?;
+    let (base, new, report) =
+        db::compare_sides(store.as_ref(), &args.base, &args.new, threshold, None)?;
     let text = match args.format {
         CompareFormat::Json => serde_json::to_string_pretty(&report)? + "\n",
         CompareFormat::Table => table(&report),

@@ -6,7 +6,6 @@ use std::process::ExitCode;
 
 use anyhow::{bail, Context, Result};
 use vernier_model::SessionStatus;
-use vernier_store::Store;
 
 use crate::cli::DeleteArgs;
 use crate::db;

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use vernier_model::environment::{diff, kernel_config_diff};
 use vernier_model::Environment;
-use vernier_store::{Load, Store};
+use vernier_store::Load;
 use vernier_sys::Roots;
 
 use crate::cli::EnvCommand;
@@ -21,7 +21,7 @@ pub fn env(command: EnvCommand, db_arg: Option<&Path>) -> Result<ExitCode> {
                 None => vernier_sys::environment::capture(&Roots::real()),
                 Some(selector) => {
                     let store = db::open_for_reading(db_arg)?;
-                    let id = resolve_one(&store, &selector)?;
+                    let id = resolve_one(store.as_ref(), &selector)?;
                     store.load_session(id, Load::INFO)?.info.environment
                 }
             };
@@ -30,7 +30,7 @@ pub fn env(command: EnvCommand, db_arg: Option<&Path>) -> Result<ExitCode> {
         EnvCommand::Diff { a, b } => {
             let store = db::open_for_reading(db_arg)?;
             let load = |selector: &str| -> Result<Environment> {
-                let id = resolve_one(&store, selector)?;
+                let id = resolve_one(store.as_ref(), selector)?;
                 Ok(store
                     .load_session(id, Load::INFO)
                     .with_context(|| format!("cannot load session {id}"))?

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use vernier_report::export::writer;
-use vernier_store::{Load, Store};
+use vernier_store::Load;
 
 use crate::cli::{ExportArgs, ExportFormat};
 use crate::db;
@@ -16,7 +16,7 @@ use crate::db;
 pub fn export(args: ExportArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
     let store = db::open_for_reading(db_arg)?;
     let ids = match &args.selector {
-        Some(selector) => db::select(&store, selector)?,
+        Some(selector) => db::select(store.as_ref(), selector)?,
         None => store.session_headers()?.into_iter().map(|s| s.id).collect(),
     };
     // CSV has one row of measurements per run; the JSON document holds everything.

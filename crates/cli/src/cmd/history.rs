@@ -41,7 +41,7 @@ pub fn history(args: HistoryArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
         },
     };
     let store = db::open_for_reading(db_arg)?;
-    let sessions = load(&store, &selectors)?;
+    let sessions = load(store.as_ref(), &selectors)?;
     let fingerprints: Vec<String> = sessions
         .iter()
         .map(|s| s.info.fingerprint.clone())
@@ -119,7 +119,7 @@ fn filter(text: &str, info: &BenchmarkInfo) -> Result<ConfigFilter> {
 }
 
 /// The sessions the selectors name together (each once, oldest first), or every session.
-fn load(store: &impl Store, selectors: &[&str]) -> Result<Vec<StoredSession>> {
+fn load(store: &dyn Store, selectors: &[&str]) -> Result<Vec<StoredSession>> {
     let mut ids: Vec<Uuid> = Vec::new();
     if selectors.is_empty() {
         ids = store.session_headers()?.iter().map(|s| s.id).collect();

@@ -20,7 +20,7 @@ use vernier_model::{validate, StoredSession};
 use vernier_report::export::cyclictest;
 use vernier_report::export::reader::{self, Kind};
 use vernier_report::export::SourceError;
-use vernier_store::{ImportReport, SqliteStore, Store};
+use vernier_store::{ImportReport, Store};
 
 use crate::cli::ImportArgs;
 use crate::db;
@@ -46,7 +46,7 @@ pub fn import(args: ImportArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
             .with_context(context)?;
             validate::check_kernel_configs(&kernel_configs).with_context(context)?;
             let mut store = db::open_for_writing(db_arg)?;
-            store_export(&mut store, open()?, runs, &kernel_configs).with_context(context)?
+            store_export(store.as_mut(), open()?, runs, &kernel_configs).with_context(context)?
         }
         Kind::Hyperfine => {
             let bytes =
@@ -87,7 +87,7 @@ fn store_one(mut session: StoredSession, db_arg: Option<&Path>) -> Result<Import
 
 /// Stores the sessions of the export `input` in one transaction, each as it is read.
 fn store_export(
-    store: &mut SqliteStore,
+    store: &mut dyn Store,
     input: BufReader<File>,
     runs: usize,
     kernel_configs: &BTreeMap<String, String>,

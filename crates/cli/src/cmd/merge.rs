@@ -14,7 +14,7 @@ use std::process::ExitCode;
 
 use anyhow::{bail, Context, Result};
 use vernier_model::SessionStatus;
-use vernier_store::{Load, Store};
+use vernier_store::{Load, Location};
 
 use crate::cli::MergeArgs;
 use crate::db;
@@ -34,7 +34,7 @@ pub fn merge(args: MergeArgs) -> Result<ExitCode> {
         );
     }
     for input in &args.inputs {
-        if db::same_file(input, output) {
+        if db::same_database(&Location::parse(input), &Location::parse(output)) {
             bail!(
                 "{} is both an input and the output; give the output another name",
                 input.display()

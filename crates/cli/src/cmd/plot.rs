@@ -24,7 +24,7 @@ pub fn plot(args: PlotArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
     let store = db::open_for_reading(db_arg)?;
     let bytes = match args.kind {
         PlotKind::Box => {
-            let series = series(&store, &args, Load::MEASUREMENTS)?;
+            let series = series(store.as_ref(), &args, Load::MEASUREMENTS)?;
             let title = args
                 .title
                 .clone()
@@ -32,7 +32,7 @@ pub fn plot(args: PlotArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
             vernier_plot::box_plot(&series, &title, format, size)?
         }
         PlotKind::Bars => {
-            let series = series(&store, &args, Load::MEASUREMENTS)?;
+            let series = series(store.as_ref(), &args, Load::MEASUREMENTS)?;
             let title = args
                 .title
                 .clone()
@@ -40,7 +40,7 @@ pub fn plot(args: PlotArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
             vernier_plot::bars(&series, &title, format, size)?
         }
         PlotKind::Latency => {
-            let series = series(&store, &args, Load::DISTRIBUTIONS)?;
+            let series = series(store.as_ref(), &args, Load::DISTRIBUTIONS)?;
             let mut panels = Vec::new();
             for s in &series {
                 for c in &s.summaries {
@@ -61,7 +61,7 @@ pub fn plot(args: PlotArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
             vernier_plot::latency(&panels, &title, format, size)?
         }
         PlotKind::Line => {
-            let series = series(&store, &args, Load::MEASUREMENTS)?;
+            let series = series(store.as_ref(), &args, Load::MEASUREMENTS)?;
             let option = match &args.option {
                 Some(o) => o.clone(),
                 None => swept_option(&series)?,
@@ -82,8 +82,13 @@ pub fn plot(args: PlotArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
             let threshold = args
                 .threshold
                 .unwrap_or(vernier_analysis::DEFAULT_THRESHOLD);
-            let report =
-                db::compare_report(&store, base, new, threshold, args.benchmark.as_deref())?;
+            let report = db::compare_report(
+                store.as_ref(),
+                base,
+                new,
+                threshold,
+                args.benchmark.as_deref(),
+            )?;
             let title = args.title.clone().unwrap_or_else(|| {
                 format!("{} vs {}: ratio NEW/BASE", printable(new), printable(base))
             });
@@ -99,7 +104,7 @@ pub fn plot(args: PlotArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
                 histograms: false,
             };
             let mut traces = Vec::new();
-            for (name, sessions) in self::sessions(&store, &args.selectors, load)? {
+            for (name, sessions) in self::sessions(store.as_ref(), &args.selectors, load)? {
                 for session in &sessions {
                     for c in &session.configurations {
                         if args
@@ -140,7 +145,7 @@ pub fn plot(args: PlotArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
 
 /// The sessions of each selector, loaded with `load`, with the selector's series name.
 fn sessions(
-    store: &impl Store,
+    store: &dyn Store,
     selectors: &[String],
     load: Load,
 ) -> Result<Vec<(String, Vec<StoredSession>)>> {
@@ -174,7 +179,7 @@ fn series_name(selector: &str, ids: &[Uuid], sessions: &[StoredSession]) -> Stri
 }
 
 /// One series per selector: the summaries of its sessions pooled, restricted to `--benchmark`.
-fn series(store: &impl Store, args: &PlotArgs, load: Load) -> Result<Vec<Series>> {
+fn series(store: &dyn Store, args: &PlotArgs, load: Load) -> Result<Vec<Series>> {
     let mut all = Vec::new();
     for (name, sessions) in sessions(store, &args.selectors, load)? {
         let mut summaries = vernier_analysis::summarize_pooled(&sessions);

@@ -12,7 +12,7 @@ use std::process::ExitCode;
 use anyhow::{bail, Context, Result};
 use uuid::Uuid;
 use vernier_site::{Comparison, Input, MARKER, MARKER_TEXT};
-use vernier_store::{Load, SqliteStore, Store};
+use vernier_store::{Load, Store};
 
 use crate::cli::{ReportArgs, SiteArgs};
 use crate::db;
@@ -22,7 +22,7 @@ pub fn report(args: ReportArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
     let target = &args.output;
     check_target(target)?;
     let store = db::open_for_reading(db_arg)?;
-    let input = site_input(&store, &args.site)?;
+    let input = site_input(store.as_ref(), &args.site)?;
     let files = vernier_site::build(input)?;
     let bytes: usize = files.iter().map(|(_, b)| b.len()).sum();
     write_site(target, &files)?;
@@ -38,7 +38,7 @@ pub fn report(args: ReportArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
 
 /// What the site shows: the selected sessions (every session without a selector) with all
 /// their data, the kernel configurations they refer to, and the comparison.
-pub fn site_input(store: &SqliteStore, args: &SiteArgs) -> Result<Input> {
+pub fn site_input(store: &dyn Store, args: &SiteArgs) -> Result<Input> {
     let mut ids: Vec<Uuid> = Vec::new();
     if args.selectors.is_empty() {
         ids = store

@@ -14,9 +14,9 @@ use vernier_engine::{
     SignalEvent,
 };
 use vernier_load::{LoadPlan, RunningLoads};
-use vernier_model::{Recorder, SessionStatus, Settings, SetupStep};
+use vernier_model::{SessionStatus, Settings, SetupStep};
 use vernier_setup::{RestoreRecord, SetupGuard};
-use vernier_store::{Load, SqliteStore, Store};
+use vernier_store::{Access, Load, Location};
 use vernier_sys::Roots;
 
 use crate::cli::RunArgs;
@@ -171,14 +171,20 @@ pub(crate) fn run_with(
             environment.kernel_config_sha256 = None;
         }
     }
-    if let Some(reason) = super::busy::skip_reason(&args.busy, &store, &roots)? {
+    if let Some(reason) = super::busy::skip_reason(&args.busy, store.as_ref(), &roots)? {
         let skipped = Skipped {
             suite: suite.as_ref().map(|s| s.name.clone()),
             tags,
             setup: setup_lists,
             environment,
         };
-        return record_skipped(&mut store, &plan, args.note.as_deref(), skipped, &reason);
+        return record_skipped(
+            store.as_mut(),
+            &plan,
+            args.note.as_deref(),
+            skipped,
+            &reason,
+        );
     }
     // The sampled and measured checks cost ~250 ms; their findings are cached per boot (the
     // window's for a few minutes) so that short sessions do not pay that every time.
@@ -205,7 +211,7 @@ pub(crate) fn run_with(
     handle_signals(
         Arc::clone(&interrupt),
         record.clone(),
-        store.path().to_path_buf(),
+        store.location().clone(),
         session_id,
         work_root.clone(),
     )?;
@@ -252,7 +258,7 @@ pub(crate) fn run_with(
         options,
         &mut executor,
         &mut hooks,
-        &mut store,
+        store.as_mut(),
         &interrupt,
         &mut |e| progress.handle(e),
     );
@@ -264,7 +270,7 @@ pub(crate) fn run_with(
     }
     let outcome = outcome?;
 
-    let session = db::load_for_display(&store, outcome.session, Load::DISTRIBUTIONS)
+    let session = db::load_for_display(store.as_ref(), outcome.session, Load::DISTRIBUTIONS)
         .context("cannot read back the session")?;
     let summaries = vernier_analysis::summarize_session(&session);
     outln!(
@@ -284,7 +290,7 @@ pub(crate) fn run_with(
         "session {} ({}), stored in {}",
         outcome.session,
         outcome.status,
-        store.path().display()
+        store.location()
     );
     match outcome.status {
         SessionStatus::Interrupted if on_signal == OnSignal::End => {
@@ -316,7 +322,7 @@ struct Skipped {
 /// Stores a session that did not run because the machine was busy (status `skipped`, the
 /// reason in its note, no configurations), so the gap shows in `vernier sessions`.
 fn record_skipped(
-    store: &mut SqliteStore,
+    store: &mut dyn vernier_store::Store,
     plan: &vernier_engine::Plan,
     note: Option<&str>,
     skipped: Skipped,
@@ -355,7 +361,7 @@ fn record_skipped(
     outln!(
         "skipped: {reason}; stored as session {} in {}",
         session.id,
-        store.path().display()
+        store.location()
     );
     Ok(ExitCode::SUCCESS)
 }
@@ -439,7 +445,7 @@ fn say(line: String) {
 fn handle_signals(
     interrupt: Arc<Interrupt>,
     record: PathBuf,
-    database: PathBuf,
+    database: Location,
     session: Uuid,
     work_root: PathBuf,
 ) -> Result<()> {
@@ -481,7 +487,13 @@ fn detach_from_terminal(terminals: &[(i32, bool)]) {
     }
 }
 
-fn leave_now(record: &Path, database: &Path, session: Uuid, work_root: &Path, signal: i32) -> ! {
+fn leave_now(
+    record: &Path,
+    database: &Location,
+    session: Uuid,
+    work_root: &Path,
+    signal: i32,
+) -> ! {
     if work_root.exists() {
         if let Err(e) = std::fs::remove_dir_all(work_root) {
             say(format!("error: cannot remove {}: {e}", work_root.display()));
@@ -498,13 +510,14 @@ fn leave_now(record: &Path, database: &Path, session: Uuid, work_root: &Path, si
             say(format!("error: cannot restore the system: {e}"));
         }
     }
-    let ended = SqliteStore::open_with_lock_wait(database, LEAVING_LOCK_WAIT).and_then(|mut s| {
-        s.end_running_session(
-            session,
-            SessionStatus::Interrupted,
-            vernier_sys::clock::unix_now_ns(),
-        )
-    });
+    let ended = vernier_store::open_with_lock_wait(database, Access::Write, LEAVING_LOCK_WAIT)
+        .and_then(|mut s| {
+            s.end_running_session(
+                session,
+                SessionStatus::Interrupted,
+                vernier_sys::clock::unix_now_ns(),
+            )
+        });
     if let Err(e) = ended {
         say(format!(
             "error: cannot mark session {session} interrupted: {e}"

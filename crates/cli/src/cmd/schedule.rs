@@ -45,7 +45,11 @@ fn install(args: ScheduleInstallArgs, db_arg: Option<&Path>) -> Result<ExitCode>
     let system = is_root();
     let dir = unit_dir(args.unit_dir.as_deref(), system)?;
     let exe = std::env::current_exe().context("cannot find the vernier executable")?;
-    let database = absolute(&db::db_path(db_arg)?)?;
+    // A file by its absolute path (the unit runs in another directory); a URL as it is.
+    let database = match db::location(db_arg)? {
+        vernier_store::Location::File(path) => absolute(&path)?,
+        vernier_store::Location::Postgres(url) => PathBuf::from(url),
+    };
     let units = units(&args, &exe, &database)?;
     if args.dry_run {
         for unit in &units {

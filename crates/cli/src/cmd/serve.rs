@@ -1,7 +1,8 @@
 //! `vernier serve`: the pages of `vernier report` generated from the database when they are
 //! requested (tiny_http, one request at a time), so a browser shows what is stored now: the
 //! sessions are read and analysed again when the database's files have changed since the last
-//! request (their modification times and sizes), and each file is drawn when it is asked for. The
+//! request (their modification times and sizes; a PostgreSQL database is read for every
+//! request), and each file is drawn when it is asked for. The
 //! database is opened read-only; the server listens on 127.0.0.1 unless `--bind` says
 //! otherwise, and answers GET and HEAD for the site's paths only (nothing is read from disk
 //! by path). A port in use is an error (status 2) naming it.
@@ -15,6 +16,7 @@ use std::time::SystemTime;
 use anyhow::{anyhow, Result};
 use tiny_http::{Header, Method, Request, Response, Server};
 use vernier_site::Site;
+use vernier_store::{Access, Location};
 
 use crate::cli::{ServeArgs, SiteArgs};
 use crate::cmd::report::site_input;
@@ -23,8 +25,8 @@ use crate::out::{flush, outln};
 
 pub fn serve(args: ServeArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
     let mut site = Current {
-        database: db::db_path(db_arg)?,
-        version: Vec::new(),
+        database: db::location(db_arg)?,
+        version: None,
         site: None,
     };
     // Bad selectors and an empty database are errors before anything listens.
@@ -58,8 +60,9 @@ pub fn serve(args: ServeArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
 
 /// The site of the database as it was at `version`.
 struct Current {
-    database: PathBuf,
-    version: Vec<Option<(SystemTime, u64)>>,
+    database: Location,
+    /// `None` when the version cannot be known (a PostgreSQL database): read on every request.
+    version: Option<Vec<Option<(SystemTime, u64)>>>,
     site: Option<Site>,
 }
 
@@ -70,10 +73,10 @@ impl Current {
     /// during the reading makes the next request read again.
     fn get(&mut self, args: &SiteArgs) -> Result<&Site> {
         let version = database_version(&self.database);
-        if self.site.is_none() || version != self.version {
+        if self.site.is_none() || version.is_none() || version != self.version {
             self.site = None;
-            let store = db::open_for_reading(Some(&self.database))?;
-            self.site = Some(Site::new(site_input(&store, args)?)?);
+            let store = vernier_store::open(&self.database, Access::Read)?;
+            self.site = Some(Site::new(site_input(store.as_ref(), args)?)?);
             self.version = version;
         }
         self.site
@@ -83,9 +86,13 @@ impl Current {
 }
 
 /// The modification time and size of the database file and of its write-ahead log and shared
-/// memory files (SQLite's WAL mode: commits change the `-wal` file first).
-fn database_version(database: &Path) -> Vec<Option<(SystemTime, u64)>> {
-    ["", "-wal", "-shm"]
+/// memory files (SQLite's WAL mode: commits change the `-wal` file first); `None` for a
+/// PostgreSQL database, which has no files here.
+fn database_version(database: &Location) -> Option<Vec<Option<(SystemTime, u64)>>> {
+    let Location::File(database) = database else {
+        return None;
+    };
+    let version = ["", "-wal", "-shm"]
         .iter()
         .map(|suffix| {
             let mut name = database.as_os_str().to_owned();
@@ -93,7 +100,8 @@ fn database_version(database: &Path) -> Vec<Option<(SystemTime, u64)>> {
             let meta = std::fs::metadata(PathBuf::from(name)).ok()?;
             Some((meta.modified().ok()?, meta.len()))
         })
-        .collect()
+        .collect();
+    Some(version)
 }
 
 /// Answers one request: the site's file at the request's path, 404 for another path, 405 for

@@ -4,7 +4,6 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::Result;
-use vernier_store::Store;
 
 use crate::cli::SessionsArgs;
 use crate::db;

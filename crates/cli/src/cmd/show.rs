@@ -26,14 +26,14 @@ pub fn show(args: ShowArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
         }
     }
     let store = db::open_for_reading(db_arg)?;
-    let id = resolve_one(&store, &args.session)?;
+    let id = resolve_one(store.as_ref(), &args.session)?;
     // Monitor data is most of a session, and only these views show it.
     let load = Load {
         runs: true,
         monitors: args.monitors || args.series.is_some(),
         histograms: true,
     };
-    let session = db::load_for_display(&store, id, load)?;
+    let session = db::load_for_display(store.as_ref(), id, load)?;
     let summaries = vernier_analysis::summarize_session(&session);
     match args.format {
         ShowFormat::Json => {

@@ -6,29 +6,26 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{bail, Result};
-use vernier_store::SyncStep;
+use vernier_store::{Access, Location, SyncStep};
 
 use crate::cli::SyncArgs;
 use crate::db;
 use crate::out::{self, outln};
 
 pub fn sync(args: SyncArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
-    let source_path = match &args.from {
-        Some(from) => from.clone(),
-        None => db::db_path(db_arg)?,
-    };
-    if db::same_file(&source_path, &args.to) {
+    let source_location = db::location(args.from.as_deref().or(db_arg))?;
+    let target_location = Location::parse(&args.to);
+    if db::same_database(&source_location, &target_location) {
         bail!(
-            "--to {} is the database synced from; give another database to copy to",
-            args.to.display()
+            "--to {target_location} is the database synced from; give another database to copy to"
         );
     }
-    let source = db::open_for_reading(Some(&source_path))?;
-    let mut target = db::open_for_writing(Some(&args.to))?;
+    let source = db::open(Some(source_location.as_arg().as_ref()), Access::Read)?;
+    let mut target = db::open(Some(&args.to), Access::Create)?;
     // Each session's line is printed as soon as it is stored; the first failure to write
     // standard output is reported after the copy, which it does not stop.
     let mut printed = Ok(());
-    let copied = vernier_store::copy_sessions(&source, &mut target, |step| {
+    let copied = vernier_store::copy_sessions(source.as_ref(), target.as_mut(), |step| {
         let line = match step {
             SyncStep::Copied { id, runs } if args.verbose => format!("copied {id} ({runs} runs)"),
             SyncStep::Differs { id } => {
@@ -48,8 +45,8 @@ pub fn sync(args: SyncArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
     outln!(
         "{} -> {}: copied {} session(s) ({} runs), {} already present{}, {} still running \
          (copied by a later sync once finished)",
-        source_path.display(),
-        args.to.display(),
+        source_location,
+        target_location,
         report.copied,
         report.runs,
         report.present + report.differs,

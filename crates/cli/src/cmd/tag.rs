@@ -5,7 +5,6 @@ use std::process::ExitCode;
 
 use anyhow::{bail, Result};
 use vernier_model::check_user_text;
-use vernier_store::Store;
 
 use crate::cli::TagArgs;
 use crate::db;

@@ -10,7 +10,7 @@ use rusqlite::{Connection, ErrorCode, OpenFlags, TransactionBehavior};
 
 use super::migrations::{check_version, migrate, user_version, SCHEMA_VERSION};
 use super::SqliteStore;
-use crate::StoreError;
+use crate::{Location, StoreError};
 
 /// `PRAGMA application_id` of a vernier database: "vrnr" in ASCII. It lets `file(1)` and
 /// vernier itself tell a vernier database from any other SQLite file
@@ -108,11 +108,7 @@ impl SqliteStore {
             });
         }
         if found == SCHEMA_VERSION {
-            return Ok(SqliteStore {
-                conn,
-                path: path.to_path_buf(),
-                lock_wait: LOCK_WAIT,
-            });
+            return Ok(SqliteStore::new(conn, path, LOCK_WAIT));
         }
         // Older: migrate a copy in memory (https://www.sqlite.org/backup.html).
         let mut memory = Connection::open_in_memory().map_err(open)?;
@@ -123,11 +119,7 @@ impl SqliteStore {
                 .map_err(open)?;
         }
         migrate(&mut memory, path)?;
-        Ok(SqliteStore {
-            conn: memory,
-            path: path.to_path_buf(),
-            lock_wait: LOCK_WAIT,
-        })
+        Ok(SqliteStore::new(memory, path, LOCK_WAIT))
     }
 
     /// The file this store writes.
@@ -142,11 +134,17 @@ impl SqliteStore {
             .map_err(|e| open_error(path, e))?;
         // Every step is idempotent, so all of them are retried together.
         retry_while_locked(path, lock_wait, || Self::prepare(&mut conn, path))?;
-        Ok(SqliteStore {
+        Ok(SqliteStore::new(conn, path, lock_wait))
+    }
+
+    fn new(conn: Connection, path: &Path, lock_wait: Duration) -> Self {
+        SqliteStore {
             conn,
             path: path.to_path_buf(),
+            location: Location::File(path.to_path_buf()),
             lock_wait,
-        })
+            cache_before_import: None,
+        }
     }
 
     /// Checks that the file is a vernier database, sets the connection up and migrates.
@@ -183,11 +181,11 @@ impl SqliteStore {
     ///
     /// A transaction that meets a lock past the busy timeout is rolled back and retried whole
     /// (see [`LOCK_WAIT`]).
-    pub(super) fn write<T>(
+    pub(super) fn write_with<T>(
         &mut self,
-        f: impl Fn(&Connection) -> Result<T, StoreError>,
+        mut f: impl FnMut(&Connection) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
-        // Inside an enclosing transaction ([`Store::import_sessions`]) the write joins it: the
+        // Inside an enclosing transaction (an import) the write joins it: the
         // enclosing one commits or rolls back everything at once.
         if !self.conn.is_autocommit() {
             return f(&self.conn);
@@ -203,9 +201,9 @@ impl SqliteStore {
 
     /// Runs `f` in one read transaction, so its queries see one snapshot of the database even
     /// while another process writes.
-    pub(super) fn read<T>(
+    pub(super) fn read_with<T>(
         &self,
-        f: impl Fn(&Connection) -> Result<T, StoreError>,
+        mut f: impl FnMut(&Connection) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
         retry_while_locked(&self.path, self.lock_wait, || {
             let tx = self.conn.unchecked_transaction()?;

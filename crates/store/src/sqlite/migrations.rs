@@ -1,5 +1,6 @@
-//! The schema's migrations: migration `n` (from 1) in `migrations/000n_name.sql` takes the
-//! schema from version `n - 1` to `n`, and `PRAGMA user_version` holds the version a file has.
+//! The SQLite schema's migrations: migration `n` (from 1) in `migrations/sqlite/000n_name.sql`
+//! takes the schema from version `n - 1` to `n`, and `PRAGMA user_version` holds the version a
+//! file has.
 
 use std::path::Path;
 
@@ -7,9 +8,10 @@ use rusqlite::{Connection, TransactionBehavior};
 
 use vernier_model::monitor::RunMonitorData;
 
-use super::codec::from_json;
 use super::connection::{open_error, APPLICATION_ID};
-use super::monitors;
+use super::SqliteSql;
+use crate::records::codec::from_json;
+use crate::records::monitors;
 use crate::StoreError;
 
 /// A conversion that SQL cannot express, run inside the migration's transaction.
@@ -28,37 +30,37 @@ struct Migration {
 const MIGRATIONS: &[Migration] = &[
     Migration {
         name: "initial",
-        sql: include_str!("../../migrations/0001_initial.sql"),
+        sql: include_str!("../../migrations/sqlite/0001_initial.sql"),
         convert: None,
     },
     Migration {
         name: "monitors_setup_findings",
-        sql: include_str!("../../migrations/0002_monitors_setup_findings.sql"),
+        sql: include_str!("../../migrations/sqlite/0002_monitors_setup_findings.sql"),
         convert: None,
     },
     Migration {
         name: "session_owner",
-        sql: include_str!("../../migrations/0003_session_owner.sql"),
+        sql: include_str!("../../migrations/sqlite/0003_session_owner.sql"),
         convert: None,
     },
     Migration {
         name: "calibrations",
-        sql: include_str!("../../migrations/0004_calibrations.sql"),
+        sql: include_str!("../../migrations/sqlite/0004_calibrations.sql"),
         convert: None,
     },
     Migration {
         name: "compact_monitors",
-        sql: include_str!("../../migrations/0005_compact_monitors.sql"),
+        sql: include_str!("../../migrations/sqlite/0005_compact_monitors.sql"),
         convert: Some(compact_monitors),
     },
     Migration {
         name: "distributions_loads",
-        sql: include_str!("../../migrations/0006_distributions_loads.sql"),
+        sql: include_str!("../../migrations/sqlite/0006_distributions_loads.sql"),
         convert: None,
     },
     Migration {
         name: "session_machine",
-        sql: include_str!("../../migrations/0007_session_machine.sql"),
+        sql: include_str!("../../migrations/sqlite/0007_session_machine.sql"),
         convert: None,
     },
 ];
@@ -68,14 +70,20 @@ const MIGRATIONS: &[Migration] = &[
 /// which then replaces `run_monitors`; `run_monitor_summary` held a copy of the summaries and
 /// goes. Rows are converted one at a time, so memory does not grow with the database.
 fn compact_monitors(conn: &Connection) -> Result<(), StoreError> {
-    let mut names = monitors::Names::read(conn)?;
+    let mut names = monitors::Names::read(&mut SqliteSql(conn))?;
     let mut stmt = conn.prepare("SELECT run_id, data FROM run_monitors")?;
     let mut rows = stmt.query([])?;
     while let Some(row) = rows.next()? {
         let run_id: String = row.get(0)?;
         let text = row.get_ref(1)?.as_str().map_err(rusqlite::Error::from)?;
         let data: RunMonitorData = from_json!(format!("monitor data of run {run_id}"), text)?;
-        monitors::insert_into(conn, "run_monitors_v5", &mut names, &run_id, &data)?;
+        monitors::insert_into(
+            &mut SqliteSql(conn),
+            "run_monitors_v5",
+            &mut names,
+            &run_id,
+            &data,
+        )?;
     }
     drop(rows);
     drop(stmt);
@@ -193,7 +201,7 @@ mod tests {
     fn migrations_match_their_files() {
         assert_eq!(SCHEMA_VERSION, MIGRATIONS.len() as i64);
         // migrations/NNNN_name.sql holds migration NNNN, so the list and the directory agree.
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations");
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations/sqlite");
         let mut files: Vec<String> = std::fs::read_dir(&dir)
             .unwrap()
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())

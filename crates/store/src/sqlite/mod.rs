@@ -1,124 +1,91 @@
-//! The SQLite backend: one file, readable with any SQLite tool, schema in `docs/schema.md`.
+//! The SQLite engine: one file, readable with any SQLite tool, schema in `docs/schema.md`.
 //!
 //! - [`connection`]: opening a file, pragmas, locking, and the read and write transactions;
 //! - [`migrations`]: the schema versions and how a file reaches the current one;
-//! - [`codec`]: model values as column values and back;
-//! - [`read`] and [`mod@write`]: the queries and changes behind [`Store`] and its [`Recorder`];
-//! - [`monitors`]: the runs' monitor data, in a compact binary encoding;
-//! - [`histograms`]: the runs' distributions (latency histograms);
-//! - [`calibration`]: the calibrations of `vernier calibrate`.
+//! - [`sql`]: the shared statements ([`crate::records`]) on an SQLite connection.
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
 use rusqlite::Connection;
-use uuid::Uuid;
-use vernier_model::{
-    ConfigurationRecord, Recorder, RunRecord, SessionInfo, SessionStatus, StopReason, StoredSession,
-};
 
-use crate::{ImportReport, Load, SessionHeader, Store, StoreError};
+use crate::records::{impl_store, Engine};
+use crate::sql::Sql;
+use crate::{Location, StoreError};
 
-mod calibration;
-mod codec;
 mod connection;
-mod histograms;
-mod import;
 mod migrations;
-mod monitors;
-mod read;
-mod write;
+mod sql;
 
 pub use connection::LOCK_WAIT;
-pub use import::Importer;
 pub use migrations::SCHEMA_VERSION;
+pub(crate) use sql::SqliteSql;
 
 /// Results in an SQLite file.
 #[derive(Debug)]
 pub struct SqliteStore {
     conn: Connection,
     path: PathBuf,
+    location: Location,
     lock_wait: Duration,
+    /// The page cache size to restore when an import ends (see [`Engine::begin_import`]).
+    cache_before_import: Option<i64>,
 }
 
-impl Recorder for SqliteStore {
-    type Error = StoreError;
-
-    fn begin_session(&mut self, session: &SessionInfo) -> Result<(), StoreError> {
-        write::begin_session(self, session)
-    }
-
-    fn add_configuration(
+impl Engine for SqliteStore {
+    fn write<T>(
         &mut self,
-        session: Uuid,
-        configuration: &ConfigurationRecord,
-    ) -> Result<(), StoreError> {
-        write::add_configuration(self, session, configuration)
+        mut f: impl FnMut(&mut dyn Sql) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        self.write_with(|conn| f(&mut SqliteSql(conn)))
     }
 
-    fn add_run(&mut self, configuration: Uuid, run: &RunRecord) -> Result<(), StoreError> {
-        write::add_run(self, configuration, run)
+    fn read<T>(
+        &self,
+        mut f: impl FnMut(&mut dyn Sql) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        self.read_with(|conn| f(&mut SqliteSql(conn)))
     }
 
-    fn finish_configuration(
-        &mut self,
-        configuration: Uuid,
-        reason: StopReason,
-        converged: bool,
-        error: Option<&str>,
-    ) -> Result<(), StoreError> {
-        write::finish_configuration(self, configuration, reason, converged, error)
+    fn begin_import(&mut self, runs: usize) -> Result<(), StoreError> {
+        // The pages one transaction changes stay in memory until the commit; with SQLite's
+        // default cache (2 MiB) a large import spills them to the WAL and reads them back for
+        // every later insertion into the same B-trees, which made the time grow faster than
+        // the file. The cache grows with the import (about 1 KiB per run, the pages of its
+        // rows and index entries) and is restored afterwards
+        // (https://www.sqlite.org/pragma.html#pragma_cache_size).
+        let previous: i64 = self
+            .conn
+            .pragma_query_value(None, "cache_size", |r| r.get(0))?;
+        // Negative: a size in KiB.
+        let wanted_kib = i64::try_from(runs).unwrap_or(i64::MAX).saturating_add(2048);
+        self.conn.pragma_update(None, "cache_size", -wanted_kib)?;
+        let conn = &self.conn;
+        let begun = connection::retry_while_locked(&self.path, self.lock_wait, || {
+            Ok(conn.execute_batch("BEGIN IMMEDIATE")?)
+        });
+        if let Err(e) = begun {
+            let _ = self.conn.pragma_update(None, "cache_size", previous);
+            return Err(e);
+        }
+        self.cache_before_import = Some(previous);
+        Ok(())
     }
 
-    fn finish_session(
-        &mut self,
-        session: Uuid,
-        status: SessionStatus,
-        ended_at_ns: i64,
-    ) -> Result<(), StoreError> {
-        write::finish_session(self, session, status, ended_at_ns)
+    fn end_import(&mut self, commit: bool) -> Result<(), StoreError> {
+        let ended = if commit {
+            self.conn.execute_batch("COMMIT").map_err(|e| {
+                let _ = self.conn.execute_batch("ROLLBACK");
+                StoreError::from(e)
+            })
+        } else {
+            Ok(self.conn.execute_batch("ROLLBACK")?)
+        };
+        if let Some(previous) = self.cache_before_import.take() {
+            let _ = self.conn.pragma_update(None, "cache_size", previous);
+        }
+        ended
     }
 }
 
-impl Store for SqliteStore {
-    fn sessions(&self) -> Result<Vec<SessionInfo>, StoreError> {
-        read::sessions(self)
-    }
-
-    fn resolve(&self, selector: &str) -> Result<Uuid, StoreError> {
-        read::resolve(self, selector)
-    }
-
-    fn session_headers(&self) -> Result<Vec<SessionHeader>, StoreError> {
-        read::session_headers(self)
-    }
-
-    fn load_session(&self, id: Uuid, load: Load) -> Result<StoredSession, StoreError> {
-        read::load_session(self, id, load)
-    }
-
-    fn find_sessions_by_tags(&self, tags: &[(String, String)]) -> Result<Vec<Uuid>, StoreError> {
-        read::find_sessions_by_tags(self, tags)
-    }
-
-    fn delete_session(&mut self, id: Uuid) -> Result<(), StoreError> {
-        write::delete_session(self, id)
-    }
-
-    fn put_kernel_config(&mut self, sha256: &str, text: &str) -> Result<(), StoreError> {
-        write::put_kernel_config(self, sha256, text)
-    }
-
-    fn kernel_config(&self, sha256: &str) -> Result<Option<String>, StoreError> {
-        read::kernel_config(self, sha256)
-    }
-
-    fn import_sessions(
-        &mut self,
-        sessions: &[StoredSession],
-        kernel_configs: &BTreeMap<String, String>,
-    ) -> Result<ImportReport, StoreError> {
-        import::import_sessions(self, sessions, kernel_configs)
-    }
-}
+impl_store!(SqliteStore);

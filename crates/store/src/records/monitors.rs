@@ -1,4 +1,4 @@
-//! Monitor data in the SQLite store: one `run_monitors` row per monitored run, with the series
+//! Monitor data in the store: one `run_monitors` row per monitored run, with the series
 //! and the summary as compact binary columns whose names are numbers into `monitor_names`
 //! (schema version 5, docs/schema.md "Monitor data").
 //!
@@ -21,10 +21,10 @@
 
 use std::collections::HashMap;
 
-use rusqlite::{params, Connection};
 use vernier_model::monitor::{MonitorPoint, MonitorSeries, RunMonitorData, SeriesKind};
 
 use super::codec::{corrupt, from_json, to_json};
+use crate::sql::{args, Sql};
 use crate::StoreError;
 
 /// The first byte of a `series` or `summary` blob: the encoding described in the module docs.
@@ -35,19 +35,17 @@ const EXACT_INTEGERS: f64 = 9_007_199_254_740_992.0;
 
 /// The names of `monitor_names`, both ways, as one transaction sees them.
 #[derive(Default)]
-pub(super) struct Names {
+pub(crate) struct Names {
     ids: HashMap<String, i64>,
     names: HashMap<i64, String>,
 }
 
 impl Names {
     /// Every stored name: a few hundred short strings, read once per load or write.
-    pub(super) fn read(conn: &Connection) -> Result<Self, StoreError> {
+    pub(crate) fn read(tx: &mut dyn Sql) -> Result<Self, StoreError> {
         let mut names = Names::default();
-        let mut stmt = conn.prepare_cached("SELECT id, name FROM monitor_names")?;
-        let rows = stmt.query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))?;
-        for row in rows {
-            let (id, name) = row?;
+        for row in tx.query("SELECT id, name FROM monitor_names", &[])? {
+            let (id, name): (i64, String) = (row.get(0)?, row.get(1)?);
             names.ids.insert(name.clone(), id);
             names.names.insert(id, name);
         }
@@ -55,15 +53,19 @@ impl Names {
     }
 
     /// The id of `name`, stored first if it is new. Call only inside a write transaction.
-    fn id(&mut self, conn: &Connection, name: &str) -> Result<i64, StoreError> {
+    /// Another writer may store the same name at once: the insertion then waits for it and
+    /// does nothing, and the query finds its row.
+    fn id(&mut self, tx: &mut dyn Sql, name: &str) -> Result<i64, StoreError> {
         if let Some(&id) = self.ids.get(name) {
             return Ok(id);
         }
-        conn.prepare_cached("INSERT OR IGNORE INTO monitor_names (name) VALUES (?1)")?
-            .execute([name])?;
-        let id: i64 = conn
-            .prepare_cached("SELECT id FROM monitor_names WHERE name = ?1")?
-            .query_row([name], |r| r.get(0))?;
+        tx.execute(
+            "INSERT INTO monitor_names (name) VALUES ($1) ON CONFLICT DO NOTHING",
+            args![name],
+        )?;
+        let id: i64 = tx
+            .query_one("SELECT id FROM monitor_names WHERE name = $1", args![name])?
+            .get(0)?;
         self.ids.insert(name.to_string(), id);
         self.names.insert(id, name.to_string());
         Ok(id)
@@ -79,51 +81,53 @@ impl Names {
 }
 
 /// Stores the monitor data of run `run_id` (the `runs` row is already inserted).
-pub(super) fn insert(
-    conn: &Connection,
+pub(crate) fn insert(
+    tx: &mut dyn Sql,
     names: &mut Names,
     run_id: &str,
     data: &RunMonitorData,
 ) -> Result<(), StoreError> {
-    insert_into(conn, "run_monitors", names, run_id, data)
+    insert_into(tx, "run_monitors", names, run_id, data)
 }
 
 /// [`insert`] into `table`: `run_monitors`, or the table migration 0005 fills.
-pub(super) fn insert_into(
-    conn: &Connection,
+pub(crate) fn insert_into(
+    tx: &mut dyn Sql,
     table: &str,
     names: &mut Names,
     run_id: &str,
     data: &RunMonitorData,
 ) -> Result<(), StoreError> {
-    let series = encode_series(conn, names, &data.series)?;
+    let series = encode_series(tx, names, &data.series)?;
     let mut summary = vec![FORMAT];
     for (key, value) in &data.summary {
-        put_varint(&mut summary, unsigned(names.id(conn, key)?)?);
+        put_varint(&mut summary, unsigned(names.id(tx, key)?)?);
         put_value(&mut summary, *value);
     }
     let unsupported = to_json!("monitors.unsupported", &data.unsupported)?;
     let failures = to_json!("monitors.failures", &data.failures)?;
     // `table` is one of our own names, never input.
-    conn.prepare_cached(&format!(
-        "INSERT INTO {table} (run_id, sampler_priority, sampler_cpu_ns, rounds, unsupported, \
-         failures, series, summary) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"
-    ))?
-    .execute(params![
-        run_id,
-        data.sampler_priority,
-        data.sampler_cpu_ns,
-        data.rounds,
-        unsupported,
-        failures,
-        series,
-        summary
-    ])?;
+    tx.execute(
+        &format!(
+            "INSERT INTO {table} (run_id, sampler_priority, sampler_cpu_ns, rounds, \
+             unsupported, failures, series, summary) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)"
+        ),
+        args![
+            run_id,
+            &data.sampler_priority,
+            data.sampler_cpu_ns,
+            data.rounds,
+            &unsupported,
+            &failures,
+            &series,
+            &summary
+        ],
+    )?;
     Ok(())
 }
 
 fn encode_series(
-    conn: &Connection,
+    tx: &mut dyn Sql,
     names: &mut Names,
     series: &[MonitorSeries],
 ) -> Result<Vec<u8>, StoreError> {
@@ -132,7 +136,7 @@ fn encode_series(
     out.push(FORMAT);
     for s in series {
         for name in [&s.monitor, &s.metric, &s.unit] {
-            put_varint(&mut out, unsigned(names.id(conn, name)?)?);
+            put_varint(&mut out, unsigned(names.id(tx, name)?)?);
         }
         out.push(match s.kind {
             SeriesKind::Counter => 0,
@@ -150,20 +154,20 @@ fn encode_series(
 }
 
 /// The monitor data of every monitored run of session `session` (its id as stored), by run id.
-pub(super) fn read_session(
-    conn: &Connection,
+pub(crate) fn read_session(
+    tx: &mut dyn Sql,
     session: &str,
 ) -> Result<HashMap<String, RunMonitorData>, StoreError> {
-    let names = Names::read(conn)?;
-    let mut stmt = conn.prepare(
+    let names = Names::read(tx)?;
+    let rows = tx.query(
         "SELECT m.run_id, m.sampler_priority, m.sampler_cpu_ns, m.rounds, m.unsupported, \
          m.failures, m.series, m.summary FROM run_monitors m \
          JOIN runs r ON r.id = m.run_id JOIN configurations c ON c.id = r.configuration_id \
-         WHERE c.session_id = ?1",
+         WHERE c.session_id = $1",
+        args![session],
     )?;
-    let mut rows = stmt.query([session])?;
     let mut out = HashMap::new();
-    while let Some(r) = rows.next()? {
+    for r in rows {
         let run_id: String = r.get(0)?;
         let unsupported: String = r.get(4)?;
         let failures: String = r.get(5)?;
@@ -173,16 +177,10 @@ pub(super) fn read_session(
             rounds: r.get(3)?,
             unsupported: from_json!("monitors.unsupported", &unsupported)?,
             failures: from_json!("monitors.failures", &failures)?,
-            series: decode_series(
-                &names,
-                r.get_ref(6)?.as_blob().map_err(rusqlite::Error::from)?,
-            )
-            .map_err(|e| corrupt(format!("monitor series of run {run_id}: {e}")))?,
-            summary: decode_summary(
-                &names,
-                r.get_ref(7)?.as_blob().map_err(rusqlite::Error::from)?,
-            )
-            .map_err(|e| corrupt(format!("monitor summary of run {run_id}: {e}")))?,
+            series: decode_series(&names, r.blob(6)?)
+                .map_err(|e| corrupt(format!("monitor series of run {run_id}: {e}")))?,
+            summary: decode_summary(&names, r.blob(7)?)
+                .map_err(|e| corrupt(format!("monitor summary of run {run_id}: {e}")))?,
         };
         out.insert(run_id, data);
     }
@@ -341,6 +339,9 @@ impl<'a> Reader<'a> {
 mod tests {
     use super::*;
 
+    use crate::sqlite::SqliteSql;
+    use rusqlite::Connection;
+
     fn memory() -> Connection {
         let conn = Connection::open_in_memory().unwrap();
         conn.execute_batch("CREATE TABLE monitor_names (id INTEGER PRIMARY KEY, name TEXT UNIQUE)")
@@ -425,14 +426,14 @@ mod tests {
                 points: Vec::new(),
             },
         ];
-        let blob = encode_series(&conn, &mut names, &series).unwrap();
-        let again = encode_series(&conn, &mut names, &series).unwrap();
+        let blob = encode_series(&mut SqliteSql(&conn), &mut names, &series).unwrap();
+        let again = encode_series(&mut SqliteSql(&conn), &mut names, &series).unwrap();
         assert_eq!(blob, again);
         let stored: i64 = conn
             .query_row("SELECT count(*) FROM monitor_names", [], |r| r.get(0))
             .unwrap();
         assert_eq!(stored, 6);
-        let names = Names::read(&conn).unwrap();
+        let names = Names::read(&mut SqliteSql(&conn)).unwrap();
         assert_eq!(decode_series(&names, &blob).unwrap(), series);
     }
 
@@ -453,8 +454,8 @@ mod tests {
                 3
             ],
         }];
-        let blob = encode_series(&conn, &mut names, &series).unwrap();
-        let names = Names::read(&conn).unwrap();
+        let blob = encode_series(&mut SqliteSql(&conn), &mut names, &series).unwrap();
+        let names = Names::read(&mut SqliteSql(&conn)).unwrap();
         assert_eq!(decode_series(&names, &blob[..1]).unwrap(), Vec::new());
         for end in (0..blob.len()).filter(|&end| end != 1) {
             assert!(decode_series(&names, &blob[..end]).is_err(), "cut at {end}");

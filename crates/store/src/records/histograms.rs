@@ -4,73 +4,72 @@
 
 use std::collections::HashMap;
 
-use rusqlite::{params, Connection};
 use vernier_model::histogram::{decode, encode};
 use vernier_model::RunHistogram;
 
 use super::codec::corrupt;
+use crate::sql::{args, Sql};
 use crate::StoreError;
 
-/// A count or time as an SQLite INTEGER (a signed 64-bit number).
+/// A count or time as an INTEGER or BIGINT column (a signed 64-bit number).
 fn column(what: &str, value: u64) -> Result<i64, StoreError> {
     i64::try_from(value)
         .map_err(|_| StoreError::Invalid(format!("histogram {what} {value} exceeds 2^63 - 1")))
 }
 
 /// Stores the histograms of run `run_id`.
-pub(super) fn insert(
-    tx: &Connection,
+pub(crate) fn insert(
+    tx: &mut dyn Sql,
     run_id: &str,
     histograms: &[RunHistogram],
 ) -> Result<(), StoreError> {
-    let mut stmt = tx.prepare_cached(
-        "INSERT INTO run_histograms (run_id, quantity, thread, cpu, count, min_ns, max_ns, \
-         max_index, sum_ns, overflows, missed, buckets) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
-    )?;
     for h in histograms {
         h.check()
             .map_err(|e| StoreError::Invalid(format!("run {run_id}: {h}: {e}")))?;
         let buckets = encode(&h.buckets).map_err(|e| StoreError::Invalid(e.to_string()))?;
-        stmt.execute(params![
-            run_id,
-            h.quantity,
-            h.thread,
-            h.cpu,
-            column("count", h.count)?,
-            column("min", h.min_ns)?,
-            column("max", h.max_ns)?,
-            h.max_index.map(|i| column("max index", i)).transpose()?,
-            column("sum", h.sum_ns)?,
-            column("overflows", h.overflows)?,
-            column("missed", h.missed)?,
-            buckets,
-        ])?;
+        tx.execute(
+            "INSERT INTO run_histograms (run_id, quantity, thread, cpu, count, min_ns, max_ns, \
+             max_index, sum_ns, overflows, missed, buckets) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
+            args![
+                run_id,
+                &h.quantity,
+                h.thread,
+                h.cpu,
+                column("count", h.count)?,
+                column("min", h.min_ns)?,
+                column("max", h.max_ns)?,
+                h.max_index.map(|i| column("max index", i)).transpose()?,
+                column("sum", h.sum_ns)?,
+                column("overflows", h.overflows)?,
+                column("missed", h.missed)?,
+                &buckets,
+            ],
+        )?;
     }
     Ok(())
 }
 
 /// The histograms of every run of a session: run id -> its histograms by quantity and thread.
-pub(super) fn read_session(
-    tx: &Connection,
+pub(crate) fn read_session(
+    tx: &mut dyn Sql,
     session: &str,
 ) -> Result<HashMap<String, Vec<RunHistogram>>, StoreError> {
-    let mut stmt = tx.prepare(
+    let rows = tx.query(
         "SELECT h.run_id, h.quantity, h.thread, h.cpu, h.count, h.min_ns, h.max_ns, \
          h.max_index, h.sum_ns, h.overflows, h.missed, h.buckets FROM run_histograms h \
          JOIN runs r ON r.id = h.run_id JOIN configurations c ON c.id = r.configuration_id \
-         WHERE c.session_id = ?1 ORDER BY h.run_id, h.quantity, h.thread",
+         WHERE c.session_id = $1 ORDER BY h.run_id, h.quantity, h.thread",
+        args![session],
     )?;
-    let mut rows = stmt.query([session])?;
     let mut by_run: HashMap<String, Vec<RunHistogram>> = HashMap::new();
-    while let Some(r) = rows.next()? {
+    for r in rows {
         let run_id: String = r.get(0)?;
         let unsigned = |i: usize| -> Result<u64, StoreError> {
             let v: i64 = r.get(i)?;
             u64::try_from(v)
                 .map_err(|_| corrupt(format!("negative histogram field in run {run_id}")))
         };
-        let bytes = r.get_ref(11)?.as_blob().map_err(rusqlite::Error::from)?;
         let histogram = RunHistogram {
             quantity: r.get(1)?,
             thread: r.get(2)?,
@@ -79,12 +78,12 @@ pub(super) fn read_session(
             min_ns: unsigned(5)?,
             max_ns: unsigned(6)?,
             max_index: r
-                .get::<_, Option<i64>>(7)?
+                .get::<Option<i64>>(7)?
                 .map(|i| u64::try_from(i).unwrap_or_default()),
             sum_ns: unsigned(8)?,
             overflows: unsigned(9)?,
             missed: unsigned(10)?,
-            buckets: decode(bytes)
+            buckets: decode(r.blob(11)?)
                 .map_err(|e| corrupt(format!("histogram of run {run_id}: {e}")))?,
         };
         by_run.entry(run_id).or_default().push(histogram);

@@ -2,7 +2,6 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use rusqlite::{params_from_iter, Connection, OptionalExtension};
 use uuid::Uuid;
 use vernier_model::{RunRecord, Rusage, SessionInfo, StoredConfiguration, StoredSession};
 
@@ -10,45 +9,40 @@ use super::codec::{
     corrupt, from_json, parse_uuid, ConfigurationRow, SessionRow, CONFIGURATION_COLUMNS,
     SESSION_COLUMNS, SESSION_HEADER_COLUMNS,
 };
-use super::{histograms, monitors, SqliteStore};
+use super::{histograms, monitors, Engine};
 use crate::selector::{parse_selector, Selector};
+use crate::sql::{args, Param, Sql};
 use crate::{Load, SessionHeader, StoreError};
 
-pub(super) fn session_tags(
-    conn: &Connection,
+pub(crate) fn session_tags(
+    tx: &mut dyn Sql,
     session: Option<&str>,
 ) -> Result<HashMap<String, BTreeMap<String, String>>, StoreError> {
-    let mut stmt = conn.prepare(
-        "SELECT session_id, key, value FROM session_tags WHERE ?1 IS NULL OR session_id = ?1",
-    )?;
-    let rows = stmt.query_map([session], |r| {
-        Ok((
-            r.get::<_, String>(0)?,
-            r.get::<_, String>(1)?,
-            r.get::<_, String>(2)?,
-        ))
-    })?;
+    let rows = match session {
+        Some(id) => tx.query(
+            "SELECT session_id, key, value FROM session_tags WHERE session_id = $1",
+            args![id],
+        )?,
+        None => tx.query("SELECT session_id, key, value FROM session_tags", &[])?,
+    };
     let mut tags: HashMap<String, BTreeMap<String, String>> = HashMap::new();
     for row in rows {
-        let (session, key, value) = row?;
-        tags.entry(session).or_default().insert(key, value);
+        tags.entry(row.get(0)?)
+            .or_default()
+            .insert(row.get(1)?, row.get(2)?);
     }
     Ok(tags)
 }
 
-pub(super) fn ensure_exists(
-    conn: &Connection,
+pub(crate) fn ensure_exists(
+    tx: &mut dyn Sql,
     table: &'static str,
     what: &'static str,
     id: Uuid,
 ) -> Result<(), StoreError> {
     // `table` is one of our own names, never input.
-    let sql = format!("SELECT 1 FROM {table} WHERE id = ?1");
-    let found: Option<i64> = conn
-        .prepare_cached(&sql)?
-        .query_row([id.to_string()], |r| r.get(0))
-        .optional()?;
-    match found {
+    let sql = format!("SELECT 1 FROM {table} WHERE id = $1");
+    match tx.query_opt(&sql, args![&id.to_string()])? {
         Some(_) => Ok(()),
         None => Err(StoreError::Unknown { what, id }),
     }
@@ -56,37 +50,38 @@ pub(super) fn ensure_exists(
 
 /// A session with what `load` asks for, read with `tx` (a read transaction, or the import's
 /// write transaction).
-pub(super) fn load_session_in(
-    tx: &Connection,
+pub(crate) fn load_session_in(
+    tx: &mut dyn Sql,
     id: Uuid,
     load: Load,
 ) -> Result<StoredSession, StoreError> {
     let key = id.to_string();
     let row = tx
-        .query_row(
-            &format!("SELECT {SESSION_COLUMNS} FROM sessions WHERE id = ?1"),
-            [&key],
-            SessionRow::from_row,
-        )
-        .optional()?
+        .query_opt(
+            &format!("SELECT {SESSION_COLUMNS} FROM sessions WHERE id = $1"),
+            args![&key],
+        )?
         .ok_or(StoreError::Unknown {
             what: "session",
             id,
         })?;
+    let row = SessionRow::from_row(&row)?;
     let tags = session_tags(tx, Some(&key))?
         .remove(&key)
         .unwrap_or_default();
     let info = row.decode(tags)?;
 
-    let mut stmt = tx.prepare(&format!(
-        "SELECT {CONFIGURATION_COLUMNS} FROM configurations WHERE session_id = ?1 \
-         ORDER BY position"
-    ))?;
-    let rows = stmt.query_map([&key], ConfigurationRow::from_row)?;
+    let rows = tx.query(
+        &format!(
+            "SELECT {CONFIGURATION_COLUMNS} FROM configurations WHERE session_id = $1 \
+             ORDER BY position"
+        ),
+        args![&key],
+    )?;
     let mut configurations = Vec::new();
     let mut by_id: HashMap<String, usize> = HashMap::new();
     for row in rows {
-        let (row_id, record) = row?.decode()?;
+        let (row_id, record) = ConfigurationRow::from_row(&row)?.decode()?;
         by_id.insert(row_id, configurations.len());
         configurations.push(StoredConfiguration {
             record,
@@ -101,65 +96,33 @@ pub(super) fn load_session_in(
     }
 
     let mut values: HashMap<String, BTreeMap<String, f64>> = HashMap::new();
-    let mut stmt = tx.prepare(
+    let rows = tx.query(
         "SELECT v.run_id, v.metric, v.value FROM run_values v \
-                 JOIN runs r ON r.id = v.run_id \
-                 JOIN configurations c ON c.id = r.configuration_id \
-                 WHERE c.session_id = ?1",
+         JOIN runs r ON r.id = v.run_id \
+         JOIN configurations c ON c.id = r.configuration_id \
+         WHERE c.session_id = $1",
+        args![&key],
     )?;
-    let rows = stmt.query_map([&key], |r| {
-        Ok((
-            r.get::<_, String>(0)?,
-            r.get::<_, String>(1)?,
-            r.get::<_, f64>(2)?,
-        ))
-    })?;
     for row in rows {
-        let (run, metric, value) = row?;
-        values.entry(run).or_default().insert(metric, value);
+        values
+            .entry(row.get(0)?)
+            .or_default()
+            .insert(row.get(1)?, row.get(2)?);
     }
 
     // Execution order: by start time; a warmup and a measured run that started in the
-    // same nanosecond (a coarse clock) keep warmup first, then index order.
-    let mut stmt = tx.prepare(
+    // same nanosecond (a coarse clock) keep warmup first, then index order, then the order of
+    // insertion (`rowid`, a column of PostgreSQL's tables too: docs/schema.md).
+    let rows = tx.query(
         "SELECT r.id, r.configuration_id, r.idx, r.warmup, r.round, \
-                 r.preceding_executions, r.started_at_ns, r.ended_at_ns, r.user_cpu_ns, \
-                 r.system_cpu_ns, r.voluntary_cs, r.involuntary_cs, r.max_rss_bytes, \
-                 r.foreign_cpu_ns, r.controller_cpu_ns, r.setup_steps, r.load_cpu_ns \
-                 FROM runs r JOIN configurations c ON c.id = r.configuration_id \
-                 WHERE c.session_id = ?1 \
-                 ORDER BY r.started_at_ns, r.warmup DESC, r.idx, r.rowid",
+         r.preceding_executions, r.started_at_ns, r.ended_at_ns, r.user_cpu_ns, \
+         r.system_cpu_ns, r.voluntary_cs, r.involuntary_cs, r.max_rss_bytes, \
+         r.foreign_cpu_ns, r.controller_cpu_ns, r.setup_steps, r.load_cpu_ns \
+         FROM runs r JOIN configurations c ON c.id = r.configuration_id \
+         WHERE c.session_id = $1 \
+         ORDER BY r.started_at_ns, r.warmup DESC, r.idx, r.rowid",
+        args![&key],
     )?;
-    let rows = stmt.query_map([&key], |r| {
-        Ok((
-            r.get::<_, String>(0)?,
-            r.get::<_, String>(1)?,
-            r.get::<_, String>(15)?,
-            RunRecord {
-                id: Uuid::nil(),
-                index: r.get(2)?,
-                warmup: r.get(3)?,
-                round: r.get(4)?,
-                preceding_executions: r.get(5)?,
-                started_at_ns: r.get(6)?,
-                ended_at_ns: r.get(7)?,
-                values: BTreeMap::new(),
-                rusage: Rusage {
-                    user_cpu_ns: r.get(8)?,
-                    system_cpu_ns: r.get(9)?,
-                    voluntary_cs: r.get(10)?,
-                    involuntary_cs: r.get(11)?,
-                    max_rss_bytes: r.get(12)?,
-                },
-                foreign_cpu_ns: r.get(13)?,
-                controller_cpu_ns: r.get(14)?,
-                load_cpu_ns: r.get(16)?,
-                monitors: None,
-                setup_steps: Vec::new(),
-                histograms: Vec::new(),
-            },
-        ))
-    })?;
     let mut monitors = if load.monitors {
         monitors::read_session(tx, &key)?
     } else {
@@ -170,10 +133,34 @@ pub(super) fn load_session_in(
     } else {
         HashMap::new()
     };
-    for row in rows {
-        let (run_id, configuration_id, setup_steps, mut run) = row?;
+    for r in rows {
+        let run_id: String = r.get(0)?;
+        let configuration_id: String = r.get(1)?;
+        let setup_steps: String = r.get(15)?;
+        let mut run = RunRecord {
+            id: parse_uuid(&run_id)?,
+            index: r.get(2)?,
+            warmup: r.get(3)?,
+            round: r.get(4)?,
+            preceding_executions: r.get(5)?,
+            started_at_ns: r.get(6)?,
+            ended_at_ns: r.get(7)?,
+            values: BTreeMap::new(),
+            rusage: Rusage {
+                user_cpu_ns: r.get(8)?,
+                system_cpu_ns: r.get(9)?,
+                voluntary_cs: r.get(10)?,
+                involuntary_cs: r.get(11)?,
+                max_rss_bytes: r.get(12)?,
+            },
+            foreign_cpu_ns: r.get(13)?,
+            controller_cpu_ns: r.get(14)?,
+            load_cpu_ns: r.get(16)?,
+            monitors: None,
+            setup_steps: Vec::new(),
+            histograms: Vec::new(),
+        };
         run.histograms = histograms.remove(&run_id).unwrap_or_default();
-        run.id = parse_uuid(&run_id)?;
         // Most runs have no setup steps: no parser for those.
         if setup_steps != "[]" {
             run.setup_steps = from_json!("setup steps", &setup_steps)?;
@@ -192,30 +179,30 @@ pub(super) fn load_session_in(
     })
 }
 
-pub(super) fn sessions(store: &SqliteStore) -> Result<Vec<SessionInfo>, StoreError> {
+pub(crate) fn sessions(store: &impl Engine) -> Result<Vec<SessionInfo>, StoreError> {
     every_session(store, SESSION_COLUMNS, SessionRow::decode)
 }
 
-pub(super) fn session_headers(store: &SqliteStore) -> Result<Vec<SessionHeader>, StoreError> {
+pub(crate) fn session_headers(store: &impl Engine) -> Result<Vec<SessionHeader>, StoreError> {
     every_session(store, SESSION_HEADER_COLUMNS, SessionRow::decode_header)
 }
 
 /// Every session, oldest first: the `columns` of its row (read by [`SessionRow::from_row`])
 /// with its tags, decoded by `decode`.
 fn every_session<T>(
-    store: &SqliteStore,
+    store: &impl Engine,
     columns: &str,
     decode: impl Fn(SessionRow, BTreeMap<String, String>) -> Result<T, StoreError>,
 ) -> Result<Vec<T>, StoreError> {
     store.read(|tx| {
         let mut tags = session_tags(tx, None)?;
-        let mut stmt = tx.prepare(&format!(
-            "SELECT {columns} FROM sessions ORDER BY started_at_ns, rowid"
-        ))?;
-        let rows = stmt.query_map([], SessionRow::from_row)?;
+        let rows = tx.query(
+            &format!("SELECT {columns} FROM sessions ORDER BY started_at_ns, rowid"),
+            &[],
+        )?;
         let mut sessions = Vec::new();
         for row in rows {
-            let row = row?;
+            let row = SessionRow::from_row(&row)?;
             let tags = tags.remove(&row.id).unwrap_or_default();
             sessions.push(decode(row, tags)?);
         }
@@ -223,7 +210,7 @@ fn every_session<T>(
     })
 }
 
-pub(super) fn resolve(store: &SqliteStore, selector: &str) -> Result<Uuid, StoreError> {
+pub(crate) fn resolve(store: &impl Engine, selector: &str) -> Result<Uuid, StoreError> {
     let parsed = parse_selector(selector)?;
     let not_found = |detail: String| StoreError::NotFound {
         selector: selector.to_string(),
@@ -232,19 +219,16 @@ pub(super) fn resolve(store: &SqliteStore, selector: &str) -> Result<Uuid, Store
     store.read(|tx| match parsed.clone() {
         Selector::Latest(back) => {
             // Ties in start time (coarse clocks, imports) fall back to insertion order.
-            let id: Option<String> = tx
-                .query_row(
-                    "SELECT id FROM sessions ORDER BY started_at_ns DESC, rowid DESC \
-                     LIMIT 1 OFFSET ?1",
-                    [back as i64],
-                    |r| r.get(0),
-                )
-                .optional()?;
+            let back = i64::try_from(back).unwrap_or(i64::MAX);
+            let id = tx.query_opt(
+                "SELECT id FROM sessions ORDER BY started_at_ns DESC, rowid DESC \
+                 LIMIT 1 OFFSET $1",
+                args![back],
+            )?;
             match id {
-                Some(id) => parse_uuid(&id),
+                Some(row) => parse_uuid(&row.get::<String>(0)?),
                 None => {
-                    let count: i64 =
-                        tx.query_row("SELECT count(*) FROM sessions", [], |r| r.get(0))?;
+                    let count: i64 = tx.query_one("SELECT count(*) FROM sessions", &[])?.get(0)?;
                     Err(not_found(format!("the database holds {count} session(s)")))
                 }
             }
@@ -255,11 +239,14 @@ pub(super) fn resolve(store: &SqliteStore, selector: &str) -> Result<Uuid, Store
             Ok(id)
         }
         Selector::Prefix(digits) => {
-            // The prefix holds only hex digits, so it has no GLOB metacharacters.
-            let mut stmt =
-                tx.prepare("SELECT id FROM sessions WHERE replace(id, '-', '') GLOB ?1")?;
-            let ids = stmt
-                .query_map([format!("{digits}*")], |r| r.get::<_, String>(0))?
+            // The prefix holds only hex digits, so it has no LIKE wildcards.
+            let rows = tx.query(
+                "SELECT id FROM sessions WHERE replace(id, '-', '') LIKE $1",
+                args![&format!("{digits}%")],
+            )?;
+            let ids = rows
+                .iter()
+                .map(|r| r.get::<String>(0))
                 .collect::<Result<Vec<_>, _>>()?;
             match ids.as_slice() {
                 [id] => parse_uuid(id),
@@ -273,53 +260,52 @@ pub(super) fn resolve(store: &SqliteStore, selector: &str) -> Result<Uuid, Store
     })
 }
 
-pub(super) fn load_session(
-    store: &SqliteStore,
+pub(crate) fn load_session(
+    store: &impl Engine,
     id: Uuid,
     load: Load,
 ) -> Result<StoredSession, StoreError> {
     store.read(|tx| load_session_in(tx, id, load))
 }
 
-pub(super) fn kernel_config(
-    store: &SqliteStore,
+pub(crate) fn kernel_config(
+    store: &impl Engine,
     sha256: &str,
 ) -> Result<Option<String>, StoreError> {
-    Ok(store
-        .conn
-        .query_row(
-            "SELECT text FROM kernel_configs WHERE sha256 = ?1",
-            [sha256],
-            |r| r.get(0),
-        )
-        .optional()?)
+    store.read(|tx| {
+        tx.query_opt(
+            "SELECT text FROM kernel_configs WHERE sha256 = $1",
+            args![sha256],
+        )?
+        .map(|r| r.get(0))
+        .transpose()
+    })
 }
 
-pub(super) fn find_sessions_by_tags(
-    store: &SqliteStore,
+pub(crate) fn find_sessions_by_tags(
+    store: &impl Engine,
     tags: &[(String, String)],
 ) -> Result<Vec<Uuid>, StoreError> {
     // Duplicates would break nothing in the query, but the set keeps it short.
     let wanted: BTreeSet<&(String, String)> = tags.iter().collect();
     let mut sql = String::from("SELECT id FROM sessions");
-    let mut bound: Vec<&str> = Vec::new();
+    let mut bound: Vec<Param<'_>> = Vec::new();
     for (i, (key, value)) in wanted.iter().enumerate() {
         sql.push_str(if i == 0 { " WHERE " } else { " AND " });
         // Each term is an index lookup on session_tags (key, value, session_id).
         sql.push_str(&format!(
-            "id IN (SELECT session_id FROM session_tags WHERE key = ?{} AND value = ?{})",
+            "id IN (SELECT session_id FROM session_tags WHERE key = ${} AND value = ${})",
             2 * i + 1,
             2 * i + 2
         ));
-        bound.push(key);
-        bound.push(value);
+        bound.push(Param::Text(key));
+        bound.push(Param::Text(value));
     }
     sql.push_str(" ORDER BY started_at_ns, rowid");
     store.read(|tx| {
-        let mut stmt = tx.prepare(&sql)?;
-        let ids = stmt
-            .query_map(params_from_iter(bound.iter()), |r| r.get::<_, String>(0))?
-            .collect::<Result<Vec<_>, _>>()?;
-        ids.iter().map(|id| parse_uuid(id)).collect()
+        tx.query(&sql, &bound)?
+            .iter()
+            .map(|r| parse_uuid(&r.get::<String>(0)?))
+            .collect()
     })
 }

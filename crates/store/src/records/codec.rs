@@ -4,7 +4,6 @@
 
 use std::collections::BTreeMap;
 
-use rusqlite::Row;
 use uuid::Uuid;
 use vernier_model::{
     ConfigurationRecord, MetricInfo, SessionInfo, SessionStatus, Settings, StopReason,
@@ -12,19 +11,20 @@ use vernier_model::{
 };
 use vernier_sys::process::ProcessIdentity;
 
+use crate::sql::Row;
 use crate::{SessionHeader, StoreError};
 
 /// The columns [`SessionRow::from_row`] reads, in its order.
-pub(super) const SESSION_COLUMNS: &str =
+pub(crate) const SESSION_COLUMNS: &str =
     "id, started_at_ns, ended_at_ns, status, suite, specs, note, \
      settings, vernier_version, fingerprint, environment, findings, setup, monitors, owner_pid, \
      owner_boot_id, owner_start_ticks, hostname, machine_id";
 
-pub(super) fn corrupt(what: impl std::fmt::Display) -> StoreError {
+pub(crate) fn corrupt(what: impl std::fmt::Display) -> StoreError {
     StoreError::Corrupt(what.to_string())
 }
 
-pub(super) fn parse_uuid(text: &str) -> Result<Uuid, StoreError> {
+pub(crate) fn parse_uuid(text: &str) -> Result<Uuid, StoreError> {
     Uuid::parse_str(text).map_err(|e| corrupt(format!("id '{text}': {e}")))
 }
 
@@ -36,7 +36,7 @@ macro_rules! to_json {
             .map_err(|e| $crate::StoreError::Invalid(format!("{}: {e}", $what)))
     };
 }
-pub(super) use to_json;
+pub(crate) use to_json;
 
 /// Decodes JSON text, naming the field when it is not what was stored.
 macro_rules! from_json {
@@ -45,11 +45,11 @@ macro_rules! from_json {
             .map_err(|e| $crate::StoreError::Corrupt(format!("{}: {e}", $what)))
     };
 }
-pub(super) use from_json;
+pub(crate) use from_json;
 
 /// Settings as stored, completed with today's defaults for fields added after the session was
 /// recorded (the environment does the same through `#[serde(default)]`).
-pub(super) fn decode_settings(text: &str) -> Result<Settings, StoreError> {
+pub(crate) fn decode_settings(text: &str) -> Result<Settings, StoreError> {
     let stored: serde_json::Value = from_json!("settings", text)?;
     let mut merged = serde_json::to_value(Settings::default()).map_err(corrupt)?;
     match (&mut merged, stored) {
@@ -64,7 +64,7 @@ pub(super) fn decode_settings(text: &str) -> Result<Settings, StoreError> {
     serde_json::from_value(merged).map_err(|e| corrupt(format!("settings: {e}")))
 }
 
-pub(super) fn parse_text<T: std::str::FromStr<Err = String>>(
+pub(crate) fn parse_text<T: std::str::FromStr<Err = String>>(
     what: &str,
     text: &str,
 ) -> Result<T, StoreError> {
@@ -74,13 +74,13 @@ pub(super) fn parse_text<T: std::str::FromStr<Err = String>>(
 /// [`SESSION_COLUMNS`] with empty text in place of the columns a [`SessionHeader`] does not
 /// hold (settings, environment, findings, setup, monitors: kilobytes of JSON per session), so
 /// [`SessionRow::from_row`] reads both and the list of sessions neither copies nor decodes them.
-pub(super) const SESSION_HEADER_COLUMNS: &str = "id, started_at_ns, ended_at_ns, status, suite, \
+pub(crate) const SESSION_HEADER_COLUMNS: &str = "id, started_at_ns, ended_at_ns, status, suite, \
      specs, note, '', vernier_version, fingerprint, '', '', '', '', owner_pid, owner_boot_id, \
      owner_start_ticks, hostname, machine_id";
 
 /// A session row, before its text is decoded.
-pub(super) struct SessionRow {
-    pub(super) id: String,
+pub(crate) struct SessionRow {
+    pub(crate) id: String,
     started_at_ns: i64,
     ended_at_ns: Option<i64>,
     status: String,
@@ -101,7 +101,7 @@ pub(super) struct SessionRow {
 
 impl SessionRow {
     /// Reads the columns of [`SESSION_COLUMNS`].
-    pub(super) fn from_row(row: &Row<'_>) -> rusqlite::Result<Self> {
+    pub(crate) fn from_row(row: &Row) -> Result<Self, StoreError> {
         Ok(SessionRow {
             id: row.get(0)?,
             started_at_ns: row.get(1)?,
@@ -117,12 +117,12 @@ impl SessionRow {
             findings: row.get(11)?,
             setup: row.get(12)?,
             monitors: row.get(13)?,
-            owner: row.get::<_, Option<i64>>(14)?.map(|pid| ProcessIdentity {
+            owner: row.get::<Option<i64>>(14)?.map(|pid| ProcessIdentity {
                 // The column's CHECK keeps it positive; a pid is at most 2^22 (proc(5)).
                 pid: u32::try_from(pid).unwrap_or(u32::MAX),
                 boot_id: row.get(15).ok().flatten(),
                 start_ticks: row
-                    .get::<_, Option<i64>>(16)
+                    .get::<Option<i64>>(16)
                     .ok()
                     .flatten()
                     .and_then(|t| u64::try_from(t).ok()),
@@ -144,7 +144,7 @@ impl SessionRow {
     }
 
     /// The row of [`SESSION_HEADER_COLUMNS`] as a header.
-    pub(super) fn decode_header(
+    pub(crate) fn decode_header(
         self,
         tags: BTreeMap<String, String>,
     ) -> Result<SessionHeader, StoreError> {
@@ -163,7 +163,7 @@ impl SessionRow {
         })
     }
 
-    pub(super) fn decode(self, tags: BTreeMap<String, String>) -> Result<SessionInfo, StoreError> {
+    pub(crate) fn decode(self, tags: BTreeMap<String, String>) -> Result<SessionInfo, StoreError> {
         Ok(SessionInfo {
             status: self.status()?,
             id: parse_uuid(&self.id)?,
@@ -185,12 +185,12 @@ impl SessionRow {
 }
 
 /// The columns [`ConfigurationRow::from_row`] reads, in its order.
-pub(super) const CONFIGURATION_COLUMNS: &str = "id, position, benchmark, benchmark_version, \
+pub(crate) const CONFIGURATION_COLUMNS: &str = "id, position, benchmark, benchmark_version, \
      options, metric, unit, higher_is_better, stop_reason, converged, error, secondary_metrics, \
      loads";
 
 /// A configuration row, before its text is decoded.
-pub(super) struct ConfigurationRow {
+pub(crate) struct ConfigurationRow {
     id: String,
     position: u32,
     benchmark: String,
@@ -208,7 +208,7 @@ pub(super) struct ConfigurationRow {
 
 impl ConfigurationRow {
     /// Reads the columns of [`CONFIGURATION_COLUMNS`].
-    pub(super) fn from_row(r: &Row<'_>) -> rusqlite::Result<Self> {
+    pub(crate) fn from_row(r: &Row) -> Result<Self, StoreError> {
         Ok(ConfigurationRow {
             id: r.get(0)?,
             position: r.get(1)?,
@@ -226,7 +226,7 @@ impl ConfigurationRow {
         })
     }
 
-    pub(super) fn decode(self) -> Result<(String, ConfigurationRecord), StoreError> {
+    pub(crate) fn decode(self) -> Result<(String, ConfigurationRecord), StoreError> {
         let record = ConfigurationRecord {
             id: parse_uuid(&self.id)?,
             position: self.position,
@@ -252,7 +252,7 @@ impl ConfigurationRow {
 }
 
 /// `session` as the store keeps it: run values of -0.0 become 0.0 (see [`stored_value`]).
-pub(super) fn as_stored(session: &StoredSession) -> std::borrow::Cow<'_, StoredSession> {
+pub(crate) fn as_stored(session: &StoredSession) -> std::borrow::Cow<'_, StoredSession> {
     let negative_zero = |v: &f64| v.to_bits() == (-0.0f64).to_bits();
     let has = session
         .configurations
@@ -271,11 +271,13 @@ pub(super) fn as_stored(session: &StoredSession) -> std::borrow::Cow<'_, StoredS
     std::borrow::Cow::Owned(copy)
 }
 
-/// The value a REAL column gives back for `v`: the same double, except that SQLite keeps -0.0
-/// as 0.0 (a REAL with an integral value is stored as an integer,
-/// https://www.sqlite.org/datatype3.html#storage_classes_and_datatypes). Every other finite
-/// double round-trips bit for bit through sqlite3_bind_double and sqlite3_column_double.
-pub(super) fn stored_value(v: f64) -> f64 {
+/// The value a stored run value reads back as: the same double, except -0.0 becomes 0.0.
+/// SQLite keeps -0.0 as 0.0 (a REAL with an integral value is stored as an integer,
+/// https://www.sqlite.org/datatype3.html#storage_classes_and_datatypes), so both engines store
+/// it as 0.0 and a session reads back the same from either. Every other finite double
+/// round-trips bit for bit (sqlite3_bind_double and sqlite3_column_double; PostgreSQL's
+/// `double precision` in the binary protocol).
+pub(crate) fn stored_value(v: f64) -> f64 {
     if v == 0.0 {
         0.0
     } else {

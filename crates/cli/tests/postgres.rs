@@ -1,0 +1,237 @@
+//! Every command on a PostgreSQL database (`--db postgres://...` and `VERNIER_DB`), eight
+//! `vernier run` processes recording into one database at once, and a connection that breaks
+//! in the middle of a session. Each test has a database of its own on the server that
+//! `VERNIER_TEST_POSTGRES` names (`scripts/with-postgres.sh`); without one they print
+//! `skipped: ...`, except under CI, where they fail.
+
+#![cfg(feature = "postgres")]
+#![allow(clippy::unwrap_used)]
+
+use std::collections::BTreeSet;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use vernier_testkit::{postgres_database, TestDatabase};
+
+/// The deterministic mock benchmark: three values in turn, no sleeping.
+const QUICK: &str = "mock:values=1/1.1/1.2";
+
+fn ok(out: Output) -> String {
+    assert!(
+        out.status.success(),
+        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn vernier(db: &TestDatabase, args: &[&str]) -> Output {
+    db.vernier_command().args(args).output().unwrap()
+}
+
+#[test]
+fn every_command_works_on_postgres() {
+    let Some(db) = postgres_database("every_command_works_on_postgres") else {
+        return;
+    };
+    // Reading an empty database is an error that says how it gets its tables.
+    let out = vernier(&db, &["sessions"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("`vernier run` creates them"), "{err}");
+
+    for tag in ["kernel=A", "kernel=B"] {
+        ok(vernier(
+            &db,
+            &[
+                "run",
+                QUICK,
+                "--min-runs",
+                "5",
+                "--max-runs",
+                "5",
+                "--tag",
+                tag,
+                "--quiet",
+            ],
+        ));
+    }
+    assert_eq!(db.count("sessions"), 2);
+    let listed = ok(vernier(&db, &["sessions"]));
+    assert_eq!(listed.lines().count(), 3, "{listed}");
+    let shown = ok(vernier(&db, &["show", "kernel=A"]));
+    assert!(shown.contains("median"), "{shown}");
+    ok(vernier(&db, &["compare", "kernel=A", "kernel=B"]));
+    ok(vernier(&db, &["env", "show", "latest"]));
+    ok(vernier(&db, &["tag", "latest", "site=farm1"]));
+    ok(vernier(&db, &["note", "latest", "a note"]));
+    let tagged = ok(vernier(&db, &["sessions", "site=farm1"]));
+    assert!(tagged.contains("kernel=B"), "{tagged}");
+    // The machine each session ran on, selected with host=NAME.
+    let hostname = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
+    let on_this_host = ok(vernier(
+        &db,
+        &["sessions", &format!("host={},kernel=A", hostname.trim())],
+    ));
+    assert!(
+        on_this_host.contains("kernel=A") && !on_this_host.contains("kernel=B"),
+        "{on_this_host}"
+    );
+
+    // Export, delete, import again: the same content, and a second import skips it.
+    let file = db.dir().join("export.json");
+    ok(vernier(&db, &["export", "-o", file.to_str().unwrap()]));
+    let before = ok(vernier(&db, &["show", "latest", "--format", "json"]));
+    ok(vernier(&db, &["delete", "kernel=B", "--yes"]));
+    assert_eq!(db.count("sessions"), 1);
+    let imported = ok(vernier(&db, &["import", file.to_str().unwrap()]));
+    assert!(
+        imported.contains("imported 1 session(s), skipped 1"),
+        "{imported}"
+    );
+    assert_eq!(
+        ok(vernier(&db, &["show", "latest", "--format", "json"])),
+        before
+    );
+
+    // VERNIER_DB names the database as --db does.
+    let out = Command::new(assert_cmd::cargo::cargo_bin("vernier"))
+        .arg("sessions")
+        .env("VERNIER_DB", db.arg())
+        .env("XDG_CACHE_HOME", db.dir())
+        .output()
+        .unwrap();
+    assert_eq!(ok(out).lines().count(), 3);
+}
+
+#[test]
+fn eight_processes_record_into_one_database_exactly_once() {
+    let Some(db) = postgres_database("eight_processes_record_into_one_database_exactly_once")
+    else {
+        return;
+    };
+    const PROCESSES: usize = 8;
+    const RUNS: usize = 6;
+    const WARMUP: usize = 1;
+    // All at once on a new database: they also race to create its tables.
+    let children: Vec<_> = (0..PROCESSES)
+        .map(|i| {
+            db.vernier_command()
+                .args(["run", QUICK, "--min-runs", "6", "--max-runs", "6"])
+                .args(["--warmup", "1", "--quiet", "--tag"])
+                .arg(format!("writer={i}"))
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for child in children {
+        ok(child.wait_with_output().unwrap());
+    }
+    let pg = db.postgres().unwrap();
+    assert_eq!(db.count("sessions"), PROCESSES as i64);
+    assert_eq!(db.count("configurations"), PROCESSES as i64);
+    assert_eq!(db.count("runs"), (PROCESSES * (RUNS + WARMUP)) as i64);
+    // One value per run, every session finished, each writer's tag on exactly one session.
+    assert_eq!(db.count("run_values"), db.count("runs"));
+    assert_eq!(
+        pg.query_i64("SELECT count(*) FROM sessions WHERE status = 'completed'"),
+        PROCESSES as i64
+    );
+    let writers: BTreeSet<String> = pg
+        .query_texts("SELECT value FROM session_tags WHERE key = 'writer'")
+        .into_iter()
+        .collect();
+    assert_eq!(writers.len(), PROCESSES);
+    // Each session holds its own runs, no more and no fewer.
+    let per_session = pg.query_texts(
+        "SELECT count(*)::text FROM runs r JOIN configurations c ON c.id = r.configuration_id \
+         GROUP BY c.session_id",
+    );
+    assert_eq!(per_session, vec![(RUNS + WARMUP).to_string(); PROCESSES]);
+    // The monitors' names were stored once each, whoever stored them first.
+    assert_eq!(
+        pg.query_i64("SELECT count(*) - count(DISTINCT name) FROM monitor_names"),
+        0
+    );
+}
+
+/// Waits until `condition` holds, for at most `limit`.
+fn wait_for(limit: Duration, what: &str, mut condition: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !condition() {
+        assert!(start.elapsed() < limit, "gave up waiting for {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn a_dropped_connection_loses_at_most_the_run_in_progress() {
+    let Some(db) = postgres_database("a_dropped_connection_loses_at_most_the_run_in_progress")
+    else {
+        return;
+    };
+    // Runs of 0.3 s each, far more than will happen: the session is still going when its
+    // connection is ended.
+    let child = db
+        .vernier_command()
+        .args([
+            "run",
+            "mock:sleep=0.3",
+            "--min-runs",
+            "200",
+            "--max-runs",
+            "200",
+        ])
+        .args(["--warmup", "0", "--quiet"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pg = db.postgres().unwrap();
+    wait_for(Duration::from_secs(60), "three stored runs", || {
+        pg.query_i64("SELECT count(*) FROM pg_tables WHERE tablename = 'runs'") == 1
+            && db.count("runs") >= 3
+    });
+    // End every other connection to this database: vernier's.
+    let ended = pg.query_i64(
+        "SELECT count(*) FROM (SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+         WHERE datname = current_database() AND pid <> pg_backend_pid()) AS t",
+    );
+    assert_eq!(ended, 1);
+    let stored_before = db.count("runs");
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("lost the connection to database")
+            && stderr.contains("everything committed before is stored"),
+        "{stderr}"
+    );
+    // The password-free URL names the database, not a file.
+    assert!(
+        stderr.contains("postgresql://") || stderr.contains("postgres://"),
+        "{stderr}"
+    );
+
+    // Every run recorded before the break is stored whole, and nothing after it: at most the
+    // run in progress was lost.
+    let stored = db.count("runs");
+    assert!(stored >= stored_before, "{stored} < {stored_before}");
+    assert!(
+        stored <= stored_before + 1,
+        "{stored} > {stored_before} + 1"
+    );
+    assert_eq!(db.count("run_values"), stored);
+    assert_eq!(db.count("run_monitors"), stored);
+    // The session reads back with those runs, abandoned: its process is gone.
+    let listed = ok(vernier(&db, &["sessions"]));
+    assert!(listed.contains("abandoned"), "{listed}");
+    let shown = ok(vernier(&db, &["show", "latest", "--format", "json"]));
+    let json: serde_json::Value = serde_json::from_str(&shown).unwrap();
+    assert_eq!(json[0]["n"].as_i64(), Some(stored), "{shown}");
+    assert_eq!(json[0]["session_status"], "abandoned", "{shown}");
+}

@@ -1,0 +1,164 @@
+//! Where a database is: an SQLite file or a PostgreSQL URL, and the one opener every command
+//! uses, so each works on either engine.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use crate::{SqliteStore, Store, StoreError};
+
+/// The schemes of a PostgreSQL connection URL
+/// (https://www.postgresql.org/docs/15/libpq-connect.html#LIBPQ-CONNSTRING).
+const POSTGRES_SCHEMES: [&str; 2] = ["postgres://", "postgresql://"];
+
+/// A database: an SQLite file, or a PostgreSQL database named by a URL
+/// `postgres://user[:password]@host[:port]/dbname[?param=value...]` (or `postgresql://`).
+#[derive(Clone, PartialEq, Eq)]
+pub enum Location {
+    File(PathBuf),
+    Postgres(String),
+}
+
+impl Location {
+    /// A `--db` or `VERNIER_DB` value: a PostgreSQL URL by its scheme, anything else a path.
+    pub fn parse(value: &Path) -> Location {
+        match value.to_str() {
+            Some(text) if POSTGRES_SCHEMES.iter().any(|s| text.starts_with(s)) => {
+                Location::Postgres(text.to_string())
+            }
+            _ => Location::File(value.to_path_buf()),
+        }
+    }
+
+    /// The value to pass on to another vernier process as `--db`.
+    pub fn as_arg(&self) -> &std::ffi::OsStr {
+        match self {
+            Location::File(path) => path.as_os_str(),
+            Location::Postgres(url) => std::ffi::OsStr::new(url),
+        }
+    }
+}
+
+/// The database as messages name it: the path, or the URL without its password.
+impl fmt::Display for Location {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Location::File(path) => write!(f, "{}", path.display()),
+            Location::Postgres(url) => f.write_str(&without_password(url)),
+        }
+    }
+}
+
+impl fmt::Debug for Location {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Location({self})")
+    }
+}
+
+/// `url` with the password of its user information replaced by `***`.
+fn without_password(url: &str) -> String {
+    let Some(start) = url.find("://").map(|i| i + 3) else {
+        return url.to_string();
+    };
+    let authority_end = url[start..]
+        .find(['/', '?'])
+        .map_or(url.len(), |i| start + i);
+    let Some(at) = url[start..authority_end].rfind('@').map(|i| start + i) else {
+        return url.to_string();
+    };
+    match url[start..at].find(':').map(|i| start + i) {
+        Some(colon) => format!("{}:***{}", &url[..colon], &url[at..]),
+        None => url.to_string(),
+    }
+}
+
+/// What a command does with the database.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// Records (`run`, `import`, `calibrate`): an SQLite file is created if missing, and a
+    /// PostgreSQL database without vernier's tables gets them.
+    Create,
+    /// Changes what is stored (tags, notes, deletion): the database must already be one of
+    /// vernier, never a new empty one.
+    Write,
+    /// Only reads (`show`, `sessions`, `compare`, `env`, `export`, `plot`): nothing is written.
+    Read,
+}
+
+/// Opens the database at `location` for `access`, bringing its schema up to
+/// [`crate::SCHEMA_VERSION`] when writing.
+pub fn open(location: &Location, access: Access) -> Result<Box<dyn Store>, StoreError> {
+    open_with_lock_wait(location, access, crate::LOCK_WAIT)
+}
+
+/// [`open`] waiting at most `lock_wait` for each write that meets another process's lock
+/// (SQLite's [`crate::LOCK_WAIT`]; PostgreSQL's `lock_timeout`).
+pub fn open_with_lock_wait(
+    location: &Location,
+    access: Access,
+    lock_wait: std::time::Duration,
+) -> Result<Box<dyn Store>, StoreError> {
+    match location {
+        Location::File(path) => Ok(Box::new(match access {
+            Access::Create => SqliteStore::open_with_lock_wait(path, lock_wait)?,
+            Access::Write => SqliteStore::open_existing(path)?,
+            Access::Read => SqliteStore::open_read_only(path)?,
+        })),
+        #[cfg(feature = "postgres")]
+        Location::Postgres(url) => Ok(Box::new(crate::PgStore::open_with_lock_wait(
+            url, access, lock_wait,
+        )?)),
+        #[cfg(not(feature = "postgres"))]
+        Location::Postgres(_) => {
+            let _ = lock_wait;
+            Err(StoreError::Location(format!(
+                "{location} is a PostgreSQL database, but this vernier was built without \
+             PostgreSQL support (cargo feature `postgres`); give an SQLite file instead"
+            )))
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_are_postgres_and_everything_else_a_file() {
+        for url in [
+            "postgres://u@h/db",
+            "postgresql://u:p@h:5433/db?sslmode=disable",
+        ] {
+            assert_eq!(
+                Location::parse(Path::new(url)),
+                Location::Postgres(url.to_string())
+            );
+        }
+        for path in [
+            "results.db",
+            "/tmp/postgres/x.db",
+            "postgres:/x",
+            "./postgres://x",
+        ] {
+            assert_eq!(
+                Location::parse(Path::new(path)),
+                Location::File(PathBuf::from(path))
+            );
+        }
+    }
+
+    #[test]
+    fn messages_never_show_the_password() {
+        let shown = |url: &str| Location::Postgres(url.to_string()).to_string();
+        assert_eq!(shown("postgres://u:secret@h/db"), "postgres://u:***@h/db");
+        assert_eq!(
+            shown("postgresql://u:p%40ss@h:5432/db?x=1"),
+            "postgresql://u:***@h:5432/db?x=1"
+        );
+        assert_eq!(shown("postgres://u@h/db"), "postgres://u@h/db");
+        assert_eq!(
+            shown("postgres:///db?host=/tmp"),
+            "postgres:///db?host=/tmp"
+        );
+    }
+}

@@ -1,0 +1,125 @@
+//! Importing sessions from an export in one transaction, one session at a time, so a reader can
+//! stream a large file into the store without holding it ([`Importer`]).
+
+use vernier_model::validate;
+use vernier_model::{SessionStatus, StoredSession};
+
+use super::codec::as_stored;
+use super::read::load_session_in;
+use super::{write, Engine};
+use crate::sql::args;
+use crate::{Import, ImportReport, Load, StoreError};
+
+/// An import in progress: one transaction around the ordinary writes (which join it, see
+/// [`Engine::write`]), so an import is stored whole or not at all and its rows are exactly
+/// those a recording session writes. [`Import::commit`] ends it; dropping it without a commit
+/// rolls everything back.
+pub(crate) struct Importer<'a, E: Engine> {
+    store: &'a mut E,
+    report: ImportReport,
+    open: bool,
+}
+
+impl<'a, E: Engine> Importer<'a, E> {
+    /// Starts an import of about `runs` runs (0 if unknown). Check the sessions before
+    /// ([`vernier_model::validate`]): an invalid file should take no lock.
+    pub(crate) fn begin(store: &'a mut E, runs: usize) -> Result<Self, StoreError> {
+        store.begin_import(runs)?;
+        Ok(Importer {
+            store,
+            report: ImportReport::default(),
+            open: true,
+        })
+    }
+}
+
+impl<E: Engine> Import for Importer<'_, E> {
+    fn kernel_config(&mut self, sha256: &str, text: &str) -> Result<(), StoreError> {
+        write::put_kernel_config(self.store, sha256, text)
+    }
+
+    fn session(&mut self, session: &StoredSession) -> Result<(), StoreError> {
+        validate::check_session(session).map_err(|e| StoreError::Invalid(e.to_string()))?;
+        let store = &mut *self.store;
+        let id = session.info.id;
+        let stored = store.write(|tx| {
+            if tx
+                .query_opt(
+                    "SELECT 1 FROM sessions WHERE id = $1",
+                    args![&id.to_string()],
+                )?
+                .is_none()
+            {
+                return Ok(None);
+            }
+            load_session_in(tx, id, Load::ALL).map(Some)
+        })?;
+        if let Some(mut stored) = stored {
+            // Stored values are what the store keeps of the file's ones (-0.0 as 0.0, see
+            // `add_run`), so the file's session is compared as it would be stored.
+            // A session imported as running has no process here and reads as abandoned: that
+            // is the same content.
+            if stored.info.status == SessionStatus::Abandoned
+                && session.info.status == SessionStatus::Running
+            {
+                stored.info.status = SessionStatus::Running;
+            }
+            if let Some(field) = validate::difference(&stored, &as_stored(session)) {
+                return Err(StoreError::Conflict(format!(
+                    "session {id} is already stored with other content (first difference: \
+                     {field}); delete it first to replace it"
+                )));
+            }
+            self.report.skipped += 1;
+            return Ok(());
+        }
+        write::insert_session(store, &session.info, None)?;
+        for config in &session.configurations {
+            write::add_configuration(store, id, &config.record).map_err(|e| {
+                if e.is_duplicate_key() {
+                    StoreError::Conflict(format!(
+                        "configuration {} of session {id} is already stored in another session",
+                        config.record.id
+                    ))
+                } else {
+                    e
+                }
+            })?;
+            for run in &config.runs {
+                write::add_run(store, config.record.id, run).map_err(|e| {
+                    if e.is_duplicate_key() {
+                        StoreError::Conflict(format!(
+                            "run {} of session {id} is already stored in another session",
+                            run.id
+                        ))
+                    } else {
+                        e
+                    }
+                })?;
+            }
+        }
+        self.report.imported += 1;
+        Ok(())
+    }
+
+    fn report(&self) -> ImportReport {
+        self.report
+    }
+
+    fn commit(mut self: Box<Self>) -> Result<ImportReport, StoreError> {
+        self.open = false;
+        self.store.end_import(true)?;
+        Ok(self.report)
+    }
+}
+
+impl<E: Engine> Drop for Importer<'_, E> {
+    fn drop(&mut self) {
+        if self.open {
+            // The error to report is the one that ended the import; a failing rollback changes
+            // nothing (both engines roll back an unfinished transaction when the connection
+            // closes).
+            let _ = self.store.end_import(false);
+        }
+    }
+}

@@ -1,0 +1,212 @@
+//! The queries and changes behind [`crate::Store`] and its [`vernier_model::Recorder`], written
+//! once for both engines against [`crate::sql::Sql`]:
+//!
+//! - [`codec`]: model values as column values and back;
+//! - [`read`] and [`mod@write`]: sessions, configurations, runs, tags, notes, deletion;
+//! - [`monitors`]: the runs' monitor data, in a compact binary encoding;
+//! - [`histograms`]: the runs' distributions (latency histograms);
+//! - [`calibration`]: the calibrations of `vernier calibrate`;
+//! - [`import`]: whole sessions from an export, in one transaction.
+//!
+//! An engine ([`Engine`]) only runs them in its transactions.
+
+use crate::sql::Sql;
+use crate::StoreError;
+
+pub(crate) mod calibration;
+pub(crate) mod codec;
+pub(crate) mod histograms;
+pub(crate) mod import;
+pub(crate) mod monitors;
+pub(crate) mod read;
+pub(crate) mod write;
+
+/// A database engine: how a connection runs a closure of queries in a transaction.
+pub(crate) trait Engine {
+    /// Runs `f` in one write transaction and commits; inside an import's transaction
+    /// ([`Engine::begin_import`]) it joins that one instead. A transaction that meets another
+    /// writer's lock or a conflict the engine resolves by retrying is rolled back and `f` runs
+    /// again, so `f` must not keep effects outside the database.
+    fn write<T>(
+        &mut self,
+        f: impl FnMut(&mut dyn Sql) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError>;
+
+    /// Runs `f` in one read transaction, so its queries see one snapshot of the database even
+    /// while another process writes.
+    fn read<T>(
+        &self,
+        f: impl FnMut(&mut dyn Sql) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError>;
+
+    /// Starts the one transaction of an import of about `runs` runs, which every
+    /// [`Engine::write`] joins until [`Engine::end_import`].
+    fn begin_import(&mut self, runs: usize) -> Result<(), StoreError>;
+
+    /// Commits (`commit`) or rolls back the import's transaction.
+    fn end_import(&mut self, commit: bool) -> Result<(), StoreError>;
+}
+
+/// Implements [`vernier_model::Recorder`] and [`crate::Store`] for an [`Engine`] with the
+/// functions of this module: the two engines differ only in their connections.
+macro_rules! impl_store {
+    ($engine:ty) => {
+        impl vernier_model::Recorder for $engine {
+            type Error = $crate::StoreError;
+
+            fn begin_session(
+                &mut self,
+                session: &vernier_model::SessionInfo,
+            ) -> Result<(), $crate::StoreError> {
+                $crate::records::write::begin_session(self, session)
+            }
+
+            fn add_configuration(
+                &mut self,
+                session: uuid::Uuid,
+                configuration: &vernier_model::ConfigurationRecord,
+            ) -> Result<(), $crate::StoreError> {
+                $crate::records::write::add_configuration(self, session, configuration)
+            }
+
+            fn add_run(
+                &mut self,
+                configuration: uuid::Uuid,
+                run: &vernier_model::RunRecord,
+            ) -> Result<(), $crate::StoreError> {
+                $crate::records::write::add_run(self, configuration, run)
+            }
+
+            fn finish_configuration(
+                &mut self,
+                configuration: uuid::Uuid,
+                reason: vernier_model::StopReason,
+                converged: bool,
+                error: Option<&str>,
+            ) -> Result<(), $crate::StoreError> {
+                $crate::records::write::finish_configuration(
+                    self,
+                    configuration,
+                    reason,
+                    converged,
+                    error,
+                )
+            }
+
+            fn finish_session(
+                &mut self,
+                session: uuid::Uuid,
+                status: vernier_model::SessionStatus,
+                ended_at_ns: i64,
+            ) -> Result<(), $crate::StoreError> {
+                $crate::records::write::finish_session(self, session, status, ended_at_ns)
+            }
+        }
+
+        impl $crate::Store for $engine {
+            fn location(&self) -> &$crate::Location {
+                &self.location
+            }
+
+            fn sessions(&self) -> Result<Vec<vernier_model::SessionInfo>, $crate::StoreError> {
+                $crate::records::read::sessions(self)
+            }
+
+            fn resolve(&self, selector: &str) -> Result<uuid::Uuid, $crate::StoreError> {
+                $crate::records::read::resolve(self, selector)
+            }
+
+            fn session_headers(&self) -> Result<Vec<$crate::SessionHeader>, $crate::StoreError> {
+                $crate::records::read::session_headers(self)
+            }
+
+            fn load_session(
+                &self,
+                id: uuid::Uuid,
+                load: $crate::Load,
+            ) -> Result<vernier_model::StoredSession, $crate::StoreError> {
+                $crate::records::read::load_session(self, id, load)
+            }
+
+            fn find_sessions_by_tags(
+                &self,
+                tags: &[(String, String)],
+            ) -> Result<Vec<uuid::Uuid>, $crate::StoreError> {
+                $crate::records::read::find_sessions_by_tags(self, tags)
+            }
+
+            fn delete_session(&mut self, id: uuid::Uuid) -> Result<(), $crate::StoreError> {
+                $crate::records::write::delete_session(self, id)
+            }
+
+            fn delete_sessions(
+                &mut self,
+                ids: &[uuid::Uuid],
+            ) -> Result<$crate::DeleteReport, $crate::StoreError> {
+                $crate::records::write::delete_sessions(self, ids)
+            }
+
+            fn update_tags(
+                &mut self,
+                ids: &[uuid::Uuid],
+                set: &[(String, String)],
+                remove: &[String],
+            ) -> Result<(), $crate::StoreError> {
+                $crate::records::write::update_tags(self, ids, set, remove)
+            }
+
+            fn set_note(
+                &mut self,
+                ids: &[uuid::Uuid],
+                note: Option<&str>,
+            ) -> Result<(), $crate::StoreError> {
+                $crate::records::write::set_note(self, ids, note)
+            }
+
+            fn end_running_session(
+                &mut self,
+                session: uuid::Uuid,
+                status: vernier_model::SessionStatus,
+                ended_at_ns: i64,
+            ) -> Result<bool, $crate::StoreError> {
+                $crate::records::write::end_running_session(self, session, status, ended_at_ns)
+            }
+
+            fn put_kernel_config(
+                &mut self,
+                sha256: &str,
+                text: &str,
+            ) -> Result<(), $crate::StoreError> {
+                $crate::records::write::put_kernel_config(self, sha256, text)
+            }
+
+            fn kernel_config(&self, sha256: &str) -> Result<Option<String>, $crate::StoreError> {
+                $crate::records::read::kernel_config(self, sha256)
+            }
+
+            fn add_calibrations(
+                &mut self,
+                calibrations: &[vernier_model::Calibration],
+            ) -> Result<(), $crate::StoreError> {
+                $crate::records::calibration::add_calibrations(self, calibrations)
+            }
+
+            fn calibrations(
+                &self,
+                fingerprints: &[String],
+            ) -> Result<Vec<vernier_model::Calibration>, $crate::StoreError> {
+                $crate::records::calibration::calibrations(self, fingerprints)
+            }
+
+            fn importer(
+                &mut self,
+                runs: usize,
+            ) -> Result<Box<dyn $crate::Import + '_>, $crate::StoreError> {
+                Ok(Box::new($crate::records::import::Importer::begin(
+                    self, runs,
+                )?))
+            }
+        }
+    };
+}
+pub(crate) use impl_store;

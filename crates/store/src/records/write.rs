@@ -1,0 +1,383 @@
+//! Writing: recording a session as it runs (imports in `import.rs`), and
+//! managing stored ones (tags, notes, deletion). Every change runs in
+//! [`Engine::write`]'s transaction.
+
+use std::collections::BTreeSet;
+
+use uuid::Uuid;
+use vernier_model::{ConfigurationRecord, RunRecord, SessionInfo, SessionStatus, StopReason};
+use vernier_sys::process::ProcessIdentity;
+
+use super::codec::{stored_value, to_json};
+use super::read::ensure_exists;
+use super::Engine;
+use super::{histograms, monitors};
+use crate::sql::args;
+use crate::{DeleteReport, StoreError};
+
+/// Inserts a session row with its tags; `owner` is the process recording it (none for an
+/// import: no process here records it).
+pub(crate) fn insert_session(
+    store: &mut impl Engine,
+    session: &SessionInfo,
+    owner: Option<&ProcessIdentity>,
+) -> Result<(), StoreError> {
+    let specs = to_json!("specs", &session.specs)?;
+    let settings = to_json!("settings", &session.settings)?;
+    let environment = to_json!("environment", &session.environment)?;
+    let findings = to_json!("findings", &session.findings)?;
+    let setup = to_json!("setup", &session.setup)?;
+    let monitors = to_json!("monitors", &session.monitors)?;
+    let id = session.id.to_string();
+    store.write(|tx| {
+        tx.execute(
+            "INSERT INTO sessions (id, started_at_ns, ended_at_ns, status, suite, specs, \
+             note, settings, vernier_version, fingerprint, environment, findings, setup, \
+             monitors, owner_pid, owner_boot_id, owner_start_ticks, hostname, machine_id) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, \
+             $17, $18, $19)",
+            args![
+                &id,
+                session.started_at_ns,
+                session.ended_at_ns,
+                session.status.as_str(),
+                session.suite.as_ref(),
+                &specs,
+                session.note.as_ref(),
+                &settings,
+                &session.vernier_version,
+                &session.fingerprint,
+                &environment,
+                &findings,
+                &setup,
+                &monitors,
+                owner.map(|o| o.pid),
+                owner.and_then(|o| o.boot_id.as_deref()),
+                owner
+                    .and_then(|o| o.start_ticks)
+                    .and_then(|t| i64::try_from(t).ok()),
+                session.environment.hostname.as_ref(),
+                session.environment.machine_id.as_ref(),
+            ],
+        )?;
+        for (key, value) in &session.tags {
+            tx.execute(
+                "INSERT INTO session_tags (session_id, key, value) VALUES ($1, $2, $3)",
+                args![&id, key, value],
+            )?;
+        }
+        Ok(())
+    })
+}
+
+pub(crate) fn begin_session(
+    store: &mut impl Engine,
+    session: &SessionInfo,
+) -> Result<(), StoreError> {
+    // This process records the session: while it lives, the session is `running`.
+    let owner = ProcessIdentity::current();
+    insert_session(store, session, Some(&owner))
+}
+
+pub(crate) fn add_configuration(
+    store: &mut impl Engine,
+    session: Uuid,
+    configuration: &ConfigurationRecord,
+) -> Result<(), StoreError> {
+    // A BTreeMap serializes with its keys sorted, so equal options give equal text.
+    let options = to_json!("options", &configuration.options)?;
+    let secondary_metrics = to_json!("secondary metrics", &configuration.secondary_metrics)?;
+    let loads = to_json!("loads", &configuration.loads)?;
+    let id = configuration.id.to_string();
+    let session_id = session.to_string();
+    store.write(|tx| {
+        ensure_exists(tx, "sessions", "session", session)?;
+        tx.execute(
+            "INSERT INTO configurations (id, session_id, position, benchmark, \
+             benchmark_version, options, metric, unit, higher_is_better, stop_reason, \
+             converged, error, secondary_metrics, loads) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
+            args![
+                &id,
+                &session_id,
+                configuration.position,
+                &configuration.benchmark,
+                &configuration.benchmark_version,
+                &options,
+                &configuration.metric.name,
+                &configuration.metric.unit,
+                configuration.metric.higher_is_better,
+                configuration.stop_reason.map(StopReason::as_str),
+                configuration.converged,
+                configuration.error.as_ref(),
+                &secondary_metrics,
+                &loads,
+            ],
+        )?;
+        Ok(())
+    })
+}
+
+pub(crate) fn add_run(
+    store: &mut impl Engine,
+    configuration: Uuid,
+    run: &RunRecord,
+) -> Result<(), StoreError> {
+    // SQLite stores a NaN as NULL (https://www.sqlite.org/floatingpoint.html), which would
+    // silently turn a broken measurement into a missing one.
+    if let Some((metric, _)) = run.values.iter().find(|(_, v)| v.is_nan()) {
+        return Err(StoreError::Invalid(format!(
+            "run {}: metric '{metric}' is NaN",
+            run.id
+        )));
+    }
+    let id = run.id.to_string();
+    let configuration_id = configuration.to_string();
+    let setup_steps = to_json!("setup steps", &run.setup_steps)?;
+    store.write(|tx| {
+        ensure_exists(tx, "configurations", "configuration", configuration)?;
+        tx.execute(
+            "INSERT INTO runs (id, configuration_id, idx, warmup, round, \
+             preceding_executions, started_at_ns, ended_at_ns, user_cpu_ns, system_cpu_ns, \
+             voluntary_cs, involuntary_cs, max_rss_bytes, foreign_cpu_ns, controller_cpu_ns, \
+             setup_steps, load_cpu_ns) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)",
+            args![
+                &id,
+                &configuration_id,
+                run.index,
+                run.warmup,
+                run.round,
+                run.preceding_executions,
+                run.started_at_ns,
+                run.ended_at_ns,
+                run.rusage.user_cpu_ns,
+                run.rusage.system_cpu_ns,
+                run.rusage.voluntary_cs,
+                run.rusage.involuntary_cs,
+                run.rusage.max_rss_bytes,
+                run.foreign_cpu_ns,
+                run.controller_cpu_ns,
+                &setup_steps,
+                run.load_cpu_ns,
+            ],
+        )?;
+        histograms::insert(tx, &id, &run.histograms)?;
+        if let Some(data) = &run.monitors {
+            let mut names = monitors::Names::read(tx)?;
+            monitors::insert(tx, &mut names, &id, data)?;
+        }
+        for (metric, value) in &run.values {
+            tx.execute(
+                "INSERT INTO run_values (run_id, metric, value) VALUES ($1, $2, $3)",
+                args![&id, metric, stored_value(*value)],
+            )?;
+        }
+        Ok(())
+    })
+}
+
+pub(crate) fn finish_configuration(
+    store: &mut impl Engine,
+    configuration: Uuid,
+    reason: StopReason,
+    converged: bool,
+    error: Option<&str>,
+) -> Result<(), StoreError> {
+    let id = configuration.to_string();
+    store.write(|tx| {
+        let changed = tx.execute(
+            "UPDATE configurations SET stop_reason = $2, converged = $3, error = $4 \
+             WHERE id = $1",
+            args![&id, reason.as_str(), converged, error],
+        )?;
+        if changed == 0 {
+            return Err(StoreError::Unknown {
+                what: "configuration",
+                id: configuration,
+            });
+        }
+        Ok(())
+    })
+}
+
+pub(crate) fn finish_session(
+    store: &mut impl Engine,
+    session: Uuid,
+    status: SessionStatus,
+    ended_at_ns: i64,
+) -> Result<(), StoreError> {
+    let id = session.to_string();
+    store.write(|tx| {
+        let changed = tx.execute(
+            "UPDATE sessions SET status = $2, ended_at_ns = $3 WHERE id = $1",
+            args![&id, status.as_str(), ended_at_ns],
+        )?;
+        if changed == 0 {
+            return Err(StoreError::Unknown {
+                what: "session",
+                id: session,
+            });
+        }
+        Ok(())
+    })
+}
+
+pub(crate) fn put_kernel_config(
+    store: &mut impl Engine,
+    sha256: &str,
+    text: &str,
+) -> Result<(), StoreError> {
+    store.write(|tx| {
+        tx.execute(
+            "INSERT INTO kernel_configs (sha256, text) VALUES ($1, $2) ON CONFLICT DO NOTHING",
+            args![sha256, text],
+        )?;
+        Ok(())
+    })
+}
+
+pub(crate) fn delete_session(store: &mut impl Engine, id: Uuid) -> Result<(), StoreError> {
+    let key = id.to_string();
+    store.write(|tx| {
+        // Configurations, runs, values and tags go by ON DELETE CASCADE.
+        let changed = tx.execute("DELETE FROM sessions WHERE id = $1", args![&key])?;
+        if changed == 0 {
+            return Err(StoreError::Unknown {
+                what: "session",
+                id,
+            });
+        }
+        Ok(())
+    })
+}
+
+// Managing stored sessions: tags, notes and deletion. Each call is one transaction, so a
+// selector that names several sessions changes all of them or none.
+
+/// [`crate::Store::update_tags`].
+pub(crate) fn update_tags(
+    store: &mut impl Engine,
+    ids: &[Uuid],
+    set: &[(String, String)],
+    remove: &[String],
+) -> Result<(), StoreError> {
+    store.write(|tx| {
+        for id in ids {
+            ensure_exists(tx, "sessions", "session", *id)?;
+            let id = id.to_string();
+            for key in remove {
+                tx.execute(
+                    "DELETE FROM session_tags WHERE session_id = $1 AND key = $2",
+                    args![&id, key],
+                )?;
+            }
+            for (key, value) in set {
+                tx.execute(
+                    "INSERT INTO session_tags (session_id, key, value) VALUES ($1, $2, $3) \
+                     ON CONFLICT (session_id, key) DO UPDATE SET value = excluded.value",
+                    args![&id, key, value],
+                )?;
+            }
+        }
+        Ok(())
+    })
+}
+
+/// [`crate::Store::set_note`].
+pub(crate) fn set_note(
+    store: &mut impl Engine,
+    ids: &[Uuid],
+    note: Option<&str>,
+) -> Result<(), StoreError> {
+    store.write(|tx| {
+        for id in ids {
+            let changed = tx.execute(
+                "UPDATE sessions SET note = $2 WHERE id = $1",
+                args![&id.to_string(), note],
+            )?;
+            if changed == 0 {
+                return Err(StoreError::Unknown {
+                    what: "session",
+                    id: *id,
+                });
+            }
+        }
+        Ok(())
+    })
+}
+
+/// [`crate::Store::delete_sessions`].
+pub(crate) fn delete_sessions(
+    store: &mut impl Engine,
+    ids: &[Uuid],
+) -> Result<DeleteReport, StoreError> {
+    store.write(|tx| {
+        let mut report = DeleteReport::default();
+        let mut shas = BTreeSet::new();
+        let sha_of_session = tx
+            .dialect()
+            .json_field("environment", "kernel_config_sha256");
+        for id in ids {
+            ensure_exists(tx, "sessions", "session", *id)?;
+            let id = id.to_string();
+            let mut count = |sql: &str| -> Result<usize, StoreError> {
+                let n: i64 = tx.query_one(sql, args![&id])?.get(0)?;
+                Ok(usize::try_from(n).unwrap_or(0))
+            };
+            report.configurations +=
+                count("SELECT count(*) FROM configurations WHERE session_id = $1")?;
+            report.runs += count(
+                "SELECT count(*) FROM runs JOIN configurations c ON c.id = configuration_id \
+                 WHERE c.session_id = $1",
+            )?;
+            report.monitor_records += count(
+                "SELECT count(*) FROM run_monitors m JOIN runs r ON r.id = m.run_id \
+                 JOIN configurations c ON c.id = r.configuration_id WHERE c.session_id = $1",
+            )?;
+            let sha: Option<String> = tx
+                .query_one(
+                    &format!("SELECT {sha_of_session} FROM sessions WHERE id = $1"),
+                    args![&id],
+                )?
+                .get(0)?;
+            shas.extend(sha);
+            report.sessions += tx.execute("DELETE FROM sessions WHERE id = $1", args![&id])?;
+        }
+        for sha in &shas {
+            report.kernel_configs += tx.execute(
+                &format!(
+                    "DELETE FROM kernel_configs WHERE sha256 = $1 AND NOT EXISTS (SELECT 1 \
+                     FROM sessions WHERE {sha_of_session} = $1)"
+                ),
+                args![sha],
+            )?;
+        }
+        Ok(report)
+    })
+}
+
+/// [`crate::Store::end_running_session`].
+pub(crate) fn end_running_session(
+    store: &mut impl Engine,
+    session: Uuid,
+    status: SessionStatus,
+    ended_at_ns: i64,
+) -> Result<bool, StoreError> {
+    let id = session.to_string();
+    store.write(|tx| {
+        let changed = tx.execute(
+            "UPDATE sessions SET status = $2, ended_at_ns = $3 \
+             WHERE id = $1 AND status = 'running'",
+            args![&id, status.as_str(), ended_at_ns],
+        )?;
+        if changed > 0 {
+            tx.execute(
+                "UPDATE configurations SET stop_reason = $2 \
+                 WHERE session_id = $1 AND stop_reason IS NULL",
+                args![&id, StopReason::Interrupted.as_str()],
+            )?;
+        }
+        Ok(changed > 0)
+    })
+}
