@@ -1,5 +1,5 @@
 //! The site of `vernier report` in a real browser: Debian's Chromium, driven by playwright-core
-//! (crates/cli/tests/browser/site.mjs), opens every page from file:// and checks that no console
+//! (crates/cli/tests/browser/site.mjs), opens every page from file:// and from `vernier serve` and checks that no console
 //! error, failed request, request outside the site or dialog happens, that every figure is drawn,
 //! that links lead to pages of the site (and fragments to elements of them) and that the tag
 //! filter and the figure switches work. Screenshots of the main pages are kept in
@@ -81,7 +81,7 @@ fn database(dir: &Path) -> PathBuf {
 }
 
 #[test]
-fn every_page_works_in_chromium_from_disk() {
+fn every_page_works_in_chromium_from_disk_and_from_serve() {
     let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let browser_dir = manifest.join("tests/browser");
     if let Some(what) = missing(&browser_dir) {
@@ -113,17 +113,14 @@ fn every_page_works_in_chromium_from_disk() {
             "suite=latency": 1,
         },
     });
+    let (_server, url) = site_fixture::Server::start(&db, &compare);
     // Kept after the test, in the workspace's target directory.
     let shots = manifest.join("../../target/browser-screenshots");
     let _ = std::fs::remove_dir_all(&shots);
     let result = Command::new("node")
         .arg(browser_dir.join("site.mjs"))
         .arg(site.canonicalize().unwrap())
-        // From file:// only: `vernier serve` (tiny_http 0.12) can leave a connection that a
-        // browser opens together with others unanswered while its idle keep-alive connections
-        // hold the pool's threads, so a page's figures may never load from it; serve's pages
-        // are checked without a browser in tests/report.rs.
-        .arg("-")
+        .arg(&url)
         .arg(&shots)
         .arg(expected.to_string())
         .output()
