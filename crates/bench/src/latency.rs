@@ -42,7 +42,7 @@ use crate::opts::{choice, choice_spec, float, uint, uint_spec};
 use crate::workers::{Gate, StartLine};
 use crate::{BenchError, Benchmark, Measurement, RunContext};
 
-const POLICIES: &[&str] = &["fifo", "rr", "other"];
+pub(crate) const POLICIES: &[&str] = &["fifo", "rr", "other"];
 const ON_OFF: &[&str] = &["on", "off"];
 
 /// Stack of a measurement thread: the loop needs little, and with MCL_FUTURE every byte of
@@ -63,56 +63,7 @@ impl Benchmark for Latency {
                           (clock_nanosleep to an absolute time, SCHED_FIFO, mlockall)",
             metric,
             secondary_metrics,
-            options: vec![
-                OptionSpec {
-                    name: "interval",
-                    kind: OptionKind::Micros {
-                        min: 1,
-                        max: 1_000_000,
-                    },
-                    default: OptionDefault::Value(OptionValue::UInt(200)),
-                    unit: "us",
-                    help: "period of every measurement thread (cyclictest -i; 200 us as \
-                           the OSADL QA Farm)",
-                },
-                OptionSpec {
-                    name: "duration",
-                    kind: OptionKind::Float {
-                        min: 0.01,
-                        max: 86_400.0,
-                    },
-                    default: OptionDefault::Value(OptionValue::Float(5.0)),
-                    unit: "s",
-                    help: "how long each run measures (cyclictest -D)",
-                },
-                OptionSpec {
-                    name: "cpus",
-                    kind: OptionKind::CpuList,
-                    default: OptionDefault::Value(OptionValue::Text(ALL_CPUS.into())),
-                    unit: "",
-                    help: "one measurement thread pinned to each of these CPUs; all: every CPU \
-                           the run may use (cyclictest -a -t)",
-                },
-                uint_spec(
-                    "priority",
-                    99,
-                    1,
-                    99,
-                    "",
-                    "real-time priority of the threads with policy fifo or rr (cyclictest -p)",
-                ),
-                choice_spec(
-                    "policy",
-                    POLICIES,
-                    "scheduling policy of the threads: SCHED_FIFO, SCHED_RR, or SCHED_OTHER \
-                     (needs no privilege)",
-                ),
-                choice_spec(
-                    "dma_latency",
-                    ON_OFF,
-                    "hold /dev/cpu_dma_latency at 0 us during the run, where it exists",
-                ),
-            ],
+            options: options(),
             parameters: false,
             hidden: false,
         }
@@ -123,23 +74,7 @@ impl Benchmark for Latency {
     fn check_machine(&self, options: &Options, limits: &MachineLimits) -> Result<(), BenchError> {
         let info = self.info();
         let settings = Settings::read(&info, options)?;
-        let threads = match &settings.cpus {
-            None => limits.cpus.len().max(1) as u64,
-            Some(cpus) => {
-                if let Some(cpu) = cpus
-                    .iter()
-                    .find(|c| !limits.cpus.is_empty() && !limits.cpus.contains(c))
-                {
-                    return Err(BenchError::NotPermitted(format!(
-                        "cpus={}: CPU {cpu} is not one this process may run on ({}; see \
-                         taskset, cpusets and --setup pin)",
-                        vernier_sys::cpulist::format_cpu_list(cpus),
-                        vernier_sys::cpulist::format_cpu_list(&limits.cpus)
-                    )));
-                }
-                cpus.len() as u64
-            }
-        };
+        let threads = settings.threads_on(limits)?;
         limits.check_tasks(threads + 1)?;
         limits.check_memory(threads.saturating_mul(Recording::new().memory_bytes()))?;
         if settings.policy.is_real_time() {
@@ -165,19 +100,7 @@ impl Benchmark for Latency {
 
     fn run(&self, options: &Options, _ctx: &RunContext) -> Result<Measurement, BenchError> {
         let settings = Settings::read(&self.info(), options)?;
-        let allowed = vernier_sys::affinity::current_affinity()?;
-        let cpus = match &settings.cpus {
-            None => allowed,
-            Some(cpus) => {
-                if let Some(cpu) = cpus.iter().find(|c| !allowed.contains(c)) {
-                    return Err(BenchError::NotPermitted(format!(
-                        "CPU {cpu} is not one this process may run on ({})",
-                        vernier_sys::cpulist::format_cpu_list(&allowed)
-                    )));
-                }
-                cpus.clone()
-            }
-        };
+        let cpus = settings.run_cpus()?;
         // Everything the loops write is allocated before the memory is locked, so that locking
         // faults it in and no sample waits for a page fault.
         let mut recordings: Vec<Recording> = cpus.iter().map(|_| Recording::new()).collect();
@@ -219,19 +142,112 @@ impl Benchmark for Latency {
     }
 }
 
+/// The options of a timer latency measurement, which the `cyclictest` benchmark shares.
+pub(crate) fn options() -> Vec<OptionSpec> {
+    vec![
+        OptionSpec {
+            name: "interval",
+            kind: OptionKind::Micros {
+                min: 1,
+                max: 1_000_000,
+            },
+            default: OptionDefault::Value(OptionValue::UInt(200)),
+            unit: "us",
+            help: "period of every measurement thread (cyclictest -i; 200 us as \
+                   the OSADL QA Farm)",
+        },
+        OptionSpec {
+            name: "duration",
+            kind: OptionKind::Float {
+                min: 0.01,
+                max: 86_400.0,
+            },
+            default: OptionDefault::Value(OptionValue::Float(5.0)),
+            unit: "s",
+            help: "how long each run measures (cyclictest -D)",
+        },
+        OptionSpec {
+            name: "cpus",
+            kind: OptionKind::CpuList,
+            default: OptionDefault::Value(OptionValue::Text(ALL_CPUS.into())),
+            unit: "",
+            help: "one measurement thread pinned to each of these CPUs; all: every CPU \
+                   the run may use (cyclictest -a -t)",
+        },
+        uint_spec(
+            "priority",
+            99,
+            1,
+            99,
+            "",
+            "real-time priority of the threads with policy fifo or rr (cyclictest -p)",
+        ),
+        choice_spec(
+            "policy",
+            POLICIES,
+            "scheduling policy of the threads: SCHED_FIFO, SCHED_RR, or SCHED_OTHER \
+             (needs no privilege)",
+        ),
+        choice_spec(
+            "dma_latency",
+            ON_OFF,
+            "hold /dev/cpu_dma_latency at 0 us during the run, where it exists",
+        ),
+    ]
+}
+
 /// A run's options, read and checked.
-struct Settings {
-    interval_ns: u64,
-    duration_ns: u64,
+pub(crate) struct Settings {
+    pub(crate) interval_ns: u64,
+    pub(crate) duration_ns: u64,
     /// `None` for every CPU the run may use.
-    cpus: Option<Vec<usize>>,
-    priority: i32,
-    policy: Policy,
-    dma_latency: bool,
+    pub(crate) cpus: Option<Vec<usize>>,
+    pub(crate) priority: i32,
+    pub(crate) policy: Policy,
+    pub(crate) dma_latency: bool,
 }
 
 impl Settings {
-    fn read(info: &BenchmarkInfo, options: &Options) -> Result<Self, BenchError> {
+    /// The measurement threads on the machine of `limits`, one per CPU, after checking that
+    /// the run may use every CPU asked for.
+    pub(crate) fn threads_on(&self, limits: &MachineLimits) -> Result<u64, BenchError> {
+        match &self.cpus {
+            None => Ok(limits.cpus.len().max(1) as u64),
+            Some(cpus) => {
+                if let Some(cpu) = cpus
+                    .iter()
+                    .find(|c| !limits.cpus.is_empty() && !limits.cpus.contains(c))
+                {
+                    return Err(BenchError::NotPermitted(format!(
+                        "cpus={}: CPU {cpu} is not one this process may run on ({}; see \
+                         taskset, cpusets and --setup pin)",
+                        vernier_sys::cpulist::format_cpu_list(cpus),
+                        vernier_sys::cpulist::format_cpu_list(&limits.cpus)
+                    )));
+                }
+                Ok(cpus.len() as u64)
+            }
+        }
+    }
+
+    /// The CPUs of a run: those asked for, each one the run may use, or all it may use.
+    pub(crate) fn run_cpus(&self) -> Result<Vec<usize>, BenchError> {
+        let allowed = vernier_sys::affinity::current_affinity()?;
+        match &self.cpus {
+            None => Ok(allowed),
+            Some(cpus) => {
+                if let Some(cpu) = cpus.iter().find(|c| !allowed.contains(c)) {
+                    return Err(BenchError::NotPermitted(format!(
+                        "CPU {cpu} is not one this process may run on ({})",
+                        vernier_sys::cpulist::format_cpu_list(&allowed)
+                    )));
+                }
+                Ok(cpus.clone())
+            }
+        }
+    }
+
+    pub(crate) fn read(info: &BenchmarkInfo, options: &Options) -> Result<Self, BenchError> {
         let interval_us = match options.get("interval") {
             Some(OptionValue::UInt(us)) if (1..=1_000_000).contains(us) => *us,
             other => {

@@ -12,9 +12,12 @@ use vernier_sys::MachineLimits;
 
 pub mod command;
 pub mod compile;
+pub mod cyclictest;
 pub mod fork;
 pub mod hackbench;
 pub mod latency;
+pub mod memlat;
+pub mod memory;
 pub mod mock;
 mod opts;
 pub mod perf_bench;
@@ -195,10 +198,13 @@ pub fn all() -> Vec<Box<dyn Benchmark>> {
         Box::new(perf_bench::PerfBenchmark),
         Box::new(stress_ng::StressNg),
         Box::new(rt_hackbench::RtHackbench),
+        Box::new(cyclictest::Cyclictest),
         Box::new(sysbench::Sysbench),
         Box::new(compile::Compile),
         Box::new(syscall::Syscall),
         Box::new(sysfs::Sysfs),
+        Box::new(memory::Memory),
+        Box::new(memlat::Memlat),
         Box::new(mock::Mock),
     ]
 }
@@ -235,10 +241,13 @@ mod tests {
                 "perf-bench",
                 "stress-ng",
                 "rt-hackbench",
+                "cyclictest",
                 "sysbench",
                 "compile",
                 "syscall",
                 "sysfs",
+                "memory",
+                "memlat",
                 "mock"
             ]
         );
@@ -407,6 +416,8 @@ mod tests {
             "command:cmd=true:calibration=2",
             "command:cmd=true:timeout=5:calibration=1:prepare=true:cleanup=true",
             "latency:duration=0.02:policy=other:interval=1ms",
+            "memory:size=64K:threads=2:ntimes=2",
+            "memlat:size=16K:duration=0.01",
         ] {
             let out = std::process::Command::new(&exe)
                 .args([

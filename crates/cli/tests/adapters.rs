@@ -7,6 +7,7 @@
 use std::path::Path;
 
 use serde_json::Value;
+use vernier_sys::{MachineLimits, Roots};
 use vernier_testkit::vernier;
 
 /// Runs `spec` with 2 measured runs and no warmup, checks it succeeded and returns the
@@ -121,6 +122,73 @@ fn rt_hackbench_runs_hackbench() {
     assert_eq!(s["metric"], "time");
     assert_eq!(s["unit"], "s");
     assert!(env_show(&db).contains("hackbench: hackbench V"));
+}
+
+/// cyclictest's histograms become the run's latency histograms, one per CPU with its CPU, with
+/// the values of the `latency` benchmark but `missed`. cyclictest 2.40 needs the privilege of
+/// a real-time priority to start, whatever the policy: without it the configuration is refused
+/// before anything starts (checked here outside CI; CI runs as root and measures).
+#[test]
+fn cyclictest_runs_cyclictest_and_stores_its_histograms() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let limits = MachineLimits::read(&Roots::real());
+    // SCHED_FIFO keeps the wake-ups prompt on a busy machine, and a histogram of a second
+    // holds any latency it may still see, so that the p99 is always within the buckets.
+    let spec = "cyclictest:duration=1:interval=1ms:policy=fifo:priority=50:histogram=1000000";
+    if let Err(e) = limits
+        .check_rt_priority(50)
+        .and_then(|()| limits.check_memlock())
+    {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "CI runs as root: {e}"
+        );
+        eprintln!("skipped: cyclictest needs a real-time priority here: {e}");
+        let out = vernier(&db).args(["run", spec]).output().unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        assert!(String::from_utf8_lossy(&out.stderr)
+            .contains("cyclictest needs a real-time priority to start"));
+        return;
+    }
+    let s = &run_and_show(&db, spec)[0];
+    assert_eq!(s["metric"], "p99");
+    assert_eq!(s["unit"], "us");
+    assert_eq!(s["higher_is_better"], false);
+    assert!(s["median"].as_f64().unwrap() > 0.0);
+    assert!(env_show(&db).contains("cyclictest: cyclictest V 2."));
+    let cpus: Vec<i64> = vernier_sys::affinity::current_affinity()
+        .unwrap()
+        .into_iter()
+        .map(|c| c as i64)
+        .collect();
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let mut rows = conn
+        .prepare(
+            "SELECT h.thread, h.cpu, h.count, h.quantity FROM run_histograms h \
+             JOIN runs r ON r.id = h.run_id ORDER BY r.started_at_ns, h.thread",
+        )
+        .unwrap();
+    let histograms: Vec<(i64, i64, i64, String)> = rows
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    // Two runs, each a histogram per CPU; 1 s of 1 ms periods is at most 1001 wake-ups.
+    assert_eq!(histograms.len(), 2 * cpus.len(), "{histograms:?}");
+    for (i, (thread, cpu, count, quantity)) in histograms.iter().enumerate() {
+        let k = i % cpus.len();
+        assert_eq!((*thread, *cpu), (k as i64, cpus[k]), "{histograms:?}");
+        assert!(*count > 100 && *count <= 1001, "{count} samples");
+        assert_eq!(quantity, "latency");
+    }
+    // A fraction of a second cannot be given to cyclictest's -D.
+    let out = vernier(&db)
+        .args(["run", "cyclictest:duration=0.5"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("-D takes whole seconds"));
 }
 
 #[test]

@@ -56,6 +56,19 @@ fn option_errors_are_one_line_said_once() {
         (&["show", "--format", "xml"], "possible values: table, json"),
         (&["compare"], "<BASE> <NEW>"),
         (&["shw"], "a similar subcommand exists: 'show'"),
+        (
+            &["run", "memlat:size=1.5M"],
+            "expected a size in 16..=1099511627776 bytes",
+        ),
+        (
+            &["run", "memlat:stride=12"],
+            "stride=12 is not a multiple of 8 bytes",
+        ),
+        (&["run", "memory:size=8:threads=2"], "fewer than threads=2"),
+        (
+            &["run", "memory:ntimes=1"],
+            "expected an integer in 2..=10000",
+        ),
     ];
     for (args, expected) in cases {
         assert_one_line_error(vernier(&db).args(*args), expected);

@@ -50,6 +50,8 @@ fn every_benchmark_runs_with_tiny_settings_and_is_stored() {
             "fork:duration=0.05",
             "yield:duration=0.05",
             "command:cmd=true:calibration=2",
+            "memory:size=64K:threads=1,2:ntimes=2",
+            "memlat:size=16K,1M:duration=0.01",
             "--warmup",
             "1",
             "--min-runs",
@@ -65,7 +67,7 @@ fn every_benchmark_runs_with_tiny_settings_and_is_stored() {
             "hackbench:datasize=100:fds=2:groups=1",
         ));
     let configs = show_json(&db, "latest");
-    let configurations = 4 + pipes + 1 + 1 + 1;
+    let configurations = 4 + pipes + 1 + 1 + 1 + 2 + 2;
     assert_eq!(configs.len() as i64, configurations);
     for c in &configs {
         assert_eq!(c["n"], 2, "{c}");
@@ -97,6 +99,11 @@ fn every_benchmark_runs_with_tiny_settings_and_is_stored() {
     assert_eq!(by_name("command")["metric"], "time");
     assert_eq!(by_name("command")["options"]["cmd"], "true");
     assert_eq!(by_name("pipe")["options"]["placement"], "same-cpu");
+    assert_eq!(by_name("memory")["metric"], "triad");
+    assert_eq!(by_name("memory")["unit"], "MB/s");
+    assert_eq!(by_name("memory")["options"]["size"], 65536);
+    assert_eq!(by_name("memlat")["metric"], "load_ns");
+    assert_eq!(by_name("memlat")["higher_is_better"], false);
     // Every run is in the database with its rusage and contamination signal, readable with SQL.
     let conn = rusqlite::Connection::open(&db).unwrap();
     let (runs, warmups, with_cpu): (i64, i64, i64) = conn

@@ -24,6 +24,10 @@ pub enum OptionKind {
     /// (`0-1,3`; [`crate::cpulist`]) kept in canonical form so that `1,0` and `0-1` are the
     /// same configuration. Whether the CPUs exist is the benchmark's machine check.
     CpuList,
+    /// A size in bytes in `min..=max`, a [`OptionValue::UInt`]: written as a number of bytes or
+    /// with a binary unit (`16K`, `256KiB`, `8M`, `1G`: powers of 1024, as cache and memory sizes
+    /// are given), so that `size=16K` and `size=16384` are the same configuration.
+    Bytes { min: u64, max: u64 },
 }
 
 /// The word of a [`OptionKind::CpuList`] for every CPU the run may use.
@@ -43,6 +47,32 @@ fn parse_micros(text: &str) -> Option<u64> {
     let whole = us.round();
     (us.is_finite() && us >= 0.0 && (us - whole).abs() < 1e-6 && whole < u64::MAX as f64)
         .then_some(whole as u64)
+}
+
+/// Bytes per unit of a [`OptionKind::Bytes`] value; a bare number is bytes.
+const BYTE_UNITS: [(&str, u64); 9] = [
+    ("KiB", 1 << 10),
+    ("MiB", 1 << 20),
+    ("GiB", 1 << 30),
+    ("K", 1 << 10),
+    ("M", 1 << 20),
+    ("G", 1 << 30),
+    ("k", 1 << 10),
+    ("B", 1),
+    ("b", 1),
+];
+
+/// A size text (`4096`, `16K`, `8MiB`, `1G`) in bytes: a whole number, times its unit.
+pub fn parse_bytes(text: &str) -> Option<u64> {
+    let (number, scale) = BYTE_UNITS
+        .iter()
+        .find_map(|(unit, scale)| text.strip_suffix(unit).map(|n| (n, *scale)))
+        .unwrap_or((text, 1));
+    let number = number.trim();
+    if number.is_empty() || !number.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    number.parse::<u64>().ok()?.checked_mul(scale)
 }
 
 /// Where the default of an option comes from.
@@ -105,6 +135,10 @@ impl OptionKind {
                 "a whole number of microseconds in {min}..={max} (for example 200, 200us or 1ms)"
             ),
             OptionKind::CpuList => format!("{ALL_CPUS} or a CPU list such as 0-1,3"),
+            OptionKind::Bytes { min, max } => format!(
+                "a size in {min}..={max} bytes, a whole number with an optional unit K, M or G \
+                 (powers of 1024; for example 4096, 16K or 8M)"
+            ),
         }
     }
 }
@@ -145,6 +179,10 @@ impl OptionSpec {
                 Ok(OptionValue::Text(text.to_string()))
             }
             OptionKind::Micros { min, max } => match parse_micros(text) {
+                Some(v) if v >= *min && v <= *max => Ok(OptionValue::UInt(v)),
+                _ => Err(err()),
+            },
+            OptionKind::Bytes { min, max } => match parse_bytes(text) {
                 Some(v) if v >= *min && v <= *max => Ok(OptionValue::UInt(v)),
                 _ => Err(err()),
             },
@@ -307,6 +345,43 @@ mod tests {
                 e.ends_with(
                     "expected a whole number of microseconds in 1..=1000000 (for example 200, \
                      200us or 1ms)"
+                ),
+                "{bad}: {e}"
+            );
+        }
+    }
+
+    #[test]
+    fn bytes_take_a_binary_unit_and_normalize_to_bytes() {
+        let spec = OptionSpec {
+            name: "size",
+            kind: OptionKind::Bytes {
+                min: 64,
+                max: 1 << 40,
+            },
+            default: OptionDefault::Value(OptionValue::UInt(4096)),
+            unit: "bytes",
+            help: "",
+        };
+        for (text, bytes) in [
+            ("4096", 4096),
+            ("16K", 16 << 10),
+            ("16k", 16 << 10),
+            ("16KiB", 16 << 10),
+            ("256K", 256 << 10),
+            ("8M", 8 << 20),
+            (" 8MiB ", 8 << 20),
+            ("1G", 1 << 30),
+            ("100B", 100),
+        ] {
+            assert_eq!(spec.parse(text), Ok(OptionValue::UInt(bytes)), "{text}");
+        }
+        for bad in ["", "K", "1.5M", "-1K", "8MB", "1T", "2048G", "63", "8 M B"] {
+            let e = spec.parse(bad).unwrap_err().to_string();
+            assert!(
+                e.ends_with(
+                    "expected a size in 64..=1099511627776 bytes, a whole number with an \
+                     optional unit K, M or G (powers of 1024; for example 4096, 16K or 8M)"
                 ),
                 "{bad}: {e}"
             );

@@ -13,6 +13,18 @@ pub fn monotonic_ns() -> u64 {
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
+/// CLOCK_THREAD_CPUTIME_ID in nanoseconds: the CPU time of the calling thread (a system call,
+/// not a vDSO one; clock_gettime(2)), which stops while the thread is not running.
+pub fn thread_cpu_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec; the calling thread's CPU clock exists.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
 /// Wall-clock time in nanoseconds since the Unix epoch.
 pub fn unix_now_ns() -> i64 {
     std::time::SystemTime::now()

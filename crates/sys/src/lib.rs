@@ -4,6 +4,7 @@
 //! A missing interface is reported as [`SysError::Unsupported`], never as a panic.
 
 pub mod affinity;
+pub mod cache;
 pub mod clock;
 pub mod cpulist;
 pub mod environment;

@@ -283,7 +283,7 @@ pub fn parse(bytes: &[u8], now_ns: i64) -> Result<Parsed, ReadError> {
             Parsed {
                 sessions: vec![cyclictest::session(&result, now_ns)?],
                 kernel_configs: BTreeMap::new(),
-                stamped: result.times.is_none(),
+                stamped: cyclictest::times(&result).is_none(),
             }
         }
     };
