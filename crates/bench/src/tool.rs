@@ -11,6 +11,7 @@
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
+use std::time::Duration;
 
 use vernier_sys::environment::tools::find_on_path;
 
@@ -86,6 +87,73 @@ pub(crate) fn execute(program: &Path, args: &[String]) -> Result<Output, BenchEr
     command
         .output()
         .map_err(|e| BenchError::Command(format!("cannot start '{}': {e}", program.display())))
+}
+
+/// Runs `program` with `args` as [`execute`] does, but in a process group of its own that is
+/// killed (SIGKILL) when it has not exited within `limit`: `Ok(None)` then. For programs asked a
+/// question before any run starts (a user benchmark's `describe`), which no run timeout covers.
+pub(crate) fn execute_within(
+    program: &Path,
+    args: &[String],
+    limit: Duration,
+) -> Result<Option<Output>, BenchError> {
+    let mut command = Command::new(program);
+    command
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .env("LC_ALL", "C")
+        .process_group(0);
+    // SAFETY: as in `execute`.
+    unsafe {
+        command.pre_exec(|| {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let child = command
+        .spawn()
+        .map_err(|e| BenchError::Command(format!("cannot start '{}': {e}", program.display())))?;
+    let pid = i32::try_from(child.id()).map_err(|_| {
+        BenchError::Command(format!("'{}' has no valid process id", program.display()))
+    })?;
+    // The waiter sees the exit without reaping (WNOWAIT), so the group id stays the child's
+    // until `wait_with_output` reaps it and a kill cannot reach a reused id.
+    let (exited, on_exit) = std::sync::mpsc::channel();
+    let waiter = std::thread::spawn(move || loop {
+        // SAFETY: an all-zero siginfo_t is a valid out value for waitid(2).
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        // SAFETY: `info` is a valid out pointer; `pid` is this process's unreaped child.
+        let r = unsafe {
+            libc::waitid(
+                libc::P_PID,
+                pid.unsigned_abs(),
+                &mut info,
+                libc::WEXITED | libc::WNOWAIT,
+            )
+        };
+        if r == 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+            let _ = exited.send(());
+            return;
+        }
+    });
+    let timed_out = matches!(
+        on_exit.recv_timeout(limit),
+        Err(std::sync::mpsc::RecvTimeoutError::Timeout)
+    );
+    if timed_out {
+        // SAFETY: kill(2) of the child's own group, whose leader is not reaped yet.
+        unsafe { libc::kill(-pid, libc::SIGKILL) };
+    }
+    // Standard output reaches end of file once every process of the group has exited.
+    let output = child
+        .wait_with_output()
+        .map_err(|e| BenchError::Command(format!("waiting for '{}': {e}", program.display())))?;
+    let _ = waiter.join();
+    Ok((!timed_out).then_some(output))
 }
 
 /// A number the tool printed, which must be finite and not negative (perf prints `inf` when a

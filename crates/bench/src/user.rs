@@ -15,6 +15,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
+use std::time::Duration;
 
 use serde::Deserialize;
 use vernier_model::benchmark::is_parameter_name;
@@ -132,11 +133,27 @@ fn leak(text: String) -> &'static str {
     Box::leak(text.into_boxed_str())
 }
 
+/// How long `NAME describe` may take: it only prints a description, and it runs when a plan is
+/// made or `vernier list` lists, where no run timeout applies.
+const DESCRIBE_LIMIT: Duration = Duration::from_secs(10);
+
 /// Runs `path describe` and reads its description.
 fn describe(name: &str, path: &Path) -> Result<UserBenchmark, String> {
+    describe_within(name, path, DESCRIBE_LIMIT)
+}
+
+/// Runs `path describe`, killed with its process group after `limit`, and reads its
+/// description.
+fn describe_within(name: &str, path: &Path, limit: Duration) -> Result<UserBenchmark, String> {
     let context = |detail: String| format!("user benchmark {name} ({}): {detail}", path.display());
-    let output = crate::tool::execute(path, &["describe".to_string()])
-        .map_err(|e| context(e.to_string()))?;
+    let output = crate::tool::execute_within(path, &["describe".to_string()], limit)
+        .map_err(|e| context(e.to_string()))?
+        .ok_or_else(|| {
+            context(format!(
+                "`{name} describe` did not finish within {} s; its process group was killed",
+                limit.as_secs_f64()
+            ))
+        })?;
     if !output.status.success() {
         return Err(context(format!(
             "`{name} describe` failed ({}): {}",
@@ -401,6 +418,47 @@ mod tests {
         assert!(e.unwrap_err().contains("type 'int' is not uint, float"));
         let e = info(&DESCRIPTION.replace("\"description\"", "\"about\""));
         assert!(e.unwrap_err().contains("unknown field `about`"));
+    }
+
+    #[test]
+    fn a_describe_that_never_ends_is_killed_at_the_limit() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("never-written");
+        let made = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: `made` is a NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(made.as_ptr(), 0o600) }, 0);
+        // The script and a child it leaves behind both block opening a FIFO nobody writes, so
+        // neither can end by itself however slow the machine is.
+        let script = dir.path().join("hangs");
+        let pids = dir.path().join("pids");
+        std::fs::write(
+            &script,
+            format!(
+                "#!/bin/sh\ncat {fifo} &\necho $$ $! > {pids}\nread line < {fifo}\n",
+                fifo = fifo.display(),
+                pids = pids.display()
+            ),
+        )
+        .unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let e = describe_within("hangs", &script, Duration::from_millis(300)).unwrap_err();
+        assert_eq!(
+            e,
+            format!(
+                "user benchmark hangs ({}): `hangs describe` did not finish within 0.3 s; its \
+                 process group was killed",
+                script.display()
+            )
+        );
+        // Both held the standard output open, which `describe_within` read to its end: both
+        // have exited (at most a zombie left for init to reap). A script killed before it
+        // wrote its pids left nothing running to check.
+        let recorded = std::fs::read_to_string(&pids).unwrap_or_default();
+        for pid in recorded.split_whitespace() {
+            let state = vernier_sys::process::read_pid_stat(pid.parse().unwrap()).map(|s| s.state);
+            assert!(matches!(state, None | Some('Z' | 'X')), "{pid}: {state:?}");
+        }
     }
 
     #[test]
