@@ -196,11 +196,16 @@ pub struct RunArgs {
     pub stopping_rule: Option<vernier_model::StoppingRule>,
 
     /// Run the configurations in randomized rounds, so slow drift spreads over all of them
-    #[arg(long)]
+    #[arg(long, overrides_with = "no_interleave")]
     pub interleave: bool,
 
-    /// Seed of the interleaving order [default: random, stored with the session]
-    #[arg(long, value_name = "N", requires = "interleave")]
+    /// Run each configuration to its end before the next, also when the suite interleaves
+    #[arg(long, overrides_with = "interleave")]
+    pub no_interleave: bool,
+
+    /// Seed of the interleaving order, when interleaving (--interleave or the suite's)
+    /// [default: random, stored with the session]
+    #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
 
     /// Tag the session, e.g. --tag kernel=6.18 (repeatable)

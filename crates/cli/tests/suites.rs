@@ -98,6 +98,48 @@ fn a_user_suite_runs_with_its_settings_under_the_flags_given() {
 }
 
 #[test]
+fn the_flags_turn_a_suites_interleaving_off_and_on_and_seed_it() {
+    let (_dir, db) = temp_db();
+    let interleaved = MOCKS.replace("[settings]\n", "[settings]\ninterleave = true\n");
+    write_suite(&db, "mocks", &interleaved);
+    let settings_of = |flags: &[&str]| {
+        vernier(&db)
+            .args(["run", "--suite", "mocks", "--quiet"])
+            .args(flags)
+            .assert()
+            .success();
+        latest_session(&db)["settings"].clone()
+    };
+    // The suite interleaves, so --seed needs no --interleave.
+    let s = settings_of(&["--seed", "7"]);
+    assert_eq!((s["interleave"].clone(), s["seed"].clone()), (true.into(), 7.into()));
+    let s = settings_of(&["--no-interleave"]);
+    assert_eq!(s["interleave"], false);
+    // The last of the two flags wins.
+    let s = settings_of(&["--no-interleave", "--interleave", "--seed", "9"]);
+    assert_eq!((s["interleave"].clone(), s["seed"].clone()), (true.into(), 9.into()));
+    let s = settings_of(&["--interleave", "--no-interleave"]);
+    assert_eq!(s["interleave"], false);
+
+    let sessions = |db: &Path| {
+        let out = vernier(db).arg("sessions").output().unwrap();
+        assert!(out.status.success());
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let before = sessions(&db);
+    assert_eq!(before.matches("mocks").count(), 4, "{before}");
+    vernier(&db)
+        .args(["run", "--suite", "mocks", "--quiet", "--no-interleave", "--seed", "7"])
+        .assert()
+        .code(2)
+        .stderr(
+            "error: --seed sets the order of interleaved rounds, but this session does not \
+             interleave: give --interleave too, or a suite with interleave = true\n",
+        );
+    assert_eq!(sessions(&db), before, "nothing stored");
+}
+
+#[test]
 fn a_suite_is_found_by_path_and_listed() {
     let (dir, db) = temp_db();
     let elsewhere = dir.path().join("elsewhere.toml");

@@ -140,9 +140,13 @@ fn list_suite(suite: &Suite, verbose: bool) -> Result<()> {
         s.min_time.map(|v| format!("--min-time {v}")),
         s.max_time.map(|v| format!("--max-time {v}")),
         s.run_timeout.map(|v| format!("--run-timeout {v}")),
-        s.interleave
-            .filter(|i| *i)
-            .map(|_| "--interleave".to_string()),
+        s.interleave.map(|i| {
+            if i {
+                "--interleave".to_string()
+            } else {
+                "--no-interleave".to_string()
+            }
+        }),
         s.seed.map(|v| format!("--seed {v}")),
     ]
     .into_iter()

@@ -65,6 +65,7 @@ pub fn monitor(args: MonitorArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
         run_timeout: Some(args.interval + RUN_SLACK_S),
         stopping_rule: Some(StoppingRule::FixedN),
         interleave: false,
+        no_interleave: false,
         seed: None,
         tags,
         note: args.note,

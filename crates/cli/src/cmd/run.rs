@@ -75,7 +75,18 @@ pub(crate) fn run_with(
     settings.max_runs = args.max_runs.unwrap_or(settings.max_runs);
     settings.min_time_s = args.min_time.unwrap_or(settings.min_time_s);
     settings.max_time_s = args.max_time.unwrap_or(settings.max_time_s);
-    settings.interleave |= args.interleave;
+    // Of the two flags, clap keeps only the last given (overrides_with).
+    if args.interleave {
+        settings.interleave = true;
+    } else if args.no_interleave {
+        settings.interleave = false;
+    }
+    if args.seed.is_some() && !settings.interleave {
+        bail!(
+            "--seed sets the order of interleaved rounds, but this session does not interleave: \
+             give --interleave too, or a suite with interleave = true"
+        );
+    }
     settings.seed = args.seed.unwrap_or(settings.seed);
     settings.stopping_rule = args.stopping_rule.unwrap_or(settings.stopping_rule);
     let run_timeout = args
