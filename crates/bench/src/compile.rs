@@ -44,6 +44,7 @@ use vernier_sys::clock::monotonic_ns;
 use vernier_sys::MachineLimits;
 
 use crate::opts::{choice_spec, text_spec, uint};
+use crate::tool::{Header, Tool};
 use crate::{BenchError, Benchmark, Measurement, RunContext};
 
 pub const TIME: &str = "time";
@@ -60,20 +61,30 @@ const DEBIAN_SOURCE_DIR: &str = "/usr/src";
 /// The programs and headers a kernel build needs, with the Debian package of each.
 /// From the kernel's Documentation/process/changes.rst (make, gcc, binutils, flex, bison, bc,
 /// libelf for objtool, OpenSSL for certificate handling) and Phoronix's dependency list.
-const PROGRAMS: [(&str, &str); 8] = [
-    ("make", "make"),
-    ("gcc", "gcc"),
-    ("ld", "binutils"),
-    ("flex", "flex"),
-    ("bison", "bison"),
-    ("bc", "bc"),
-    ("perl", "perl"),
-    ("tar", "tar"),
+const PROGRAMS: [Tool; 8] = [
+    tool("make", "make"),
+    tool("gcc", "gcc"),
+    tool("ld", "binutils"),
+    tool("flex", "flex"),
+    tool("bison", "bison"),
+    tool("bc", "bc"),
+    tool("perl", "perl"),
+    tool("tar", "tar"),
 ];
-const HEADERS: [(&str, &str); 2] = [
-    ("/usr/include/gelf.h", "libelf-dev"),
-    ("/usr/include/openssl/opensslv.h", "libssl-dev"),
+const HEADERS: [Header; 2] = [
+    Header {
+        path: "/usr/include/gelf.h",
+        package: "libelf-dev",
+    },
+    Header {
+        path: "/usr/include/openssl/opensslv.h",
+        package: "libssl-dev",
+    },
 ];
+
+const fn tool(program: &'static str, package: &'static str) -> Tool {
+    Tool { program, package }
+}
 
 pub struct Compile;
 
@@ -142,7 +153,7 @@ impl Benchmark for Compile {
     fn check_options(&self, options: &Options) -> Result<(), BenchError> {
         check_target(options.text("target"))?;
         source_path(options.text("source"))?;
-        check_tools()
+        crate::tool::require("compile", &PROGRAMS, &HEADERS)
     }
 
     fn complete_options(&self, options: &mut Options) -> Result<(), BenchError> {
@@ -295,31 +306,6 @@ fn check_target(target: &str) -> Result<(), BenchError> {
         )));
     }
     Ok(())
-}
-
-/// Fails naming the Debian packages of every missing program and header.
-fn check_tools() -> Result<(), BenchError> {
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    let mut missing: Vec<&str> = PROGRAMS
-        .iter()
-        .filter(|(program, _)| {
-            vernier_sys::environment::tools::find_on_path(program, &path).is_none()
-        })
-        .map(|(_, package)| *package)
-        .collect();
-    missing.extend(
-        HEADERS
-            .iter()
-            .filter(|(header, _)| !Path::new(header).exists())
-            .map(|(_, package)| *package),
-    );
-    if missing.is_empty() {
-        return Ok(());
-    }
-    Err(BenchError::Options(format!(
-        "a kernel build needs packages that are not installed: apt-get install {}",
-        missing.join(" ")
-    )))
 }
 
 /// The source `source` names: `debian` is the newest Debian tarball under /usr/src.

@@ -24,17 +24,20 @@ pub(crate) struct Tool {
     pub package: &'static str,
 }
 
+/// A header a benchmark compiles against (an absolute path) and the Debian package that
+/// installs it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Header {
+    pub path: &'static str,
+    pub package: &'static str,
+}
+
 impl Tool {
     /// The program's path, or the error that names the package to install.
     pub fn find(&self, benchmark: &str) -> Result<PathBuf, BenchError> {
         let path_var = std::env::var_os("PATH").unwrap_or_default();
-        find_on_path(self.program, &path_var).ok_or_else(|| {
-            BenchError::Options(format!(
-                "{benchmark} runs {}, which is not installed (not on PATH): install the Debian \
-                 package {} (apt-get install {})",
-                self.program, self.package, self.package
-            ))
-        })
+        find_on_path(self.program, &path_var)
+            .ok_or_else(|| not_installed(benchmark, &[(self.program, self.package)], &[]))
     }
 
     /// Runs the program with `args` (standard input /dev/null, `LC_ALL=C` so numbers use a
@@ -61,6 +64,76 @@ impl Tool {
         }
         Ok(text)
     }
+}
+
+/// Fails naming every one of `programs` that is not on PATH and every one of `headers` that
+/// does not exist, with the Debian packages that install them, all in one line.
+pub(crate) fn require(
+    benchmark: &str,
+    programs: &[Tool],
+    headers: &[Header],
+) -> Result<(), BenchError> {
+    let path_var = std::env::var_os("PATH").unwrap_or_default();
+    let programs: Vec<(&str, &str)> = programs
+        .iter()
+        .filter(|t| find_on_path(t.program, &path_var).is_none())
+        .map(|t| (t.program, t.package))
+        .collect();
+    let headers: Vec<(&str, &str)> = headers
+        .iter()
+        .filter(|h| !Path::new(h.path).exists())
+        .map(|h| (h.path, h.package))
+        .collect();
+    if programs.is_empty() && headers.is_empty() {
+        return Ok(());
+    }
+    Err(not_installed(benchmark, &programs, &headers))
+}
+
+/// The error of missing programs and headers, each `(name, package)`: what is missing and the
+/// Debian packages to install, each once.
+fn not_installed(
+    benchmark: &str,
+    programs: &[(&str, &str)],
+    headers: &[(&str, &str)],
+) -> BenchError {
+    let names = |missing: &[(&str, &str)]| {
+        missing
+            .iter()
+            .map(|(name, _)| *name)
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut what = Vec::new();
+    if !programs.is_empty() {
+        what.push(format!("runs {}", names(programs)));
+    }
+    if !headers.is_empty() {
+        what.push(format!("needs {}", names(headers)));
+    }
+    let which = if programs.len() + headers.len() == 1 {
+        "which is"
+    } else {
+        "which are"
+    };
+    let where_looked = if headers.is_empty() {
+        " (not on PATH)"
+    } else {
+        ""
+    };
+    let mut packages: Vec<&str> = Vec::new();
+    for (_, package) in programs.iter().chain(headers) {
+        if !packages.contains(package) {
+            packages.push(package);
+        }
+    }
+    let plural = if packages.len() == 1 { "" } else { "s" };
+    let packages = packages.join(" ");
+    BenchError::Options(format!(
+        "{benchmark} {}, {which} not installed{where_looked}: install the Debian \
+         package{plural} {packages} (apt-get install {packages})",
+        what.join(" and ")
+    ))
 }
 
 /// Runs `program` with `args` as a run's own child: standard input /dev/null, standard output
@@ -196,6 +269,48 @@ mod tests {
             e.ends_with(
                 "x runs vernier-no-such-tool, which is not installed (not on PATH): install \
                  the Debian package vernier-tools (apt-get install vernier-tools)"
+            ),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn every_missing_program_and_header_is_named_with_its_package_once() {
+        let sh = Tool {
+            program: "sh",
+            package: "dash",
+        };
+        let absent = |program| Tool {
+            program,
+            package: "vernier-tools",
+        };
+        let header = |path, package| Header { path, package };
+        assert!(require("x", &[sh], &[]).is_ok());
+        let e = require(
+            "x",
+            &[sh, absent("vernier-no-a"), absent("vernier-no-b")],
+            &[
+                header("/vernier/no/such.h", "libno-dev"),
+                header("/", "base-files"),
+            ],
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.ends_with(
+                "x runs vernier-no-a, vernier-no-b and needs /vernier/no/such.h, which are not \
+                 installed: install the Debian packages vernier-tools libno-dev (apt-get \
+                 install vernier-tools libno-dev)"
+            ),
+            "{e}"
+        );
+        let e = require("x", &[sh], &[header("/vernier/no/such.h", "libno-dev")])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.ends_with(
+                "x needs /vernier/no/such.h, which is not installed: install the Debian \
+                 package libno-dev (apt-get install libno-dev)"
             ),
             "{e}"
         );

@@ -112,12 +112,18 @@ fn the_flags_turn_a_suites_interleaving_off_and_on_and_seed_it() {
     };
     // The suite interleaves, so --seed needs no --interleave.
     let s = settings_of(&["--seed", "7"]);
-    assert_eq!((s["interleave"].clone(), s["seed"].clone()), (true.into(), 7.into()));
+    assert_eq!(
+        (s["interleave"].clone(), s["seed"].clone()),
+        (true.into(), 7.into())
+    );
     let s = settings_of(&["--no-interleave"]);
     assert_eq!(s["interleave"], false);
     // The last of the two flags wins.
     let s = settings_of(&["--no-interleave", "--interleave", "--seed", "9"]);
-    assert_eq!((s["interleave"].clone(), s["seed"].clone()), (true.into(), 9.into()));
+    assert_eq!(
+        (s["interleave"].clone(), s["seed"].clone()),
+        (true.into(), 9.into())
+    );
     let s = settings_of(&["--interleave", "--no-interleave"]);
     assert_eq!(s["interleave"], false);
 
@@ -129,7 +135,15 @@ fn the_flags_turn_a_suites_interleaving_off_and_on_and_seed_it() {
     let before = sessions(&db);
     assert_eq!(before.matches("mocks").count(), 4, "{before}");
     vernier(&db)
-        .args(["run", "--suite", "mocks", "--quiet", "--no-interleave", "--seed", "7"])
+        .args([
+            "run",
+            "--suite",
+            "mocks",
+            "--quiet",
+            "--no-interleave",
+            "--seed",
+            "7",
+        ])
         .assert()
         .code(2)
         .stderr(
