@@ -39,7 +39,7 @@ use vernier_sys::sched::{set_thread_policy, Policy};
 use vernier_sys::MachineLimits;
 
 use crate::opts::{choice, choice_spec, float, uint, uint_spec};
-use crate::workers::{Gate, StartLine};
+use crate::workers::{start_threads, Gate, WorkerThread};
 use crate::{BenchError, Benchmark, Measurement, RunContext};
 
 pub(crate) const POLICIES: &[&str] = &["fifo", "rr", "other"];
@@ -285,67 +285,25 @@ fn measure_on(
     recordings: &mut [Recording],
     settings: &Settings,
 ) -> Result<(), BenchError> {
-    let mut line = StartLine::new()?;
-    std::thread::scope(|scope| {
-        let mut handles = Vec::with_capacity(cpus.len());
-        let mut outcome = Ok(());
-        for (&cpu, recording) in cpus.iter().zip(recordings.iter_mut()) {
+    let threads = cpus
+        .iter()
+        .zip(recordings.iter_mut())
+        .map(|(&cpu, recording)| {
             let thread = MeasurementThread {
                 cpu: CpuSet::new(&[cpu]),
                 policy: settings.policy,
                 priority: settings.priority,
                 interval_ns: settings.interval_ns,
                 duration_ns: settings.duration_ns,
-                gate: line.gate(),
             };
-            let spawned = std::thread::Builder::new()
-                .name(format!("latency/{cpu}"))
-                .stack_size(STACK_BYTES)
-                .spawn_scoped(scope, move || thread.run(recording));
-            match spawned {
-                Ok(handle) => handles.push(handle),
-                Err(source) => {
-                    outcome = Err(BenchError::Syscall {
-                        call: "pthread_create",
-                        source,
-                    });
-                    break;
-                }
+            WorkerThread {
+                name: format!("latency/{cpu}"),
+                stack_bytes: Some(STACK_BYTES),
+                body: move |gate: Gate| thread.run(recording, gate),
             }
-        }
-        // A thread that cannot pin itself or take its policy ends without reporting ready;
-        // the finished ones are counted so that the wait cannot hang.
-        if outcome.is_ok() {
-            outcome = line
-                .wait_ready(cpus.len(), || {
-                    if handles.iter().any(|h| h.is_finished()) {
-                        Err(BenchError::Worker(
-                            "a measurement thread ended before the start".into(),
-                        ))
-                    } else {
-                        Ok(())
-                    }
-                })
-                .and_then(|()| line.go());
-        }
-        if outcome.is_err() {
-            line.call_off();
-        }
-        // The threads' own errors say more than the start line's.
-        let mut first_thread_error = None;
-        for handle in handles {
-            let result = handle.join().unwrap_or_else(|_| {
-                Err(BenchError::Worker("a measurement thread panicked".into()))
-            });
-            if let (Err(e), None) = (result, &first_thread_error) {
-                first_thread_error = Some(e);
-            }
-        }
-        match first_thread_error {
-            Some(e) => Err(e),
-            None => outcome,
-        }
-    })
+        })
+        .collect();
+    start_threads("measurement", threads, || Ok(()))
 }
 
 /// One measurement thread: its CPU, its policy, the loop's timing and the start line.
@@ -355,17 +313,16 @@ struct MeasurementThread {
     priority: i32,
     interval_ns: u64,
     duration_ns: u64,
-    gate: Gate,
 }
 
 impl MeasurementThread {
     /// Pins the thread and sets its policy (each thread sets its own, as cyclictest's do),
     /// waits at the start line, measures, and goes back to SCHED_OTHER (as cyclictest's
     /// threads do at their end).
-    fn run(self, recording: &mut Recording) -> Result<(), BenchError> {
+    fn run(self, recording: &mut Recording, gate: Gate) -> Result<(), BenchError> {
         self.cpu.pin_current_thread()?;
         set_thread_policy(self.policy, self.priority)?;
-        if !self.gate.ready_and_wait() {
+        if !gate.ready_and_wait() {
             return Ok(());
         }
         let measured = measure(recording, self.interval_ns, self.duration_ns);

@@ -36,7 +36,7 @@ use vernier_sys::clock::monotonic_ns;
 use vernier_sys::MachineLimits;
 
 use crate::opts::{uint, uint_spec};
-use crate::workers::StartLine;
+use crate::workers::{start_threads, Gate, WorkerThread};
 use crate::{BenchError, Benchmark, Measurement, RunContext};
 
 const NAME: &str = "memory";
@@ -299,21 +299,18 @@ pub fn stream(
     let mut times = vec![[0u64; 4]; ntimes];
     let barrier = Barrier::new(threads + 1);
     let q = black_box(SCALAR);
-    let mut line = StartLine::new()?;
-    let outcome: Result<(), BenchError> = std::thread::scope(|scope| {
-        let mut handles = Vec::with_capacity(threads);
-        let mut outcome = Ok(());
-        let slices = split(&mut a, threads)
-            .into_iter()
-            .zip(split(&mut b, threads))
-            .zip(split(&mut c, threads));
-        for (i, ((a, b), c)) in slices.enumerate() {
+    let workers = split(&mut a, threads)
+        .into_iter()
+        .zip(split(&mut b, threads))
+        .zip(split(&mut c, threads))
+        .enumerate()
+        .map(|(i, ((a, b), c))| {
             let cpu = cpus.get(i % cpus.len().max(1)).copied();
             let barrier = &barrier;
-            let gate = line.gate();
-            let spawned = std::thread::Builder::new()
-                .name(format!("memory/{i}"))
-                .spawn_scoped(scope, move || {
+            WorkerThread {
+                name: format!("memory/{i}"),
+                stack_bytes: None,
+                body: move |gate: Gate| {
                     if let Some(cpu) = cpu {
                         vernier_sys::affinity::pin_current_thread(&[cpu])?;
                     }
@@ -333,58 +330,21 @@ pub fn stream(
                         }
                     }
                     Ok(())
-                });
-            match spawned {
-                Ok(h) => handles.push(h),
-                Err(source) => {
-                    outcome = Err(BenchError::Syscall {
-                        call: "pthread_create",
-                        source,
-                    });
-                    break;
-                }
+                },
+            }
+        })
+        .collect();
+    let outcome = start_threads("memory", workers, || {
+        barrier.wait();
+        for row in times.iter_mut() {
+            for t in row.iter_mut() {
+                let start = monotonic_ns();
+                barrier.wait();
+                barrier.wait();
+                *t = monotonic_ns() - start;
             }
         }
-        if outcome.is_ok() {
-            outcome = line
-                .wait_ready(threads, || {
-                    if handles.iter().any(|h| h.is_finished()) {
-                        Err(BenchError::Worker(
-                            "a memory thread ended before the start".into(),
-                        ))
-                    } else {
-                        Ok(())
-                    }
-                })
-                .and_then(|()| line.go());
-        }
-        if outcome.is_err() {
-            line.call_off();
-        } else {
-            barrier.wait();
-            for row in times.iter_mut() {
-                for t in row.iter_mut() {
-                    let start = monotonic_ns();
-                    barrier.wait();
-                    barrier.wait();
-                    *t = monotonic_ns() - start;
-                }
-            }
-        }
-        // The threads' own errors say more than the start line's.
-        let mut first_error = None;
-        for h in handles {
-            let result = h
-                .join()
-                .unwrap_or_else(|_| Err(BenchError::Worker("a memory thread panicked".into())));
-            if let (Err(e), None) = (result, &first_error) {
-                first_error = Some(e);
-            }
-        }
-        match first_error {
-            Some(e) => Err(e),
-            None => outcome,
-        }
+        Ok(())
     });
     outcome?;
     check_results(&a, &b, &c, ntimes)?;

@@ -229,6 +229,87 @@ impl StartLine {
     }
 }
 
+/// One worker thread for [`start_threads`]: its name, its stack size (the default when
+/// `None`) and its body, which gets the thread's gate and must pass it
+/// ([`Gate::ready_and_wait`], returning at once when that says false) before it does its work.
+pub(crate) struct WorkerThread<F> {
+    pub(crate) name: String,
+    pub(crate) stack_bytes: Option<usize>,
+    pub(crate) body: F,
+}
+
+/// Runs worker threads released together from one start line: spawns every thread, waits
+/// until each has passed its set-up and reported ready, starts them all, runs `lead` on the
+/// calling thread while they work, and joins them. A thread that ends before it is ready
+/// (its set-up failed) or a failed spawn calls the start off, so that the others return
+/// without working and nothing hangs. The threads' own errors say more than the start
+/// line's, so the first of those is returned, then the start line's or `lead`'s. `what`
+/// names the threads in errors ("a memory thread panicked").
+pub(crate) fn start_threads<F>(
+    what: &str,
+    threads: Vec<WorkerThread<F>>,
+    lead: impl FnOnce() -> Result<(), BenchError>,
+) -> Result<(), BenchError>
+where
+    F: FnOnce(Gate) -> Result<(), BenchError> + Send,
+{
+    let mut line = StartLine::new()?;
+    let count = threads.len();
+    std::thread::scope(|scope| {
+        let mut handles = Vec::with_capacity(count);
+        let mut outcome = Ok(());
+        for thread in threads {
+            let gate = line.gate();
+            let body = thread.body;
+            let mut builder = std::thread::Builder::new().name(thread.name);
+            if let Some(bytes) = thread.stack_bytes {
+                builder = builder.stack_size(bytes);
+            }
+            match builder.spawn_scoped(scope, move || body(gate)) {
+                Ok(handle) => handles.push(handle),
+                Err(source) => {
+                    outcome = Err(BenchError::Syscall {
+                        call: "pthread_create",
+                        source,
+                    });
+                    break;
+                }
+            }
+        }
+        if outcome.is_ok() {
+            outcome = line
+                .wait_ready(count, || {
+                    if handles.iter().any(|h| h.is_finished()) {
+                        Err(BenchError::Worker(format!(
+                            "a {what} thread ended before the start"
+                        )))
+                    } else {
+                        Ok(())
+                    }
+                })
+                .and_then(|()| line.go());
+        }
+        if outcome.is_err() {
+            line.call_off();
+        } else {
+            outcome = lead();
+        }
+        let mut first_thread_error = None;
+        for handle in handles {
+            let result = handle
+                .join()
+                .unwrap_or_else(|_| Err(BenchError::Worker(format!("a {what} thread panicked"))));
+            if let (Err(e), None) = (result, &first_thread_error) {
+                first_thread_error = Some(e);
+            }
+        }
+        match first_thread_error {
+            Some(e) => Err(e),
+            None => outcome,
+        }
+    })
+}
+
 /// Worker processes forked from the run process, all in one process group so that they can
 /// be waited for (waitpid(-pgid)) and killed (kill(-pgid)) together without touching other
 /// children of the process. Dropping it kills and reaps whatever is left, so every error path
@@ -633,6 +714,60 @@ mod tests {
         let rc = unsafe { libc::waitpid(pgid, &mut status, libc::WNOHANG) };
         assert_eq!(rc, -1);
         assert_eq!(errno(), libc::ECHILD);
+    }
+
+    /// Threads as the benchmarks make them: each fails its set-up when told to, then passes
+    /// the gate and counts itself as having worked.
+    fn counting_threads(
+        n: usize,
+        failing: Option<usize>,
+        worked: &AtomicU64,
+    ) -> Vec<WorkerThread<impl FnOnce(Gate) -> Result<(), BenchError> + Send + '_>> {
+        (0..n)
+            .map(|i| WorkerThread {
+                name: format!("test/{i}"),
+                stack_bytes: (i == 0).then_some(256 << 10),
+                body: move |gate: Gate| {
+                    if failing == Some(i) {
+                        return Err(BenchError::Worker(format!("set-up of {i} failed")));
+                    }
+                    if gate.ready_and_wait() {
+                        worked.fetch_add(1, Ordering::SeqCst);
+                    }
+                    Ok(())
+                },
+            })
+            .collect()
+    }
+
+    #[test]
+    fn threads_start_together_and_the_lead_runs_while_they_work() {
+        let worked = AtomicU64::new(0);
+        let mut led = false;
+        start_threads("test", counting_threads(3, None, &worked), || {
+            led = true;
+            Ok(())
+        })
+        .unwrap();
+        assert!(led);
+        assert_eq!(worked.load(Ordering::SeqCst), 3);
+    }
+
+    #[test]
+    fn a_thread_failing_its_set_up_calls_the_start_off_with_its_own_error() {
+        let worked = AtomicU64::new(0);
+        let mut led = false;
+        let e = start_threads("test", counting_threads(3, Some(1), &worked), || {
+            led = true;
+            Ok(())
+        })
+        .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            BenchError::Worker("set-up of 1 failed".into()).to_string()
+        );
+        assert!(!led, "the lead must not run when the start is called off");
+        assert_eq!(worked.load(Ordering::SeqCst), 0, "no thread may work");
     }
 
     #[test]
