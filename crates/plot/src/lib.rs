@@ -20,6 +20,7 @@ mod latency;
 mod line;
 mod maxima;
 mod monitor;
+mod slots;
 mod style;
 mod thin;
 
