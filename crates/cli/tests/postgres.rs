@@ -1,8 +1,9 @@
 //! Every command on a PostgreSQL database (`--db postgres://...` and `VERNIER_DB`), eight
-//! `vernier run` processes recording into one database at once, and a connection that breaks
-//! in the middle of a session. Each test has a database of its own on the server that
-//! `VERNIER_TEST_POSTGRES` names (`scripts/with-postgres.sh`); without one they print
-//! `skipped: ...`, except under CI, where they fail.
+//! `vernier run` processes recording into one database at once, eight `vernier sync` copying
+//! into it at once, and a connection that breaks in the middle of a session. Each test has a
+//! database of its own on the server that `VERNIER_TEST_POSTGRES` names
+//! (`scripts/with-postgres.sh`); without one they print `skipped: ...`, except under CI, where
+//! they fail.
 
 #![cfg(feature = "postgres")]
 #![allow(clippy::unwrap_used)]
@@ -11,21 +12,13 @@ use std::collections::BTreeSet;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use vernier_testkit::{postgres_database, TestDatabase};
+use vernier_testkit::{
+    ok, postgres_database, record_mock_session, sorted, sqlite_texts, vernier_no_input,
+    TestDatabase,
+};
 
 /// The deterministic mock benchmark: three values in turn, no sleeping.
 const QUICK: &str = "mock:values=1/1.1/1.2";
-
-fn ok(out: Output) -> String {
-    assert!(
-        out.status.success(),
-        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
 
 fn vernier(db: &TestDatabase, args: &[&str]) -> Output {
     db.vernier_command().args(args).output().unwrap()
@@ -234,4 +227,117 @@ fn a_dropped_connection_loses_at_most_the_run_in_progress() {
     let json: serde_json::Value = serde_json::from_str(&shown).unwrap();
     assert_eq!(json[0]["n"].as_i64(), Some(stored), "{shown}");
     assert_eq!(json[0]["session_status"], "abandoned", "{shown}");
+}
+
+/// The fixture of cyclictest's histogram output (crates/model/tests/fixtures/cyclictest): an
+/// imported session with histograms, whose ids follow from the file's content.
+fn cyclictest_fixture() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../model/tests/fixtures/cyclictest/2.4-h400-q.txt")
+}
+
+/// The number just before `before` in a `vernier sync` summary (`2` of `copied 2 session(s)`
+/// with `" session(s)"`).
+fn sync_count(summary: &str, before: &str) -> usize {
+    summary
+        .split(before)
+        .next()
+        .and_then(|head| head.rsplit([' ', ',']).find(|w| !w.is_empty()))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no count before '{before}' in {summary}"))
+}
+
+/// Eight machines syncing into one PostgreSQL database at once, each holding two sessions of
+/// its own and two that all of them hold (copied to each from one origin: a recorded session
+/// with monitor data and an imported one with histograms), so that all eight race to store
+/// them: every session, configuration, run, value, histogram and monitor record arrives
+/// exactly once, with its id, and the eight summaries together copy each session once.
+#[test]
+fn eight_syncs_at_once_store_every_session_and_run_exactly_once() {
+    const MACHINES: usize = 8;
+    let Some(central) =
+        postgres_database("eight_syncs_at_once_store_every_session_and_run_exactly_once")
+    else {
+        return;
+    };
+    let url = central.arg().to_str().unwrap().to_string();
+    let dir = central.dir();
+    let origin = dir.join("origin.db");
+    record_mock_session(&origin, "shared=yes");
+    ok(vernier_no_input(&origin)
+        .arg("import")
+        .arg(cyclictest_fixture())
+        .output()
+        .unwrap());
+    let machines: Vec<std::path::PathBuf> = (0..MACHINES)
+        .map(|i| {
+            let db = dir.join(format!("machine{i}.db"));
+            ok(vernier_no_input(&origin)
+                .args(["sync", "--to", db.to_str().unwrap()])
+                .output()
+                .unwrap());
+            record_mock_session(&db, &format!("machine={i}"));
+            record_mock_session(&db, &format!("machine={i}"));
+            db
+        })
+        .collect();
+
+    // Every process is started before any is waited for.
+    let children: Vec<_> = machines
+        .iter()
+        .map(|db| {
+            vernier_no_input(db)
+                .args(["sync", "--to", &url])
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let mut copied = 0;
+    for child in children {
+        let out = ok(child.wait_with_output().unwrap());
+        let (mine, present) = (
+            sync_count(&out, " session(s)"),
+            sync_count(&out, " already present"),
+        );
+        assert!((2..=4).contains(&mine), "{out}");
+        assert_eq!(mine + present, 4, "{out}");
+        copied += mine;
+    }
+    assert_eq!(copied, 2 * MACHINES + 2);
+
+    // The rows of the target are exactly the distinct rows of the machines.
+    let pg = central.postgres().unwrap();
+    for (table, row) in [
+        ("sessions", "id"),
+        ("configurations", "id"),
+        ("runs", "id"),
+        ("run_values", "run_id || ':' || metric"),
+        (
+            "run_histograms",
+            "run_id || ':' || quantity || ':' || thread || ':' || count",
+        ),
+        ("run_monitors", "run_id || ':' || length(series)"),
+    ] {
+        let mut expected: Vec<String> = machines
+            .iter()
+            .flat_map(|db| sqlite_texts(db, &format!("SELECT {row} FROM {table}")))
+            .collect();
+        expected.sort();
+        expected.dedup();
+        assert!(!expected.is_empty(), "{table}");
+        let stored = sorted(pg.query_texts(&format!("SELECT ({row})::text FROM {table}")));
+        assert_eq!(stored, expected, "{table}");
+    }
+    assert_eq!(central.count("sessions"), (2 * MACHINES + 2) as i64);
+    // The shared sessions once each, whoever stored them.
+    assert_eq!(
+        pg.query_i64("SELECT count(*) FROM session_tags WHERE key = 'shared'"),
+        1
+    );
+    assert_eq!(
+        pg.query_i64("SELECT count(*) FROM configurations WHERE benchmark = 'cyclictest'"),
+        1
+    );
 }

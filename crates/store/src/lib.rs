@@ -126,6 +126,16 @@ impl StoreError {
             _ => false,
         }
     }
+
+    /// True for a deadlock or a serialization failure that PostgreSQL reported: it rolled the
+    /// transaction back, and running it again succeeds
+    /// (https://www.postgresql.org/docs/15/mvcc-serialization-failure-handling.html; codes
+    /// 40P01 deadlock_detected and 40001 serialization_failure of
+    /// https://www.postgresql.org/docs/15/errcodes-appendix.html).
+    pub fn is_transaction_conflict(&self) -> bool {
+        matches!(self, StoreError::Postgres { code: Some(code), .. }
+            if code == "40P01" || code == "40001")
+    }
 }
 
 /// Where results are kept: the writes of a session (the [`Recorder`] the engine records

@@ -60,8 +60,9 @@ impl SyncReport {
 /// before it stay, and the next copy starts with the first session still missing.
 ///
 /// Several copies into one target at once (machines of a farm syncing to one server) may race
-/// for the same session: when storing it fails because another copy stored it meanwhile, it
-/// is tried once more, which finds it stored and compares it like any present session.
+/// for the same session: when storing it fails because another copy stored it meanwhile (or
+/// the two deadlocked), it is tried again, which finds it stored and compares it like any
+/// present session.
 pub fn copy_sessions<F, T>(
     from: &F,
     to: &mut T,
@@ -110,16 +111,14 @@ where
         }
     }
     let sessions = std::slice::from_ref(&session);
-    let stored = match to.import_sessions(sessions, &kernel_configs) {
-        Ok(report) => report,
-        // Another copy may have stored the session since the target's list was read.
-        Err(e)
-            if e.is_duplicate_key()
-                || matches!(e, StoreError::Database(_) | StoreError::Conflict(_)) =>
-        {
-            to.import_sessions(sessions, &kernel_configs)?
+    let mut attempt = 0;
+    let stored = loop {
+        attempt += 1;
+        match to.import_sessions(sessions, &kernel_configs) {
+            Ok(report) => break report,
+            Err(e) if attempt < RACE_RETRIES && lost_race(&e) => continue,
+            Err(e) => return Err(e),
         }
-        Err(e) => return Err(e),
     };
     let runs = session.configurations.iter().map(|c| c.runs.len()).sum();
     Ok(if stored.imported == 1 {
@@ -127,6 +126,22 @@ where
     } else {
         SyncStep::Present { id }
     })
+}
+
+/// How often storing one session is tried in all when it loses a race with another copy into
+/// the same target. The first retry follows the other copy's commit and finds the session
+/// stored; more are for deadlocks among several copies at once.
+const RACE_RETRIES: u32 = 5;
+
+/// Whether storing a session failed because another copy into the same target was storing it
+/// (or rows it shares, such as monitor names) at the same time: its id already stored (the
+/// session, or one of its configurations or runs, which the import reports as a conflict), or
+/// a deadlock or serialization failure that rolled the transaction back. Trying again finds
+/// the session stored and compares it, or stores it.
+fn lost_race(e: &StoreError) -> bool {
+    e.is_duplicate_key()
+        || e.is_transaction_conflict()
+        || matches!(e, StoreError::Database(_) | StoreError::Conflict(_))
 }
 
 /// Whether two headers of one session say the same of what can change after it was recorded:

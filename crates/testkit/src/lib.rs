@@ -4,10 +4,13 @@
 //! may run several `cargo test` at once: [`host_turn`] makes them take turns. The binary's
 //! tests start `vernier` on a database of their own with [`vernier`] (or [`vernier_command`]).
 //! [`databases`] gives a test one new database of each engine, the PostgreSQL one from
-//! [`PgDatabase`].
+//! [`PgDatabase`]. The command tests share [`ok`], [`refused`], [`record_mock_session`] and
+//! [`sqlite_texts`].
 
+mod commands;
 mod postgres;
 
+pub use commands::{ok, record_mock_session, refused, sorted, sqlite_texts, vernier_no_input};
 pub use postgres::{PgDatabase, SERVER_VARIABLE};
 
 use std::fs::File;

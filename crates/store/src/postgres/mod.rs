@@ -10,7 +10,6 @@
 use std::cell::RefCell;
 use std::collections::HashMap;
 
-use postgres::error::SqlState;
 use postgres::{Client, NoTls, Statement};
 
 use crate::records::{impl_store, Engine};
@@ -129,19 +128,11 @@ impl PgStore {
                 }
             };
             match result {
-                Err(e) if is_conflict(&e) && attempt < CONFLICT_RETRIES => continue,
+                Err(e) if e.is_transaction_conflict() && attempt < CONFLICT_RETRIES => continue,
                 other => return other,
             }
         }
     }
-}
-
-/// A deadlock or serialization failure: PostgreSQL rolled the transaction back, and running
-/// it again succeeds (https://www.postgresql.org/docs/15/mvcc-serialization-failure-handling.html).
-fn is_conflict(e: &StoreError) -> bool {
-    matches!(e, StoreError::Postgres { code: Some(code), .. }
-        if code == SqlState::T_R_DEADLOCK_DETECTED.code()
-            || code == SqlState::T_R_SERIALIZATION_FAILURE.code())
 }
 
 fn message(e: &postgres::Error) -> String {

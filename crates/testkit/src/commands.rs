@@ -1,0 +1,91 @@
+//! What the command tests of a farm share: the outcome of a `vernier` process, a quick session
+//! recorded into a database, and the rows of an SQLite file as text.
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+use crate::vernier_command;
+
+/// [`vernier_command`] with nothing on standard input, for a process that must not wait for
+/// it (a prompt, a piped file).
+pub fn vernier_no_input(db: &Path) -> Command {
+    let mut cmd = vernier_command(db);
+    cmd.stdin(Stdio::null());
+    cmd
+}
+
+/// The standard output of a process that must have succeeded.
+///
+/// # Panics
+/// When it failed (with its exit status and both outputs), or its output is not UTF-8.
+pub fn ok(out: Output) -> String {
+    assert!(
+        out.status.success(),
+        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap_or_else(|e| panic!("stdout is not UTF-8: {e}"))
+}
+
+/// The one line on standard error of a process refused as bad input: exit status 2.
+///
+/// # Panics
+/// With another exit status or more than one line on standard error.
+pub fn refused(out: Output) -> String {
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    stderr
+}
+
+/// Records one session of two runs of the deterministic mock benchmark into `db` (a file or a
+/// PostgreSQL URL), tagged `tag` (`KEY=VALUE`).
+///
+/// # Panics
+/// When the run fails.
+pub fn record_mock_session(db: &Path, tag: &str) {
+    ok(vernier_no_input(db)
+        .args(["run", "mock:values=1/2", "--warmup", "0"])
+        .args([
+            "--min-runs",
+            "2",
+            "--max-runs",
+            "2",
+            "--quiet",
+            "--tag",
+            tag,
+        ])
+        .output()
+        .unwrap_or_else(|e| panic!("cannot start vernier: {e}")));
+}
+
+/// The first column of every row that `sql` returns from the SQLite file `db`, as text
+/// (integers in decimal, NULL as `NULL`), read-only.
+///
+/// # Panics
+/// When the file cannot be opened or the query fails.
+pub fn sqlite_texts(db: &Path, sql: &str) -> Vec<String> {
+    use rusqlite::types::Value;
+    let conn =
+        rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .unwrap_or_else(|e| panic!("cannot open {}: {e}", db.display()));
+    let mut stmt = conn.prepare(sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
+    let rows = stmt
+        .query_map([], |r| r.get::<_, Value>(0))
+        .unwrap_or_else(|e| panic!("{sql}: {e}"));
+    rows.map(|v| match v.unwrap_or_else(|e| panic!("{sql}: {e}")) {
+        Value::Text(t) => t,
+        Value::Integer(i) => i.to_string(),
+        Value::Null => "NULL".to_string(),
+        other => format!("{other:?}"),
+    })
+    .collect()
+}
+
+/// `values` sorted, for comparing sets of rows read in no particular order.
+pub fn sorted(mut values: Vec<String>) -> Vec<String> {
+    values.sort();
+    values
+}
