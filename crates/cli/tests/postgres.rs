@@ -1,9 +1,9 @@
-//! Every command on a PostgreSQL database (`--db postgres://...` and `VERNIER_DB`), eight
-//! `vernier run` processes recording into one database at once, eight `vernier sync` copying
-//! into it at once, and a connection that breaks in the middle of a session. Each test has a
-//! database of its own on the server that `VERNIER_TEST_POSTGRES` names
-//! (`scripts/with-postgres.sh`); without one they print `skipped: ...`, except under CI, where
-//! they fail.
+//! Every command on a PostgreSQL database (`--db postgres://...` and `VERNIER_DB`), `calibrate`
+//! and `monitor` recording into one, eight `vernier run` processes recording into one database
+//! at once, eight `vernier sync` copying into it at once, and a connection that breaks in the
+//! middle of a session. Each test has a database of its own on the server that
+//! `VERNIER_TEST_POSTGRES` names (`scripts/with-postgres.sh`); without one they print
+//! `skipped: ...`, except under CI, where they fail.
 
 #![cfg(feature = "postgres")]
 #![allow(clippy::unwrap_used)]
@@ -340,4 +340,83 @@ fn eight_syncs_at_once_store_every_session_and_run_exactly_once() {
         pg.query_i64("SELECT count(*) FROM configurations WHERE benchmark = 'cyclictest'"),
         1
     );
+}
+
+#[test]
+fn calibrate_stores_its_sessions_and_calibration_in_postgres() {
+    let Some(db) = postgres_database("calibrate_stores_its_sessions_and_calibration_in_postgres")
+    else {
+        return;
+    };
+    // The sessions must see one environment: a test elsewhere that changes a sysctl in
+    // between would split them by fingerprint.
+    let _turn = vernier_testkit::host_turn();
+    let stdout = ok(vernier(
+        &db,
+        &[
+            "calibrate",
+            QUICK,
+            "--sessions",
+            "3",
+            "--runs",
+            "4",
+            "--warmup",
+            "0",
+            "--max-time",
+            "30",
+        ],
+    ));
+    assert!(stdout.contains("stored in"), "{stdout}");
+    assert_eq!(db.count("sessions"), 3);
+    assert_eq!(db.count("calibrations"), 1);
+    let pg = db.postgres().unwrap();
+    assert_eq!(
+        pg.query_i64("SELECT sessions * 100 + runs FROM calibrations"),
+        3 * 100 + 12
+    );
+    // compare finds it by the sessions' fingerprint.
+    let report: serde_json::Value = serde_json::from_str(&ok(vernier(
+        &db,
+        &["compare", "latest~1", "latest", "--format", "json"],
+    )))
+    .unwrap();
+    assert_eq!(
+        report["comparisons"][0]["noise_source"], "calibration",
+        "{report}"
+    );
+}
+
+#[test]
+fn monitor_stores_each_interval_in_postgres() {
+    let Some(db) = postgres_database("monitor_stores_each_interval_in_postgres") else {
+        return;
+    };
+    ok(vernier(
+        &db,
+        &[
+            "monitor",
+            "latency:policy=other:interval=1ms",
+            "--interval",
+            "1",
+            "--for",
+            "3s",
+            "--monitor",
+            "none",
+            "-q",
+        ],
+    ));
+    let pg = db.postgres().unwrap();
+    assert_eq!(
+        pg.query_i64("SELECT count(*) FROM runs WHERE NOT warmup"),
+        3
+    );
+    assert_eq!(pg.query_i64("SELECT count(*) FROM runs WHERE warmup"), 0);
+    let threads = pg.query_i64("SELECT count(DISTINCT thread) FROM run_histograms");
+    assert!(threads >= 1);
+    assert_eq!(db.count("run_histograms"), 3 * threads);
+    let shown = ok(vernier(&db, &["show", "latest"]));
+    assert!(shown.contains("maximum of 3 interval maxima:"), "{shown}");
+    assert!(shown.contains("tags: monitor=latency"), "{shown}");
+    let listed = ok(vernier(&db, &["sessions"]));
+    assert!(listed.contains("completed"), "{listed}");
 }

@@ -36,7 +36,7 @@ impl Recorder for LockedAt {
         self.runs += 1;
         if self.runs == self.fail_at {
             return Err(StoreError::Locked {
-                path: self.inner.path().to_path_buf(),
+                database: self.inner.location().clone(),
                 waited: Duration::from_secs(120),
             });
         }

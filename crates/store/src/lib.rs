@@ -81,12 +81,16 @@ pub enum StoreError {
     )]
     ConnectionLost { location: String, message: String },
     /// Another process held a lock on the database for longer than vernier waits
-    /// (`vernier_store::LOCK_WAIT`).
+    /// (`vernier_store::LOCK_WAIT`): SQLite's write lock, or in PostgreSQL a lock on a table
+    /// or row that a write needs (`lock_timeout`).
     #[error(
-        "database {path} is locked by another process; gave up after waiting {:.1} s",
+        "database {database} is locked by another process; gave up after waiting {:.1} s",
         waited.as_secs_f64()
     )]
-    Locked { path: PathBuf, waited: Duration },
+    Locked {
+        database: Location,
+        waited: Duration,
+    },
     #[error("database {path} has schema version {found}, newer than this vernier knows ({known})")]
     TooNew {
         path: PathBuf,

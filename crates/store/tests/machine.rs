@@ -1,5 +1,6 @@
 //! The machine each session ran on: stored with the session (schema version 7, also filled in
-//! for sessions stored before it), shown in the session list and selected by `host=NAME`.
+//! for sessions stored before it), shown in the session list and selected by `host=NAME`, on
+//! both engines (`vernier_testkit::databases`; PostgreSQL's version 6 in postgres.rs).
 
 #![allow(clippy::unwrap_used)]
 
@@ -7,8 +8,9 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use uuid::Uuid;
-use vernier_model::{Environment, Recorder, SessionInfo, SessionStatus, Settings};
-use vernier_store::{SqliteStore, Store, StoreError};
+use vernier_model::{Environment, SessionInfo, SessionStatus, Settings};
+use vernier_store::{Access, Location, SqliteStore, Store, StoreError};
+use vernier_testkit::databases;
 
 fn session(hostname: Option<&str>, machine_id: Option<&str>, tags: &[(&str, &str)]) -> SessionInfo {
     SessionInfo {
@@ -41,64 +43,66 @@ const ID_A: &str = "0123456789abcdef0123456789abcdef";
 
 #[test]
 fn host_selects_by_hostname_or_machine_id_and_combines_with_tags() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut store = SqliteStore::open(&dir.path().join("r.db")).unwrap();
-    let a1 = session(Some("box1"), Some(ID_A), &[("kernel", "A")]);
-    let a2 = session(
-        Some("box1"),
-        Some(ID_A),
-        &[("kernel", "B"), ("host", "box2")],
-    );
-    let b = session(Some("box2"), None, &[("kernel", "A")]);
-    let unknown = session(None, None, &[("kernel", "A")]);
-    for s in [&a1, &a2, &b, &unknown] {
-        store.begin_session(s).unwrap();
-    }
-
-    assert_eq!(store.select("host=box1").unwrap(), [a1.id, a2.id]);
-    assert_eq!(
-        store.select(&format!("host={ID_A}")).unwrap(),
-        [a1.id, a2.id]
-    );
-    assert_eq!(
-        store
-            .select(&format!("host={}", ID_A.to_uppercase()))
-            .unwrap(),
-        [a1.id, a2.id]
-    );
-    assert_eq!(store.select("host=box1,kernel=A").unwrap(), [a1.id]);
-    assert_eq!(store.select("kernel=A,host=box2").unwrap(), [b.id]);
-    // A tag called host stays selectable.
-    assert_eq!(store.select("tag:host=box2").unwrap(), [a2.id]);
-
-    match store.select("host=box3") {
-        Err(StoreError::NotFound { detail, .. }) => {
-            assert!(
-                detail.contains("box3") && detail.contains("box1, box2"),
-                "{detail}"
-            );
+    for db in databases("host_selects_by_hostname_or_machine_id_and_combines_with_tags") {
+        let mut store = vernier_store::open(&Location::parse(db.arg()), Access::Create)
+            .unwrap_or_else(|e| panic!("{}: {e}", db.engine()));
+        let a1 = session(Some("box1"), Some(ID_A), &[("kernel", "A")]);
+        let a2 = session(
+            Some("box1"),
+            Some(ID_A),
+            &[("kernel", "B"), ("host", "box2")],
+        );
+        let b = session(Some("box2"), None, &[("kernel", "A")]);
+        let unknown = session(None, None, &[("kernel", "A")]);
+        for s in [&a1, &a2, &b, &unknown] {
+            store.begin_session(s).unwrap();
         }
-        other => panic!("{other:?}"),
-    }
-    assert!(matches!(
-        store.select("host=box2,kernel=B"),
-        Err(StoreError::NotFound { .. })
-    ));
 
-    let headers = store.session_headers().unwrap();
-    let hosts: Vec<(Option<&str>, Option<&str>)> = headers
-        .iter()
-        .map(|h| (h.hostname.as_deref(), h.machine_id.as_deref()))
-        .collect();
-    assert_eq!(
-        hosts,
-        [
-            (Some("box1"), Some(ID_A)),
-            (Some("box1"), Some(ID_A)),
-            (Some("box2"), None),
-            (None, None)
-        ]
-    );
+        assert_eq!(store.select("host=box1").unwrap(), [a1.id, a2.id]);
+        assert_eq!(
+            store.select(&format!("host={ID_A}")).unwrap(),
+            [a1.id, a2.id]
+        );
+        assert_eq!(
+            store
+                .select(&format!("host={}", ID_A.to_uppercase()))
+                .unwrap(),
+            [a1.id, a2.id]
+        );
+        assert_eq!(store.select("host=box1,kernel=A").unwrap(), [a1.id]);
+        assert_eq!(store.select("kernel=A,host=box2").unwrap(), [b.id]);
+        // A tag called host stays selectable.
+        assert_eq!(store.select("tag:host=box2").unwrap(), [a2.id]);
+
+        match store.select("host=box3") {
+            Err(StoreError::NotFound { detail, .. }) => {
+                assert!(
+                    detail.contains("box3") && detail.contains("box1, box2"),
+                    "{detail}"
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(
+            store.select("host=box2,kernel=B"),
+            Err(StoreError::NotFound { .. })
+        ));
+
+        let headers = store.session_headers().unwrap();
+        let hosts: Vec<(Option<&str>, Option<&str>)> = headers
+            .iter()
+            .map(|h| (h.hostname.as_deref(), h.machine_id.as_deref()))
+            .collect();
+        assert_eq!(
+            hosts,
+            [
+                (Some("box1"), Some(ID_A)),
+                (Some("box1"), Some(ID_A)),
+                (Some("box2"), None),
+                (None, None)
+            ]
+        );
+    }
 }
 
 #[test]

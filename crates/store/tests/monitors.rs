@@ -1,5 +1,6 @@
-//! Monitor data in the store: read only when asked, stored once in the compact encoding of
-//! schema version 5, and converted from the JSON of older databases.
+//! Monitor data in the store: read only when asked and stored once in the compact encoding of
+//! schema version 5, on both engines (`vernier_testkit::databases`); converted from the JSON of
+//! older SQLite databases (PostgreSQL databases began at version 6).
 #![allow(clippy::unwrap_used)]
 
 use std::collections::BTreeMap;
@@ -10,10 +11,17 @@ use vernier_model::monitor::{
     MonitorFailure, MonitorPoint, MonitorSeries, RunMonitorData, SeriesKind,
 };
 use vernier_model::{
-    ConfigurationRecord, MetricInfo, Options, Recorder, RunRecord, Rusage, SessionInfo,
-    SessionStatus, Settings,
+    ConfigurationRecord, MetricInfo, Options, RunRecord, Rusage, SessionInfo, SessionStatus,
+    Settings,
 };
-use vernier_store::{Load, SqliteStore, Store, SCHEMA_VERSION};
+use vernier_store::{Access, Load, Location, SqliteStore, Store, SCHEMA_VERSION};
+use vernier_testkit::{databases, TestDatabase};
+
+/// The store of a new database of `db`'s engine.
+fn open(db: &TestDatabase) -> Box<dyn Store> {
+    vernier_store::open(&Location::parse(db.arg()), Access::Create)
+        .unwrap_or_else(|e| panic!("{}: {e}", db.engine()))
+}
 
 fn temp_db() -> (tempfile::TempDir, std::path::PathBuf) {
     let dir = tempfile::tempdir().unwrap();
@@ -156,81 +164,83 @@ fn count(path: &Path, sql: &str) -> i64 {
 
 #[test]
 fn monitor_data_round_trips_and_is_read_only_when_asked() {
-    let (_dir, path) = temp_db();
-    let mut store = SqliteStore::open(&path).unwrap();
-    let info = session();
-    let config = configuration();
-    store.begin_session(&info).unwrap();
-    store.add_configuration(info.id, &config).unwrap();
-    let runs = vec![
-        run(0, None),
-        run(1, Some(monitor_data(1.0))),
-        run(2, Some(monitor_data(3.0))),
-    ];
-    for r in &runs {
-        store.add_run(config.id, r).unwrap();
+    for db in databases("monitor_data_round_trips_and_is_read_only_when_asked") {
+        let mut store = open(&db);
+        let info = session();
+        let config = configuration();
+        store.begin_session(&info).unwrap();
+        store.add_configuration(info.id, &config).unwrap();
+        let runs = vec![
+            run(0, None),
+            run(1, Some(monitor_data(1.0))),
+            run(2, Some(monitor_data(3.0))),
+        ];
+        for r in &runs {
+            store.add_run(config.id, r).unwrap();
+        }
+
+        let all = store.load_session(info.id, Load::ALL).unwrap();
+        assert_eq!(all.configurations[0].runs, runs, "{}", db.engine());
+        // Bit for bit, -0.0 included.
+        let point = &all.configurations[0].runs[1]
+            .monitors
+            .as_ref()
+            .unwrap()
+            .series[2]
+            .points[1];
+        assert_eq!(point.value.to_bits(), (-0.0f64).to_bits());
+
+        let measured = store.load_session(info.id, Load::MEASUREMENTS).unwrap();
+        let mut expected = all.clone();
+        for r in &mut expected.configurations[0].runs {
+            r.monitors = None;
+        }
+        assert_eq!(measured, expected);
+
+        // The information and the configurations alone: everything but the runs.
+        let info_only = store.load_session(info.id, Load::INFO).unwrap();
+        for c in &mut expected.configurations {
+            c.runs.clear();
+        }
+        assert_eq!(info_only, expected);
+
+        // Each name once, whatever the number of runs.
+        assert_eq!(db.count("run_monitors"), 2);
+        assert_eq!(
+            db.query_i64("SELECT count(DISTINCT name) FROM monitor_names"),
+            db.count("monitor_names")
+        );
+        assert_eq!(db.count("monitor_names"), 10);
     }
-
-    let all = store.load_session(info.id, Load::ALL).unwrap();
-    assert_eq!(all.configurations[0].runs, runs);
-    // Bit for bit, -0.0 included.
-    let point = &all.configurations[0].runs[1]
-        .monitors
-        .as_ref()
-        .unwrap()
-        .series[2]
-        .points[1];
-    assert_eq!(point.value.to_bits(), (-0.0f64).to_bits());
-
-    let measured = store.load_session(info.id, Load::MEASUREMENTS).unwrap();
-    let mut expected = all.clone();
-    for r in &mut expected.configurations[0].runs {
-        r.monitors = None;
-    }
-    assert_eq!(measured, expected);
-
-    // The information and the configurations alone: everything but the runs.
-    let info_only = store.load_session(info.id, Load::INFO).unwrap();
-    for c in &mut expected.configurations {
-        c.runs.clear();
-    }
-    assert_eq!(info_only, expected);
-
-    // Each name once, whatever the number of runs.
-    assert_eq!(count(&path, "SELECT count(*) FROM run_monitors"), 2);
-    assert_eq!(
-        count(&path, "SELECT count(DISTINCT name) FROM monitor_names"),
-        count(&path, "SELECT count(*) FROM monitor_names")
-    );
-    assert_eq!(count(&path, "SELECT count(*) FROM monitor_names"), 10);
 }
 
 #[test]
 fn session_headers_are_the_sessions_without_their_heavy_fields() {
-    let (_dir, path) = temp_db();
-    let mut store = SqliteStore::open(&path).unwrap();
-    let a = session();
-    let mut b = session();
-    b.started_at_ns = 0;
-    b.tags.clear();
-    b.suite = Some("quick".into());
-    store.begin_session(&a).unwrap();
-    store.begin_session(&b).unwrap();
-    let full = store.sessions().unwrap();
-    let headers = store.session_headers().unwrap();
-    assert_eq!(headers.len(), 2);
-    for (info, header) in full.iter().zip(&headers) {
-        assert_eq!(header.id, info.id);
-        assert_eq!(header.started_at_ns, info.started_at_ns);
-        assert_eq!(header.ended_at_ns, info.ended_at_ns);
-        assert_eq!(header.status, info.status);
-        assert_eq!(header.suite, info.suite);
-        assert_eq!(header.specs, info.specs);
-        assert_eq!(header.tags, info.tags);
-        assert_eq!(header.note, info.note);
-        assert_eq!(header.fingerprint, info.fingerprint);
+    for db in databases("session_headers_are_the_sessions_without_their_heavy_fields") {
+        let mut store = open(&db);
+        let a = session();
+        let mut b = session();
+        b.started_at_ns = 0;
+        b.tags.clear();
+        b.suite = Some("quick".into());
+        store.begin_session(&a).unwrap();
+        store.begin_session(&b).unwrap();
+        let full = store.sessions().unwrap();
+        let headers = store.session_headers().unwrap();
+        assert_eq!(headers.len(), 2);
+        for (info, header) in full.iter().zip(&headers) {
+            assert_eq!(header.id, info.id);
+            assert_eq!(header.started_at_ns, info.started_at_ns);
+            assert_eq!(header.ended_at_ns, info.ended_at_ns);
+            assert_eq!(header.status, info.status);
+            assert_eq!(header.suite, info.suite);
+            assert_eq!(header.specs, info.specs);
+            assert_eq!(header.tags, info.tags);
+            assert_eq!(header.note, info.note);
+            assert_eq!(header.fingerprint, info.fingerprint);
+        }
+        assert_eq!(headers[0].id, b.id, "oldest first");
     }
-    assert_eq!(headers[0].id, b.id, "oldest first");
 }
 
 /// A database of schema version 4 with one session whose measured run has monitor data, as

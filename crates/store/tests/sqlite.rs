@@ -242,18 +242,20 @@ fn a_full_session_round_trips() {
 
 #[test]
 fn options_are_stored_as_canonical_json() {
-    let (_dir, path) = temp_db();
-    let mut store = SqliteStore::open(&path).unwrap();
-    let info = session(Uuid::new_v4(), 1, &[]);
-    store.begin_session(&info).unwrap();
-    store
-        .add_configuration(info.id, &configuration(0, "hackbench"))
-        .unwrap();
-    let conn = rusqlite::Connection::open(&path).unwrap();
-    let options: String = conn
-        .query_row("SELECT options FROM configurations", [], |r| r.get(0))
-        .unwrap();
-    assert_eq!(options, r#"{"datasize":1.5,"groups":4,"ipc":"socket"}"#);
+    for db in databases("options_are_stored_as_canonical_json") {
+        let mut store = open(&db, Access::Create);
+        let info = session(Uuid::new_v4(), 1, &[]);
+        store.begin_session(&info).unwrap();
+        store
+            .add_configuration(info.id, &configuration(0, "hackbench"))
+            .unwrap();
+        assert_eq!(
+            db.query_texts("SELECT options FROM configurations"),
+            [r#"{"datasize":1.5,"groups":4,"ipc":"socket"}"#],
+            "{}",
+            db.engine()
+        );
+    }
 }
 
 #[test]
@@ -582,33 +584,32 @@ fn foreign_files_are_refused() {
 
 #[test]
 fn environments_from_older_and_newer_versions_load() {
-    let (_dir, path) = temp_db();
-    let mut store = SqliteStore::open(&path).unwrap();
-    let info = session(Uuid::new_v4(), 1, &[]);
-    store.begin_session(&info).unwrap();
-    // A field this version does not know and fields it does missing, as another vernier
-    // version might have written.
-    let conn = rusqlite::Connection::open(&path).unwrap();
-    conn.execute(
-        "UPDATE sessions SET environment = ?1, settings = ?2",
-        [
-            r#"{"kernel_release":"6.1.0","future_field":[1,2]}"#,
-            r#"{"warmup":5}"#,
-        ],
-    )
-    .unwrap();
-    let loaded = store.load_session(info.id, Load::ALL).unwrap().info;
-    assert_eq!(loaded.environment.kernel_release.as_deref(), Some("6.1.0"));
-    assert_eq!(loaded.environment.online_cpus, None);
-    assert_eq!(loaded.settings.warmup, 5);
-    assert_eq!(loaded.settings.max_runs, Settings::default().max_runs);
+    for db in databases("environments_from_older_and_newer_versions_load") {
+        let mut store = open(&db, Access::Create);
+        let info = session(Uuid::new_v4(), 1, &[]);
+        store.begin_session(&info).unwrap();
+        // A field this version does not know and fields it does missing, as another vernier
+        // version might have written.
+        db.execute(
+            r#"UPDATE sessions SET environment = '{"kernel_release":"6.1.0","future_field":[1,2]}',
+               settings = '{"warmup":5}'"#,
+        );
+        let loaded = store.load_session(info.id, Load::ALL).unwrap().info;
+        assert_eq!(loaded.environment.kernel_release.as_deref(), Some("6.1.0"));
+        assert_eq!(loaded.environment.online_cpus, None);
+        assert_eq!(loaded.settings.warmup, 5);
+        assert_eq!(loaded.settings.max_runs, Settings::default().max_runs);
 
-    conn.execute("UPDATE sessions SET status = 'paused'", [])
-        .unwrap();
-    assert!(matches!(
-        store.load_session(info.id, Load::ALL),
-        Err(StoreError::Corrupt(_))
-    ));
+        db.execute("UPDATE sessions SET status = 'paused'");
+        assert!(
+            matches!(
+                store.load_session(info.id, Load::ALL),
+                Err(StoreError::Corrupt(_))
+            ),
+            "{}",
+            db.engine()
+        );
+    }
 }
 
 #[test]
@@ -758,38 +759,52 @@ fn two_processes_write_at_once_and_a_crash_keeps_recorded_runs() {
 
 #[test]
 fn a_writer_waits_for_another_writer_and_readers_do_not_wait() {
-    let (_dir, path) = temp_db();
-    let mut store = SqliteStore::open(&path).unwrap();
-    let info = session(Uuid::new_v4(), 1, &[]);
-    store.begin_session(&info).unwrap();
+    for db in databases("a_writer_waits_for_another_writer_and_readers_do_not_wait") {
+        let mut store = open(&db, Access::Create);
+        let info = session(Uuid::new_v4(), 1, &[]);
+        store.begin_session(&info).unwrap();
 
-    // Another process's write transaction, holding the write lock.
-    let mut other = rusqlite::Connection::open(&path).unwrap();
-    let tx = other
-        .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-        .unwrap();
-    tx.execute("UPDATE sessions SET note = 'uncommitted'", [])
-        .unwrap();
+        // Another process's write transaction that changed the session's row: it holds
+        // SQLite's write lock, or PostgreSQL's lock on that row.
+        let update = "UPDATE sessions SET note = 'uncommitted'";
+        let commit: Box<dyn FnOnce() + Send> = match db.postgres() {
+            None => {
+                let conn = rusqlite::Connection::open(db.arg()).unwrap();
+                conn.execute_batch(&format!("BEGIN IMMEDIATE; {update}"))
+                    .unwrap();
+                Box::new(move || conn.execute_batch("COMMIT").unwrap())
+            }
+            Some(pg) => {
+                let mut client = pg.client();
+                client.batch_execute(&format!("BEGIN; {update}")).unwrap();
+                Box::new(move || client.batch_execute("COMMIT").unwrap())
+            }
+        };
 
-    // WAL: a reader neither waits nor sees the uncommitted change.
-    let seen = store.load_session(info.id, Load::ALL).unwrap();
-    assert_eq!(seen.info.note.as_deref(), Some("baseline"));
+        // A reader neither waits nor sees the uncommitted change (SQLite's WAL, PostgreSQL's
+        // snapshots).
+        let seen = store.load_session(info.id, Load::ALL).unwrap();
+        assert_eq!(seen.info.note.as_deref(), Some("baseline"));
 
-    // A writer waits for the lock (busy timeout) instead of failing with SQLITE_BUSY. The
-    // sleep only gives the writer time to start waiting; the outcome does not depend on it.
-    let (started_tx, started_rx) = std::sync::mpsc::channel();
-    let writer = std::thread::spawn(move || {
-        let c = configuration(0, "fork");
-        started_tx.send(()).unwrap();
-        store.add_configuration(info.id, &c).map(|_| store)
-    });
-    started_rx.recv().unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(200));
-    tx.commit().unwrap();
-    let store = writer.join().unwrap().unwrap();
-    let seen = store.load_session(info.id, Load::ALL).unwrap();
-    assert_eq!(seen.info.note.as_deref(), Some("uncommitted"));
-    assert_eq!(seen.configurations.len(), 1);
+        // A writer of the same row waits for the lock instead of failing. The sleep only
+        // gives the writer time to start waiting; the outcome does not depend on it.
+        let committer = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(200));
+            commit();
+        });
+        store
+            .finish_session(info.id, SessionStatus::Completed, 7)
+            .unwrap();
+        committer.join().unwrap();
+        let seen = store.load_session(info.id, Load::ALL).unwrap();
+        assert_eq!(
+            seen.info.note.as_deref(),
+            Some("uncommitted"),
+            "{}",
+            db.engine()
+        );
+        assert_eq!(seen.info.status, SessionStatus::Completed);
+    }
 }
 
 /// The names and bytes of every file in `dir`.

@@ -120,13 +120,55 @@ impl TestDatabase {
     /// # Panics
     /// When the database cannot be read.
     pub fn count(&self, table: &str) -> i64 {
+        self.query_i64(&format!("SELECT count(*) FROM {table}"))
+    }
+
+    /// Runs `sql` (statements without parameters, separated by `;`) on a connection of its
+    /// own, as another program changing the database would: SQL both engines understand.
+    ///
+    /// # Panics
+    /// When a statement fails.
+    pub fn execute(&self, sql: &str) {
+        match &self.engine {
+            Engine::Sqlite(path) => rusqlite::Connection::open(path)
+                .and_then(|c| c.execute_batch(sql))
+                .unwrap_or_else(|e| panic!("{sql}: {e}")),
+            Engine::Postgres(db) => db
+                .client()
+                .batch_execute(sql)
+                .unwrap_or_else(|e| panic!("{sql}: {e}")),
+        }
+    }
+
+    /// The one integer that `sql` returns.
+    ///
+    /// # Panics
+    /// When the query fails or returns no integer.
+    pub fn query_i64(&self, sql: &str) -> i64 {
+        match &self.engine {
+            Engine::Sqlite(path) => rusqlite::Connection::open(path)
+                .and_then(|c| c.query_row(sql, [], |r| r.get(0)))
+                .unwrap_or_else(|e| panic!("{sql}: {e}")),
+            Engine::Postgres(db) => db.query_i64(sql),
+        }
+    }
+
+    /// The first column (text) of every row that `sql` returns, in order.
+    ///
+    /// # Panics
+    /// When the query fails or its first column is not text.
+    pub fn query_texts(&self, sql: &str) -> Vec<String> {
         match &self.engine {
             Engine::Sqlite(path) => rusqlite::Connection::open(path)
                 .and_then(|c| {
-                    c.query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get(0))
+                    let mut statement = c.prepare(sql)?;
+                    let texts = statement
+                        .query_map([], |r| r.get(0))?
+                        .collect::<Result<Vec<String>, _>>();
+                    texts
                 })
-                .unwrap_or_else(|e| panic!("cannot count {table}: {e}")),
-            Engine::Postgres(db) => db.count(table),
+                .unwrap_or_else(|e| panic!("{sql}: {e}")),
+            Engine::Postgres(db) => db.query_texts(sql),
         }
     }
 

@@ -10,6 +10,7 @@
 use std::cell::RefCell;
 use std::collections::HashMap;
 
+use postgres::error::SqlState;
 use postgres::{Client, NoTls, Statement};
 
 use crate::records::{impl_store, Engine};
@@ -36,6 +37,8 @@ pub struct PgStore {
     shown: String,
     /// Inside an import's transaction, which every write joins.
     importing: bool,
+    /// How long a statement waits for another transaction's lock (`lock_timeout`).
+    lock_wait: std::time::Duration,
 }
 
 struct Connection {
@@ -81,7 +84,8 @@ impl PgStore {
                 .batch_execute("SET default_transaction_read_only = on")
                 .map_err(|e| error(&shown, e))?;
         }
-        migrations::prepare(&mut client, &shown, access)?;
+        migrations::prepare(&mut client, &shown, access)
+            .map_err(|e| locked(e, &location, lock_wait))?;
         Ok(PgStore {
             connection: RefCell::new(Connection {
                 client,
@@ -90,6 +94,7 @@ impl PgStore {
             location,
             shown,
             importing: false,
+            lock_wait,
         })
     }
 
@@ -135,6 +140,20 @@ impl PgStore {
     }
 }
 
+/// `e`, or [`StoreError::Locked`] when it is a statement that waited `lock_wait` for a lock
+/// (lock_not_available, https://www.postgresql.org/docs/15/errcodes-appendix.html).
+fn locked(e: StoreError, location: &Location, lock_wait: std::time::Duration) -> StoreError {
+    match e {
+        StoreError::Postgres {
+            code: Some(code), ..
+        } if code == SqlState::LOCK_NOT_AVAILABLE.code() => StoreError::Locked {
+            database: location.clone(),
+            waited: lock_wait,
+        },
+        other => other,
+    }
+}
+
 fn message(e: &postgres::Error) -> String {
     match e.as_db_error() {
         Some(db) => db.message().to_string(),
@@ -159,17 +178,19 @@ impl Engine for PgStore {
         mut f: impl FnMut(&mut dyn Sql) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
         let connection = self.connection.get_mut();
-        if self.importing {
-            return f(&mut PgSql {
+        let written = if self.importing {
+            f(&mut PgSql {
                 client: &mut connection.client,
                 statements: &mut connection.statements,
                 location: &self.shown,
-            });
-        }
-        // READ COMMITTED: each writer inserts rows of its own (UUID keys); the one shared
-        // table, monitor_names, takes a new name with ON CONFLICT DO NOTHING, which waits for
-        // a concurrent insertion of the same name and then sees it.
-        Self::transaction(connection, &self.shown, "BEGIN", f)
+            })
+        } else {
+            // READ COMMITTED: each writer inserts rows of its own (UUID keys); the one shared
+            // table, monitor_names, takes a new name with ON CONFLICT DO NOTHING, which waits
+            // for a concurrent insertion of the same name and then sees it.
+            Self::transaction(connection, &self.shown, "BEGIN", f)
+        };
+        written.map_err(|e| locked(e, &self.location, self.lock_wait))
     }
 
     fn read<T>(
@@ -184,6 +205,7 @@ impl Engine for PgStore {
             "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
             f,
         )
+        .map_err(|e| locked(e, &self.location, self.lock_wait))
     }
 
     fn begin_import(&mut self, _runs: usize) -> Result<(), StoreError> {

@@ -238,7 +238,7 @@ pub(super) fn retry_while_locked<T>(
                 let waited = start.elapsed();
                 if waited >= wait {
                     return Err(StoreError::Locked {
-                        path: path.to_path_buf(),
+                        database: Location::File(path.to_path_buf()),
                         waited,
                     });
                 }
