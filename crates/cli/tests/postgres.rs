@@ -8,10 +8,13 @@
 #![cfg(feature = "postgres")]
 #![allow(clippy::unwrap_used)]
 
+mod site_fixture;
+
 use std::collections::BTreeSet;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+use site_fixture::{get, Server};
 use vernier_testkit::{
     ok, postgres_database, record_mock_session, sorted, sqlite_texts, vernier_no_input,
     TestDatabase,
@@ -419,4 +422,53 @@ fn monitor_stores_each_interval_in_postgres() {
     assert!(shown.contains("tags: monitor=latency"), "{shown}");
     let listed = ok(vernier(&db, &["sessions"]));
     assert!(listed.contains("completed"), "{listed}");
+}
+
+#[test]
+fn serve_shows_a_session_stored_while_it_runs() {
+    let Some(db) = postgres_database("serve_shows_a_session_stored_while_it_runs") else {
+        return;
+    };
+    let record = |kernel: &str| {
+        ok(vernier(
+            &db,
+            &[
+                "run",
+                QUICK,
+                "--min-runs",
+                "3",
+                "--max-runs",
+                "3",
+                "--tag",
+                &format!("kernel={kernel}"),
+                "--quiet",
+            ],
+        ))
+    };
+    record("A");
+    let (_server, url) = Server::start_with(db.vernier_command(), &["--by", "kernel"]);
+    let address = url.trim_start_matches("http://").trim_end_matches('/');
+    let page = || {
+        let (status, body) = get(address, "index.html");
+        let body = String::from_utf8(body).unwrap();
+        assert_eq!(status, 200, "{body}");
+        body
+    };
+    let first = page();
+    assert!(
+        first.contains("kernel=A") && !first.contains("kernel=B"),
+        "{first}"
+    );
+    // Unchanged, the same page.
+    assert_eq!(page(), first);
+    record("B");
+    let second = page();
+    assert!(second.contains("kernel=B"), "{second}");
+    // A tag set afterwards, a change of a stored row, is seen too.
+    ok(vernier(&db, &["tag", "kernel=B", "kernel=C"]));
+    let third = page();
+    assert!(
+        third.contains("kernel=C") && !third.contains("kernel=B"),
+        "{third}"
+    );
 }

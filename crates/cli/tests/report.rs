@@ -9,11 +9,10 @@
 mod site_fixture;
 
 use std::collections::BTreeMap;
-use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpListener;
 use std::path::Path;
 
-use site_fixture::{database, files, start_tags, Server};
+use site_fixture::{database, files, get, start_tags, Server};
 use vernier_testkit::vernier;
 
 /// The site's own elements: what the pages and figures are built of. Anything else in a
@@ -266,22 +265,6 @@ fn the_target_must_be_new_empty_or_a_previous_report_and_is_replaced_whole() {
         .filter(|n| n.starts_with(".vernier-report"))
         .collect();
     assert!(beside.is_empty(), "{beside:?}");
-}
-
-/// GET `path` from `address`: the status and the body.
-fn get(address: &str, path: &str) -> (u16, Vec<u8>) {
-    let mut stream = TcpStream::connect(address).unwrap();
-    write!(
-        stream,
-        "GET /{path} HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut response = Vec::new();
-    stream.read_to_end(&mut response).unwrap();
-    let split = response.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
-    let head = String::from_utf8_lossy(&response[..split]).into_owned();
-    let status = head.split_whitespace().nth(1).unwrap().parse().unwrap();
-    (status, response[split + 4..].to_vec())
 }
 
 #[test]

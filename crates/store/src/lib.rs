@@ -145,7 +145,8 @@ impl StoreError {
 /// Where results are kept: the writes of a session (the [`Recorder`] the engine records
 /// through, with [`StoreError`]) and the queries, deletions and imports of the read commands.
 /// Every method commits before it returns, so a crash loses at most the run in progress.
-pub trait Store: Recorder<Error = StoreError> {
+/// `Send`, so that a server's threads can share one (`vernier serve`).
+pub trait Store: Recorder<Error = StoreError> + Send {
     /// The database, as messages name it.
     fn location(&self) -> &Location;
     /// All sessions, oldest first, without their configurations.
@@ -244,6 +245,10 @@ pub trait Store: Recorder<Error = StoreError> {
     /// Every calibration of the environments with these fingerprints (compare pools those of
     /// one configuration), ordered by fingerprint, benchmark, options, metric and age.
     fn calibrations(&self, fingerprints: &[String]) -> Result<Vec<Calibration>, StoreError>;
+    /// A cheap reading that changes whenever a change is committed to the database, for a
+    /// reader that keeps what it loaded (`vernier serve`) and reads again only when it changed.
+    /// It may also change when nothing vernier stores did: see [`ChangeToken`].
+    fn change_token(&self) -> Result<ChangeToken, StoreError>;
     /// Starts an import of about `runs` runs (0 if unknown) in one transaction. Check the
     /// sessions before ([`vernier_model::validate`]): an invalid file should take no lock.
     fn importer(&mut self, runs: usize) -> Result<Box<dyn Import + '_>, StoreError>;
@@ -297,6 +302,29 @@ pub trait Import {
     fn report(&self) -> ImportReport;
     /// Commits everything stored since [`Store::importer`].
     fn commit(self: Box<Self>) -> Result<ImportReport, StoreError>;
+}
+
+/// What [`Store::change_token`] read: two equal tokens mean that nothing was committed to the
+/// database between the two readings.
+///
+/// - SQLite: the modification times and sizes of the database file and of its write-ahead log
+///   and shared-memory files (in WAL mode a commit appends to the `-wal` file first, and a
+///   checkpoint rewrites the main file), so any commit, by any program, changes it;
+/// - PostgreSQL: the server's current snapshot (`pg_current_snapshot()`, PostgreSQL 13 and
+///   later, https://www.postgresql.org/docs/15/functions-info.html#FUNCTIONS-PG-SNAPSHOT): the
+///   transactions it counts as committed. Every commit that writes changes it; so do writes to
+///   the server's other databases, which only cost a needless reading.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChangeToken(pub(crate) TokenValue);
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum TokenValue {
+    /// Per file (the database, `-wal`, `-shm`): its modification time and size, `None` when
+    /// it does not exist.
+    Files(Vec<Option<(std::time::SystemTime, u64)>>),
+    /// `pg_current_snapshot()` as text, `xmin:xmax:xip_list`.
+    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+    Snapshot(String),
 }
 
 /// What [`Store::load_session`] reads of each run besides its measurements (values, times,

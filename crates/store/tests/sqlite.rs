@@ -633,6 +633,36 @@ fn a_recorded_run_is_visible_to_another_connection_at_once() {
     }
 }
 
+#[test]
+fn every_commit_changes_the_change_token() {
+    for db in databases("every_commit_changes_the_change_token") {
+        let mut writer = open(&db, Access::Create);
+        let reader = open(&db, Access::Read);
+        let mut seen = vec![reader.change_token().unwrap()];
+        // Nothing committed, the same token. (PostgreSQL's snapshot is the whole server's,
+        // which the other tests' databases change at any time.)
+        if db.postgres().is_none() {
+            assert_eq!(reader.change_token().unwrap(), seen[0]);
+        }
+        let info = session(Uuid::new_v4(), 1, &[("kernel", "A")]);
+        let changed = |what: &str, seen: &mut Vec<_>| {
+            let now = reader.change_token().unwrap();
+            assert!(!seen.contains(&now), "{}: {what}: {now:?}", db.engine());
+            seen.push(now);
+        };
+        writer.begin_session(&info).unwrap();
+        changed("a new session", &mut seen);
+        writer
+            .update_tags(&[info.id], &[("kernel".into(), "B".into())], &[])
+            .unwrap();
+        changed("a tag replaced", &mut seen);
+        writer.set_note(&[info.id], Some("new")).unwrap();
+        changed("a note", &mut seen);
+        writer.delete_sessions(&[info.id]).unwrap();
+        changed("a deletion", &mut seen);
+    }
+}
+
 /// Writes `sessions` sessions of two configurations with `runs` runs each.
 fn write_sessions(path: &Path, sessions: usize, runs: u32, start: Option<&Barrier>) -> Vec<Uuid> {
     if let Some(barrier) = start {

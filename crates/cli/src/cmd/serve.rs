@@ -1,7 +1,8 @@
 //! `vernier serve`: the pages of `vernier report` generated from the database when they are
 //! requested, so a browser shows what is stored now: the sessions are read and analysed again
-//! when the database's files have changed since the last request (their modification times and
-//! sizes), and each file is drawn when it is asked for. The database is opened read-only; the
+//! when something was committed to the database since they were read (its
+//! `vernier_store::ChangeToken` changed: for SQLite its files' modification times and sizes, for
+//! PostgreSQL the server's snapshot), and each file is drawn when it is asked for. The database is opened read-only; the
 //! server listens on 127.0.0.1 unless `--bind` says otherwise, and answers GET and HEAD for the
 //! site's paths only (nothing is read from disk by path). A port in use is an error (status 2)
 //! naming it.
@@ -13,14 +14,14 @@
 
 use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Mutex;
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use anyhow::{anyhow, Result};
 use vernier_site::Site;
-use vernier_store::{Access, Location};
+use vernier_store::{Access, ChangeToken, Location, Store};
 
 use crate::cli::{ServeArgs, SiteArgs};
 use crate::cmd::report::site_input;
@@ -35,7 +36,8 @@ const READ_TIMEOUT: Duration = Duration::from_secs(10);
 pub fn serve(args: ServeArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
     let mut site = Current {
         database: db::location(db_arg)?,
-        version: None,
+        store: None,
+        token: None,
         site: None,
     };
     // Bad selectors and an empty database are errors before anything listens.
@@ -68,50 +70,36 @@ pub fn serve(args: ServeArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The site of the database as it was at `version`.
+/// The site of the database as it was when `token` was read.
 struct Current {
     database: Location,
-    /// `None` when the version cannot be known (a PostgreSQL database): read on every request.
-    version: Option<Vec<Option<(SystemTime, u64)>>>,
+    /// The connection the site was read with, kept to read the change token.
+    store: Option<Box<dyn Store>>,
+    /// `None` when it could not be read (a PostgreSQL server older than version 13): the site
+    /// is then read again on every request.
+    token: Option<ChangeToken>,
     site: Option<Site>,
 }
 
 impl Current {
-    /// The site of the database as it is now: the last one while the database's files are
-    /// unchanged, else made anew from a new read-only connection (one that has read a
-    /// database may keep what it read). The version is read before the sessions, so a write
-    /// during the reading makes the next request read again.
+    /// The site of the database as it is now: the last one while nothing was committed to the
+    /// database since, else made anew from a new read-only connection (an SQLite one may be
+    /// `immutable` and keep what it read; a PostgreSQL one may have broken). The token is read
+    /// before the sessions, so a commit during the reading makes the next request read again.
     fn get(&mut self, args: &SiteArgs) -> Result<&Site> {
-        let version = database_version(&self.database);
-        if self.site.is_none() || version.is_none() || version != self.version {
+        let now = self.store.as_ref().and_then(|s| s.change_token().ok());
+        if self.site.is_none() || now.is_none() || now != self.token {
             self.site = None;
+            self.store = None;
             let store = vernier_store::open(&self.database, Access::Read)?;
+            self.token = store.change_token().ok();
             self.site = Some(Site::new(site_input(store.as_ref(), args)?)?);
-            self.version = version;
+            self.store = Some(store);
         }
         self.site
             .as_ref()
             .ok_or_else(|| anyhow!("the site was not made"))
     }
-}
-
-/// The modification time and size of the database file and of its write-ahead log and shared
-/// memory files (SQLite's WAL mode: commits change the `-wal` file first); `None` for a
-/// PostgreSQL database, which has no files here.
-fn database_version(database: &Location) -> Option<Vec<Option<(SystemTime, u64)>>> {
-    let Location::File(database) = database else {
-        return None;
-    };
-    let version = ["", "-wal", "-shm"]
-        .iter()
-        .map(|suffix| {
-            let mut name = database.as_os_str().to_owned();
-            name.push(suffix);
-            let meta = std::fs::metadata(PathBuf::from(name)).ok()?;
-            Some((meta.modified().ok()?, meta.len()))
-        })
-        .collect();
-    Some(version)
 }
 
 /// An answer: status, content type and body.

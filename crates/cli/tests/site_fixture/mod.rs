@@ -6,9 +6,9 @@
 #![allow(clippy::unwrap_used, dead_code)]
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Stdio};
+use std::process::{Child, Command, Stdio};
 
 use html5gum::{Token, Tokenizer};
 use uuid::Uuid;
@@ -249,7 +249,12 @@ impl Server {
     /// Starts `vernier serve --port 0 ARGS` on `db`; returns it with its URL
     /// (`http://127.0.0.1:PORT/`), read from its first line.
     pub fn start(db: &Path, args: &[&str]) -> (Server, String) {
-        let mut child = vernier_testkit::vernier_command(db)
+        Server::start_with(vernier_testkit::vernier_command(db), args)
+    }
+
+    /// [`Server::start`] from `vernier`, the binary on its database.
+    pub fn start_with(mut vernier: Command, args: &[&str]) -> (Server, String) {
+        let mut child = vernier
             .args(["serve", "--port", "0"])
             .args(args)
             .stdout(Stdio::piped())
@@ -275,4 +280,24 @@ impl Drop for Server {
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
+}
+
+/// GET `path` from `address`: the status and the body.
+pub fn get(address: &str, path: &str) -> (u16, Vec<u8>) {
+    let mut stream = std::net::TcpStream::connect(address).unwrap();
+    // Long enough for a site read from a large database; a server that never answers fails.
+    stream
+        .set_read_timeout(Some(std::time::Duration::from_secs(120)))
+        .unwrap();
+    write!(
+        stream,
+        "GET /{path} HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut response = Vec::new();
+    stream.read_to_end(&mut response).unwrap();
+    let split = response.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
+    let head = String::from_utf8_lossy(&response[..split]).into_owned();
+    let status = head.split_whitespace().nth(1).unwrap().parse().unwrap();
+    (status, response[split + 4..].to_vec())
 }

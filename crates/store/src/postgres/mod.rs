@@ -15,7 +15,7 @@ use postgres::{Client, NoTls, Statement};
 
 use crate::records::{impl_store, Engine};
 use crate::sql::Sql;
-use crate::{Access, Location, StoreError};
+use crate::{Access, ChangeToken, Location, StoreError, TokenValue};
 
 mod migrations;
 mod sql;
@@ -229,6 +229,15 @@ impl Engine for PgStore {
             let _ = connection.client.batch_execute("ROLLBACK");
         }
         ended
+    }
+
+    fn change_token(&self) -> Result<ChangeToken, StoreError> {
+        // Outside a transaction: one of its own, whose snapshot is the server's now.
+        let snapshot = self.read(|tx| {
+            tx.query_one("SELECT pg_current_snapshot()::text", &[])?
+                .get(0)
+        })?;
+        Ok(ChangeToken(TokenValue::Snapshot(snapshot)))
     }
 }
 

@@ -45,6 +45,9 @@ pub(crate) trait Engine {
 
     /// Commits (`commit`) or rolls back the import's transaction.
     fn end_import(&mut self, commit: bool) -> Result<(), StoreError>;
+
+    /// [`crate::Store::change_token`].
+    fn change_token(&self) -> Result<crate::ChangeToken, StoreError>;
 }
 
 /// Implements [`vernier_model::Recorder`] and [`crate::Store`] for an [`Engine`] with the
@@ -196,6 +199,10 @@ macro_rules! impl_store {
                 fingerprints: &[String],
             ) -> Result<Vec<vernier_model::Calibration>, $crate::StoreError> {
                 $crate::records::calibration::calibrations(self, fingerprints)
+            }
+
+            fn change_token(&self) -> Result<$crate::ChangeToken, $crate::StoreError> {
+                $crate::records::Engine::change_token(self)
             }
 
             fn importer(

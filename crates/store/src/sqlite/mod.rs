@@ -11,7 +11,7 @@ use rusqlite::Connection;
 
 use crate::records::{impl_store, Engine};
 use crate::sql::Sql;
-use crate::{Location, StoreError};
+use crate::{ChangeToken, Location, StoreError, TokenValue};
 
 mod connection;
 mod migrations;
@@ -85,6 +85,21 @@ impl Engine for SqliteStore {
             let _ = self.conn.pragma_update(None, "cache_size", previous);
         }
         ended
+    }
+
+    fn change_token(&self) -> Result<ChangeToken, StoreError> {
+        // The files, not the connection: a read-only connection may be `immutable`
+        // (`open_read_only`) and never see another process's commits.
+        let files = ["", "-wal", "-shm"]
+            .iter()
+            .map(|suffix| {
+                let mut name = self.path.as_os_str().to_owned();
+                name.push(suffix);
+                let meta = std::fs::metadata(PathBuf::from(name)).ok()?;
+                Some((meta.modified().ok()?, meta.len()))
+            })
+            .collect();
+        Ok(ChangeToken(TokenValue::Files(files)))
     }
 }
 
