@@ -112,7 +112,9 @@ pub fn open_with_lock_wait(
             let _ = lock_wait;
             Err(StoreError::Location(format!(
                 "{location} is a PostgreSQL database, but this vernier was built without \
-             PostgreSQL support (cargo feature `postgres`); give an SQLite file instead"
+                 PostgreSQL support; build it with the cargo feature `postgres` (on by default: \
+                 `cargo install --path crates/cli` without --no-default-features), or give an \
+                 SQLite file"
             )))
         }
     }
@@ -145,6 +147,23 @@ mod tests {
                 Location::File(PathBuf::from(path))
             );
         }
+    }
+
+    #[cfg(not(feature = "postgres"))]
+    #[test]
+    fn a_build_without_postgres_says_how_to_get_it() {
+        let url = Location::Postgres("postgres://u:secret@h/db".to_string());
+        let message = open(&url, Access::Read)
+            .map(|_| ())
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            message,
+            "postgres://u:***@h/db is a PostgreSQL database, but this vernier was built without \
+             PostgreSQL support; build it with the cargo feature `postgres` (on by default: \
+             `cargo install --path crates/cli` without --no-default-features), or give an \
+             SQLite file"
+        );
     }
 
     #[test]

@@ -124,6 +124,8 @@ pub(crate) enum Cell {
     Null,
     Int(i64),
     Real(f64),
+    /// PostgreSQL's booleans; SQLite has none (0 and 1).
+    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
     Bool(bool),
     Text(String),
     Blob(Vec<u8>),

@@ -45,7 +45,7 @@ impl rusqlite::ToSql for Param<'_> {
             Param::Null => ToSqlOutput::Owned(Value::Null),
             Param::Int(v) => ToSqlOutput::Owned(Value::Integer(v)),
             Param::Unsigned(v) => ToSqlOutput::Owned(Value::Integer(
-                i64::try_from(v)
+                Param::unsigned_as_i64(v)
                     .map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))?,
             )),
             Param::Real(v) => ToSqlOutput::Owned(Value::Real(v)),
