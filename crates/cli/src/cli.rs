@@ -113,8 +113,9 @@ pub enum Command {
     Export(ExportArgs),
     /// Read a vernier export, hyperfine's --export-json or cyclictest's output into the database
     Import(ImportArgs),
-    /// Copy every finished session that another database lacks (by id, one transaction per
-    /// session, so it resumes where it stopped): a machine's results to the central database
+    /// Copy every session that another database lacks, and the runs since the last sync of one
+    /// still running (by id, one transaction per session, so it resumes where it stopped): a
+    /// machine's results to the central database
     Sync(SyncArgs),
     /// Merge the databases of several machines into a new one (-o) or an existing one (--into)
     Merge(MergeArgs),
@@ -784,7 +785,7 @@ pub struct SyncArgs {
     #[arg(long, value_name = "PATH")]
     pub from: Option<PathBuf>,
 
-    /// Name every session copied or left for later
+    /// Name every session copied, added to or left for later
     #[arg(short, long)]
     pub verbose: bool,
 }

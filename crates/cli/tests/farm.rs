@@ -1,11 +1,12 @@
 //! Results of several machines: the machine of each session (`sessions`, `env`, `host=NAME`),
-//! `vernier sync` and `vernier merge`, end to end on SQLite files.
+//! `vernier sync` and `vernier merge`, end to end on SQLite files, and a running latency
+//! monitor followed by sync into a database of each engine.
 #![allow(clippy::unwrap_used)] // test helpers panic on unexpected failures by design
 
 use std::path::{Path, PathBuf};
 use std::process::{Output, Stdio};
 
-use vernier_testkit::vernier_command;
+use vernier_testkit::{sync_count, vernier_command};
 
 fn vernier(db: &Path) -> std::process::Command {
     let mut cmd = vernier_command(db);
@@ -356,4 +357,123 @@ fn merge_refuses_conflicts_and_existing_files_and_writes_nothing() {
     assert!(err.contains("-o") && err.contains("--into"), "{err}");
     assert!(!c.exists() && !missing.exists());
     assert!(leftovers(dir.path()).is_empty());
+}
+
+/// Waits, bounded, until the SQLite file `db` holds at least `runs` runs, while `child` runs.
+fn wait_for_runs(db: &Path, runs: usize, child: &mut std::process::Child) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while !(db.exists()
+        && rusqlite::Connection::open(db)
+            .and_then(|c| c.query_row("SELECT count(*) FROM runs", [], |r| r.get::<_, i64>(0)))
+            .is_ok_and(|n| n >= runs as i64))
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no {runs} intervals within 120 s"
+        );
+        assert!(child.try_wait().unwrap().is_none(), "monitor ended early");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}
+
+/// A latency monitor (`vernier monitor latency`, real intervals of 1 s) synced while it runs,
+/// into a database of each engine: the first sync copies the intervals recorded so far, the
+/// next ones those recorded since, the one after SIGTERM ended it its status and end, and the
+/// target then holds exactly the machine's session; one more sync copies nothing.
+#[test]
+fn a_running_monitor_reaches_the_target_interval_by_interval() {
+    for central in
+        vernier_testkit::databases("a_running_monitor_reaches_the_target_interval_by_interval")
+    {
+        let engine = central.engine();
+        let machine = central.dir().join("machine.db");
+        let mut monitor = vernier(&machine)
+            .args([
+                "monitor",
+                "latency:policy=other:interval=1ms",
+                "--interval",
+                "1",
+            ])
+            .args(["--monitor", "none", "-q"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let sync = || {
+            ok(vernier(&machine)
+                .args(["sync", "-v", "--to"])
+                .arg(central.arg())
+                .output()
+                .unwrap())
+        };
+        let runs_of = |db: &Path| sorted(query(db, "SELECT id FROM runs"));
+
+        wait_for_runs(&machine, 2, &mut monitor);
+        let first = sync();
+        assert_eq!(sync_count(&first, " session(s) ("), 1, "{engine}: {first}");
+        assert!(
+            first.contains("still running, later runs"),
+            "{engine}: {first}"
+        );
+        assert_eq!(sync_count(&first, " still running"), 1, "{engine}: {first}");
+        let copied = sorted(central.texts("SELECT id FROM runs"));
+        assert!(copied.len() >= 2, "{engine}: {first}");
+        assert_eq!(
+            sync_count(&first, " runs)"),
+            copied.len(),
+            "{engine}: {first}"
+        );
+
+        wait_for_runs(&machine, copied.len() + 1, &mut monitor);
+        let second = sync();
+        let added = sync_count(&second, " run(s) added");
+        assert!(added >= 1, "{engine}: {second}");
+        assert!(
+            second.contains(&format!("added {added} runs to ")),
+            "{engine}: {second}"
+        );
+        assert_eq!(
+            sync_count(&second, " session(s) ("),
+            0,
+            "{engine}: {second}"
+        );
+        let now = sorted(central.texts("SELECT id FROM runs"));
+        assert_eq!(now.len(), copied.len() + added, "{engine}: {second}");
+        assert!(copied.iter().all(|id| now.contains(id)), "{engine}");
+        assert!(
+            now.iter().all(|id| runs_of(&machine).contains(id)),
+            "{engine}"
+        );
+
+        // SAFETY: kill(2) on the pid of a child this test started and has not reaped.
+        unsafe { libc::kill(monitor.id() as i32, libc::SIGTERM) };
+        let out = monitor.wait_with_output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let last = sync();
+        assert!(last.contains("(ended, copied whole)"), "{engine}: {last}");
+        assert_eq!(sync_count(&last, " still running"), 0, "{engine}: {last}");
+        assert_eq!(
+            sorted(central.texts("SELECT id FROM runs")),
+            runs_of(&machine)
+        );
+        let end = "SELECT status || ' ' || ended_at_ns FROM sessions";
+        assert_eq!(central.texts(end), query(&machine, end), "{engine}");
+        let histograms = "SELECT run_id || ':' || quantity || ':' || count FROM run_histograms";
+        assert_eq!(
+            sorted(central.texts(histograms)),
+            sorted(query(&machine, histograms)),
+            "{engine}"
+        );
+
+        let again = sync();
+        assert!(
+            again.contains("copied 0 session(s) (0 runs), 1 already present, 0 run(s) added"),
+            "{engine}: {again}"
+        );
+    }
 }

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use site_fixture::{get, Server};
 use vernier_testkit::{
-    ok, postgres_database, record_mock_session, sorted, sqlite_texts, vernier_no_input,
+    ok, postgres_database, record_mock_session, sorted, sqlite_texts, sync_count, vernier_no_input,
     TestDatabase,
 };
 
@@ -237,17 +237,6 @@ fn a_dropped_connection_loses_at_most_the_run_in_progress() {
 fn cyclictest_fixture() -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../model/tests/fixtures/cyclictest/2.4-h400-q.txt")
-}
-
-/// The number just before `before` in a `vernier sync` summary (`2` of `copied 2 session(s)`
-/// with `" session(s)"`).
-fn sync_count(summary: &str, before: &str) -> usize {
-    summary
-        .split(before)
-        .next()
-        .and_then(|head| head.rsplit([' ', ',']).find(|w| !w.is_empty()))
-        .and_then(|n| n.parse().ok())
-        .unwrap_or_else(|| panic!("no count before '{before}' in {summary}"))
 }
 
 /// Eight machines syncing into one PostgreSQL database at once, each holding two sessions of

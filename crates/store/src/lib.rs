@@ -17,12 +17,12 @@ mod sql;
 mod sqlite;
 mod sync;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::time::Duration;
 
 use uuid::Uuid;
-use vernier_model::{Calibration, Recorder, SessionInfo, SessionStatus, StoredSession};
+use vernier_model::{Calibration, Recorder, SessionInfo, SessionStatus, StopReason, StoredSession};
 
 pub use location::{open, open_with_lock_wait, Access, Location};
 #[cfg(feature = "postgres")]
@@ -156,6 +156,10 @@ pub trait Store: Recorder<Error = StoreError> + Send {
     fn session_headers(&self) -> Result<Vec<SessionHeader>, StoreError>;
     /// Resolves `latest`, `latest~N` or a (prefix of a) session id.
     fn resolve(&self, selector: &str) -> Result<Uuid, StoreError>;
+    /// What of session `id` grows while it is recorded: its configurations with how each
+    /// stopped, and its runs (empty for a session not stored). Two stores hold the same state
+    /// of a session when these, its status and its end time agree.
+    fn session_progress(&self, id: Uuid) -> Result<SessionProgress, StoreError>;
     /// A session with its configurations and runs; `load` says whether with the runs' monitor
     /// data (without it, every run's `monitors` is `None`).
     fn load_session(&self, id: Uuid, load: Load) -> Result<StoredSession, StoreError>;
@@ -286,6 +290,17 @@ pub trait Store: Recorder<Error = StoreError> + Send {
         }
         import.commit()
     }
+    /// Brings a session that was stored while it was still being recorded up to `session`, a
+    /// later state of it, in one transaction ([`Import::extend`]).
+    fn extend_session(&mut self, session: &StoredSession) -> Result<Extension, StoreError> {
+        vernier_model::validate::check_session(session)
+            .map_err(|e| StoreError::Invalid(e.to_string()))?;
+        let runs = session.configurations.iter().map(|c| c.runs.len()).sum();
+        let mut import = self.importer(runs)?;
+        let extension = import.extend(session)?;
+        import.commit()?;
+        Ok(extension)
+    }
 }
 
 /// An import in progress ([`Store::importer`]): one transaction, stored whole by
@@ -298,6 +313,14 @@ pub trait Import {
     /// already stored with the same content is skipped; with other content it is
     /// [`StoreError::Conflict`].
     fn session(&mut self, session: &StoredSession) -> Result<(), StoreError>;
+    /// Brings a session stored here while it was still being recorded (`running` or
+    /// `abandoned`) up to `session`, a later state of the same session: the configurations
+    /// and runs it lacks are stored, a configuration that has stopped since gets how it
+    /// stopped, and a session that has ended its status and end time. Runs are known by their
+    /// ids: none is stored twice and none stored is changed. A session stored here as ended
+    /// (or not at all) is left alone, which [`Extension::extended`] says. In PostgreSQL the
+    /// session's row is locked first, so two copies extending it at once take turns.
+    fn extend(&mut self, session: &StoredSession) -> Result<Extension, StoreError>;
     /// What the import stored and skipped so far.
     fn report(&self) -> ImportReport;
     /// Commits everything stored since [`Store::importer`].
@@ -400,6 +423,40 @@ impl SessionHeader {
                 .as_deref()
                 .is_some_and(|id| id.eq_ignore_ascii_case(name))
     }
+}
+
+/// What a session holds of what grows while it is recorded ([`Store::session_progress`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SessionProgress {
+    /// Its configurations and how each stopped (`None` while it is repeated).
+    pub configurations: BTreeMap<Uuid, Option<StopReason>>,
+    /// Its runs, warmups included.
+    pub runs: BTreeSet<Uuid>,
+}
+
+impl SessionProgress {
+    /// Whether `self` holds nothing that `later` lacks: every configuration and run, and no
+    /// configuration stopped that `later` still repeats or stopped otherwise. A later state
+    /// of a session covers every earlier one.
+    pub fn covers(&self, earlier: &SessionProgress) -> bool {
+        earlier.runs.is_subset(&self.runs)
+            && earlier.configurations.iter().all(|(id, stopped)| {
+                self.configurations
+                    .get(id)
+                    .is_some_and(|now| stopped.is_none() || now == stopped)
+            })
+    }
+}
+
+/// What [`Import::extend`] did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Extension {
+    /// Whether the target held the session as still being recorded; if not, nothing changed.
+    pub extended: bool,
+    /// Configurations stored.
+    pub configurations: usize,
+    /// Runs stored, warmups included.
+    pub runs: usize,
 }
 
 /// What [`Store::delete_sessions`] removed.

@@ -1,12 +1,13 @@
-//! Copying sessions from one store to another (`vernier sync`, `vernier merge`): every finished
-//! session the target lacks, by its UUID, each in its own transaction, so that copying again
-//! copies nothing twice and an interrupted copy resumes where it stopped.
+//! Copying sessions from one store to another (`vernier sync`, `vernier merge`): every session
+//! the target lacks, by its UUID, each in its own transaction, so that copying again copies
+//! nothing twice and an interrupted copy resumes where it stopped.
 //!
 //! A session is the unit: its configurations, runs, values, histograms and monitor data go
 //! together through [`Store::import_sessions`], which stores the ids as they are (nothing is
 //! renumbered, so a session keeps its identity on every machine) and refuses an id stored with
-//! other content. Sessions still being recorded are left for a later copy: their runs are not
-//! all there yet, and a copy taken now would conflict with the finished session later.
+//! other content. A session still being recorded (a latency monitor runs for days) is copied
+//! as far as it has been recorded, every run of it finished; each later copy adds the runs
+//! recorded since ([`Store::extend_session`]), and the one after it has ended its final status.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -18,14 +19,26 @@ use crate::{Load, SessionHeader, Store, StoreError};
 /// What happened to one session of the source, in the order of the source (oldest first).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SyncStep {
-    /// Stored in the target, with this many runs (warmups included).
-    Copied { id: Uuid, runs: usize },
+    /// Stored in the target, with this many runs (warmups included); `running` when the
+    /// session is still being recorded, so that a later copy adds its later runs.
+    Copied {
+        id: Uuid,
+        runs: usize,
+        running: bool,
+    },
+    /// Stored earlier while it was being recorded; now its runs recorded since (this many)
+    /// and, once it has ended (`running` false), its status and end time.
+    Extended {
+        id: Uuid,
+        runs: usize,
+        running: bool,
+    },
     /// The target already holds it.
     Present { id: Uuid },
-    /// The target holds it with other tags, note or status (changed in one of the stores
-    /// after an earlier copy); it is left as it is.
+    /// The target holds it with other tags, note, status or runs (changed in one of the
+    /// stores after an earlier copy); it is left as it is.
     Differs { id: Uuid },
-    /// Still being recorded; copied by a later sync once it has finished.
+    /// Still being recorded, and the target holds every run of it recorded so far.
     Running { id: Uuid },
 }
 
@@ -35,17 +48,30 @@ pub struct SyncReport {
     pub copied: usize,
     /// Runs of the copied sessions, warmups included.
     pub runs: usize,
+    /// Sessions copied before while they were being recorded, that got their later runs or
+    /// their end.
+    pub extended: usize,
+    /// Runs added to those, warmups included.
+    pub added_runs: usize,
     pub present: usize,
     pub differs: usize,
+    /// Sessions still being recorded in the source (copied, extended or unchanged), whose
+    /// later runs a later copy adds.
     pub running: usize,
 }
 
 impl SyncReport {
     fn count(&mut self, step: SyncStep) {
         match step {
-            SyncStep::Copied { runs, .. } => {
+            SyncStep::Copied { runs, running, .. } => {
                 self.copied += 1;
                 self.runs += runs;
+                self.running += usize::from(running);
+            }
+            SyncStep::Extended { runs, running, .. } => {
+                self.extended += 1;
+                self.added_runs += runs;
+                self.running += usize::from(running);
             }
             SyncStep::Present { .. } => self.present += 1,
             SyncStep::Differs { .. } => self.differs += 1,
@@ -54,10 +80,12 @@ impl SyncReport {
     }
 }
 
-/// Copies every finished session of `from` that `to` lacks, oldest first, one transaction per
-/// session (with the kernel configuration texts it refers to), and tells `each` what it did with
-/// every session of `from` after doing it. An error stops the copy; the sessions copied
-/// before it stay, and the next copy starts with the first session still missing.
+/// Copies every session of `from` that `to` lacks, oldest first, one transaction per session
+/// (with the kernel configuration texts it refers to), and adds to the sessions that `to` got
+/// while they were still being recorded what `from` has recorded of them since. It tells
+/// `each` what it did with every session of `from` after doing it. An error stops the copy;
+/// the sessions copied before it stay, and the next copy starts with the first session still
+/// missing.
 ///
 /// Several copies into one target at once (machines of a farm syncing to one server) may race
 /// for the same session: when storing it fails because another copy stored it meanwhile (or
@@ -80,21 +108,78 @@ where
     let mut report = SyncReport::default();
     for header in from.session_headers()? {
         let id = header.id;
-        let step = if header.status == SessionStatus::Running {
-            SyncStep::Running { id }
-        } else if let Some(stored) = present.get(&id) {
-            if same_header(stored, &header) {
-                SyncStep::Present { id }
-            } else {
-                SyncStep::Differs { id }
-            }
-        } else {
-            copy_one(from, to, id)?
+        let step = match present.get(&id) {
+            None => copy_one(from, to, id)?,
+            Some(stored) if unfinished(stored.status) => follow(from, to, &header, stored)?,
+            Some(stored) if same_header(stored, &header) => SyncStep::Present { id },
+            Some(_) => SyncStep::Differs { id },
         };
         report.count(step);
         each(step);
     }
     Ok(report)
+}
+
+/// Whether a session as a store reads it may still grow: it is being recorded, or it was
+/// copied while it was (it reads as abandoned where no process records it).
+fn unfinished(status: SessionStatus) -> bool {
+    matches!(status, SessionStatus::Running | SessionStatus::Abandoned)
+}
+
+/// The step for a session that the target holds as it was while being recorded: nothing when
+/// the target holds every run and the end of it that the source has, otherwise the runs
+/// recorded since and, once it has ended, its end. A target that holds what the source lacks
+/// (another session under the same id, or the source's copy is the older) is left alone.
+fn follow<F, T>(
+    from: &F,
+    to: &mut T,
+    header: &SessionHeader,
+    stored: &SessionHeader,
+) -> Result<SyncStep, StoreError>
+where
+    F: Store + ?Sized,
+    T: Store + ?Sized,
+{
+    let id = header.id;
+    let (source, target) = (from.session_progress(id)?, to.session_progress(id)?);
+    if !source.covers(&target) {
+        return Ok(SyncStep::Differs { id });
+    }
+    let running = header.status == SessionStatus::Running;
+    if source == target && header.ended_at_ns == stored.ended_at_ns {
+        return Ok(if running {
+            SyncStep::Running { id }
+        } else if same_header(stored, header) {
+            SyncStep::Present { id }
+        } else {
+            SyncStep::Differs { id }
+        });
+    }
+    let session = from.load_session(id, Load::ALL)?;
+    let extension = with_retries(|| to.extend_session(&session))?;
+    Ok(if extension.extended {
+        SyncStep::Extended {
+            id,
+            runs: extension.runs,
+            running,
+        }
+    } else {
+        // Another copy ended it in the target meanwhile.
+        SyncStep::Present { id }
+    })
+}
+
+/// Runs `store` again while it fails by losing a race with another copy into the same target
+/// ([`lost_race`]), at most [`RACE_RETRIES`] times in all.
+fn with_retries<R>(mut store: impl FnMut() -> Result<R, StoreError>) -> Result<R, StoreError> {
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        match store() {
+            Err(e) if attempt < RACE_RETRIES && lost_race(&e) => continue,
+            other => return other,
+        }
+    }
 }
 
 /// Copies one session and the kernel configuration it refers to.
@@ -111,18 +196,14 @@ where
         }
     }
     let sessions = std::slice::from_ref(&session);
-    let mut attempt = 0;
-    let stored = loop {
-        attempt += 1;
-        match to.import_sessions(sessions, &kernel_configs) {
-            Ok(report) => break report,
-            Err(e) if attempt < RACE_RETRIES && lost_race(&e) => continue,
-            Err(e) => return Err(e),
-        }
-    };
+    let stored = with_retries(|| to.import_sessions(sessions, &kernel_configs))?;
     let runs = session.configurations.iter().map(|c| c.runs.len()).sum();
     Ok(if stored.imported == 1 {
-        SyncStep::Copied { id, runs }
+        SyncStep::Copied {
+            id,
+            runs,
+            running: session.info.status == SessionStatus::Running,
+        }
     } else {
         SyncStep::Present { id }
     })

@@ -1,5 +1,6 @@
-//! `copy_sessions`: every finished session the target lacks, once, one transaction per session,
-//! so that a copy stopped by an error resumes where it stopped.
+//! `copy_sessions`: every session the target lacks, once, and the runs a running one has
+//! recorded since the last copy, one transaction per session, so that a copy stopped by an error
+//! resumes where it stopped.
 
 #![allow(clippy::unwrap_used)]
 
@@ -10,7 +11,10 @@ use vernier_model::{
     ConfigurationRecord, Environment, MetricInfo, Options, Recorder, RunRecord, Rusage,
     SessionInfo, SessionStatus, Settings, StopReason, StoredConfiguration, StoredSession,
 };
-use vernier_store::{copy_sessions, Load, SqliteStore, Store, SyncReport, SyncStep};
+use vernier_store::{
+    copy_sessions, Access, Load, Location, SqliteStore, Store, SyncReport, SyncStep,
+};
+use vernier_testkit::databases;
 
 fn stored(started_at_ns: i64, values: &[f64]) -> StoredSession {
     let environment = Environment {
@@ -93,6 +97,11 @@ fn ids(store: &SqliteStore) -> Vec<Uuid> {
 }
 
 fn steps(from: &SqliteStore, to: &mut SqliteStore) -> (SyncReport, Vec<SyncStep>) {
+    copy_to(from, to)
+}
+
+/// A copy that must succeed, with every step it took.
+fn copy_to(from: &dyn Store, to: &mut dyn Store) -> (SyncReport, Vec<SyncStep>) {
     let mut steps = Vec::new();
     let report = copy_sessions(from, to, |s| steps.push(s)).unwrap();
     (report, steps)
@@ -114,11 +123,13 @@ fn a_copy_stores_each_missing_session_once_with_its_ids() {
         [
             SyncStep::Copied {
                 id: a.info.id,
-                runs: 2
+                runs: 2,
+                running: false
             },
             SyncStep::Copied {
                 id: b.info.id,
-                runs: 1
+                runs: 1,
+                running: false
             }
         ]
     );
@@ -150,7 +161,8 @@ fn a_copy_stores_each_missing_session_once_with_its_ids() {
             SyncStep::Present { id: b.info.id },
             SyncStep::Copied {
                 id: c.info.id,
-                runs: 1
+                runs: 1,
+                running: false
             }
         ]
     );
@@ -190,7 +202,8 @@ fn a_copy_stopped_by_an_error_keeps_what_it_copied_and_resumes() {
         seen,
         [SyncStep::Copied {
             id: sessions[0].info.id,
-            runs: 1
+            runs: 1,
+            running: false
         }]
     );
     assert_eq!(ids(&target), [squatter.info.id, sessions[0].info.id]);
@@ -210,11 +223,13 @@ fn a_copy_stopped_by_an_error_keeps_what_it_copied_and_resumes() {
             },
             SyncStep::Copied {
                 id: sessions[1].info.id,
-                runs: 1
+                runs: 1,
+                running: false
             },
             SyncStep::Copied {
                 id: sessions[2].info.id,
-                runs: 1
+                runs: 1,
+                running: false
             }
         ]
     );
@@ -224,29 +239,171 @@ fn a_copy_stopped_by_an_error_keeps_what_it_copied_and_resumes() {
     }
 }
 
+/// A session being recorded for days (a latency monitor's), copied by every sync on the way,
+/// into a target of each engine: the first copy stores the runs recorded so far, each later one
+/// those recorded since, every run once, each step in one transaction (a step that fails
+/// stores nothing of it, and the next copy does it whole), and the copy after the session has
+/// ended gives it its status and end time: then the target holds exactly the source's session.
 #[test]
-fn a_session_still_running_is_copied_once_it_has_finished() {
+fn a_running_session_is_copied_as_far_as_recorded_and_followed_until_it_ends() {
+    for db in databases("a_running_session_is_copied_as_far_as_recorded_and_followed_until_it_ends")
+    {
+        let dir = tempfile::tempdir().unwrap();
+        let mut source = open(&dir, "machine.db");
+        let mut target = vernier_store::open(&Location::parse(db.arg()), Access::Create).unwrap();
+
+        let session = stored(1_000, &[1.0, 2.0, 3.0, 4.0, 5.0]);
+        let id = session.info.id;
+        let mut info = session.info.clone();
+        info.status = SessionStatus::Running;
+        info.ended_at_ns = None;
+        let config = &session.configurations[0];
+        let mut record = config.record.clone();
+        record.stop_reason = None;
+        let runs = &config.runs;
+        // Recorded by this process, which lives: running.
+        source.begin_session(&info).unwrap();
+        source.add_configuration(id, &record).unwrap();
+        source.add_run(record.id, &runs[0]).unwrap();
+        source.add_run(record.id, &runs[1]).unwrap();
+
+        let run_ids = |store: &dyn Store| -> Vec<Uuid> {
+            store.load_session(id, Load::ALL).unwrap().configurations[0]
+                .runs
+                .iter()
+                .map(|r| r.id)
+                .collect()
+        };
+        let engine = db.engine();
+        let (report, steps) = copy_to(&source, target.as_mut());
+        assert_eq!(
+            steps,
+            [SyncStep::Copied {
+                id,
+                runs: 2,
+                running: true
+            }],
+            "{engine}"
+        );
+        assert_eq!((report.copied, report.running), (1, 1), "{engine}");
+        assert_eq!(
+            run_ids(target.as_ref()),
+            [runs[0].id, runs[1].id],
+            "{engine}"
+        );
+        // No process records it in the target.
+        assert_eq!(
+            target.session_headers().unwrap()[0].status,
+            SessionStatus::Abandoned,
+            "{engine}"
+        );
+
+        // Nothing recorded since: nothing to do.
+        let (report, steps) = copy_to(&source, target.as_mut());
+        assert_eq!(steps, [SyncStep::Running { id }], "{engine}");
+        assert_eq!((report.copied, report.extended, report.running), (0, 0, 1));
+
+        source.add_run(record.id, &runs[2]).unwrap();
+        let (report, steps) = copy_to(&source, target.as_mut());
+        assert_eq!(
+            steps,
+            [SyncStep::Extended {
+                id,
+                runs: 1,
+                running: true
+            }],
+            "{engine}"
+        );
+        assert_eq!((report.extended, report.added_runs), (1, 1), "{engine}");
+        assert_eq!(
+            run_ids(target.as_ref()),
+            runs[..3].iter().map(|r| r.id).collect::<Vec<_>>()
+        );
+
+        // The session ends with two more runs; the target holds another session with the
+        // id of the last run, so the step fails and stores neither run nor the end.
+        source.add_run(record.id, &runs[3]).unwrap();
+        source.add_run(record.id, &runs[4]).unwrap();
+        source
+            .finish_configuration(record.id, StopReason::MaxRuns, false, None)
+            .unwrap();
+        source
+            .finish_session(id, SessionStatus::Completed, 1_100)
+            .unwrap();
+        let mut squatter = stored(500, &[9.0]);
+        squatter.configurations[0].runs[0].id = runs[4].id;
+        target
+            .import_sessions(&[squatter.clone()], &BTreeMap::new())
+            .unwrap();
+        let error = copy_sessions(&source, target.as_mut(), |_| {}).unwrap_err();
+        assert!(
+            error.to_string().contains("already stored"),
+            "{engine}: {error}"
+        );
+        assert_eq!(run_ids(target.as_ref()).len(), 3, "{engine}");
+        let held = target.load_session(id, Load::ALL).unwrap();
+        assert_eq!(held.info.ended_at_ns, None, "{engine}");
+        assert_eq!(held.configurations[0].record.stop_reason, None, "{engine}");
+
+        // With the obstacle gone, the next copy brings the rest and the end.
+        target.delete_session(squatter.info.id).unwrap();
+        let (report, steps) = copy_to(&source, target.as_mut());
+        assert_eq!(
+            steps,
+            [SyncStep::Extended {
+                id,
+                runs: 2,
+                running: false
+            }],
+            "{engine}"
+        );
+        assert_eq!((report.added_runs, report.running), (2, 0), "{engine}");
+        assert_eq!(
+            target.load_session(id, Load::ALL).unwrap(),
+            session,
+            "{engine}"
+        );
+        let (report, steps) = copy_to(&source, target.as_mut());
+        assert_eq!(steps, [SyncStep::Present { id }], "{engine}");
+        assert_eq!(report.added_runs, 0, "{engine}");
+        assert_eq!(
+            target.load_session(id, Load::ALL).unwrap(),
+            session,
+            "{engine}"
+        );
+    }
+}
+
+/// A target that holds more of a running session than the source (the target is the older
+/// copy's source) is not changed by it.
+#[test]
+fn a_target_ahead_of_the_source_is_left_alone() {
     let dir = tempfile::tempdir().unwrap();
     let mut source = open(&dir, "machine.db");
-    let session = stored(1_000, &[1.0]);
+    let session = stored(1_000, &[1.0, 2.0]);
+    let id = session.info.id;
     let mut info = session.info.clone();
     info.status = SessionStatus::Running;
     info.ended_at_ns = None;
-    // Recorded by this process, which lives: running.
+    let mut record = session.configurations[0].record.clone();
+    record.stop_reason = None;
+    let runs = &session.configurations[0].runs;
     source.begin_session(&info).unwrap();
-    let mut target = open(&dir, "central.db");
-    let (report, steps_running) = steps(&source, &mut target);
-    assert_eq!(steps_running, [SyncStep::Running { id: info.id }]);
-    assert_eq!((report.copied, report.running), (0, 1));
-    assert!(ids(&target).is_empty());
+    source.add_configuration(id, &record).unwrap();
+    source.add_run(record.id, &runs[0]).unwrap();
+    let mut older = open(&dir, "older.db");
+    copy_to(&source, &mut older);
+    source.add_run(record.id, &runs[1]).unwrap();
+    let mut newer = open(&dir, "newer.db");
+    copy_to(&source, &mut newer);
 
-    source
-        .finish_session(info.id, SessionStatus::Completed, 1_100)
-        .unwrap();
-    let (report, _) = steps(&source, &mut target);
-    assert_eq!(report.copied, 1);
+    let (report, steps) = copy_to(&older, &mut newer);
+    assert_eq!(steps, [SyncStep::Differs { id }]);
+    assert_eq!(report.differs, 1);
     assert_eq!(
-        target.load_session(info.id, Load::ALL).unwrap().info.status,
-        SessionStatus::Completed
+        newer.load_session(id, Load::ALL).unwrap().configurations[0]
+            .runs
+            .len(),
+        2
     );
 }

@@ -10,7 +10,9 @@
 mod commands;
 mod postgres;
 
-pub use commands::{ok, record_mock_session, refused, sorted, sqlite_texts, vernier_no_input};
+pub use commands::{
+    ok, record_mock_session, refused, sorted, sqlite_texts, sync_count, vernier_no_input,
+};
 pub use postgres::{PgDatabase, SERVER_VARIABLE};
 
 use std::fs::File;
@@ -168,6 +170,18 @@ impl TestDatabase {
                     texts
                 })
                 .unwrap_or_else(|e| panic!("{sql}: {e}")),
+            Engine::Postgres(db) => db.query_texts(sql),
+        }
+    }
+
+    /// The first column of every row that `sql` returns, as text (see [`sqlite_texts`]; in
+    /// PostgreSQL the column must be text).
+    ///
+    /// # Panics
+    /// When the database cannot be read.
+    pub fn texts(&self, sql: &str) -> Vec<String> {
+        match &self.engine {
+            Engine::Sqlite(path) => sqlite_texts(path, sql),
             Engine::Postgres(db) => db.query_texts(sql),
         }
     }

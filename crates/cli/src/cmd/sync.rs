@@ -1,6 +1,7 @@
-//! `vernier sync --to TARGET [--from SOURCE]`: copies every finished session that the target
-//! lacks (`vernier_store::copy_sessions`), one transaction per session, and reports what it
-//! copied, what was already there and what is still running.
+//! `vernier sync --to TARGET [--from SOURCE]`: copies every session that the target lacks, and
+//! the runs recorded since the last sync of sessions still running then
+//! (`vernier_store::copy_sessions`), one transaction per session, and reports what it copied,
+//! what was already there and what is still running.
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -26,13 +27,25 @@ pub fn sync(args: SyncArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
     // standard output is reported after the copy, which it does not stop.
     let mut printed = Ok(());
     let copied = vernier_store::copy_sessions(source.as_ref(), target.as_mut(), |step| {
+        let still = |running: bool| {
+            if running {
+                "still running, later runs copied by later syncs"
+            } else {
+                "ended, copied whole"
+            }
+        };
         let line = match step {
-            SyncStep::Copied { id, runs } if args.verbose => format!("copied {id} ({runs} runs)"),
+            SyncStep::Copied { id, runs, running } if args.verbose => {
+                format!("copied {id} ({runs} runs, {})", still(running))
+            }
+            SyncStep::Extended { id, runs, running } if args.verbose => {
+                format!("added {runs} runs to {id} ({})", still(running))
+            }
             SyncStep::Differs { id } => {
-                format!("kept {id}: the target holds it with other tags, note or status")
+                format!("kept {id}: the target holds it with other tags, note, status or runs")
             }
             SyncStep::Running { id } if args.verbose => {
-                format!("left {id}: still running, copied by a later sync")
+                format!("left {id}: still running, no run recorded since the last sync")
             }
             _ => return,
         };
@@ -43,8 +56,8 @@ pub fn sync(args: SyncArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
     printed?;
     let report = copied?;
     outln!(
-        "{} -> {}: copied {} session(s) ({} runs), {} already present{}, {} still running \
-         (copied by a later sync once finished)",
+        "{} -> {}: copied {} session(s) ({} runs), {} already present{}, {} run(s) added to {} \
+         session(s) copied before, {} still running (later runs copied by later syncs)",
         source_location,
         target_location,
         report.copied,
@@ -52,12 +65,14 @@ pub fn sync(args: SyncArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
         report.present + report.differs,
         if report.differs > 0 {
             format!(
-                " ({} with other tags, note or status, kept)",
+                " ({} with other tags, note, status or runs, kept)",
                 report.differs
             )
         } else {
             String::new()
         },
+        report.added_runs,
+        report.extended,
         report.running
     );
     Ok(ExitCode::SUCCESS)

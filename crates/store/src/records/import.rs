@@ -1,14 +1,15 @@
 //! Importing sessions from an export in one transaction, one session at a time, so a reader can
 //! stream a large file into the store without holding it ([`Importer`]).
 
+use uuid::Uuid;
 use vernier_model::validate;
 use vernier_model::{SessionStatus, StoredSession};
 
 use super::codec::as_stored;
-use super::read::load_session_in;
+use super::read::{load_session_in, session_progress_in};
 use super::{write, Engine};
 use crate::sql::args;
-use crate::{Import, ImportReport, Load, StoreError};
+use crate::{Extension, Import, ImportReport, Load, StoreError};
 
 /// An import in progress: one transaction around the ordinary writes (which join it, see
 /// [`Engine::write`]), so an import is stored whole or not at all and its rows are exactly
@@ -75,31 +76,83 @@ impl<E: Engine> Import for Importer<'_, E> {
         }
         write::insert_session(store, &session.info, None)?;
         for config in &session.configurations {
-            write::add_configuration(store, id, &config.record).map_err(|e| {
-                if e.is_duplicate_key() {
-                    StoreError::Conflict(format!(
-                        "configuration {} of session {id} is already stored in another session",
-                        config.record.id
-                    ))
-                } else {
-                    e
-                }
-            })?;
+            write::add_configuration(store, id, &config.record).map_err(stored_elsewhere(
+                "configuration",
+                config.record.id,
+                id,
+            ))?;
             for run in &config.runs {
-                write::add_run(store, config.record.id, run).map_err(|e| {
-                    if e.is_duplicate_key() {
-                        StoreError::Conflict(format!(
-                            "run {} of session {id} is already stored in another session",
-                            run.id
-                        ))
-                    } else {
-                        e
-                    }
-                })?;
+                write::add_run(store, config.record.id, run)
+                    .map_err(stored_elsewhere("run", run.id, id))?;
             }
         }
         self.report.imported += 1;
         Ok(())
+    }
+
+    fn extend(&mut self, session: &StoredSession) -> Result<Extension, StoreError> {
+        validate::check_session(session).map_err(|e| StoreError::Invalid(e.to_string()))?;
+        let session = as_stored(session);
+        let store = &mut *self.store;
+        let id = session.info.id;
+        let key = id.to_string();
+        let ended = session.info.ended_at_ns.is_some();
+        // First the session's row, which PostgreSQL locks until the commit: a second copy
+        // extending the same session waits here and then reads the runs this one stored.
+        let unfinished = store.write(|tx| {
+            if ended {
+                tx.execute(
+                    "UPDATE sessions SET status = $2, ended_at_ns = $3 \
+                     WHERE id = $1 AND status IN ('running', 'abandoned')",
+                    args![&key, session.info.status.as_str(), session.info.ended_at_ns],
+                )
+            } else {
+                tx.execute(
+                    "UPDATE sessions SET status = status \
+                     WHERE id = $1 AND status IN ('running', 'abandoned')",
+                    args![&key],
+                )
+            }
+        })?;
+        if unfinished == 0 {
+            return Ok(Extension::default());
+        }
+        let stored = store.write(|tx| session_progress_in(tx, id))?;
+        let mut extension = Extension {
+            extended: true,
+            ..Extension::default()
+        };
+        for config in &session.configurations {
+            let record = &config.record;
+            match stored.configurations.get(&record.id) {
+                None => {
+                    write::add_configuration(store, id, record).map_err(stored_elsewhere(
+                        "configuration",
+                        record.id,
+                        id,
+                    ))?;
+                    extension.configurations += 1;
+                }
+                Some(None) => {
+                    if let Some(reason) = record.stop_reason {
+                        write::finish_configuration(
+                            store,
+                            record.id,
+                            reason,
+                            record.converged,
+                            record.error.as_deref(),
+                        )?;
+                    }
+                }
+                Some(Some(_)) => {}
+            }
+            for run in config.runs.iter().filter(|r| !stored.runs.contains(&r.id)) {
+                write::add_run(store, record.id, run)
+                    .map_err(stored_elsewhere("run", run.id, id))?;
+                extension.runs += 1;
+            }
+        }
+        Ok(extension)
     }
 
     fn report(&self) -> ImportReport {
@@ -110,6 +163,24 @@ impl<E: Engine> Import for Importer<'_, E> {
         self.open = false;
         self.store.end_import(true)?;
         Ok(self.report)
+    }
+}
+
+/// The error of storing the configuration or run `record` of `session`: a duplicate key means
+/// that the id is already stored in another session, which is a conflict.
+fn stored_elsewhere(
+    what: &'static str,
+    record: Uuid,
+    session: Uuid,
+) -> impl FnOnce(StoreError) -> StoreError {
+    move |e| {
+        if e.is_duplicate_key() {
+            StoreError::Conflict(format!(
+                "{what} {record} of session {session} is already stored in another session"
+            ))
+        } else {
+            e
+        }
     }
 }
 

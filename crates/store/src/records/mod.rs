@@ -123,6 +123,13 @@ macro_rules! impl_store {
                 $crate::records::read::session_headers(self)
             }
 
+            fn session_progress(
+                &self,
+                id: uuid::Uuid,
+            ) -> Result<$crate::SessionProgress, $crate::StoreError> {
+                $crate::records::read::session_progress(self, id)
+            }
+
             fn load_session(
                 &self,
                 id: uuid::Uuid,

@@ -6,13 +6,13 @@ use uuid::Uuid;
 use vernier_model::{RunRecord, Rusage, SessionInfo, StoredConfiguration, StoredSession};
 
 use super::codec::{
-    corrupt, from_json, parse_uuid, ConfigurationRow, SessionRow, CONFIGURATION_COLUMNS,
-    SESSION_COLUMNS, SESSION_HEADER_COLUMNS,
+    corrupt, from_json, parse_text, parse_uuid, ConfigurationRow, SessionRow,
+    CONFIGURATION_COLUMNS, SESSION_COLUMNS, SESSION_HEADER_COLUMNS,
 };
 use super::{histograms, monitors, Engine};
 use crate::selector::{parse_selector, Selector};
 use crate::sql::{args, Param, Sql};
-use crate::{Load, SessionHeader, StoreError};
+use crate::{Load, SessionHeader, SessionProgress, StoreError};
 
 pub(crate) fn session_tags(
     tx: &mut dyn Sql,
@@ -258,6 +258,43 @@ pub(crate) fn resolve(store: &impl Engine, selector: &str) -> Result<Uuid, Store
             }
         }
     })
+}
+
+/// What session `id` holds of what grows while it is recorded, read with `tx`: its
+/// configurations with how each stopped, and its runs. Nothing for a session not stored.
+pub(crate) fn session_progress_in(
+    tx: &mut dyn Sql,
+    id: Uuid,
+) -> Result<SessionProgress, StoreError> {
+    let key = id.to_string();
+    let mut progress = SessionProgress::default();
+    for row in tx.query(
+        "SELECT id, stop_reason FROM configurations WHERE session_id = $1",
+        args![&key],
+    )? {
+        let stop_reason: Option<String> = row.get(1)?;
+        progress.configurations.insert(
+            parse_uuid(&row.get::<String>(0)?)?,
+            stop_reason
+                .map(|text| parse_text("stop reason", &text))
+                .transpose()?,
+        );
+    }
+    for row in tx.query(
+        "SELECT r.id FROM runs r JOIN configurations c ON c.id = r.configuration_id \
+         WHERE c.session_id = $1",
+        args![&key],
+    )? {
+        progress.runs.insert(parse_uuid(&row.get::<String>(0)?)?);
+    }
+    Ok(progress)
+}
+
+pub(crate) fn session_progress(
+    store: &impl Engine,
+    id: Uuid,
+) -> Result<SessionProgress, StoreError> {
+    store.read(|tx| session_progress_in(tx, id))
 }
 
 pub(crate) fn load_session(
