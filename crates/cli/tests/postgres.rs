@@ -461,3 +461,61 @@ fn serve_shows_a_session_stored_while_it_runs() {
         "{third}"
     );
 }
+
+/// `vernier sync --to postgres://...` from a machine's SQLite file, through the command line:
+/// the first sync copies every session, a second copies nothing and says so, and `show` and
+/// `export` read the same from the PostgreSQL database as from the file.
+#[test]
+fn sync_from_a_file_to_postgres_copies_once_and_reads_back_the_same() {
+    let Some(central) =
+        postgres_database("sync_from_a_file_to_postgres_copies_once_and_reads_back_the_same")
+    else {
+        return;
+    };
+    let machine = central.dir().join("machine.db");
+    record_mock_session(&machine, "kernel=A");
+    record_mock_session(&machine, "kernel=B");
+    ok(vernier_no_input(&machine)
+        .arg("import")
+        .arg(cyclictest_fixture())
+        .output()
+        .unwrap());
+    let sync = || {
+        ok(vernier_no_input(&machine)
+            .args(["sync", "--to"])
+            .arg(central.arg())
+            .output()
+            .unwrap())
+    };
+    let runs = sqlite_texts(&machine, "SELECT count(*) FROM runs")[0].clone();
+    let first = sync();
+    assert!(
+        first.contains(&format!(
+            "copied 3 session(s) ({runs} runs), 0 already present"
+        )),
+        "{first}"
+    );
+    // The summary names the target without its password and as a URL.
+    assert!(first.contains("-> postgres"), "{first}");
+    let again = sync();
+    assert!(
+        again.contains("copied 0 session(s) (0 runs), 3 already present"),
+        "{again}"
+    );
+    assert_eq!(central.count("sessions"), 3);
+
+    let both = |args: &[&str]| {
+        (
+            ok(vernier(&central, args)),
+            ok(vernier_no_input(&machine).args(args).output().unwrap()),
+        )
+    };
+    for selector in ["kernel=A", "kernel=B", "latest"] {
+        let (from_postgres, from_file) = both(&["show", selector, "--format", "json"]);
+        assert_eq!(from_postgres, from_file, "{selector}");
+    }
+    let (from_postgres, from_file) = both(&["export"]);
+    assert_eq!(from_postgres, from_file);
+    let (from_postgres, from_file) = both(&["sessions"]);
+    assert_eq!(from_postgres, from_file);
+}

@@ -381,3 +381,81 @@ fn a_busy_machine_is_skipped_with_a_session_saying_why() {
         ]
     );
 }
+
+/// `vernier` with `--db DATABASE` given as it is (a PostgreSQL URL), run in `cwd`, isolated from
+/// the user's environment as [`vernier_command`] isolates it.
+fn vernier_at(database: &str, cwd: &Path) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_vernier"));
+    cmd.args(["--db", database])
+        .current_dir(cwd)
+        .stdin(Stdio::null())
+        .env_remove("VERNIER_DB")
+        .env("XDG_CACHE_HOME", cwd)
+        .env("XDG_CONFIG_HOME", cwd);
+    cmd
+}
+
+/// A machine recording into PostgreSQL directly, or syncing to it: the units carry each URL
+/// as it is, with `%` and `$` doubled as systemd.service(5) reads them (a percent-encoded
+/// password and application name), a file named relative to the working directory by its
+/// absolute path, and systemd-analyze finds nothing to complain about.
+#[test]
+fn scheduled_units_carry_postgres_urls_and_absolute_paths() {
+    let dir = tempfile::tempdir().unwrap();
+    let units = dir.path().join("units");
+    let unit_dir = units.to_str().unwrap();
+    let exe = env!("CARGO_BIN_EXE_vernier");
+    let local = "postgresql:///vernier?host=/run/postgresql&user=bench";
+    let central = "postgres://bench:pa%24s@db.lab:5433/farm?application_name=vernier%20$night";
+    let in_unit = "postgres://bench:pa%%24s@db.lab:5433/farm?application_name=vernier%%20$$night";
+
+    // Recording into PostgreSQL, syncing to another PostgreSQL database.
+    ok(vernier_at(local, dir.path())
+        .args(["schedule", "install", "nightly", "--suite", "quick"])
+        .args(["--sync", central, "--unit-dir", unit_dir])
+        .output()
+        .unwrap());
+    let service = std::fs::read_to_string(units.join("vernier-nightly.service")).unwrap();
+    assert_eq!(
+        setting(&service, "ExecStart"),
+        [format!(
+            "{exe} --db {local} run --suite quick --quiet --if-busy wait"
+        )]
+    );
+    assert_eq!(
+        setting(&service, "ExecStopPost"),
+        [format!("{exe} --db {local} sync --to {in_unit}")]
+    );
+    assert_eq!(setting(&service, "Wants"), ["network-online.target"]);
+    verify(&[
+        units.join("vernier-nightly.service"),
+        units.join("vernier-nightly.timer"),
+    ]);
+
+    // The latency monitor into a file named relative to the working directory, syncing to
+    // a file named so too and to PostgreSQL: both files by their absolute paths.
+    let absolute = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+    for (name, target, in_unit) in [
+        ("latency", "central.db", absolute("central.db")),
+        ("latency-pg", central, in_unit.to_string()),
+    ] {
+        ok(vernier_at("latency.db", dir.path())
+            .args(["schedule", "install", name, "--service", "latency-monitor"])
+            .args(["--sync", target, "--unit-dir", unit_dir])
+            .output()
+            .unwrap());
+        let monitor =
+            std::fs::read_to_string(units.join(format!("vernier-{name}.service"))).unwrap();
+        assert_eq!(
+            setting(&monitor, "ExecStopPost"),
+            [format!(
+                "{exe} --db {} sync --to {in_unit}",
+                absolute("latency.db")
+            )]
+        );
+    }
+    verify(&[
+        units.join("vernier-latency.service"),
+        units.join("vernier-latency-pg.service"),
+    ]);
+}

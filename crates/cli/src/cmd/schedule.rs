@@ -45,12 +45,20 @@ fn install(args: ScheduleInstallArgs, db_arg: Option<&Path>) -> Result<ExitCode>
     let system = is_root();
     let dir = unit_dir(args.unit_dir.as_deref(), system)?;
     let exe = std::env::current_exe().context("cannot find the vernier executable")?;
-    // A file by its absolute path (the unit runs in another directory); a URL as it is.
-    let database = match db::location(db_arg)? {
-        vernier_store::Location::File(path) => absolute(&path)?,
-        vernier_store::Location::Postgres(url) => PathBuf::from(url),
+    // Databases as the unit names them: a file by its absolute path (the unit runs in another
+    // directory), a URL as it is.
+    let as_in_unit = |location: vernier_store::Location| -> Result<PathBuf> {
+        Ok(match location {
+            vernier_store::Location::File(path) => absolute(&path)?,
+            vernier_store::Location::Postgres(url) => PathBuf::from(url),
+        })
     };
-    let units = units(&args, &exe, &database)?;
+    let database = as_in_unit(db::location(db_arg)?)?;
+    let sync = match &args.sync {
+        Some(target) => Some(as_in_unit(vernier_store::Location::parse(target))?),
+        None => None,
+    };
+    let units = units(&args, &exe, &database, sync.as_deref())?;
     if args.dry_run {
         for unit in &units {
             outln!("# {}", dir.join(&unit.file).display());
@@ -85,7 +93,12 @@ fn install(args: ScheduleInstallArgs, db_arg: Option<&Path>) -> Result<ExitCode>
 }
 
 /// The service (and for a suite the timer) that `args` describe.
-fn units(args: &ScheduleInstallArgs, exe: &Path, database: &Path) -> Result<Vec<Unit>> {
+fn units(
+    args: &ScheduleInstallArgs,
+    exe: &Path,
+    database: &Path,
+    sync: Option<&Path>,
+) -> Result<Vec<Unit>> {
     let base = format!("vernier-{}", args.name);
     let vernier = |words: &[String]| -> String {
         let mut line = vec![quote(&exe.to_string_lossy())];
@@ -99,7 +112,7 @@ fn units(args: &ScheduleInstallArgs, exe: &Path, database: &Path) -> Result<Vec<
         .iter()
         .flat_map(|(k, v)| ["--tag".to_string(), format!("{k}={v}")])
         .collect();
-    let sync = args.sync.as_ref().map(|target| {
+    let sync = sync.map(|target| {
         vernier(&[
             "sync".to_string(),
             "--to".to_string(),
