@@ -4,69 +4,11 @@
 #![allow(clippy::unwrap_used)] // test helpers panic on unexpected failures by design
 
 use std::path::{Path, PathBuf};
-use std::process::{Output, Stdio};
+use std::process::Stdio;
 
-use vernier_testkit::{sync_count, vernier_command};
-
-fn vernier(db: &Path) -> std::process::Command {
-    let mut cmd = vernier_command(db);
-    cmd.stdin(Stdio::null());
-    cmd
-}
-
-fn ok(out: Output) -> String {
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
-
-/// Exit status 2 with one line on standard error, which is returned.
-fn refused(out: Output) -> String {
-    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert_eq!(stderr.lines().count(), 1, "{stderr}");
-    stderr
-}
-
-/// Records one session of two mock runs into `db`, tagged `tag`.
-fn record(db: &Path, tag: &str) {
-    ok(vernier(db)
-        .args([
-            "run",
-            "mock:values=1/2",
-            "--warmup",
-            "0",
-            "--min-runs",
-            "2",
-            "--max-runs",
-            "2",
-            "--quiet",
-            "--tag",
-            tag,
-        ])
-        .output()
-        .unwrap());
-}
-
-fn query(db: &Path, sql: &str) -> Vec<String> {
-    let conn =
-        rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
-            .unwrap();
-    let mut stmt = conn.prepare(sql).unwrap();
-    let rows = stmt
-        .query_map([], |r| r.get::<_, rusqlite::types::Value>(0))
-        .unwrap();
-    rows.map(|v| match v.unwrap() {
-        rusqlite::types::Value::Text(t) => t,
-        rusqlite::types::Value::Integer(i) => i.to_string(),
-        rusqlite::types::Value::Null => "NULL".to_string(),
-        other => format!("{other:?}"),
-    })
-    .collect()
-}
+use vernier_testkit::{
+    ok, record_mock_session, refused, sorted, sqlite_texts, sync_count, vernier_no_input,
+};
 
 fn this_hostname() -> String {
     std::fs::read_to_string("/proc/sys/kernel/hostname")
@@ -84,24 +26,27 @@ fn temp_db() -> (tempfile::TempDir, PathBuf) {
 #[test]
 fn each_session_records_and_shows_its_machine() {
     let (_dir, db) = temp_db();
-    record(&db, "kernel=A");
+    record_mock_session(&db, "kernel=A");
     let host = this_hostname();
-    assert_eq!(query(&db, "SELECT hostname FROM sessions"), [host.as_str()]);
+    assert_eq!(
+        sqlite_texts(&db, "SELECT hostname FROM sessions"),
+        [host.as_str()]
+    );
     let machine_id = ["/etc/machine-id", "/var/lib/dbus/machine-id"]
         .iter()
         .find_map(|p| std::fs::read_to_string(p).ok())
         .map(|t| t.trim().to_ascii_lowercase())
         .filter(|t| t.len() == 32);
     assert_eq!(
-        query(&db, "SELECT machine_id FROM sessions"),
+        sqlite_texts(&db, "SELECT machine_id FROM sessions"),
         [machine_id.clone().unwrap_or_else(|| "NULL".to_string())]
     );
 
-    let list = ok(vernier(&db).arg("sessions").output().unwrap());
+    let list = ok(vernier_no_input(&db).arg("sessions").output().unwrap());
     let header = list.lines().next().unwrap();
     assert!(header.contains("host"), "{list}");
     assert!(list.lines().nth(1).unwrap().contains(&host), "{list}");
-    let env = ok(vernier(&db)
+    let env = ok(vernier_no_input(&db)
         .args(["env", "show", "latest"])
         .output()
         .unwrap());
@@ -112,13 +57,13 @@ fn each_session_records_and_shows_its_machine() {
     };
     assert!(env.contains(&id_line), "{env}");
 
-    let selected = ok(vernier(&db)
+    let selected = ok(vernier_no_input(&db)
         .args(["sessions", &format!("host={host},kernel=A")])
         .output()
         .unwrap());
     assert_eq!(selected.lines().count(), 2, "{selected}");
     let err = refused(
-        vernier(&db)
+        vernier_no_input(&db)
             .args(["sessions", "host=no-such-machine"])
             .output()
             .unwrap(),
@@ -130,24 +75,19 @@ fn each_session_records_and_shows_its_machine() {
 }
 
 fn count(db: &Path, table: &str) -> usize {
-    query(db, &format!("SELECT count(*) FROM {table}"))[0]
+    sqlite_texts(db, &format!("SELECT count(*) FROM {table}"))[0]
         .parse()
         .unwrap()
-}
-
-fn sorted(mut v: Vec<String>) -> Vec<String> {
-    v.sort();
-    v
 }
 
 #[test]
 fn sync_copies_what_the_target_lacks_and_nothing_twice() {
     let dir = tempfile::tempdir().unwrap();
     let (machine, central) = (dir.path().join("machine.db"), dir.path().join("central.db"));
-    record(&machine, "n=1");
-    record(&machine, "n=2");
+    record_mock_session(&machine, "n=1");
+    record_mock_session(&machine, "n=2");
     let sync = |db: &Path| {
-        ok(vernier(db)
+        ok(vernier_no_input(db)
             .args(["sync", "--to", central.to_str().unwrap()])
             .output()
             .unwrap())
@@ -162,7 +102,7 @@ fn sync_copies_what_the_target_lacks_and_nothing_twice() {
         again.contains("copied 0 session(s) (0 runs), 2 already present"),
         "{again}"
     );
-    record(&machine, "n=3");
+    record_mock_session(&machine, "n=3");
     let third = sync(&machine);
     assert!(
         third.contains("copied 1 session(s) (2 runs), 2 already present"),
@@ -172,13 +112,13 @@ fn sync_copies_what_the_target_lacks_and_nothing_twice() {
         assert_eq!(count(&central, table), count(&machine, table), "{table}");
     }
     assert_eq!(
-        sorted(query(&central, "SELECT id FROM runs")),
-        sorted(query(&machine, "SELECT id FROM runs"))
+        sorted(sqlite_texts(&central, "SELECT id FROM runs")),
+        sorted(sqlite_texts(&machine, "SELECT id FROM runs"))
     );
 
     // --from names the source; the same file on both sides is refused.
     let back = dir.path().join("back.db");
-    let out = ok(vernier(&machine)
+    let out = ok(vernier_no_input(&machine)
         .args([
             "sync",
             "--from",
@@ -190,7 +130,7 @@ fn sync_copies_what_the_target_lacks_and_nothing_twice() {
         .unwrap());
     assert!(out.contains("copied 3 session(s)"), "{out}");
     let err = refused(
-        vernier(&machine)
+        vernier_no_input(&machine)
             .args(["sync", "--to", machine.to_str().unwrap()])
             .output()
             .unwrap(),
@@ -200,7 +140,7 @@ fn sync_copies_what_the_target_lacks_and_nothing_twice() {
     let nowhere = dir.path().join("nowhere.db");
     let fresh = dir.path().join("fresh.db");
     let err = refused(
-        vernier(&nowhere)
+        vernier_no_input(&nowhere)
             .args(["sync", "--to", fresh.to_str().unwrap()])
             .output()
             .unwrap(),
@@ -213,13 +153,13 @@ fn sync_copies_what_the_target_lacks_and_nothing_twice() {
 /// first (synced there earlier).
 fn two_machines(dir: &Path) -> (PathBuf, PathBuf) {
     let (a, b) = (dir.join("a.db"), dir.join("b.db"));
-    record(&a, "machine=a");
-    ok(vernier(&a)
+    record_mock_session(&a, "machine=a");
+    ok(vernier_no_input(&a)
         .args(["sync", "--to", b.to_str().unwrap()])
         .output()
         .unwrap());
-    record(&a, "machine=a");
-    record(&b, "machine=b");
+    record_mock_session(&a, "machine=a");
+    record_mock_session(&b, "machine=b");
     (a, b)
 }
 
@@ -236,7 +176,7 @@ fn merge_stores_every_session_once_and_keeps_every_id() {
     let dir = tempfile::tempdir().unwrap();
     let (a, b) = two_machines(dir.path());
     let c = dir.path().join("c.db");
-    let out = ok(vernier(&a)
+    let out = ok(vernier_no_input(&a)
         .args([
             "merge",
             a.to_str().unwrap(),
@@ -262,11 +202,11 @@ fn merge_stores_every_session_once_and_keeps_every_id() {
         ("runs", "id"),
         ("run_values", "run_id || metric"),
     ] {
-        let mut inputs: Vec<String> = query(&a, &format!("SELECT {column} FROM {table}"));
-        inputs.extend(query(&b, &format!("SELECT {column} FROM {table}")));
+        let mut inputs: Vec<String> = sqlite_texts(&a, &format!("SELECT {column} FROM {table}"));
+        inputs.extend(sqlite_texts(&b, &format!("SELECT {column} FROM {table}")));
         inputs.sort();
         inputs.dedup();
-        let merged = sorted(query(&c, &format!("SELECT {column} FROM {table}")));
+        let merged = sorted(sqlite_texts(&c, &format!("SELECT {column} FROM {table}")));
         assert_eq!(merged, inputs, "{table}");
     }
     assert_eq!(count(&c, "sessions"), 3);
@@ -274,7 +214,7 @@ fn merge_stores_every_session_once_and_keeps_every_id() {
 
     // Merging the same inputs into the result again adds nothing.
     let before = count(&c, "runs");
-    let out = ok(vernier(&a)
+    let out = ok(vernier_no_input(&a)
         .args([
             "merge",
             a.to_str().unwrap(),
@@ -301,7 +241,7 @@ fn merge_refuses_conflicts_and_existing_files_and_writes_nothing() {
         .unwrap();
     drop(conn);
     let err = refused(
-        vernier(&a)
+        vernier_no_input(&a)
             .args(["merge", &path(&a), &path(&b), "-o", &path(&c)])
             .output()
             .unwrap(),
@@ -316,10 +256,10 @@ fn merge_refuses_conflicts_and_existing_files_and_writes_nothing() {
 
     // --into keeps the existing database as it was.
     let existing = dir.path().join("existing.db");
-    record(&existing, "machine=c");
+    record_mock_session(&existing, "machine=c");
     let runs = count(&existing, "runs");
     refused(
-        vernier(&a)
+        vernier_no_input(&a)
             .args(["merge", &path(&a), &path(&b), "--into", &path(&existing)])
             .output()
             .unwrap(),
@@ -331,7 +271,7 @@ fn merge_refuses_conflicts_and_existing_files_and_writes_nothing() {
 
     // -o never overwrites; an input cannot be the output; inputs must be databases.
     let err = refused(
-        vernier(&a)
+        vernier_no_input(&a)
             .args(["merge", &path(&a), "-o", &path(&existing)])
             .output()
             .unwrap(),
@@ -339,7 +279,7 @@ fn merge_refuses_conflicts_and_existing_files_and_writes_nothing() {
     assert!(err.contains("--into"), "{err}");
     assert_eq!(count(&existing, "sessions"), 1);
     let err = refused(
-        vernier(&a)
+        vernier_no_input(&a)
             .args(["merge", &path(&a), "--into", &path(&a)])
             .output()
             .unwrap(),
@@ -347,13 +287,18 @@ fn merge_refuses_conflicts_and_existing_files_and_writes_nothing() {
     assert!(err.contains("both an input and the output"), "{err}");
     let missing = dir.path().join("missing.db");
     let err = refused(
-        vernier(&a)
+        vernier_no_input(&a)
             .args(["merge", &path(&missing), "-o", &path(&c)])
             .output()
             .unwrap(),
     );
     assert!(err.contains("missing.db"), "{err}");
-    let err = refused(vernier(&a).args(["merge", &path(&a)]).output().unwrap());
+    let err = refused(
+        vernier_no_input(&a)
+            .args(["merge", &path(&a)])
+            .output()
+            .unwrap(),
+    );
     assert!(err.contains("-o") && err.contains("--into"), "{err}");
     assert!(!c.exists() && !missing.exists());
     assert!(leftovers(dir.path()).is_empty());
@@ -387,7 +332,7 @@ fn a_running_monitor_reaches_the_target_interval_by_interval() {
     {
         let engine = central.engine();
         let machine = central.dir().join("machine.db");
-        let mut monitor = vernier(&machine)
+        let mut monitor = vernier_no_input(&machine)
             .args([
                 "monitor",
                 "latency:policy=other:interval=1ms",
@@ -400,13 +345,13 @@ fn a_running_monitor_reaches_the_target_interval_by_interval() {
             .spawn()
             .unwrap();
         let sync = || {
-            ok(vernier(&machine)
+            ok(vernier_no_input(&machine)
                 .args(["sync", "-v", "--to"])
                 .arg(central.arg())
                 .output()
                 .unwrap())
         };
-        let runs_of = |db: &Path| sorted(query(db, "SELECT id FROM runs"));
+        let runs_of = |db: &Path| sorted(sqlite_texts(db, "SELECT id FROM runs"));
 
         wait_for_runs(&machine, 2, &mut monitor);
         let first = sync();
@@ -462,11 +407,11 @@ fn a_running_monitor_reaches_the_target_interval_by_interval() {
             runs_of(&machine)
         );
         let end = "SELECT status || ' ' || ended_at_ns FROM sessions";
-        assert_eq!(central.texts(end), query(&machine, end), "{engine}");
+        assert_eq!(central.texts(end), sqlite_texts(&machine, end), "{engine}");
         let histograms = "SELECT run_id || ':' || quantity || ':' || count FROM run_histograms";
         assert_eq!(
             sorted(central.texts(histograms)),
-            sorted(query(&machine, histograms)),
+            sorted(sqlite_texts(&machine, histograms)),
             "{engine}"
         );
 

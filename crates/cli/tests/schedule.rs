@@ -9,29 +9,7 @@ use std::time::Instant;
 
 use vernier_model::{Recorder, SessionStatus};
 use vernier_store::{SqliteStore, Store};
-use vernier_testkit::vernier_command;
-
-fn vernier(db: &Path) -> Command {
-    let mut cmd = vernier_command(db);
-    cmd.stdin(Stdio::null());
-    cmd
-}
-
-fn ok(out: Output) -> String {
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
-
-fn refused(out: Output) -> String {
-    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert_eq!(stderr.lines().count(), 1, "{stderr}");
-    stderr
-}
+use vernier_testkit::{ok, refused, vernier_no_input};
 
 fn files(dir: &Path) -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(dir)
@@ -82,7 +60,7 @@ fn a_scheduled_suite_is_a_verified_service_and_timer_until_removed() {
     let units = dir.path().join("units");
     let central = dir.path().join("central db.db");
     let install = |extra: &[&str]| {
-        let mut cmd = vernier(&db);
+        let mut cmd = vernier_no_input(&db);
         cmd.args(["schedule", "install", "nightly", "--suite", "quick"])
             .args(["--on-calendar", "Mon..Fri 02:00", "--tag", "rack=3"])
             .args(["--sync", central.to_str().unwrap(), "--busy-load", "1.5"])
@@ -138,7 +116,7 @@ fn a_scheduled_suite_is_a_verified_service_and_timer_until_removed() {
         units.join("vernier-nightly.timer"),
     ]);
 
-    let listed = ok(vernier(&db)
+    let listed = ok(vernier_no_input(&db)
         .args(["schedule", "list", "--unit-dir", units.to_str().unwrap()])
         .output()
         .unwrap());
@@ -147,7 +125,7 @@ fn a_scheduled_suite_is_a_verified_service_and_timer_until_removed() {
         "{listed}"
     );
 
-    ok(vernier(&db)
+    ok(vernier_no_input(&db)
         .args([
             "schedule",
             "remove",
@@ -159,7 +137,7 @@ fn a_scheduled_suite_is_a_verified_service_and_timer_until_removed() {
         .unwrap());
     assert!(files(&units).is_empty());
     let err = refused(
-        vernier(&db)
+        vernier_no_input(&db)
             .args([
                 "schedule",
                 "remove",
@@ -171,7 +149,7 @@ fn a_scheduled_suite_is_a_verified_service_and_timer_until_removed() {
             .unwrap(),
     );
     assert!(err.contains("no scheduled run 'nightly'"), "{err}");
-    let listed = ok(vernier(&db)
+    let listed = ok(vernier_no_input(&db)
         .args(["schedule", "list", "--unit-dir", units.to_str().unwrap()])
         .output()
         .unwrap());
@@ -183,7 +161,7 @@ fn the_latency_monitor_is_a_verified_service_restarted_on_failure() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("results.db");
     let units = dir.path().join("units");
-    ok(vernier(&db)
+    ok(vernier_no_input(&db)
         .args([
             "schedule",
             "install",
@@ -253,7 +231,7 @@ fn bad_schedules_are_refused_and_write_nothing() {
     ];
     for (args, expected) in cases {
         let err = refused(
-            vernier(&db)
+            vernier_no_input(&db)
                 .arg("schedule")
                 .args(*args)
                 .args(["--unit-dir", unit_dir])
@@ -272,7 +250,7 @@ fn bad_schedules_are_refused_and_write_nothing() {
     .unwrap();
     for args in [&["install", "n", "--suite", "quick"][..], &["remove", "n"]] {
         let err = refused(
-            vernier(&db)
+            vernier_no_input(&db)
                 .arg("schedule")
                 .args(args)
                 .args(["--unit-dir", unit_dir])
@@ -306,7 +284,7 @@ fn statuses(db: &Path) -> Vec<(SessionStatus, Option<String>, usize)> {
 }
 
 fn mock_run(db: &Path, busy: &[&str]) -> Output {
-    vernier(db)
+    vernier_no_input(db)
         .args([
             "run",
             "mock:values=1",
@@ -338,7 +316,7 @@ fn a_busy_machine_is_skipped_with_a_session_saying_why() {
         note.starts_with("nightly (skipped: the 1-minute load average is"),
         "{note}"
     );
-    let list = ok(vernier(&db).arg("sessions").output().unwrap());
+    let list = ok(vernier_no_input(&db).arg("sessions").output().unwrap());
     assert!(
         list.contains("skipped") && list.contains("at or above --busy-load 0"),
         "{list}"

@@ -5,13 +5,9 @@
 
 use std::collections::BTreeMap;
 
-use uuid::Uuid;
-use vernier_model::{
-    ConfigurationRecord, Environment, MetricInfo, Options, RunRecord, Rusage, SessionInfo,
-    SessionStatus, Settings, StopReason, StoredConfiguration, StoredSession,
-};
+use vernier_model::StoredSession;
 use vernier_store::{Access, ImportReport, Load, Location, Store, StoreError};
-use vernier_testkit::{databases, TestDatabase};
+use vernier_testkit::{databases, stored_session, TestDatabase};
 
 /// The store of a new database of `db`'s engine.
 fn open(db: &TestDatabase) -> Box<dyn Store> {
@@ -19,74 +15,14 @@ fn open(db: &TestDatabase) -> Box<dyn Store> {
         .unwrap_or_else(|e| panic!("{}: {e}", db.engine()))
 }
 
+/// A session of the shared builder, tagged `kernel=A`, so that tags round-trip too.
 fn stored(values: &[f64]) -> StoredSession {
-    let environment = Environment {
-        online_cpus: Some(2),
-        ..Default::default()
-    };
-    let runs = values
-        .iter()
-        .enumerate()
-        .map(|(i, v)| RunRecord {
-            id: Uuid::new_v4(),
-            index: i as u32,
-            warmup: false,
-            round: 0,
-            preceding_executions: i as u32,
-            started_at_ns: 1_000 + i as i64,
-            ended_at_ns: 2_000 + i as i64,
-            values: BTreeMap::from([("time".to_string(), *v)]),
-            rusage: Rusage {
-                user_cpu_ns: 7,
-                ..Default::default()
-            },
-            foreign_cpu_ns: 0,
-            controller_cpu_ns: 0,
-            load_cpu_ns: None,
-            histograms: Vec::new(),
-            monitors: None,
-            setup_steps: Vec::new(),
-        })
-        .collect();
-    StoredSession {
-        info: SessionInfo {
-            id: Uuid::new_v4(),
-            started_at_ns: 1_000,
-            ended_at_ns: Some(3_000),
-            status: SessionStatus::Completed,
-            suite: None,
-            specs: vec!["command".into()],
-            tags: BTreeMap::from([("kernel".to_string(), "A".to_string())]),
-            note: None,
-            settings: Settings::default(),
-            vernier_version: "0.1.0".into(),
-            fingerprint: environment.fingerprint(),
-            environment,
-            findings: Vec::new(),
-            setup: Vec::new(),
-            monitors: Vec::new(),
-        },
-        configurations: vec![StoredConfiguration {
-            record: ConfigurationRecord {
-                id: Uuid::new_v4(),
-                position: 0,
-                benchmark: "command".into(),
-                benchmark_version: "1".into(),
-                options: Options::default(),
-                metric: MetricInfo {
-                    name: "time".into(),
-                    unit: "s".into(),
-                    higher_is_better: false,
-                },
-                secondary_metrics: Vec::new(),
-                loads: Vec::new(),
-                stop_reason: Some(StopReason::MaxRuns),
-                converged: false,
-                error: None,
-            },
-            runs,
-        }],
-    }
+    let mut session = stored_session(1_000, values);
+    session
+        .info
+        .tags
+        .insert("kernel".to_string(), "A".to_string());
+    session
 }
 
 #[test]

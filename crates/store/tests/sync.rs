@@ -7,81 +7,11 @@
 use std::collections::BTreeMap;
 
 use uuid::Uuid;
-use vernier_model::{
-    ConfigurationRecord, Environment, MetricInfo, Options, Recorder, RunRecord, Rusage,
-    SessionInfo, SessionStatus, Settings, StopReason, StoredConfiguration, StoredSession,
-};
+use vernier_model::{Recorder, SessionStatus, StopReason};
 use vernier_store::{
     copy_sessions, Access, Load, Location, SqliteStore, Store, SyncReport, SyncStep,
 };
-use vernier_testkit::databases;
-
-fn stored(started_at_ns: i64, values: &[f64]) -> StoredSession {
-    let environment = Environment {
-        hostname: Some("box1".into()),
-        ..Default::default()
-    };
-    let runs = values
-        .iter()
-        .enumerate()
-        .map(|(i, v)| RunRecord {
-            id: Uuid::new_v4(),
-            index: i as u32,
-            warmup: false,
-            round: 0,
-            preceding_executions: i as u32,
-            started_at_ns: started_at_ns + i as i64,
-            ended_at_ns: started_at_ns + 1 + i as i64,
-            values: BTreeMap::from([("time".to_string(), *v)]),
-            rusage: Rusage::default(),
-            foreign_cpu_ns: 0,
-            controller_cpu_ns: 0,
-            load_cpu_ns: None,
-            histograms: Vec::new(),
-            monitors: None,
-            setup_steps: Vec::new(),
-        })
-        .collect();
-    StoredSession {
-        info: SessionInfo {
-            id: Uuid::new_v4(),
-            started_at_ns,
-            ended_at_ns: Some(started_at_ns + 100),
-            status: SessionStatus::Completed,
-            suite: None,
-            specs: vec!["mock".into()],
-            tags: BTreeMap::new(),
-            note: None,
-            settings: Settings::default(),
-            vernier_version: "0.1.0".into(),
-            fingerprint: environment.fingerprint(),
-            environment,
-            findings: Vec::new(),
-            setup: Vec::new(),
-            monitors: Vec::new(),
-        },
-        configurations: vec![StoredConfiguration {
-            record: ConfigurationRecord {
-                id: Uuid::new_v4(),
-                position: 0,
-                benchmark: "mock".into(),
-                benchmark_version: "1".into(),
-                options: Options::default(),
-                metric: MetricInfo {
-                    name: "time".into(),
-                    unit: "s".into(),
-                    higher_is_better: false,
-                },
-                secondary_metrics: Vec::new(),
-                loads: Vec::new(),
-                stop_reason: Some(StopReason::MaxRuns),
-                converged: false,
-                error: None,
-            },
-            runs,
-        }],
-    }
-}
+use vernier_testkit::{databases, stored_session};
 
 fn open(dir: &tempfile::TempDir, name: &str) -> SqliteStore {
     SqliteStore::open(&dir.path().join(name)).unwrap()
@@ -111,7 +41,10 @@ fn copy_to(from: &dyn Store, to: &mut dyn Store) -> (SyncReport, Vec<SyncStep>) 
 fn a_copy_stores_each_missing_session_once_with_its_ids() {
     let dir = tempfile::tempdir().unwrap();
     let mut source = open(&dir, "machine.db");
-    let (a, b) = (stored(1_000, &[1.0, 2.0]), stored(2_000, &[3.0]));
+    let (a, b) = (
+        stored_session(1_000, &[1.0, 2.0]),
+        stored_session(2_000, &[3.0]),
+    );
     source
         .import_sessions(&[a.clone(), b.clone()], &BTreeMap::new())
         .unwrap();
@@ -143,7 +76,7 @@ fn a_copy_stores_each_missing_session_once_with_its_ids() {
 
     // A new session, and a tag changed on the machine after the copy: only the new one is
     // copied, the changed one is reported and left alone.
-    let c = stored(3_000, &[4.0]);
+    let c = stored_session(3_000, &[4.0]);
     source
         .import_sessions(std::slice::from_ref(&c), &BTreeMap::new())
         .unwrap();
@@ -181,16 +114,16 @@ fn a_copy_stopped_by_an_error_keeps_what_it_copied_and_resumes() {
     let dir = tempfile::tempdir().unwrap();
     let mut source = open(&dir, "machine.db");
     let sessions = [
-        stored(1_000, &[1.0]),
-        stored(2_000, &[2.0]),
-        stored(3_000, &[3.0]),
+        stored_session(1_000, &[1.0]),
+        stored_session(2_000, &[2.0]),
+        stored_session(3_000, &[3.0]),
     ];
     source.import_sessions(&sessions, &BTreeMap::new()).unwrap();
 
     // The target holds another session whose run has the id of a run of the second session:
     // storing the second fails, the copy stops there.
     let mut target = open(&dir, "central.db");
-    let mut squatter = stored(500, &[9.0]);
+    let mut squatter = stored_session(500, &[9.0]);
     squatter.configurations[0].runs[0].id = sessions[1].configurations[0].runs[0].id;
     target
         .import_sessions(&[squatter.clone()], &BTreeMap::new())
@@ -252,7 +185,7 @@ fn a_running_session_is_copied_as_far_as_recorded_and_followed_until_it_ends() {
         let mut source = open(&dir, "machine.db");
         let mut target = vernier_store::open(&Location::parse(db.arg()), Access::Create).unwrap();
 
-        let session = stored(1_000, &[1.0, 2.0, 3.0, 4.0, 5.0]);
+        let session = stored_session(1_000, &[1.0, 2.0, 3.0, 4.0, 5.0]);
         let id = session.info.id;
         let mut info = session.info.clone();
         info.status = SessionStatus::Running;
@@ -328,9 +261,13 @@ fn a_running_session_is_copied_as_far_as_recorded_and_followed_until_it_ends() {
             .finish_configuration(record.id, StopReason::MaxRuns, false, None)
             .unwrap();
         source
-            .finish_session(id, SessionStatus::Completed, 1_100)
+            .finish_session(
+                id,
+                SessionStatus::Completed,
+                session.info.ended_at_ns.unwrap(),
+            )
             .unwrap();
-        let mut squatter = stored(500, &[9.0]);
+        let mut squatter = stored_session(500, &[9.0]);
         squatter.configurations[0].runs[0].id = runs[4].id;
         target
             .import_sessions(&[squatter.clone()], &BTreeMap::new())
@@ -380,7 +317,7 @@ fn a_running_session_is_copied_as_far_as_recorded_and_followed_until_it_ends() {
 fn a_target_ahead_of_the_source_is_left_alone() {
     let dir = tempfile::tempdir().unwrap();
     let mut source = open(&dir, "machine.db");
-    let session = stored(1_000, &[1.0, 2.0]);
+    let session = stored_session(1_000, &[1.0, 2.0]);
     let id = session.info.id;
     let mut info = session.info.clone();
     info.status = SessionStatus::Running;

@@ -5,15 +5,17 @@
 //! tests start `vernier` on a database of their own with [`vernier`] (or [`vernier_command`]).
 //! [`databases`] gives a test one new database of each engine, the PostgreSQL one from
 //! [`PgDatabase`]. The command tests share [`ok`], [`refused`], [`record_mock_session`] and
-//! [`sqlite_texts`].
+//! [`sqlite_texts`]; the store's tests build whole sessions with [`stored_session`].
 
 mod commands;
 mod postgres;
+mod sessions;
 
 pub use commands::{
     ok, record_mock_session, refused, sorted, sqlite_texts, sync_count, vernier_no_input,
 };
 pub use postgres::{PgDatabase, SERVER_VARIABLE};
+pub use sessions::stored_session;
 
 use std::fs::File;
 use std::io;
