@@ -626,7 +626,7 @@ impl Group {
 
 /// Waits until `pid` has exited or `limit` has passed, without reaping it; true when it
 /// exited. A pidfd (pidfd_open(2), Linux 5.3) becomes readable when its process exits.
-fn wait_exit(pid: i32, limit: Duration) -> Result<bool, BenchError> {
+pub(crate) fn wait_exit(pid: i32, limit: Duration) -> Result<bool, BenchError> {
     // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1.
     let raw = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
     if raw < 0 {

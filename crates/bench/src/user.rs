@@ -451,13 +451,16 @@ mod tests {
                 script.display()
             )
         );
-        // Both held the standard output open, which `describe_within` read to its end: both
-        // have exited (at most a zombie left for init to reap). A script killed before it
-        // wrote its pids left nothing running to check.
+        // Both were killed. A killed process closes its files (the end of output that
+        // `describe_within` read) before it has finished exiting, so the check waits for the
+        // exit itself, with a limit no machine reaches. A script killed before it wrote its
+        // pids left nothing running to check.
         let recorded = std::fs::read_to_string(&pids).unwrap_or_default();
         for pid in recorded.split_whitespace() {
-            let state = vernier_sys::process::read_pid_stat(pid.parse().unwrap()).map(|s| s.state);
-            assert!(matches!(state, None | Some('Z' | 'X')), "{pid}: {state:?}");
+            let pid: i32 = pid.parse().unwrap();
+            let ended = crate::command::wait_exit(pid, Duration::from_secs(60))
+                .unwrap_or_else(|_| vernier_sys::process::read_pid_stat(pid as u32).is_none());
+            assert!(ended, "{pid} still runs a minute after it was killed");
         }
     }
 
