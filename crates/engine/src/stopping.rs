@@ -146,7 +146,11 @@ pub fn budget_runs(n: usize, elapsed: Elapsed, settings: &Settings) -> usize {
     let by_runs = settings.max_runs as usize;
     let left_s = (settings.max_time_s - elapsed.total_s).max(0.0);
     let by_time = if elapsed.mean_run_s > 0.0 {
-        n.saturating_add((left_s / elapsed.mean_run_s).floor().min(1e9) as usize)
+        n.saturating_add(
+            (left_s / elapsed.mean_run_s)
+                .floor()
+                .min(f64::from(u32::MAX)) as usize,
+        )
     } else {
         by_runs
     };

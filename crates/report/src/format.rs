@@ -25,16 +25,27 @@ pub fn pct(v: f64) -> String {
     }
 }
 
-/// Seconds as a short duration: "4.2 s", "1 min 05 s".
+/// Seconds as a short duration: "4 s", "1 min 05 s", "2 h 05 min", "3 d 04 h", "over a year".
 pub fn duration_s(s: f64) -> String {
+    const MINUTE: u64 = 60;
+    const HOUR: u64 = 60 * MINUTE;
+    const DAY: u64 = 24 * HOUR;
     if !s.is_finite() || s < 0.0 {
         return "?".to_string();
     }
     if s < 60.0 {
-        format!("{s:.0} s")
+        return format!("{s:.0} s");
+    }
+    let total = s.round() as u64;
+    if total < HOUR {
+        format!("{} min {:02} s", total / MINUTE, total % MINUTE)
+    } else if total < DAY {
+        format!("{} h {:02} min", total / HOUR, total % HOUR / MINUTE)
+    } else if total < 365 * DAY {
+        format!("{} d {:02} h", total / DAY, total % DAY / HOUR)
     } else {
-        let total = s.round() as u64;
-        format!("{} min {:02} s", total / 60, total % 60)
+        // A session that runs until it is stopped (`vernier monitor` without --for).
+        "over a year".to_string()
     }
 }
 
@@ -75,5 +86,15 @@ mod tests {
         assert_eq!(sig(0.0, 4), "0");
         assert_eq!(pct(0.0123), "1.2%");
         assert_eq!(duration_s(65.2), "1 min 05 s");
+    }
+
+    #[test]
+    fn durations_grow_into_larger_units() {
+        assert_eq!(duration_s(4.2), "4 s");
+        assert_eq!(duration_s(3599.0), "59 min 59 s");
+        assert_eq!(duration_s(2.0 * 3600.0 + 5.0 * 60.0 + 30.0), "2 h 05 min");
+        assert_eq!(duration_s(3.0 * 86400.0 + 4.0 * 3600.0), "3 d 04 h");
+        assert_eq!(duration_s(4.4e9), "over a year");
+        assert_eq!(duration_s(f64::NAN), "?");
     }
 }
