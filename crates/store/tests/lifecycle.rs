@@ -77,6 +77,46 @@ fn status(db: &TestDatabase, id: Uuid) -> SessionStatus {
         .status
 }
 
+/// A farm's central database holds sessions that other machines are still recording (copied
+/// by `vernier sync`): their processes are not this machine's, so they read as running, while
+/// the same session recorded on this machine reads as abandoned once its process is gone.
+#[test]
+fn a_running_session_of_another_machine_stays_running() {
+    let Some(here) = vernier_sys::environment::this_machine_id() else {
+        eprintln!("skipped: this machine has no machine id (/etc/machine-id)");
+        return;
+    };
+    let other = if here.starts_with('f') {
+        "0".repeat(32)
+    } else {
+        "f".repeat(32)
+    };
+    for db in databases("a_running_session_of_another_machine_stays_running") {
+        let mut store = open(&db, vernier_store::LOCK_WAIT);
+        let mut info = session();
+        info.environment.machine_id = Some(other.clone());
+        store.begin_session(&info).unwrap();
+        let id = info.id;
+        // Its owner: a process of that machine's boot, as every process of another machine is.
+        db.execute(&format!(
+            "UPDATE sessions SET owner_boot_id = 'another-machines-boot' WHERE id = '{id}'"
+        ));
+        assert_eq!(status(&db, id), SessionStatus::Running, "{}", db.engine());
+        let headers = open(&db, vernier_store::LOCK_WAIT)
+            .session_headers()
+            .unwrap();
+        assert_eq!(headers[0].status, SessionStatus::Running);
+
+        // The same session as this machine's: its owner's boot is gone, so it is abandoned.
+        if vernier_sys::process::boot_id().is_some() {
+            db.execute(&format!(
+                "UPDATE sessions SET machine_id = '{here}' WHERE id = '{id}'"
+            ));
+            assert_eq!(status(&db, id), SessionStatus::Abandoned, "{}", db.engine());
+        }
+    }
+}
+
 #[test]
 fn a_running_session_is_abandoned_once_its_process_is_gone() {
     for db in databases("a_running_session_is_abandoned_once_its_process_is_gone") {

@@ -133,12 +133,21 @@ impl SessionRow {
     }
 
     /// The status as stored, except that a `running` session whose recording process is gone
-    /// (or unknown: recorded before schema version 3, or imported) is `abandoned`.
+    /// (or unknown: recorded before schema version 3, or imported) is `abandoned`. A session
+    /// recorded on another machine (its machine id known and not this machine's: a farm's
+    /// central database, filled by `vernier sync`) stays `running`: no process of this
+    /// machine records it, and nothing here can tell whether its own machine still does.
     fn status(&self) -> Result<SessionStatus, StoreError> {
         let stored = parse_text("session status", &self.status)?;
+        let elsewhere = || {
+            self.machine_id
+                .as_deref()
+                .zip(vernier_sys::environment::this_machine_id())
+                .is_some_and(|(recorded, here)| recorded != here)
+        };
         let alive = || self.owner.as_ref().is_some_and(ProcessIdentity::is_alive);
         Ok(match stored {
-            SessionStatus::Running if !alive() => SessionStatus::Abandoned,
+            SessionStatus::Running if !elsewhere() && !alive() => SessionStatus::Abandoned,
             other => other,
         })
     }

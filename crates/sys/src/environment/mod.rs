@@ -259,6 +259,14 @@ fn text(path: &Path) -> Result<String, String> {
     }
 }
 
+/// This machine's id ([`read_machine_id`] of the real root), read once per process; `None`
+/// where the machine has none.
+pub fn this_machine_id() -> Option<&'static str> {
+    static ID: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    ID.get_or_init(|| read_machine_id(&Roots::real()).ok())
+        .as_deref()
+}
+
 /// The machine id: /etc/machine-id, or /var/lib/dbus/machine-id where D-Bus keeps its own
 /// copy (older systems, containers without systemd). machine-id(5): 32 lowercase hexadecimal
 /// digits; an empty file or the literal `uninitialized` (a first boot in progress) is no id.
