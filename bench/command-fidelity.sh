@@ -19,7 +19,13 @@
 # alike; the medians are over all measured runs of a side. This script installs nothing
 # (apt-get install hyperfine).
 #
+# Where the command runs matters on a machine whose cross-CPU wake-ups are slow (a KVM guest:
+# ~60 us against ~3 us on one CPU): a short command's child, its exit and the wait of its
+# parent on two CPUs cost two such wake-ups. PIN=CPU runs both sides on that one CPU (hyperfine
+# under taskset, vernier with --setup pin:cpus=CPU) so that both time the same placement.
+#
 # Environment:
+#   PIN=                              a CPU to run both sides on (default: unpinned)
 #   ROUNDS=5                          rounds per pair
 #   RUNS=10                           measured runs per round and side
 #   VERNIER=target/release/vernier    the vernier binary
@@ -28,6 +34,18 @@ set -euo pipefail
 ROUNDS=${ROUNDS:-5}
 RUNS=${RUNS:-10}
 VERNIER=${VERNIER:-target/release/vernier}
+PIN=${PIN:-}
+
+if [[ -n $PIN && ! $PIN =~ ^[0-9]+$ ]]; then
+    echo "command-fidelity: PIN must be one CPU number, got '$PIN'" >&2
+    exit 2
+fi
+HYPERFINE=(hyperfine)
+VERNIER_PIN=()
+if [[ -n $PIN ]]; then
+    HYPERFINE=(taskset -c "$PIN" hyperfine)
+    VERNIER_PIN=(--setup "pin:cpus=$PIN")
+fi
 
 for var in ROUNDS RUNS; do
     if ! [[ ${!var} =~ ^[1-9][0-9]*$ ]]; then
@@ -69,7 +87,7 @@ hyperfine_round() {
         flags=(-N)
         cmd=${args#-N }
     fi
-    if ! hyperfine "${flags[@]}" --warmup 1 --runs "$RUNS" --style none \
+    if ! "${HYPERFINE[@]}" "${flags[@]}" --warmup 1 --runs "$RUNS" --style none \
         --export-json "$json" "$cmd" >/dev/null 2>"$WORK/hyperfine.err"; then
         echo "command-fidelity: hyperfine $args failed:" >&2
         cat "$WORK/hyperfine.err" >&2
@@ -85,7 +103,7 @@ for t in json.load(open(sys.argv[1]))["results"][0]["times"]:
 # One round of vernier; appends the time of every measured run.
 vernier_round() {
     local name=$1 spec=$2 out
-    if ! out=$("$VERNIER" run "$spec" --db "$DB" --warmup 1 --min-runs "$RUNS" \
+    if ! out=$("$VERNIER" run "$spec" "${VERNIER_PIN[@]}" --db "$DB" --warmup 1 --min-runs "$RUNS" \
         --max-runs "$RUNS" --quiet 2>&1); then
         echo "command-fidelity: vernier run '$spec' failed:" >&2
         echo "$out" >&2
