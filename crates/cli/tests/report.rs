@@ -49,6 +49,7 @@ const HTML_TAGS: &[&str] = &[
     "ul",
     "li",
     "script",
+    "wbr",
 ];
 const SVG_TAGS: &[&str] = &[
     "svg", "rect", "line", "polyline", "polygon", "circle", "text", "path", "g",
@@ -98,15 +99,15 @@ fn assert_no_injected_markup(path: &str, text: &str) {
     }
 }
 
-/// The relative links (`href`, `src`) of an HTML page, resolved against its directory and
-/// without a fragment.
+/// The relative links (`href`, `src`) of an HTML page to other files, resolved against its
+/// directory and without a fragment (a link to a fragment of the page itself is left out).
 fn links(path: &str, text: &str) -> Vec<String> {
     let base: Vec<&str> = path.split('/').collect();
     let base = &base[..base.len() - 1];
     start_tags(text)
         .into_iter()
         .flat_map(|(_, a)| a.into_iter())
-        .filter(|(k, _)| k == "href" || k == "src")
+        .filter(|(k, v)| (k == "href" || k == "src") && !v.starts_with('#'))
         .map(|(_, v)| {
             let v = v.split('#').next().unwrap().to_string();
             let mut parts: Vec<&str> = base.to_vec();
@@ -417,4 +418,41 @@ fn a_benchmark_without_runs_and_a_comparison_without_matches_still_make_a_site()
             assert!(site.contains_key(&link), "{path} links to {link}");
         }
     }
+}
+
+#[test]
+fn benchmark_pages_show_the_monitors_summary_beside_the_results_and_no_empty_section() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = database(dir.path());
+    let out = dir.path().join("site");
+    let site = report(&db, &out, &[]);
+    let page = |path: &str| String::from_utf8(site[path].clone()).unwrap();
+    let monitors: Vec<&String> = site
+        .keys()
+        .filter(|p| p.starts_with("monitors/") && p.ends_with(".html"))
+        .collect();
+    assert_eq!(monitors.len(), 2, "{monitors:?}");
+    // Kernel B's runs increased stat.ctxt by 1900, 3800, ... 15200: the median of the eight
+    // is 8550, on its monitors page and beside the results on the benchmark's page.
+    let (with, without): (Vec<&String>, Vec<&String>) = monitors
+        .into_iter()
+        .partition(|p| page(p).contains("Summaries per configuration"));
+    assert_eq!((with.len(), without.len()), (1, 1));
+    let b = page(with[0]);
+    assert!(b.contains("<td class=\"num\">8550</td>"), "{b}");
+    let bench = site
+        .keys()
+        .find(|p| p.starts_with("bench/") && p.ends_with("-command.html"))
+        .unwrap();
+    let bench = page(bench);
+    let summary = &bench[bench.find("Monitors during these runs").unwrap()..];
+    assert!(
+        summary.contains("<th class=\"num\">stat.ctxt</th>"),
+        "{summary}"
+    );
+    assert_eq!(summary.matches("<td class=\"num\">8550</td>").count(), 3);
+    assert!(summary.contains(&format!("href=\"../{}\"", with[0])));
+    assert!(summary.contains(&format!("href=\"../{}\"", without[0])));
+    // The hostile session's runs have no summaries: its page has no heading over nothing.
+    assert!(!page(without[0]).contains("<h2>Summaries per configuration</h2>"));
 }

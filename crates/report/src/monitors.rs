@@ -9,6 +9,27 @@ use vernier_stats::{median, quantile};
 use crate::format::sig;
 use crate::table::columns;
 
+/// The monitor keys that a compact summary beside a result shows, in this order, where they
+/// were recorded: what a scheduler, memory or I/O result most often depends on.
+pub const KEY_MONITORS: &[&str] = &[
+    // Context switches: the work of the scheduler benchmarks (hackbench, pipe).
+    "stat.ctxt",
+    // Where the CPU time went: the benchmark's own work, the kernel's on its behalf.
+    "stat.user_ns",
+    "stat.system_ns",
+    // Time a hypervisor gave to other guests: noise a virtual machine cannot see otherwise.
+    "stat.steal_ns",
+    // Runnable tasks: how many competed for the CPUs.
+    "stat.procs_running",
+    // The page cache, which file-heavy runs (a kernel build) fill.
+    "meminfo.Cached_bytes",
+    // Major page faults: runs that waited for I/O to page in.
+    "vmstat.pgmajfault",
+    // The benchmark's own processes, counted by perf events.
+    "perf.context_switches",
+    "perf.cpu_migrations",
+];
+
 /// Summary of one monitor key (`monitor.metric`) over the measured runs of a configuration.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct MonitorSummary {

@@ -63,29 +63,157 @@ pub fn page(root: &str, title: &str, nav: &[(String, String)], body: &str) -> St
 /// A table: `head` cells and rows of cells, all escaped. Numeric columns (`numeric[i]`) are
 /// right-aligned.
 pub fn table(head: &[&str], rows: &[Vec<String>], numeric: &[usize]) -> String {
-    let mut out = String::from("<div class=\"scroll\"><table>\n<thead><tr>");
-    for (i, h) in head.iter().enumerate() {
-        let class = if numeric.contains(&i) {
+    let rows: Vec<Vec<String>> = rows
+        .iter()
+        .map(|row| row.iter().map(|cell| esc(cell)).collect())
+        .collect();
+    table_of_markup(head, &rows, numeric)
+}
+
+/// [`table`] whose cells are markup already: each made by this module from escaped text
+/// ([`label`], [`WarningNotes::cell`]) or by [`esc`]. The head is escaped here. The table scrolls
+/// inside its own box when it is wider than the page, never the page.
+pub fn table_of_markup(head: &[&str], rows: &[Vec<String>], numeric: &[usize]) -> String {
+    table_with(head, rows, |i| {
+        if numeric.contains(&i) {
             " class=\"num\""
         } else {
             ""
-        };
-        let _ = write!(out, "<th{class}>{}</th>", esc(h));
+        }
+    })
+}
+
+/// [`table`] of free text from the machine, such as an environment's fields, whose columns
+/// after the first may hold a long value (a kernel command line) that wraps over as many lines
+/// as it needs (`class="text"`).
+pub fn text_table(head: &[&str], rows: &[Vec<String>]) -> String {
+    let rows: Vec<Vec<String>> = rows
+        .iter()
+        .map(|row| row.iter().map(|cell| esc(cell)).collect())
+        .collect();
+    table_with(head, &rows, |i| if i == 0 { "" } else { " class=\"text\"" })
+}
+
+fn table_with(
+    head: &[&str],
+    rows: &[Vec<String>],
+    class: impl Fn(usize) -> &'static str,
+) -> String {
+    let mut out = String::from("<div class=\"scroll\"><table>\n<thead><tr>");
+    for (i, h) in head.iter().enumerate() {
+        let _ = write!(out, "<th{}>{}</th>", class(i), esc(h));
     }
     out.push_str("</tr></thead>\n<tbody>\n");
     for row in rows {
         out.push_str("<tr>");
         for (i, cell) in row.iter().enumerate() {
-            let class = if numeric.contains(&i) {
-                " class=\"num\""
-            } else {
-                ""
-            };
-            let _ = write!(out, "<td{class}>{}</td>", esc(cell));
+            let _ = write!(out, "<td{}>{cell}</td>", class(i));
         }
         out.push_str("</tr>\n");
     }
     out.push_str("</tbody></table></div>\n");
+    out
+}
+
+/// A configuration label (`hackbench:groups=4:ipc=pipe`) or monitor key, escaped, that may
+/// wrap after each `:`, `,` and `.` rather than only at spaces, so that a long spec does not
+/// widen its column to the whole option string. `<wbr>` is a line-break opportunity only;
+/// copied text stays the same.
+pub fn label(text: &str) -> String {
+    // The escaped text has no `:`, `,` or `.` of its own: the references are `&amp;` etc.
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in esc(text).chars() {
+        out.push(c);
+        if matches!(c, ':' | ',' | '.') {
+            out.push_str("<wbr>");
+        }
+    }
+    out
+}
+
+/// The validity warnings of one table, shown compactly: a cell lists the warnings' codes
+/// (`few-runs`, `contaminated`), each a link to its full text in a list under the table
+/// ([`WarningNotes::list`]), where each distinct text appears once.
+pub struct WarningNotes {
+    /// The prefix of the list items' ids, unique on the page.
+    id: String,
+    /// Each distinct warning: its code and its text.
+    notes: Vec<(&'static str, String)>,
+}
+
+impl WarningNotes {
+    /// The warnings of the table whose list items are `ID-1`, `ID-2`, ...
+    pub fn new(id: &str) -> WarningNotes {
+        WarningNotes {
+            id: id.to_string(),
+            notes: Vec::new(),
+        }
+    }
+
+    /// The cell of a row with `warnings`: their codes, each linking to its text (also its
+    /// tooltip); empty without warnings.
+    pub fn cell(&mut self, warnings: &vernier_analysis::Warnings) -> String {
+        let mut out = String::new();
+        for w in warnings.iter() {
+            let text = w.to_string();
+            let n = match self.notes.iter().position(|(_, t)| *t == text) {
+                Some(i) => i + 1,
+                None => {
+                    self.notes.push((w.code(), text.clone()));
+                    self.notes.len()
+                }
+            };
+            if !out.is_empty() {
+                out.push(' ');
+            }
+            let _ = write!(
+                out,
+                "<a class=\"warning\" href=\"#{}-{n}\" title=\"{}\">{}</a>",
+                esc(&self.id),
+                esc(&text),
+                esc(w.code())
+            );
+        }
+        out
+    }
+
+    /// The full texts with their codes, each once, in the order of their first appearance;
+    /// nothing when no row had a warning.
+    pub fn list(&self) -> String {
+        if self.notes.is_empty() {
+            return String::new();
+        }
+        let mut out = String::from("<ul class=\"warnings\">\n");
+        for (i, (code, text)) in self.notes.iter().enumerate() {
+            let _ = writeln!(
+                out,
+                "<li id=\"{}-{}\"><code>{}</code> {}</li>",
+                esc(&self.id),
+                i + 1,
+                esc(code),
+                esc(text)
+            );
+        }
+        out.push_str("</ul>\n");
+        out
+    }
+}
+
+/// A section: a heading of `level` (2 or 3) with `title`, an optional sentence `about` what
+/// it shows (markup: escaped text, `<code>`), and `content`; nothing at all when `content` is empty, so that no page has a
+/// heading with nothing under it.
+pub fn section(level: u8, id: Option<&str>, title: &str, about: &str, content: &str) -> String {
+    if content.trim().is_empty() {
+        return String::new();
+    }
+    let id = id
+        .map(|i| format!(" id=\"{}\"", esc(i)))
+        .unwrap_or_default();
+    let mut out = format!("<h{level}{id}>{}</h{level}>\n", esc(title));
+    if !about.is_empty() {
+        let _ = writeln!(out, "<p class=\"about\">{about}</p>");
+    }
+    out.push_str(content);
     out
 }
 
@@ -152,6 +280,14 @@ pub fn utc(ns: i64) -> String {
         .to_string()
 }
 
+/// A time in nanoseconds since the epoch as UTC, to the minute, for a column whose heading says
+/// UTC.
+pub fn utc_minute(ns: i64) -> String {
+    chrono::DateTime::from_timestamp_nanos(ns)
+        .format("%Y-%m-%d %H:%M")
+        .to_string()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -163,5 +299,52 @@ mod tests {
             "&quot;&gt;&lt;img src=x onerror=&#39;a&amp;b&#39;&gt;"
         );
         assert_eq!(esc("plain text"), "plain text");
+    }
+
+    #[test]
+    fn labels_may_break_after_their_separators_only_and_stay_escaped() {
+        assert_eq!(
+            label("hackbench:groups=1,2:cmd=<b>"),
+            "hackbench:<wbr>groups=1,<wbr>2:<wbr>cmd=&lt;b&gt;"
+        );
+    }
+
+    #[test]
+    fn warning_cells_are_codes_linking_to_each_distinct_text_once() {
+        use vernier_analysis::Warning;
+        let few = |n| Warning::FewRuns {
+            n,
+            min_n: 8,
+            level: 0.95,
+        };
+        let mut notes = WarningNotes::new("w");
+        let a = notes.cell(&vernier_analysis::Warnings(vec![
+            few(5),
+            Warning::Unreachable,
+        ]));
+        let b = notes.cell(&vernier_analysis::Warnings(vec![few(5), few(3)]));
+        assert!(a.starts_with("<a class=\"warning\" href=\"#w-1\" title=\"only 5 measured"));
+        assert!(
+            a.contains("href=\"#w-2\"") && a.contains(">unreachable</a>"),
+            "{a}"
+        );
+        assert!(
+            b.contains("href=\"#w-1\"") && b.contains("href=\"#w-3\""),
+            "{b}"
+        );
+        let list = notes.list();
+        assert_eq!(list.matches("<li ").count(), 3, "{list}");
+        assert!(list.contains("<li id=\"w-3\"><code>few-runs</code> only 3 measured runs"));
+        assert_eq!(notes.cell(&vernier_analysis::Warnings::default()), "");
+        assert_eq!(WarningNotes::new("x").list(), "");
+    }
+
+    #[test]
+    fn a_section_without_content_has_no_heading() {
+        assert_eq!(section(2, None, "Empty", "What it would show.", " \n"), "");
+        assert_eq!(
+            section(3, Some("m"), "A & B", "", "<p>x</p>\n"),
+            "<h3 id=\"m\">A &amp; B</h3>\n<p>x</p>\n"
+        );
     }
 }

@@ -5,11 +5,12 @@ use std::fmt::Write;
 
 use vernier_analysis::ConfigSummary;
 use vernier_model::environment::{diff, kernel_config_diff};
-use vernier_model::{Environment, StoredSession};
+use vernier_model::{Environment, Options, StoredConfiguration, StoredSession};
 use vernier_plot::{Format, MonitorTrace, PlotError, Series, Size};
+use vernier_report::monitors::MonitorSummary;
 
 use crate::html::{self, esc, interval, num};
-use crate::{session_name, short_id, Site};
+use crate::{session_name, short_id, Benchmark, Site};
 
 /// The navigation of every page, relative to the root.
 fn nav(site: &Site) -> Vec<(String, String)> {
@@ -89,10 +90,12 @@ pub fn index(site: &Site) -> String {
         }
         body.push_str("</select></label> <span id=\"shown\"></span></p>\n");
     }
+    // The columns a reader scans at 1300 px: a minute is enough to tell sessions apart (the
+    // second and the full id and fingerprint are their tooltips), tags wrap between tags.
     body.push_str(
-        "<div class=\"scroll\"><table id=\"sessions\">\n<thead><tr><th>started</th><th>session</th>\
-         <th>status</th><th>tags</th><th>kernel</th><th>fingerprint</th>\
-         <th class=\"num\">configurations</th><th class=\"num\">runs</th><th>note</th>\
+        "<div class=\"scroll\"><table id=\"sessions\">\n<thead><tr><th>started (UTC)</th>\
+         <th>session</th><th>status</th><th>tags</th><th>kernel</th><th>fingerprint</th>\
+         <th class=\"num\">configs</th><th class=\"num\">runs</th><th>note</th>\
          <th>pages</th></tr></thead>\n<tbody>\n",
     );
     for (i, s) in sessions.iter().enumerate() {
@@ -101,6 +104,10 @@ pub fn index(site: &Site) -> String {
             .tags
             .iter()
             .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        let tag_cells: Vec<String> = tags
+            .iter()
+            .map(|t| format!("<span class=\"tag\">{}</span>", esc(t)))
             .collect();
         let runs: usize = s
             .configurations
@@ -118,19 +125,23 @@ pub fn index(site: &Site) -> String {
                 site.input.sessions[site.monitors[m].0].info.id
             );
         }
+        let fingerprint: String = s.info.fingerprint.chars().take(8).collect();
         let _ = writeln!(
             body,
-            "<tr data-tags=\"{}\"><td>{}</td><td title=\"{}\">{}</td><td>{}</td><td>{}</td>\
-             <td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td>\
-             <td>{links}</td></tr>",
+            "<tr data-tags=\"{}\"><td class=\"when\" title=\"{}\">{}</td>\
+             <td class=\"id\" title=\"{}\">{}</td><td class=\"word\">{}</td><td>{}</td>\
+             <td>{}</td><td class=\"id\" title=\"{}\">{}</td><td class=\"num\">{}</td>\
+             <td class=\"num\">{}</td><td>{}</td><td class=\"word\">{links}</td></tr>",
             esc(&tags.join("\n")),
             esc(&html::utc(s.info.started_at_ns)),
+            esc(&html::utc_minute(s.info.started_at_ns)),
             s.info.id,
             esc(&short_id(s)),
             esc(s.info.status.as_str()),
-            esc(&tags.join(", ")),
-            esc(s.info.environment.kernel_release.as_deref().unwrap_or("-")),
+            tag_cells.join(" "),
+            html::label(s.info.environment.kernel_release.as_deref().unwrap_or("-")),
             esc(&s.info.fingerprint),
+            esc(&fingerprint),
             s.configurations.len(),
             runs,
             esc(s.info.note.as_deref().unwrap_or("")),
@@ -138,11 +149,11 @@ pub fn index(site: &Site) -> String {
     }
     body.push_str("</tbody></table></div>\n");
 
-    body.push_str("<h2>Benchmarks</h2>\n<ul>\n");
+    let mut list = String::new();
     for (b, bench) in site.benchmarks.iter().enumerate() {
         let series = site.benchmark_series(b);
         let _ = writeln!(
-            body,
+            list,
             "<li><a href=\"bench/{}.html\">{}</a>: {} configurations in {} series</li>",
             bench.stem,
             esc(&bench.name),
@@ -150,7 +161,15 @@ pub fn index(site: &Site) -> String {
             series.len()
         );
     }
-    body.push_str("</ul>\n");
+    if !list.is_empty() {
+        body.push_str(&html::section(
+            2,
+            None,
+            "Benchmarks",
+            "",
+            &format!("<ul>\n{list}</ul>\n"),
+        ));
+    }
     if !site.latency.is_empty() {
         let _ = writeln!(
             body,
@@ -190,13 +209,105 @@ pub fn index(site: &Site) -> String {
     html::page("", "vernier report", &nav(site), &body)
 }
 
-/// A benchmark's page: box plots, bars and lines, each with its numbers.
+/// The configurations of a benchmark's page named by what tells them apart: the options that
+/// have the same value in every configuration of the page (and the loads, when every one ran
+/// the same) are said once above the tables, and each configuration is named by the rest
+/// (`groups=4`), so that a table's column is not the whole spec.
+struct PageLabels {
+    benchmark: String,
+    common: Options,
+    /// The loads of every configuration, when they are the same in all.
+    common_loads: Option<Vec<String>>,
+}
+
+impl PageLabels {
+    fn new<'a>(
+        benchmark: &str,
+        configs: impl Iterator<Item = (&'a Options, &'a [String])>,
+    ) -> Self {
+        let mut common: Option<Options> = None;
+        let mut common_loads: Option<Option<Vec<String>>> = None;
+        for (options, loads) in configs {
+            common = Some(match common {
+                None => options.clone(),
+                Some(mut c) => {
+                    c.0.retain(|k, v| options.0.get(k) == Some(v));
+                    c
+                }
+            });
+            common_loads = Some(match common_loads {
+                None => Some(loads.to_vec()),
+                Some(Some(l)) if l == loads => Some(l),
+                Some(_) => None,
+            });
+        }
+        PageLabels {
+            benchmark: benchmark.to_string(),
+            common: common.unwrap_or_default(),
+            common_loads: common_loads.flatten(),
+        }
+    }
+
+    /// The configuration's name on this page: the options (and loads) that are not common to
+    /// every configuration (`groups=4`), or the benchmark's name when all are.
+    fn short(&self, options: &Options, loads: &[String]) -> String {
+        let rest = Options(
+            options
+                .0
+                .iter()
+                .filter(|(k, _)| !self.common.0.contains_key(*k))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+        );
+        let loads = if self.common_loads.is_some() {
+            &[]
+        } else {
+            loads
+        };
+        let label = vernier_analysis::label(&self.benchmark, &rest, loads);
+        match label.strip_prefix(&format!("{}:", self.benchmark)) {
+            Some(options) => options.to_string(),
+            None => label,
+        }
+    }
+
+    /// The sentence that names what every configuration shares, or nothing.
+    fn about(&self) -> String {
+        let loads = self.common_loads.as_deref().unwrap_or(&[]);
+        if self.common.0.is_empty() && loads.is_empty() {
+            return String::new();
+        }
+        let mut parts = Vec::new();
+        if !self.common.0.is_empty() {
+            parts.push(format!("options {}", html::label(&self.common.label())));
+        }
+        if !loads.is_empty() {
+            parts.push(format!("load {}", esc(&loads.join(" + "))));
+        }
+        format!(
+            "<p>Every configuration below has {}.</p>\n",
+            parts.join(" and ")
+        )
+    }
+}
+
+/// A benchmark's page: box plots, bars and lines, each with its numbers, and the monitors'
+/// summaries of the configurations beside their results.
 pub fn benchmark(site: &Site, b: usize) -> String {
     let bench = &site.benchmarks[b];
     let series = site.benchmark_series(b);
+    let labels = PageLabels::new(
+        &bench.name,
+        series
+            .iter()
+            .flat_map(|s| &s.summaries)
+            .map(|c| (&c.options, c.loads.as_slice())),
+    );
+    let short = |c: &ConfigSummary| labels.short(&c.options, &c.loads);
     let mut body = String::new();
     let names: Vec<&str> = series.iter().map(|s| s.name.as_str()).collect();
     let _ = writeln!(body, "<p>Series: {}.</p>", esc(&names.join("; ")));
+    body.push_str(&labels.about());
 
     body.push_str("<h2>Runs of each configuration</h2>\n");
     if !bench.has_runs {
@@ -212,22 +323,22 @@ pub fn benchmark(site: &Site, b: usize) -> String {
         ),
         None,
     ));
+    let mut notes = html::WarningNotes::new("warning");
     let mut rows = Vec::new();
     for s in &series {
         for c in &s.summaries {
             rows.push(vec![
-                s.name.clone(),
-                c.label(),
-                c.metric.clone(),
-                c.unit.clone(),
+                esc(&s.name),
+                html::label(&short(c)),
+                esc(&format!("{} ({})", c.metric, c.unit)),
                 c.n.to_string(),
-                num(c.median),
-                interval(c.ci_low, c.ci_high),
-                num(c.mean),
-                num(c.mad),
-                num(c.min),
-                num(c.max),
-                c.warnings.joined("; "),
+                esc(&num(c.median)),
+                esc(&interval(c.ci_low, c.ci_high)),
+                esc(&num(c.mean)),
+                esc(&num(c.mad)),
+                esc(&num(c.min)),
+                esc(&num(c.max)),
+                notes.cell(&c.warnings),
             ]);
         }
     }
@@ -237,13 +348,13 @@ pub fn benchmark(site: &Site, b: usize) -> String {
         .map(|c| c.level)
         .next()
         .unwrap_or(vernier_model::CONFIDENCE_LEVEL);
-    let ci = format!("{} CI of the median", vernier_model::level_percent(level));
-    body.push_str(&html::table(
+    let percent = vernier_model::level_percent(level);
+    let ci = format!("{percent} CI of the median");
+    body.push_str(&html::table_of_markup(
         &[
             "series",
             "configuration",
-            "metric",
-            "unit",
+            "metric (unit)",
             "runs",
             "median",
             &ci,
@@ -254,8 +365,10 @@ pub fn benchmark(site: &Site, b: usize) -> String {
             "warnings",
         ],
         &rows,
-        &[4, 5, 6, 7, 8, 9, 10],
+        &[3, 4, 5, 6, 7, 8, 9],
     ));
+    body.push_str(&notes.list());
+    body.push_str(&monitor_summary(site, bench, &labels));
 
     body.push_str("<h2>Medians of all configurations</h2>\n");
     body.push_str(&html::figure_if(
@@ -268,41 +381,47 @@ pub fn benchmark(site: &Site, b: usize) -> String {
         ),
         None,
     ));
-    let labels: Vec<String> = series
+    // A row per configuration and metric, in the order of their first appearance.
+    let mut configs: Vec<&ConfigSummary> = Vec::new();
+    for c in series.iter().flat_map(|s| &s.summaries) {
+        if !configs
+            .iter()
+            .any(|x| x.label() == c.label() && x.metric == c.metric)
+        {
+            configs.push(c);
+        }
+    }
+    let mut head = vec!["configuration (metric)".to_string()];
+    head.extend(
+        series
+            .iter()
+            .map(|s| format!("{}: median [{percent} CI]", s.name)),
+    );
+    let rows: Vec<Vec<String>> = configs
         .iter()
-        .flat_map(|s| s.summaries.iter().map(|c| (c.label(), c.metric.clone())))
-        .fold(Vec::new(), |mut acc, x| {
-            if !acc.contains(&x) {
-                acc.push(x);
-            }
-            acc
-        })
-        .into_iter()
-        .map(|(l, m)| format!("{l} ({m})"))
-        .collect();
-    let mut head = vec!["configuration".to_string()];
-    head.extend(series.iter().map(|s| format!("{}: median {ci}", s.name)));
-    let rows: Vec<Vec<String>> = labels
-        .iter()
-        .map(|label| {
-            let mut row = vec![label.clone()];
+        .map(|config| {
+            let mut row = vec![format!(
+                "{} ({})",
+                html::label(&short(config)),
+                esc(&config.metric)
+            )];
             for s in &series {
                 let cell = s
                     .summaries
                     .iter()
-                    .find(|c| &format!("{} ({})", c.label(), c.metric) == label)
+                    .find(|c| c.label() == config.label() && c.metric == config.metric)
                     .map_or_else(
                         || "-".to_string(),
                         |c| format!("{} {}", num(c.median), interval(c.ci_low, c.ci_high)),
                     );
-                row.push(cell);
+                row.push(esc(&cell));
             }
             row
         })
         .collect();
     let head: Vec<&str> = head.iter().map(String::as_str).collect();
     let numeric: Vec<usize> = (1..head.len()).collect();
-    body.push_str(&html::table(&head, &rows, &numeric));
+    body.push_str(&html::table_of_markup(&head, &rows, &numeric));
 
     for (o, option) in bench.swept.iter().enumerate() {
         let _ = writeln!(body, "<h2>Against {}</h2>", esc(option));
@@ -328,47 +447,102 @@ pub fn benchmark(site: &Site, b: usize) -> String {
             });
             for c in points {
                 rows.push(vec![
-                    s.name.clone(),
-                    c.label(),
-                    c.options
+                    esc(&s.name),
+                    html::label(&short(c)),
+                    esc(&c
+                        .options
                         .get(option)
                         .map(ToString::to_string)
-                        .unwrap_or_default(),
-                    num(c.median),
-                    interval(c.ci_low, c.ci_high),
+                        .unwrap_or_default()),
+                    esc(&num(c.median)),
+                    esc(&interval(c.ci_low, c.ci_high)),
                 ]);
             }
         }
-        body.push_str(&html::table(
+        body.push_str(&html::table_of_markup(
             &["series", "configuration", option, "median", &ci],
             &rows,
             &[2, 3, 4],
         ));
     }
-    let with_monitors: Vec<&(usize, Vec<String>)> = site
-        .monitors
+    html::page("../", &bench.name, &nav(site), &body)
+}
+
+/// The monitors beside a benchmark's results: per session and configuration the median over
+/// its measured runs of the key monitors' run summaries (`vernier_report::monitors`, the
+/// numbers of the monitors pages and `show --monitors`), and links to every key's series.
+fn monitor_summary(site: &Site, bench: &Benchmark, labels: &PageLabels) -> String {
+    let mut links = Vec::new();
+    let mut rows: Vec<(String, String, Vec<MonitorSummary>)> = Vec::new();
+    for (i, _) in &site.monitors {
+        let s = &site.input.sessions[*i];
+        let configs: Vec<&StoredConfiguration> = s
+            .configurations
+            .iter()
+            .filter(|c| c.record.benchmark == bench.name)
+            .collect();
+        if configs.is_empty() {
+            continue;
+        }
+        let link = format!(
+            "<a href=\"../monitors/{}.html\">{}</a>",
+            s.info.id,
+            esc(&session_name(s))
+        );
+        for c in configs {
+            let summaries = vernier_report::monitors::monitor_summaries(c);
+            if summaries.is_empty() {
+                continue;
+            }
+            let label = labels.short(&c.record.options, &c.record.loads);
+            rows.push((link.clone(), label, summaries));
+        }
+        links.push(link);
+    }
+    if links.is_empty() {
+        return String::new();
+    }
+    // The key monitors that any of the rows recorded, in their order of importance.
+    let keys: Vec<&str> = vernier_report::monitors::KEY_MONITORS
         .iter()
-        .filter(|(i, _)| {
-            site.input.sessions[*i]
-                .configurations
-                .iter()
-                .any(|c| c.record.benchmark == bench.name)
+        .copied()
+        .filter(|k| {
+            rows.iter()
+                .any(|(_, _, summaries)| summaries.iter().any(|x| x.key == *k))
         })
         .collect();
-    if !with_monitors.is_empty() {
-        body.push_str("<h2>Monitors</h2>\n<ul>\n");
-        for (i, _) in with_monitors {
-            let s = &site.input.sessions[*i];
-            let _ = writeln!(
-                body,
-                "<li><a href=\"../monitors/{}.html\">{}</a></li>",
-                s.info.id,
-                esc(&session_name(s))
-            );
-        }
-        body.push_str("</ul>\n");
+    let mut content = String::new();
+    if !keys.is_empty() {
+        let mut head = vec!["session", "configuration"];
+        head.extend(keys.iter().copied());
+        let cells: Vec<Vec<String>> = rows
+            .iter()
+            .map(|(link, label, summaries)| {
+                let mut row = vec![link.clone(), html::label(label)];
+                for k in &keys {
+                    let median = summaries.iter().find(|x| x.key == *k).map(|x| x.median);
+                    row.push(esc(&num(median)));
+                }
+                row
+            })
+            .collect();
+        let numeric: Vec<usize> = (2..head.len()).collect();
+        content.push_str(&html::table_of_markup(&head, &cells, &numeric));
     }
-    html::page("../", &bench.name, &nav(site), &body)
+    let _ = writeln!(
+        content,
+        "<p>Every monitor key as a series during each run: {}.</p>",
+        links.join(", ")
+    );
+    html::section(
+        3,
+        Some("monitors"),
+        "Monitors during these runs",
+        "Per configuration the median over its measured runs of each run's summary (a \
+         counter's increase over the run, a gauge's time-weighted mean), as the monitors pages \
+         and <code>vernier show --monitors</code> give them.",
+        &content,
+    )
 }
 
 fn title(what: &str, bench: &str, series: &[Series]) -> String {
@@ -422,7 +596,7 @@ pub fn latency(site: &Site) -> String {
          the OSADL QA Farm draws its latency plots.</p>\n",
     );
     for (i, label) in site.latency.iter().enumerate() {
-        let _ = writeln!(body, "<h2>{}</h2>", esc(label));
+        let _ = writeln!(body, "<h2>{}</h2>", html::label(label));
         body.push_str(&html::figure(
             &format!("latency/{i}.svg"),
             &format!("{label}: latency per CPU"),
@@ -530,11 +704,8 @@ pub fn monitors(site: &Site, m: usize) -> String {
             Some(key),
         ));
     }
-    body.push_str(
-        "</div>\n<h2>Summaries per configuration</h2>\n<p>Per run, a counter's \
-                   increase over the run or a gauge's time-weighted mean; here their median \
-                   and range over the measured runs.</p>\n",
-    );
+    body.push_str("</div>\n");
+    let mut summaries_html = String::new();
     for c in &s.configurations {
         let summaries = vernier_report::monitors::monitor_summaries(c);
         if summaries.is_empty() {
@@ -542,25 +713,33 @@ pub fn monitors(site: &Site, m: usize) -> String {
         }
         let label =
             vernier_analysis::label(&c.record.benchmark, &c.record.options, &c.record.loads);
-        let _ = writeln!(body, "<h3>{}</h3>", esc(&label));
+        let _ = writeln!(summaries_html, "<h3>{}</h3>", html::label(&label));
         let rows: Vec<Vec<String>> = summaries
             .iter()
             .map(|x| {
                 vec![
-                    x.key.clone(),
+                    html::label(&x.key),
                     x.runs.to_string(),
-                    num(Some(x.median)),
-                    num(Some(x.min)),
-                    num(Some(x.max)),
+                    esc(&num(Some(x.median))),
+                    esc(&num(Some(x.min))),
+                    esc(&num(Some(x.max))),
                 ]
             })
             .collect();
-        body.push_str(&html::table(
+        summaries_html.push_str(&html::table_of_markup(
             &["key", "runs", "median", "min", "max"],
             &rows,
             &[1, 2, 3, 4],
         ));
     }
+    body.push_str(&html::section(
+        2,
+        None,
+        "Summaries per configuration",
+        "Per run, a counter's increase over the run or a gauge's time-weighted mean; here \
+         their median and range over the measured runs.",
+        &summaries_html,
+    ));
     html::page(
         "../",
         &format!("Monitors of {}", session_name(s)),
@@ -641,27 +820,28 @@ pub fn compare(site: &Site) -> String {
         );
     }
     let ci = format!("{} CI", vernier_model::level_percent(r.level));
+    let mut notes = html::WarningNotes::new("warning");
     let rows: Vec<Vec<String>> = r
         .comparisons
         .iter()
         .chain(&r.secondary)
         .map(|x| {
             vec![
-                x.label(),
-                x.metric.clone(),
+                html::label(&x.label()),
+                esc(&x.metric),
                 x.base_n.to_string(),
                 x.new_n.to_string(),
-                num(Some(x.base_median)),
-                num(Some(x.new_median)),
-                num(Some(x.ratio)),
-                interval(x.ratio_ci_low, x.ratio_ci_high),
-                num(Some(x.p_adjusted)),
-                x.verdict.as_str().to_string(),
-                x.warnings.joined("; "),
+                esc(&num(Some(x.base_median))),
+                esc(&num(Some(x.new_median))),
+                esc(&num(Some(x.ratio))),
+                esc(&interval(x.ratio_ci_low, x.ratio_ci_high)),
+                esc(&num(Some(x.p_adjusted))),
+                esc(x.verdict.as_str()),
+                notes.cell(&x.warnings),
             ]
         })
         .collect();
-    body.push_str(&html::table(
+    body.push_str(&html::table_of_markup(
         &[
             "configuration",
             "metric",
@@ -678,6 +858,7 @@ pub fn compare(site: &Site) -> String {
         &rows,
         &[2, 3, 4, 5, 6, 7, 8],
     ));
+    body.push_str(&notes.list());
     if !r.unmatched.is_empty() {
         body.push_str("<h2>Not compared</h2>\n");
         let rows: Vec<Vec<String>> = r
@@ -742,7 +923,12 @@ pub fn history(site: &Site) -> String {
     let ci = format!("ratio {} CI", vernier_model::level_percent(report.level));
     for (k, &i) in site.histories.iter().enumerate() {
         let s = &report.series[i];
-        let _ = writeln!(body, "<h2>{} on {}</h2>", esc(&s.label()), esc(&s.host));
+        let _ = writeln!(
+            body,
+            "<h2>{} on {}</h2>",
+            html::label(&s.label()),
+            esc(&s.host)
+        );
         body.push_str(&html::figure(
             &format!("history/{k}.svg"),
             &format!(
@@ -759,6 +945,7 @@ pub fn history(site: &Site) -> String {
             body.push_str("<p>No change point.</p>\n");
             continue;
         }
+        let mut notes = html::WarningNotes::new(&format!("warning-{k}"));
         let rows: Vec<Vec<String>> = s
             .steps
             .iter()
@@ -767,21 +954,24 @@ pub fn history(site: &Site) -> String {
                 let tags: Vec<String> =
                     point.tags.iter().map(|(k, v)| format!("{k}={v}")).collect();
                 vec![
-                    step.session.to_string().chars().take(8).collect(),
-                    html::utc(step.started_at_ns),
-                    tags.join(" "),
-                    format!("{} -> {}", step.before_sessions, step.after_sessions),
-                    num(Some(step.before_median)),
-                    num(Some(step.after_median)),
-                    num(Some(step.ratio)),
-                    interval(step.ratio_ci_low, step.ratio_ci_high),
-                    step.direction.as_str().to_string(),
-                    step.verdict.as_str().to_string(),
-                    step.warnings.joined("; "),
+                    esc(&step.session.to_string().chars().take(8).collect::<String>()),
+                    esc(&html::utc(step.started_at_ns)),
+                    esc(&tags.join(" ")),
+                    esc(&format!(
+                        "{} -> {}",
+                        step.before_sessions, step.after_sessions
+                    )),
+                    esc(&num(Some(step.before_median))),
+                    esc(&num(Some(step.after_median))),
+                    esc(&num(Some(step.ratio))),
+                    esc(&interval(step.ratio_ci_low, step.ratio_ci_high)),
+                    esc(step.direction.as_str()),
+                    esc(step.verdict.as_str()),
+                    notes.cell(&step.warnings),
                 ]
             })
             .collect();
-        body.push_str(&html::table(
+        body.push_str(&html::table_of_markup(
             &[
                 "first session at the new level",
                 "started",
@@ -798,6 +988,7 @@ pub fn history(site: &Site) -> String {
             &rows,
             &[4, 5, 6, 7],
         ));
+        body.push_str(&notes.list());
     }
     html::page("", "History", &nav(site), &body)
 }
@@ -847,7 +1038,7 @@ pub fn environment(site: &Site) -> String {
             .map(|d| vec![d.group.to_string(), d.field, shown(&d.a), shown(&d.b)])
             .collect();
         let (ha, hb) = (short_id(first), short_id(s));
-        body.push_str(&html::table(&["group", "field", &ha, &hb], &rows, &[]));
+        body.push_str(&html::text_table(&["group", "field", &ha, &hb], &rows));
         if let (Some(ca), Some(cb)) = (&a.kernel_config_sha256, &b.kernel_config_sha256) {
             if ca != cb {
                 match (
@@ -867,7 +1058,7 @@ pub fn environment(site: &Site) -> String {
                             })
                             .collect();
                         body.push_str("<p>Kernel configuration:</p>\n");
-                        body.push_str(&html::table(&["option", &ha, &hb], &rows, &[]));
+                        body.push_str(&html::text_table(&["option", &ha, &hb], &rows));
                     }
                     _ => body.push_str(
                         "<p>The kernel configurations differ; their texts are not stored.</p>\n",
@@ -885,10 +1076,9 @@ pub fn environment(site: &Site) -> String {
             esc(&session_name(s)),
             esc(&s.info.fingerprint)
         );
-        body.push_str(&html::table(
+        body.push_str(&html::text_table(
             &["field", "value"],
             &fields(&s.info.environment),
-            &[],
         ));
     }
     html::page("", "Environment", &nav(site), &body)

@@ -3,7 +3,9 @@
 // no console error, no failed request, no request outside the site, no dialog (an injected
 // script would open one), every figure drawn (an image with a size, whose SVG has marks and
 // text), every link leading to a page of the site and a fragment to an element of it, the tag
-// filter and the figure switches doing what they say. Screenshots of the main pages go to SHOTS.
+// filter and the figure switches doing what they say, and a layout without sideways scrolling,
+// overlong table cells or empty sections at 1300x900 and 1920x1080. Screenshots of the main
+// pages (at 1300 px) go to SHOTS.
 //
 // node site.mjs SITE_DIR SERVE_URL SHOTS_DIR EXPECTED_JSON (SERVE_URL "-": from file:// only)
 // EXPECTED_JSON: {"filter": {"TAG": rows}, "rows": N}. Prints one line per problem and exits 1
@@ -14,6 +16,9 @@ import { readdirSync, statSync, mkdirSync } from "node:fs";
 import { join, relative } from "node:path";
 
 const [siteDir, serveUrl, shotsDir, expectedJson] = process.argv.slice(2);
+// Every page is checked at both; screenshots are taken at the first.
+const VIEWPORTS = [{ width: 1300, height: 900 }, { width: 1920, height: 1080 }];
+const MAX_LINES = 4;
 const expected = JSON.parse(expectedJson);
 const problems = [];
 const problem = (text) => problems.push(text);
@@ -44,7 +49,7 @@ const browser = await chromium.launch({
 const origins = [["file", "file://" + siteDir.replace(/\/$/, "") + "/"]];
 if (serveUrl !== "-") origins.push(["serve", serveUrl.replace(/\/$/, "") + "/"]);
 for (const [origin, base] of origins) {
-  const context = await browser.newContext({ viewport: { width: 1300, height: 1000 } });
+  const context = await browser.newContext({ viewport: VIEWPORTS[0] });
   const ids = new Map(); // page -> the ids of its elements
   const fragments = []; // [where, page, fragment] of every link with a fragment
   const figures = new Map(); // figure URL -> the page that shows it
@@ -102,6 +107,10 @@ for (const [origin, base] of origins) {
     if (path === "index.html") await tagFilter(page, where);
     const shot = origin === "file" && (await shotName(path, page));
     if (shot) await page.screenshot({ path: join(shotsDir, shot), fullPage: true });
+    for (const viewport of VIEWPORTS) {
+      await page.setViewportSize(viewport);
+      await layout(page, `${where} at ${viewport.width}x${viewport.height}`);
+    }
     await page.close();
   }
   for (const [where, target, fragment] of fragments) {
@@ -131,6 +140,49 @@ for (const [origin, base] of origins) {
   await context.close();
 }
 await browser.close();
+
+// The layout a reader sees at the widths of a laptop and of a desktop screen: the page never
+// scrolls sideways (a wide table scrolls inside its own box, and none of this site's tables
+// needs to), no table cell is taller than MAX_LINES lines of its text (a long warning or
+// option string belongs in a list or wraps at its separators), and no heading stands over an
+// empty section (its only content an explanatory `.about` sentence, or nothing).
+async function layout(page, where) {
+  const faults = await page.evaluate((maxLines) => {
+    const out = [];
+    const shown = (e) => e.getClientRects().length > 0;
+    const width = document.documentElement.scrollWidth;
+    if (width > innerWidth) out.push(`the page scrolls sideways: ${width} px wide in a ${innerWidth} px window`);
+    for (const box of document.querySelectorAll(".scroll")) {
+      if (shown(box) && box.scrollWidth > box.clientWidth) {
+        out.push(`a table is wider than the page (${box.scrollWidth} px in ${box.clientWidth}): ${box.querySelector("tr")?.textContent.slice(0, 60)}`);
+      }
+    }
+    // Free text from the machine (td.text: an environment's kernel command line) takes the
+    // lines it needs.
+    for (const cell of document.querySelectorAll("td:not(.text)")) {
+      if (!shown(cell)) continue;
+      const range = document.createRange();
+      range.selectNodeContents(cell);
+      const height = range.getBoundingClientRect().height;
+      const style = getComputedStyle(cell);
+      const line = parseFloat(style.lineHeight) || 1.2 * parseFloat(style.fontSize);
+      if (height > maxLines * line) out.push(`a table cell is ${(height / line).toFixed(1)} lines tall: "${cell.textContent.slice(0, 60)}"`);
+    }
+    for (const heading of document.querySelectorAll("h1, h2, h3, h4")) {
+      if (!shown(heading)) continue;
+      const level = Number(heading.tagName[1]);
+      let content = false;
+      for (let e = heading.nextElementSibling; e && !content; e = e.nextElementSibling) {
+        const sub = /^H[1-6]$/.test(e.tagName);
+        if (sub && Number(e.tagName[1]) <= level) break;
+        content = !sub && !e.matches(".about");
+      }
+      if (!content) out.push(`heading "${heading.textContent}" has nothing under it`);
+    }
+    return out;
+  }, MAX_LINES);
+  for (const fault of faults) problem(`${where}: ${fault}`);
+}
 
 // Every image matched by `selector` that is displayed has loaded with a size.
 async function drawn(page, selector, where) {

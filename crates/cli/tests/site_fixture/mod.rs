@@ -36,7 +36,8 @@ pub fn thread(cpu: u32, n: u64, max_us: u64) -> vernier_model::RunHistogram {
 
 /// Writes a session into the database at `path`: a `command` sweep over `level` 1, 2, 4
 /// whose command, tag, note, kernel and monitor key carry `hostile` text, each run with a
-/// monitor series, and a `latency` configuration with histograms of two CPUs.
+/// monitor series (and its summary, `stat.ctxt` increasing by 1900 times the run's number, unless
+/// `hostile`), and a `latency` configuration with histograms of two CPUs.
 pub fn record(path: &Path, kernel: &str, scale: f64, started_at_ns: i64, hostile: bool) -> Uuid {
     let mut store = SqliteStore::open(path).unwrap();
     let id = Uuid::new_v4();
@@ -124,15 +125,25 @@ pub fn record(path: &Path, kernel: &str, scale: f64, started_at_ns: i64, hostile
                 foreign_cpu_ns: 0,
                 controller_cpu_ns: 0,
                 load_cpu_ns: None,
-                monitors: Some(RunMonitorData {
-                    series: vec![MonitorSeries {
+                monitors: Some({
+                    let series = MonitorSeries {
                         monitor: monitor.into(),
                         metric: metric_name.into(),
                         unit: "count".into(),
                         kind: SeriesKind::Counter,
                         points,
-                    }],
-                    ..Default::default()
+                    };
+                    // The run's summary, as the sampler stores it; the hostile session has
+                    // none, as when its monitor failed during every run.
+                    let summary = match series.summary() {
+                        Some(v) if !hostile => BTreeMap::from([(series.key(), v)]),
+                        _ => BTreeMap::new(),
+                    };
+                    RunMonitorData {
+                        series: vec![series],
+                        summary,
+                        ..Default::default()
+                    }
                 }),
                 setup_steps: Vec::new(),
             };
