@@ -35,7 +35,7 @@ pub use history::{
     Step,
 };
 pub use latency::{
-    latency_summary, worst_case, LatencySummary, Percentile, ThreadLatency, WorstCase,
+    latency_summary, worst_case, IntervalMax, LatencySummary, Percentile, ThreadLatency, WorstCase,
 };
 pub use session_noise::{predicted_mdc, NoiseSource, MDC_POWER};
 pub use summary::{

@@ -66,7 +66,7 @@ impl Draw for Forest<'_> {
             hi = hi.max(v);
         }
         let (lo, hi) = style::padded(lo, hi, 0.08);
-        let body = root.titled(self.title, style::title()).or_draw()?;
+        let body = style::titled(root, self.title)?;
         // Configuration names on the left, a third of the width.
         let label_width = (body.dim_in_pixel().0 / 3).min(420);
         let mut chart = ChartBuilder::on(&body)

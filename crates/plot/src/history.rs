@@ -37,7 +37,7 @@ impl Draw for History<'_> {
         DB::ErrorType: 'static,
     {
         let s = self.series;
-        let body = root.titled(self.title, style::title()).or_draw()?;
+        let body = style::titled(root, self.title)?;
         let (mut y0, mut y1) = (f64::INFINITY, f64::NEG_INFINITY);
         for p in &s.points {
             for y in [Some(p.median), p.ci_low, p.ci_high].into_iter().flatten() {

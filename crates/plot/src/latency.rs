@@ -68,7 +68,7 @@ impl Draw for Latency<'_> {
     where
         DB::ErrorType: 'static,
     {
-        let body = root.titled(self.title, style::title()).or_draw()?;
+        let body = style::titled(root, self.title)?;
         let panels: Vec<_> = self
             .panels
             .iter()

@@ -198,6 +198,85 @@ fn encode_png(rgb: &[u8], size: Size) -> Result<Vec<u8>, PlotError> {
 mod tests {
     use super::*;
 
+    /// A text element of an SVG: where it is anchored, how, its size and weight, its text.
+    struct SvgText {
+        x: f64,
+        anchor: String,
+        size: f64,
+        bold: bool,
+        text: String,
+    }
+
+    fn attribute(tag: &str, name: &str) -> Option<String> {
+        let start = tag.find(&format!(" {name}=\""))? + name.len() + 3;
+        Some(tag[start..start + tag[start..].find('"')?].to_string())
+    }
+
+    fn svg_texts(svg: &str) -> Vec<SvgText> {
+        svg.split("<text")
+            .skip(1)
+            .filter_map(|t| {
+                let tag = &t[..t.find('>')?];
+                let body = &t[t.find('>')? + 1..];
+                Some(SvgText {
+                    x: attribute(tag, "x")?.parse().ok()?,
+                    anchor: attribute(tag, "text-anchor")?,
+                    // plotters writes the font's size divided by 1.24 (its pixels per em).
+                    size: attribute(tag, "font-size")?.parse::<f64>().ok()? * 1.24,
+                    bold: attribute(tag, "font-weight").as_deref() == Some("bold"),
+                    text: body[..body.find("</text>")?].trim().to_string(),
+                })
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_long_title_stays_inside_the_figure() {
+        let summary = vernier_analysis::LatencySummary {
+            runs: 2,
+            threads: Vec::new(),
+            interval_maxima: (0..2)
+                .map(|i| vernier_analysis::IntervalMax {
+                    started_at_ns: i * 60_000_000_000,
+                    ended_at_ns: (i + 1) * 60_000_000_000,
+                    max_us: 20.0 + i as f64,
+                    cpu: Some(0),
+                })
+                .collect(),
+            max_of_maxima_us: Some(21.0),
+            worst: None,
+        };
+        let title = "interval maxima of cyclictest on node7: kernel=6.18.0-rc4-next-20251120 \
+                     against kernel=6.17.9 over a week";
+        let size = Size {
+            width: 640,
+            height: 400,
+        };
+        let svg = maxima(&[("rt".into(), summary)], title, Format::Svg, size).unwrap();
+        let svg = String::from_utf8(svg).unwrap();
+        let lines: Vec<SvgText> = svg_texts(&svg).into_iter().filter(|t| t.bold).collect();
+        assert_eq!(lines.len(), 2, "the title wraps to two lines");
+        assert_eq!(
+            lines
+                .iter()
+                .map(|t| t.text.as_str())
+                .collect::<Vec<_>>()
+                .join(" "),
+            title
+        );
+        for line in &lines {
+            let font = (FONT, line.size).into_font().style(FontStyle::Bold);
+            let width = f64::from(style::text_width(&line.text, &TextStyle::from(font)));
+            assert_eq!(line.anchor, "middle");
+            assert!(
+                line.x - width / 2.0 >= 0.0 && line.x + width / 2.0 <= 640.0,
+                "{} is {width} wide at {}",
+                line.text,
+                line.x
+            );
+        }
+    }
+
     #[test]
     fn the_format_comes_from_the_extension() {
         assert_eq!(Format::from_file_name("a.SVG"), Ok(Format::Svg));

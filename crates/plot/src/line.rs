@@ -151,7 +151,7 @@ impl Draw for Lines<'_> {
     where
         DB::ErrorType: 'static,
     {
-        let body = root.titled(self.title, style::title()).or_draw()?;
+        let body = style::titled(root, self.title)?;
         let areas = body.split_evenly((self.panels.len(), 1));
         let mut colours: Vec<String> = Vec::new();
         for (panel, area) in self.panels.iter().zip(&areas) {

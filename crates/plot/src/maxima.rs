@@ -34,7 +34,7 @@ impl Draw for Maxima<'_> {
     where
         DB::ErrorType: 'static,
     {
-        let body = root.titled(self.title, style::title()).or_draw()?;
+        let body = style::titled(root, self.title)?;
         let start = self
             .series
             .iter()

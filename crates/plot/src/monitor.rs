@@ -83,7 +83,7 @@ impl Draw for Monitor<'_> {
     where
         DB::ErrorType: 'static,
     {
-        let body = root.titled(self.title, style::title()).or_draw()?;
+        let body = style::titled(root, self.title)?;
         let areas = body.split_evenly((self.traces.len(), 1));
         for (trace, area) in self.traces.iter().zip(&areas) {
             let points = trace.runs.iter().flat_map(|(_, p)| p);

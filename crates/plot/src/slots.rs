@@ -120,7 +120,7 @@ impl<M: SlotMarks> Draw for SlotFigure<'_, M> {
     where
         DB::ErrorType: 'static,
     {
-        let body = root.titled(self.title, style::title()).or_draw()?;
+        let body = style::titled(root, self.title)?;
         let areas = body.split_evenly((self.panels.len(), 1));
         let level = level(self.series);
         for (p, (panel, area)) in self.panels.iter().zip(&areas).enumerate() {

@@ -1,6 +1,6 @@
 //! What every figure shares: the colours of its series, its fonts and the legend's look.
 
-use plotters::coord::CoordTranslate;
+use plotters::coord::{CoordTranslate, Shift};
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
@@ -29,8 +29,19 @@ pub const FASTER: RGBColor = RGBColor(0, 158, 115);
 pub const SLOWER: RGBColor = RGBColor(213, 94, 0);
 pub const NEUTRAL: RGBColor = RGBColor(110, 110, 110);
 
-pub fn title() -> TextStyle<'static> {
-    (FONT, 26).into_font().style(FontStyle::Bold).into()
+/// The sizes of a title, largest first: a title too wide for the figure on one line is
+/// wrapped to two, set smaller until both lines fit.
+const TITLE_SIZES: [f64; 6] = [26.0, 24.0, 22.0, 20.0, 18.0, 16.0];
+
+/// Pixels kept free left and right of a title.
+const TITLE_MARGIN: u32 = 8;
+
+/// Pixels above and below a title, as plotters' `DrawingArea::titled` keeps them.
+const TITLE_PADDING: i32 = 5;
+
+/// The title's style at `size`.
+fn title_at(size: f64) -> TextStyle<'static> {
+    (FONT, size).into_font().style(FontStyle::Bold).into()
 }
 
 pub fn axis_label() -> TextStyle<'static> {
@@ -63,6 +74,113 @@ pub fn shorten(text: &str, max: usize) -> String {
     let mut s: String = text.chars().take(max.saturating_sub(1)).collect();
     s.push('…');
     s
+}
+
+/// The width in pixels of `text` set in `style`, as plotters lays it out with the figure's font
+/// (DejaVu Sans), the layout that places the text in SVG and PNG alike.
+pub fn text_width(text: &str, style: &TextStyle) -> u32 {
+    match style.font.box_size(text) {
+        Ok((width, _)) => width,
+        // Without the font's metrics (`render` refuses to draw then), a character per em.
+        Err(_) => (text.chars().count() as f64 * style.font.get_size()) as u32,
+    }
+}
+
+/// `text` when it is at most `max` pixels wide in `style`; else its longest beginning that
+/// fits with an ellipsis after it (whole characters: no glyph is cut), or nothing when not even
+/// the ellipsis fits.
+pub fn fit(text: &str, max: u32, style: &TextStyle) -> String {
+    if text_width(text, style) <= max {
+        return text.to_string();
+    }
+    let chars: Vec<char> = text.chars().collect();
+    let shortened = |n: usize| -> String {
+        let mut s: String = chars[..n].iter().collect::<String>().trim_end().to_string();
+        s.push('…');
+        s
+    };
+    if text_width(&shortened(0), style) > max {
+        return String::new();
+    }
+    // The longest beginning that fits: `fits` characters do, `too_many` do not.
+    let (mut fits, mut too_many) = (0, chars.len());
+    while too_many - fits > 1 {
+        let mid = (fits + too_many) / 2;
+        if text_width(&shortened(mid), style) <= max {
+            fits = mid;
+        } else {
+            too_many = mid;
+        }
+    }
+    shortened(fits)
+}
+
+/// Splits `text` into a first line at most `max` pixels wide in `style` and the rest: at the
+/// last space where the first line still fits, or between characters when its first word is
+/// wider than a line.
+fn break_line(text: &str, max: u32, style: &TextStyle) -> (String, String) {
+    let fits = |s: &str| text_width(s, style) <= max;
+    let at_space = text
+        .char_indices()
+        .filter(|&(i, c)| c == ' ' && !text[..i].trim().is_empty())
+        .map(|(i, _)| i)
+        .take_while(|&i| fits(text[..i].trim_end()))
+        .last();
+    let at = at_space.unwrap_or_else(|| {
+        // At least one character, so that the rest is shorter than the text.
+        text.char_indices()
+            .map(|(i, c)| i + c.len_utf8())
+            .take_while(|&end| fits(&text[..end]))
+            .last()
+            .unwrap_or_else(|| text.chars().next().map_or(0, char::len_utf8))
+    });
+    (
+        text[..at].trim_end().to_string(),
+        text[at..].trim_start().to_string(),
+    )
+}
+
+/// The size and lines of `title` in a figure `width` pixels wide: one line at the largest size
+/// when it fits; else two lines, broken by [`break_line`], at the largest size at which both
+/// fit; at the smallest size the second line is shortened with an ellipsis when it still does
+/// not fit. No line is wider than the figure less [`TITLE_MARGIN`] on each side.
+pub fn title_lines(title: &str, width: u32) -> (f64, Vec<String>) {
+    let max = width.saturating_sub(2 * TITLE_MARGIN);
+    if text_width(title, &title_at(TITLE_SIZES[0])) <= max {
+        return (TITLE_SIZES[0], vec![title.to_string()]);
+    }
+    let mut last = (0.0, Vec::new());
+    for size in TITLE_SIZES {
+        let style = title_at(size);
+        let (first, rest) = break_line(title, max, &style);
+        if text_width(&rest, &style) <= max {
+            return (size, vec![first, rest]);
+        }
+        last = (size, vec![first, fit(&rest, max, &style)]);
+    }
+    last
+}
+
+/// Draws `title` centred at the top of `root` as [`title_lines`] sets it, and returns the area
+/// below it.
+pub fn titled<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    title: &str,
+) -> Result<DrawingArea<DB, Shift>, PlotError>
+where
+    DB::ErrorType: 'static,
+{
+    let (width, _) = root.dim_in_pixel();
+    let (size, lines) = title_lines(title, width);
+    let style = title_at(size).pos(Pos::new(HPos::Center, VPos::Top));
+    let mut y = TITLE_PADDING;
+    for line in &lines {
+        let (_, height) = root.estimate_text_size(line, &style).or_draw()?;
+        root.draw_text(line, &style, (width as i32 / 2, y))
+            .or_draw()?;
+        y += height as i32;
+    }
+    Ok(root.split_vertically(y + TITLE_PADDING).1)
 }
 
 /// The range `[lo, hi]` widened by `pad` of its width on each side (a point range by 1).
@@ -101,4 +219,81 @@ where
         .position(position)
         .draw()
         .or_draw()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The title font's width of `text` at `size`.
+    fn width_at(text: &str, size: f64) -> u32 {
+        text_width(text, &title_at(size))
+    }
+
+    const LONG: &str = "hackbench runs: 1a2b3c4d kernel=6.18.0-rc4-next-20251120,host=node7,\
+                        config=preempt-rt vs 5e6f7a8b kernel=6.18.0-rc4-next-20251121,host=node7,\
+                        config=preempt-rt vs 9c0d1e2f kernel=6.17.9,host=node7,config=voluntary";
+
+    #[test]
+    fn a_title_that_fits_stays_one_line_at_full_size() {
+        crate::register_font().unwrap();
+        assert_eq!(
+            title_lines("hackbench runs", 1200),
+            (TITLE_SIZES[0], vec!["hackbench runs".to_string()])
+        );
+    }
+
+    #[test]
+    fn a_long_title_wraps_at_a_space_and_shrinks_until_both_lines_fit() {
+        crate::register_font().unwrap();
+        for width in [1200, 1000] {
+            let (size, lines) = title_lines(LONG, width);
+            assert_eq!(lines.len(), 2, "{width}: {lines:?}");
+            for line in &lines {
+                assert!(
+                    width_at(line, size) <= width - 2 * TITLE_MARGIN,
+                    "{width}: {line}"
+                );
+            }
+            // Broken at a space, nothing lost.
+            assert_eq!(lines.join(" "), LONG, "{width}");
+        }
+        // Narrower figures need smaller type.
+        assert!(title_lines(LONG, 1000).0 < title_lines(LONG, 1200).0);
+    }
+
+    #[test]
+    fn a_title_too_long_for_two_lines_ends_in_an_ellipsis() {
+        crate::register_font().unwrap();
+        let (size, lines) = title_lines(&LONG.repeat(3), 400);
+        assert_eq!(size, TITLE_SIZES[TITLE_SIZES.len() - 1]);
+        assert_eq!(lines.len(), 2);
+        assert!(lines[1].ends_with('…'), "{lines:?}");
+        for line in &lines {
+            assert!(width_at(line, size) <= 400 - 2 * TITLE_MARGIN, "{line}");
+        }
+    }
+
+    #[test]
+    fn a_word_wider_than_a_line_breaks_between_characters() {
+        crate::register_font().unwrap();
+        let word = "x".repeat(200);
+        let (first, rest) = break_line(&word, 300, &title_at(26.0));
+        assert!(!first.is_empty() && width_at(&first, 26.0) <= 300);
+        assert_eq!(format!("{first}{rest}"), word);
+    }
+
+    #[test]
+    fn fit_keeps_whole_characters_and_marks_the_cut() {
+        crate::register_font().unwrap();
+        let style = tick();
+        assert_eq!(fit("groups=4", 500, &style), "groups=4");
+        let cut = fit("ipc=socket:groups=16:loops=10000", 120, &style);
+        assert!(
+            cut.ends_with('…') && text_width(&cut, &style) <= 120,
+            "{cut}"
+        );
+        assert!("ipc=socket:groups=16:loops=10000".starts_with(cut.trim_end_matches('…')));
+        assert_eq!(fit("groups=4", 1, &style), "");
+    }
 }
