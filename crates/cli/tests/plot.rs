@@ -197,6 +197,57 @@ fn box_plots_every_run_of_every_series_with_title_axes_and_legend() {
 }
 
 #[test]
+fn box_and_bar_labels_are_what_varies_and_the_caption_what_is_shared() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.db");
+    let configs = |scale: f64| -> Vec<Config> {
+        [1, 2, 4, 8]
+            .iter()
+            .map(|&g| {
+                let options = [("groups", g), ("fds", 20), ("loops", 100_000)];
+                config("hackbench", &options, &runs(scale * g as f64))
+            })
+            .collect()
+    };
+    record(&db, "6.8", &configs(1.0));
+    record(&db, "6.9", &configs(1.1));
+    for kind in ["box", "bars"] {
+        let text = svg(&db, &[kind, "kernel=6.8", "kernel=6.9"]);
+        let all = texts(&text);
+        for g in [1, 2, 4, 8] {
+            assert!(has_text(&text, &format!("groups={g}")), "{kind}: {all:?}");
+        }
+        // The shared options are said once, in the caption, not under every slot.
+        assert_eq!(
+            all.iter().filter(|t| t.contains("loops=100000")).count(),
+            1,
+            "{kind}: {all:?}"
+        );
+        assert!(
+            all.iter()
+                .any(|t| t.starts_with("hackbench configuration, each with fds=20:loops=100000")),
+            "{kind}: {all:?}"
+        );
+    }
+    // One configuration: each box is labelled with what tells its series apart.
+    let one = dir.path().join("one.db");
+    let options = [("groups", 4), ("fds", 20), ("loops", 100_000)];
+    record(&one, "6.8", &[config("hackbench", &options, &runs(1.0))]);
+    record(&one, "6.9", &[config("hackbench", &options, &runs(1.2))]);
+    let text = svg(&one, &["box", "kernel=6.8", "kernel=6.9"]);
+    // In the legend and under its box.
+    assert_eq!(
+        texts(&text).iter().filter(|t| *t == "kernel=6.9").count(),
+        2,
+        "{:?}",
+        texts(&text)
+    );
+    assert!(texts(&text)
+        .iter()
+        .any(|t| t.starts_with("hackbench:fds=20:groups=4:loops=100000")));
+}
+
+#[test]
 fn png_is_a_png_of_the_requested_size() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("results.db");

@@ -16,6 +16,7 @@ mod bars;
 mod boxes;
 mod forest;
 mod history;
+mod labels;
 mod latency;
 mod line;
 mod maxima;

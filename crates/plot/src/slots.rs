@@ -6,10 +6,18 @@
 use plotters::coord::types::RangedCoordf64;
 use plotters::coord::Shift;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 use vernier_analysis::ConfigSummary;
 
+use crate::labels::{config_parts, distinguish, join_config, name_parts};
 use crate::style::{self, colour};
 use crate::{Draw, OrDraw, PlotError, Series};
+
+/// Pixels around each panel's chart.
+const MARGIN: u32 = 12;
+
+/// Pixels left of the plotting area for the y axis' tick labels and caption.
+const Y_LABELS: u32 = 90;
 
 /// The chart of one panel: x in slots (configuration `i` is centred on `i`), y in the metric.
 pub(crate) type SlotChart<'a, DB> =
@@ -22,6 +30,8 @@ pub(crate) struct Panel {
     pub unit: String,
     /// Configuration labels (`ConfigSummary::label`), in first-seen order.
     pub configs: Vec<String>,
+    /// The parts of each configuration's name ([`config_parts`]), as `configs` orders them.
+    pub parts: Vec<Vec<String>>,
 }
 
 /// The panels of `series`: configurations with at least one measured run, grouped by
@@ -42,12 +52,14 @@ pub(crate) fn panels(series: &[Series]) -> Vec<Panel> {
                         metric: c.metric.clone(),
                         unit: c.unit.clone(),
                         configs: Vec::new(),
+                        parts: Vec::new(),
                     });
                     panels.len() - 1
                 });
             let panel = &mut panels[at];
             if !panel.configs.contains(&label) {
                 panel.configs.push(label);
+                panel.parts.push(config_parts(&c.options, &c.loads));
             }
         }
     }
@@ -71,13 +83,60 @@ fn level(series: &[Series]) -> f64 {
         .unwrap_or(vernier_model::CONFIDENCE_LEVEL)
 }
 
-/// The tick label of a configuration: its options (and loads) without the benchmark's name.
-pub(crate) fn short_label(label: &str, benchmark: &str) -> String {
-    match label.strip_prefix(benchmark) {
-        Some("") => "defaults".to_string(),
-        Some(rest) => rest.trim_start_matches(':').trim().to_string(),
-        None => label.to_string(),
+/// The caption of a panel's x axis and the label under each slot: with several configurations,
+/// each slot is labelled with the parts of its configuration that vary among the panel's
+/// configurations (`groups=4`), and the caption names the benchmark and the parts all share;
+/// with one, the caption names it and the slot has no label (its marks are told apart by
+/// series, [`series_labels`]).
+pub(crate) fn slot_labels(panel: &Panel) -> (String, Vec<String>) {
+    if let [only] = panel.configs.as_slice() {
+        return (only.clone(), vec![String::new()]);
     }
+    let (common, own) = distinguish(&panel.parts);
+    let caption = if common.is_empty() {
+        format!("{} configuration", panel.benchmark)
+    } else {
+        format!(
+            "{} configuration, each with {}",
+            panel.benchmark,
+            join_config(&common)
+        )
+    };
+    let labels = own
+        .iter()
+        .zip(&panel.parts)
+        .map(|(own, all)| {
+            // A configuration whose parts all others share (the defaults, when the others set
+            // more options) is named in full.
+            if own.is_empty() {
+                if all.is_empty() {
+                    "defaults".to_string()
+                } else {
+                    join_config(all)
+                }
+            } else {
+                join_config(own)
+            }
+        })
+        .collect();
+    (caption, labels)
+}
+
+/// The label under each series' mark when a panel has a single configuration: the parts of
+/// the series' name that vary among the figure's series (`kernel=6.9` of `kernel=6.9,host=x`).
+pub(crate) fn series_labels(series: &[Series]) -> Vec<String> {
+    let names: Vec<Vec<String>> = series.iter().map(|s| name_parts(&s.name)).collect();
+    let (_, own) = distinguish(&names);
+    own.iter()
+        .zip(series)
+        .map(|(own, s)| {
+            if own.is_empty() {
+                s.name.clone()
+            } else {
+                own.join(" ")
+            }
+        })
+        .collect()
 }
 
 /// The marks a slot figure draws: what differs between box plots and bars.
@@ -152,12 +211,20 @@ impl<M: SlotMarks> SlotFigure<'_, M> {
             }
         }
         let (lo, hi) = self.marks.y_range(&values);
+        // The x axis' caption: what the slots share and what the marks show, on one line when
+        // it fits the plotting area (the area less the y labels and the margins), else on two.
+        let (caption, labels) = slot_labels(panel);
+        let explained = format!("({})", self.marks.explained(level));
+        let one_line = format!("{caption} {explained}");
+        let two_lines = style::text_width(&one_line, &style::axis_label())
+            > area.dim_in_pixel().0.saturating_sub(Y_LABELS + 2 * MARGIN);
         let mut chart = ChartBuilder::on(area)
-            .margin(12)
-            .x_label_area_size(56)
-            .y_label_area_size(90)
+            .margin(MARGIN)
+            .x_label_area_size(if two_lines { 80 } else { 56 })
+            .y_label_area_size(Y_LABELS)
             .build_cartesian_2d(-0.5f64..(n as f64 - 0.5), lo..hi)
             .or_draw()?;
+        let plot_width = chart.plotting_area().dim_in_pixel().0;
         chart
             .configure_mesh()
             .disable_x_mesh()
@@ -165,14 +232,24 @@ impl<M: SlotMarks> SlotFigure<'_, M> {
             .y_labels(8)
             .label_style(style::tick())
             .axis_desc_style(style::axis_label())
-            .x_desc(format!(
-                "{} configuration ({})",
-                panel.benchmark,
-                self.marks.explained(level)
+            .x_desc(style::axis_caption(
+                if two_lines { &explained } else { &one_line },
+                plot_width,
             ))
             .y_desc(style::with_unit(&panel.metric, &panel.unit))
             .draw()
             .or_draw()?;
+        if two_lines {
+            // Above the line plotters draws at the foot of the label area.
+            let centre = chart.backend_coord(&((n as f64 - 1.0) / 2.0, lo)).0;
+            let foot = area.get_base_pixel().1 + area.dim_in_pixel().1 as i32 - MARGIN as i32;
+            root.draw(&Text::new(
+                style::axis_caption(&caption, plot_width),
+                (centre, foot - 24),
+                style::axis_label().pos(Pos::new(HPos::Center, VPos::Bottom)),
+            ))
+            .or_draw()?;
+        }
         // Each series has its share of the slot's middle 80%, its mark in the share's middle.
         let k = self.series.len().max(1);
         let share = 0.8 / k as f64;
@@ -193,12 +270,27 @@ impl<M: SlotMarks> SlotFigure<'_, M> {
                     .legend(style::legend_square(c));
             }
         }
-        // Configuration names under their slots, shortened to fit the slot.
-        let room = (area.dim_in_pixel().0 as usize / n.max(1)) / 8;
-        for (i, label) in panel.configs.iter().enumerate() {
-            let (px, py) = chart.backend_coord(&(i as f64, lo));
+        // Under each slot what tells its configuration from the others; under each mark of a
+        // lone configuration what tells its series from the others. A label wider than its
+        // room is shortened with an ellipsis, so that neighbours never overlap.
+        let mut under: Vec<(f64, String, u32)> = Vec::new();
+        if n > 1 {
+            let room = plot_width / n as u32;
+            let slots = labels.into_iter().enumerate();
+            under.extend(slots.map(|(i, label)| (i as f64, label, room)));
+        } else if self.series.len() > 1 {
+            let room = (f64::from(plot_width) * share) as u32;
+            let names = series_labels(self.series);
+            for (j, (s, name)) in self.series.iter().zip(names).enumerate() {
+                if find(s, &panel.configs[0], &panel.metric).is_some() {
+                    under.push((-0.4 + share * (j as f64 + 0.5), name, room));
+                }
+            }
+        }
+        for (x, label, room) in under {
+            let (px, py) = chart.backend_coord(&(x, lo));
             root.draw(&Text::new(
-                style::shorten(&short_label(label, &panel.benchmark), room.max(4)),
+                style::fit(&label, room.saturating_sub(6), &style::tick()),
                 (px, py + 6),
                 style::tick_below(),
             ))
@@ -215,9 +307,72 @@ impl<M: SlotMarks> SlotFigure<'_, M> {
 mod tests {
     use super::*;
 
+    fn parts(items: &[&str]) -> Vec<Vec<String>> {
+        items
+            .iter()
+            .map(|i| {
+                i.split(':')
+                    .filter(|p| !p.is_empty())
+                    .map(String::from)
+                    .collect()
+            })
+            .collect()
+    }
+
+    fn panel(configs: &[&str]) -> Panel {
+        Panel {
+            benchmark: "hackbench".into(),
+            metric: "time".into(),
+            unit: "s".into(),
+            configs: configs.iter().map(|c| format!("hackbench:{c}")).collect(),
+            parts: parts(configs),
+        }
+    }
+
     #[test]
-    fn tick_labels_drop_the_benchmark() {
-        assert_eq!(short_label("hackbench:groups=4", "hackbench"), "groups=4");
-        assert_eq!(short_label("hackbench", "hackbench"), "defaults");
+    fn slots_are_labelled_with_what_varies_and_the_caption_says_what_is_shared() {
+        let (caption, labels) = slot_labels(&panel(&[
+            "groups=4:ipc=pipe:loops=1000",
+            "groups=8:ipc=pipe:loops=1000",
+        ]));
+        assert_eq!(
+            caption,
+            "hackbench configuration, each with ipc=pipe:loops=1000"
+        );
+        assert_eq!(labels, ["groups=4", "groups=8"]);
+        // Nothing shared: the caption is the benchmark's alone.
+        let (caption, labels) = slot_labels(&panel(&["groups=4", "ipc=pipe"]));
+        assert_eq!(caption, "hackbench configuration");
+        assert_eq!(labels, ["groups=4", "ipc=pipe"]);
+        // A configuration of the defaults among others that set an option.
+        let (_, labels) = slot_labels(&panel(&["", "groups=8"]));
+        assert_eq!(labels, ["defaults", "groups=8"]);
+        // One configuration: the caption names it, its marks are labelled by series.
+        let (caption, labels) = slot_labels(&panel(&["groups=4:loops=10"]));
+        assert_eq!(caption, "hackbench:groups=4:loops=10");
+        assert_eq!(labels, [""]);
+    }
+
+    #[test]
+    fn series_are_labelled_with_the_tags_that_vary() {
+        let series = |names: &[&str]| -> Vec<Series> {
+            names
+                .iter()
+                .map(|n| Series {
+                    name: n.to_string(),
+                    summaries: Vec::new(),
+                })
+                .collect()
+        };
+        assert_eq!(
+            series_labels(&series(&["kernel=6.8,host=node7", "kernel=6.9,host=node7"])),
+            ["kernel=6.8", "kernel=6.9"]
+        );
+        assert_eq!(
+            series_labels(&series(&["1a2b3c4d kernel=6.8", "5e6f7a8b kernel=6.8"])),
+            ["1a2b3c4d", "5e6f7a8b"]
+        );
+        // A lone series keeps its name.
+        assert_eq!(series_labels(&series(&["latest"])), ["latest"]);
     }
 }

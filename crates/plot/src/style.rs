@@ -61,6 +61,11 @@ pub fn legend() -> TextStyle<'static> {
     (FONT, 17).into_font().into()
 }
 
+/// An axis' caption along a side `length` pixels long, shortened with an ellipsis when longer.
+pub fn axis_caption(text: &str, length: u32) -> String {
+    fit(text, length, &axis_label())
+}
+
 /// A legend marker: a filled square in `c`.
 pub fn legend_square(c: RGBColor) -> impl Fn((i32, i32)) -> Rectangle<(i32, i32)> {
     move |(x, y)| Rectangle::new([(x, y - 5), (x + 10, y + 5)], c.filled())

@@ -1,0 +1,114 @@
+//! What tells the items of a figure apart (configurations, series): each item is named by
+//! parts (a configuration by its options and loads, a series by its id and tags), and a label
+//! shows only the parts that vary among the items, the shared ones said once in a caption, so
+//! that labels stay short enough for their room on the axis.
+
+use vernier_model::Options;
+
+/// The parts of a configuration's name: each option as `name=value` (by name, as in its
+/// label) and its loads as one part `[load a + b]`.
+pub(crate) fn config_parts(options: &Options, loads: &[String]) -> Vec<String> {
+    let mut parts: Vec<String> = options.0.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    if !loads.is_empty() {
+        parts.push(format!("[load {}]", loads.join(" + ")));
+    }
+    parts
+}
+
+/// Configuration parts as a label writes them: options joined by `:`, the loads after a space.
+pub(crate) fn join_config(parts: &[String]) -> String {
+    let mut text = String::new();
+    for part in parts {
+        if !text.is_empty() {
+            text.push(if part.starts_with('[') { ' ' } else { ':' });
+        }
+        text.push_str(part);
+    }
+    text
+}
+
+/// The parts of a series' name (`Series::name`: a short id and tags, or a tag selector):
+/// its words and its comma-separated tags, `1a2b3c4d kernel=6.8,host=x` as `1a2b3c4d`,
+/// `kernel=6.8`, `host=x`.
+pub(crate) fn name_parts(name: &str) -> Vec<String> {
+    name.split([' ', ','])
+        .filter(|p| !p.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+/// What tells items apart, each item given by the parts of its name: the parts every item has
+/// (in the first item's order), and per item the parts that not every item has, in its order.
+/// A lone item shares all its parts with itself and has none of its own.
+pub(crate) fn distinguish(items: &[Vec<String>]) -> (Vec<String>, Vec<Vec<String>>) {
+    let common: Vec<String> = items
+        .first()
+        .map(|first| {
+            first
+                .iter()
+                .filter(|p| items.iter().all(|item| item.contains(p)))
+                .cloned()
+                .collect()
+        })
+        .unwrap_or_default();
+    let own = items
+        .iter()
+        .map(|item| {
+            item.iter()
+                .filter(|p| !common.contains(p))
+                .cloned()
+                .collect()
+        })
+        .collect();
+    (common, own)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parts(items: &[&str]) -> Vec<Vec<String>> {
+        items
+            .iter()
+            .map(|i| {
+                i.split(':')
+                    .filter(|p| !p.is_empty())
+                    .map(String::from)
+                    .collect()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn only_the_varying_options_tell_configurations_apart() {
+        let (common, own) = distinguish(&parts(&[
+            "groups=4:ipc=pipe:loops=1000",
+            "groups=8:ipc=pipe:loops=1000",
+            "groups=8:ipc=socket:loops=1000",
+        ]));
+        assert_eq!(common, ["loops=1000"]);
+        assert_eq!(
+            own,
+            [
+                vec!["groups=4", "ipc=pipe"],
+                vec!["groups=8", "ipc=pipe"],
+                vec!["groups=8", "ipc=socket"]
+            ]
+        );
+    }
+
+    #[test]
+    fn loads_follow_the_options_after_a_space() {
+        let parts = vec!["groups=4".to_string(), "[load cpu + io]".to_string()];
+        assert_eq!(join_config(&parts), "groups=4 [load cpu + io]");
+    }
+
+    #[test]
+    fn a_series_name_splits_into_its_id_and_tags() {
+        assert_eq!(
+            name_parts("1a2b3c4d kernel=6.8,host=x"),
+            ["1a2b3c4d", "kernel=6.8", "host=x"]
+        );
+        assert_eq!(name_parts("latest"), ["latest"]);
+    }
+}
