@@ -84,14 +84,20 @@ pub fn table_of_markup(head: &[&str], rows: &[Vec<String>], numeric: &[usize]) -
 }
 
 /// [`table`] of free text from the machine, such as an environment's fields, whose columns
-/// after the first may hold a long value (a kernel command line) that wraps over as many lines
-/// as it needs (`class="text"`).
+/// after the first may hold a long value (a kernel command line, a hash) that breaks anywhere
+/// and wraps over as many lines as it needs (`class="text long"`).
 pub fn text_table(head: &[&str], rows: &[Vec<String>]) -> String {
     let rows: Vec<Vec<String>> = rows
         .iter()
         .map(|row| row.iter().map(|cell| esc(cell)).collect())
         .collect();
-    table_with(head, &rows, |i| if i == 0 { "" } else { " class=\"text\"" })
+    table_with(head, &rows, |i| {
+        if i == 0 {
+            ""
+        } else {
+            " class=\"text long\""
+        }
+    })
 }
 
 fn table_with(
@@ -150,10 +156,12 @@ impl WarningNotes {
         }
     }
 
-    /// The cell of a row with `warnings`: their codes, each linking to its text (also its
-    /// tooltip); empty without warnings.
+    /// The cell of a row with `warnings`: their distinct codes (a comparison's two sides may
+    /// raise the same one), each linking to its first text and with every text of that code in
+    /// the row as its tooltip; empty without warnings. Every text goes to the list.
     pub fn cell(&mut self, warnings: &vernier_analysis::Warnings) -> String {
-        let mut out = String::new();
+        // (code, first note number, texts) in the order of the row's warnings.
+        let mut codes: Vec<(&'static str, usize, Vec<String>)> = Vec::new();
         for w in warnings.iter() {
             let text = w.to_string();
             let n = match self.notes.iter().position(|(_, t)| *t == text) {
@@ -163,18 +171,23 @@ impl WarningNotes {
                     self.notes.len()
                 }
             };
-            if !out.is_empty() {
-                out.push(' ');
+            match codes.iter_mut().find(|(c, _, _)| *c == w.code()) {
+                Some((_, _, texts)) => texts.push(text),
+                None => codes.push((w.code(), n, vec![text])),
             }
-            let _ = write!(
-                out,
-                "<a class=\"warning\" href=\"#{}-{n}\" title=\"{}\">{}</a>",
-                esc(&self.id),
-                esc(&text),
-                esc(w.code())
-            );
         }
-        out
+        let links: Vec<String> = codes
+            .iter()
+            .map(|(code, n, texts)| {
+                format!(
+                    "<a class=\"warning\" href=\"#{}-{n}\" title=\"{}\">{}</a>",
+                    esc(&self.id),
+                    esc(&texts.join("; ")),
+                    esc(code)
+                )
+            })
+            .collect();
+        links.join(" ")
     }
 
     /// The full texts with their codes, each once, in the order of their first appearance;
@@ -310,7 +323,7 @@ mod tests {
     }
 
     #[test]
-    fn warning_cells_are_codes_linking_to_each_distinct_text_once() {
+    fn warning_cells_are_distinct_codes_and_each_text_is_listed_once() {
         use vernier_analysis::Warning;
         let few = |n| Warning::FewRuns {
             n,
@@ -328,8 +341,10 @@ mod tests {
             a.contains("href=\"#w-2\"") && a.contains(">unreachable</a>"),
             "{a}"
         );
+        // The code once, linking to its first text, both texts in its tooltip.
+        assert_eq!(b.matches("<a ").count(), 1, "{b}");
         assert!(
-            b.contains("href=\"#w-1\"") && b.contains("href=\"#w-3\""),
+            b.contains("href=\"#w-1\"") && b.contains("; only 3 measured"),
             "{b}"
         );
         let list = notes.list();

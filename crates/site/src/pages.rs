@@ -129,9 +129,10 @@ pub fn index(site: &Site) -> String {
         let _ = writeln!(
             body,
             "<tr data-tags=\"{}\"><td class=\"when\" title=\"{}\">{}</td>\
-             <td class=\"id\" title=\"{}\">{}</td><td class=\"word\">{}</td><td>{}</td>\
-             <td>{}</td><td class=\"id\" title=\"{}\">{}</td><td class=\"num\">{}</td>\
-             <td class=\"num\">{}</td><td>{}</td><td class=\"word\">{links}</td></tr>",
+             <td class=\"id\" title=\"{}\">{}</td><td class=\"word\">{}</td><td class=\"text\">{}</td>\
+             <td class=\"text\">{}</td><td class=\"id\" title=\"{}\">{}</td>\
+             <td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"text\">{}</td>\
+             <td class=\"word\">{links}</td></tr>",
             esc(&tags.join("\n")),
             esc(&html::utc(s.info.started_at_ns)),
             esc(&html::utc_minute(s.info.started_at_ns)),

@@ -157,9 +157,9 @@ async function layout(page, where) {
         out.push(`a table is wider than the page (${box.scrollWidth} px in ${box.clientWidth}): ${box.querySelector("tr")?.textContent.slice(0, 60)}`);
       }
     }
-    // Free text from the machine (td.text: an environment's kernel command line) takes the
-    // lines it needs.
-    for (const cell of document.querySelectorAll("td:not(.text)")) {
+    // Long free text from the machine (td.long: an environment's kernel command line) takes
+    // the lines it needs.
+    for (const cell of document.querySelectorAll("td:not(.long)")) {
       if (!shown(cell)) continue;
       const range = document.createRange();
       range.selectNodeContents(cell);
