@@ -233,20 +233,7 @@ mod tests {
 
     #[test]
     fn a_long_title_stays_inside_the_figure() {
-        let summary = vernier_analysis::LatencySummary {
-            runs: 2,
-            threads: Vec::new(),
-            interval_maxima: (0..2)
-                .map(|i| vernier_analysis::IntervalMax {
-                    started_at_ns: i * 60_000_000_000,
-                    ended_at_ns: (i + 1) * 60_000_000_000,
-                    max_us: 20.0 + i as f64,
-                    cpu: Some(0),
-                })
-                .collect(),
-            max_of_maxima_us: Some(21.0),
-            worst: None,
-        };
+        let summary = maxima::intervals(2, 60_000_000_000);
         let title = "interval maxima of cyclictest on node7: kernel=6.18.0-rc4-next-20251120 \
                      against kernel=6.17.9 over a week";
         let size = Size {

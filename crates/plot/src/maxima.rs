@@ -24,6 +24,17 @@ pub fn maxima(
     render(&Maxima { series, title }, format, size)
 }
 
+/// The unit of a time axis that spans `span_ns` nanoseconds, and nanoseconds per unit: the
+/// largest of seconds, minutes, hours and days in which the span is at least 2, so that a
+/// 10-minute session reads 0 to 10 min and a week 0 to 7 d, with whole-numbered ticks.
+pub(crate) fn time_unit(span_ns: i64) -> (&'static str, f64) {
+    const UNITS: [(&str, f64); 4] = [("d", 86_400e9), ("h", 3_600e9), ("min", 60e9), ("s", 1e9)];
+    UNITS
+        .into_iter()
+        .find(|&(_, ns)| span_ns as f64 >= 2.0 * ns)
+        .unwrap_or(UNITS[UNITS.len() - 1])
+}
+
 struct Maxima<'a> {
     series: &'a [(String, LatencySummary)],
     title: &'a str,
@@ -42,8 +53,16 @@ impl Draw for Maxima<'_> {
             .map(|m| m.started_at_ns)
             .min()
             .unwrap_or(0);
-        let hours = |ns: i64| (ns - start) as f64 / 3.6e12;
-        // Per series: its name, its points (hours, us) and its worst case.
+        let end = self
+            .series
+            .iter()
+            .flat_map(|(_, s)| &s.interval_maxima)
+            .map(|m| m.started_at_ns)
+            .max()
+            .unwrap_or(start);
+        let (unit, ns_per_unit) = time_unit(end - start);
+        let since = |ns: i64| (ns - start) as f64 / ns_per_unit;
+        // Per series: its name, its points (time in `unit`, us) and its worst case.
         type Line<'n> = (&'n String, Vec<(f64, f64)>, Option<f64>);
         let lines: Vec<Line> = self
             .series
@@ -53,7 +72,7 @@ impl Draw for Maxima<'_> {
                 let mut points: Vec<(f64, f64)> = s
                     .interval_maxima
                     .iter()
-                    .map(|m| (hours(m.started_at_ns), m.max_us))
+                    .map(|m| (since(m.started_at_ns), m.max_us))
                     .collect();
                 points.sort_by(|a, b| a.0.total_cmp(&b.0));
                 (
@@ -82,7 +101,7 @@ impl Draw for Maxima<'_> {
             .configure_mesh()
             .label_style(style::tick())
             .axis_desc_style(style::axis_label())
-            .x_desc("time since the first interval started (h)")
+            .x_desc(format!("time since the first interval started ({unit})"))
             .y_desc("maximum latency of the interval (us)")
             .draw()
             .or_draw()?;
@@ -103,5 +122,71 @@ impl Draw for Maxima<'_> {
         }
         style::draw_legend(&mut chart, SeriesLabelPosition::UpperRight)?;
         Ok(())
+    }
+}
+
+/// `n` intervals of a monitoring session, `every_ns` apart, the maximum growing by 1 us from
+/// 20 us.
+#[cfg(test)]
+pub(crate) fn intervals(n: i64, every_ns: i64) -> LatencySummary {
+    LatencySummary {
+        runs: n as usize,
+        threads: Vec::new(),
+        interval_maxima: (0..n)
+            .map(|i| vernier_analysis::IntervalMax {
+                started_at_ns: 5_000 + i * every_ns,
+                ended_at_ns: 5_000 + (i + 1) * every_ns,
+                max_us: 20.0 + i as f64,
+                cpu: Some(0),
+            })
+            .collect(),
+        max_of_maxima_us: Some(19.0 + n as f64),
+        worst: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_time_unit_follows_the_span() {
+        let s = 1_000_000_000i64;
+        assert_eq!(time_unit(0).0, "s");
+        assert_eq!(time_unit(90 * s).0, "s");
+        assert_eq!(time_unit(119 * s).0, "s");
+        assert_eq!(time_unit(120 * s).0, "min");
+        assert_eq!(time_unit(10 * 60 * s).0, "min");
+        assert_eq!(time_unit(119 * 60 * s).0, "min");
+        assert_eq!(time_unit(2 * 3_600 * s).0, "h");
+        assert_eq!(time_unit(30 * 3_600 * s).0, "h");
+        assert_eq!(time_unit(7 * 86_400 * s).0, "d");
+        assert_eq!(time_unit(10 * 60 * s).1, 60e9);
+    }
+
+    #[test]
+    fn a_ten_minute_session_is_drawn_in_minutes() {
+        let summary = intervals(10, 60_000_000_000);
+        let svg = maxima(&[("rt".into(), summary)], "t", Format::Svg, Size::default()).unwrap();
+        let svg = String::from_utf8(svg).unwrap();
+        // The texts between the SVG's tags.
+        let texts: Vec<&str> = svg
+            .split('>')
+            .filter_map(|t| t.split_once('<').map(|(text, _)| text.trim()))
+            .filter(|t| !t.is_empty())
+            .collect();
+        assert!(texts.contains(&"time since the first interval started (min)"));
+        // Tick labels are short numbers: at most one decimal.
+        let numbers: Vec<&str> = texts
+            .into_iter()
+            .filter(|t| t.parse::<f64>().is_ok())
+            .collect();
+        assert!(numbers.len() > 5, "{numbers:?}");
+        assert!(
+            numbers
+                .iter()
+                .all(|n| n.split_once('.').is_none_or(|(_, d)| d.len() <= 1)),
+            "{numbers:?}"
+        );
     }
 }
