@@ -8,6 +8,7 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use vernier_analysis::{CompareReport, Verdict};
 
+use crate::labels::{config_parts, distinguish, join_config};
 use crate::style::{self, FASTER, NEUTRAL, SLOWER};
 use crate::{render, Draw, Format, OrDraw, PlotError, Size};
 
@@ -66,6 +67,23 @@ impl Draw for Forest<'_> {
             hi = hi.max(v);
         }
         let (lo, hi) = style::padded(lo, hi, 0.08);
+        // Each row is named by what tells its configuration from the others (the benchmark
+        // too when they differ in it), what all share said once in the caption.
+        let named: Vec<Vec<String>> = r
+            .comparisons
+            .iter()
+            .map(|c| {
+                let mut parts = vec![c.benchmark.clone()];
+                parts.extend(config_parts(&c.options, &c.loads));
+                parts
+            })
+            .collect();
+        let (common, own) = distinguish(&named);
+        let shared = if own.iter().all(Vec::is_empty) {
+            String::new()
+        } else {
+            format!("{}: ", join_config(&common))
+        };
         let body = style::titled(root, self.title)?;
         // Configuration names on the left, a third of the width.
         let label_width = (body.dim_in_pixel().0 / 3).min(420);
@@ -75,16 +93,20 @@ impl Draw for Forest<'_> {
             .y_label_area_size(label_width)
             .build_cartesian_2d(lo..hi, -0.5f64..(rows as f64 + 0.5))
             .or_draw()?;
+        let plot_width = chart.plotting_area().dim_in_pixel().0;
         chart
             .configure_mesh()
             .disable_y_mesh()
             .y_labels(0)
             .label_style(style::tick())
             .axis_desc_style(style::axis_label())
-            .x_desc(format!(
-                "ratio NEW/BASE with its {} interval (band: ±{:.0}% threshold)",
-                vernier_model::level_percent(r.level),
-                t * 100.0
+            .x_desc(style::axis_caption(
+                &format!(
+                    "{shared}ratio NEW/BASE with its {} interval (band: ±{:.0}% threshold)",
+                    vernier_model::level_percent(r.level),
+                    t * 100.0
+                ),
+                plot_width,
             ))
             .draw()
             .or_draw()?;
@@ -104,7 +126,8 @@ impl Draw for Forest<'_> {
             .or_draw()?;
         // The first comparison on top.
         let y = |i: usize| (rows - 1 - i) as f64;
-        let mut labels: Vec<(f64, String)> = Vec::new();
+        // Per row: its height, its name and what follows the name (the verdict).
+        let mut labels: Vec<(f64, String, String)> = Vec::new();
         for (i, c) in r.comparisons.iter().enumerate() {
             let colour = verdict_colour(c.verdict);
             if let (Some(l), Some(h)) = (c.ratio_ci_low, c.ratio_ci_high) {
@@ -118,7 +141,12 @@ impl Draw for Forest<'_> {
             chart
                 .draw_series([Circle::new((c.ratio, y(i)), 6, colour.filled())])
                 .or_draw()?;
-            labels.push((y(i), format!("{}  {}", c.label(), c.verdict)));
+            let name = if own[i].is_empty() {
+                c.label()
+            } else {
+                join_config(&own[i])
+            };
+            labels.push((y(i), name, format!("  {}", c.verdict)));
         }
         if let Some(g) = r.summary.geomean_ratio {
             let i = r.comparisons.len();
@@ -142,7 +170,11 @@ impl Draw for Forest<'_> {
                     BLACK.filled(),
                 )])
                 .or_draw()?;
-            labels.push((y(i), format!("geometric mean of {}", r.summary.geomean_of)));
+            labels.push((
+                y(i),
+                format!("geometric mean of {}", r.summary.geomean_of),
+                String::new(),
+            ));
         }
         for (v, name) in [
             (Verdict::Faster, "faster"),
@@ -155,13 +187,20 @@ impl Draw for Forest<'_> {
                 .label(name)
                 .legend(style::legend_square(verdict_colour(v)));
         }
-        let room = (label_width as usize / 8).max(8);
-        for (y, text) in labels {
+        // A name too long for the room left of the axis is shortened, its verdict kept.
+        let font = style::tick();
+        let room = label_width.saturating_sub(2 * 12);
+        for (y, name, after) in labels {
             let (px, py) = chart.backend_coord(&(lo, y));
+            let name = style::fit(
+                &name,
+                room.saturating_sub(style::text_width(&after, &font)),
+                &font,
+            );
             root.draw(&Text::new(
-                style::shorten(&text, room),
+                format!("{name}{after}"),
                 (px - 10, py),
-                style::tick().pos(Pos::new(HPos::Right, VPos::Center)),
+                font.pos(Pos::new(HPos::Right, VPos::Center)),
             ))
             .or_draw()?;
         }

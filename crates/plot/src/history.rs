@@ -55,11 +55,15 @@ impl Draw for History<'_> {
             .y_label_area_size(90)
             .build_cartesian_2d(-0.5..n - 0.5, y0..y1)
             .or_draw()?;
+        let plot_width = chart.plotting_area().dim_in_pixel().0;
         chart
             .configure_mesh()
             .label_style(style::tick())
             .axis_desc_style(style::axis_label())
-            .x_desc(format!("session (1 the oldest) on {}", s.host))
+            .x_desc(style::axis_caption(
+                &format!("session (1 the oldest) on {}", s.host),
+                plot_width,
+            ))
             .x_label_formatter(&|x| format!("{:.0}", x + 1.0))
             .y_desc(format!(
                 "median {} (bar: its interval)",

@@ -63,21 +63,23 @@ pub(crate) fn distinguish(items: &[Vec<String>]) -> (Vec<String>, Vec<Vec<String
     (common, own)
 }
 
+/// Items given as configuration labels without the benchmark, `groups=4:ipc=pipe`, as parts.
+#[cfg(test)]
+pub(crate) fn parts(items: &[&str]) -> Vec<Vec<String>> {
+    items
+        .iter()
+        .map(|i| {
+            i.split(':')
+                .filter(|p| !p.is_empty())
+                .map(String::from)
+                .collect()
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn parts(items: &[&str]) -> Vec<Vec<String>> {
-        items
-            .iter()
-            .map(|i| {
-                i.split(':')
-                    .filter(|p| !p.is_empty())
-                    .map(String::from)
-                    .collect()
-            })
-            .collect()
-    }
 
     #[test]
     fn only_the_varying_options_tell_configurations_apart() {

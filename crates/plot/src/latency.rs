@@ -87,13 +87,15 @@ impl Draw for Latency<'_> {
                 .flat_map(|b| b.values().copied())
                 .max()
                 .unwrap_or(1) as f64;
+            let caption = style::panel_caption(name, area.dim_in_pixel().0);
             let mut chart = ChartBuilder::on(area)
-                .caption(name, style::axis_label())
+                .caption(caption, style::axis_label())
                 .margin(12)
                 .x_label_area_size(50)
                 .y_label_area_size(90)
                 .build_cartesian_2d(0f64..(last as f64 + 2.0), (FLOOR..top * 3.0).log_scale())
                 .or_draw()?;
+            let plot_width = chart.plotting_area().dim_in_pixel().0;
             chart
                 .configure_mesh()
                 .label_style(style::tick())
@@ -108,7 +110,10 @@ impl Draw for Latency<'_> {
                 chart
                     .draw_series(LineSeries::new(steps(bins, last), c.stroke_width(2)))
                     .or_draw()?
-                    .label(format!("{} max {}", thread.label(), us(thread.max_us)))
+                    .label(style::legend_entry(
+                        &format!("{} max {}", thread.label(), us(thread.max_us)),
+                        plot_width,
+                    ))
                     .legend(style::legend_square(c));
             }
             style::draw_legend(&mut chart, SeriesLabelPosition::UpperRight)?;

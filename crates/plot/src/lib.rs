@@ -14,6 +14,8 @@
 
 mod bars;
 mod boxes;
+#[cfg(test)]
+mod fixtures;
 mod forest;
 mod history;
 mod labels;
@@ -199,70 +201,96 @@ fn encode_png(rgb: &[u8], size: Size) -> Result<Vec<u8>, PlotError> {
 mod tests {
     use super::*;
 
-    /// A text element of an SVG: where it is anchored, how, its size and weight, its text.
-    struct SvgText {
-        x: f64,
-        anchor: String,
-        size: f64,
-        bold: bool,
-        text: String,
-    }
+    use fixtures::{assert_texts_inside, series, svg_texts};
 
-    fn attribute(tag: &str, name: &str) -> Option<String> {
-        let start = tag.find(&format!(" {name}=\""))? + name.len() + 3;
-        Some(tag[start..start + tag[start..].find('"')?].to_string())
-    }
-
-    fn svg_texts(svg: &str) -> Vec<SvgText> {
-        svg.split("<text")
-            .skip(1)
-            .filter_map(|t| {
-                let tag = &t[..t.find('>')?];
-                let body = &t[t.find('>')? + 1..];
-                Some(SvgText {
-                    x: attribute(tag, "x")?.parse().ok()?,
-                    anchor: attribute(tag, "text-anchor")?,
-                    // plotters writes the font's size divided by 1.24 (its pixels per em).
-                    size: attribute(tag, "font-size")?.parse::<f64>().ok()? * 1.24,
-                    bold: attribute(tag, "font-weight").as_deref() == Some("bold"),
-                    text: body[..body.find("</text>")?].trim().to_string(),
-                })
-            })
-            .collect()
-    }
+    const SMALL: Size = Size {
+        width: 640,
+        height: 400,
+    };
 
     #[test]
     fn a_long_title_stays_inside_the_figure() {
         let summary = maxima::intervals(2, 60_000_000_000);
         let title = "interval maxima of cyclictest on node7: kernel=6.18.0-rc4-next-20251120 \
                      against kernel=6.17.9 over a week";
-        let size = Size {
-            width: 640,
-            height: 400,
-        };
-        let svg = maxima(&[("rt".into(), summary)], title, Format::Svg, size).unwrap();
-        let svg = String::from_utf8(svg).unwrap();
-        let lines: Vec<SvgText> = svg_texts(&svg).into_iter().filter(|t| t.bold).collect();
-        assert_eq!(lines.len(), 2, "the title wraps to two lines");
-        assert_eq!(
-            lines
+        let svg = maxima(&[("rt".into(), summary)], title, Format::Svg, SMALL).unwrap();
+        let lines: Vec<String> = svg_texts(&svg)
+            .into_iter()
+            .filter(|t| t.bold)
+            .map(|t| t.text)
+            .collect();
+        assert_eq!(lines.join(" "), title, "two lines, nothing lost");
+        assert_eq!(lines.len(), 2);
+        assert_texts_inside(&svg, SMALL.width);
+    }
+
+    /// Series of kernels with long tags, each of configurations that share long options.
+    fn long_series() -> Vec<Series> {
+        let tags = "host=node7.lab.example.org,config=preempt-rt-isolcpus-nohz-full";
+        [
+            ("6.18.0-rc4-next-20251120", 1.0),
+            ("6.17.9-200.fc43.x86_64", 1.2),
+        ]
+        .iter()
+        .map(|&(kernel, scale)| {
+            let configs: Vec<(Vec<(&str, u64)>, f64)> = [1, 2, 4, 8, 16, 32]
                 .iter()
-                .map(|t| t.text.as_str())
+                .map(|&g| {
+                    let options = vec![
+                        ("groups", g),
+                        ("loops", 1_000_000),
+                        ("fds", 20),
+                        ("messages_per_sender", 100_000 + g),
+                    ];
+                    (options, scale * g as f64)
+                })
+                .collect();
+            let configs: Vec<(&[(&str, u64)], f64)> =
+                configs.iter().map(|(o, c)| (o.as_slice(), *c)).collect();
+            series(&format!("kernel={kernel},{tags}"), "hackbench", &configs)
+        })
+        .collect()
+    }
+
+    #[test]
+    fn long_names_stay_inside_every_figure() {
+        let series = long_series();
+        let title = format!(
+            "hackbench: {}",
+            series
+                .iter()
+                .map(|s| s.name.as_str())
                 .collect::<Vec<_>>()
-                .join(" "),
-            title
+                .join(" vs ")
         );
-        for line in &lines {
-            let font = (FONT, line.size).into_font().style(FontStyle::Bold);
-            let width = f64::from(style::text_width(&line.text, &TextStyle::from(font)));
-            assert_eq!(line.anchor, "middle");
-            assert!(
-                line.x - width / 2.0 >= 0.0 && line.x + width / 2.0 <= 640.0,
-                "{} is {width} wide at {}",
-                line.text,
-                line.x
-            );
+        for (kind, svg) in [
+            ("box", box_plot(&series, &title, Format::Svg, SMALL)),
+            ("bars", bars(&series, &title, Format::Svg, SMALL)),
+            ("line", line(&series, "groups", &title, Format::Svg, SMALL)),
+        ] {
+            let svg = svg.unwrap_or_else(|e| panic!("{kind}: {e}"));
+            assert_texts_inside(&svg, SMALL.width);
+            let texts: Vec<String> = svg_texts(&svg).into_iter().map(|t| t.text).collect();
+            // Labels and legend entries that do not fit end in an ellipsis, whole otherwise.
+            assert!(texts.iter().any(|t| t.ends_with('…')), "{kind}: {texts:?}");
         }
+        let traces: Vec<MonitorTrace> = series
+            .iter()
+            .map(|s| MonitorTrace {
+                name: format!("{}: {}", s.name, s.summaries[0].label()),
+                runs: vec![(1, vec![(0.0, 1.0), (1.0, 2.0)])],
+                unit: "count".into(),
+                counter: true,
+            })
+            .collect();
+        let svg = monitor(&traces, "stat.ctxt", &title, Format::Svg, SMALL).unwrap();
+        assert_texts_inside(&svg, SMALL.width);
+        let named: Vec<(String, vernier_analysis::LatencySummary)> = series
+            .iter()
+            .map(|s| (s.name.clone(), maxima::intervals(30, 60_000_000_000)))
+            .collect();
+        let svg = maxima(&named, &title, Format::Svg, SMALL).unwrap();
+        assert_texts_inside(&svg, SMALL.width);
     }
 
     #[test]

@@ -7,6 +7,7 @@ use plotters::prelude::*;
 use vernier_analysis::ConfigSummary;
 use vernier_model::OptionValue;
 
+use crate::labels::{config_parts, distinguish, join_config};
 use crate::style::{self, colour};
 use crate::{render, Draw, Format, OrDraw, PlotError, Series, Size};
 
@@ -24,6 +25,9 @@ struct Panel {
     benchmark: String,
     metric: String,
     unit: String,
+    /// The other options (and loads) that every configuration of the panel has, named once in
+    /// the x axis' caption rather than in every line's legend entry.
+    common: Vec<String>,
     lines: Vec<Line>,
 }
 
@@ -55,19 +59,23 @@ pub fn swept_options(series: &[Series]) -> Vec<String> {
     swept
 }
 
-/// The other options and loads of `c`: what tells its line from another of the same series.
-fn rest(c: &ConfigSummary, option: &str) -> String {
-    let mut parts: Vec<String> = c
-        .options
-        .0
-        .iter()
-        .filter(|(k, _)| k.as_str() != option)
-        .map(|(k, v)| format!("{k}={v}"))
-        .collect();
-    if !c.loads.is_empty() {
-        parts.push(format!("[load {}]", c.loads.join(" + ")));
+/// The other options and loads of `c`, the parts of its name without `option`.
+fn rest(c: &ConfigSummary, option: &str) -> Vec<String> {
+    let mut options = c.options.clone();
+    options.0.remove(option);
+    config_parts(&options, &c.loads)
+}
+
+/// Whether `a` and `b` are drawn in one panel: they share benchmark, metric and unit.
+fn same_panel(a: &ConfigSummary, b: &ConfigSummary) -> bool {
+    (&a.benchmark, &a.metric, &a.unit) == (&b.benchmark, &b.metric, &b.unit)
+}
+
+impl Panel {
+    /// Whether `c` is drawn in this panel.
+    fn holds(&self, c: &ConfigSummary) -> bool {
+        (&self.benchmark, &self.metric, &self.unit) == (&c.benchmark, &c.metric, &c.unit)
     }
-    parts.join(":")
 }
 
 /// The median of each configuration of `series` against the numeric option `option`.
@@ -78,46 +86,58 @@ pub fn line(
     format: Format,
     size: Size,
 ) -> Result<Vec<u8>, PlotError> {
+    // Every configuration with the option and a median, with its series, x and median.
+    let drawn: Vec<(&Series, &ConfigSummary, f64, f64)> = series
+        .iter()
+        .flat_map(|s| {
+            s.summaries
+                .iter()
+                .filter_map(move |c| Some((s, c, x_of(c, option)?, c.median?)))
+        })
+        .collect();
     let mut panels: Vec<Panel> = Vec::new();
-    for s in series {
-        for c in &s.summaries {
-            let (Some(x), Some(m)) = (x_of(c, option), c.median) else {
-                continue;
-            };
-            let at = panels
-                .iter()
-                .position(|p| {
-                    p.benchmark == c.benchmark && p.metric == c.metric && p.unit == c.unit
-                })
-                .unwrap_or_else(|| {
-                    panels.push(Panel {
-                        benchmark: c.benchmark.clone(),
-                        metric: c.metric.clone(),
-                        unit: c.unit.clone(),
-                        lines: Vec::new(),
-                    });
-                    panels.len() - 1
+    for &(s, c, x, m) in &drawn {
+        let at = match panels.iter().position(|p| p.holds(c)) {
+            Some(at) => at,
+            None => {
+                let others: Vec<Vec<String>> = drawn
+                    .iter()
+                    .filter(|(_, d, _, _)| same_panel(c, d))
+                    .map(|(_, d, _, _)| rest(d, option))
+                    .collect();
+                panels.push(Panel {
+                    benchmark: c.benchmark.clone(),
+                    metric: c.metric.clone(),
+                    unit: c.unit.clone(),
+                    common: distinguish(&others).0,
+                    lines: Vec::new(),
                 });
-            let other = rest(c, option);
-            let name = if other.is_empty() {
-                s.name.clone()
-            } else {
-                format!("{} {other}", s.name)
-            };
-            let lines = &mut panels[at].lines;
-            let i = lines
-                .iter()
-                .position(|l| l.name == name)
-                .unwrap_or_else(|| {
-                    lines.push(Line {
-                        name,
-                        points: Vec::new(),
-                    });
-                    lines.len() - 1
+                panels.len() - 1
+            }
+        };
+        // A line is named by its series and the other options that vary in its panel.
+        let other: Vec<String> = rest(c, option)
+            .into_iter()
+            .filter(|p| !panels[at].common.contains(p))
+            .collect();
+        let name = if other.is_empty() {
+            s.name.clone()
+        } else {
+            format!("{} {}", s.name, join_config(&other))
+        };
+        let lines = &mut panels[at].lines;
+        let i = lines
+            .iter()
+            .position(|l| l.name == name)
+            .unwrap_or_else(|| {
+                lines.push(Line {
+                    name,
+                    points: Vec::new(),
                 });
-            let ci = c.ci_low.zip(c.ci_high);
-            lines[i].points.push((x, m, ci));
-        }
+                lines.len() - 1
+            });
+        let ci = c.ci_low.zip(c.ci_high);
+        lines[i].points.push((x, m, ci));
     }
     if panels.is_empty() {
         return Err(PlotError::Empty(format!(
@@ -182,11 +202,22 @@ impl Draw for Lines<'_> {
                 .y_label_area_size(90)
                 .build_cartesian_2d(x0..x1, y0..y1)
                 .or_draw()?;
+            let plot_width = chart.plotting_area().dim_in_pixel().0;
+            let x_caption = if panel.common.is_empty() {
+                format!("{} {}", panel.benchmark, self.option)
+            } else {
+                format!(
+                    "{} {}, each with {}",
+                    panel.benchmark,
+                    self.option,
+                    join_config(&panel.common)
+                )
+            };
             chart
                 .configure_mesh()
                 .label_style(style::tick())
                 .axis_desc_style(style::axis_label())
-                .x_desc(format!("{} {}", panel.benchmark, self.option))
+                .x_desc(style::axis_caption(&x_caption, plot_width))
                 .y_desc(format!(
                     "median {} (band: its interval)",
                     style::with_unit(&panel.metric, &panel.unit)
@@ -225,7 +256,7 @@ impl Draw for Lines<'_> {
                         c.stroke_width(2),
                     ))
                     .or_draw()?
-                    .label(l.name.clone())
+                    .label(style::legend_entry(&l.name, plot_width))
                     .legend(style::legend_square(c));
                 chart
                     .draw_series(

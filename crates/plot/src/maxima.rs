@@ -97,6 +97,7 @@ impl Draw for Maxima<'_> {
             .y_label_area_size(90)
             .build_cartesian_2d(0f64..x1, 0f64..y1)
             .or_draw()?;
+        let plot_width = chart.plotting_area().dim_in_pixel().0;
         chart
             .configure_mesh()
             .label_style(style::tick())
@@ -114,7 +115,7 @@ impl Draw for Maxima<'_> {
             chart
                 .draw_series(LineSeries::new(points.iter().copied(), c.stroke_width(2)))
                 .or_draw()?
-                .label(label)
+                .label(style::legend_entry(&label, plot_width))
                 .legend(style::legend_square(c));
             chart
                 .draw_series(points.iter().map(|&p| Circle::new(p, 3, c.filled())))

@@ -107,6 +107,7 @@ impl Draw for Monitor<'_> {
             } else {
                 trace.name.clone()
             };
+            let caption = style::panel_caption(&caption, area.dim_in_pixel().0);
             let mut chart = ChartBuilder::on(area)
                 .caption(caption, style::axis_label())
                 .margin(12)

@@ -266,7 +266,7 @@ impl<M: SlotMarks> SlotFigure<'_, M> {
                 chart
                     .draw_series(std::iter::empty::<Circle<(f64, f64), i32>>())
                     .or_draw()?
-                    .label(s.name.clone())
+                    .label(style::legend_entry(&s.name, plot_width))
                     .legend(style::legend_square(c));
             }
         }
@@ -306,18 +306,7 @@ impl<M: SlotMarks> SlotFigure<'_, M> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn parts(items: &[&str]) -> Vec<Vec<String>> {
-        items
-            .iter()
-            .map(|i| {
-                i.split(':')
-                    .filter(|p| !p.is_empty())
-                    .map(String::from)
-                    .collect()
-            })
-            .collect()
-    }
+    use crate::labels::parts;
 
     fn panel(configs: &[&str]) -> Panel {
         Panel {

@@ -61,6 +61,25 @@ pub fn legend() -> TextStyle<'static> {
     (FONT, 17).into_font().into()
 }
 
+/// The part of a plotting area's width a legend entry may take.
+const LEGEND_SHARE: f64 = 0.45;
+
+/// `text` as a legend entry of a plotting area `plot_width` pixels wide: shortened with an
+/// ellipsis beyond [`LEGEND_SHARE`] of the width, so that the legend leaves the data visible.
+pub fn legend_entry(text: &str, plot_width: u32) -> String {
+    fit(
+        text,
+        (f64::from(plot_width) * LEGEND_SHARE) as u32,
+        &legend(),
+    )
+}
+
+/// A panel's caption in an area `area_width` pixels wide (less the chart's margins of 12):
+/// shortened with an ellipsis when wider.
+pub fn panel_caption(text: &str, area_width: u32) -> String {
+    fit(text, area_width.saturating_sub(24), &axis_label())
+}
+
 /// An axis' caption along a side `length` pixels long, shortened with an ellipsis when longer.
 pub fn axis_caption(text: &str, length: u32) -> String {
     fit(text, length, &axis_label())
@@ -69,16 +88,6 @@ pub fn axis_caption(text: &str, length: u32) -> String {
 /// A legend marker: a filled square in `c`.
 pub fn legend_square(c: RGBColor) -> impl Fn((i32, i32)) -> Rectangle<(i32, i32)> {
     move |(x, y)| Rectangle::new([(x, y - 5), (x + 10, y + 5)], c.filled())
-}
-
-/// Shortens `text` to `max` characters with an ellipsis, for tick labels.
-pub fn shorten(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
-        return text.to_string();
-    }
-    let mut s: String = text.chars().take(max.saturating_sub(1)).collect();
-    s.push('…');
-    s
 }
 
 /// The width in pixels of `text` set in `style`, as plotters lays it out with the figure's font
