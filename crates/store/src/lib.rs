@@ -163,6 +163,16 @@ pub trait Store: Recorder<Error = StoreError> + Send {
     /// A session with its configurations and runs; `load` says whether with the runs' monitor
     /// data (without it, every run's `monitors` is `None`).
     fn load_session(&self, id: Uuid, load: Load) -> Result<StoredSession, StoreError>;
+    /// Session `id` as [`Store::load_session`] reads it, with only those of its runs whose ids
+    /// are in `runs` (ids of other sessions' runs, or of none, take nothing): a copy of a
+    /// session still being recorded reads the few runs the target lacks, not the session's
+    /// months of runs it holds already.
+    fn load_session_runs(
+        &self,
+        id: Uuid,
+        load: Load,
+        runs: &BTreeSet<Uuid>,
+    ) -> Result<StoredSession, StoreError>;
     /// The sessions that carry every one of `tags` (`key`, `value`), oldest first. With no
     /// tags, every session.
     fn find_sessions_by_tags(&self, tags: &[(String, String)]) -> Result<Vec<Uuid>, StoreError>;

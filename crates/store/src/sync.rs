@@ -8,8 +8,9 @@
 //! other content. A session still being recorded (a latency monitor runs for days) is copied
 //! as far as it has been recorded, every run of it finished; each later copy adds the runs
 //! recorded since ([`Store::extend_session`]), and the one after it has ended its final status.
+//! Such a step reads of the source only the runs the target lacks ([`Store::load_session_runs`]).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use uuid::Uuid;
 use vernier_model::SessionStatus;
@@ -155,7 +156,11 @@ where
             SyncStep::Differs { id }
         });
     }
-    let session = from.load_session(id, Load::ALL)?;
+    // Only the runs the target lacks are read and written: a latency monitor's session holds a
+    // run per interval, some 100,000 in a year, of which a sync adds the few recorded since
+    // the last one.
+    let lacking: BTreeSet<Uuid> = source.runs.difference(&target.runs).copied().collect();
+    let session = from.load_session_runs(id, Load::ALL, &lacking)?;
     let extension = with_retries(|| to.extend_session(&session))?;
     Ok(if extension.extended {
         SyncStep::Extended {

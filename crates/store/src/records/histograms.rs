@@ -8,6 +8,7 @@ use vernier_model::histogram::{decode, encode};
 use vernier_model::RunHistogram;
 
 use super::codec::corrupt;
+use super::read::RunsOf;
 use crate::sql::{args, Sql};
 use crate::StoreError;
 
@@ -50,17 +51,21 @@ pub(crate) fn insert(
     Ok(())
 }
 
-/// The histograms of every run of a session: run id -> its histograms by quantity and thread.
-pub(crate) fn read_session(
+/// The histograms of every run `selection` takes: run id -> its histograms by quantity and
+/// thread.
+pub(crate) fn read_runs(
     tx: &mut dyn Sql,
-    session: &str,
+    selection: &RunsOf<'_>,
 ) -> Result<HashMap<String, Vec<RunHistogram>>, StoreError> {
     let rows = tx.query(
-        "SELECT h.run_id, h.quantity, h.thread, h.cpu, h.count, h.min_ns, h.max_ns, \
+        &format!(
+            "SELECT h.run_id, h.quantity, h.thread, h.cpu, h.count, h.min_ns, h.max_ns, \
          h.max_index, h.sum_ns, h.overflows, h.missed, h.buckets FROM run_histograms h \
          JOIN runs r ON r.id = h.run_id JOIN configurations c ON c.id = r.configuration_id \
-         WHERE c.session_id = $1 ORDER BY h.run_id, h.quantity, h.thread",
-        args![session],
+         WHERE {} ORDER BY h.run_id, h.quantity, h.thread",
+            selection.condition()
+        ),
+        &selection.params(),
     )?;
     let mut by_run: HashMap<String, Vec<RunHistogram>> = HashMap::new();
     for r in rows {

@@ -117,7 +117,15 @@ impl<E: Engine> Import for Importer<'_, E> {
         if unfinished == 0 {
             return Ok(Extension::default());
         }
-        let stored = store.write(|tx| session_progress_in(tx, id))?;
+        // Which of the runs given are stored already (another copy may have stored them since
+        // `session` was read): only those are looked up, not every run the session holds.
+        let run_ids: Vec<String> = session
+            .configurations
+            .iter()
+            .flat_map(|c| &c.runs)
+            .map(|r| r.id.to_string())
+            .collect();
+        let stored = store.write(|tx| session_progress_in(tx, id, Some(&run_ids)))?;
         let mut extension = Extension {
             extended: true,
             ..Extension::default()

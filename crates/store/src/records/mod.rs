@@ -138,6 +138,15 @@ macro_rules! impl_store {
                 $crate::records::read::load_session(self, id, load)
             }
 
+            fn load_session_runs(
+                &self,
+                id: uuid::Uuid,
+                load: $crate::Load,
+                runs: &std::collections::BTreeSet<uuid::Uuid>,
+            ) -> Result<vernier_model::StoredSession, $crate::StoreError> {
+                $crate::records::read::load_session_runs(self, id, load, runs)
+            }
+
             fn find_sessions_by_tags(
                 &self,
                 tags: &[(String, String)],

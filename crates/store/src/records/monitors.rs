@@ -24,6 +24,7 @@ use std::collections::HashMap;
 use vernier_model::monitor::{MonitorPoint, MonitorSeries, RunMonitorData, SeriesKind};
 
 use super::codec::{corrupt, from_json, to_json};
+use super::read::RunsOf;
 use crate::sql::{args, Sql};
 use crate::StoreError;
 
@@ -153,18 +154,21 @@ fn encode_series(
     Ok(out)
 }
 
-/// The monitor data of every monitored run of session `session` (its id as stored), by run id.
-pub(crate) fn read_session(
+/// The monitor data of every monitored run `selection` takes, by run id.
+pub(crate) fn read_runs(
     tx: &mut dyn Sql,
-    session: &str,
+    selection: &RunsOf<'_>,
 ) -> Result<HashMap<String, RunMonitorData>, StoreError> {
     let names = Names::read(tx)?;
     let rows = tx.query(
-        "SELECT m.run_id, m.sampler_priority, m.sampler_cpu_ns, m.rounds, m.unsupported, \
+        &format!(
+            "SELECT m.run_id, m.sampler_priority, m.sampler_cpu_ns, m.rounds, m.unsupported, \
          m.failures, m.series, m.summary FROM run_monitors m \
          JOIN runs r ON r.id = m.run_id JOIN configurations c ON c.id = r.configuration_id \
-         WHERE c.session_id = $1",
-        args![session],
+         WHERE {}",
+            selection.condition()
+        ),
+        &selection.params(),
     )?;
     let mut out = HashMap::new();
     for r in rows {

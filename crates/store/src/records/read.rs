@@ -55,6 +55,18 @@ pub(crate) fn load_session_in(
     id: Uuid,
     load: Load,
 ) -> Result<StoredSession, StoreError> {
+    load_session_runs_in(tx, id, load, None)
+}
+
+/// [`load_session_in`] with, when `only` is given, only the runs of the session among `only`:
+/// the queries of runs, values, histograms and monitor data name those ids (a few hundred per
+/// query), so that the session's other runs are not read at all.
+pub(crate) fn load_session_runs_in(
+    tx: &mut dyn Sql,
+    id: Uuid,
+    load: Load,
+    only: Option<&BTreeSet<Uuid>>,
+) -> Result<StoredSession, StoreError> {
     let key = id.to_string();
     let row = tx
         .query_opt(
@@ -95,13 +107,105 @@ pub(crate) fn load_session_in(
         });
     }
 
+    let only: Option<Vec<String>> = only.map(|ids| ids.iter().map(Uuid::to_string).collect());
+    let mut runs = Vec::new();
+    for selection in &RunsOf::queries(&key, only.as_deref()) {
+        read_runs(tx, selection, load, &by_id, &mut runs)?;
+    }
+    // Execution order: by start time; a warmup and a measured run that started in the
+    // same nanosecond (a coarse clock) keep warmup first, then index order, then the order of
+    // insertion (`rowid`, a column of PostgreSQL's tables too: docs/schema.md). The runs of
+    // one query come in this order already; a stable sort only merges those of several.
+    runs.sort_by_key(|(order, _, _)| *order);
+    for (_, slot, run) in runs {
+        configurations[slot].runs.push(run);
+    }
+    Ok(StoredSession {
+        info,
+        configurations,
+    })
+}
+
+/// How many run ids one query names when a read takes chosen runs: far below the parameter
+/// limits of both engines (SQLite's 32,766, PostgreSQL's 65,535), and few enough that the
+/// engines look each one up by its key.
+const RUNS_PER_QUERY: usize = 500;
+
+/// The runs of session `session` (its id as stored) that a read takes: all of them, or those
+/// among `only`.
+pub(crate) struct RunsOf<'a> {
+    pub(crate) session: &'a str,
+    pub(crate) only: Option<&'a [String]>,
+}
+
+impl<'a> RunsOf<'a> {
+    /// The selections of one query each that together take the runs of `session` among
+    /// `only` (all of them without it), at most [`RUNS_PER_QUERY`] ids a query.
+    pub(crate) fn queries(session: &'a str, only: Option<&'a [String]>) -> Vec<RunsOf<'a>> {
+        match only {
+            None => vec![RunsOf {
+                session,
+                only: None,
+            }],
+            Some(ids) => ids
+                .chunks(RUNS_PER_QUERY)
+                .map(|chunk| RunsOf {
+                    session,
+                    only: Some(chunk),
+                })
+                .collect(),
+        }
+    }
+
+    /// The condition that selects these runs in a query of `runs r` joined to
+    /// `configurations c`, with [`RunsOf::params`].
+    pub(crate) fn condition(&self) -> String {
+        match self.only {
+            None => "c.session_id = $1".to_string(),
+            Some(ids) => {
+                let list: Vec<String> = (2..ids.len() + 2).map(|i| format!("${i}")).collect();
+                format!("c.session_id = $1 AND r.id IN ({})", list.join(", "))
+            }
+        }
+    }
+
+    /// The values of the parameters of [`RunsOf::condition`].
+    pub(crate) fn params(&self) -> Vec<Param<'_>> {
+        std::iter::once(Param::Text(self.session))
+            .chain(
+                self.only
+                    .unwrap_or_default()
+                    .iter()
+                    .map(|id| Param::Text(id)),
+            )
+            .collect()
+    }
+}
+
+/// Where a run goes in its session's execution order (start time, warmups first, index,
+/// insertion) and the configuration (its slot) it belongs to.
+type RunOrder = (i64, bool, u32, i64);
+
+/// Reads the runs `selection` takes with what `load` asks for, and appends them to `runs` with
+/// their order and their configuration's slot in `by_id`.
+fn read_runs(
+    tx: &mut dyn Sql,
+    selection: &RunsOf<'_>,
+    load: Load,
+    by_id: &HashMap<String, usize>,
+    runs: &mut Vec<(RunOrder, usize, RunRecord)>,
+) -> Result<(), StoreError> {
+    let condition = selection.condition();
+    let params = selection.params();
     let mut values: HashMap<String, BTreeMap<String, f64>> = HashMap::new();
     let rows = tx.query(
-        "SELECT v.run_id, v.metric, v.value FROM run_values v \
-         JOIN runs r ON r.id = v.run_id \
-         JOIN configurations c ON c.id = r.configuration_id \
-         WHERE c.session_id = $1",
-        args![&key],
+        &format!(
+            "SELECT v.run_id, v.metric, v.value FROM run_values v \
+             JOIN runs r ON r.id = v.run_id \
+             JOIN configurations c ON c.id = r.configuration_id \
+             WHERE {condition}"
+        ),
+        &params,
     )?;
     for row in rows {
         values
@@ -110,26 +214,25 @@ pub(crate) fn load_session_in(
             .insert(row.get(1)?, row.get(2)?);
     }
 
-    // Execution order: by start time; a warmup and a measured run that started in the
-    // same nanosecond (a coarse clock) keep warmup first, then index order, then the order of
-    // insertion (`rowid`, a column of PostgreSQL's tables too: docs/schema.md).
     let rows = tx.query(
-        "SELECT r.id, r.configuration_id, r.idx, r.warmup, r.round, \
-         r.preceding_executions, r.started_at_ns, r.ended_at_ns, r.user_cpu_ns, \
-         r.system_cpu_ns, r.voluntary_cs, r.involuntary_cs, r.max_rss_bytes, \
-         r.foreign_cpu_ns, r.controller_cpu_ns, r.setup_steps, r.load_cpu_ns \
-         FROM runs r JOIN configurations c ON c.id = r.configuration_id \
-         WHERE c.session_id = $1 \
-         ORDER BY r.started_at_ns, r.warmup DESC, r.idx, r.rowid",
-        args![&key],
+        &format!(
+            "SELECT r.id, r.configuration_id, r.idx, r.warmup, r.round, \
+             r.preceding_executions, r.started_at_ns, r.ended_at_ns, r.user_cpu_ns, \
+             r.system_cpu_ns, r.voluntary_cs, r.involuntary_cs, r.max_rss_bytes, \
+             r.foreign_cpu_ns, r.controller_cpu_ns, r.setup_steps, r.load_cpu_ns, r.rowid \
+             FROM runs r JOIN configurations c ON c.id = r.configuration_id \
+             WHERE {condition} \
+             ORDER BY r.started_at_ns, r.warmup DESC, r.idx, r.rowid"
+        ),
+        &params,
     )?;
     let mut monitors = if load.monitors {
-        monitors::read_session(tx, &key)?
+        monitors::read_runs(tx, selection)?
     } else {
         HashMap::new()
     };
     let mut histograms = if load.histograms {
-        histograms::read_session(tx, &key)?
+        histograms::read_runs(tx, selection)?
     } else {
         HashMap::new()
     };
@@ -171,12 +274,10 @@ pub(crate) fn load_session_in(
             .get(&configuration_id)
             .copied()
             .ok_or_else(|| corrupt(format!("run {run_id} of unknown configuration")))?;
-        configurations[slot].runs.push(run);
+        let order = (run.started_at_ns, !run.warmup, run.index, r.get(17)?);
+        runs.push((order, slot, run));
     }
-    Ok(StoredSession {
-        info,
-        configurations,
-    })
+    Ok(())
 }
 
 pub(crate) fn sessions(store: &impl Engine) -> Result<Vec<SessionInfo>, StoreError> {
@@ -261,10 +362,12 @@ pub(crate) fn resolve(store: &impl Engine, selector: &str) -> Result<Uuid, Store
 }
 
 /// What session `id` holds of what grows while it is recorded, read with `tx`: its
-/// configurations with how each stopped, and its runs. Nothing for a session not stored.
+/// configurations with how each stopped, and its runs, or only those among `only`. Nothing for
+/// a session not stored.
 pub(crate) fn session_progress_in(
     tx: &mut dyn Sql,
     id: Uuid,
+    only: Option<&[String]>,
 ) -> Result<SessionProgress, StoreError> {
     let key = id.to_string();
     let mut progress = SessionProgress::default();
@@ -280,12 +383,17 @@ pub(crate) fn session_progress_in(
                 .transpose()?,
         );
     }
-    for row in tx.query(
-        "SELECT r.id FROM runs r JOIN configurations c ON c.id = r.configuration_id \
-         WHERE c.session_id = $1",
-        args![&key],
-    )? {
-        progress.runs.insert(parse_uuid(&row.get::<String>(0)?)?);
+    for selection in RunsOf::queries(&key, only) {
+        for row in tx.query(
+            &format!(
+                "SELECT r.id FROM runs r JOIN configurations c ON c.id = r.configuration_id \
+                 WHERE {}",
+                selection.condition()
+            ),
+            &selection.params(),
+        )? {
+            progress.runs.insert(parse_uuid(&row.get::<String>(0)?)?);
+        }
     }
     Ok(progress)
 }
@@ -294,7 +402,7 @@ pub(crate) fn session_progress(
     store: &impl Engine,
     id: Uuid,
 ) -> Result<SessionProgress, StoreError> {
-    store.read(|tx| session_progress_in(tx, id))
+    store.read(|tx| session_progress_in(tx, id, None))
 }
 
 pub(crate) fn load_session(
@@ -303,6 +411,15 @@ pub(crate) fn load_session(
     load: Load,
 ) -> Result<StoredSession, StoreError> {
     store.read(|tx| load_session_in(tx, id, load))
+}
+
+pub(crate) fn load_session_runs(
+    store: &impl Engine,
+    id: Uuid,
+    load: Load,
+    runs: &BTreeSet<Uuid>,
+) -> Result<StoredSession, StoreError> {
+    store.read(|tx| load_session_runs_in(tx, id, load, Some(runs)))
 }
 
 pub(crate) fn kernel_config(
