@@ -519,3 +519,49 @@ fn sync_from_a_file_to_postgres_copies_once_and_reads_back_the_same() {
     let (from_postgres, from_file) = both(&["sessions"]);
     assert_eq!(from_postgres, from_file);
 }
+
+#[test]
+fn a_failure_quoting_nul_is_stored_in_postgres() {
+    let Some(db) = postgres_database("a_failure_quoting_nul_is_stored_in_postgres") else {
+        return;
+    };
+    // The contrib example, made to fail with a NUL on its standard error, which the error
+    // stored with its configuration quotes.
+    let example = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../contrib/benchmarks/sort-numbers"),
+    )
+    .unwrap();
+    let failing = example.replace(
+        "    input=$(mktemp)",
+        "    printf 'disk\\000on fire\\n' >&2; exit 3\n    input=$(mktemp)",
+    );
+    assert_ne!(failing, example);
+    let benchmarks = db.dir().join("vernier/benchmarks");
+    std::fs::create_dir_all(&benchmarks).unwrap();
+    let path = benchmarks.join("failing");
+    std::fs::write(&path, failing).unwrap();
+    std::fs::set_permissions(
+        &path,
+        <std::fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(0o755),
+    )
+    .unwrap();
+    let out = db
+        .vernier_command()
+        .env("XDG_CONFIG_HOME", db.dir())
+        .args(["run", "failing", "--min-runs", "3", "--max-runs", "3"])
+        .args(["--monitor", "none", "--quiet"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("invalid byte sequence"), "{stderr}");
+    let pg = db.postgres().unwrap();
+    assert_eq!(
+        pg.query_texts("SELECT status FROM sessions"),
+        ["failed"],
+        "{stderr}"
+    );
+    let errors = pg.query_texts("SELECT error FROM configurations");
+    assert_eq!(errors.len(), 1);
+    assert!(errors[0].ends_with("disk\u{fffd}on fire"), "{errors:?}");
+}

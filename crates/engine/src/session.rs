@@ -630,6 +630,8 @@ impl<R: Recorder + ?Sized> Runner<'_, R> {
         self.prepared.release(states);
         let state = &mut states[i];
         let converged = reason == StopReason::Converged;
+        // The error may quote a child's or a tool's output, which may hold NUL.
+        let error = error.map(|e| vernier_model::validate::without_nul(&e).into_owned());
         self.recorder
             .finish_configuration(state.record.id, reason, converged, error.as_deref())
             .map_err(EngineError::record)?;

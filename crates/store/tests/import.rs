@@ -216,3 +216,30 @@ fn kernel_configs_are_stored_under_their_own_hash() {
         assert_eq!(store.kernel_config(&sha).unwrap(), Some(text));
     }
 }
+
+#[test]
+fn text_holding_nul_is_refused_alike_by_both_engines() {
+    for db in databases("text_holding_nul_is_refused_alike_by_both_engines") {
+        let mut store = open(&db);
+        let mut session = stored(&[1.0, 2.0]);
+        // What a failing tool might have written on its standard error.
+        session.configurations[0].record.error = Some("disk\0on fire".into());
+        match store.import_sessions(&[session], &BTreeMap::new()) {
+            Err(StoreError::Invalid(message)) => assert!(
+                message.contains("field 'error' ('disk\\0on fire') contains the character NUL"),
+                "{}: {message}",
+                db.engine()
+            ),
+            other => panic!("{}: {other:?}", db.engine()),
+        }
+        let text = "CONFIG_A=y\n\0".to_string();
+        let configs = BTreeMap::from([(vernier_model::validate::sha256_hex(&text), text)]);
+        match store.import_sessions(&[stored(&[1.0])], &configs) {
+            Err(StoreError::Invalid(message)) => {
+                assert!(message.contains("character NUL"), "{message}")
+            }
+            other => panic!("{}: {other:?}", db.engine()),
+        }
+        assert_eq!(db.count("sessions"), 0);
+    }
+}
