@@ -565,3 +565,44 @@ fn a_failure_quoting_nul_is_stored_in_postgres() {
     assert_eq!(errors.len(), 1);
     assert!(errors[0].ends_with("disk\u{fffd}on fire"), "{errors:?}");
 }
+
+#[test]
+fn a_session_running_on_another_machine_leaves_this_one_idle() {
+    let Some(db) = postgres_database("a_session_running_on_another_machine_leaves_this_one_idle")
+    else {
+        return;
+    };
+    ok(vernier(
+        &db,
+        &["run", QUICK, "--min-runs", "3", "--max-runs", "3", "-q"],
+    ));
+    // A session that another machine of the farm is recording into the central database now.
+    let other = "0b5e55a0-0000-4000-8000-000000000001";
+    db.execute(&format!(
+        "INSERT INTO sessions (id, started_at_ns, status, specs, settings, vernier_version, \
+         fingerprint, environment, hostname, machine_id) VALUES ('{other}', 1, 'running', '[]', \
+         '{{}}', '0.1.0', 'f', '{{}}', 'box9', 'ffffffffffffffffffffffffffffffff')"
+    ));
+    let listed = ok(vernier(&db, &["sessions", "host=box9"]));
+    assert!(listed.contains("running"), "{listed}");
+    let out = ok(vernier(
+        &db,
+        &[
+            "run",
+            QUICK,
+            "--min-runs",
+            "3",
+            "--max-runs",
+            "3",
+            "--if-busy",
+            "skip",
+        ],
+    ));
+    assert!(!out.contains("skipped"), "{out}");
+    let pg = db.postgres().unwrap();
+    assert_eq!(
+        pg.query_i64("SELECT count(*) FROM sessions WHERE status = 'completed'"),
+        2,
+        "{out}"
+    );
+}

@@ -51,18 +51,19 @@ pub fn skip_reason(
     }
 }
 
-/// What makes the machine busy now: another session being recorded into this database (its
-/// process alive), or the 1-minute load average at or above `--busy-load`.
+/// What makes the machine busy now: another session being recorded into this database by this
+/// machine (its process alive; a farm's central database also holds the running sessions of
+/// the other machines, which keep only those busy), or the 1-minute load average at or above
+/// `--busy-load`.
 fn busy_now(
     args: &BusyArgs,
     store: &(impl Store + ?Sized),
     roots: &Roots,
 ) -> Result<Option<String>> {
-    if let Some(other) = store
-        .session_headers()?
-        .into_iter()
-        .find(|h| h.status == SessionStatus::Running)
-    {
+    if let Some(other) = store.session_headers()?.into_iter().find(|h| {
+        h.status == SessionStatus::Running
+            && !vernier_sys::environment::is_another_machine(h.machine_id.as_deref())
+    }) {
         return Ok(Some(format!(
             "another vernier session ({}) is running on this database",
             other.id

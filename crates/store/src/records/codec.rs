@@ -139,12 +139,7 @@ impl SessionRow {
     /// machine records it, and nothing here can tell whether its own machine still does.
     fn status(&self) -> Result<SessionStatus, StoreError> {
         let stored = parse_text("session status", &self.status)?;
-        let elsewhere = || {
-            self.machine_id
-                .as_deref()
-                .zip(vernier_sys::environment::this_machine_id())
-                .is_some_and(|(recorded, here)| recorded != here)
-        };
+        let elsewhere = || vernier_sys::environment::is_another_machine(self.machine_id.as_deref());
         let alive = || self.owner.as_ref().is_some_and(ProcessIdentity::is_alive);
         Ok(match stored {
             SessionStatus::Running if !elsewhere() && !alive() => SessionStatus::Abandoned,

@@ -267,6 +267,15 @@ pub fn this_machine_id() -> Option<&'static str> {
         .as_deref()
 }
 
+/// Whether something recorded on the machine with id `recorded` (`None`: unknown) was recorded
+/// on another machine than this one: both ids known, and different. A farm's central database
+/// holds sessions of every machine, whose processes are not this machine's to look at.
+pub fn is_another_machine(recorded: Option<&str>) -> bool {
+    recorded
+        .zip(this_machine_id())
+        .is_some_and(|(recorded, here)| recorded != here)
+}
+
 /// The machine id: /etc/machine-id, or /var/lib/dbus/machine-id where D-Bus keeps its own
 /// copy (older systems, containers without systemd). machine-id(5): 32 lowercase hexadecimal
 /// digits; an empty file or the literal `uninitialized` (a first boot in progress) is no id.
