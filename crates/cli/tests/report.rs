@@ -456,3 +456,40 @@ fn benchmark_pages_show_the_monitors_summary_beside_the_results_and_no_empty_sec
     // The hostile session's runs have no summaries: its page has no heading over nothing.
     assert!(!page(without[0]).contains("<h2>Summaries per configuration</h2>"));
 }
+
+#[test]
+fn sessions_of_one_environment_share_one_difference_that_names_them_all() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.db");
+    let a = site_fixture::record(&db, "A", 1.0, 1_700_000_000_000_000_000, false);
+    let b1 = site_fixture::record(&db, "B", 1.5, 1_700_000_100_000_000_000, false);
+    let b2 = site_fixture::record(&db, "B", 1.6, 1_700_000_200_000_000_000, false);
+    let out = dir.path().join("site");
+    let site = report(&db, &out, &[]);
+    let page = String::from_utf8(site["environment.html"].clone()).unwrap();
+    let short = |id: uuid::Uuid| id.to_string()[..8].to_string();
+    // Both B sessions ran in one environment: one difference against A's, naming both.
+    assert_eq!(
+        page.matches("against environment 1</h3>").count(),
+        1,
+        "{page}"
+    );
+    let differences = &page[page.find("<h2>Differences</h2>").unwrap()..];
+    let differences = &differences[..differences.find("<h2>Environments</h2>").unwrap()];
+    assert!(
+        differences.contains("The sessions of environment 2"),
+        "{differences}"
+    );
+    assert!(differences.contains(&short(b1)) && differences.contains(&short(b2)));
+    assert!(!differences.contains(&short(a)), "{differences}");
+    assert_eq!(
+        differences.matches(">kernel_release</td>").count(),
+        1,
+        "{differences}"
+    );
+    // Each environment's fields once, every session still a target of the index's links.
+    assert_eq!(page.matches("<h3 id=\"env-").count(), 2, "{page}");
+    for id in [a, b1, b2] {
+        assert!(page.contains(&format!("id=\"s-{id}\"")), "{page}");
+    }
+}

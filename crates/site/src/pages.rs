@@ -1011,35 +1011,76 @@ pub fn history_figure(site: &Site, k: usize) -> Result<Vec<u8>, PlotError> {
     )
 }
 
-/// Each session's environment, and the differences of those that differ from the first.
-pub fn environment(site: &Site) -> String {
-    let sessions = &site.input.sessions;
-    let mut body = String::new();
-    let first = &sessions[0];
-    let differing: Vec<&StoredSession> = sessions
-        .iter()
-        .skip(1)
-        .filter(|s| s.info.fingerprint != first.info.fingerprint)
-        .collect();
-    body.push_str("<h2>Differences</h2>\n");
-    if differing.is_empty() {
-        body.push_str("<p>Every session ran in an environment of the same fingerprint.</p>\n");
+/// Sessions grouped by their whole environment (every field, not only those the fingerprint
+/// covers), in the order each environment first appears.
+fn environments(sessions: &[StoredSession]) -> Vec<(&Environment, Vec<&StoredSession>)> {
+    let mut groups: Vec<(&Environment, Vec<&StoredSession>)> = Vec::new();
+    for s in sessions {
+        match groups.iter_mut().find(|(e, _)| **e == s.info.environment) {
+            Some((_, members)) => members.push(s),
+            None => groups.push((&s.info.environment, vec![s])),
+        }
     }
-    for s in differing {
+    groups
+}
+
+/// The sessions of one environment, each linked to by the index as `#s-ID`.
+fn session_list(sessions: &[&StoredSession]) -> String {
+    let names: Vec<String> = sessions
+        .iter()
+        .map(|s| {
+            format!(
+                "<span id=\"s-{}\">{}</span>",
+                s.info.id,
+                esc(&session_name(s))
+            )
+        })
+        .collect();
+    names.join(", ")
+}
+
+/// Each distinct environment once, naming the sessions that ran in it, and how each differs
+/// from the first.
+pub fn environment(site: &Site) -> String {
+    let groups = environments(&site.input.sessions);
+    let mut body = String::new();
+    let first = groups[0].0;
+    body.push_str("<h2>Differences</h2>\n");
+    if groups.len() == 1 {
+        body.push_str("<p>Every session ran in the same environment.</p>\n");
+    }
+    for (i, (e, members)) in groups.iter().enumerate().skip(1) {
+        let (ha, hb) = (
+            "environment 1".to_string(),
+            format!("environment {}", i + 1),
+        );
+        let names: Vec<String> = members.iter().map(|s| esc(&session_name(s))).collect();
         let _ = writeln!(
             body,
-            "<h3>{} against {}</h3>",
-            esc(&session_name(s)),
-            esc(&session_name(first))
+            "<h3>Environment {n} against environment 1</h3>\n<p>{} of environment {n}: {}; \
+             environment 1 is <a href=\"#env-1\">under Environments</a>.</p>",
+            if members.len() == 1 {
+                "The session"
+            } else {
+                "The sessions"
+            },
+            names.join(", "),
+            n = i + 1,
         );
-        let (a, b) = (&first.info.environment, &s.info.environment);
+        let (a, b) = (first, *e);
         let shown = |v: &Option<String>| v.clone().unwrap_or_else(|| "(absent)".to_string());
         let rows: Vec<Vec<String>> = diff(a, b)
             .into_iter()
             .map(|d| vec![d.group.to_string(), d.field, shown(&d.a), shown(&d.b)])
             .collect();
-        let (ha, hb) = (short_id(first), short_id(s));
-        body.push_str(&html::text_table(&["group", "field", &ha, &hb], &rows));
+        if rows.is_empty() {
+            body.push_str(
+                "<p>No field that <code>vernier env diff</code> compares differs; \
+                 the fields of both are under Environments.</p>\n",
+            );
+        } else {
+            body.push_str(&html::text_table(&["group", "field", &ha, &hb], &rows));
+        }
         if let (Some(ca), Some(cb)) = (&a.kernel_config_sha256, &b.kernel_config_sha256) {
             if ca != cb {
                 match (
@@ -1068,19 +1109,21 @@ pub fn environment(site: &Site) -> String {
             }
         }
     }
-    body.push_str("<h2>Sessions</h2>\n");
-    for s in sessions {
+    body.push_str("<h2>Environments</h2>\n");
+    for (i, (e, members)) in groups.iter().enumerate() {
         let _ = writeln!(
             body,
-            "<h3 id=\"s-{}\">{}</h3>\n<p>fingerprint {}</p>",
-            s.info.id,
-            esc(&session_name(s)),
-            esc(&s.info.fingerprint)
+            "<h3 id=\"env-{n}\">Environment {n}</h3>\n<p>Fingerprint {}; {}: {}.</p>",
+            esc(&members[0].info.fingerprint),
+            if members.len() == 1 {
+                "session"
+            } else {
+                "sessions"
+            },
+            session_list(members),
+            n = i + 1,
         );
-        body.push_str(&html::text_table(
-            &["field", "value"],
-            &fields(&s.info.environment),
-        ));
+        body.push_str(&html::text_table(&["field", "value"], &fields(e)));
     }
     html::page("", "Environment", &nav(site), &body)
 }
