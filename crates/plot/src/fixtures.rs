@@ -39,6 +39,7 @@ pub fn series(name: &str, benchmark: &str, configs: &[(&[(&str, u64)], f64)]) ->
 /// rotated, and its text.
 pub struct SvgText {
     pub x: f64,
+    pub y: f64,
     pub anchor: String,
     pub size: f64,
     pub bold: bool,
@@ -61,6 +62,7 @@ pub fn svg_texts(svg: &[u8]) -> Vec<SvgText> {
             let body = &t[t.find('>')? + 1..];
             Some(SvgText {
                 x: attribute(tag, "x")?.parse().ok()?,
+                y: attribute(tag, "y")?.parse().ok()?,
                 anchor: attribute(tag, "text-anchor")?,
                 // plotters writes the font's size divided by 1.24 (its pixels per em).
                 size: attribute(tag, "font-size")?.parse::<f64>().ok()? * 1.24,
@@ -103,5 +105,38 @@ pub fn assert_texts_inside(svg: &[u8], width: u32) {
             "'{}' spans {left:.0}..{right:.0} of {width} pixels",
             t.text
         );
+    }
+}
+
+/// Panics unless every text of `svg` turned upright (an axis caption along a vertical axis)
+/// lies within `height` pixels and no two of them at one side overlap: each stays beside its
+/// own panel.
+pub fn assert_upright_texts_apart(svg: &[u8], height: u32) {
+    crate::register_font().expect("the font");
+    let upright: Vec<(SvgText, f64, f64)> = svg_texts(svg)
+        .into_iter()
+        .filter(|t| t.rotated)
+        .map(|t| {
+            // Turned about its anchor: its width runs along the y axis.
+            let (left, right) = extent(&t);
+            let (top, bottom) = (t.y - (t.x - left), t.y + (right - t.x));
+            (t, top, bottom)
+        })
+        .collect();
+    for (i, (t, top, bottom)) in upright.iter().enumerate() {
+        assert!(
+            *top >= 0.0 && *bottom <= f64::from(height),
+            "'{}' spans {top:.0}..{bottom:.0} of {height} pixels",
+            t.text
+        );
+        for (u, other_top, other_bottom) in &upright[i + 1..] {
+            let beside = (t.x - u.x).abs() < t.size;
+            assert!(
+                !beside || bottom <= other_top || other_bottom <= top,
+                "'{}' and '{}' overlap",
+                t.text,
+                u.text
+            );
+        }
     }
 }

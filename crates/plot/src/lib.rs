@@ -201,7 +201,7 @@ fn encode_png(rgb: &[u8], size: Size) -> Result<Vec<u8>, PlotError> {
 mod tests {
     use super::*;
 
-    use fixtures::{assert_texts_inside, series, svg_texts};
+    use fixtures::{assert_texts_inside, assert_upright_texts_apart, series, svg_texts};
 
     const SMALL: Size = Size {
         width: 640,
@@ -274,17 +274,30 @@ mod tests {
             // Labels and legend entries that do not fit end in an ellipsis, whole otherwise.
             assert!(texts.iter().any(|t| t.ends_with('…')), "{kind}: {texts:?}");
         }
+        // A long key of large values (bytes of a memory counter) in panels of a small figure.
         let traces: Vec<MonitorTrace> = series
             .iter()
             .map(|s| MonitorTrace {
                 name: format!("{}: {}", s.name, s.summaries[0].label()),
-                runs: vec![(1, vec![(0.0, 1.0), (1.0, 2.0)])],
-                unit: "count".into(),
+                runs: vec![(1, vec![(0.0, 1.0), (1.0, 123_456_789_012.0)])],
+                unit: "bytes".into(),
                 counter: true,
             })
             .collect();
-        let svg = monitor(&traces, "stat.ctxt", &title, Format::Svg, SMALL).unwrap();
+        let key = "meminfo.SReclaimable_of_every_node_together";
+        let svg = monitor(&traces, key, &title, Format::Svg, SMALL).unwrap();
         assert_texts_inside(&svg, SMALL.width);
+        assert_upright_texts_apart(&svg, SMALL.height);
+        let upright: Vec<String> = svg_texts(&svg)
+            .into_iter()
+            .filter(|t| t.rotated)
+            .map(|t| t.text)
+            .collect();
+        // The unit stays whole where the key is shortened.
+        assert!(
+            upright.iter().all(|t| t.ends_with("… (bytes)")),
+            "{upright:?}"
+        );
         let named: Vec<(String, vernier_analysis::LatencySummary)> = series
             .iter()
             .map(|s| (s.name.clone(), maxima::intervals(30, 60_000_000_000)))

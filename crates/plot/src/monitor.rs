@@ -115,12 +115,18 @@ impl Draw for Monitor<'_> {
                 .y_label_area_size(100)
                 .build_cartesian_2d(0f64..x1, y0..y1)
                 .or_draw()?;
+            let plot_height = chart.plotting_area().dim_in_pixel().1;
             chart
                 .configure_mesh()
                 .label_style(style::tick())
                 .axis_desc_style(style::axis_label())
                 .x_desc("time since the run started (s)")
-                .y_desc(style::with_unit(self.key, &trace.unit))
+                .y_desc(style::axis_caption_with_unit(
+                    self.key,
+                    &trace.unit,
+                    plot_height,
+                ))
+                .y_label_formatter(&|v| style::compact(*v, y0, y1))
                 .draw()
                 .or_draw()?;
             let each = trace.runs.len() <= MAX_LEGEND_RUNS;

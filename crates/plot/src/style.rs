@@ -85,6 +85,59 @@ pub fn axis_caption(text: &str, length: u32) -> String {
     fit(text, length, &axis_label())
 }
 
+/// An axis' caption `name (unit)` along a side `length` pixels long: the name shortened with
+/// an ellipsis when the whole is longer, the unit always whole, so that the axis still says
+/// what its numbers count.
+pub fn axis_caption_with_unit(name: &str, unit: &str, length: u32) -> String {
+    if unit.is_empty() {
+        return axis_caption(name, length);
+    }
+    let whole = with_unit(name, unit);
+    if text_width(&whole, &axis_label()) <= length {
+        return whole;
+    }
+    let unit = format!(" ({unit})");
+    let room = length.saturating_sub(text_width(&unit, &axis_label()));
+    format!("{}{unit}", fit(name, room, &axis_label()))
+}
+
+/// The decimal prefixes of [`compact`] by power of a thousand, from a million on.
+const PREFIXES: [(f64, &str); 4] = [(1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M")];
+
+/// A tick label of `v` on an axis from `lo` to `hi` that stays short however large the values
+/// (a memory counter's bytes): on an axis that reaches a million, every label scaled by the
+/// one decimal prefix of its largest value (`20G` for 2e10), with as many decimals as ticks
+/// about a tenth of the axis apart, or half that, need to differ.
+pub fn compact(v: f64, lo: f64, hi: f64) -> String {
+    let step = (hi - lo) / 10.0;
+    let largest = lo.abs().max(hi.abs());
+    match PREFIXES.iter().find(|(scale, _)| largest >= *scale) {
+        Some(&(scale, prefix)) => format!("{}{prefix}", trimmed(v / scale, step / scale)),
+        None => trimmed(v, step),
+    }
+}
+
+/// `v` with the decimals that a difference of `step` shows and one more, for ticks at half
+/// of it (at most 6), without trailing zeros.
+fn trimmed(v: f64, step: f64) -> String {
+    let decimals = if step > 0.0 && step.is_finite() {
+        (1.0 - step.log10().floor()).clamp(0.0, 6.0) as usize
+    } else {
+        0
+    };
+    let text = format!("{v:.decimals$}");
+    let text = if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        text
+    };
+    if text == "-0" {
+        "0".to_string()
+    } else {
+        text
+    }
+}
+
 /// A legend marker: a filled square in `c`.
 pub fn legend_square(c: RGBColor) -> impl Fn((i32, i32)) -> Rectangle<(i32, i32)> {
     move |(x, y)| Rectangle::new([(x, y - 5), (x + 10, y + 5)], c.filled())
@@ -295,6 +348,35 @@ mod tests {
         let (first, rest) = break_line(&word, 300, &title_at(26.0));
         assert!(!first.is_empty() && width_at(&first, 26.0) <= 300);
         assert_eq!(format!("{first}{rest}"), word);
+    }
+
+    #[test]
+    fn a_shortened_axis_caption_keeps_its_unit() {
+        crate::register_font().unwrap();
+        let key = "meminfo.SReclaimable_of_every_node_together";
+        assert_eq!(
+            axis_caption_with_unit(key, "kB", 2000),
+            format!("{key} (kB)")
+        );
+        let short = axis_caption_with_unit(key, "kB", 150);
+        assert!(short.ends_with("… (kB)"), "{short}");
+        assert!(text_width(&short, &axis_label()) <= 150, "{short}");
+        assert_eq!(axis_caption_with_unit(key, "", 150), axis_caption(key, 150));
+    }
+
+    #[test]
+    fn large_tick_values_take_a_prefix_and_the_decimals_their_step_needs() {
+        assert_eq!(compact(2e10, 0.0, 1.2e11), "20G");
+        assert_eq!(compact(0.0, 0.0, 1.2e11), "0G");
+        assert_eq!(compact(5e5, 0.0, 5e6), "0.5M");
+        assert_eq!(compact(1.5e6, 1e6, 3e6), "1.5M");
+        assert_eq!(
+            compact(123_456_000.0, 123_450_000.0, 123_470_000.0),
+            "123.456M"
+        );
+        assert_eq!(compact(250.0, 0.0, 1000.0), "250");
+        assert_eq!(compact(0.25, 0.0, 1.0), "0.25");
+        assert_eq!(compact(-0.0001, -5.0, 5.0), "0");
     }
 
     #[test]
