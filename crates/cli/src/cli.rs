@@ -715,9 +715,10 @@ pub struct PlotArgs {
     #[arg(long, value_name = "PIXELS", default_value_t = 1200)]
     pub width: u32,
 
-    /// Height in pixels
-    #[arg(long, value_name = "PIXELS", default_value_t = 700)]
-    pub height: u32,
+    /// Height in pixels [default: 700, or more for figures of several panels, each at least
+    /// 300 high]
+    #[arg(long, value_name = "PIXELS")]
+    pub height: Option<u32>,
 }
 
 /// What the pages of `report` and `serve` show.

@@ -268,6 +268,86 @@ fn png_is_a_png_of_the_requested_size() {
     assert_eq!((width, height), (640, 400));
 }
 
+/// The `y` attribute of each `<text>` element reading exactly `what`.
+fn text_ys(svg: &str, what: &str) -> Vec<f64> {
+    svg.split("<text")
+        .skip(1)
+        .filter(|t| {
+            let body = t.split_once('>').map_or("", |(_, b)| b);
+            body.split("</text>").next().unwrap_or("").trim() == what
+        })
+        .map(|t| {
+            let y = &t[t.find(" y=\"").unwrap() + 4..];
+            y[..y.find('"').unwrap()].parse().unwrap()
+        })
+        .collect()
+}
+
+#[test]
+fn many_panels_make_the_figure_taller_and_a_too_small_height_is_warned_about() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.db");
+    // Six benchmarks: six panels, one above the other, as the README's example draws them.
+    let benchmarks = ["a", "b", "c", "d", "e", "f"];
+    for (kernel, scale) in [("6.8", 1.0), ("6.9", 1.1)] {
+        let configs: Vec<Config> = benchmarks
+            .iter()
+            .map(|&b| config(b, &[], &runs(scale * 2_500_000.0)))
+            .collect();
+        record(&db, kernel, &configs);
+    }
+    let text = svg(&db, &["box", "kernel=6.8", "kernel=6.9"]);
+    let height: f64 = {
+        let h = &text[text.find("height=\"").unwrap() + 8..];
+        h[..h.find('"').unwrap()].parse().unwrap()
+    };
+    assert!(height >= f64::from(80 + 6 * 300), "{height}");
+    // Each panel's y caption stands in the middle of its panel: one panel height apart.
+    let mut ys = text_ys(&text, "time (ms)");
+    ys.sort_by(f64::total_cmp);
+    assert_eq!(ys.len(), 6, "{ys:?}");
+    for pair in ys.windows(2) {
+        assert!(pair[1] - pair[0] >= 300.0, "{ys:?}");
+    }
+    // A height given too small is drawn as asked, with one warning line.
+    let out = dir.path().join("small.svg");
+    let run = vernier(&db)
+        .args([
+            "plot",
+            "box",
+            "kernel=6.8",
+            "kernel=6.9",
+            "--height",
+            "700",
+            "-o",
+        ])
+        .arg(&out)
+        .assert()
+        .success();
+    let stderr = String::from_utf8(run.get_output().stderr.clone()).unwrap();
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.starts_with("warning: --height 700"), "{stderr}");
+    assert!(stderr.contains("--height 1880"), "{stderr}");
+    assert!(std::fs::read_to_string(&out)
+        .unwrap()
+        .contains("height=\"700\""));
+    // Enough height: no warning.
+    let run = vernier(&db)
+        .args([
+            "plot",
+            "box",
+            "kernel=6.8",
+            "kernel=6.9",
+            "--height",
+            "1880",
+            "-o",
+        ])
+        .arg(&out)
+        .assert()
+        .success();
+    assert!(run.get_output().stderr.is_empty());
+}
+
 /// Runs `vernier plot ARGS -o figure.svg`, expects status 2 with a one-line error containing
 /// `message`, and no file.
 fn fails(db: &Path, args: &[&str], message: &str) {

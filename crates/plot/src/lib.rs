@@ -37,9 +37,10 @@ pub use boxes::box_plot;
 pub use forest::forest;
 pub use history::history;
 pub use latency::latency;
-pub use line::{line, swept_options};
+pub use line::{line, line_panels, swept_options};
 pub use maxima::maxima;
 pub use monitor::{monitor, MonitorTrace};
+pub use slots::slot_panels;
 
 /// A figure's file format, from the output file's extension.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -68,6 +69,32 @@ impl Format {
 pub struct Size {
     pub width: u32,
     pub height: u32,
+}
+
+/// The least height of one panel of a figure whose panels stand one above the other (box,
+/// bars, line, monitor): below it the y axis' tick labels, the panel's captions and its legend
+/// overlap.
+pub const MIN_PANEL_HEIGHT: u32 = 300;
+
+/// Pixels above the panels for the title, as two lines at its largest size take them
+/// (`style::titled`).
+const TITLE_HEIGHT: u32 = 80;
+
+impl Size {
+    /// The least height of a figure of `panels` panels one above the other, each at least
+    /// [`MIN_PANEL_HEIGHT`] high.
+    pub fn least_height(panels: usize) -> u32 {
+        TITLE_HEIGHT + MIN_PANEL_HEIGHT * panels.max(1) as u32
+    }
+
+    /// A figure `width` wide of `panels` panels: the default height, taller when the panels
+    /// need it.
+    pub fn for_panels(width: u32, panels: usize) -> Size {
+        Size {
+            width,
+            height: Size::default().height.max(Size::least_height(panels)),
+        }
+    }
 }
 
 impl Default for Size {

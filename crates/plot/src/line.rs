@@ -78,6 +78,18 @@ impl Panel {
     }
 }
 
+/// How many panels a line figure of `series` against `option` stands one above the other.
+pub fn line_panels(series: &[Series], option: &str) -> usize {
+    let mut panels: Vec<&ConfigSummary> = Vec::new();
+    let drawn = series.iter().flat_map(|s| &s.summaries);
+    for c in drawn.filter(|c| x_of(c, option).is_some() && c.median.is_some()) {
+        if !panels.iter().any(|p| same_panel(p, c)) {
+            panels.push(c);
+        }
+    }
+    panels.len()
+}
+
 /// The median of each configuration of `series` against the numeric option `option`.
 pub fn line(
     series: &[Series],

@@ -66,6 +66,11 @@ pub(crate) fn panels(series: &[Series]) -> Vec<Panel> {
     panels
 }
 
+/// How many panels a box plot or grouped bars of `series` stand one above the other.
+pub fn slot_panels(series: &[Series]) -> usize {
+    panels(series).len()
+}
+
 /// The summary of configuration `label` (metric `metric`) in `s`, when it has runs.
 pub(crate) fn find<'a>(s: &'a Series, label: &str, metric: &str) -> Option<&'a ConfigSummary> {
     s.summaries

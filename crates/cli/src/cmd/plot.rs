@@ -17,10 +17,7 @@ use crate::out::printable;
 
 pub fn plot(args: PlotArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
     let format = Format::from_file_name(&args.output.to_string_lossy())?;
-    let size = Size {
-        width: args.width,
-        height: args.height,
-    };
+    let size = |panels: usize| figure_size(&args, panels);
     let store = db::open_for_reading(db_arg)?;
     let bytes = match args.kind {
         PlotKind::Box => {
@@ -29,6 +26,7 @@ pub fn plot(args: PlotArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
                 .title
                 .clone()
                 .unwrap_or_else(|| default_title("runs", &series));
+            let size = size(vernier_plot::slot_panels(&series));
             vernier_plot::box_plot(&series, &title, format, size)?
         }
         PlotKind::Bars => {
@@ -37,6 +35,7 @@ pub fn plot(args: PlotArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
                 .title
                 .clone()
                 .unwrap_or_else(|| default_title("medians", &series));
+            let size = size(vernier_plot::slot_panels(&series));
             vernier_plot::bars(&series, &title, format, size)?
         }
         PlotKind::Latency => {
@@ -58,7 +57,7 @@ pub fn plot(args: PlotArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
             let title = args.title.clone().unwrap_or_else(|| {
                 default_title("latency per CPU", &series).replacen("latency latency", "latency", 1)
             });
-            vernier_plot::latency(&panels, &title, format, size)?
+            vernier_plot::latency(&panels, &title, format, size(1))?
         }
         PlotKind::Line => {
             let series = series(store.as_ref(), &args, Load::MEASUREMENTS)?;
@@ -70,6 +69,7 @@ pub fn plot(args: PlotArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
                 .title
                 .clone()
                 .unwrap_or_else(|| default_title(&format!("against {option}"), &series));
+            let size = size(vernier_plot::line_panels(&series, &option));
             vernier_plot::line(&series, &option, &title, format, size)?
         }
         PlotKind::Forest => {
@@ -92,7 +92,7 @@ pub fn plot(args: PlotArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
             let title = args.title.clone().unwrap_or_else(|| {
                 format!("{} vs {}: ratio NEW/BASE", printable(new), printable(base))
             });
-            vernier_plot::forest(&report, &title, format, size)?
+            vernier_plot::forest(&report, &title, format, size(1))?
         }
         PlotKind::Monitor => {
             let Some(key) = &args.key else {
@@ -134,13 +134,33 @@ pub fn plot(args: PlotArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
                 .title
                 .clone()
                 .unwrap_or_else(|| format!("{} during the runs", printable(key)));
-            vernier_plot::monitor(&traces, key, &title, format, size)?
+            vernier_plot::monitor(&traces, key, &title, format, size(traces.len()))?
         }
     };
     crate::out::stream_output(Some(&args.output), |w| {
         Ok(std::io::Write::write_all(w, &bytes)?)
     })?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The figure's size for `panels` panels one above the other: `--height` when given (with a
+/// warning when it leaves a panel less than its least readable height), else tall enough.
+fn figure_size(args: &PlotArgs, panels: usize) -> Size {
+    let Some(height) = args.height else {
+        return Size::for_panels(args.width, panels);
+    };
+    let least = Size::least_height(panels);
+    if height < least {
+        eprintln!(
+            "warning: --height {height} leaves less than {} pixels to each of {panels} \
+             panel(s), so their labels may overlap; give at least --height {least} or leave it out",
+            vernier_plot::MIN_PANEL_HEIGHT
+        );
+    }
+    Size {
+        width: args.width,
+        height,
+    }
 }
 
 /// The sessions of each selector, loaded with `load`, with the selector's series name.
