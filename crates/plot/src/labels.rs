@@ -3,6 +3,8 @@
 //! shows only the parts that vary among the items, the shared ones said once in a caption, so
 //! that labels stay short enough for their room on the axis.
 
+use std::cmp::Ordering;
+
 use vernier_model::Options;
 
 /// The parts of a configuration's name: each option as `name=value` (by name, as in its
@@ -63,6 +65,34 @@ pub(crate) fn distinguish(items: &[Vec<String>]) -> (Vec<String>, Vec<Vec<String
     (common, own)
 }
 
+/// The natural order of two configurations by the parts of their names ([`config_parts`]):
+/// part by part, a part `name=value` by its name, then by its value, numbers by magnitude
+/// (`groups=2` before `groups=10`) and before words, words as text; fewer parts first.
+pub(crate) fn natural_order(a: &[String], b: &[String]) -> Ordering {
+    let value = |part: &str| -> (String, Option<f64>, String) {
+        let (name, value) = part.split_once('=').unwrap_or((part, ""));
+        (
+            name.to_string(),
+            value.parse::<f64>().ok(),
+            value.to_string(),
+        )
+    };
+    for (pa, pb) in a.iter().zip(b) {
+        let ((na, xa, ta), (nb, xb, tb)) = (value(pa), value(pb));
+        let by_value = match (xa, xb) {
+            (Some(x), Some(y)) => x.total_cmp(&y),
+            (Some(_), None) => Ordering::Less,
+            (None, Some(_)) => Ordering::Greater,
+            (None, None) => Ordering::Equal,
+        };
+        let order = na.cmp(&nb).then(by_value).then_with(|| ta.cmp(&tb));
+        if order != Ordering::Equal {
+            return order;
+        }
+    }
+    a.len().cmp(&b.len())
+}
+
 /// Items given as configuration labels without the benchmark, `groups=4:ipc=pipe`, as parts.
 #[cfg(test)]
 pub(crate) fn parts(items: &[&str]) -> Vec<Vec<String>> {
@@ -95,6 +125,34 @@ mod tests {
                 vec!["groups=4", "ipc=pipe"],
                 vec!["groups=8", "ipc=pipe"],
                 vec!["groups=8", "ipc=socket"]
+            ]
+        );
+    }
+
+    #[test]
+    fn configurations_are_ordered_naturally() {
+        let mut items = parts(&[
+            "groups=10",
+            "groups=1",
+            "groups=2:ipc=socket",
+            "groups=2:ipc=pipe",
+            "groups=4",
+            "groups=0.5",
+            "groups=many",
+            "",
+        ]);
+        items.sort_by(|a, b| natural_order(a, b));
+        assert_eq!(
+            items.iter().map(|i| i.join(":")).collect::<Vec<_>>(),
+            [
+                "",
+                "groups=0.5",
+                "groups=1",
+                "groups=2:ipc=pipe",
+                "groups=2:ipc=socket",
+                "groups=4",
+                "groups=10",
+                "groups=many"
             ]
         );
     }

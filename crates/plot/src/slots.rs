@@ -9,7 +9,7 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use vernier_analysis::ConfigSummary;
 
-use crate::labels::{config_parts, distinguish, join_config, name_parts};
+use crate::labels::{config_parts, distinguish, join_config, name_parts, natural_order};
 use crate::style::{self, colour};
 use crate::{Draw, OrDraw, PlotError, Series};
 
@@ -28,7 +28,7 @@ pub(crate) struct Panel {
     pub benchmark: String,
     pub metric: String,
     pub unit: String,
-    /// Configuration labels (`ConfigSummary::label`), in first-seen order.
+    /// Configuration labels (`ConfigSummary::label`), in the natural order of their parts.
     pub configs: Vec<String>,
     /// The parts of each configuration's name ([`config_parts`]), as `configs` orders them.
     pub parts: Vec<Vec<String>>,
@@ -62,6 +62,16 @@ pub(crate) fn panels(series: &[Series]) -> Vec<Panel> {
                 panel.parts.push(config_parts(&c.options, &c.loads));
             }
         }
+    }
+    // Slots in the natural order of their configurations, whatever order the sessions ran
+    // them in: groups=1, 2, 4, 10.
+    for panel in &mut panels {
+        let mut slots: Vec<(String, Vec<String>)> = std::mem::take(&mut panel.configs)
+            .into_iter()
+            .zip(std::mem::take(&mut panel.parts))
+            .collect();
+        slots.sort_by(|a, b| natural_order(&a.1, &b.1));
+        (panel.configs, panel.parts) = slots.into_iter().unzip();
     }
     panels
 }
@@ -345,6 +355,20 @@ mod tests {
         let (caption, labels) = slot_labels(&panel(&["groups=4:loops=10"]));
         assert_eq!(caption, "hackbench:groups=4:loops=10");
         assert_eq!(labels, [""]);
+    }
+
+    #[test]
+    fn slots_are_in_the_natural_order_of_their_options() {
+        // Run (and stored) in the order a text sort gives: 10 before 2.
+        let configs: Vec<(&[(&str, u64)], f64)> = vec![
+            (&[("groups", 10)], 10.0),
+            (&[("groups", 1)], 1.0),
+            (&[("groups", 2)], 2.0),
+            (&[("groups", 4)], 4.0),
+        ];
+        let series = [crate::fixtures::series("k", "hackbench", &configs)];
+        let (_, labels) = slot_labels(&panels(&series)[0]);
+        assert_eq!(labels, ["groups=1", "groups=2", "groups=4", "groups=10"]);
     }
 
     #[test]
