@@ -52,7 +52,7 @@ impl Draw for History<'_> {
         let mut chart = ChartBuilder::on(&body)
             .margin(12)
             .x_label_area_size(56)
-            .y_label_area_size(90)
+            .y_label_area_size(style::y_label_area(y0, y1))
             .build_cartesian_2d(-0.5..n - 0.5, y0..y1)
             .or_draw()?;
         let plot_width = chart.plotting_area().dim_in_pixel().0;
@@ -65,6 +65,7 @@ impl Draw for History<'_> {
                 plot_width,
             ))
             .x_label_formatter(&|x| format!("{:.0}", x + 1.0))
+            .y_label_formatter(&|v| style::compact(*v, y0, y1))
             .y_desc(format!(
                 "median {} (bar: its interval)",
                 style::with_unit(&s.metric, &s.unit)

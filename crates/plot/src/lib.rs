@@ -333,6 +333,85 @@ mod tests {
         assert_texts_inside(&svg, SMALL.width);
     }
 
+    /// The tick labels of a figure's y axes (numbers right-aligned to the axis) and its rotated
+    /// texts (the y captions).
+    fn y_texts(svg: &[u8]) -> (Vec<fixtures::SvgText>, Vec<fixtures::SvgText>) {
+        let texts = svg_texts(svg);
+        let is_number = |t: &str| t.starts_with(|c: char| c.is_ascii_digit() || c == '-');
+        let (rotated, flat): (Vec<_>, Vec<_>) = texts.into_iter().partition(|t| t.rotated);
+        let ticks = flat
+            .into_iter()
+            .filter(|t| t.anchor == "end" && is_number(&t.text))
+            .collect();
+        (ticks, rotated)
+    }
+
+    #[test]
+    fn large_y_ticks_are_compact_and_clear_of_the_caption() {
+        register_font().unwrap();
+        let configs: Vec<(&[(&str, u64)], f64)> = vec![
+            (&[("groups", 1)], 2_500_000.0),
+            (&[("groups", 2)], 2_600_000.0),
+        ];
+        let series = [series("k", "hackbench", &configs)];
+        for (kind, svg) in [
+            ("box", box_plot(&series, "t", Format::Svg, Size::default())),
+            ("bars", bars(&series, "t", Format::Svg, Size::default())),
+            (
+                "line",
+                line(&series, "groups", "t", Format::Svg, Size::default()),
+            ),
+        ] {
+            let svg = svg.unwrap();
+            let (ticks, captions) = y_texts(&svg);
+            let y_ticks: Vec<&fixtures::SvgText> =
+                ticks.iter().filter(|t| t.text.ends_with('M')).collect();
+            assert!(y_ticks.len() >= 3, "{kind}: {:?}", texts_of(&ticks));
+            assert!(
+                ticks.iter().all(|t| !t.text.ends_with(".0")),
+                "{kind}: {:?}",
+                texts_of(&ticks)
+            );
+            let labels_left = y_ticks
+                .iter()
+                .map(|t| fixtures::extent(t).0)
+                .fold(f64::INFINITY, f64::min);
+            for c in &captions {
+                // A rotated caption's line is its type's size wide at most, around its x.
+                assert!(
+                    c.x + c.size <= labels_left,
+                    "{kind}: '{}' at {} reaches the tick labels from {labels_left}",
+                    c.text,
+                    c.x
+                );
+            }
+        }
+    }
+
+    fn texts_of(texts: &[fixtures::SvgText]) -> Vec<&str> {
+        texts.iter().map(|t| t.text.as_str()).collect()
+    }
+
+    #[test]
+    fn an_option_of_whole_numbers_is_ticked_at_whole_numbers() {
+        register_font().unwrap();
+        let configs: Vec<(&[(&str, u64)], f64)> = vec![
+            (&[("groups", 1)], 1.0),
+            (&[("groups", 2)], 2.0),
+            (&[("groups", 3)], 3.0),
+        ];
+        let series = [series("k", "hackbench", &configs)];
+        let svg = line(&series, "groups", "t", Format::Svg, Size::default()).unwrap();
+        // The x axis' ticks are centred under their points.
+        let x_ticks: Vec<String> = svg_texts(&svg)
+            .into_iter()
+            .filter(|t| !t.rotated && t.anchor == "middle")
+            .map(|t| t.text)
+            .filter(|t| t.parse::<f64>().is_ok())
+            .collect();
+        assert_eq!(x_ticks, ["1", "2", "3"]);
+    }
+
     #[test]
     fn the_format_comes_from_the_extension() {
         assert_eq!(Format::from_file_name("a.SVG"), Ok(Format::Svg));

@@ -205,13 +205,25 @@ impl Draw for Lines<'_> {
                     y1 = y1.max(y);
                 }
             }
+            // An option of whole numbers (groups) is ticked at whole numbers only: at most as
+            // many ticks as whole numbers the axis spans, so plotters' steps never halve one.
+            let whole = panel
+                .lines
+                .iter()
+                .flat_map(|l| &l.points)
+                .all(|p| p.0.fract() == 0.0);
             let (x0, x1) = style::padded(x0, x1, 0.04);
+            let x_ticks = if whole {
+                ((x1 - x0).floor() as usize + 1).clamp(2, 10)
+            } else {
+                10
+            };
             let (y0, y1) = style::padded(y0, y1, 0.06);
             let y1 = y1 + (y1 - y0) * 0.12;
             let mut chart = ChartBuilder::on(area)
                 .margin(12)
                 .x_label_area_size(56)
-                .y_label_area_size(90)
+                .y_label_area_size(style::y_label_area(y0, y1))
                 .build_cartesian_2d(x0..x1, y0..y1)
                 .or_draw()?;
             let plot_width = chart.plotting_area().dim_in_pixel().0;
@@ -230,6 +242,9 @@ impl Draw for Lines<'_> {
                 .label_style(style::tick())
                 .axis_desc_style(style::axis_label())
                 .x_desc(style::axis_caption(&x_caption, plot_width))
+                .x_labels(x_ticks)
+                .x_label_formatter(&|v| style::compact(*v, x0, x1))
+                .y_label_formatter(&|v| style::compact(*v, y0, y1))
                 .y_desc(format!(
                     "median {} (band: its interval)",
                     style::with_unit(&panel.metric, &panel.unit)

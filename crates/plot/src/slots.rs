@@ -16,9 +16,6 @@ use crate::{Draw, OrDraw, PlotError, Series};
 /// Pixels around each panel's chart.
 const MARGIN: u32 = 12;
 
-/// Pixels left of the plotting area for the y axis' tick labels and caption.
-const Y_LABELS: u32 = 90;
-
 /// The chart of one panel: x in slots (configuration `i` is centred on `i`), y in the metric.
 pub(crate) type SlotChart<'a, DB> =
     ChartContext<'a, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
@@ -231,12 +228,13 @@ impl<M: SlotMarks> SlotFigure<'_, M> {
         let (caption, labels) = slot_labels(panel);
         let explained = format!("({})", self.marks.explained(level));
         let one_line = format!("{caption} {explained}");
+        let y_labels = style::y_label_area(lo, hi);
         let two_lines = style::text_width(&one_line, &style::axis_label())
-            > area.dim_in_pixel().0.saturating_sub(Y_LABELS + 2 * MARGIN);
+            > area.dim_in_pixel().0.saturating_sub(y_labels + 2 * MARGIN);
         let mut chart = ChartBuilder::on(area)
             .margin(MARGIN)
             .x_label_area_size(if two_lines { 80 } else { 56 })
-            .y_label_area_size(Y_LABELS)
+            .y_label_area_size(y_labels)
             .build_cartesian_2d(-0.5f64..(n as f64 - 0.5), lo..hi)
             .or_draw()?;
         let plot_width = chart.plotting_area().dim_in_pixel().0;
@@ -245,6 +243,7 @@ impl<M: SlotMarks> SlotFigure<'_, M> {
             .disable_x_mesh()
             .x_labels(0)
             .y_labels(8)
+            .y_label_formatter(&|v| style::compact(*v, lo, hi))
             .label_style(style::tick())
             .axis_desc_style(style::axis_label())
             .x_desc(style::axis_caption(

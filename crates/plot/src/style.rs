@@ -117,6 +117,18 @@ pub fn compact(v: f64, lo: f64, hi: f64) -> String {
     }
 }
 
+/// The pixels left of a plotting area for a y axis from `lo` to `hi`: its widest tick label as
+/// [`compact`] writes them, and beside the labels the tick marks, gaps and the axis' caption
+/// (a line of [`axis_label`] type), so that the caption never runs into a label.
+pub fn y_label_area(lo: f64, hi: f64) -> u32 {
+    let widest = (0..=20)
+        .map(|i| lo + (hi - lo) * f64::from(i) / 20.0)
+        .map(|v| text_width(&compact(v, lo, hi), &tick()))
+        .max()
+        .unwrap_or(0);
+    widest + 50
+}
+
 /// `v` with the decimals that a difference of `step` shows and one more, for ticks at half
 /// of it (at most 6), without trailing zeros.
 fn trimmed(v: f64, step: f64) -> String {
@@ -362,6 +374,14 @@ mod tests {
         assert!(short.ends_with("… (kB)"), "{short}");
         assert!(text_width(&short, &axis_label()) <= 150, "{short}");
         assert_eq!(axis_caption_with_unit(key, "", 150), axis_caption(key, 150));
+    }
+
+    #[test]
+    fn the_y_label_area_grows_with_the_widest_tick_label() {
+        crate::register_font().unwrap();
+        let wide = y_label_area(-123_456.0, 123_456.0);
+        assert!(wide >= text_width("-123456", &tick()) + 50, "{wide}");
+        assert!(y_label_area(0.0, 1.0) < wide);
     }
 
     #[test]
