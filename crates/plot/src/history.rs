@@ -6,6 +6,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use vernier_analysis::{Direction, HistorySeries, Verdict};
 
+use crate::labels::distinguish;
 use crate::style::{self, colour};
 use crate::{render, Draw, Format, OrDraw, PlotError, Size};
 
@@ -24,6 +25,33 @@ pub fn history(
         )));
     }
     render(&History { series, title }, format, size)
+}
+
+/// What tells each session of `series` apart on the x axis: the tags whose values differ
+/// among the sessions (`kernel=6.9`), else the day it started (UTC), with the time when two
+/// share a day.
+fn session_labels(series: &HistorySeries) -> Vec<String> {
+    let tags: Vec<Vec<String>> = series
+        .points
+        .iter()
+        .map(|p| p.tags.iter().map(|(k, v)| format!("{k}={v}")).collect())
+        .collect();
+    let (_, own) = distinguish(&tags);
+    if series.points.len() > 1 && own.iter().all(|o| !o.is_empty()) {
+        return own.iter().map(|o| o.join(",")).collect();
+    }
+    let at = |p: &vernier_analysis::HistoryPoint, format: &str| {
+        chrono::DateTime::from_timestamp_nanos(p.started_at_ns)
+            .format(format)
+            .to_string()
+    };
+    let days: Vec<String> = series.points.iter().map(|p| at(p, "%Y-%m-%d")).collect();
+    let distinct = days.iter().collect::<std::collections::BTreeSet<_>>().len();
+    if distinct == days.len() {
+        days
+    } else {
+        series.points.iter().map(|p| at(p, "%m-%d %H:%M")).collect()
+    }
 }
 
 struct History<'a> {
@@ -61,10 +89,11 @@ impl Draw for History<'_> {
             .label_style(style::tick())
             .axis_desc_style(style::axis_label())
             .x_desc(style::axis_caption(
-                &format!("session (1 the oldest) on {}", s.host),
+                &format!("session, oldest first, on {}", s.host),
                 plot_width,
             ))
-            .x_label_formatter(&|x| format!("{:.0}", x + 1.0))
+            .disable_x_mesh()
+            .x_labels(0)
             .y_label_formatter(&|v| style::compact(*v, y0, y1))
             .y_desc(format!(
                 "median {} (bar: its interval)",
@@ -72,6 +101,23 @@ impl Draw for History<'_> {
             ))
             .draw()
             .or_draw()?;
+        // A label under each session (every k-th when they crowd), in the room of its slot.
+        let labels = session_labels(s);
+        let room = (f64::from(plot_width) / n).max(1.0);
+        let every = (70.0 / room).ceil().max(1.0) as usize;
+        for (i, label) in labels.iter().enumerate().step_by(every) {
+            let (px, py) = chart.backend_coord(&(i as f64, y0));
+            root.draw(&Text::new(
+                style::fit(
+                    label,
+                    ((room * every as f64) as u32).saturating_sub(6),
+                    &style::tick(),
+                ),
+                (px, py + 6),
+                style::tick_below(),
+            ))
+            .or_draw()?;
+        }
         let c = colour(0);
         chart
             .draw_series(s.points.iter().enumerate().filter_map(|(i, p)| {
@@ -124,5 +170,75 @@ impl Draw for History<'_> {
         }
         style::draw_legend(&mut chart, SeriesLabelPosition::LowerRight)?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use vernier_analysis::HistoryPoint;
+
+    use super::*;
+    use crate::fixtures::svg_texts;
+
+    fn history_of(points: &[(i64, &str)]) -> HistorySeries {
+        HistorySeries {
+            host: "node7".into(),
+            machine_id: None,
+            benchmark: "hackbench".into(),
+            options: vernier_model::Options::default(),
+            loads: Vec::new(),
+            metric: "time".into(),
+            unit: "s".into(),
+            higher_is_better: false,
+            points: points
+                .iter()
+                .enumerate()
+                .map(|(i, &(day, kernel))| HistoryPoint {
+                    session: uuid::Uuid::from_u128(i as u128 + 1),
+                    started_at_ns: day * 86_400_000_000_000,
+                    tags: BTreeMap::from([
+                        ("kernel".to_string(), kernel.to_string()),
+                        ("host".to_string(), "node7".to_string()),
+                    ]),
+                    n: 10,
+                    median: 1.0 + i as f64,
+                    ci_low: Some(0.9 + i as f64),
+                    ci_high: Some(1.1 + i as f64),
+                })
+                .collect(),
+            steps: Vec::new(),
+        }
+    }
+
+    /// The texts centred under the x axis' points of a history figure.
+    fn x_labels(series: &HistorySeries) -> Vec<String> {
+        crate::register_font().unwrap();
+        let svg = history(series, "t", Format::Svg, Size::default()).unwrap();
+        svg_texts(&svg)
+            .into_iter()
+            .filter(|t| !t.rotated && t.anchor == "middle" && !t.bold)
+            .map(|t| t.text)
+            .filter(|t| !t.starts_with("session"))
+            .collect()
+    }
+
+    #[test]
+    fn sessions_are_ticked_once_each_by_the_tag_that_tells_them_apart() {
+        let series = history_of(&[(20_000, "6.8"), (20_001, "6.9"), (20_002, "6.10")]);
+        assert_eq!(
+            x_labels(&series),
+            ["kernel=6.8", "kernel=6.9", "kernel=6.10"]
+        );
+    }
+
+    #[test]
+    fn sessions_of_equal_tags_are_ticked_by_their_day() {
+        let series = history_of(&[(20_000, "6.8"), (20_001, "6.8"), (20_002, "6.8")]);
+        assert_eq!(
+            x_labels(&series),
+            ["2024-10-04", "2024-10-05", "2024-10-06"]
+        );
     }
 }
