@@ -82,12 +82,12 @@ pub fn svg_texts(svg: &[u8]) -> Vec<SvgText> {
 
 /// The left and right ends of `t` as the figure's font lays it out.
 pub fn extent(t: &SvgText) -> (f64, f64) {
-    let font = (FONT, t.size).into_font().style(if t.bold {
-        FontStyle::Bold
+    let font = if t.bold {
+        style::title_at(t.size)
     } else {
-        FontStyle::Normal
-    });
-    let width = f64::from(style::text_width(&t.text, &TextStyle::from(font)));
+        (FONT, t.size).into_font().into()
+    };
+    let width = f64::from(style::text_width(&t.text, &font));
     match t.anchor.as_str() {
         "start" => (t.x, t.x + width),
         "end" => (t.x - width, t.x),

@@ -39,9 +39,11 @@ const TITLE_MARGIN: u32 = 8;
 /// Pixels above and below a title, as plotters' `DrawingArea::titled` keeps them.
 const TITLE_PADDING: i32 = 5;
 
-/// The title's style at `size`.
-fn title_at(size: f64) -> TextStyle<'static> {
-    (FONT, size).into_font().style(FontStyle::Bold).into()
+/// The title's style at `size`, in DejaVu Sans Bold. Made with the weight rather than by
+/// `FontDesc::style`, which keeps the regular font's data: the title would be measured (and
+/// drawn in PNG) regular while SVG names it bold, and a browser's wider bold ran past the edges.
+pub(crate) fn title_at(size: f64) -> TextStyle<'static> {
+    FontDesc::new(FONT.into(), size, FontStyle::Bold).into()
 }
 
 pub fn axis_label() -> TextStyle<'static> {
@@ -312,6 +314,18 @@ mod tests {
     const LONG: &str = "hackbench runs: 1a2b3c4d kernel=6.18.0-rc4-next-20251120,host=node7,\
                         config=preempt-rt vs 5e6f7a8b kernel=6.18.0-rc4-next-20251121,host=node7,\
                         config=preempt-rt vs 9c0d1e2f kernel=6.17.9,host=node7,config=voluntary";
+
+    #[test]
+    fn a_title_is_measured_in_the_bold_it_is_drawn_in() {
+        crate::register_font().unwrap();
+        let title = "latency:cpus=all:dma_latency=on:duration=2:interval=200:policy=other:\
+                     priority=99: latency per CPU";
+        let regular = text_width(title, &(FONT, 26.0).into_font().into());
+        let bold = text_width(title, &title_at(26.0));
+        assert!(bold > regular * 21 / 20, "bold {bold}, regular {regular}");
+        // Too wide in bold for a 1200-pixel figure: two lines.
+        assert_eq!(title_lines(title, 1200).1.len(), 2);
+    }
 
     #[test]
     fn a_title_that_fits_stays_one_line_at_full_size() {
