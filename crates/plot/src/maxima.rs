@@ -1,13 +1,14 @@
 //! The series of interval maxima of a monitoring session (`vernier monitor latency`, OSADL's
 //! long-term latency recordings): each measured run's maximum over its CPUs
-//! (`LatencySummary::interval_maxima`) against the time the run started, and the maximum of
-//! them, the configuration's worst case, in the legend.
+//! (`LatencySummary::interval_maxima`) against the time since the series' first interval
+//! started (each series on its own clock), and the maximum of them, the configuration's worst
+//! case, in the legend.
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use vernier_analysis::LatencySummary;
 
-use crate::latency::us;
+use crate::latency::{tick_label, us};
 use crate::style::{self, colour};
 use crate::{render, thin, Draw, Format, OrDraw, PlotError, Size};
 
@@ -46,33 +47,43 @@ impl Draw for Maxima<'_> {
         DB::ErrorType: 'static,
     {
         let body = style::titled(root, self.title)?;
-        let start = self
+        // Each series on its own clock, from its first interval: sessions recorded hours or
+        // days apart are compared by how long they had run, not by the calendar.
+        let starts: Vec<i64> = self
             .series
             .iter()
-            .flat_map(|(_, s)| &s.interval_maxima)
-            .map(|m| m.started_at_ns)
-            .min()
-            .unwrap_or(0);
-        let end = self
+            .map(|(_, s)| {
+                s.interval_maxima
+                    .iter()
+                    .map(|m| m.started_at_ns)
+                    .min()
+                    .unwrap_or(0)
+            })
+            .collect();
+        let span = self
             .series
             .iter()
-            .flat_map(|(_, s)| &s.interval_maxima)
-            .map(|m| m.started_at_ns)
+            .zip(&starts)
+            .flat_map(|((_, s), &start)| {
+                s.interval_maxima
+                    .iter()
+                    .map(move |m| m.started_at_ns - start)
+            })
             .max()
-            .unwrap_or(start);
-        let (unit, ns_per_unit) = time_unit(end - start);
-        let since = |ns: i64| (ns - start) as f64 / ns_per_unit;
+            .unwrap_or(0);
+        let (unit, ns_per_unit) = time_unit(span);
         // Per series: its name, its points (time in `unit`, us) and its worst case.
         type Line<'n> = (&'n String, Vec<(f64, f64)>, Option<f64>);
         let lines: Vec<Line> = self
             .series
             .iter()
-            .filter(|(_, s)| !s.interval_maxima.is_empty())
-            .map(|(name, s)| {
+            .zip(&starts)
+            .filter(|((_, s), _)| !s.interval_maxima.is_empty())
+            .map(|((name, s), &start)| {
                 let mut points: Vec<(f64, f64)> = s
                     .interval_maxima
                     .iter()
-                    .map(|m| (since(m.started_at_ns), m.max_us))
+                    .map(|m| ((m.started_at_ns - start) as f64 / ns_per_unit, m.max_us))
                     .collect();
                 points.sort_by(|a, b| a.0.total_cmp(&b.0));
                 (
@@ -102,8 +113,11 @@ impl Draw for Maxima<'_> {
             .configure_mesh()
             .label_style(style::tick())
             .axis_desc_style(style::axis_label())
-            .x_desc(format!("time since the first interval started ({unit})"))
+            .x_desc(format!(
+                "time since the first interval of each series ({unit})"
+            ))
             .y_desc("maximum latency of the interval (us)")
+            .y_label_formatter(&|&v| tick_label(v))
             .draw()
             .or_draw()?;
         for (i, (name, points, worst)) in lines.iter().enumerate() {
@@ -166,6 +180,32 @@ mod tests {
     }
 
     #[test]
+    fn each_series_starts_at_its_own_first_interval() {
+        // Two ten-minute sessions, the second started two days later.
+        let first = intervals(10, 60_000_000_000);
+        let mut later = intervals(10, 60_000_000_000);
+        for m in &mut later.interval_maxima {
+            m.started_at_ns += 2 * 86_400_000_000_000;
+        }
+        let svg = maxima(
+            &[("a".into(), first), ("b".into(), later)],
+            "t",
+            Format::Svg,
+            Size::default(),
+        )
+        .unwrap();
+        let texts: Vec<String> = crate::fixtures::svg_texts(&svg)
+            .into_iter()
+            .map(|t| t.text)
+            .collect();
+        // Minutes, not days: both lines span 0 to 9 min.
+        assert!(
+            texts.contains(&"time since the first interval of each series (min)".to_string()),
+            "{texts:?}"
+        );
+    }
+
+    #[test]
     fn a_ten_minute_session_is_drawn_in_minutes() {
         let summary = intervals(10, 60_000_000_000);
         let svg = maxima(&[("rt".into(), summary)], "t", Format::Svg, Size::default()).unwrap();
@@ -176,7 +216,7 @@ mod tests {
             .filter_map(|t| t.split_once('<').map(|(text, _)| text.trim()))
             .filter(|t| !t.is_empty())
             .collect();
-        assert!(texts.contains(&"time since the first interval started (min)"));
+        assert!(texts.contains(&"time since the first interval of each series (min)"));
         // Tick labels are short numbers: at most one decimal.
         let numbers: Vec<&str> = texts
             .into_iter()
