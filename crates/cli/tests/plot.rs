@@ -448,10 +448,12 @@ fn forest_draws_each_ratio_with_its_interval_and_the_geometric_mean() {
     record(&db, "6.9", &sweep(1.2));
     let text = svg(&db, &["forest", "--compare", "kernel=6.8", "kernel=6.9"]);
     assert!(has_text(&text, "kernel=6.9 vs kernel=6.8: ratio NEW/BASE"));
-    // What all rows share is said once, in the caption; each row names what is its own.
+    // What all rows share is said once, under the axis' caption; each row names what is its
+    // own.
     assert!(texts(&text)
         .iter()
-        .any(|t| t.starts_with("hackbench: ratio NEW/BASE with its 95% interval")));
+        .any(|t| t.starts_with("ratio NEW/BASE with its 95% interval")));
+    assert!(has_text(&text, "each configuration: hackbench"));
     // groups=1: 1.0 against 1.2 with runs 0.9 wide overlap.
     assert!(has_text(&text, "groups=1  inconclusive"));
     for g in [2, 4, 8] {

@@ -3,36 +3,57 @@
 //! inside it.
 
 use plotters::prelude::*;
-use vernier_model::{OptionValue, Options};
+use vernier_model::{OptionValue, Options, StoredConfiguration, StoredSession};
 
 use crate::{style, Series, FONT};
 
+/// A configuration of `benchmark` with `options` and ten runs' times about `centre`
+/// (testkit's stored session's, renamed).
+fn configuration(benchmark: &str, options: &[(&str, u64)], centre: f64) -> StoredConfiguration {
+    let values: Vec<f64> = (0..10)
+        .map(|i| centre + (f64::from(i) - 4.5) * 0.1)
+        .collect();
+    let mut config = vernier_testkit::stored_session(0, &values)
+        .configurations
+        .remove(0);
+    config.record.benchmark = benchmark.into();
+    config.record.options = Options(
+        options
+            .iter()
+            .map(|&(k, v)| (k.to_string(), OptionValue::UInt(v)))
+            .collect(),
+    );
+    config
+}
+
 /// A series named `name` of one configuration of `benchmark` per entry of `configs`: its
-/// options and the centre of its ten runs' times (testkit's stored session, renamed).
+/// options and the centre of its ten runs' times.
 pub fn series(name: &str, benchmark: &str, configs: &[(&[(&str, u64)], f64)]) -> Series {
     let summaries = configs
         .iter()
         .map(|&(options, centre)| {
-            let values: Vec<f64> = (0..10)
-                .map(|i| centre + (f64::from(i) - 4.5) * 0.1)
-                .collect();
-            let mut config = vernier_testkit::stored_session(0, &values)
-                .configurations
-                .remove(0);
-            config.record.benchmark = benchmark.into();
-            config.record.options = Options(
-                options
-                    .iter()
-                    .map(|&(k, v)| (k.to_string(), OptionValue::UInt(v)))
-                    .collect(),
-            );
-            vernier_analysis::summarize(&config, 1)
+            vernier_analysis::summarize(&configuration(benchmark, options, centre), 1)
         })
         .collect();
     Series {
         name: name.into(),
         summaries,
     }
+}
+
+/// A session of one configuration of `benchmark` per entry of `configs`, as for [`series`].
+pub fn session(benchmark: &str, configs: &[(&[(&str, u64)], f64)]) -> StoredSession {
+    let mut session = vernier_testkit::stored_session(0, &[1.0]);
+    session.configurations = configs
+        .iter()
+        .enumerate()
+        .map(|(i, &(options, centre))| {
+            let mut config = configuration(benchmark, options, centre);
+            config.record.position = i as u32;
+            config
+        })
+        .collect();
+    session
 }
 
 /// A text element of an SVG: where it is anchored and how, its size and weight, whether it is

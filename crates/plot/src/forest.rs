@@ -35,6 +35,14 @@ fn verdict_colour(v: Verdict) -> RGBColor {
     }
 }
 
+/// The chart's margin in pixels on every side but the bottom, where the lines under the axis
+/// are.
+const MARGIN: u32 = 12;
+/// The height in pixels of the tick labels under the axis.
+const TICK_LABELS: u32 = 30;
+/// The height in pixels of a line of text under the axis.
+const LINE_HEIGHT: u32 = 24;
+
 struct Forest<'a> {
     report: &'a CompareReport,
     title: &'a str,
@@ -68,7 +76,7 @@ impl Draw for Forest<'_> {
         }
         let (lo, hi) = style::padded(lo, hi, 0.08);
         // Each row is named by what tells its configuration from the others (the benchmark
-        // too when they differ in it), what all share said once in the caption.
+        // too when they differ in it), what all share said once under the axis.
         let named: Vec<Vec<String>> = r
             .comparisons
             .iter()
@@ -79,37 +87,63 @@ impl Draw for Forest<'_> {
             })
             .collect();
         let (common, own) = distinguish(&named);
-        let shared = if own.iter().all(Vec::is_empty) {
-            String::new()
-        } else {
-            format!("{}: ", join_config(&common))
-        };
         let body = style::titled(root, self.title)?;
-        // Configuration names on the left, a third of the width.
-        let label_width = (body.dim_in_pixel().0 / 3).min(420);
+        // Configuration names on the left, a third of the width; the plot right of them,
+        // inside the chart's margins.
+        let (body_width, body_height) = body.dim_in_pixel();
+        let label_width = (body_width / 3).min(420);
+        let plot_width = body_width.saturating_sub(label_width + 2 * MARGIN);
+        // Under the axis, its caption (on two lines where one is too narrow, so that it stays
+        // whole) and, on a line of its own, what every row shares: no shared options can
+        // crowd the caption out.
+        let font = style::axis_label();
+        let ratio = format!(
+            "ratio NEW/BASE with its {} interval",
+            vernier_model::level_percent(r.level)
+        );
+        let band = format!("(band: ±{:.0}% threshold)", t * 100.0);
+        let whole = format!("{ratio} {band}");
+        let mut lines = if style::text_width(&whole, &font) <= plot_width {
+            vec![whole]
+        } else {
+            vec![ratio, band]
+        };
+        if !own.iter().all(Vec::is_empty) && !common.is_empty() {
+            lines.push(format!("each configuration: {}", join_config(&common)));
+        }
+        // A line wider than the plot moves left under the configurations' names.
+        let room = body_width.saturating_sub(2 * MARGIN);
+        let lines: Vec<String> = lines.iter().map(|l| style::fit(l, room, &font)).collect();
+        let footer_height = LINE_HEIGHT * lines.len() as u32 + MARGIN;
+        let (body, footer) = body.split_vertically(body_height.saturating_sub(footer_height));
         let mut chart = ChartBuilder::on(&body)
-            .margin(12)
-            .x_label_area_size(56)
+            .margin(MARGIN)
+            .margin_bottom(0)
+            .x_label_area_size(TICK_LABELS)
             .y_label_area_size(label_width)
             .build_cartesian_2d(lo..hi, -0.5f64..(rows as f64 + 0.5))
             .or_draw()?;
-        let plot_width = chart.plotting_area().dim_in_pixel().0;
         chart
             .configure_mesh()
             .disable_y_mesh()
             .y_labels(0)
             .label_style(style::tick())
-            .axis_desc_style(style::axis_label())
-            .x_desc(style::axis_caption(
-                &format!(
-                    "{shared}ratio NEW/BASE with its {} interval (band: ±{:.0}% threshold)",
-                    vernier_model::level_percent(r.level),
-                    t * 100.0
-                ),
-                plot_width,
-            ))
             .draw()
             .or_draw()?;
+        let (columns, _) = chart.plotting_area().get_pixel_range();
+        let left = footer.get_base_pixel().0;
+        let (centre, right) = ((columns.start + columns.end) / 2 - left, columns.end - left);
+        for (i, line) in lines.iter().enumerate() {
+            let half = (style::text_width(line, &font) / 2) as i32;
+            let centre = centre.min(right - half);
+            footer
+                .draw(&Text::new(
+                    line.as_str(),
+                    (centre, (LINE_HEIGHT * i as u32) as i32),
+                    font.pos(Pos::new(HPos::Center, VPos::Top)),
+                ))
+                .or_draw()?;
+        }
         // The row above the last is the legend's.
         let top = rows as f64 - 0.5;
         chart
@@ -189,7 +223,7 @@ impl Draw for Forest<'_> {
         }
         // A name too long for the room left of the axis is shortened, its verdict kept.
         let font = style::tick();
-        let room = label_width.saturating_sub(2 * 12);
+        let room = label_width.saturating_sub(2 * MARGIN);
         for (y, name, after) in labels {
             let (px, py) = chart.backend_coord(&(lo, y));
             let name = style::fit(

@@ -251,6 +251,30 @@ mod tests {
         assert_texts_inside(&svg, SMALL.width);
     }
 
+    /// Configurations that share long options, hackbench's groups 1 to 32: their options and
+    /// the centre of their times at `scale`.
+    fn long_configs(scale: f64) -> Vec<(Vec<(&'static str, u64)>, f64)> {
+        [1, 2, 4, 8, 16, 32]
+            .iter()
+            .map(|&g| {
+                let options = vec![
+                    ("groups", g),
+                    ("loops", 1_000_000),
+                    ("fds", 20),
+                    ("messages_per_sender", 100_000 + g),
+                ];
+                (options, scale * g as f64)
+            })
+            .collect()
+    }
+
+    /// `configs` as the fixtures take them.
+    fn borrowed<'a>(
+        configs: &'a [(Vec<(&'static str, u64)>, f64)],
+    ) -> Vec<(&'a [(&'a str, u64)], f64)> {
+        configs.iter().map(|(o, c)| (o.as_slice(), *c)).collect()
+    }
+
     /// Series of kernels with long tags, each of configurations that share long options.
     fn long_series() -> Vec<Series> {
         let tags = "host=node7.lab.example.org,config=preempt-rt-isolcpus-nohz-full";
@@ -260,23 +284,57 @@ mod tests {
         ]
         .iter()
         .map(|&(kernel, scale)| {
-            let configs: Vec<(Vec<(&str, u64)>, f64)> = [1, 2, 4, 8, 16, 32]
-                .iter()
-                .map(|&g| {
-                    let options = vec![
-                        ("groups", g),
-                        ("loops", 1_000_000),
-                        ("fds", 20),
-                        ("messages_per_sender", 100_000 + g),
-                    ];
-                    (options, scale * g as f64)
-                })
-                .collect();
-            let configs: Vec<(&[(&str, u64)], f64)> =
-                configs.iter().map(|(o, c)| (o.as_slice(), *c)).collect();
-            series(&format!("kernel={kernel},{tags}"), "hackbench", &configs)
+            let configs = long_configs(scale);
+            series(
+                &format!("kernel={kernel},{tags}"),
+                "hackbench",
+                &borrowed(&configs),
+            )
         })
         .collect()
+    }
+
+    #[test]
+    fn a_forest_says_what_its_rows_share_on_a_line_of_its_own() {
+        let (base, new) = (long_configs(1.0), long_configs(1.2));
+        let report = vernier_analysis::compare(
+            &[fixtures::session("hackbench", &borrowed(&base))],
+            &[fixtures::session("hackbench", &borrowed(&new))],
+            &vernier_analysis::CompareSettings::default(),
+        )
+        .unwrap();
+        let title = "kernel=6.18.0-rc4-next-20251120 vs kernel=6.17.9: ratio NEW/BASE";
+        for width in [640, 700, 1200] {
+            let size = Size { width, height: 440 };
+            let svg = forest(&report, title, Format::Svg, size).unwrap();
+            assert_texts_inside(&svg, width);
+            let texts: Vec<String> = svg_texts(&svg).into_iter().map(|t| t.text).collect();
+            // The axis' caption whole (on two lines when the plot is narrow), then what the
+            // rows share on a line of its own.
+            let caption = texts
+                .iter()
+                .position(|t| t.starts_with("ratio NEW/BASE with its"))
+                .unwrap_or_else(|| panic!("{width}: {texts:?}"));
+            let whole = "ratio NEW/BASE with its 95% interval (band: ±2% threshold)";
+            let (caption, shared) = if texts[caption] == whole {
+                (texts[caption].clone(), &texts[caption + 1])
+            } else {
+                (
+                    format!("{} {}", texts[caption], texts[caption + 1]),
+                    &texts[caption + 2],
+                )
+            };
+            assert_eq!(caption, whole, "{width}");
+            assert_eq!(
+                shared, "each configuration: hackbench:fds=20:loops=1000000",
+                "{width}"
+            );
+            // Rows are named by what tells them apart.
+            assert!(
+                texts.iter().any(|t| t.starts_with("groups=32")),
+                "{texts:?}"
+            );
+        }
     }
 
     #[test]
