@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
-use vernier_analysis::{LatencySummary, ThreadLatency};
+use vernier_analysis::{LatencySummary, Percentile, ThreadLatency};
 
 use crate::style::{self, colour};
 use crate::{render, Draw, Format, OrDraw, PlotError, Size};
@@ -56,9 +56,17 @@ fn round_up(v: u64) -> u64 {
     v.div_ceil(step) * step
 }
 
+/// The highest of the percentiles vernier reports (p99.99, p99.9, p99) that `thread` has
+/// enough samples for, microseconds.
+fn highest_percentile(thread: &ThreadLatency) -> Option<f64> {
+    [thread.p99_99, thread.p99_9, thread.p99]
+        .into_iter()
+        .find_map(Percentile::value)
+}
+
 /// Where the x axis ends (bins `0..end` are drawn): after the last bin when every CPU's last
-/// sample lies within twice its p99.99 (or its p99.99 is not known: too few samples); else a
-/// quarter beyond the highest p99.99, rounded, so that a rare outlier (one of 458 ms among
+/// sample lies within twice its [`highest_percentile`] (or it has none: too few samples); else
+/// a quarter beyond the highest of them, rounded, so that a rare outlier (one of 458 ms among
 /// 100,000 samples below 200 us) leaves the body readable. The samples beyond are drawn as a
 /// bar of their own and the worst case stays in the legend.
 fn axis_end(threads: &[ThreadLatency], all: &[BTreeMap<u64, u64>]) -> u64 {
@@ -67,7 +75,7 @@ fn axis_end(threads: &[ThreadLatency], all: &[BTreeMap<u64, u64>]) -> u64 {
     let shown = threads
         .iter()
         .zip(all)
-        .map(|(t, b)| match t.p99_99.value() {
+        .map(|(t, b)| match highest_percentile(t) {
             Some(v) => v.floor() as u64 + 1,
             None => last_of(b),
         })
@@ -235,22 +243,21 @@ impl Draw for Latency<'_> {
 mod tests {
     use super::*;
 
-    use vernier_analysis::Percentile;
-    use vernier_model::histogram::LATENCY;
+    use vernier_model::histogram::{supports_quantile, LATENCY};
     use vernier_model::Recording;
 
     use crate::fixtures::{assert_texts_inside, svg_texts};
 
-    /// CPU `cpu`'s merged histogram of `samples` as (nanoseconds, count), with its p99.99 as
-    /// the analysis computes it from the histogram.
+    /// CPU `cpu`'s merged histogram of `samples` as (nanoseconds, count), with its high
+    /// percentiles as the analysis computes them from the histogram.
     fn thread(cpu: u32, samples: &[(u64, u64)]) -> ThreadLatency {
         let mut r = Recording::new();
         for &(ns, n) in samples {
             r.record_n(ns, n);
         }
         let h = r.finish(LATENCY, cpu, Some(cpu));
-        let p99_99 = match h.quantile_ns(0.9999) {
-            Some(ns) if h.count >= 10_000 => Percentile::Value(ns as f64 / 1e3),
+        let percentile = |q: f64| match h.quantile_ns(q) {
+            Some(ns) if supports_quantile(h.count, q) => Percentile::Value(ns as f64 / 1e3),
             _ => Percentile::TooFewSamples,
         };
         ThreadLatency {
@@ -259,10 +266,10 @@ mod tests {
             samples: h.count,
             min_us: h.min_ns as f64 / 1e3,
             mean_us: h.mean_ns().map(|m| m / 1e3),
-            p50: Percentile::TooFewSamples,
-            p99: Percentile::TooFewSamples,
-            p99_9: Percentile::TooFewSamples,
-            p99_99,
+            p50: percentile(0.5),
+            p99: percentile(0.99),
+            p99_9: percentile(0.999),
+            p99_99: percentile(0.9999),
             max_us: h.max_ns as f64 / 1e3,
             max_run: 0,
             max_index: h.max_index,
@@ -272,16 +279,21 @@ mod tests {
         }
     }
 
-    /// 100,000 samples from 10 to 199 us, one in each 1 us bin but for 60 us, which holds the
+    /// `n` samples from 10 to 199 us, one in each 1 us bin but for 60 us, which holds the
     /// rest, and `outliers` (nanoseconds).
-    fn body_and(cpu: u32, outliers: &[u64]) -> ThreadLatency {
+    fn body_of(n: u64, cpu: u32, outliers: &[u64]) -> ThreadLatency {
         let mut samples: Vec<(u64, u64)> = (10..200u64)
             .filter(|&us| us != 60)
             .map(|us| (us * 1_000 + 500, 1))
             .collect();
-        samples.push((60_500, 100_000 - samples.len() as u64));
+        samples.push((60_500, n - samples.len() as u64));
         samples.extend(outliers.iter().map(|&ns| (ns, 1)));
         thread(cpu, &samples)
+    }
+
+    /// 100,000 samples of [`body_of`] and `outliers`.
+    fn body_and(cpu: u32, outliers: &[u64]) -> ThreadLatency {
+        body_of(100_000, cpu, outliers)
     }
 
     fn summary(threads: Vec<ThreadLatency>) -> LatencySummary {
@@ -336,7 +348,12 @@ mod tests {
         // Without the outlier the axis ends after the last sample.
         let plain = body_and(0, &[]);
         assert_eq!(axis_end(std::slice::from_ref(&plain), &[bins(&plain)]), 200);
-        // Too few samples for a p99.99: everything is shown.
+        // Too few samples for a p99.99 (20,000): the p99.9 keeps the body readable.
+        let fewer = body_of(20_000, 0, &[458_000_000]);
+        assert!(fewer.p99_99.value().is_none() && fewer.p99_9.value().is_some());
+        let end = axis_end(std::slice::from_ref(&fewer), &[bins(&fewer)]);
+        assert!((200..=300).contains(&end), "{end}");
+        // Too few samples for any high percentile: everything is shown.
         let few = thread(0, &[(50_000, 10), (458_000_000, 1)]);
         // (past the bin of 458 ms, which the histogram holds at 1% precision).
         let end = axis_end(std::slice::from_ref(&few), &[bins(&few)]);

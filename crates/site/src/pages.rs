@@ -595,7 +595,8 @@ pub fn latency(site: &Site) -> String {
         "<p>Per CPU the histogram of every measured run merged, in 1 us bins with a \
          logarithmic count axis (an empty bin drawn at 0.8), the worst case in the legend, as \
          the OSADL QA Farm draws its latency plots. When a few samples lie far beyond the \
-         p99.99, the latency axis ends near it and they are a bar of their own at its right. \
+         p99.99 (or p99.9, p99 with fewer samples), the latency axis ends near it and they \
+         are a bar of their own at its right. \
          Interval maxima are drawn against the time since each series' first interval.</p>\n",
     );
     for (i, label) in site.latency.iter().enumerate() {
