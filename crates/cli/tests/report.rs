@@ -447,7 +447,7 @@ fn benchmark_pages_show_the_monitors_summary_beside_the_results_and_no_empty_sec
     let bench = page(bench);
     let summary = &bench[bench.find("Monitors during these runs").unwrap()..];
     assert!(
-        summary.contains("<th class=\"num\">stat.ctxt</th>"),
+        summary.contains("<th class=\"num\">stat.<wbr>ctxt</th>"),
         "{summary}"
     );
     assert_eq!(summary.matches("<td class=\"num\">8550</td>").count(), 3);

@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 
+use vernier_model::monitor::SeriesKind;
 use vernier_model::StoredConfiguration;
 use vernier_stats::{median, quantile};
 
@@ -16,6 +17,9 @@ pub const KEY_MONITORS: &[&str] = &[
     "stat.ctxt",
     // Where the CPU time went: the benchmark's own work, the kernel's on its behalf.
     "stat.user_ns",
+    // User time of niced processes, which the kernel counts apart from user time: a benchmark
+    // run under `nice` shows its work here and none under user (proc(5), /proc/stat).
+    "stat.nice_ns",
     "stat.system_ns",
     // Time a hypervisor gave to other guests: noise a virtual machine cannot see otherwise.
     "stat.steal_ns",
@@ -34,6 +38,9 @@ pub const KEY_MONITORS: &[&str] = &[
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct MonitorSummary {
     pub key: String,
+    /// The series' unit (`ns`, `bytes`, `count`, ...) and kind, as the monitor recorded them.
+    pub unit: String,
+    pub kind: SeriesKind,
     /// Runs that recorded the key.
     pub runs: usize,
     pub median: f64,
@@ -44,18 +51,25 @@ pub struct MonitorSummary {
 /// Per-key summaries over the measured runs, sorted by key.
 pub fn monitor_summaries(config: &StoredConfiguration) -> Vec<MonitorSummary> {
     let mut by_key: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
+    let mut units: BTreeMap<String, (&str, SeriesKind)> = BTreeMap::new();
     for run in config.runs.iter().filter(|r| !r.warmup) {
         if let Some(m) = &run.monitors {
             for (k, v) in &m.summary {
                 by_key.entry(k).or_default().push(*v);
+            }
+            for s in &m.series {
+                units.entry(s.key()).or_insert((s.unit.as_str(), s.kind));
             }
         }
     }
     by_key
         .into_iter()
         .filter_map(|(key, values)| {
+            let (unit, kind) = units.get(key).copied().unwrap_or(("", SeriesKind::Gauge));
             Some(MonitorSummary {
                 key: key.to_string(),
+                unit: unit.to_string(),
+                kind,
                 runs: values.len(),
                 median: median(&values).ok()?,
                 min: quantile(&values, 0.0).ok()?,
@@ -63,6 +77,96 @@ pub fn monitor_summaries(config: &StoredConfiguration) -> Vec<MonitorSummary> {
             })
         })
         .collect()
+}
+
+impl MonitorSummary {
+    /// The scale that shows this key's median, minimum and maximum.
+    pub fn scale(&self) -> Scale {
+        Scale::of(&self.unit, self.kind, &[self.median, self.min, self.max])
+    }
+}
+
+/// How the values of a monitor key read in a row or column: times in ns or us as s, ms or us,
+/// bytes as GiB, MiB or KiB (the largest unit in which the largest value is at least 1), a
+/// counter of events as a whole number, anything else with four significant digits.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Scale {
+    /// The unit the formatted numbers are in; empty for a count.
+    pub unit: String,
+    divisor: f64,
+    whole: bool,
+}
+
+impl Scale {
+    /// The scale for values of a series of `unit` and `kind` (as the monitor recorded them),
+    /// chosen by the largest of `values`.
+    pub fn of(unit: &str, kind: SeriesKind, values: &[f64]) -> Scale {
+        const NS: &[(&str, f64)] = &[("s", 1e9), ("ms", 1e6), ("us", 1e3), ("ns", 1.0)];
+        const US: &[(&str, f64)] = &[("s", 1e6), ("ms", 1e3), ("us", 1.0)];
+        const BYTES: &[(&str, f64)] = &[
+            ("GiB", 1_073_741_824.0),
+            ("MiB", 1_048_576.0),
+            ("KiB", 1024.0),
+            ("B", 1.0),
+        ];
+        let steps = match unit {
+            "ns" => NS,
+            "us" => US,
+            "bytes" => BYTES,
+            "count" => {
+                return Scale {
+                    unit: String::new(),
+                    divisor: 1.0,
+                    // A gauge's time-weighted mean of a count (runnable tasks) has a fraction.
+                    whole: kind == SeriesKind::Counter,
+                };
+            }
+            other => {
+                return Scale {
+                    unit: other.to_string(),
+                    divisor: 1.0,
+                    whole: false,
+                }
+            }
+        };
+        let largest = values
+            .iter()
+            .filter(|v| v.is_finite())
+            .fold(0.0_f64, |m, v| m.max(v.abs()));
+        let (unit, divisor) = steps
+            .iter()
+            .copied()
+            .find(|(_, d)| largest >= *d)
+            .unwrap_or(steps[steps.len() - 1]);
+        Scale {
+            unit: unit.to_string(),
+            divisor,
+            whole: false,
+        }
+    }
+
+    /// `v` in this scale, without the unit.
+    pub fn format(&self, v: f64) -> String {
+        if self.whole && v.is_finite() {
+            format!("{:.0}", v.round())
+        } else {
+            sig(v / self.divisor, 4)
+        }
+    }
+
+    /// A column's heading for `key`: the key without its unit suffix (`_ns`, `_bytes`, `_us`)
+    /// and with this scale's unit (`stat.system (s)`, `meminfo.Cached (GiB)`, `stat.ctxt`).
+    pub fn heading(&self, key: &str) -> String {
+        let name = ["_ns", "_bytes", "_us"]
+            .iter()
+            .find_map(|suffix| key.strip_suffix(suffix))
+            .unwrap_or(key);
+        if self.unit.is_empty() {
+            name.to_string()
+        } else {
+            format!("{name} ({})", self.unit)
+        }
+    }
 }
 
 /// What the monitors could not record (monitor or counter -> reason) and how they failed.
@@ -127,18 +231,24 @@ pub fn monitor_text(config: &StoredConfiguration) -> String {
         }
     };
     if !flat.is_empty() {
-        let rows: Vec<[String; 4]> = flat
+        let rows: Vec<[String; 5]> = flat
             .iter()
             .map(|s| {
+                let scale = s.scale();
                 [
                     s.key.clone(),
-                    sig(s.median, 4),
-                    sig(s.min, 4),
-                    sig(s.max, 4),
+                    scale.unit.clone(),
+                    scale.format(s.median),
+                    scale.format(s.min),
+                    scale.format(s.max),
                 ]
             })
             .collect();
-        let table = columns(&["monitor.metric", "median", "min", "max"], &rows, &[0]);
+        let table = columns(
+            &["monitor.metric", "unit", "median", "min", "max"],
+            &rows,
+            &[0, 1],
+        );
         indent(&mut out, &table, "  (per run: counter deltas, gauge means)");
     }
     for (monitor, table) in per_cpu_tables(config, &per_cpu) {
@@ -339,10 +449,14 @@ mod tests {
         let text = monitor_text(&config());
         assert!(text.contains("stat.ctxt"), "{text}");
         let lines: Vec<&str> = text.lines().collect();
-        assert!(lines[0].starts_with("  monitor.metric  median"), "{text}");
+        assert!(
+            lines[0].starts_with("  monitor.metric  unit  median"),
+            "{text}"
+        );
+        // A counter of events reads as a whole number, with no unit.
         assert_eq!(
             lines[1].split_whitespace().collect::<Vec<_>>(),
-            ["stat.ctxt", "20.00", "10.00", "30.00"],
+            ["stat.ctxt", "20", "10", "30"],
             "{text}"
         );
         assert_eq!(text.matches("unsupported: schedstat").count(), 1, "{text}");
@@ -450,6 +564,37 @@ mod tests {
             per_cpu_key("interrupts.cpu1.irq.36:virtio1-req.0"),
             Some(("interrupts", 1, Some("irq"), "36:virtio1-req.0"))
         );
+    }
+
+    #[test]
+    fn values_read_in_the_unit_of_their_key() {
+        use SeriesKind::{Counter, Gauge};
+        let ns = Scale::of("ns", Counter, &[1.53e9, 0.0]);
+        assert_eq!((ns.unit.as_str(), ns.format(1.53e9)), ("s", "1.530".into()));
+        assert_eq!(ns.heading("stat.system_ns"), "stat.system (s)");
+        let ms = Scale::of("ns", Counter, &[1e7]);
+        assert_eq!((ms.unit.as_str(), ms.format(1e7)), ("ms", "10.00".into()));
+        let bytes = Scale::of("bytes", Gauge, &[1.945e10]);
+        assert_eq!(bytes.format(1.945e10), "18.11");
+        assert_eq!(
+            bytes.heading("meminfo.Cached_bytes"),
+            "meminfo.Cached (GiB)"
+        );
+        assert_eq!(Scale::of("bytes", Gauge, &[3e6]).unit, "MiB");
+        let count = Scale::of("count", Counter, &[1.0, 39106.5]);
+        assert_eq!(
+            (count.format(1.0), count.format(39106.4)),
+            ("1".into(), "39106".into())
+        );
+        assert_eq!(count.heading("stat.ctxt"), "stat.ctxt");
+        // A gauge's mean of a count keeps its fraction.
+        assert_eq!(Scale::of("count", Gauge, &[6.742]).format(6.742), "6.742");
+        assert_eq!(
+            Scale::of("kHz", Gauge, &[2.1e6]).heading("cpufreq.cpu0_khz"),
+            "cpufreq.cpu0_khz (kHz)"
+        );
+        // Zero in every run reads 0 in the smallest unit.
+        assert_eq!(Scale::of("ns", Counter, &[0.0]).format(0.0), "0");
     }
 
     #[test]

@@ -107,7 +107,9 @@ fn table_with(
 ) -> String {
     let mut out = String::from("<div class=\"scroll\"><table>\n<thead><tr>");
     for (i, h) in head.iter().enumerate() {
-        let _ = write!(out, "<th{}>{}</th>", class(i), esc(h));
+        // Headings wrap at their dots too (`stat.<wbr>system (s)`), so that a column of
+        // short numbers is not as wide as a monitor key.
+        let _ = write!(out, "<th{}>{}</th>", class(i), label(h));
     }
     out.push_str("</tr></thead>\n<tbody>\n");
     for row in rows {
@@ -255,15 +257,21 @@ pub fn figure_if(drawn: bool, src: &str, caption: &str, key: Option<&str>) -> St
 }
 
 /// A drop-down that shows one of the figures of the element `group` (by their `data-key`)
-/// at a time; without the script every figure stays visible.
-pub fn switch(group: &str, label: &str, keys: &[String]) -> String {
+/// at a time, the `selected`-th first; without the script every figure stays visible.
+pub fn switch(group: &str, label: &str, keys: &[String], selected: usize) -> String {
     let mut out = format!(
         "<p><label>{} <select class=\"switch\" data-group=\"{}\">",
         esc(label),
         esc(group)
     );
-    for k in keys {
-        let _ = write!(out, "<option value=\"{}\">{}</option>", esc(k), esc(k));
+    for (i, k) in keys.iter().enumerate() {
+        let _ = write!(
+            out,
+            "<option value=\"{}\"{}>{}</option>",
+            esc(k),
+            if i == selected { " selected" } else { "" },
+            esc(k)
+        );
     }
     out.push_str("</select></label></p>\n");
     out

@@ -503,26 +503,51 @@ fn monitor_summary(site: &Site, bench: &Benchmark, labels: &PageLabels) -> Strin
     if links.is_empty() {
         return String::new();
     }
-    // The key monitors that any of the rows recorded, in their order of importance.
+    // The key monitors that any of the rows recorded as other than zero, in their order of
+    // importance: a column of zeros (no steal time on bare metal, no nice time) says nothing
+    // and costs the table its fit.
     let keys: Vec<&str> = vernier_report::monitors::KEY_MONITORS
         .iter()
         .copied()
         .filter(|k| {
             rows.iter()
-                .any(|(_, _, summaries)| summaries.iter().any(|x| x.key == *k))
+                .any(|(_, _, summaries)| summaries.iter().any(|x| x.key == *k && x.median != 0.0))
         })
         .collect();
     let mut content = String::new();
     if !keys.is_empty() {
+        // Each column in one unit, chosen by its largest median, named in its heading.
+        let scales: Vec<vernier_report::monitors::Scale> = keys
+            .iter()
+            .map(|k| {
+                let of_key: Vec<&MonitorSummary> = rows
+                    .iter()
+                    .filter_map(|(_, _, summaries)| summaries.iter().find(|x| x.key == *k))
+                    .collect();
+                let medians: Vec<f64> = of_key.iter().map(|x| x.median).collect();
+                let (unit, kind) = of_key
+                    .first()
+                    .map(|x| (x.unit.as_str(), x.kind))
+                    .unwrap_or(("", vernier_model::monitor::SeriesKind::Gauge));
+                vernier_report::monitors::Scale::of(unit, kind, &medians)
+            })
+            .collect();
+        let headings: Vec<String> = keys
+            .iter()
+            .zip(&scales)
+            .map(|(k, scale)| scale.heading(k))
+            .collect();
         let mut head = vec!["session", "configuration"];
-        head.extend(keys.iter().copied());
+        head.extend(headings.iter().map(String::as_str));
         let cells: Vec<Vec<String>> = rows
             .iter()
             .map(|(link, label, summaries)| {
                 let mut row = vec![link.clone(), html::label(label)];
-                for k in &keys {
+                for (k, scale) in keys.iter().zip(&scales) {
                     let median = summaries.iter().find(|x| x.key == *k).map(|x| x.median);
-                    row.push(esc(&num(median)));
+                    row.push(esc(
+                        &median.map_or_else(|| "-".to_string(), |m| scale.format(m))
+                    ));
                 }
                 row
             })
@@ -541,7 +566,9 @@ fn monitor_summary(site: &Site, bench: &Benchmark, labels: &PageLabels) -> Strin
         "Monitors during these runs",
         "Per configuration the median over its measured runs of each run's summary (a \
          counter's increase over the run, a gauge's time-weighted mean), as the monitors pages \
-         and <code>vernier show --monitors</code> give them.",
+         and <code>vernier show --monitors</code> give them; keys that are zero in every row \
+         are left out. A process run under <code>nice</code> spends its user time as \
+         <code>stat.nice</code>, not <code>stat.user</code>.",
         &content,
     )
 }
@@ -699,7 +726,13 @@ pub fn monitors(site: &Site, m: usize) -> String {
         esc(&s.info.id.to_string()),
         esc(&html::utc(s.info.started_at_ns))
     );
-    body.push_str(&html::switch("monitor-figures", "Series", keys));
+    // The series shown first: the first key monitor the session recorded (context switches
+    // before CPU time), not the first key by name, which is often a flat line.
+    let shown = vernier_report::monitors::KEY_MONITORS
+        .iter()
+        .find_map(|k| keys.iter().position(|x| x == k))
+        .unwrap_or(0);
+    body.push_str(&html::switch("monitor-figures", "Series", keys, shown));
     body.push_str("<div id=\"monitor-figures\">\n");
     for (k, key) in keys.iter().enumerate() {
         body.push_str(&html::figure(
@@ -721,19 +754,21 @@ pub fn monitors(site: &Site, m: usize) -> String {
         let rows: Vec<Vec<String>> = summaries
             .iter()
             .map(|x| {
+                let scale = x.scale();
                 vec![
                     html::label(&x.key),
+                    esc(&scale.unit),
                     x.runs.to_string(),
-                    esc(&num(Some(x.median))),
-                    esc(&num(Some(x.min))),
-                    esc(&num(Some(x.max))),
+                    esc(&scale.format(x.median)),
+                    esc(&scale.format(x.min)),
+                    esc(&scale.format(x.max)),
                 ]
             })
             .collect();
         summaries_html.push_str(&html::table_of_markup(
-            &["key", "runs", "median", "min", "max"],
+            &["key", "unit", "runs", "median", "min", "max"],
             &rows,
-            &[1, 2, 3, 4],
+            &[2, 3, 4, 5],
         ));
     }
     body.push_str(&html::section(

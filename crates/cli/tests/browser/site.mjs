@@ -85,6 +85,14 @@ for (const [origin, base] of origins) {
       if (!figures.has(src)) figures.set(src, where);
     }
 
+    // A session's monitors open on context switches (the first key monitor it recorded), not on
+    // the first key by name.
+    if (path.startsWith("monitors/")) {
+      const [value, hasCtxt] = await page.$eval("select.switch", (s) =>
+        [s.value, [...s.options].some((o) => o.value === "stat.ctxt")]);
+      if (hasCtxt && value !== "stat.ctxt") problem(`${where}: opens on ${value}, not stat.ctxt`);
+    }
+
     // Switches: each choice shows its figure and only it; the figure drawn for a few choices
     // spread over the list (every figure file is checked on its own below).
     for (const select of await page.$$("select.switch")) {
