@@ -188,6 +188,18 @@ fn every_link_resolves_inside_the_site_and_nothing_comes_from_elsewhere() {
     ] {
         assert!(site.contains_key(name), "{name} missing");
     }
+    // The medians' unit is named with their metric, as `compare` prints it beside them; the
+    // geometric mean is either there or said to be missing, and why.
+    let compare = String::from_utf8(site["compare.html"].clone()).unwrap();
+    assert!(compare.contains("<td>p99 (us)</td>"), "{compare}");
+    assert!(
+        compare.contains("Geometric mean of the ") != compare.contains("No geometric mean: "),
+        "{compare}"
+    );
+    assert!(
+        !compare.contains("left out of the geometric mean"),
+        "{compare}"
+    );
     assert!(site.keys().any(|p| p.starts_with("monitors/")));
     assert!(site
         .keys()
@@ -404,6 +416,10 @@ fn a_benchmark_without_runs_and_a_comparison_without_matches_still_make_a_site()
     let site = report(&db, &out, &["--compare", "kernel=B", "kernel=broken"]);
     let compare = String::from_utf8(site["compare.html"].clone()).unwrap();
     assert!(compare.contains("No configuration is on both sides"));
+    // The sides are BASE and NEW, as the page calls them everywhere; with nothing compared,
+    // nothing is said about a geometric mean.
+    assert!(compare.contains("<td>BASE</td>"), "{compare}");
+    assert!(!compare.contains("eometric mean"), "{compare}");
     assert!(!site.contains_key("compare-forest.svg"));
     let page = site
         .iter()

@@ -3,7 +3,7 @@
 use std::collections::BTreeSet;
 use std::fmt::Write;
 
-use vernier_analysis::ConfigSummary;
+use vernier_analysis::{ConfigSummary, Warning};
 use vernier_model::environment::{diff, kernel_config_diff};
 use vernier_model::{Environment, Options, StoredConfiguration, StoredSession};
 use vernier_plot::{Format, MonitorTrace, PlotError, Series, Size};
@@ -838,25 +838,46 @@ pub fn compare(site: &Site) -> String {
         None,
     ));
     let s = &r.summary;
+    let opposite = s.warnings.0.contains(&Warning::OppositeDirections);
+    let geomean = match s.geomean_ratio {
+        Some(g) => format!(
+            " Geometric mean of the {} {} with an interval: {} {}.",
+            s.geomean_of,
+            if s.geomean_of == 1 { "ratio" } else { "ratios" },
+            num(Some(g)),
+            interval(s.geomean_ci_low, s.geomean_ci_high)
+        ),
+        None if s.compared == 0 => String::new(),
+        // Said once, as the sentence about the geometric mean, not again as a note.
+        None if opposite => format!(" No geometric mean: {}.", Warning::OppositeDirections),
+        None => " No geometric mean: no configuration has a ratio with an interval (an interval \
+                  needs enough runs on both sides and runs that are not all tied)."
+            .to_string(),
+    };
     let _ = writeln!(
         body,
         "<p>{} compared: <span class=\"faster\">{} faster</span>, <span class=\"slower\">{} \
-         slower</span>, {} equivalent, {} inconclusive. Geometric mean of {} ratios: {} {}.</p>",
+         slower</span>, {} equivalent, {} inconclusive.{}</p>",
         s.compared,
         s.faster,
         s.slower,
         s.equivalent,
         s.inconclusive,
-        s.geomean_of,
-        num(s.geomean_ratio),
-        interval(s.geomean_ci_low, s.geomean_ci_high)
+        esc(&geomean)
     );
-    if !s.warnings.0.is_empty() {
-        let _ = writeln!(
-            body,
-            "<p class=\"note\">{}</p>",
-            esc(&s.warnings.joined("; "))
-        );
+    let notes: Vec<String> = s
+        .warnings
+        .0
+        .iter()
+        .filter(|w| match w {
+            Warning::OppositeDirections => !opposite,
+            Warning::LeftOutOfGeomean { .. } => s.geomean_ratio.is_some(),
+            _ => true,
+        })
+        .map(ToString::to_string)
+        .collect();
+    if !notes.is_empty() {
+        let _ = writeln!(body, "<p class=\"note\">{}</p>", esc(&notes.join("; ")));
     }
     let ci = format!("{} CI", vernier_model::level_percent(r.level));
     let mut notes = html::WarningNotes::new("warning");
@@ -867,7 +888,8 @@ pub fn compare(site: &Site) -> String {
         .map(|x| {
             vec![
                 html::label(&x.label()),
-                esc(&x.metric),
+                // The medians are in the metric's unit, as `compare` prints them.
+                esc(&format!("{} ({})", x.metric, x.unit)),
                 x.base_n.to_string(),
                 x.new_n.to_string(),
                 esc(&num(Some(x.base_median))),
@@ -883,7 +905,7 @@ pub fn compare(site: &Site) -> String {
     body.push_str(&html::table_of_markup(
         &[
             "configuration",
-            "metric",
+            "metric (unit)",
             "BASE runs",
             "NEW runs",
             "BASE median",
@@ -907,7 +929,8 @@ pub fn compare(site: &Site) -> String {
                 vec![
                     u.label(),
                     u.metric.clone(),
-                    format!("{:?}", u.side),
+                    // BASE and NEW, as the page names the sides everywhere.
+                    u.side.to_string().to_uppercase(),
                     u.reason.clone(),
                 ]
             })
