@@ -188,6 +188,15 @@ fn every_link_resolves_inside_the_site_and_nothing_comes_from_elsewhere() {
     ] {
         assert!(site.contains_key(name), "{name} missing");
     }
+    // The index says what each session ran, as `vernier sessions` does, and counts in words.
+    let index = String::from_utf8(site["index.html"].clone()).unwrap();
+    assert!(index.contains("<th>ran</th>"), "{index}");
+    assert!(
+        index.contains("<td class=\"text\">command:<wbr>cmd=true</td>"),
+        "{index}"
+    );
+    assert!(index.contains(": 1 configuration in "), "{index}");
+    assert!(!index.contains(" 1 configurations"), "{index}");
     // The medians' unit is named with their metric, as `compare` prints it beside them; the
     // geometric mean is either there or said to be missing, and why.
     let compare = String::from_utf8(site["compare.html"].clone()).unwrap();

@@ -49,6 +49,16 @@ pub fn duration_s(s: f64) -> String {
     }
 }
 
+/// `n` things, the noun in the plural unless `n` is 1: "1 configuration", "4 configurations".
+/// `what` is a noun whose plural adds an s.
+pub fn plural(n: usize, what: &str) -> String {
+    if n == 1 {
+        format!("1 {what}")
+    } else {
+        format!("{n} {what}s")
+    }
+}
+
 /// What a session ran: its suite, else its specs.
 pub fn describe_session(suite: Option<&str>, specs: &[String]) -> String {
     suite
@@ -86,6 +96,9 @@ mod tests {
         assert_eq!(sig(0.0, 4), "0");
         assert_eq!(pct(0.0123), "1.2%");
         assert_eq!(duration_s(65.2), "1 min 05 s");
+        assert_eq!(plural(1, "configuration"), "1 configuration");
+        assert_eq!(plural(0, "configuration"), "0 configurations");
+        assert_eq!(plural(7, "session"), "7 sessions");
     }
 
     #[test]

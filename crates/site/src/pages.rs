@@ -7,6 +7,7 @@ use vernier_analysis::{ConfigSummary, Warning};
 use vernier_model::environment::{diff, kernel_config_diff};
 use vernier_model::{Environment, Options, StoredConfiguration, StoredSession};
 use vernier_plot::{Format, MonitorTrace, PlotError, Series, Size};
+use vernier_report::format::{describe_session, plural};
 use vernier_report::monitors::MonitorSummary;
 
 use crate::html::{self, esc, interval, num};
@@ -70,10 +71,10 @@ pub fn index(site: &Site) -> String {
         .sum();
     let _ = writeln!(
         body,
-        "<p>{} sessions, {} measured runs. Every statistic is computed as <code>vernier show</code> \
+        "<p>{}, {}. Every statistic is computed as <code>vernier show</code> \
          and <code>vernier compare</code> compute it.</p>",
-        sessions.len(),
-        runs
+        plural(sessions.len(), "session"),
+        plural(runs, "measured run")
     );
     let tags: BTreeSet<String> = sessions
         .iter()
@@ -94,7 +95,7 @@ pub fn index(site: &Site) -> String {
     // second and the full id and fingerprint are their tooltips), tags wrap between tags.
     body.push_str(
         "<div class=\"scroll\"><table id=\"sessions\">\n<thead><tr><th>started (UTC)</th>\
-         <th>session</th><th>status</th><th>tags</th><th>kernel</th><th>fingerprint</th>\
+         <th>session</th><th>status</th><th>ran</th><th>tags</th><th>kernel</th><th>fingerprint</th>\
          <th class=\"num\">configs</th><th class=\"num\">runs</th><th>note</th>\
          <th>pages</th></tr></thead>\n<tbody>\n",
     );
@@ -129,7 +130,7 @@ pub fn index(site: &Site) -> String {
         let _ = writeln!(
             body,
             "<tr data-tags=\"{}\"><td class=\"when\" title=\"{}\">{}</td>\
-             <td class=\"id\" title=\"{}\">{}</td><td class=\"word\">{}</td><td class=\"text\">{}</td>\
+             <td class=\"id\" title=\"{}\">{}</td><td class=\"word\">{}</td><td class=\"text\">{}</td><td class=\"text\">{}</td>\
              <td class=\"text\">{}</td><td class=\"id\" title=\"{}\">{}</td>\
              <td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"text\">{}</td>\
              <td class=\"word\">{links}</td></tr>",
@@ -139,6 +140,8 @@ pub fn index(site: &Site) -> String {
             s.info.id,
             esc(&short_id(s)),
             esc(s.info.status.as_str()),
+            // What it ran, as `vernier sessions` says it; specs wrap at their separators.
+            html::label(&describe_session(s.info.suite.as_deref(), &s.info.specs)),
             tag_cells.join(" "),
             html::label(s.info.environment.kernel_release.as_deref().unwrap_or("-")),
             esc(&s.info.fingerprint),
@@ -155,10 +158,10 @@ pub fn index(site: &Site) -> String {
         let series = site.benchmark_series(b);
         let _ = writeln!(
             list,
-            "<li><a href=\"bench/{}.html\">{}</a>: {} configurations in {} series</li>",
+            "<li><a href=\"bench/{}.html\">{}</a>: {} in {} series</li>",
             bench.stem,
             esc(&bench.name),
-            configurations(&series),
+            plural(configurations(&series), "configuration"),
             series.len()
         );
     }
@@ -174,9 +177,8 @@ pub fn index(site: &Site) -> String {
     if !site.latency.is_empty() {
         let _ = writeln!(
             body,
-            "<h2>Latency</h2>\n<p><a href=\"latency.html\">Latency histograms</a> of {} \
-             configurations.</p>",
-            site.latency.len()
+            "<h2>Latency</h2>\n<p><a href=\"latency.html\">Latency histograms</a> of {}.</p>",
+            plural(site.latency.len(), "configuration")
         );
     }
     if !site.monitors.is_empty() {
@@ -196,11 +198,11 @@ pub fn index(site: &Site) -> String {
     if let Some(c) = &site.input.comparison {
         let _ = writeln!(
             body,
-            "<h2>Compare</h2>\n<p><a href=\"compare.html\">{} against {}</a>: {} configurations \
+            "<h2>Compare</h2>\n<p><a href=\"compare.html\">{} against {}</a>: {} \
              compared.</p>",
             esc(&c.new),
             esc(&c.base),
-            c.report.comparisons.len()
+            plural(c.report.comparisons.len(), "configuration")
         );
     }
     body.push_str(
@@ -994,12 +996,11 @@ pub fn history(site: &Site) -> String {
         body.push_str(&html::figure(
             &format!("history/{k}.svg"),
             &format!(
-                "{} on {}: {} sessions, {} change point{}",
+                "{} on {}: {}, {}",
                 s.label(),
                 s.host,
-                s.points.len(),
-                s.steps.len(),
-                if s.steps.len() == 1 { "" } else { "s" }
+                plural(s.points.len(), "session"),
+                plural(s.steps.len(), "change point")
             ),
             None,
         ));

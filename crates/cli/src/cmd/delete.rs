@@ -10,7 +10,7 @@ use vernier_model::SessionStatus;
 use crate::cli::DeleteArgs;
 use crate::db;
 use crate::out::{local_time, outln, printable};
-use vernier_report::format::describe_session as describe;
+use vernier_report::format::{describe_session as describe, plural};
 
 pub fn delete(args: DeleteArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
     let mut store = db::open_existing_for_writing(db_arg)?;
@@ -76,12 +76,4 @@ pub fn delete(args: DeleteArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
         plural(report.kernel_configs, "kernel configuration"),
     );
     Ok(ExitCode::SUCCESS)
-}
-
-fn plural(n: usize, what: &str) -> String {
-    if n == 1 {
-        format!("1 {what}")
-    } else {
-        format!("{n} {what}s")
-    }
 }
