@@ -29,6 +29,10 @@
 #   INTERVAL=200      microseconds between wake-ups
 #   LOAD=cpu:duty=50  vernier --load spec of the loaded phase; empty: idle only
 #   VERNIER=...       a vernier binary to use instead of building target/release/vernier
+#   CYCLICTEST_EXTRA= more cyclictest options, e.g. --mainaffinity=0 with `-a 1`-style runs:
+#                     cyclictest 2.4 pins its main thread, which wakes about 100 times a
+#                     second, to the measured CPUs; a timer that fires while that thread runs
+#                     skips the idle exit and gives cyclictest its lowest minimum (README)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -92,7 +96,7 @@ run_cyclictest() { # phase round load...
     local phase=$1 round=$2 db=$WORK/ct-$1-$2.db json=$WORK/ct-$1-$2.json
     shift 2
     "$VERNIER" --db "$WORK/wrapper.db" run \
-        "command:shell=none:cmd=$CYCLICTEST -m -p 99 -i $INTERVAL -a -t $NCPUS -h 1000 -D $SECONDS_RUN -q --json=$json" \
+        "command:shell=none:cmd=$CYCLICTEST -m -p 99 -i $INTERVAL -a -t $NCPUS -h 1000 -D $SECONDS_RUN -q --json=$json${CYCLICTEST_EXTRA:+ $CYCLICTEST_EXTRA}" \
         "${ONE_RUN[@]}" "$@" >/dev/null
     "$VERNIER" --db "$db" import "$json" >/dev/null
     collect "$db" cyclictest "$phase" "$round"
