@@ -518,3 +518,41 @@ fn sessions_of_one_environment_share_one_difference_that_names_them_all() {
         assert!(page.contains(&format!("id=\"s-{id}\"")), "{page}");
     }
 }
+
+#[test]
+fn a_monitor_key_constant_over_every_run_is_stated_with_its_value_not_drawn() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.db");
+    let b = site_fixture::record(&db, "B", 1.5, 1_700_000_100_000_000_000, false);
+    let out = dir.path().join("site");
+    let site = report(&db, &out, &[]);
+    let page = String::from_utf8(site[&format!("monitors/{b}.html")].clone()).unwrap();
+    // Every key is a choice of the switch; only stat.ctxt, which rose, has a figure.
+    for key in ["meminfo.MemTotal_bytes", "stat.ctxt", "vmstat.pswpin"] {
+        assert!(page.contains(&format!("<option value=\"{key}\"")), "{page}");
+    }
+    let figures: Vec<&String> = site
+        .keys()
+        .filter(|p| p.starts_with(&format!("monitors/{b}/")))
+        .collect();
+    assert_eq!(figures.len(), 1, "{figures:?}");
+    assert!(page.contains(&format!("<img src=\"{b}/")), "{page}");
+    assert_eq!(page.matches("<img ").count(), 1, "{page}");
+    // The constant keys say what they were, in their unit, in an element the switch shows.
+    assert!(
+        page.contains(
+            "<p data-key=\"meminfo.MemTotal_bytes\">meminfo.<wbr>MemTotal_bytes was 8.000 GiB in \
+             every sample of the 24 measured runs that recorded it"
+        ),
+        "{page}"
+    );
+    assert!(
+        page.contains(
+            "<p data-key=\"vmstat.pswpin\">vmstat.<wbr>pswpin did not rise in any of the 24 \
+             measured runs"
+        ),
+        "{page}"
+    );
+    let index = String::from_utf8(site["index.html"].clone()).unwrap();
+    assert!(index.contains("3 series, 2 of them constant"), "{index}");
+}

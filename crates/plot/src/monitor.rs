@@ -118,6 +118,9 @@ impl Draw for Monitor<'_> {
             let plot_height = chart.plotting_area().dim_in_pixel().1;
             chart
                 .configure_mesh()
+                // No minor grid: it was most of the bytes of a site's monitor figures (a
+                // session draws one per key), and the labelled grid lines read the values.
+                .light_line_style(TRANSPARENT)
                 .label_style(style::tick())
                 .axis_desc_style(style::axis_label())
                 .x_desc("time since the run started (s)")

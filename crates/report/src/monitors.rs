@@ -79,6 +79,69 @@ pub fn monitor_summaries(config: &StoredConfiguration) -> Vec<MonitorSummary> {
         .collect()
 }
 
+/// A monitor key as the measured runs of some configurations recorded it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecordedKey {
+    pub key: String,
+    /// The series' unit and kind, as the monitor recorded them.
+    pub unit: String,
+    pub kind: SeriesKind,
+    /// Measured runs that recorded the key.
+    pub runs: usize,
+    /// The one value of every point of every run, when they all have the same (a counter that
+    /// never rose, stored as its increase 0; a gauge that never moved): its figure would be
+    /// flat lines that say no more than this number.
+    pub constant: Option<f64>,
+}
+
+/// Every series key that a measured run of `configurations` recorded, sorted by key.
+pub fn recorded_keys<'a>(
+    configurations: impl IntoIterator<Item = &'a StoredConfiguration>,
+) -> Vec<RecordedKey> {
+    // Per key: its record, the first value seen and whether every later point equalled it.
+    let mut by_key: BTreeMap<String, (RecordedKey, Option<f64>, bool)> = BTreeMap::new();
+    for run in configurations
+        .into_iter()
+        .flat_map(|c| &c.runs)
+        .filter(|r| !r.warmup)
+    {
+        let Some(m) = &run.monitors else { continue };
+        for s in &m.series {
+            let (record, first, same) = by_key.entry(s.key()).or_insert_with(|| {
+                let record = RecordedKey {
+                    key: s.key(),
+                    unit: s.unit.clone(),
+                    kind: s.kind,
+                    runs: 0,
+                    constant: None,
+                };
+                (record, None, true)
+            });
+            record.runs += 1;
+            for p in &s.points {
+                match first {
+                    None => *first = Some(p.value),
+                    Some(v) => *same &= *v == p.value,
+                }
+            }
+        }
+    }
+    by_key
+        .into_values()
+        .map(|(mut record, first, same)| {
+            record.constant = first.filter(|_| same);
+            record
+        })
+        .collect()
+}
+
+impl RecordedKey {
+    /// The scale that shows the constant value.
+    pub fn scale(&self) -> Scale {
+        Scale::of(&self.unit, self.kind, &[self.constant.unwrap_or(0.0)])
+    }
+}
+
 impl MonitorSummary {
     /// The scale that shows this key's median, minimum and maximum.
     pub fn scale(&self) -> Scale {
@@ -595,6 +658,50 @@ mod tests {
         );
         // Zero in every run reads 0 in the smallest unit.
         assert_eq!(Scale::of("ns", Counter, &[0.0]).format(0.0), "0");
+    }
+
+    #[test]
+    fn keys_constant_over_every_run_carry_their_value() {
+        use SeriesKind::{Counter, Gauge};
+        let mut c = config();
+        c.runs = vec![
+            run_with(
+                0,
+                &[
+                    ("vmstat", "pswpin", Counter, 0.0),
+                    ("meminfo", "MemTotal", Gauge, 5.0),
+                    ("stat", "procs_running", Gauge, 2.0),
+                ],
+            ),
+            run_with(
+                1,
+                &[
+                    ("vmstat", "pswpin", Counter, 0.0),
+                    ("meminfo", "MemTotal", Gauge, 5.0),
+                    ("stat", "procs_running", Gauge, 3.0),
+                ],
+            ),
+        ];
+        // A warmup run's different value does not count: only measured runs are drawn.
+        let mut warmup = run_with(2, &[("meminfo", "MemTotal", Gauge, 7.0)]);
+        warmup.warmup = true;
+        c.runs.push(warmup);
+        let keys = recorded_keys([&c]);
+        let constant: Vec<(&str, usize, Option<f64>)> = keys
+            .iter()
+            .map(|k| (k.key.as_str(), k.runs, k.constant))
+            .collect();
+        assert_eq!(
+            constant,
+            [
+                ("meminfo.MemTotal", 2, Some(5.0)),
+                // Rose from 0 to 1 within each run.
+                ("stat.ctxt", 2, None),
+                // 2 in one run, 3 in the other: each run flat, the runs not alike.
+                ("stat.procs_running", 2, None),
+                ("vmstat.pswpin", 2, Some(0.0)),
+            ]
+        );
     }
 
     #[test]

@@ -15,11 +15,12 @@
 mod html;
 mod pages;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use vernier_analysis::{CompareReport, ConfigSummary, HistoryReport, HistorySettings};
 use vernier_model::{OptionValue, StoredSession};
 use vernier_plot::{PlotError, Series};
+use vernier_report::monitors::RecordedKey;
 
 /// The file that marks a directory as a report, so that `vernier report -o DIR` may replace
 /// it, and nothing else.
@@ -68,7 +69,7 @@ pub struct Site {
     /// Configuration labels with latency histograms, in first-seen order.
     latency: Vec<String>,
     /// Per session (index into `input.sessions`) with monitor data, its monitor keys.
-    monitors: Vec<(usize, Vec<String>)>,
+    monitors: Vec<(usize, Vec<RecordedKey>)>,
     /// Every configuration over time on each machine, as `vernier history` finds it with its
     /// defaults; the error's text when it cannot be computed (a value a ratio cannot use).
     history: Result<HistoryReport, String>,
@@ -162,20 +163,13 @@ impl Site {
                 })
                 .collect();
         }
-        let monitors: Vec<(usize, Vec<String>)> = input
+        let monitors: Vec<(usize, Vec<RecordedKey>)> = input
             .sessions
             .iter()
             .enumerate()
             .filter_map(|(i, s)| {
-                let keys: BTreeSet<String> = s
-                    .configurations
-                    .iter()
-                    .flat_map(|c| &c.runs)
-                    .filter(|r| !r.warmup)
-                    .filter_map(|r| r.monitors.as_ref())
-                    .flat_map(|m| m.series.iter().map(|x| x.key()))
-                    .collect();
-                (!keys.is_empty()).then(|| (i, keys.into_iter().collect()))
+                let keys = vernier_report::monitors::recorded_keys(&s.configurations);
+                (!keys.is_empty()).then_some((i, keys))
             })
             .collect();
 
@@ -210,7 +204,12 @@ impl Site {
         for (m, (session, keys)) in monitors.iter().enumerate() {
             let id = input.sessions[*session].info.id;
             files.push((format!("monitors/{id}.html"), File::Monitors(m)));
-            for k in 0..keys.len() {
+            // A key of one value in every run has no figure: its page gives the value.
+            for (k, _) in keys
+                .iter()
+                .enumerate()
+                .filter(|(_, k)| k.constant.is_none())
+            {
                 files.push((format!("monitors/{id}/{k}.svg"), File::MonitorFigure(m, k)));
             }
         }

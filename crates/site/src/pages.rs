@@ -5,10 +5,11 @@ use std::fmt::Write;
 
 use vernier_analysis::{ConfigSummary, Warning};
 use vernier_model::environment::{diff, kernel_config_diff};
+use vernier_model::monitor::SeriesKind;
 use vernier_model::{Environment, Options, StoredConfiguration, StoredSession};
 use vernier_plot::{Format, MonitorTrace, PlotError, Series, Size};
 use vernier_report::format::{describe_session, plural};
-use vernier_report::monitors::MonitorSummary;
+use vernier_report::monitors::{MonitorSummary, RecordedKey};
 
 use crate::html::{self, esc, interval, num};
 use crate::{session_name, short_id, Benchmark, Site};
@@ -187,10 +188,11 @@ pub fn index(site: &Site) -> String {
             let s = &site.input.sessions[*session];
             let _ = writeln!(
                 body,
-                "<li><a href=\"monitors/{}.html\">{}</a>: {} series</li>",
+                "<li><a href=\"monitors/{}.html\">{}</a>: {} series, {} of them constant</li>",
                 s.info.id,
                 esc(&session_name(s)),
-                keys.len()
+                keys.len(),
+                keys.iter().filter(|k| k.constant.is_some()).count()
             );
         }
         body.push_str("</ul>\n");
@@ -729,19 +731,49 @@ pub fn monitors(site: &Site, m: usize) -> String {
         esc(&html::utc(s.info.started_at_ns))
     );
     // The series shown first: the first key monitor the session recorded (context switches
-    // before CPU time), not the first key by name, which is often a flat line.
+    // before CPU time), not the first key by name, which is often a flat line; else the first
+    // key that is drawn.
+    let drawn = |x: &&RecordedKey| x.constant.is_none();
     let shown = vernier_report::monitors::KEY_MONITORS
         .iter()
-        .find_map(|k| keys.iter().position(|x| x == k))
+        .find_map(|k| keys.iter().position(|x| x.key == *k && drawn(&x)))
+        .or_else(|| keys.iter().position(|x| drawn(&x)))
         .unwrap_or(0);
-    body.push_str(&html::switch("monitor-figures", "Series", keys, shown));
+    let names: Vec<String> = keys.iter().map(|k| k.key.clone()).collect();
+    body.push_str(&html::switch("monitor-figures", "Series", &names, shown));
     body.push_str("<div id=\"monitor-figures\">\n");
     for (k, key) in keys.iter().enumerate() {
-        body.push_str(&html::figure(
-            &format!("{}/{k}.svg", s.info.id),
-            &format!("{key} during each measured run, a panel per configuration"),
-            Some(key),
-        ));
+        let Some(value) = key.constant else {
+            body.push_str(&html::figure(
+                &format!("{}/{k}.svg", s.info.id),
+                &format!(
+                    "{} during each measured run, a panel per configuration",
+                    key.key
+                ),
+                Some(&key.key),
+            ));
+            continue;
+        };
+        // A flat line in every panel says no more than its value, and such keys (a counter
+        // of swap-ins that never rose) are often most of a session's keys.
+        let runs = plural(key.runs, "measured run");
+        let what = if key.kind == SeriesKind::Counter && value == 0.0 {
+            format!("did not rise in any of the {runs} that recorded it, in any configuration")
+        } else {
+            let scale = key.scale();
+            let value = format!("{} {}", scale.format(value), scale.unit);
+            format!(
+                "was {} in every sample of the {runs} that recorded it, in every configuration",
+                value.trim_end()
+            )
+        };
+        let _ = writeln!(
+            body,
+            "<p data-key=\"{}\">{} {}: a flat line, not drawn.</p>",
+            esc(&key.key),
+            html::label(&key.key),
+            esc(&what)
+        );
     }
     body.push_str("</div>\n");
     let mut summaries_html = String::new();
@@ -792,7 +824,7 @@ pub fn monitors(site: &Site, m: usize) -> String {
 pub fn monitor_figure(site: &Site, m: usize, k: usize) -> Result<Vec<u8>, PlotError> {
     let (session, keys) = &site.monitors[m];
     let s = &site.input.sessions[*session];
-    let key = &keys[k];
+    let key = &keys[k].key;
     let traces: Vec<MonitorTrace> = s
         .configurations
         .iter()

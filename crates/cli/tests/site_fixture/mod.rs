@@ -126,21 +126,47 @@ pub fn record(path: &Path, kernel: &str, scale: f64, started_at_ns: i64, hostile
                 controller_cpu_ns: 0,
                 load_cpu_ns: None,
                 monitors: Some({
-                    let series = MonitorSeries {
-                        monitor: monitor.into(),
-                        metric: metric_name.into(),
-                        unit: "count".into(),
-                        kind: SeriesKind::Counter,
-                        points,
-                    };
-                    // The run's summary, as the sampler stores it; the hostile session has
-                    // none, as when its monitor failed during every run.
-                    let summary = match series.summary() {
-                        Some(v) if !hostile => BTreeMap::from([(series.key(), v)]),
-                        _ => BTreeMap::new(),
-                    };
+                    // Context switches that rise, memory that never changes and swap-ins
+                    // that never happen: the last two constant over every run.
+                    let flat =
+                        |monitor: &str, metric: &str, unit: &str, kind, value| MonitorSeries {
+                            monitor: monitor.into(),
+                            metric: metric.into(),
+                            unit: unit.into(),
+                            kind,
+                            points: (0..20)
+                                .map(|p| MonitorPoint {
+                                    t_ns: p * 10_000_000,
+                                    value,
+                                })
+                                .collect(),
+                        };
+                    let series = vec![
+                        MonitorSeries {
+                            monitor: monitor.into(),
+                            metric: metric_name.into(),
+                            unit: "count".into(),
+                            kind: SeriesKind::Counter,
+                            points,
+                        },
+                        flat(
+                            "meminfo",
+                            if hostile { SCRIPT } else { "MemTotal_bytes" },
+                            "bytes",
+                            SeriesKind::Gauge,
+                            8.0 * 1_073_741_824.0,
+                        ),
+                        flat("vmstat", "pswpin", "count", SeriesKind::Counter, 0.0),
+                    ];
+                    // The run's summaries, as the sampler stores them; the hostile session
+                    // has none, as when its monitor failed during every run.
+                    let summary = series
+                        .iter()
+                        .filter(|_| !hostile)
+                        .filter_map(|s| Some((s.key(), s.summary()?)))
+                        .collect();
                     RunMonitorData {
-                        series: vec![series],
+                        series,
                         summary,
                         ..Default::default()
                     }
