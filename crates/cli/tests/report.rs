@@ -556,3 +556,41 @@ fn a_monitor_key_constant_over_every_run_is_stated_with_its_value_not_drawn() {
     let index = String::from_utf8(site["index.html"].clone()).unwrap();
     assert!(index.contains("3 series, 2 of them constant"), "{index}");
 }
+
+#[test]
+fn a_session_that_recorded_no_environment_is_one_line_not_a_difference_per_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.db");
+    // Later than the import (which starts now): the environment that recorded nothing comes
+    // first, and the differences are still against the one that recorded something.
+    site_fixture::record(&db, "A", 1.0, 4_000_000_000_000_000_000, false);
+    // cyclictest's histogram output says nothing of the machine it ran on.
+    let histogram = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../model/tests/fixtures/cyclictest/2.4-h400-q.txt");
+    vernier(&db).arg("import").arg(histogram).assert().success();
+    let out = dir.path().join("site");
+    let site = report(&db, &out, &[]);
+    let page = String::from_utf8(site["environment.html"].clone()).unwrap();
+    let differences = &page[page.find("<h2>Differences</h2>").unwrap()..];
+    let differences = &differences[..differences.find("<h2>Environments</h2>").unwrap()];
+    assert!(
+        differences.contains(
+            "recorded no environment (imported from cyclictest&#39;s histogram output): nothing \
+             to compare.</p>"
+        ),
+        "{differences}"
+    );
+    assert!(
+        differences.contains("<h3>Environment 1 against environment 2</h3>"),
+        "{differences}"
+    );
+    assert!(!differences.contains("<table"), "{differences}");
+    assert!(!page.contains("(absent)"), "{page}");
+    // The environment that recorded nothing is listed as such, not as an empty table.
+    let environments = &page[page.find("<h2>Environments</h2>").unwrap()..];
+    assert_eq!(environments.matches("<table").count(), 1, "{environments}");
+    assert!(
+        environments.contains("<p>No field recorded.</p>"),
+        "{environments}"
+    );
+}

@@ -1138,21 +1138,51 @@ fn session_list(sessions: &[&StoredSession]) -> String {
 pub fn environment(site: &Site) -> String {
     let groups = environments(&site.input.sessions);
     let mut body = String::new();
-    let first = groups[0].0;
+    // Differences are against the first environment that recorded anything: an imported
+    // session (cyclictest's histogram output) may have recorded none, and against nothing every
+    // field would be a difference.
+    let reference = groups.iter().position(|(e, _)| recorded(e)).unwrap_or(0);
+    let first = groups[reference].0;
     body.push_str("<h2>Differences</h2>\n");
     if groups.len() == 1 {
         body.push_str("<p>Every session ran in the same environment.</p>\n");
     }
-    for (i, (e, members)) in groups.iter().enumerate().skip(1) {
-        let (ha, hb) = (
-            "environment 1".to_string(),
-            format!("environment {}", i + 1),
-        );
+    for (i, (e, members)) in groups.iter().enumerate() {
+        if i == reference {
+            continue;
+        }
+        let r = reference + 1;
+        let (ha, hb) = (format!("environment {r}"), format!("environment {}", i + 1));
         let names: Vec<String> = members.iter().map(|s| esc(&session_name(s))).collect();
         let _ = writeln!(
             body,
-            "<h3>Environment {n} against environment 1</h3>\n<p>{} of environment {n}: {}; \
-             environment 1 is <a href=\"#env-1\">under Environments</a>.</p>",
+            "<h3>Environment {n} against environment {r}</h3>",
+            n = i + 1
+        );
+        if !recorded(e) {
+            // One line, not a row per field that the other environment has.
+            let notes: BTreeSet<Option<&str>> =
+                members.iter().map(|s| s.info.note.as_deref()).collect();
+            let note = match notes.first() {
+                Some(Some(note)) if notes.len() == 1 => format!(" ({})", esc(note)),
+                _ => String::new(),
+            };
+            let _ = writeln!(
+                body,
+                "<p>{} {} recorded no environment{note}: nothing to compare.</p>",
+                if members.len() == 1 {
+                    "Session"
+                } else {
+                    "Sessions"
+                },
+                names.join(", "),
+            );
+            continue;
+        }
+        let _ = writeln!(
+            body,
+            "<p>{} of environment {n}: {}; environment {r} is <a href=\"#env-{r}\">under \
+             Environments</a>.</p>",
             if members.len() == 1 {
                 "The session"
             } else {
@@ -1217,9 +1247,19 @@ pub fn environment(site: &Site) -> String {
             session_list(members),
             n = i + 1,
         );
-        body.push_str(&html::text_table(&["field", "value"], &fields(e)));
+        if recorded(e) {
+            body.push_str(&html::text_table(&["field", "value"], &fields(e)));
+        } else {
+            body.push_str("<p>No field recorded.</p>\n");
+        }
     }
     html::page("", "Environment", &nav(site), &body)
+}
+
+/// Whether any field of `e` was recorded: a session imported from a file that says nothing
+/// of its machine has none.
+fn recorded(e: &Environment) -> bool {
+    *e != Environment::default()
 }
 
 /// The environment's fields as `show` lists them: `name` or `name.key` and the value.
