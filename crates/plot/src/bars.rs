@@ -74,7 +74,9 @@ impl SlotMarks for Bars {
     }
 
     fn extent(&self, summary: &ConfigSummary) -> Vec<f64> {
-        [summary.median, summary.ci_low, summary.ci_high]
+        // The bar stands on zero.
+        let base = summary.median.map(|_| 0.0);
+        [base, summary.median, summary.ci_low, summary.ci_high]
             .into_iter()
             .flatten()
             .collect()

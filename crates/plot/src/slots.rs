@@ -222,21 +222,74 @@ impl<M: SlotMarks> SlotFigure<'_, M> {
                 }
             }
         }
-        let (lo, hi) = self.marks.y_range(&values);
-        // The x axis' caption: what the slots share and what the marks show, on one line when
-        // it fits the plotting area (the area less the y labels and the margins), else on two.
+        let (lo, mut hi) = self.marks.y_range(&values);
         let (caption, labels) = slot_labels(panel);
         let explained = format!("({})", self.marks.explained(level));
         let one_line = format!("{caption} {explained}");
-        let y_labels = style::y_label_area(lo, hi);
-        let two_lines = style::text_width(&one_line, &style::axis_label())
-            > area.dim_in_pixel().0.saturating_sub(y_labels + 2 * MARGIN);
-        let mut chart = ChartBuilder::on(area)
-            .margin(MARGIN)
-            .x_label_area_size(if two_lines { 80 } else { 56 })
-            .y_label_area_size(y_labels)
-            .build_cartesian_2d(-0.5f64..(n as f64 - 0.5), lo..hi)
-            .or_draw()?;
+        // Each series has its share of the slot's middle 80%, its mark in the share's middle.
+        let k = self.series.len().max(1);
+        let share = 0.8 / k as f64;
+        let width = share * M::WIDTH;
+        let x_of = |i: usize, j: usize| i as f64 - 0.4 + share * (j as f64 + 0.5);
+        // What each mark covers: its width and the values it reaches.
+        let mut covered: Vec<(f64, f64, f64, f64)> = Vec::new();
+        for (j, s) in self.series.iter().enumerate() {
+            for (i, label) in panel.configs.iter().enumerate() {
+                if let Some(c) = find(s, label, &panel.metric) {
+                    let reach = self.marks.extent(c);
+                    let (y0, y1) = reach
+                        .iter()
+                        .fold((f64::INFINITY, f64::NEG_INFINITY), |r, &v| {
+                            (r.0.min(v), r.1.max(v))
+                        });
+                    if y0 <= y1 {
+                        let x = x_of(i, j);
+                        covered.push((x - width / 2.0, x + width / 2.0, y0, y1));
+                    }
+                }
+            }
+        }
+        // The x axis' caption: what the slots share and what the marks show, on one line when
+        // it fits the plotting area (the area less the y labels and the margins), else on two.
+        let build = |hi: f64| -> Result<(SlotChart<'_, DB>, bool), PlotError> {
+            let y_labels = style::y_label_area(lo, hi);
+            let two_lines = style::text_width(&one_line, &style::axis_label())
+                > area.dim_in_pixel().0.saturating_sub(y_labels + 2 * MARGIN);
+            let chart = ChartBuilder::on(area)
+                .margin(MARGIN)
+                .x_label_area_size(if two_lines { 80 } else { 56 })
+                .y_label_area_size(y_labels)
+                .build_cartesian_2d(-0.5f64..(n as f64 - 0.5), lo..hi)
+                .or_draw()?;
+            Ok((chart, two_lines))
+        };
+        let (mut chart, mut two_lines) = build(hi)?;
+        let mut corner = SeriesLabelPosition::UpperRight;
+        if legend {
+            // The legend in a corner of the plotting area that no mark reaches; where every
+            // corner holds a mark, the axis made taller until the data lies below the legend.
+            // Built again for the new range before anything is drawn (building draws nothing).
+            for _ in 0..3 {
+                let plot_width = chart.plotting_area().dim_in_pixel().0;
+                let entries: Vec<String> = self
+                    .series
+                    .iter()
+                    .map(|s| style::legend_entry(&s.name, plot_width))
+                    .collect();
+                let size = style::legend_size(&entries);
+                let marks: Vec<Rect> = covered
+                    .iter()
+                    .map(|&(x0, x1, y0, y1)| mark_rect(&chart, (x0, y0), (x1, y1)))
+                    .collect();
+                if let Some(free) = free_corner(&chart, size, &marks) {
+                    corner = free;
+                    break;
+                }
+                let top = covered.iter().map(|m| m.3).fold(lo, f64::max);
+                hi = hi.max(top_above(&chart, size, lo, top));
+                (chart, two_lines) = build(hi)?;
+            }
+        }
         let plot_width = chart.plotting_area().dim_in_pixel().0;
         chart
             .configure_mesh()
@@ -264,16 +317,11 @@ impl<M: SlotMarks> SlotFigure<'_, M> {
             ))
             .or_draw()?;
         }
-        // Each series has its share of the slot's middle 80%, its mark in the share's middle.
-        let k = self.series.len().max(1);
-        let share = 0.8 / k as f64;
-        let width = share * M::WIDTH;
         for (j, s) in self.series.iter().enumerate() {
             let c = colour(j);
             for (i, label) in panel.configs.iter().enumerate() {
                 if let Some(summary) = find(s, label, &panel.metric) {
-                    let x = i as f64 - 0.4 + share * (j as f64 + 0.5);
-                    self.marks.draw(&mut chart, summary, x, width, c)?;
+                    self.marks.draw(&mut chart, summary, x_of(i, j), width, c)?;
                 }
             }
             if legend {
@@ -311,10 +359,82 @@ impl<M: SlotMarks> SlotFigure<'_, M> {
             .or_draw()?;
         }
         if legend {
-            style::draw_legend(&mut chart, SeriesLabelPosition::UpperRight)?;
+            style::draw_legend(&mut chart, corner)?;
         }
         Ok(())
     }
+}
+
+/// A rectangle in the backend's pixels: left, top, right, bottom.
+type Rect = (i32, i32, i32, i32);
+
+/// Pixels around a mark that a legend keeps clear of: a run's dot (radius 2) and a stroke.
+const MARK_PAD: i32 = 3;
+
+/// The pixels of the mark that spans `(x0, y0)` to `(x1, y1)` on `chart`, with [`MARK_PAD`].
+fn mark_rect<DB: DrawingBackend>(
+    chart: &SlotChart<'_, DB>,
+    (x0, y0): (f64, f64),
+    (x1, y1): (f64, f64),
+) -> Rect {
+    let (left, top) = chart.backend_coord(&(x0, y1));
+    let (right, bottom) = chart.backend_coord(&(x1, y0));
+    (
+        left - MARK_PAD,
+        top - MARK_PAD,
+        right + MARK_PAD,
+        bottom + MARK_PAD,
+    )
+}
+
+/// Whether two rectangles share a pixel.
+fn overlap(a: Rect, b: Rect) -> bool {
+    a.0 <= b.2 && b.0 <= a.2 && a.1 <= b.3 && b.1 <= a.3
+}
+
+/// The corners a legend may take, in the order tried: the upper ones, where a box plot's
+/// headroom is, then the lower ones.
+const CORNERS: [SeriesLabelPosition; 4] = [
+    SeriesLabelPosition::UpperRight,
+    SeriesLabelPosition::UpperLeft,
+    SeriesLabelPosition::LowerRight,
+    SeriesLabelPosition::LowerLeft,
+];
+
+/// The first of [`CORNERS`] where a legend of `size` pixels on `chart` overlaps none of
+/// `marks`.
+fn free_corner<DB: DrawingBackend>(
+    chart: &SlotChart<'_, DB>,
+    size: (i32, i32),
+    marks: &[Rect],
+) -> Option<SeriesLabelPosition> {
+    CORNERS.into_iter().find(|corner| {
+        let legend = style::legend_rect(chart.plotting_area(), corner, size);
+        !marks.iter().any(|&m| overlap(legend, m))
+    })
+}
+
+/// The top of a y axis from `lo` on which the value `highest` lies below a legend of `size`
+/// pixels in an upper corner of `chart`'s plotting area (of its height): the legend's band
+/// above the data. At most three quarters of the height go to the legend, so that the data
+/// keeps a quarter however many series the legend lists.
+fn top_above<DB: DrawingBackend>(
+    chart: &SlotChart<'_, DB>,
+    size: (i32, i32),
+    lo: f64,
+    highest: f64,
+) -> f64 {
+    let height = f64::from(chart.plotting_area().dim_in_pixel().1);
+    let legend = style::legend_rect(
+        chart.plotting_area(),
+        &SeriesLabelPosition::UpperRight,
+        size,
+    );
+    let base = chart.plotting_area().get_base_pixel().1;
+    // The legend's foot below the area's top, and the mark's padding.
+    let band = (f64::from(legend.3 - base + 2 * MARK_PAD)).min(0.75 * height);
+    // `highest` at `band` pixels below the top: (top - highest) / (top - lo) = band / height.
+    (height * highest - band * lo) / (height - band)
 }
 
 #[cfg(test)]
@@ -368,6 +488,141 @@ mod tests {
         let series = [crate::fixtures::series("k", "hackbench", &configs)];
         let (_, labels) = slot_labels(&panels(&series)[0]);
         assert_eq!(labels, ["groups=1", "groups=2", "groups=4", "groups=10"]);
+    }
+
+    /// The pixels (left, top, right, bottom) of every element `tag` of `svg` that
+    /// `bounds` reads from the element's attributes.
+    fn boxes_of(
+        svg: &str,
+        tag: &str,
+        bounds: impl Fn(&dyn Fn(&str) -> f64, &str) -> [f64; 4],
+    ) -> Vec<([f64; 4], String)> {
+        svg.split(&format!("<{tag} "))
+            .skip(1)
+            .map(|t| {
+                let element = &t[..t.find("/>").unwrap()];
+                let attribute = |name: &str| -> f64 {
+                    let start = element.find(&format!("{name}=\"")).unwrap() + name.len() + 2;
+                    let end = start + element[start..].find('"').unwrap();
+                    element[start..end].parse().unwrap()
+                };
+                (bounds(&attribute, element), element.to_string())
+            })
+            .collect()
+    }
+
+    /// Panics unless the legend box of `svg` (plotters' light background of it) shares no
+    /// pixel with a box, bar, whisker, interval, median or dot; returns the legend's pixels.
+    fn assert_legend_clear(svg: &[u8]) -> [f64; 4] {
+        let svg = std::str::from_utf8(svg).unwrap();
+        let rects = boxes_of(svg, "rect", |a, _| {
+            [a("x"), a("y"), a("x") + a("width"), a("y") + a("height")]
+        });
+        let legends: Vec<[f64; 4]> = rects
+            .iter()
+            .filter(|(_, e)| e.contains("opacity=\"0.85\" fill=\"#FFFFFF\""))
+            .map(|(b, _)| *b)
+            .collect();
+        assert_eq!(legends.len(), 1, "one legend");
+        let legend = legends[0];
+        let inside = |b: &[f64; 4]| {
+            b[0] >= legend[0] && b[1] >= legend[1] && b[2] <= legend[2] && b[3] <= legend[3]
+        };
+        let circles = boxes_of(svg, "circle", |a, _| {
+            let (x, y, r) = (a("cx"), a("cy"), a("r"));
+            [x - r, y - r, x + r, y + r]
+        });
+        let polylines = boxes_of(svg, "polyline", |_, e| {
+            let points = &e[e.find("points=\"").unwrap() + 8..];
+            let points = &points[..points.find('"').unwrap()];
+            points.split_whitespace().fold(
+                [
+                    f64::INFINITY,
+                    f64::INFINITY,
+                    f64::NEG_INFINITY,
+                    f64::NEG_INFINITY,
+                ],
+                |b, p| {
+                    let (x, y) = p.split_once(',').unwrap();
+                    let (x, y): (f64, f64) = (x.parse().unwrap(), y.parse().unwrap());
+                    [b[0].min(x), b[1].min(y), b[2].max(x), b[3].max(y)]
+                },
+            )
+        });
+        let marks: Vec<&([f64; 4], String)> = rects
+            .iter()
+            .chain(&circles)
+            .chain(&polylines)
+            // The figure's background, and the legend's own border and squares.
+            .filter(|(b, e)| !e.contains("fill=\"#FFFFFF\"") && !inside(b))
+            .collect();
+        assert!(marks.len() > 20, "{} marks", marks.len());
+        for (b, e) in marks {
+            let apart =
+                b[2] < legend[0] || legend[2] < b[0] || b[3] < legend[1] || legend[3] < b[1];
+            assert!(apart, "the legend {legend:?} covers <{e}/> at {b:?}");
+        }
+        legend
+    }
+
+    #[test]
+    fn the_legend_takes_a_corner_that_no_mark_reaches() {
+        crate::register_font().unwrap();
+        let options: [&[(&str, u64)]; 4] = [
+            &[("groups", 1)],
+            &[("groups", 2)],
+            &[("groups", 4)],
+            &[("groups", 10)],
+        ];
+        // The right slot reaches the top (as hackbench's most groups): the upper right corner,
+        // where the legend stood, is taken; the upper left is free.
+        let series: Vec<Series> = ["kernel=A", "kernel=B", "kernel=C", "kernel=D"]
+            .iter()
+            .enumerate()
+            .map(|(j, name)| {
+                let configs: Vec<(&[(&str, u64)], f64)> = options
+                    .iter()
+                    .zip([1.0, 2.0, 4.0, 10.0])
+                    .map(|(o, c)| (*o, c + j as f64 * 0.3))
+                    .collect();
+                crate::fixtures::series(name, "hackbench", &configs)
+            })
+            .collect();
+        let size = crate::Size::default();
+        let svg = crate::box_plot(&series, "t", crate::Format::Svg, size).unwrap();
+        let legend = assert_legend_clear(&svg);
+        assert!(
+            legend[0] < f64::from(size.width) / 2.0,
+            "{legend:?} not on the left"
+        );
+        let svg = crate::bars(&series, "t", crate::Format::Svg, size).unwrap();
+        assert_legend_clear(&svg);
+    }
+
+    #[test]
+    fn where_every_corner_holds_a_mark_the_data_lies_below_the_legend() {
+        crate::register_font().unwrap();
+        let options: [&[(&str, u64)]; 3] = [&[("groups", 1)], &[("groups", 2)], &[("groups", 4)]];
+        // At both ends series at the top and at the bottom of the axis, and a legend of six
+        // taller than the headroom above the data.
+        let ends = [10.0, 1.0, 10.0, 1.0, 10.0, 1.0];
+        let names = [
+            "kernel=A", "kernel=B", "kernel=C", "kernel=D", "kernel=E", "kernel=F",
+        ];
+        let series: Vec<Series> = names
+            .into_iter()
+            .zip(ends)
+            .map(|(name, end)| {
+                let configs: Vec<(&[(&str, u64)], f64)> = options
+                    .iter()
+                    .zip([end, 5.0, end])
+                    .map(|(o, c)| (*o, c))
+                    .collect();
+                crate::fixtures::series(name, "hackbench", &configs)
+            })
+            .collect();
+        let svg = crate::box_plot(&series, "t", crate::Format::Svg, crate::Size::default());
+        assert_legend_clear(&svg.unwrap());
     }
 
     #[test]

@@ -284,6 +284,71 @@ pub fn with_unit(name: &str, unit: &str) -> String {
     }
 }
 
+/// plotters' legend layout (`SeriesLabelStyle::draw`, 0.3.7): the room for each entry's
+/// symbol, the padding inside the box and the gap between the box and the plotting area's edge.
+const LEGEND_SYMBOL: i32 = 30;
+const LEGEND_PADDING: i32 = 10;
+const LEGEND_INSET: i32 = 5;
+
+/// The size in pixels of the box of a legend of `entries`, as [`draw_legend`] draws it.
+pub fn legend_size(entries: &[String]) -> (i32, i32) {
+    let font = legend();
+    let mut text = MultiLineText::<_, &str>::new((0, 0), &font);
+    for e in entries {
+        text.push_line(e.as_str());
+    }
+    let (w, h) = text.estimate_dimension().unwrap_or_else(|_| {
+        // Without the font's metrics (`render` refuses to draw then), a character per em.
+        let widest = entries.iter().map(|e| e.chars().count()).max().unwrap_or(0);
+        let em = font.font.get_size();
+        (
+            (widest as f64 * em) as i32,
+            (entries.len() as f64 * em * 1.25) as i32,
+        )
+    });
+    (
+        w + LEGEND_SYMBOL + 2 * LEGEND_PADDING,
+        h + 2 * LEGEND_PADDING,
+    )
+}
+
+/// Where a legend box of `size` pixels lies at `corner` of `area` (the chart's plotting
+/// area), in the backend's pixels (left, top, right, bottom), as plotters places it.
+pub fn legend_rect<DB: DrawingBackend, CT: CoordTranslate>(
+    area: &DrawingArea<DB, CT>,
+    corner: &SeriesLabelPosition,
+    (w, h): (i32, i32),
+) -> (i32, i32, i32, i32) {
+    let (base_x, base_y) = area.get_base_pixel();
+    let (area_w, area_h) = area.dim_in_pixel();
+    let (area_w, area_h) = (area_w as i32, area_h as i32);
+    let x = match corner {
+        SeriesLabelPosition::UpperLeft
+        | SeriesLabelPosition::MiddleLeft
+        | SeriesLabelPosition::LowerLeft => LEGEND_INSET,
+        SeriesLabelPosition::UpperMiddle
+        | SeriesLabelPosition::MiddleMiddle
+        | SeriesLabelPosition::LowerMiddle => (area_w - w) / 2,
+        SeriesLabelPosition::UpperRight
+        | SeriesLabelPosition::MiddleRight
+        | SeriesLabelPosition::LowerRight => area_w - w - LEGEND_INSET,
+        SeriesLabelPosition::Coordinate(x, _) => *x,
+    };
+    let y = match corner {
+        SeriesLabelPosition::UpperLeft
+        | SeriesLabelPosition::UpperMiddle
+        | SeriesLabelPosition::UpperRight => LEGEND_INSET,
+        SeriesLabelPosition::MiddleLeft
+        | SeriesLabelPosition::MiddleMiddle
+        | SeriesLabelPosition::MiddleRight => (area_h - h) / 2,
+        SeriesLabelPosition::LowerLeft
+        | SeriesLabelPosition::LowerMiddle
+        | SeriesLabelPosition::LowerRight => area_h - h - LEGEND_INSET,
+        SeriesLabelPosition::Coordinate(_, y) => *y,
+    };
+    (base_x + x, base_y + y, base_x + x + w, base_y + y + h)
+}
+
 /// Draws the legend of `chart`'s labelled series at `position`, on a light box.
 pub fn draw_legend<'a, DB: DrawingBackend + 'a, CT: CoordTranslate>(
     chart: &mut ChartContext<'a, DB, CT>,
@@ -297,6 +362,8 @@ where
         .label_font(legend())
         .background_style(WHITE.mix(0.85))
         .border_style(BLACK.mix(0.5))
+        .legend_area_size(LEGEND_SYMBOL)
+        .margin(LEGEND_PADDING)
         .position(position)
         .draw()
         .or_draw()
