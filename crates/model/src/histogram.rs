@@ -306,6 +306,15 @@ pub fn supports_quantile(count: u64, q: f64) -> bool {
     q < 1.0 && count as f64 * (1.0 - q) >= 10.0 - 1e-9
 }
 
+/// The highest quantile that `count` samples support by [`supports_quantile`]'s rule: the one
+/// with 10 samples beyond it, `1 - 10 / count` (not positive for 10 samples or fewer).
+pub fn highest_supported_quantile(count: u64) -> f64 {
+    if count == 0 {
+        return 0.0;
+    }
+    1.0 - 10.0 / count as f64
+}
+
 /// The quantity of timer wake-up latency histograms (the `latency` benchmark, cyclictest).
 pub const LATENCY: &str = "latency";
 

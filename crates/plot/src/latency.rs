@@ -8,7 +8,8 @@ use std::collections::BTreeMap;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
-use vernier_analysis::{LatencySummary, Percentile, ThreadLatency};
+use vernier_analysis::{LatencySummary, ThreadLatency};
+use vernier_model::histogram::highest_supported_quantile;
 
 use crate::style::{self, colour};
 use crate::{render, Draw, Format, OrDraw, PlotError, Size};
@@ -56,26 +57,30 @@ fn round_up(v: u64) -> u64 {
     v.div_ceil(step) * step
 }
 
-/// The highest of the percentiles vernier reports (p99.99, p99.9, p99) that `thread` has
-/// enough samples for, microseconds.
-fn highest_percentile(thread: &ThreadLatency) -> Option<f64> {
-    [thread.p99_99, thread.p99_9, thread.p99]
-        .into_iter()
-        .find_map(Percentile::value)
+/// Where the body of `thread`'s samples ends, microseconds: one rule for every CPU whatever
+/// its number of samples, the highest quantile its count supports ([`highest_supported_quantile`],
+/// the rule by which `show` reports a percentile: 10 samples beyond it), at most the p99.99 and at
+/// least the median. 100,000 samples end at their p99.99, 20,000 at their p99.95, 500 at their
+/// p98 and 15 at their median, so that a lone outlier of a CPU with few samples no more decides
+/// the axis than one of a CPU with many. `None` when that quantile lies among the samples
+/// beyond the histogram's range (an imported cyclictest histogram's overflows).
+fn body_end(thread: &ThreadLatency) -> Option<f64> {
+    let q = highest_supported_quantile(thread.histogram.count).clamp(0.5, 0.9999);
+    thread.histogram.quantile_ns(q).map(|ns| ns as f64 / 1e3)
 }
 
 /// Where the x axis ends (bins `0..end` are drawn): after the last bin when every CPU's last
-/// sample lies within twice its [`highest_percentile`] (or it has none: too few samples); else
-/// a quarter beyond the highest of them, rounded, so that a rare outlier (one of 458 ms among
-/// 100,000 samples below 200 us) leaves the body readable. The samples beyond are drawn as a
-/// bar of their own and the worst case stays in the legend.
+/// sample lies within twice the highest [`body_end`] of the panel's CPUs; else a quarter beyond
+/// that, rounded, so that a rare outlier (one of 458 ms among 100,000 samples below 200 us)
+/// leaves the body readable. The samples beyond are drawn as a bar of their own and the worst
+/// case stays in the legend.
 fn axis_end(threads: &[ThreadLatency], all: &[BTreeMap<u64, u64>]) -> u64 {
     let last_of = |b: &BTreeMap<u64, u64>| b.keys().next_back().map_or(1, |&k| k + 1);
     let last = all.iter().map(last_of).max().unwrap_or(1);
     let shown = threads
         .iter()
         .zip(all)
-        .map(|(t, b)| match highest_percentile(t) {
+        .map(|(t, b)| match body_end(t) {
             Some(v) => v.floor() as u64 + 1,
             None => last_of(b),
         })
@@ -243,6 +248,7 @@ impl Draw for Latency<'_> {
 mod tests {
     use super::*;
 
+    use vernier_analysis::Percentile;
     use vernier_model::histogram::{supports_quantile, LATENCY};
     use vernier_model::Recording;
 
@@ -353,11 +359,36 @@ mod tests {
         assert!(fewer.p99_99.value().is_none() && fewer.p99_9.value().is_some());
         let end = axis_end(std::slice::from_ref(&fewer), &[bins(&fewer)]);
         assert!((200..=300).contains(&end), "{end}");
-        // Too few samples for any high percentile: everything is shown.
+        // Too few samples for any percentile `show` reports: the same rule, the median of 11.
         let few = thread(0, &[(50_000, 10), (458_000_000, 1)]);
-        // (past the bin of 458 ms, which the histogram holds at 1% precision).
         let end = axis_end(std::slice::from_ref(&few), &[bins(&few)]);
-        assert!((458_001..463_000).contains(&end), "{end}");
+        assert!((51..=70).contains(&end), "{end}");
+    }
+
+    #[test]
+    fn a_cpu_of_few_samples_ends_its_body_by_the_same_rule_as_the_others() {
+        // CPU1 measured 500 samples (too few for a p99), one of them 458 ms: it no longer
+        // stretches the axis to its worst case while CPU0's outlier is cut.
+        let many = body_and(0, &[458_000_000]);
+        let few = thread(1, &[(60_500, 499), (458_000_000, 1)]);
+        assert!(few.p99.value().is_none());
+        let threads = [many, few];
+        let all: Vec<BTreeMap<u64, u64>> = threads.iter().map(bins).collect();
+        let end = axis_end(&threads, &all);
+        assert!((200..=300).contains(&end), "{end}");
+        // Only the CPU of few samples, with its outlier: its body, not its worst case.
+        let end = axis_end(&threads[1..], &all[1..]);
+        assert!((61..=100).contains(&end), "{end}");
+        let svg = latency(
+            &[("rt".into(), summary(threads.to_vec()))],
+            "t",
+            Format::Svg,
+            Size::default(),
+        )
+        .unwrap();
+        let texts: Vec<String> = svg_texts(&svg).into_iter().map(|t| t.text).collect();
+        let cpu1 = texts.iter().find(|t| t.starts_with("CPU1")).unwrap();
+        assert!(cpu1.contains("max 458000 us, 1 beyond"), "{cpu1}");
     }
 
     #[test]
