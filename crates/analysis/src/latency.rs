@@ -62,7 +62,9 @@ pub struct ThreadLatency {
     /// The measured run (index among measured runs) and the sample within it of the maximum.
     pub max_run: usize,
     pub max_index: Option<u64>,
-    pub missed: u64,
+    /// Periods that passed without a sample; `None` when the source does not count them
+    /// (cyclictest skips a late period silently: its runs store no `missed` value).
+    pub missed: Option<u64>,
     pub overflows: u64,
     /// The merged distribution, for plots (not in JSON: `vernier export` has the histograms).
     #[serde(skip)]
@@ -211,6 +213,11 @@ pub fn latency_summary(config: &StoredConfiguration, quantity: &str) -> Option<L
     if merged.is_empty() {
         return None;
     }
+    let counts_missed = config
+        .runs
+        .iter()
+        .filter(|r| !r.warmup)
+        .any(|r| r.values.contains_key("missed"));
     let threads = merged
         .into_values()
         .map(|(h, max_run)| ThreadLatency {
@@ -226,7 +233,7 @@ pub fn latency_summary(config: &StoredConfiguration, quantity: &str) -> Option<L
             max_us: us(h.max_ns),
             max_run,
             max_index: h.max_index,
-            missed: h.missed,
+            missed: counts_missed.then_some(h.missed),
             overflows: h.overflows,
             histogram: h,
         })
@@ -281,7 +288,11 @@ mod tests {
             preceding_executions: index,
             started_at_ns: i64::from(index) * 300_000_000_000,
             ended_at_ns: i64::from(index + 1) * 300_000_000_000,
-            values: BTreeMap::new(),
+            // As the latency benchmark stores them: the run's missed periods among its values.
+            values: BTreeMap::from([(
+                "missed".to_string(),
+                histograms.iter().map(|h| h.missed as f64).sum(),
+            )]),
             histograms,
             rusage: Rusage::default(),
             foreign_cpu_ns: 0,
@@ -336,8 +347,16 @@ mod tests {
         let cpu1 = &s.threads[1];
         assert_eq!(
             (cpu1.label(), cpu1.samples, cpu1.missed),
-            ("CPU1".to_string(), 2_002, 2)
+            ("CPU1".to_string(), 2_002, Some(2))
         );
+        // Runs of a source that does not count missed periods (cyclictest) store no `missed`:
+        // unknown, not 0.
+        let mut uncounted = config.clone();
+        for r in &mut uncounted.runs {
+            r.values.remove("missed");
+        }
+        let s2 = latency_summary(&uncounted, LATENCY).unwrap();
+        assert!(s2.threads.iter().all(|t| t.missed.is_none()));
         assert_eq!(
             (cpu1.max_us, cpu1.max_run, cpu1.max_index),
             (70.0, 1, Some(1_000))

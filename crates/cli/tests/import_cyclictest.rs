@@ -100,6 +100,15 @@ fn json_and_histogram_outputs_import_once_and_show() {
         .success()
         .stdout(predicate::str::contains("cyclictest:affinity=all"))
         .stdout(predicate::str::contains("p99 us, lower is better"));
+    // cyclictest skips a late period without counting it: missed is unknown (-), not 0.
+    let shown = vernier(&db).args(["show", &id]).output().unwrap();
+    let text = String::from_utf8(shown.stdout).unwrap();
+    let row = text
+        .lines()
+        .find(|l| l.starts_with("CPU") || l.starts_with("thread "))
+        .unwrap_or_else(|| panic!("no per-CPU row: {text}"));
+    let cells: Vec<&str> = row.split_whitespace().collect();
+    assert_eq!(cells[cells.len() - 2], "-", "{text}");
 }
 
 #[test]

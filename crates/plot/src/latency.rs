@@ -279,7 +279,7 @@ mod tests {
             max_us: h.max_ns as f64 / 1e3,
             max_run: 0,
             max_index: h.max_index,
-            missed: 0,
+            missed: Some(0),
             overflows: 0,
             histogram: h,
         }

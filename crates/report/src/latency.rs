@@ -48,7 +48,7 @@ pub fn latency_text(summary: &LatencySummary) -> String {
                 percentile(t.p99_9),
                 percentile(t.p99_99),
                 us(t.max_us),
-                t.missed.to_string(),
+                t.missed.map_or_else(|| "-".to_string(), |m| m.to_string()),
                 t.overflows.to_string(),
             ]
         })
@@ -301,7 +301,7 @@ mod tests {
             max_us: h.max_ns as f64 / 1e3,
             max_run: 0,
             max_index: h.max_index,
-            missed: 0,
+            missed: Some(0),
             overflows: 0,
             histogram: h,
         }

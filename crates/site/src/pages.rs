@@ -651,7 +651,8 @@ pub fn latency(site: &Site) -> String {
                     num(t.p99_9.value()),
                     num(t.p99_99.value()),
                     num(Some(t.max_us)),
-                    t.missed.to_string(),
+                    // Unknown (`-`) where the source does not count missed periods.
+                    t.missed.map_or_else(|| "-".to_string(), |m| m.to_string()),
                 ]);
             }
         }
