@@ -262,7 +262,12 @@ mod tests {
         assert!(find("nope").is_none());
         for b in all() {
             let info = b.info();
-            assert_eq!(info.version, "1", "{}", info.name);
+            // A benchmark's version is a whole number, raised when what it times changes.
+            assert!(
+                info.version.parse::<u32>().is_ok_and(|v| v >= 1),
+                "{}",
+                info.name
+            );
             // Every default resolves and passes the benchmark's own checks on option values.
             resolve_options(&info, &[]).unwrap();
         }
