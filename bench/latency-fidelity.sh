@@ -34,7 +34,8 @@
 #   CYCLICTEST_EXTRA= more cyclictest options, e.g. --mainaffinity=0 with CPUS=1:
 #                     cyclictest 2.4 pins its main thread, which wakes about 100 times a
 #                     second, to the measured CPUs; a timer that fires while that thread runs
-#                     skips the idle exit and gives cyclictest its lowest minimum (README)
+#                     skips the idle exit and gives cyclictest its lowest minimum
+#                     (docs/benchmarks.md, `latency`)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

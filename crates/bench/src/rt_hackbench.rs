@@ -4,10 +4,11 @@
 //! `hackbench -g GROUPS -f FDS -l LOOPS -s DATASIZE [-p|-i] [-T|-P]`: GROUPS groups of FDS
 //! senders and FDS receivers, each sender passing LOOPS messages of DATASIZE bytes to every
 //! receiver of its group over socketpairs (or pipes, or TCP over loopback with `ipc=inet`),
-//! as processes or threads. The defaults are rt-tests' own. hackbench times from before the
-//! first task starts to after the last one ends (gettimeofday, printed in milliseconds'
-//! precision). vernier's own `hackbench` benchmark does the same work in-process; this adapter
-//! runs the tool itself, so that its numbers compare with results published from it.
+//! as processes or threads. The defaults are rt-tests' own. hackbench times from when every
+//! worker has reported ready, before it writes the start byte, to after it has reaped the last
+//! one (gettimeofday, printed in whole milliseconds). vernier's own `hackbench` benchmark does
+//! the same work and times the same span in-process; this adapter runs the tool itself, so that
+//! its numbers compare with results published from it.
 
 use std::collections::BTreeMap;
 
