@@ -53,6 +53,15 @@ pub fn list(args: ListArgs) -> Result<ExitCode> {
                 b.metric.name,
                 b.metric.unit
             );
+            // The help texts start in one column: after the longest option name of this
+            // benchmark (sysbench's memory_block_size), at least 10 wide.
+            let width = b
+                .options
+                .iter()
+                .map(|o| o.name.len())
+                .max()
+                .unwrap_or(0)
+                .max(10);
             for o in &b.options {
                 let unit = if o.unit.is_empty() {
                     String::new()
@@ -72,7 +81,7 @@ pub fn list(args: ListArgs) -> Result<ExitCode> {
                     format!("default {default}{unit}; ")
                 };
                 outln!(
-                    "             {:<10} {} ({default}{})",
+                    "             {:<width$} {} ({default}{})",
                     o.name,
                     o.help,
                     o.kind.describe()
@@ -80,7 +89,7 @@ pub fn list(args: ListArgs) -> Result<ExitCode> {
             }
             if b.parameters {
                 outln!(
-                    "             {:<10} any other option NAME=VALUE is a parameter (see above)",
+                    "             {:<width$} any other option NAME=VALUE is a parameter (see above)",
                     "NAME"
                 );
             }
@@ -169,8 +178,15 @@ pub fn setup_text(verbose: bool) -> String {
     for p in vernier_setup::PLUGIN_HELP {
         let _ = writeln!(text, "  {:<12} {}", p.name, p.help);
         if verbose {
+            let width = p
+                .options
+                .iter()
+                .map(|(o, _)| o.len())
+                .max()
+                .unwrap_or(0)
+                .max(10);
             for (option, help) in p.options {
-                let _ = writeln!(text, "               {option:<10} {help}");
+                let _ = writeln!(text, "               {option:<width$} {help}");
             }
         }
     }
@@ -185,7 +201,14 @@ pub fn load_text(verbose: bool) -> String {
     for l in vernier_load::LOADS {
         let _ = writeln!(text, "  {:<12} {}", l.name, l.help);
         if verbose {
-            for o in (l.options)() {
+            let options = (l.options)();
+            let width = options
+                .iter()
+                .map(|o| o.name.len())
+                .max()
+                .unwrap_or(0)
+                .max(10);
+            for o in options {
                 let unit = if o.unit.is_empty() {
                     String::new()
                 } else {
@@ -196,7 +219,11 @@ pub fn load_text(verbose: bool) -> String {
                     "cpus" | "groups" | "dir" | "cmd" => String::new(),
                     _ => format!(" (default {}{unit})", o.default_value(online)),
                 };
-                let _ = writeln!(text, "               {:<10} {}{default}", o.name, o.help);
+                let _ = writeln!(
+                    text,
+                    "               {:<width$} {}{default}",
+                    o.name, o.help
+                );
             }
         }
     }
