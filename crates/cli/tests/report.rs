@@ -594,3 +594,61 @@ fn a_session_that_recorded_no_environment_is_one_line_not_a_difference_per_field
         "{environments}"
     );
 }
+
+#[test]
+fn a_partial_environment_is_compared_only_in_the_fields_both_recorded() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.db");
+    // A session of this machine (every field vernier captures), then cyclictest's JSON, which
+    // says only the kernel, the host name, the architecture and cyclictest's version.
+    vernier(&db)
+        .args(["run", "mock", "--quiet", "--tag", "side=full"])
+        .assert()
+        .success();
+    let json = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../model/tests/fixtures/cyclictest/2.4-h400.json");
+    vernier(&db).arg("import").arg(json).assert().success();
+
+    // `env diff` and the site count the fields only the full capture has, in one line.
+    let diff = vernier(&db)
+        .args(["env", "diff", "side=full", "source=cyclictest"])
+        .assert()
+        .success();
+    let diff = String::from_utf8(diff.get_output().stdout.clone()).unwrap();
+    let counted = diff
+        .lines()
+        .find(|l| l.contains(" recorded only by side=full are not compared"))
+        .unwrap_or_else(|| panic!("{diff}"));
+    let fields: usize = counted.split(' ').next().unwrap().parse().unwrap();
+    // At least the kernel's command line and its sysctls.
+    assert!(fields > 10, "{diff}");
+    // What is left are the fields both recorded and the tools, which belong to a plan: the
+    // mock benchmark runs none and the import ran cyclictest.
+    let tools = diff.find("[tools]").unwrap_or(diff.len());
+    assert!(!diff[..tools].contains("(absent)"), "{diff}");
+    assert!(diff.lines().count() < 40, "{diff}");
+
+    let site = report(&db, &dir.path().join("site"), &[]);
+    let page = String::from_utf8(site["environment.html"].clone()).unwrap();
+    let differences = &page[page.find("<h2>Differences</h2>").unwrap()..];
+    let differences = &differences[..differences.find("<h2>Environments</h2>").unwrap()];
+    // The environments are numbered in the order of their sessions' times, the import's from
+    // its file.
+    let first = &page[page.find("id=\"env-1\"").unwrap()..page.find("id=\"env-2\"").unwrap()];
+    let (full, partial) = if first.contains("side=full") {
+        (1, 2)
+    } else {
+        (2, 1)
+    };
+    assert!(
+        differences.contains(&format!(
+            "<p>{fields} fields recorded only by environment {full} are not compared \
+             (environment {partial} is partial; its note: imported from cyclictest --json"
+        )),
+        "{differences}"
+    );
+    assert!(
+        differences.matches("(absent)").count() <= 1,
+        "{differences}"
+    );
+}

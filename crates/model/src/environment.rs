@@ -218,30 +218,105 @@ pub struct EnvDifference {
     pub b: Option<String>,
 }
 
-/// Everything that differs between `a` and `b`, grouped and in a fixed order (groups as listed
-/// in [`EnvDifference::group`], fields in declaration or key order). A field unknown on both
-/// sides is no difference. The kernel command line is compared parameter by parameter (see
-/// [`parse_cmdline`]) so a long command line shows only what changed.
-pub fn diff(a: &Environment, b: &Environment) -> Vec<EnvDifference> {
+/// How two environments differ: [`diff`].
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct EnvDiff {
+    /// The fields that both environments recorded and that differ.
+    pub differences: Vec<EnvDifference>,
+    /// How many fields only the first environment recorded; they are not compared.
+    pub only_a: usize,
+    /// How many fields only the second environment recorded; they are not compared.
+    pub only_b: usize,
+}
+
+impl EnvDiff {
+    /// Whether nothing differs and both recorded the same fields.
+    pub fn is_empty(&self) -> bool {
+        self.differences.is_empty() && self.only_a == 0 && self.only_b == 0
+    }
+
+    /// One line on the fields that only one side recorded, the sides named `a` and `b`
+    /// (`218 fields recorded only by environment 1 are not compared`); `None` when there are
+    /// none.
+    pub fn not_compared(&self, a: &str, b: &str) -> Option<String> {
+        let count = |n: usize, side: &str| {
+            (n > 0).then(|| {
+                format!(
+                    "{n} field{} recorded only by {side}",
+                    if n == 1 { "" } else { "s" }
+                )
+            })
+        };
+        let parts: Vec<String> = [count(self.only_a, a), count(self.only_b, b)]
+            .into_iter()
+            .flatten()
+            .collect();
+        match parts.len() {
+            0 => None,
+            1 => Some(format!(
+                "{} {} not compared",
+                parts[0],
+                if self.only_a + self.only_b == 1 {
+                    "is"
+                } else {
+                    "are"
+                }
+            )),
+            _ => Some(format!("{} are not compared", parts.join(" and "))),
+        }
+    }
+}
+
+/// What differs between `a` and `b`, grouped and in a fixed order (groups as listed in
+/// [`EnvDifference::group`], fields in declaration or key order). The kernel command line is
+/// compared parameter by parameter (see [`parse_cmdline`]) so a long command line shows only
+/// what changed.
+///
+/// Only the fields that both environments recorded are compared; the others are counted in
+/// [`EnvDiff::only_a`] and [`EnvDiff::only_b`]. An environment recorded a field when it has a
+/// value (a non-empty map, a command line) or when its `unsupported` says why the field could
+/// not be read: vernier's capture looked for it, so its absence is a difference (a machine
+/// without cpufreq). A session imported from a tool's output recorded only what that output
+/// says (cyclictest's JSON: the kernel, the host name, the architecture, its version), and
+/// an environment stored before a field existed lacks it; against either, every field of the
+/// other side would otherwise be a difference. A field unknown on both sides is no difference.
+pub fn diff(a: &Environment, b: &Environment) -> EnvDiff {
     fn s<T: ToString>(v: &Option<T>) -> Option<String> {
         v.as_ref().map(|v| v.to_string())
     }
-    let mut out = Vec::new();
-    let mut push = |group: &'static str, field: &str, x: Option<String>, y: Option<String>| {
-        if x != y {
-            out.push(EnvDifference {
+    // Whether `e` looked for the field `name`: it has a value or says why it has none.
+    fn looked(e: &Environment, name: &str, has_value: bool) -> bool {
+        has_value
+            || e.unsupported.contains_key(name)
+            // The online CPU list is read with the number of online CPUs.
+            || (name == "online_cpu_list" && e.unsupported.contains_key("online_cpus"))
+    }
+    let mut out = EnvDiff::default();
+    // Compares a field that both recorded, or counts `fields` of it for the side that did.
+    let mut push = |group: &'static str,
+                    field: &str,
+                    (x, looked_a): (Option<String>, bool),
+                    (y, looked_b): (Option<String>, bool)| {
+        match (looked_a, looked_b) {
+            (true, true) if x != y => out.differences.push(EnvDifference {
                 group,
                 field: field.to_string(),
                 a: x,
                 b: y,
-            });
+            }),
+            (true, false) if x.is_some() => out.only_a += 1,
+            (false, true) if y.is_some() => out.only_b += 1,
+            _ => {}
         }
     };
     // Compares one field of both environments under its own name.
     macro_rules! field {
-        ($group:literal, $name:ident) => {
-            push($group, stringify!($name), s(&a.$name), s(&b.$name))
-        };
+        ($group:literal, $name:ident) => {{
+            let name = stringify!($name);
+            let (x, y) = (s(&a.$name), s(&b.$name));
+            let (la, lb) = (looked(a, name, x.is_some()), looked(b, name, y.is_some()));
+            push($group, name, (x, la), (y, lb))
+        }};
     }
 
     field!("kernel", kernel_release);
@@ -253,11 +328,20 @@ pub fn diff(a: &Environment, b: &Environment) -> Vec<EnvDifference> {
     field!("kernel", tick_hz);
     field!("kernel", nohz_full_cpus);
 
+    let (ca, cb) = (
+        looked(a, "kernel_cmdline", a.kernel_cmdline.is_some()),
+        looked(b, "kernel_cmdline", b.kernel_cmdline.is_some()),
+    );
     let pa = cmdline_map(a.kernel_cmdline.as_deref());
     let pb = cmdline_map(b.kernel_cmdline.as_deref());
     let keys: BTreeSet<&String> = pa.keys().chain(pb.keys()).collect();
     for key in keys {
-        push("cmdline", key, pa.get(key).cloned(), pb.get(key).cloned());
+        push(
+            "cmdline",
+            key,
+            (pa.get(key).cloned(), ca),
+            (pb.get(key).cloned(), cb),
+        );
     }
 
     field!("cpu", arch);
@@ -284,15 +368,37 @@ pub fn diff(a: &Environment, b: &Environment) -> Vec<EnvDifference> {
     field!("system", clocksource);
     field!("system", cgroup_version);
 
-    for (group, ma, mb) in [
-        ("sysctl", &a.sysctls, &b.sysctls),
-        ("mitigations", &a.mitigations, &b.mitigations),
-        ("tools", &a.tool_versions, &b.tool_versions),
+    for (group, name, ma, mb) in [
+        ("sysctl", "sysctls", &a.sysctls, &b.sysctls),
+        ("mitigations", "mitigations", &a.mitigations, &b.mitigations),
     ] {
+        let (la, lb) = (
+            looked(a, name, !ma.is_empty()),
+            looked(b, name, !mb.is_empty()),
+        );
         let keys: BTreeSet<&String> = ma.keys().chain(mb.keys()).collect();
         for key in keys {
-            push(group, key, ma.get(key).cloned(), mb.get(key).cloned());
+            push(
+                group,
+                key,
+                (ma.get(key).cloned(), la),
+                (mb.get(key).cloned(), lb),
+            );
         }
+    }
+    // Tool versions belong to a plan (the tools it runs), not to the machine: a tool that only
+    // one session used is a difference between them, not a field the other failed to record.
+    let tools: BTreeSet<&String> = a
+        .tool_versions
+        .keys()
+        .chain(b.tool_versions.keys())
+        .collect();
+    for tool in tools {
+        let (x, y) = (
+            a.tool_versions.get(tool).cloned(),
+            b.tool_versions.get(tool).cloned(),
+        );
+        push("tools", tool, (x, true), (y, true));
     }
     out
 }
@@ -538,6 +644,7 @@ mod tests {
         };
         let d = diff(&a, &b);
         let got: Vec<(&str, &str, Option<&str>, Option<&str>)> = d
+            .differences
             .iter()
             .map(|x| (x.group, x.field.as_str(), x.a.as_deref(), x.b.as_deref()))
             .collect();
@@ -581,7 +688,9 @@ mod tests {
 
         let mut b = a.clone();
         b.kernel_release = Some("6.19.0".into());
+        // A field vernier looked for and could not read is a difference.
         b.hostname = None;
+        b.unsupported.insert("hostname".into(), "unreadable".into());
         b.thp_enabled = Some("always".into());
         b.topology = Some(CpuTopology {
             sockets: 1,
@@ -597,6 +706,7 @@ mod tests {
 
         let d = diff(&a, &b);
         let got: Vec<(&str, &str, Option<&str>, Option<&str>)> = d
+            .differences
             .iter()
             .map(|x| (x.group, x.field.as_str(), x.a.as_deref(), x.b.as_deref()))
             .collect();
@@ -617,6 +727,54 @@ mod tests {
                 ("mitigations", "retbleed", None, Some("Vulnerable")),
                 ("tools", "perf", Some("perf version 6.1"), None),
             ]
+        );
+        assert_eq!((d.only_a, d.only_b), (0, 0));
+        assert_eq!(d.not_compared("A", "B"), None);
+    }
+
+    #[test]
+    fn diff_compares_only_the_fields_both_recorded() {
+        // A full capture against what cyclictest's JSON says of its machine.
+        let mut full = Environment {
+            kernel_release: Some("6.18.0".into()),
+            kernel_cmdline: Some("quiet console=ttyS0".into()),
+            arch: Some("x86_64".into()),
+            hostname: Some("a".into()),
+            ..Default::default()
+        };
+        full.sysctls.insert("vm.swappiness".into(), "60".into());
+        full.sysctls
+            .insert("kernel.pid_max".into(), "4194304".into());
+        full.unsupported
+            .insert("governor".into(), "no cpufreq".into());
+        let mut partial = Environment {
+            kernel_release: Some("6.19.0".into()),
+            arch: Some("x86_64".into()),
+            hostname: Some("b".into()),
+            ..Default::default()
+        };
+        partial
+            .tool_versions
+            .insert("cyclictest".into(), "2.40".into());
+        let d = diff(&full, &partial);
+        let fields: Vec<&str> = d.differences.iter().map(|x| x.field.as_str()).collect();
+        assert_eq!(fields, ["kernel_release", "hostname", "cyclictest"]);
+        // Two command line parameters and two sysctls; the governor has no value to count.
+        assert_eq!((d.only_a, d.only_b), (4, 0));
+        assert_eq!(
+            d.not_compared("environment 1", "environment 2").as_deref(),
+            Some("4 fields recorded only by environment 1 are not compared")
+        );
+        partial.sysctls.insert("vm.swappiness".into(), "10".into());
+        let back = diff(&partial, &full);
+        assert_eq!((back.only_a, back.only_b), (0, 2));
+        assert_eq!(
+            back.not_compared("A", "B").as_deref(),
+            Some("2 fields recorded only by B are not compared")
+        );
+        assert_eq!(
+            diff(&partial, &partial.clone()).not_compared("a", "b"),
+            None
         );
     }
 

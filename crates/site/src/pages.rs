@@ -1162,12 +1162,9 @@ pub fn environment(site: &Site) -> String {
         );
         if !recorded(e) {
             // One line, not a row per field that the other environment has.
-            let notes: BTreeSet<Option<&str>> =
-                members.iter().map(|s| s.info.note.as_deref()).collect();
-            let note = match notes.first() {
-                Some(Some(note)) if notes.len() == 1 => format!(" ({})", esc(note)),
-                _ => String::new(),
-            };
+            let note = common_note(members)
+                .map(|note| format!(" ({})", esc(note)))
+                .unwrap_or_default();
             let _ = writeln!(
                 body,
                 "<p>{} {} recorded no environment{note}: nothing to compare.</p>",
@@ -1194,7 +1191,25 @@ pub fn environment(site: &Site) -> String {
         );
         let (a, b) = (first, *e);
         let shown = |v: &Option<String>| v.clone().unwrap_or_else(|| "(absent)".to_string());
-        let rows: Vec<Vec<String>> = diff(a, b)
+        let compared = diff(a, b);
+        if let Some(line) = compared.not_compared(&ha, &hb) {
+            // The side that recorded fewer fields is partial; its sessions' note says why
+            // (imported from cyclictest --json).
+            let partial = match (compared.only_a, compared.only_b) {
+                (_, 0) => Some((&hb, members.as_slice())),
+                (0, _) => Some((&ha, groups[reference].1.as_slice())),
+                _ => None,
+            };
+            let why = partial
+                .map(|(side, sessions)| match common_note(sessions) {
+                    Some(note) => format!(" ({side} is partial; its note: {})", esc(note)),
+                    None => format!(" ({side} is partial)"),
+                })
+                .unwrap_or_default();
+            let _ = writeln!(body, "<p>{}{why}.</p>", esc(&line));
+        }
+        let rows: Vec<Vec<String>> = compared
+            .differences
             .into_iter()
             .map(|d| vec![d.group.to_string(), d.field, shown(&d.a), shown(&d.b)])
             .collect();
@@ -1255,6 +1270,16 @@ pub fn environment(site: &Site) -> String {
         }
     }
     html::page("", "Environment", &nav(site), &body)
+}
+
+/// The note that every one of `sessions` has, if they share one (imported from cyclictest
+/// --json).
+fn common_note<'a>(sessions: &[&'a StoredSession]) -> Option<&'a str> {
+    let notes: BTreeSet<Option<&str>> = sessions.iter().map(|s| s.info.note.as_deref()).collect();
+    match notes.first() {
+        Some(Some(note)) if notes.len() == 1 => Some(note),
+        _ => None,
+    }
 }
 
 /// Whether any field of `e` was recorded: a session imported from a file that says nothing

@@ -40,12 +40,17 @@ pub fn env(command: EnvCommand, db_arg: Option<&Path>) -> Result<ExitCode> {
             let (ea, eb) = (load(&a)?, load(&b)?);
             outln!("--- {} (fingerprint {})", printable(&a), ea.fingerprint());
             outln!("+++ {} (fingerprint {})", printable(&b), eb.fingerprint());
-            let differences = diff(&ea, &eb);
-            if differences.is_empty() {
+            let compared = diff(&ea, &eb);
+            if compared.is_empty() {
                 outln!("the environments do not differ");
+            } else if compared.differences.is_empty() {
+                outln!("the fields both recorded do not differ");
+            }
+            if let Some(line) = compared.not_compared(&printable(&a), &printable(&b)) {
+                outln!("{line}");
             }
             let mut group = "";
-            for d in &differences {
+            for d in &compared.differences {
                 if d.group != group {
                     group = d.group;
                     outln!("\n[{group}]");
