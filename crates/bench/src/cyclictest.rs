@@ -90,6 +90,20 @@ impl Benchmark for Cyclictest {
     fn info(&self) -> BenchmarkInfo {
         let (metric, secondary_metrics) = metrics();
         let mut options = crate::latency::options();
+        // latency's options as cyclictest takes them: -D reads whole seconds, and cyclictest
+        // needs a real-time priority whatever the policy (module documentation).
+        for option in &mut options {
+            match option.name {
+                "duration" => {
+                    option.help = "how long each run measures, in whole seconds (cyclictest -D)"
+                }
+                "policy" => {
+                    option.help = "scheduling policy of the threads (cyclictest --policy); \
+                                   cyclictest needs a real-time priority's privilege with any"
+                }
+                _ => {}
+            }
+        }
         options.push(uint_spec(
             "histogram",
             1_000,
