@@ -164,6 +164,12 @@ fn stored_text_never_becomes_markup_in_any_page_or_figure() {
         .collect();
     let figure = String::from_utf8(site[bench[0]].clone()).unwrap();
     assert!(figure.contains("&lt;/svg&gt;&lt;script&gt;"), "{figure}");
+    let page = bench[0].replace("-box.svg", ".html");
+    let page = String::from_utf8(site[&page].clone()).unwrap();
+    assert!(
+        page.contains("the command wrote &lt;/td&gt;&lt;script&gt;alert(&#39;error&#39;)"),
+        "{page}"
+    );
 }
 
 #[test]
@@ -650,5 +656,39 @@ fn a_partial_environment_is_compared_only_in_the_fields_both_recorded() {
     assert!(
         differences.matches("(absent)").count() <= 1,
         "{differences}"
+    );
+}
+
+#[test]
+fn a_failed_configuration_shows_why_beside_its_row() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.db");
+    // A command that outlives its timeout: its run is killed and the configuration fails, with
+    // the reason stored as `show` prints it.
+    vernier(&db)
+        .args(["run", "command:cmd=sleep 5:timeout=0.2", "--quiet"])
+        .assert()
+        .failure();
+    let reason = "the command did not finish within timeout=0.2 s; its process group was killed";
+    vernier(&db)
+        .args(["show", "latest"])
+        .assert()
+        .stdout(predicates::str::contains(format!("error: {reason}")));
+    let site = report(&db, &dir.path().join("site"), &[]);
+    let page = site
+        .iter()
+        .find(|(p, _)| p.starts_with("bench/") && p.ends_with("-command.html"))
+        .map(|(_, bytes)| String::from_utf8(bytes.clone()).unwrap())
+        .unwrap();
+    let table = &page[page.find("<h2>Runs of each configuration</h2>").unwrap()..];
+    let table = &table[..table.find("</ul>").unwrap()];
+    // The row links to the reason under the code `error`, before the warnings it causes.
+    let row = &table[table.find("<tbody>").unwrap()..table.find("</tbody>").unwrap()];
+    let error = row.find(&format!("title=\"{reason}\">error</a>"));
+    let few_runs = row.find(">few-runs</a>");
+    assert!(error.is_some() && error < few_runs, "{row}");
+    assert!(
+        table.contains(&format!("<code>error</code> {reason}</li>")),
+        "{table}"
     );
 }

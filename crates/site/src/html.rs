@@ -139,6 +139,9 @@ pub fn label(text: &str) -> String {
     out
 }
 
+/// The code under which a configuration's stored error is listed with its warnings.
+const ERROR_CODE: &str = "error";
+
 /// The validity warnings of one table, shown compactly: a cell lists the warnings' codes
 /// (`few-runs`, `contaminated`), each a link to its full text in a list under the table
 /// ([`WarningNotes::list`]), where each distinct text appears once.
@@ -163,19 +166,39 @@ impl WarningNotes {
     /// the row as its tooltip; empty without warnings. Every text goes to the list.
     pub fn cell(&mut self, warnings: &vernier_analysis::Warnings) -> String {
         // (code, first note number, texts) in the order of the row's warnings.
+        self.cell_with_error(None, warnings)
+    }
+
+    /// [`WarningNotes::cell`] of a configuration that stopped with `error` (the stored text
+    /// that `show` prints as `error:`, such as the command's timeout): the error comes first,
+    /// under the code `error`, so that the page says why a configuration failed and not only
+    /// that it has few runs.
+    pub fn cell_with_error(
+        &mut self,
+        error: Option<&str>,
+        warnings: &vernier_analysis::Warnings,
+    ) -> String {
+        // (code, first note number, texts) in the order of the row's notes.
         let mut codes: Vec<(&'static str, usize, Vec<String>)> = Vec::new();
-        for w in warnings.iter() {
-            let text = w.to_string();
-            let n = match self.notes.iter().position(|(_, t)| *t == text) {
+        let texts = error
+            .map(|e| (ERROR_CODE, e.to_string()))
+            .into_iter()
+            .chain(warnings.iter().map(|w| (w.code(), w.to_string())));
+        for (code, text) in texts {
+            let n = match self
+                .notes
+                .iter()
+                .position(|(c, t)| *c == code && *t == text)
+            {
                 Some(i) => i + 1,
                 None => {
-                    self.notes.push((w.code(), text.clone()));
+                    self.notes.push((code, text.clone()));
                     self.notes.len()
                 }
             };
-            match codes.iter_mut().find(|(c, _, _)| *c == w.code()) {
+            match codes.iter_mut().find(|(c, _, _)| *c == code) {
                 Some((_, _, texts)) => texts.push(text),
-                None => codes.push((w.code(), n, vec![text])),
+                None => codes.push((code, n, vec![text])),
             }
         }
         let links: Vec<String> = codes

@@ -343,7 +343,7 @@ pub fn benchmark(site: &Site, b: usize) -> String {
                 esc(&num(c.mad)),
                 esc(&num(c.min)),
                 esc(&num(c.max)),
-                notes.cell(&c.warnings),
+                notes.cell_with_error(c.error.as_deref(), &c.warnings),
             ]);
         }
     }

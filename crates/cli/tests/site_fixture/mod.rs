@@ -23,6 +23,8 @@ use vernier_store::SqliteStore;
 pub const SCRIPT: &str = "<script>alert('tag')</script>";
 pub const IMG: &str = "\"><img src=x onerror=alert('note')>";
 pub const SVG_END: &str = "</svg><script>alert('cmd')</script>";
+/// The stored error of the hostile session's last `command` configuration.
+pub const ERROR: &str = "the command wrote </td><script>alert('error')</script>";
 
 /// A latency histogram of one CPU: `n` samples of 4-6 us and one of `max_us`.
 pub fn thread(cpu: u32, n: u64, max_us: u64) -> vernier_model::RunHistogram {
@@ -175,8 +177,9 @@ pub fn record(path: &Path, kernel: &str, scale: f64, started_at_ns: i64, hostile
             };
             store.add_run(record.id, &run).unwrap();
         }
+        let error = (hostile && level == 4).then_some(ERROR);
         store
-            .finish_configuration(record.id, StopReason::MaxRuns, false, None)
+            .finish_configuration(record.id, StopReason::MaxRuns, false, error)
             .unwrap();
     }
     let record = ConfigurationRecord {
