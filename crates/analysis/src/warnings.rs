@@ -259,7 +259,7 @@ impl fmt::Display for Warning {
                 f,
                 "no calibration for environment {} ({configurations} configuration(s) with one \
                  session a side): intervals cover run-to-run noise only, not session-to-session \
-                 noise (`vernier calibrate` measures it)",
+                 noise (vernier calibrate measures it)",
                 environments.join(", ")
             ),
             Warning::OppositeDirections => f.write_str(

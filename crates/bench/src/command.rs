@@ -48,7 +48,12 @@
 //! just after wait4(2) has reaped it, CLOCK_MONOTONIC. wait4's resource usage of the command
 //! gives the user and system CPU time (shell's subtracted, at least 0) and the largest
 //! resident set size of the command and the descendants it waited for (getrusage(2)), stored
-//! as the secondary metrics `user_time`, `system_time` and `max_rss_bytes`.
+//! as the secondary metrics `user_time`, `system_time` and `max_rss_bytes`. That maximum has a
+//! floor: at exec, Linux folds the high-water RSS of the memory it replaces into the process's
+//! `ru_maxrss` (fs/exec.c, `exec_mmap`), and a spawned child replaces the run process's memory
+//! (shared through vfork, or copied by fork), so a command smaller than the run process (about
+//! 7 MB) reads as the run process's size. hyperfine and GNU time report the same way, with
+//! their own sizes as the floor.
 //!
 //! A command that takes no longer than the shell's start-up (`true`) has a time near zero, of
 //! either sign; hyperfine clamps it at 0. vernier stores durations as positive numbers, so the
@@ -428,7 +433,17 @@ impl Resolved {
         let how = if libc::WIFSIGNALED(status) {
             format!("was killed by signal {}", libc::WTERMSIG(status))
         } else {
-            format!("exited with status {}", libc::WEXITSTATUS(status))
+            // A POSIX shell exits 127 when it finds no such command and 126 when it cannot
+            // execute the file it found (POSIX.1-2017, Shell Command Language 2.8.2).
+            let shell_says = match (self.shell.is_some(), libc::WEXITSTATUS(status)) {
+                (true, 127) => ": the shell found no such command",
+                (true, 126) => ": the shell found the command but could not execute it",
+                _ => "",
+            };
+            format!(
+                "exited with status {}{shell_says}",
+                libc::WEXITSTATUS(status)
+            )
         };
         let hint = if accept_failure || what != "the command" {
             ""
@@ -883,6 +898,15 @@ mod tests {
         }
         let values = run(&[("cmd", "true"), ("shell", "none"), ("spawn_warmup", "0")]).unwrap();
         assert!(values[TIME] > 0.0, "{values:?}");
+    }
+
+    #[test]
+    fn a_command_the_shell_cannot_find_says_so() {
+        let e = run(&[("cmd", "no-such-command-here-x"), ("calibration", "1")]).unwrap_err();
+        assert!(
+            e.contains("exited with status 127: the shell found no such command"),
+            "{e}"
+        );
     }
 
     #[test]

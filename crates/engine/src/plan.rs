@@ -103,7 +103,10 @@ pub fn validate_settings(s: &Settings) -> Result<(), PlanError> {
     if s.max_runs < s.min_runs {
         return bad(
             "--max-runs",
-            format!("{} is below --min-runs {}", s.max_runs, s.min_runs),
+            format!(
+                "{} is below --min-runs {}; give --min-runs {} or less too",
+                s.max_runs, s.min_runs, s.max_runs
+            ),
         );
     }
     if !(s.min_time_s.is_finite() && s.min_time_s >= 0.0) {

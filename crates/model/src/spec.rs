@@ -52,7 +52,7 @@ pub enum SpecProblem {
     Empty,
     #[error("bad name '{0}': a name starts with a letter and holds letters, digits, '-' and '_'")]
     BadName(String),
-    #[error("'{0}' is not OPTION=VALUE")]
+    #[error("'{0}' is not OPTION=VALUE (':' separates options, so no value can hold a ':')")]
     NotAssignment(String),
     #[error(
         "option '{0}' has an empty value or an empty list element (expected {0}=VALUE[,VALUE...])"

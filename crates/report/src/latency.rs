@@ -108,7 +108,11 @@ fn worst_text(worst: &vernier_analysis::WorstCase, runs: usize) -> String {
     let cpu = worst.cpu.map(|c| format!(" on CPU{c}")).unwrap_or_default();
     // Periods skipped before the maximum would put it later, never earlier.
     let when = match (worst.max_index, worst.offset_s) {
-        (Some(i), Some(s)) => format!(", sample {i} (at least {s:.1} s into it)"),
+        // Rounded down: the offset is a lower bound, and rounding up would overstate it.
+        (Some(i), Some(s)) => format!(
+            ", sample {i} (at least {:.1} s into it)",
+            (s * 10.0).floor() / 10.0
+        ),
         (Some(i), None) => format!(", sample {i}"),
         _ => String::new(),
     };
@@ -278,7 +282,25 @@ fn plural(us: u64) -> String {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use vernier_analysis::ThreadLatency;
+    use vernier_analysis::{ThreadLatency, WorstCase};
+
+    #[test]
+    fn the_time_of_the_worst_case_is_a_lower_bound_rounded_down() {
+        // Sample 7272 of a 200 us period: 1.4544 s, which must not read as 1.5 s.
+        let worst = WorstCase {
+            max_us: 90.0,
+            cpu: Some(1),
+            run: 0,
+            max_index: Some(7272),
+            offset_s: Some(7272.0 * 200e-6),
+            activity: Vec::new(),
+        };
+        let text = worst_text(&worst, 3);
+        assert!(
+            text.contains("sample 7272 (at least 1.4 s into it)"),
+            "{text}"
+        );
+    }
     use vernier_model::histogram::LATENCY;
     use vernier_model::Recording;
 

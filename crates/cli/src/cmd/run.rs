@@ -41,6 +41,16 @@ pub(crate) enum OnSignal {
     End,
 }
 
+fn is_max_runs_warning(event: &vernier_engine::Event) -> bool {
+    matches!(
+        event,
+        vernier_engine::Event::Warning {
+            warning: vernier_engine::stopping::SettingsWarning::MaxRunsBelowInterval { .. },
+            ..
+        }
+    )
+}
+
 pub fn run(args: RunArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
     run_with(args, db_arg, OnSignal::Interrupt)
 }
@@ -271,7 +281,14 @@ pub(crate) fn run_with(
         &mut hooks,
         store.as_mut(),
         &interrupt,
-        &mut |e| progress.handle(e),
+        &mut |e| {
+            // `monitor` sets the run count to the number of intervals itself: a warning that
+            // the count is below what an interval needs would blame a flag nobody gave.
+            let monitoring = on_signal == OnSignal::End;
+            if !(monitoring && is_max_runs_warning(e)) {
+                progress.handle(e)
+            }
+        },
     );
     // Loads left running by an error end here, before the system is restored.
     drop(hooks);
