@@ -606,7 +606,11 @@ mod tests {
                 "load 'command': needs cmd=COMMAND, e.g. command:cmd=make -j4",
             ),
             ("cpu?", "--load spec 'cpu?': only --setup plugins can be marked optional with '?'"),
-            ("cpu:duty", "--load spec 'cpu:duty': 'duty' is not OPTION=VALUE"),
+            (
+                "cpu:duty",
+                "--load spec 'cpu:duty': 'duty' is not OPTION=VALUE (':' separates options, so no \
+                 value can hold a ':')",
+            ),
         ];
         for (value, message) in cases {
             assert_eq!(parse(&[value]).unwrap_err(), message, "{value}");

@@ -16,6 +16,15 @@ pub fn sig(v: f64, digits: usize) -> String {
     format!("{v:.decimals$}")
 }
 
+/// A count as a whole number ("2", not "2.000"), anything else as [`sig`] with `digits`.
+pub fn count_or_sig(v: f64, digits: usize) -> String {
+    if v.is_finite() && v.fract() == 0.0 && v.abs() < 1e15 {
+        format!("{v:.0}")
+    } else {
+        sig(v, digits)
+    }
+}
+
 /// A fraction as a percentage with one decimal: 0.0123 -> "1.2%".
 pub fn pct(v: f64) -> String {
     if v.is_finite() {
@@ -94,6 +103,9 @@ mod tests {
         assert_eq!(sig(2_600_000.0, 4), "2600000");
         assert_eq!(sig(0.000123456, 3), "0.000123");
         assert_eq!(sig(0.0, 4), "0");
+        assert_eq!(count_or_sig(2.0, 4), "2");
+        assert_eq!(count_or_sig(501.0, 4), "501");
+        assert_eq!(count_or_sig(21.5, 4), "21.50");
         assert_eq!(pct(0.0123), "1.2%");
         assert_eq!(duration_s(65.2), "1 min 05 s");
         assert_eq!(plural(1, "configuration"), "1 configuration");

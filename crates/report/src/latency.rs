@@ -128,8 +128,8 @@ fn worst_text(worst: &vernier_analysis::WorstCase, runs: usize) -> String {
             .map(|(key, value, others)| {
                 vec![
                     key.clone(),
-                    crate::format::sig(*value, 4),
-                    others.map_or_else(|| "-".into(), |m| crate::format::sig(m, 4)),
+                    crate::format::count_or_sig(*value, 4),
+                    others.map_or_else(|| "-".into(), |m| crate::format::count_or_sig(m, 4)),
                 ]
             })
             .collect();

@@ -99,7 +99,8 @@ mod tests {
         let e = parse_setup_list(&["cooldown:seconds"]).unwrap_err();
         assert_eq!(
             e.to_string(),
-            "setup 'cooldown:seconds': 'seconds' is not OPTION=VALUE"
+            "setup 'cooldown:seconds': 'seconds' is not OPTION=VALUE (':' separates options, \
+             so no value can hold a ':')"
         );
     }
 }
