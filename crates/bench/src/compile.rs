@@ -82,6 +82,12 @@ const HEADERS: [Header; 2] = [
     },
 ];
 
+/// Fails naming every program and header of a kernel build that is not installed, with the
+/// Debian packages to install (checked when the plan is made).
+pub fn check_build_tools() -> Result<(), BenchError> {
+    crate::tool::require("compile", &PROGRAMS, &HEADERS)
+}
+
 const fn tool(program: &'static str, package: &'static str) -> Tool {
     Tool { program, package }
 }
@@ -153,7 +159,7 @@ impl Benchmark for Compile {
     fn check_options(&self, options: &Options) -> Result<(), BenchError> {
         check_target(options.text("target"))?;
         source_path(options.text("source"))?;
-        crate::tool::require("compile", &PROGRAMS, &HEADERS)
+        check_build_tools()
     }
 
     fn complete_options(&self, options: &mut Options) -> Result<(), BenchError> {

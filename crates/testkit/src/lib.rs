@@ -5,15 +5,19 @@
 //! tests start `vernier` on a database of their own with [`vernier`] (or [`vernier_command`]).
 //! [`databases`] gives a test one new database of each engine, the PostgreSQL one from
 //! [`PgDatabase`]. The command tests share [`ok`], [`refused`], [`record_mock_session`] and
-//! [`sqlite_texts`]; the store's tests build whole sessions with [`stored_session`].
+//! [`sqlite_texts`]; the store's tests build whole sessions with [`stored_session`]. A test
+//! that needs a tool the README's set-up does not install asks [`can_run`] (or
+//! [`has_programs`]), which skips it outside CI and fails it in CI.
 
 mod commands;
+mod needs;
 mod postgres;
 mod sessions;
 
 pub use commands::{
     ok, record_mock_session, refused, sorted, sqlite_texts, sync_count, vernier_no_input,
 };
+pub use needs::{can_run, has_programs, in_ci, missing_programs, Program};
 pub use postgres::{PgDatabase, SERVER_VARIABLE};
 pub use sessions::stored_session;
 
