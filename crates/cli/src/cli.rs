@@ -520,7 +520,8 @@ pub enum SystemCommand {
         #[arg(long)]
         dry_run: bool,
     },
-    /// Restore what `system tune` (or an interrupted session's setup) changed
+    /// Restore what `system tune` (or a killed session's setup) changed, from the host's
+    /// restore records in /run/vernier (VERNIER_RUN_DIR), whichever user wrote them
     Reset,
 }
 

@@ -77,15 +77,14 @@ pub fn holder() -> Result<Option<RestoreRecord>> {
 
 /// Makes sure that this process can write the host's records, before anything changes:
 /// creates the directory (mode 0755: everyone may read whose setup holds the host, only its
-/// owner may write) or says in one line why it cannot be, naming `what` needs it.
-pub fn prepare(what: &str) -> Result<()> {
+/// owner may write) or says in one line why it cannot be, naming `what` needs it; `hint` ends
+/// the line.
+pub fn prepare(what: &str, hint: &str) -> Result<()> {
     let dir = run_dir();
     let refused = |detail: String| {
         anyhow::anyhow!(
-            "{what} sets host state, which a session keeps a host-wide restore record of in \
-             {} (its lock, so that no other session changes the host under it): {detail}; run \
-             as root (rt, pin, cooldown, idle-gate and drop-caches set no host state and need \
-             no record)",
+            "{what} sets host state, whose restore record is the host's, in {}: {detail}; run \
+             as root{hint}",
             dir.display()
         )
     };

@@ -163,7 +163,11 @@ pub(crate) fn run_with(
     // process must be able to write it, and a record an earlier vernier left in this user's
     // state directory must be restored first.
     if setup_plan.sets_host_state() {
-        crate::host::prepare("--setup")?;
+        crate::host::prepare(
+            "--setup",
+            " (rt, pin, cooldown, idle-gate and drop-caches set no host state and need no \
+             record)",
+        )?;
         crate::host::check_per_user_records()?;
     }
     // What each configuration needs from the machine (tasks, files, memory, CPUs), with the

@@ -31,7 +31,7 @@ pub fn system(command: SystemCommand) -> Result<ExitCode> {
                         r.owner_description()
                     );
                 }
-                host::prepare("system tune")?;
+                host::prepare("system tune", "")?;
                 vernier_setup::tune(&roots, &host::tune_record())
                     .context("cannot tune the system")?
             };
