@@ -406,6 +406,7 @@ mod tests {
                     histograms: Vec::new(),
                     monitors: None,
                     setup_steps: Vec::new(),
+                    setup_changed: Vec::new(),
                 })
                 .collect(),
         }

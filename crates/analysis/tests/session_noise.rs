@@ -31,6 +31,7 @@ fn run(index: u32, value: f64) -> RunRecord {
         histograms: Vec::new(),
         monitors: None,
         setup_steps: Vec::new(),
+        setup_changed: Vec::new(),
     }
 }
 

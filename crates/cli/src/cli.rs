@@ -246,9 +246,11 @@ pub struct RunArgs {
 /// same database, or a load average at or above `--busy-load`.
 #[derive(Debug, Clone, Default, Args)]
 pub struct BusyArgs {
-    /// When the machine is busy: `run` anyway, `wait` up to --busy-wait for it to become idle
-    /// and skip if it does not, or `skip` at once; a skipped run is stored as a session with
-    /// status `skipped` and the reason as its note
+    /// When the machine is busy (another session holds the host's setup, or records into this
+    /// database, or --busy-load): `run` anyway (a setup that changes the host is still refused
+    /// while another session holds it), `wait` up to --busy-wait for it to become idle and skip
+    /// if it does not, or `skip` at once; a skipped run is stored as a session with status
+    /// `skipped` and the reason as its note
     #[arg(long, value_enum, value_name = "ACTION", default_value_t = IfBusy::Run)]
     pub if_busy: IfBusy,
 
@@ -518,7 +520,8 @@ pub enum SystemCommand {
         #[arg(long)]
         dry_run: bool,
     },
-    /// Restore what `system tune` (or an interrupted session's setup) changed
+    /// Restore what `system tune` (or a killed session's setup) changed, from the host's
+    /// restore records in /run/vernier (VERNIER_RUN_DIR), whichever user wrote them
     Reset,
 }
 

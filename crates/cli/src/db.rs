@@ -1,7 +1,7 @@
 //! Where the database is, opening it with context for the user, and the sessions a selector
 //! names.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::{bail, Context, Result};
 use uuid::Uuid;
@@ -82,15 +82,6 @@ pub fn resolve_one(store: &dyn Store, selector: &str) -> Result<Uuid> {
             crate::out::printable(selector)
         ),
     }
-}
-
-/// Where setup writes what it changed before changing it, so `vernier system reset` can put
-/// things back after a crash: `$XDG_STATE_HOME/vernier/restore.json`.
-pub fn restore_record_path() -> Result<PathBuf> {
-    let state = dirs::state_dir()
-        .or_else(dirs::data_dir)
-        .context("cannot find the state directory (set HOME or XDG_STATE_HOME)")?;
-    Ok(state.join("vernier").join("restore.json"))
 }
 
 /// A session with what `load` asks for, and with the runs' monitor data as well when its runs

@@ -133,6 +133,11 @@ fn check_run(metric: &MetricInfo, run: &RunRecord) -> Result<(), String> {
         h.check()
             .map_err(|e| format!("field 'histograms': {h}: {e}"))?;
     }
+    for c in &run.setup_changed {
+        for text in [&c.setting, &c.set, &c.found] {
+            check_no_nul("setup_changed", text)?;
+        }
+    }
     if let Some(cpu) = run.load_cpu_ns.filter(|&ns| ns < 0) {
         return Err(format!("field 'load_cpu_ns' is {cpu}, expected 0 or more"));
     }

@@ -42,6 +42,7 @@ pub fn stored_session(started_at_ns: i64, values: &[f64]) -> StoredSession {
             histograms: Vec::new(),
             monitors: None,
             setup_steps: Vec::new(),
+            setup_changed: Vec::new(),
         })
         .collect();
     StoredSession {

@@ -174,6 +174,7 @@ pub fn record(path: &Path, kernel: &str, scale: f64, started_at_ns: i64, hostile
                     }
                 }),
                 setup_steps: Vec::new(),
+                setup_changed: Vec::new(),
             };
             store.add_run(record.id, &run).unwrap();
         }
@@ -218,6 +219,7 @@ pub fn record(path: &Path, kernel: &str, scale: f64, started_at_ns: i64, hostile
             load_cpu_ns: None,
             monitors: None,
             setup_steps: Vec::new(),
+            setup_changed: Vec::new(),
         };
         store.add_run(record.id, &run).unwrap();
     }

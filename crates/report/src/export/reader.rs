@@ -425,6 +425,7 @@ fn from_hyperfine(
                 histograms: Vec::new(),
                 monitors: None,
                 setup_steps: Vec::new(),
+                setup_changed: Vec::new(),
             });
             start = start.saturating_add(duration_ns);
         }
