@@ -766,6 +766,11 @@ pub struct ServeArgs {
     /// The address to listen on; another than 127.0.0.1 shows the results to the network
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1")]
     pub bind: std::net::IpAddr,
+
+    /// Also answer requests that name this server NAME (a host name or address, no port),
+    /// besides the address it listens on and localhost (repeatable)
+    #[arg(long, value_name = "NAME")]
+    pub allow_host: Vec<String>,
 }
 
 #[derive(Debug, Args)]
