@@ -206,7 +206,7 @@ pub struct RunArgs {
 
     /// Seed of the interleaving order, when interleaving (--interleave or the suite's)
     /// [default: random, stored with the session]
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = parse_seed)]
     pub seed: Option<u64>,
 
     /// Tag the session, e.g. --tag kernel=6.18 (repeatable)
@@ -460,7 +460,8 @@ pub struct TagArgs {
     #[arg(value_name = "KEY=VALUE", value_parser = parse_tag, required_unless_present = "remove")]
     pub tags: Vec<(String, String)>,
 
-    /// Remove the tag KEY (repeatable)
+    /// Remove the tag KEY (repeatable); a KEY that none of the sessions carries is an error,
+    /// and nothing is changed
     #[arg(long, value_name = "KEY")]
     pub remove: Vec<String>,
 }
@@ -809,6 +810,18 @@ pub struct MergeArgs {
     /// An existing vernier database to add the sessions of every input to
     #[arg(long, value_name = "EXISTING")]
     pub into: Option<PathBuf>,
+}
+
+/// A seed: a whole number in 0..=18446744073709551615 (u64), said in the message, as clap
+/// says the range of the u32 options (its u64 parser only says "invalid digit").
+fn parse_seed(text: &str) -> Result<u64, String> {
+    text.trim().parse::<u64>().map_err(|_| {
+        format!(
+            "{} is not in 0..={} (a seed is a whole number)",
+            text.trim(),
+            u64::MAX
+        )
+    })
 }
 
 /// `2%`, `0.02` -> 0.02.
