@@ -712,13 +712,17 @@ pub struct PlotArgs {
     #[arg(long, value_name = "TEXT")]
     pub title: Option<String>,
 
-    /// Width in pixels
-    #[arg(long, value_name = "PIXELS", default_value_t = 1200)]
+    /// Width in pixels, 200 to 16384 (a PNG at most 33554432 pixels in all, such as 8192x4096)
+    #[arg(long, value_name = "PIXELS", default_value_t = 1200,
+          value_parser = clap::value_parser!(u32)
+              .range(i64::from(vernier_plot::MIN_WIDTH)..=i64::from(vernier_plot::MAX_SIDE)))]
     pub width: u32,
 
-    /// Height in pixels [default: 700, or more for figures of several panels, each at least
-    /// 300 high]
-    #[arg(long, value_name = "PIXELS")]
+    /// Height in pixels, 150 to 16384 [default: 700, or more for figures of several panels,
+    /// each at least 300 high]
+    #[arg(long, value_name = "PIXELS",
+          value_parser = clap::value_parser!(u32)
+              .range(i64::from(vernier_plot::MIN_HEIGHT)..=i64::from(vernier_plot::MAX_SIDE)))]
     pub height: Option<u32>,
 }
 

@@ -127,7 +127,52 @@ fn line_error(line: usize, problem: impl Into<String>) -> CyclictestError {
     }
 }
 
-/// An unsigned decimal number as cyclictest prints them (`%06lu`, `%05lu`, `%09llu`).
+/// The largest number read from a cyclictest file, 2^50: a count of samples (35 years of
+/// wake-ups every microsecond), a latency or a bucket in microseconds (35 years). With at
+/// most [`MAX_THREADS`] threads, no sum of a file's numbers can overflow 2^64 (a count near
+/// 2^64 made the import panic).
+pub const MAX_NUMBER: u64 = 1 << 50;
+
+/// The most threads of a cyclictest file: 8192, the largest CONFIG_NR_CPUS of Linux, one
+/// thread per CPU.
+pub const MAX_THREADS: usize = 8192;
+
+/// Refuses a number beyond [`MAX_NUMBER`], naming it.
+fn bounded(n: u64, what: impl FnOnce() -> String) -> Result<u64, String> {
+    if n > MAX_NUMBER {
+        return Err(format!(
+            "{} is {n}, more than {MAX_NUMBER} (2^50), the most vernier reads",
+            what()
+        ));
+    }
+    Ok(n)
+}
+
+/// Refuses a file of more threads than [`MAX_THREADS`].
+fn check_threads(n: usize) -> Result<(), String> {
+    if n > MAX_THREADS {
+        return Err(format!(
+            "the file has {n} threads, more than {MAX_THREADS} (one per CPU of the largest \
+             Linux machine)"
+        ));
+    }
+    Ok(())
+}
+
+/// The samples of a thread's buckets, refused beyond [`MAX_NUMBER`] in all.
+fn bucket_total(buckets: &[(u64, u64)], thread: &str) -> Result<u64, String> {
+    buckets
+        .iter()
+        .try_fold(0u64, |total, &(_, n)| {
+            total.checked_add(n).filter(|&t| t <= MAX_NUMBER)
+        })
+        .ok_or_else(|| {
+            format!("thread {thread}: its histogram holds more than {MAX_NUMBER} (2^50) samples")
+        })
+}
+
+/// An unsigned decimal number as cyclictest prints them (`%06lu`, `%05lu`, `%09llu`), at most
+/// [`MAX_NUMBER`].
 fn number(token: &str, what: impl FnOnce() -> String) -> Result<u64, String> {
     let digits = token.strip_prefix('-').unwrap_or(token);
     let numeric = !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit());
@@ -140,9 +185,13 @@ fn number(token: &str, what: impl FnOnce() -> String) -> Result<u64, String> {
     if !numeric {
         return Err(format!("{} '{token}' is not a number", what()));
     }
-    token
-        .parse()
-        .map_err(|_| format!("{} '{token}' is too large", what()))
+    match token.parse() {
+        Ok(n) if n <= MAX_NUMBER => Ok(n),
+        _ => Err(format!(
+            "{} '{token}' is too large: more than {MAX_NUMBER} (2^50), the most vernier reads",
+            what()
+        )),
+    }
 }
 
 /// A summary line's values (`# Max Latencies: 00012 00034`).
@@ -400,6 +449,7 @@ impl TextState {
             .overflows
             .ok_or_else(|| truncated("# Histogram Overflows:"))?;
         let threads = min.len();
+        check_threads(threads).map_err(|p| line_error(min_line, p))?;
         let columns = |line: usize, label: &str, n: usize, extra: bool| {
             let ok = n == threads || (extra && n == threads + 1);
             if ok {
@@ -491,7 +541,9 @@ impl TextState {
         }
         if let Some((line, total)) = &self.total {
             columns(*line, "# Total", total.len(), true)?;
-            let all: u64 = column_sums[..threads].iter().sum();
+            let all = column_sums[..threads]
+                .iter()
+                .fold(0u64, |all, &n| all.saturating_add(n));
             for (j, &t) in total.iter().enumerate() {
                 let rows = if j < threads { column_sums[j] } else { all };
                 if t != rows {
@@ -513,6 +565,7 @@ impl TextState {
         let size = (self.total.is_some() && self.consecutive && self.rows > 0).then_some(self.rows);
         let mut result = Vec::with_capacity(threads);
         for (j, buckets) in buckets.into_iter().enumerate() {
+            bucket_total(&buckets, &j.to_string()).map_err(|p| line_error(histogram_line, p))?;
             let thread = Thread {
                 index: j as u32,
                 cpu: None,
@@ -721,6 +774,7 @@ pub fn read_json(bytes: &[u8]) -> Result<Cyclictest, CyclictestError> {
         Some(OptionValue::UInt(n)) => Some(*n),
         _ => None,
     };
+    check_threads(doc.thread.len()).map_err(cyclictest_error)?;
     let mut threads = Vec::with_capacity(doc.thread.len());
     for (key, t) in &doc.thread {
         let index: u32 = key.parse().map_err(|_| {
@@ -741,6 +795,9 @@ pub fn read_json(bytes: &[u8]) -> Result<Cyclictest, CyclictestError> {
                  without -h/--histogram, and vernier needs the histogram for percentiles"
             )));
         }
+        for (what, n) in [("cycles", t.cycles), ("min", t.min), ("max", t.max)] {
+            bounded(n, || format!("{place}: \"{what}\"")).map_err(cyclictest_error)?;
+        }
         let mut buckets = Vec::with_capacity(histogram.len());
         for (bucket, &n) in histogram {
             let b: u64 = bucket.parse().map_err(|_| {
@@ -748,12 +805,15 @@ pub fn read_json(bytes: &[u8]) -> Result<Cyclictest, CyclictestError> {
                     "{place}: histogram key \"{bucket}\" is not a bucket number"
                 ))
             })?;
+            bounded(b, || format!("{place}: histogram key \"{bucket}\""))
+                .and_then(|_| bounded(n, || format!("{place}: the count of bucket {bucket}")))
+                .map_err(cyclictest_error)?;
             if n > 0 {
                 buckets.push((b, n));
             }
         }
         buckets.sort_unstable();
-        let in_buckets: u64 = buckets.iter().map(|b| b.1).sum();
+        let in_buckets = bucket_total(&buckets, &format!("\"{key}\"")).map_err(cyclictest_error)?;
         if in_buckets > t.cycles {
             return Err(cyclictest_error(format!(
                 "{place}: the histogram holds {in_buckets} samples, more than its {} cycles",
@@ -1253,6 +1313,24 @@ mod tests {
                 r#"{"histogram": {"3": -3}, "cycles": 4, "min": 3, "max": 50, "avg": 3, "cpu": 0}"#,
                 "not a valid cyclictest --json file",
             ),
+            // Counts that would overflow a sum (the import panicked), and numbers beyond the
+            // bound, are refused with it.
+            (
+                r#"{"histogram": {"3": 18446744073709551615, "5": 18446744073709551615},
+                    "cycles": 18446744073709551615, "min": 3, "max": 5, "avg": 3, "cpu": 0}"#,
+                "thread \"0\": \"cycles\" is 18446744073709551615, more than 1125899906842624 \
+                 (2^50), the most vernier reads",
+            ),
+            (
+                r#"{"histogram": {"3": 1125899906842624, "5": 1125899906842624},
+                    "cycles": 1125899906842624, "min": 3, "max": 5, "avg": 3, "cpu": 0}"#,
+                "thread \"0\": its histogram holds more than 1125899906842624 (2^50) samples",
+            ),
+            (
+                r#"{"histogram": {"99999999999999999": 1}, "cycles": 1, "min": 3, "max": 5,
+                    "avg": 3, "cpu": 0}"#,
+                "histogram key \"99999999999999999\" is 99999999999999999, more than",
+            ),
         ] {
             let err = read_json(doc(thread).as_bytes()).unwrap_err();
             let mut text = err.to_string();
@@ -1318,6 +1396,11 @@ mod tests {
             (
                 edited(|t| t.replace(row10, "000010 000002\t000000\n")),
                 "line 403: '# Total:' gives 9869 samples for thread 0, but its rows hold 9870",
+            ),
+            (
+                edited(|t| t.replace(row10, "000010 18446744073709551615\t000000\n")),
+                "line 13: the count of column 1 '18446744073709551615' is too large: more than \
+                 1125899906842624 (2^50), the most vernier reads",
             ),
             (
                 edited(|t| t.replace("# Max Latencies: 02915 02485", "# Max Latencies: 02915")),
