@@ -149,3 +149,17 @@ fn a_stored_text_of_any_length_is_listed() {
     assert!(!row.contains("tail"), "{row}");
     assert!(row.chars().count() < 300, "{}", row.chars().count());
 }
+
+/// Counts at the top of their type are bounds like any other: `--min-runs` and `--max-runs`
+/// of 4294967295 with a warmup made the estimate of the time left overflow (a panic).
+#[test]
+fn run_counts_at_their_largest_end_by_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.db");
+    let out = ok(vernier_no_input(&db)
+        .args(["run", "mock:values=1/2", "--warmup", "1", "--max-time", "0.3"])
+        .args(["--min-runs", "4294967295", "--max-runs", "4294967295"])
+        .output()
+        .unwrap());
+    assert!(out.contains("max-time"), "{out}");
+}
