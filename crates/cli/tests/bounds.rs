@@ -157,7 +157,14 @@ fn run_counts_at_their_largest_end_by_time() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("results.db");
     let out = ok(vernier_no_input(&db)
-        .args(["run", "mock:values=1/2", "--warmup", "1", "--max-time", "0.3"])
+        .args([
+            "run",
+            "mock:values=1/2",
+            "--warmup",
+            "1",
+            "--max-time",
+            "0.3",
+        ])
         .args(["--min-runs", "4294967295", "--max-runs", "4294967295"])
         .output()
         .unwrap());

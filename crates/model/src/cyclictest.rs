@@ -699,6 +699,26 @@ fn consistent(t: &Thread, size: Option<u64>, i: &str) -> Result<(), (Fact, Strin
     Ok(())
 }
 
+/// The longest line of cyclictest's histogram output read, in bytes (1 MiB): a row of
+/// [`MAX_THREADS`] counts of 7 characters is 57 KiB. A longer one (`/dev/zero`, a binary file)
+/// is refused instead of read until memory runs out.
+pub const MAX_LINE_BYTES: usize = 1 << 20;
+
+/// The largest `--json` file read, in bytes (256 MiB): every bucket of `-h 1000000` for 64
+/// threads.
+pub const MAX_JSON_BYTES: u64 = 256 << 20;
+
+/// Reads the next line of `input` into `line` (cleared first), with its `\n`: its length, 0
+/// at the end, or `None` when it is longer than [`MAX_LINE_BYTES`] (then `line` holds its
+/// first [`MAX_LINE_BYTES`] + 1 bytes).
+pub fn read_line(input: &mut impl BufRead, line: &mut Vec<u8>) -> std::io::Result<Option<usize>> {
+    line.clear();
+    let n = input
+        .take(MAX_LINE_BYTES as u64 + 1)
+        .read_until(b'\n', line)?;
+    Ok((n <= MAX_LINE_BYTES || line.ends_with(b"\n")).then_some(n))
+}
+
 /// Reads cyclictest's histogram output from `input`, line by line: memory holds the non-empty
 /// rows, never the status lines that a long run without `-q` prints before them.
 pub fn read_histogram_text(input: impl Read) -> Result<Cyclictest, CyclictestError> {
@@ -707,10 +727,15 @@ pub fn read_histogram_text(input: impl Read) -> Result<Cyclictest, CyclictestErr
     let mut state = TextState::default();
     let mut buf = Vec::new();
     loop {
-        buf.clear();
-        let n = reader
-            .read_until(b'\n', &mut buf)
-            .map_err(CyclictestError::Io)?;
+        let Some(n) = read_line(&mut reader, &mut buf).map_err(CyclictestError::Io)? else {
+            return Err(line_error(
+                state.line + 1,
+                format!(
+                    "the line is longer than {MAX_LINE_BYTES} bytes (1 MiB), which no \
+                         line of cyclictest's is"
+                ),
+            ));
+        };
         if n == 0 {
             break;
         }
@@ -1004,12 +1029,21 @@ pub fn command_line_options(cmdline: &str) -> BTreeMap<String, OptionValue> {
 }
 
 /// Reads a cyclictest file of either output.
-pub fn read(output: Output, mut input: impl Read) -> Result<Cyclictest, CyclictestError> {
+pub fn read(output: Output, input: impl Read) -> Result<Cyclictest, CyclictestError> {
     match output {
         Output::Histogram => read_histogram_text(input),
         Output::Json => {
             let mut bytes = Vec::new();
-            input.read_to_end(&mut bytes).map_err(CyclictestError::Io)?;
+            input
+                .take(MAX_JSON_BYTES + 1)
+                .read_to_end(&mut bytes)
+                .map_err(CyclictestError::Io)?;
+            if bytes.len() as u64 > MAX_JSON_BYTES {
+                return Err(CyclictestError::Invalid(format!(
+                    "the file holds more than {MAX_JSON_BYTES} bytes (256 MiB), the most \
+                     vernier reads of cyclictest's --json output"
+                )));
+            }
             read_json(&bytes)
         }
     }
@@ -1371,6 +1405,26 @@ mod tests {
     fn edited(edit: impl FnOnce(&str) -> String) -> String {
         let text = String::from_utf8(fixture("2.4-h400-q.txt")).unwrap();
         edit(&text)
+    }
+
+    #[test]
+    fn a_line_longer_than_any_of_cyclictest_is_refused_without_reading_on() {
+        use std::io::Read as _;
+        // 64 MiB of one line after the marker, as from /dev/zero or a binary file.
+        let input = b"# Histogram\n".chain(std::io::repeat(b'7').take(64 << 20));
+        let err = read_histogram_text(input).unwrap_err().to_string();
+        assert!(
+            err.contains("line 2: the line is longer than 1048576 bytes (1 MiB)"),
+            "{err}"
+        );
+        let mut line = Vec::new();
+        let mut exact = &[b'x'; MAX_LINE_BYTES][..];
+        assert_eq!(
+            read_line(&mut exact, &mut line).unwrap(),
+            Some(MAX_LINE_BYTES)
+        );
+        let long = [b'x'; MAX_LINE_BYTES + 1];
+        assert_eq!(read_line(&mut &long[..], &mut line).unwrap(), None);
     }
 
     #[test]

@@ -67,11 +67,11 @@ pub fn probe(mut input: impl Read) -> Result<Kind, ReadError> {
     if text {
         let mut lines = std::io::BufReader::new((&head[..]).chain(input));
         let mut line = Vec::new();
-        loop {
-            line.clear();
-            if std::io::BufRead::read_until(&mut lines, b'\n', &mut line).map_err(ReadError::Io)?
-                == 0
-            {
+        // A line longer than any of cyclictest's (`/dev/zero`) ends the search: not its output.
+        while let Some(n) =
+            vernier_model::cyclictest::read_line(&mut lines, &mut line).map_err(ReadError::Io)?
+        {
+            if n == 0 {
                 break;
             }
             if cyclictest::is_marker(&String::from_utf8_lossy(&line)) {
