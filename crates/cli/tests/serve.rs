@@ -51,6 +51,9 @@ fn a_thousand_idle_connections_hold_no_thread_and_a_request_is_still_answered() 
     let db = database(dir.path());
     let (server, url) = Server::start(&db, &[]);
     let address = address(&url);
+    // The workers are started before the first connection is accepted: after one answer,
+    // every thread the server will have is there.
+    assert_eq!(get(&address, "index.html").0, 200);
     let before = threads(server.pid());
     let idle: Vec<TcpStream> = (0..1000)
         .map(|_| TcpStream::connect(&address).unwrap())
