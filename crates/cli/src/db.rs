@@ -53,6 +53,33 @@ pub fn same_database(a: &Location, b: &Location) -> bool {
     }
 }
 
+/// Checks where a command writes a copy of sessions as a new SQLite file (`sync --to`, `merge
+/// -o`): a file's path (not ending in `/`) in a directory that exists. A copy is never put in a
+/// directory made on the way, which a mistyped path or a network share not mounted would
+/// otherwise get silently. `option` names the path in the message.
+pub fn check_copy_target(option: &str, location: &Location) -> Result<()> {
+    let Location::File(path) = location else {
+        return Ok(());
+    };
+    let shown = crate::out::printable(&path.display().to_string()).into_owned();
+    if path.as_os_str().as_encoded_bytes().ends_with(b"/") {
+        bail!(
+            "{option} {shown}: a directory's name (it ends with '/'); give the database file's \
+             path, such as {shown}vernier.db"
+        );
+    }
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        if !parent.is_dir() {
+            bail!(
+                "{option} {shown}: the directory {} does not exist; create it first or give \
+                 another path",
+                crate::out::printable(&parent.display().to_string())
+            );
+        }
+    }
+    Ok(())
+}
+
 /// A store error that names the database as it is; one that does not gets it as context.
 fn naming(e: StoreError, location: &Location) -> anyhow::Error {
     if e.to_string().contains(&location.to_string()) {

@@ -334,6 +334,19 @@ pub fn printable(text: &str) -> Cow<'_, str> {
     Cow::Owned(escaped)
 }
 
+/// `text` cut to at most `max` characters, the last of them `…` when it was longer: for a
+/// column whose width comes from stored data (a 70,000-character host name would otherwise
+/// widen every line, and a width beyond 65,535 makes `format!` panic).
+pub fn clipped(text: &str, max: usize) -> Cow<'_, str> {
+    match text.char_indices().nth(max) {
+        None => Cow::Borrowed(text),
+        Some(_) => {
+            let kept: String = text.chars().take(max.saturating_sub(1)).collect();
+            Cow::Owned(format!("{kept}…"))
+        }
+    }
+}
+
 /// Text rendered from stored data (tables, reports) with [`printable`] applied to each line:
 /// its own line breaks stay, control characters inside a line are escaped.
 pub fn printable_lines(text: &str) -> Cow<'_, str> {
@@ -376,6 +389,15 @@ pub fn error_line(error: &anyhow::Error) -> String {
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
+
+    #[test]
+    fn clipped_text_keeps_at_most_its_characters() {
+        assert_eq!(clipped("host", 4), "host");
+        assert_eq!(clipped("hostname", 4), "hos…");
+        assert_eq!(clipped("äöüß", 3), "äö…");
+        assert_eq!(clipped(&"h".repeat(70_000), 64).chars().count(), 64);
+    }
+
     use super::*;
 
     fn write_output(path: &Path, bytes: &[u8]) -> Result<()> {

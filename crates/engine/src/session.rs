@@ -115,7 +115,8 @@ struct ConfigState {
 
 impl ConfigState {
     fn executions(&self) -> u32 {
-        self.warmups_done + self.values.len() as u32
+        self.warmups_done
+            .saturating_add(u32::try_from(self.values.len()).unwrap_or(u32::MAX))
     }
 }
 
@@ -694,7 +695,8 @@ impl<R: Recorder + ?Sized> Runner<'_, R> {
             states
                 .iter()
                 .filter(|st| st.runs > 0)
-                .map(|st| st.elapsed.mean_run_s * f64::from(s.min_runs + s.warmup))
+                // In f64: --warmup and --min-runs may each be up to u32::MAX.
+                .map(|st| st.elapsed.mean_run_s * (f64::from(s.min_runs) + f64::from(s.warmup)))
                 .fold(0.0, f64::max)
         } else {
             finished.iter().sum::<f64>() / finished.len() as f64

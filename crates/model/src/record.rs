@@ -121,11 +121,19 @@ pub struct SessionInfo {
     pub monitors: Vec<String>,
 }
 
-/// Checks a tag key, tag value or note as given by a user: one line of printable text.
+/// Checks a tag key, tag value or note as given by a user: one line of printable text, of at
+/// most [`crate::validate::MAX_TEXT_BYTES`].
 /// Control characters (a newline, an ANSI escape) would break or rewrite every table and
 /// terminal that shows the text later, so they are refused at input. `what` names the text in
 /// the message ("tag value", "note").
 pub fn check_user_text(what: &str, text: &str) -> Result<(), String> {
+    let most = crate::validate::MAX_TEXT_BYTES;
+    if text.len() > most {
+        return Err(format!(
+            "{what} is {} bytes long; {what}s are at most {most} bytes (1 MiB)",
+            text.len()
+        ));
+    }
     match text.chars().find(|c| c.is_control()) {
         Some(c) => Err(format!(
             "{what} '{}' contains the control character {:?}; {what}s are one line of printable text",
