@@ -182,3 +182,29 @@ fn failed_run(db: &Path, name: &str) -> String {
     assert_eq!(out.status.code(), Some(2), "{name}: {stderr}");
     stderr
 }
+
+#[test]
+fn run_and_show_print_a_failing_run_s_standard_error_escaped_alike() {
+    let (_dir, db) = temp_db();
+    let failing = example().replace(
+        "    input=$(mktemp)",
+        "    printf 'first\\n\\033[31mred\\033[0m\\rCR\\n' >&2; exit 3\n    input=$(mktemp)",
+    );
+    install(&db, "colours", &failing);
+    let stderr = failed_run(&db, "colours");
+    let escaped = "`colours run` failed (exit status: 3): \\u{1b}[31mred\\u{1b}[0m\\rCR";
+    assert!(stderr.contains(escaped), "{stderr}");
+    assert!(
+        !stderr.chars().any(|c| c.is_control() && c != '\n'),
+        "{stderr:?}"
+    );
+    let out = vernier(&db).args(["show", "latest"]).output().unwrap();
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(shown.contains(&format!("error: {escaped}")), "{shown}");
+    // Stored as shown, so that the session exports and imports.
+    let export = vernier(&db).arg("export").output().unwrap().stdout;
+    let other = db.with_file_name("other.db");
+    let file = db.with_file_name("export.json");
+    std::fs::write(&file, export).unwrap();
+    vernier(&other).arg("import").arg(&file).assert().success();
+}

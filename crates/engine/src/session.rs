@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use uuid::Uuid;
 use vernier_model::{
     ConfigurationRecord, Environment, Finding, Recorder, RunRecord, SessionInfo, SessionStatus,
-    SetupStep, StopReason,
+    SetupStep, StopReason, Texts,
 };
 use vernier_stats::SeededRng;
 use vernier_sys::clock::unix_now_ns;
@@ -148,7 +148,7 @@ fn record_session<R: Recorder + ?Sized>(
 ) -> Result<SessionOutcome, EngineError> {
     let settings = &plan.settings;
     let fingerprint = options.environment.fingerprint();
-    let session = SessionInfo {
+    let mut session = SessionInfo {
         id,
         started_at_ns: unix_now_ns(),
         ended_at_ns: None,
@@ -165,6 +165,9 @@ fn record_session<R: Recorder + ?Sized>(
         setup: options.setup,
         monitors: options.monitors,
     };
+    // What is recorded holds no control character (vernier_model::text): the environment, the
+    // findings and the suite's name come from files of the machine.
+    session.escape_controls();
     recorder
         .begin_session(&session)
         .map_err(EngineError::record)?;
@@ -180,7 +183,7 @@ fn record_session<R: Recorder + ?Sized>(
     }
     let mut states = Vec::with_capacity(plan.configurations.len());
     for (position, planned) in plan.configurations.iter().enumerate() {
-        let record = ConfigurationRecord {
+        let mut record = ConfigurationRecord {
             id: Uuid::new_v4(),
             position: position as u32,
             benchmark: planned.info.name.to_string(),
@@ -193,6 +196,8 @@ fn record_session<R: Recorder + ?Sized>(
             converged: false,
             error: None,
         };
+        // A user benchmark's description names its metrics.
+        record.escape_controls();
         recorder
             .add_configuration(session.id, &record)
             .map_err(EngineError::record)?;
@@ -536,6 +541,9 @@ impl<R: Recorder + ?Sized> Runner<'_, R> {
             record.foreign_cpu_ns -= cpu;
             record.load_cpu_ns = Some(cpu);
         }
+        // Monitor keys and failures, setup steps and a user benchmark's value names come from
+        // outside.
+        record.escape_controls();
         self.recorder
             .add_run(state.record.id, &record)
             .map_err(EngineError::record)?;
@@ -630,8 +638,9 @@ impl<R: Recorder + ?Sized> Runner<'_, R> {
         self.prepared.release(states);
         let state = &mut states[i];
         let converged = reason == StopReason::Converged;
-        // The error may quote a child's or a tool's output, which may hold NUL.
-        let error = error.map(|e| vernier_model::validate::without_nul(&e).into_owned());
+        // The error may quote a child's or a tool's output (a user benchmark's standard error
+        // with colour sequences): recorded, shown by `run` and by `show` alike, escaped.
+        let error = error.map(|e| vernier_model::escape_controls(&e).into_owned());
         self.recorder
             .finish_configuration(state.record.id, reason, converged, error.as_deref())
             .map_err(EngineError::record)?;

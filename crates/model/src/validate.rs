@@ -12,6 +12,7 @@ use uuid::Uuid;
 use crate::benchmark::MetricInfo;
 use crate::record::{ConfigurationRecord, RunRecord, StoredSession};
 use crate::settings::Settings;
+use crate::text::Texts;
 
 /// A record that vernier could not have written, with where it is.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -21,35 +22,6 @@ pub struct Invalid {
     pub place: String,
     /// The field and what is wrong with it, with what is valid.
     pub problem: String,
-}
-
-/// What stands for the character NUL in text that vernier stores
-/// ([`without_nul`]): U+FFFD, the replacement character.
-const NUL_REPLACEMENT: &str = "\u{fffd}";
-
-/// `text` with each character NUL replaced by U+FFFD, for text from outside (a child's or a
-/// tool's output) that vernier stores: PostgreSQL's text types cannot hold NUL
-/// (https://www.postgresql.org/docs/15/datatype-character.html), SQLite's can, so with it a
-/// session could be recorded into one engine and never copied into the other.
-pub fn without_nul(text: &str) -> std::borrow::Cow<'_, str> {
-    if text.contains('\0') {
-        std::borrow::Cow::Owned(text.replace('\0', NUL_REPLACEMENT))
-    } else {
-        std::borrow::Cow::Borrowed(text)
-    }
-}
-
-/// Refuses a text field that holds the character NUL, which vernier never stores
-/// ([`without_nul`]).
-fn check_no_nul(field: &str, text: &str) -> Result<(), String> {
-    if text.contains('\0') {
-        return Err(format!(
-            "field '{field}' ('{}') contains the character NUL, which vernier never stores \
-             (PostgreSQL's text cannot hold it)",
-            text.escape_debug()
-        ));
-    }
-    Ok(())
 }
 
 /// Units of metrics that measure a duration: their values are positive, since no run takes
@@ -125,11 +97,10 @@ fn check_run(metric: &MetricInfo, run: &RunRecord) -> Result<(), String> {
         ));
     }
     check_values(metric, &run.values)?;
-    for name in run.values.keys() {
-        check_no_nul("values", name)?;
+    if let Some(found) = run.find_control() {
+        return Err(found.problem());
     }
     for h in &run.histograms {
-        check_no_nul("histograms.quantity", &h.quantity)?;
         h.check()
             .map_err(|e| format!("field 'histograms': {h}: {e}"))?;
     }
@@ -150,15 +121,6 @@ fn check_run(metric: &MetricInfo, run: &RunRecord) -> Result<(), String> {
         }
     }
     if let Some(m) = &run.monitors {
-        check_no_nul("monitors.sampler_priority", &m.sampler_priority)?;
-        for key in m.summary.keys() {
-            check_no_nul("monitors.summary", key)?;
-        }
-        for series in &m.series {
-            for name in [&series.monitor, &series.metric, &series.unit] {
-                check_no_nul("monitors.series", name)?;
-            }
-        }
         if let Some((key, v)) = m.summary.iter().find(|(_, v)| !v.is_finite()) {
             return Err(format!(
                 "field 'monitors.summary.{key}' is {v}, expected a finite number"
@@ -222,17 +184,9 @@ pub fn check_session(s: &StoredSession) -> Result<(), Invalid> {
     if let Some(note) = &info.note {
         crate::check_user_text("note", note).map_err(at(session.clone()))?;
     }
-    for (field, text) in [
-        ("suite", info.suite.as_deref()),
-        ("vernier_version", Some(&info.vernier_version)),
-        ("fingerprint", Some(&info.fingerprint)),
-        ("environment.hostname", info.environment.hostname.as_deref()),
-        (
-            "environment.machine_id",
-            info.environment.machine_id.as_deref(),
-        ),
-    ] {
-        check_no_nul(field, text.unwrap_or_default()).map_err(at(session.clone()))?;
+    // Every other text of the session, the one rule of crate::text.
+    if let Some(found) = info.find_control() {
+        return Err(at(session)(found.problem()));
     }
     let mut positions = HashSet::new();
     for c in &s.configurations {
@@ -246,15 +200,8 @@ pub fn check_session(s: &StoredSession) -> Result<(), Invalid> {
         if c.record.metric.name.is_empty() {
             return Err(at(config)("field 'metric.name' is empty".into()));
         }
-        let r = &c.record;
-        for (field, text) in [
-            ("benchmark", r.benchmark.as_str()),
-            ("benchmark_version", &r.benchmark_version),
-            ("metric.name", &r.metric.name),
-            ("metric.unit", &r.metric.unit),
-            ("error", r.error.as_deref().unwrap_or_default()),
-        ] {
-            check_no_nul(field, text).map_err(at(config.clone()))?;
+        if let Some(found) = c.record.find_control() {
+            return Err(at(config)(found.problem()));
         }
         let mut indices = HashSet::with_capacity(c.runs.len());
         for run in &c.runs {
@@ -343,13 +290,26 @@ pub fn sha256_hex(text: &str) -> String {
         .collect()
 }
 
-/// Checks that each kernel configuration text is stored under its own SHA-256.
+/// Checks that each kernel configuration text is stored under its own SHA-256 and is lines of
+/// printable text: a file of many lines, the one text that vernier stores with line breaks (and
+/// tabs), and no other control character ([`crate::text`]).
 pub fn check_kernel_configs(configs: &BTreeMap<String, String>) -> Result<(), Invalid> {
     for (sha, text) in configs {
-        check_no_nul("text", text).map_err(|problem| Invalid {
-            place: format!("kernel config {sha}"),
-            problem,
-        })?;
+        if let Some(c) = text
+            .chars()
+            .find(|c| c.is_control() && !matches!(c, '\n' | '\t'))
+        {
+            let line = text.split('\n').find(|l| l.contains(c)).unwrap_or_default();
+            return Err(Invalid {
+                place: format!("kernel config {sha}"),
+                problem: format!(
+                    "the line '{}' contains the control character {}; a kernel configuration \
+                     is lines of printable text",
+                    line.escape_debug(),
+                    crate::text::control_name(c)
+                ),
+            });
+        }
         let actual = sha256_hex(text);
         if *sha != actual {
             return Err(Invalid {
