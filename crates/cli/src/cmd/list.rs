@@ -10,7 +10,7 @@ use vernier_engine::suite::{
 };
 
 use crate::cli::ListArgs;
-use crate::out::{out, outln};
+use crate::out::{out, outln, printable};
 
 pub fn list(args: ListArgs) -> Result<ExitCode> {
     let online = vernier_sys::cpulist::online_cpus().len() as u32;
@@ -23,19 +23,24 @@ pub fn list(args: ListArgs) -> Result<ExitCode> {
     let mut listed: Vec<(vernier_model::BenchmarkInfo, String)> =
         builtin.into_iter().map(|b| (b, String::new())).collect();
     let mut unusable = Vec::new();
-    for name in vernier_bench::user::names() {
-        if listed.iter().any(|(b, _)| b.name == name) {
-            unusable.push(format!(
-                "  {name:<10} (yours is not used: the built-in benchmark of this name wins)"
-            ));
-            continue;
-        }
-        match vernier_bench::user::load(&name) {
+    let mine = vernier_bench::user::names();
+    let (shadowed, mine): (Vec<&String>, Vec<&String>) = mine
+        .iter()
+        .partition(|name| listed.iter().any(|(b, _)| b.name == name.as_str()));
+    for name in shadowed {
+        unusable.push(format!(
+            "  {name:<10} (yours is not used: the built-in benchmark of this name wins)"
+        ));
+    }
+    // Every one of the user's own is described, all at the same time.
+    let mine: Vec<&str> = mine.iter().map(|n| n.as_str()).collect();
+    for (name, loaded) in vernier_bench::user::load_all(&mine) {
+        match loaded {
             Some(Ok(b)) => {
-                let origin = format!(" ({})", b.path().display());
+                let origin = format!(" ({})", printable(&b.path().display().to_string()));
                 listed.push((b.info(), origin));
             }
-            Some(Err(e)) => unusable.push(format!("  {name:<10} unusable: {e}")),
+            Some(Err(e)) => unusable.push(format!("  {name:<10} unusable: {}", printable(&e))),
             None => {}
         }
     }

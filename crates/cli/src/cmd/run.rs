@@ -115,13 +115,15 @@ pub(crate) fn run_with(
     let load_lists = from_suite(&args.loads, |s| &s.loads);
     let online_cpus = vernier_sys::cpulist::online_cpus().len() as u32;
     let infos = crate::config::benchmark_infos(&specs)?;
-    let plan = build_plan(&specs, settings, &infos, online_cpus).map_err(|e| match &suite {
-        Some(Suite {
-            source: SuiteSource::File(path),
-            ..
-        }) => anyhow::anyhow!("suite {}: {e}", path.display()),
-        _ => e.into(),
-    })?;
+    let plan = build_plan(&specs, settings, &infos, online_cpus)
+        .map_err(crate::config::naming_user_benchmarks)
+        .map_err(|e| match &suite {
+            Some(Suite {
+                source: SuiteSource::File(path),
+                ..
+            }) => anyhow::anyhow!("suite {}: {e}", path.display()),
+            _ => e.into(),
+        })?;
     // The suite's tags, each replaced by a --tag of the same key.
     let mut given = std::collections::BTreeMap::new();
     for (k, v) in &args.tags {
