@@ -147,7 +147,12 @@ fn record_session<R: Recorder + ?Sized>(
     observer: &mut dyn FnMut(&Event),
 ) -> Result<SessionOutcome, EngineError> {
     let settings = &plan.settings;
-    let fingerprint = options.environment.fingerprint();
+    // What is recorded holds no control character (vernier_model::text): the environment, the
+    // findings and the suite's name come from files of the machine. The fingerprint is of the
+    // environment as recorded, as an import computes it.
+    let mut environment = options.environment;
+    environment.escape_controls();
+    let fingerprint = environment.fingerprint();
     let mut session = SessionInfo {
         id,
         started_at_ns: unix_now_ns(),
@@ -159,14 +164,12 @@ fn record_session<R: Recorder + ?Sized>(
         note: options.note,
         settings: settings.clone(),
         vernier_version: options.vernier_version,
-        environment: options.environment,
+        environment,
         fingerprint,
         findings: options.findings,
         setup: options.setup,
         monitors: options.monitors,
     };
-    // What is recorded holds no control character (vernier_model::text): the environment, the
-    // findings and the suite's name come from files of the machine.
     session.escape_controls();
     recorder
         .begin_session(&session)

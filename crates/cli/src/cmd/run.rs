@@ -14,6 +14,7 @@ use vernier_engine::{
     SignalEvent,
 };
 use vernier_load::{LoadPlan, RunningLoads};
+use vernier_model::Texts as _;
 use vernier_model::{SessionStatus, Settings, SetupStep};
 use vernier_setup::{RestoreRecord, SetupGuard};
 use vernier_store::{Access, Load, Location};
@@ -363,13 +364,15 @@ fn record_skipped(
         suite,
         tags,
         setup,
-        environment,
+        mut environment,
     } = skipped;
+    // Recorded as a session records it (vernier_model::text).
+    environment.escape_controls();
     let note = match note {
         Some(note) => format!("{note} (skipped: {reason})"),
         None => format!("skipped: {reason}"),
     };
-    let session = vernier_model::SessionInfo {
+    let mut session = vernier_model::SessionInfo {
         id: Uuid::new_v4(),
         started_at_ns: now,
         ended_at_ns: Some(now),
@@ -386,6 +389,7 @@ fn record_skipped(
         setup,
         monitors: Vec::new(),
     };
+    session.escape_controls();
     store.begin_session(&session)?;
     store.finish_session(session.id, SessionStatus::Skipped, now)?;
     outln!(
