@@ -24,18 +24,27 @@ pub fn list(args: ListArgs) -> Result<ExitCode> {
         builtin.into_iter().map(|b| (b, String::new())).collect();
     let mut unusable = Vec::new();
     let mine = vernier_bench::user::names();
-    let (shadowed, mine): (Vec<&String>, Vec<&String>) = mine
-        .iter()
-        .partition(|name| listed.iter().any(|(b, _)| b.name == name.as_str()));
-    for name in shadowed {
-        unusable.push(format!(
-            "  {name:<10} (yours is not used: the built-in benchmark of this name wins)"
-        ));
-    }
+    // The built-ins' names: a benchmark of the user's own of one of them is not used.
+    let builtin_names: Vec<&'static str> = listed.iter().map(|(b, _)| b.name).collect();
+    let shadowed = |name: &str| builtin_names.contains(&name);
     // Every one of the user's own is described, all at the same time.
-    let mine: Vec<&str> = mine.iter().map(|n| n.as_str()).collect();
-    for (name, loaded) in vernier_bench::user::load_all(&mine) {
-        match loaded {
+    let described: Vec<&str> = mine
+        .iter()
+        .map(String::as_str)
+        .filter(|name| !shadowed(name))
+        .collect();
+    let mut loaded: std::collections::BTreeMap<String, _> =
+        vernier_bench::user::load_all(&described)
+            .into_iter()
+            .collect();
+    for name in &mine {
+        if shadowed(name) {
+            unusable.push(format!(
+                "  {name:<10} (yours is not used: the built-in benchmark of this name wins)"
+            ));
+            continue;
+        }
+        match loaded.remove(name).flatten() {
             Some(Ok(b)) => {
                 let origin = format!(" ({})", printable(&b.path().display().to_string()));
                 listed.push((b.info(), origin));
