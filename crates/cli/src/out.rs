@@ -316,22 +316,12 @@ macro_rules! outln {
 
 pub(crate) use {out, outln};
 
-/// Stored text (tags, notes, specs, environment values, imported names) as it may be shown on
-/// a terminal: control characters, which could break a line or carry ANSI escape sequences
-/// that recolour or rewrite the screen, are shown as Rust escapes (`\n`, `\u{1b}`).
+/// Text (tags, notes, specs, environment values, imported names, paths, error messages) as it
+/// may be shown on a terminal: control characters, which could break a line or carry ANSI
+/// escape sequences that recolour or rewrite the screen, are shown as Rust escapes (`\n`,
+/// `\u{1b}`), as vernier records text from outside ([`vernier_model::escape_controls`]).
 pub fn printable(text: &str) -> Cow<'_, str> {
-    if !text.chars().any(char::is_control) {
-        return Cow::Borrowed(text);
-    }
-    let mut escaped = String::with_capacity(text.len() + 8);
-    for c in text.chars() {
-        if c.is_control() {
-            escaped.extend(c.escape_debug());
-        } else {
-            escaped.push(c);
-        }
-    }
-    Cow::Owned(escaped)
+    vernier_model::escape_controls(text)
 }
 
 /// `text` cut to at most `max` characters, the last of them `…` when it was longer: for a

@@ -14,6 +14,7 @@ use vernier_engine::{
     SignalEvent,
 };
 use vernier_load::{LoadPlan, RunningLoads};
+use vernier_model::Texts as _;
 use vernier_model::{SessionStatus, Settings, SetupStep};
 use vernier_setup::{RestoreRecord, SetupError, SetupGuard};
 use vernier_store::{Access, Load, Location};
@@ -115,13 +116,15 @@ pub(crate) fn run_with(
     let load_lists = from_suite(&args.loads, |s| &s.loads);
     let online_cpus = vernier_sys::cpulist::online_cpus().len() as u32;
     let infos = crate::config::benchmark_infos(&specs)?;
-    let plan = build_plan(&specs, settings, &infos, online_cpus).map_err(|e| match &suite {
-        Some(Suite {
-            source: SuiteSource::File(path),
-            ..
-        }) => anyhow::anyhow!("suite {}: {e}", path.display()),
-        _ => e.into(),
-    })?;
+    let plan = build_plan(&specs, settings, &infos, online_cpus)
+        .map_err(crate::config::naming_user_benchmarks)
+        .map_err(|e| match &suite {
+            Some(Suite {
+                source: SuiteSource::File(path),
+                ..
+            }) => anyhow::anyhow!("suite {}: {e}", path.display()),
+            _ => e.into(),
+        })?;
     // The suite's tags, each replaced by a --tag of the same key.
     let mut given = std::collections::BTreeMap::new();
     for (k, v) in &args.tags {
@@ -398,13 +401,15 @@ fn record_skipped(
         suite,
         tags,
         setup,
-        environment,
+        mut environment,
     } = skipped;
+    // Recorded as a session records it (vernier_model::text).
+    environment.escape_controls();
     let note = match note {
         Some(note) => format!("{note} (skipped: {reason})"),
         None => format!("skipped: {reason}"),
     };
-    let session = vernier_model::SessionInfo {
+    let mut session = vernier_model::SessionInfo {
         id: Uuid::new_v4(),
         started_at_ns: now,
         ended_at_ns: Some(now),
@@ -421,6 +426,7 @@ fn record_skipped(
         setup,
         monitors: Vec::new(),
     };
+    session.escape_controls();
     store.begin_session(&session)?;
     store.finish_session(session.id, SessionStatus::Skipped, now)?;
     outln!(
