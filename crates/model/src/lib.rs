@@ -17,6 +17,7 @@ pub mod record;
 pub mod recorder;
 pub mod settings;
 pub mod spec;
+pub mod text;
 pub mod validate;
 
 pub use benchmark::{BenchmarkInfo, MetricInfo};
