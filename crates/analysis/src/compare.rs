@@ -291,6 +291,7 @@ struct Group {
     unfinished: usize,
     measured_runs: usize,
     contaminated_runs: usize,
+    setup_changed_runs: usize,
 }
 
 /// Identity of a configuration across sessions: benchmark, options (serialized with sorted
@@ -351,6 +352,7 @@ fn group(sessions: &[StoredSession]) -> (Vec<Key>, HashMap<Key, Group>) {
                     unfinished: 0,
                     measured_runs: 0,
                     contaminated_runs: 0,
+                    setup_changed_runs: 0,
                 }
             });
             g.versions.insert(r.benchmark_version.clone());
@@ -375,6 +377,9 @@ fn group(sessions: &[StoredSession]) -> (Vec<Key>, HashMap<Key, Group>) {
                 if contaminated(run, cpus) {
                     g.contaminated_runs += 1;
                 }
+                if !run.setup_changed.is_empty() {
+                    g.setup_changed_runs += 1;
+                }
             }
         }
     }
@@ -396,6 +401,12 @@ fn side_warnings(side: Side, g: &Group) -> Vec<Warning> {
     if g.contaminated_runs > 0 {
         w.push(Warning::Contaminated {
             runs: g.contaminated_runs,
+            of: g.measured_runs,
+        });
+    }
+    if g.setup_changed_runs > 0 {
+        w.push(Warning::SetupChanged {
+            runs: g.setup_changed_runs,
             of: g.measured_runs,
         });
     }

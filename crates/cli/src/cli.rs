@@ -206,7 +206,7 @@ pub struct RunArgs {
 
     /// Seed of the interleaving order, when interleaving (--interleave or the suite's)
     /// [default: random, stored with the session]
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = parse_seed)]
     pub seed: Option<u64>,
 
     /// Tag the session, e.g. --tag kernel=6.18 (repeatable)
@@ -246,9 +246,11 @@ pub struct RunArgs {
 /// same database, or a load average at or above `--busy-load`.
 #[derive(Debug, Clone, Default, Args)]
 pub struct BusyArgs {
-    /// When the machine is busy: `run` anyway, `wait` up to --busy-wait for it to become idle
-    /// and skip if it does not, or `skip` at once; a skipped run is stored as a session with
-    /// status `skipped` and the reason as its note
+    /// When the machine is busy (another session holds the host's setup, or records into this
+    /// database, or --busy-load): `run` anyway (a setup that changes the host is still refused
+    /// while another session holds it), `wait` up to --busy-wait for it to become idle and skip
+    /// if it does not, or `skip` at once; a skipped run is stored as a session with status
+    /// `skipped` and the reason as its note
     #[arg(long, value_enum, value_name = "ACTION", default_value_t = IfBusy::Run)]
     pub if_busy: IfBusy,
 
@@ -460,7 +462,8 @@ pub struct TagArgs {
     #[arg(value_name = "KEY=VALUE", value_parser = parse_tag, required_unless_present = "remove")]
     pub tags: Vec<(String, String)>,
 
-    /// Remove the tag KEY (repeatable)
+    /// Remove the tag KEY (repeatable); a KEY that none of the sessions carries is an error,
+    /// and nothing is changed
     #[arg(long, value_name = "KEY")]
     pub remove: Vec<String>,
 }
@@ -518,7 +521,8 @@ pub enum SystemCommand {
         #[arg(long)]
         dry_run: bool,
     },
-    /// Restore what `system tune` (or an interrupted session's setup) changed
+    /// Restore what `system tune` (or a killed session's setup) changed, from the host's
+    /// restore records in /run/vernier (VERNIER_RUN_DIR), whichever user wrote them
     Reset,
 }
 
@@ -711,13 +715,17 @@ pub struct PlotArgs {
     #[arg(long, value_name = "TEXT")]
     pub title: Option<String>,
 
-    /// Width in pixels
-    #[arg(long, value_name = "PIXELS", default_value_t = 1200)]
+    /// Width in pixels, 200 to 16384 (a PNG at most 33554432 pixels in all, such as 8192x4096)
+    #[arg(long, value_name = "PIXELS", default_value_t = 1200,
+          value_parser = clap::value_parser!(u32)
+              .range(i64::from(vernier_plot::MIN_WIDTH)..=i64::from(vernier_plot::MAX_SIDE)))]
     pub width: u32,
 
-    /// Height in pixels [default: 700, or more for figures of several panels, each at least
-    /// 300 high]
-    #[arg(long, value_name = "PIXELS")]
+    /// Height in pixels, 150 to 16384 [default: 700, or more for figures of several panels,
+    /// each at least 300 high]
+    #[arg(long, value_name = "PIXELS",
+          value_parser = clap::value_parser!(u32)
+              .range(i64::from(vernier_plot::MIN_HEIGHT)..=i64::from(vernier_plot::MAX_SIDE)))]
     pub height: Option<u32>,
 }
 
@@ -766,6 +774,11 @@ pub struct ServeArgs {
     /// The address to listen on; another than 127.0.0.1 shows the results to the network
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1")]
     pub bind: std::net::IpAddr,
+
+    /// Also answer requests that name this server NAME (a host name or address, no port),
+    /// besides the address it listens on and localhost (repeatable)
+    #[arg(long, value_name = "NAME")]
+    pub allow_host: Vec<String>,
 }
 
 #[derive(Debug, Args)]
@@ -804,6 +817,18 @@ pub struct MergeArgs {
     /// An existing vernier database to add the sessions of every input to
     #[arg(long, value_name = "EXISTING")]
     pub into: Option<PathBuf>,
+}
+
+/// A seed: a whole number in 0..=18446744073709551615 (u64), said in the message, as clap
+/// says the range of the u32 options (its u64 parser only says "invalid digit").
+fn parse_seed(text: &str) -> Result<u64, String> {
+    text.trim().parse::<u64>().map_err(|_| {
+        format!(
+            "{} is not in 0..={} (a seed is a whole number)",
+            text.trim(),
+            u64::MAX
+        )
+    })
 }
 
 /// `2%`, `0.02` -> 0.02.

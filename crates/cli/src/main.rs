@@ -9,6 +9,7 @@ mod cli;
 mod cmd;
 mod config;
 mod db;
+mod host;
 mod out;
 mod progress;
 

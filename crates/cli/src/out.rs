@@ -4,6 +4,7 @@
 //! closed pipe (`vernier sessions | head -1`) ends quietly, anything else (a full disk,
 //! `> /dev/full`) is one line and status 2.
 
+use std::borrow::Cow;
 use std::ffi::OsString;
 use std::fmt;
 use std::fs::{self, OpenOptions};
@@ -318,6 +319,19 @@ pub(crate) use {out, outln};
 /// Stored text escaped for a terminal (`vernier_model::text`, which the site and figures share).
 pub use vernier_model::text::{printable, printable_lines};
 
+/// `text` cut to at most `max` characters, the last of them `…` when it was longer: for a
+/// column whose width comes from stored data (a 70,000-character host name would otherwise
+/// widen every line, and a width beyond 65,535 makes `format!` panic).
+pub fn clipped(text: &str, max: usize) -> Cow<'_, str> {
+    match text.char_indices().nth(max) {
+        None => Cow::Borrowed(text),
+        Some(_) => {
+            let kept: String = text.chars().take(max.saturating_sub(1)).collect();
+            Cow::Owned(format!("{kept}…"))
+        }
+    }
+}
+
 /// The message of an error chain on one line, each cause said once: a cause whose text an outer
 /// message already contains (an error that formats its source into its own message) ends the
 /// chain, since the outer message said it and what caused it, and line breaks inside a message
@@ -350,6 +364,15 @@ pub fn error_line(error: &anyhow::Error) -> String {
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
+
+    #[test]
+    fn clipped_text_keeps_at_most_its_characters() {
+        assert_eq!(clipped("host", 4), "host");
+        assert_eq!(clipped("hostname", 4), "hos…");
+        assert_eq!(clipped("äöüß", 3), "äö…");
+        assert_eq!(clipped(&"h".repeat(70_000), 64).chars().count(), 64);
+    }
+
     use super::*;
 
     fn write_output(path: &Path, bytes: &[u8]) -> Result<()> {

@@ -103,6 +103,7 @@ fn record_with(
                 load_cpu_ns: None,
                 monitors: None,
                 setup_steps: Vec::new(),
+                setup_changed: Vec::new(),
             };
             run(ci, i, &mut r);
             store.add_run(record.id, &r).unwrap();

@@ -51,6 +51,9 @@ impl Recorder for LockedAt {
     ) -> Result<(), StoreError> {
         self.inner.finish_configuration(c, reason, converged, error)
     }
+    fn add_finding(&mut self, s: Uuid, f: &vernier_model::Finding) -> Result<(), StoreError> {
+        self.inner.add_finding(s, f)
+    }
     fn finish_session(&mut self, s: Uuid, st: SessionStatus, end: i64) -> Result<(), StoreError> {
         self.inner.finish_session(s, st, end)
     }

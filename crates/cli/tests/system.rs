@@ -35,8 +35,14 @@ impl Env {
             .arg(&self.db)
             .env_remove("VERNIER_DB")
             .env("XDG_STATE_HOME", &self.state)
-            .env("XDG_CACHE_HOME", &self.state);
+            .env("XDG_CACHE_HOME", &self.state)
+            .env("VERNIER_RUN_DIR", self.run());
         cmd
+    }
+
+    /// The host's records (`VERNIER_RUN_DIR`), the test's own.
+    fn run(&self) -> PathBuf {
+        self.state.join("run")
     }
 }
 
@@ -222,7 +228,7 @@ fn bad_monitor_and_setup_names_change_nothing() {
         assert_eq!(out.status.code(), Some(2), "{extra:?}: {stderr}");
         assert!(stderr.contains(message), "{extra:?}: {stderr}");
         assert!(!e.db.exists(), "{extra:?} created the database");
-        assert!(!e.state.join("vernier/restore.json").exists());
+        assert!(!e.run().exists(), "{extra:?} wrote a record");
     }
     // An optional plugin that cannot be applied is skipped with a note.
     e.vernier()
@@ -270,6 +276,7 @@ fn interrupted_session_restores_a_changed_sysctl() {
         .arg(&e.db)
         .env("XDG_STATE_HOME", &e.state)
         .env("XDG_CACHE_HOME", &e.state)
+        .env("VERNIER_RUN_DIR", e.run())
         .args([
             "run",
             "yield:duration=0.2:workers=1",
@@ -296,7 +303,7 @@ fn interrupted_session_restores_a_changed_sysctl() {
     }
     // The session holds the change while it runs.
     assert_eq!(read(SYSCTL), changed);
-    assert!(e.state.join("vernier/restore.json").exists());
+    assert!(e.run().join("setup.json").exists());
     // SAFETY: signalling our own child process.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let _rest: Vec<String> = lines.map(|l| l.unwrap()).collect();
@@ -304,7 +311,7 @@ fn interrupted_session_restores_a_changed_sysctl() {
     assert_eq!(status.code(), Some(130));
     assert_eq!(read(SYSCTL), before, "the sysctl is restored");
     assert!(
-        !e.state.join("vernier/restore.json").exists(),
+        !e.run().join("setup.json").exists(),
         "clean restore removes the record"
     );
     // Every measured run records its per-run setup steps.

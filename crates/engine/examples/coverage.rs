@@ -47,6 +47,9 @@ impl Recorder for NullRecorder {
     ) -> Result<(), Self::Error> {
         Ok(())
     }
+    fn add_finding(&mut self, _: Uuid, _: &vernier_model::Finding) -> Result<(), Self::Error> {
+        Ok(())
+    }
     fn finish_session(&mut self, _: Uuid, _: SessionStatus, _: i64) -> Result<(), Self::Error> {
         Ok(())
     }

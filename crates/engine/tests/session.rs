@@ -78,6 +78,14 @@ impl Recorder for MemoryRecorder {
         c.record.error = error.map(str::to_string);
         Ok(())
     }
+    fn add_finding(
+        &mut self,
+        session: Uuid,
+        finding: &vernier_model::Finding,
+    ) -> Result<(), Self::Error> {
+        self.session(session).info.findings.push(finding.clone());
+        Ok(())
+    }
     fn finish_session(
         &mut self,
         session: Uuid,
@@ -634,4 +642,106 @@ fn a_load_that_dies_during_a_run_fails_its_configuration() {
         "the run under the dead load is not recorded"
     );
     assert_eq!(outcome.status, SessionStatus::Failed);
+}
+
+/// Reports a setting changed from the `from`-th check on (checks counted from 1: before run
+/// 1, after run 1, before run 2, ...), found as `found[k]` at later checks.
+struct ChangingHooks {
+    checks: u32,
+    from: u32,
+    found: Vec<&'static str>,
+}
+
+impl vernier_engine::RunHooks for ChangingHooks {
+    fn before_run(&mut self) -> Result<Vec<SetupStep>, String> {
+        Ok(Vec::new())
+    }
+
+    fn check_setup(&mut self) -> Vec<vernier_model::ChangedSetting> {
+        self.checks += 1;
+        if self.checks < self.from {
+            return Vec::new();
+        }
+        let k = ((self.checks - self.from) as usize).min(self.found.len() - 1);
+        vec![vernier_model::ChangedSetting {
+            setting: "/proc/sys/vm/swappiness".into(),
+            set: "10".into(),
+            found: self.found[k].into(),
+        }]
+    }
+}
+
+/// A value changed during the third measured run (found after it) marks that run and every
+/// later one; it is said once as an event and a finding of the session, and again when it is
+/// found changed once more.
+#[test]
+fn runs_measured_while_the_setup_was_changed_are_marked_and_said_once() {
+    let mut exec = ScriptedExecutor::new(&[(0, &[100.0])]);
+    // Checks 1..=4 are before and after runs 1 and 2; check 6 is after run 3.
+    let mut hooks = ChangingHooks {
+        checks: 0,
+        from: 6,
+        found: vec!["60", "60", "60", "60", "61"],
+    };
+    let fixed = Settings {
+        warmup: 1,
+        min_runs: 6,
+        max_runs: 6,
+        ..settings()
+    };
+    let (_, stored, events) = run_with_hooks(&["scripted"], fixed, &mut exec, &mut hooks);
+    let marked: Vec<Vec<String>> = stored.configurations[0]
+        .runs
+        .iter()
+        .filter(|r| !r.warmup)
+        .map(|r| r.setup_changed.iter().map(|c| c.found.clone()).collect())
+        .collect();
+    // Runs 1 and 2 as set up; run 3 changed after it; run 5 found 60 before and 61 after.
+    assert_eq!(
+        marked,
+        [
+            vec![],
+            vec![],
+            vec!["60".to_string()],
+            vec!["60".to_string()],
+            vec!["60".to_string(), "61".to_string()],
+            vec!["61".to_string()],
+        ]
+    );
+    // The warmup is not checked.
+    assert!(stored.configurations[0].runs[0].warmup);
+    assert_eq!(hooks.checks, 12);
+    let said: Vec<(u32, String, String)> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::SetupChanged {
+                index,
+                when,
+                changes,
+                ..
+            } => Some((*index, when.clone(), changes[0].found.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        said,
+        [
+            (2, "after".to_string(), "60".to_string()),
+            (4, "after".to_string(), "61".to_string())
+        ]
+    );
+    let findings: Vec<&str> = stored
+        .info
+        .findings
+        .iter()
+        .filter(|f| f.id == "setup-changed")
+        .map(|f| f.detail.as_str())
+        .collect();
+    assert_eq!(findings.len(), 2, "{findings:?}");
+    assert!(
+        findings[0].starts_with(
+            "/proc/sys/vm/swappiness is 60 (set: 10) after measured run 3 of scripted"
+        ),
+        "{findings:?}"
+    );
 }

@@ -28,8 +28,8 @@ pub use finding::{Finding, Severity};
 pub use histogram::{Recording, RunHistogram};
 pub use options::{OptionDefault, OptionKind, OptionSpec, OptionValue, Options};
 pub use record::{
-    check_user_text, ConfigurationRecord, RunRecord, Rusage, SessionInfo, SessionStatus, SetupStep,
-    StopReason, StoredConfiguration, StoredSession,
+    check_user_text, ChangedSetting, ConfigurationRecord, RunRecord, Rusage, SessionInfo,
+    SessionStatus, SetupStep, StopReason, StoredConfiguration, StoredSession,
 };
 pub use recorder::Recorder;
 pub use settings::{level_percent, Settings, StoppingRule, CONFIDENCE_LEVEL};

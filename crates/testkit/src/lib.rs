@@ -62,19 +62,22 @@ pub fn host_turn() -> File {
 }
 
 /// The `vernier` binary of this build on the database `db`, isolated from the user's
-/// environment: `VERNIER_DB` is removed, and the system check's cache and the configuration
-/// directory (suites, benchmarks of the user's own) are next to the database instead of the
-/// user's.
+/// environment: `VERNIER_DB` is removed, and the system check's cache, the configuration
+/// directory (suites, benchmarks of the user's own) and the host's setup records
+/// (`VERNIER_RUN_DIR`, `run` there) are next to the database instead of the user's and the
+/// host's, so that a test never meets a real session.
 ///
 /// # Panics
 /// When the binary cannot be found (the test does not belong to the `vernier` package).
 pub fn vernier_command(db: &Path) -> Command {
     let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("vernier"));
+    let dir = db.parent().unwrap_or(db);
     cmd.arg("--db")
         .arg(db)
         .env_remove("VERNIER_DB")
-        .env("XDG_CACHE_HOME", db.parent().unwrap_or(db))
-        .env("XDG_CONFIG_HOME", db.parent().unwrap_or(db));
+        .env("XDG_CACHE_HOME", dir)
+        .env("XDG_CONFIG_HOME", dir)
+        .env("VERNIER_RUN_DIR", dir.join("run"));
     cmd
 }
 
@@ -202,7 +205,8 @@ impl TestDatabase {
         cmd.arg("--db")
             .arg(self.arg())
             .env_remove("VERNIER_DB")
-            .env("XDG_CACHE_HOME", self.dir());
+            .env("XDG_CACHE_HOME", self.dir())
+            .env("VERNIER_RUN_DIR", self.dir().join("run"));
         cmd
     }
 }

@@ -103,5 +103,6 @@ pub fn run(index: u32, started_at_ns: i64, ended_at_ns: i64, value: (&str, f64))
         histograms: Vec::new(),
         monitors: None,
         setup_steps: Vec::new(),
+        setup_changed: Vec::new(),
     }
 }

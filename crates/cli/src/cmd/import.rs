@@ -218,7 +218,10 @@ mod tests {
                 .enumerate()
                 .map(|(k, v)| (format!("x{k:03}"), *v))
                 .collect();
-            values.insert("time".into(), chunk[0].abs().max(f64::MIN_POSITIVE));
+            // The primary metric is a duration, positive and at most MAX_DURATION_S; every
+            // double of the chunk, this one too, is among the x values.
+            let most = vernier_model::validate::MAX_DURATION_S;
+            values.insert("time".into(), chunk[0].abs().clamp(f64::MIN_POSITIVE, most));
             // The child protocol: JSON text through a pipe.
             let reply = serde_json::to_string(&ChildReply::Measured {
                 values,

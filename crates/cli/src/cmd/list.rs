@@ -54,14 +54,16 @@ pub fn list(args: ListArgs) -> Result<ExitCode> {
                 b.metric.unit
             );
             // The help texts start in one column: after the longest option name of this
-            // benchmark (sysbench's memory_block_size), at least 10 wide.
+            // benchmark (sysbench's memory_block_size), at least 10 wide, and at most 32 (a
+            // benchmark of the user's own may name an option at any length, and a width
+            // beyond 65,535 makes `format!` panic); a longer name runs into its help.
             let width = b
                 .options
                 .iter()
-                .map(|o| o.name.len())
+                .map(|o| o.name.chars().count())
                 .max()
                 .unwrap_or(0)
-                .max(10);
+                .clamp(10, 32);
             for o in &b.options {
                 let unit = if o.unit.is_empty() {
                     String::new()

@@ -15,11 +15,11 @@ use vernier_engine::{
 };
 use vernier_load::{LoadPlan, RunningLoads};
 use vernier_model::{SessionStatus, Settings, SetupStep};
-use vernier_setup::{RestoreRecord, SetupGuard};
+use vernier_setup::{RestoreRecord, SetupError, SetupGuard};
 use vernier_store::{Access, Load, Location};
 use vernier_sys::Roots;
 
-use crate::cli::RunArgs;
+use crate::cli::{IfBusy, RunArgs};
 use crate::db;
 use crate::out::outln;
 use crate::progress::Progress;
@@ -159,6 +159,17 @@ pub(crate) fn run_with(
             skipped.plugin, skipped.reason
         );
     }
+    // A setup that sets host state keeps the host's restore record (crate::host): this
+    // process must be able to write it, and a record an earlier vernier left in this user's
+    // state directory must be restored first.
+    if setup_plan.sets_host_state() {
+        crate::host::prepare(
+            "--setup",
+            " (rt, pin, cooldown, idle-gate and drop-caches set no host state and need no \
+             record)",
+        )?;
+        crate::host::check_per_user_records()?;
+    }
     // What each configuration needs from the machine (tasks, files, memory, CPUs), with the
     // CPUs that `--setup pin` leaves to the runs.
     let mut limits = vernier_sys::MachineLimits::read(&roots);
@@ -192,7 +203,7 @@ pub(crate) fn run_with(
             environment.kernel_config_sha256 = None;
         }
     }
-    if let Some(reason) = super::busy::skip_reason(&args.busy, store.as_ref(), &roots)? {
+    if let Some(reason) = super::busy::skip_reason(&args.busy, store.as_ref(), &roots, &|| false)? {
         let skipped = Skipped {
             suite: suite.as_ref().map(|s| s.name.clone()),
             tags,
@@ -225,7 +236,7 @@ pub(crate) fn run_with(
 
     let session_id = Uuid::new_v4();
     let interrupt = Arc::new(Interrupt::new());
-    let record = db::restore_record_path()?;
+    let record = crate::host::session_record();
     // Work directories of benchmarks prepared once per session (compile's kernel tree); the
     // engine removes it at the end, leaving at once on a repeated signal removes it here.
     let work_root = std::env::temp_dir().join(format!("vernier-work-{session_id}"));
@@ -238,16 +249,42 @@ pub(crate) fn run_with(
     )?;
     // From here on the system may change; the guard restores it when dropped, also on error
     // and panic, and a repeated signal restores from the record before leaving at once.
-    let mut guard = if setup_plan.is_empty() {
-        None
-    } else {
-        Some(
-            setup_plan
-                .apply_for_session(&record, &session_id.to_string())
-                .context("cannot apply the setup")?
-                .with_cancel_flag(interrupt.flag()),
-        )
-    };
+    let mut guard = None;
+    while !setup_plan.is_empty() && guard.is_none() {
+        match setup_plan.apply_for_session(&record, &session_id.to_string()) {
+            Ok(applied) => guard = Some(applied.with_cancel_flag(interrupt.flag())),
+            // Another session took the host since the check above: as --if-busy says, refused
+            // (naming it), or waited for, or skipped.
+            Err(e @ SetupError::RecordInUse { .. }) if args.busy.if_busy == IfBusy::Run => {
+                bail!("cannot apply the setup: {e}, or give --if-busy wait to wait for it")
+            }
+            Err(SetupError::RecordInUse { .. }) => {
+                let waited = super::busy::skip_reason(&args.busy, store.as_ref(), &roots, &|| {
+                    interrupt.is_requested()
+                })?;
+                if let Some(reason) = waited {
+                    let skipped = Skipped {
+                        suite: suite.as_ref().map(|s| s.name.clone()),
+                        tags,
+                        setup: setup_lists,
+                        environment,
+                    };
+                    return record_skipped(
+                        store.as_mut(),
+                        &plan,
+                        args.note.as_deref(),
+                        skipped,
+                        &reason,
+                    );
+                }
+                if interrupt.is_requested() {
+                    eprintln!("interrupted while waiting for the machine: nothing was measured");
+                    return Ok(ExitCode::from(exit_status_after(interrupt.signal())));
+                }
+            }
+            Err(e) => return Err(anyhow::Error::new(e).context("cannot apply the setup")),
+        }
+    }
 
     let mut executor = ProcessExecutor::new(exe, vec!["__child".to_string()]);
     executor.monitors = monitors.clone();
@@ -404,6 +441,13 @@ struct PerRunHooks<'a> {
 }
 
 impl RunHooks for PerRunHooks<'_> {
+    fn check_setup(&mut self) -> Vec<vernier_model::ChangedSetting> {
+        self.setup
+            .as_ref()
+            .map(|guard| guard.changed_settings())
+            .unwrap_or_default()
+    }
+
     fn before_run(&mut self) -> Result<Vec<SetupStep>, String> {
         let steps = match self.setup.as_mut() {
             Some(guard) => guard

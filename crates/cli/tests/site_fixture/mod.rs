@@ -84,10 +84,15 @@ impl Server {
         let server = Server(child);
         let url = line
             .split_whitespace()
-            .find(|w| w.starts_with("http://127.0.0.1:"))
+            .find(|w| w.starts_with("http://"))
             .unwrap_or_else(|| panic!("no address in {line:?}"))
             .to_string();
         (server, url)
+    }
+
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.0.id()
     }
 }
 
@@ -100,16 +105,20 @@ impl Drop for Server {
 
 /// GET `path` from `address`: the status and the body.
 pub fn get(address: &str, path: &str) -> (u16, Vec<u8>) {
+    request(
+        address,
+        &format!("GET /{path} HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n\r\n"),
+    )
+}
+
+/// Sends the request `head` to `address`: the status and the body of the answer.
+pub fn request(address: &str, head: &str) -> (u16, Vec<u8>) {
     let mut stream = std::net::TcpStream::connect(address).unwrap();
     // Long enough for a site read from a large database; a server that never answers fails.
     stream
         .set_read_timeout(Some(std::time::Duration::from_secs(120)))
         .unwrap();
-    write!(
-        stream,
-        "GET /{path} HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n\r\n"
-    )
-    .unwrap();
+    stream.write_all(head.as_bytes()).unwrap();
     let mut response = Vec::new();
     stream.read_to_end(&mut response).unwrap();
     let split = response.windows(4).position(|w| w == b"\r\n\r\n").unwrap();

@@ -91,6 +91,7 @@ pub fn session(c: &Cyclictest, now_ns: i64) -> Result<StoredSession, ReadError> 
         load_cpu_ns: None,
         monitors: None,
         setup_steps: Vec::new(),
+        setup_changed: Vec::new(),
     };
     let configuration = StoredConfiguration {
         record: ConfigurationRecord {

@@ -67,11 +67,11 @@ pub fn probe(mut input: impl Read) -> Result<Kind, ReadError> {
     if text {
         let mut lines = std::io::BufReader::new((&head[..]).chain(input));
         let mut line = Vec::new();
-        loop {
-            line.clear();
-            if std::io::BufRead::read_until(&mut lines, b'\n', &mut line).map_err(ReadError::Io)?
-                == 0
-            {
+        // A line longer than any of cyclictest's (`/dev/zero`) ends the search: not its output.
+        while let Some(n) =
+            vernier_model::cyclictest::read_line(&mut lines, &mut line).map_err(ReadError::Io)?
+        {
+            if n == 0 {
                 break;
             }
             if cyclictest::is_marker(&String::from_utf8_lossy(&line)) {
@@ -406,9 +406,19 @@ fn from_hyperfine(
         let mut start = now_ns;
         for (j, &t) in result.times.iter().enumerate() {
             let run_index = (j as u64).to_le_bytes();
-            // A non-positive time is refused by the shared checks; here it only must not
-            // move the clock backwards.
-            let duration_ns = (t * 1e9).round().max(0.0) as i64;
+            // A non-positive time, or one beyond validate::MAX_DURATION_S, is refused by the
+            // shared checks; here it only must not move the clock backwards, and the runs one
+            // after another must end within the clock's range (year 2262).
+            let most = vernier_model::validate::MAX_DURATION_S;
+            let duration_ns = (t.clamp(0.0, most) * 1e9).round() as i64;
+            let Some(end) = start.checked_add(duration_ns) else {
+                return Err(ReadError::Hyperfine(format!(
+                    "{}: field 'times' adds up to {:e} s from now, beyond the year 2262 that \
+                     nanoseconds since 1970 reach",
+                    place(),
+                    result.times.iter().sum::<f64>()
+                )));
+            };
             runs.push(RunRecord {
                 id: run_ids.clone().part(&run_index).id(),
                 index: j as u32,
@@ -416,7 +426,7 @@ fn from_hyperfine(
                 round: 0,
                 preceding_executions: j as u32,
                 started_at_ns: start,
-                ended_at_ns: start.saturating_add(duration_ns),
+                ended_at_ns: end,
                 values: BTreeMap::from([("time".to_string(), t)]),
                 rusage: Rusage::default(),
                 foreign_cpu_ns: 0,
@@ -425,8 +435,9 @@ fn from_hyperfine(
                 histograms: Vec::new(),
                 monitors: None,
                 setup_steps: Vec::new(),
+                setup_changed: Vec::new(),
             });
-            start = start.saturating_add(duration_ns);
+            start = end;
         }
         configurations.push(StoredConfiguration {
             record: ConfigurationRecord {
@@ -606,6 +617,19 @@ mod tests {
             );
             assert!(err.contains("expected a positive duration in s"), "{err}");
         }
+        // Times beyond the longest duration vernier takes, and times that add up beyond the
+        // clock, are refused with the bound.
+        let err = error(br#"{"results": [{"command": "a", "times": [1.0, 1e300]}]}"#);
+        assert!(
+            err.contains("field 'values.time' is 1e300, expected a positive duration in s of at most 1e9 (1e9 s)"),
+            "{err}"
+        );
+        let err = error(br#"{"results": [{"command": "a", "times": [1e9, 1e9, 1e9, 1e9, 1e9, 1e9, 1e9, 1e9, 1e9, 1e9]}]}"#);
+        assert!(
+            err.contains("field 'times' adds up to 1e10 s from now"),
+            "{err}"
+        );
+        assert!(parse(br#"{"results": [{"command": "a", "times": [1e9]}]}"#, 0).is_ok());
     }
 }
 

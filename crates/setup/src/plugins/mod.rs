@@ -77,6 +77,15 @@ pub(crate) trait Plugin: std::fmt::Debug + Send + Sync {
 
     /// What it sets in each benchmark child.
     fn child(&self, _child: &mut ChildSetup) {}
+
+    /// Whether it sets something on the host that the session restores when it ends: a
+    /// session plugin's changes, and the swap areas that a per-run swap reset switches off and
+    /// on. A session with such a plugin takes the host-wide lock (its restore record), so that
+    /// no other session changes the host under it; waits, dropping caches and what only the
+    /// benchmark child gets (`rt`, `pin`) need none.
+    fn sets_host_state(&self) -> bool {
+        self.when() == Some(When::Session)
+    }
 }
 
 /// How a plugin is planned from its request. A separate trait from [`Plugin`] so that the
@@ -189,6 +198,13 @@ impl SetupPlan {
 
     pub fn run_steps(&self) -> impl Iterator<Item = &PlannedStep> {
         self.steps.iter().filter(|s| s.when == When::Run)
+    }
+
+    /// Whether applying the plan sets something on the host that the session restores (see
+    /// `Plugin::sets_host_state`): such a session holds the host-wide restore record, and needs
+    /// the privilege to write it.
+    pub fn sets_host_state(&self) -> bool {
+        self.steps.iter().any(|s| s.action.sets_host_state())
     }
 
     /// True when the plan neither changes the system nor the child.

@@ -66,6 +66,11 @@ impl Plugin for SwapReset {
         })
     }
 
+    /// Also per run: a reset interrupted between swapoff and swapon is repaired on restore.
+    fn sets_host_state(&self) -> bool {
+        true
+    }
+
     fn before_run(&self, _waiter: &Waiter<'_>) -> Result<(bool, String), SetupError> {
         let areas = swap::read_swaps(&self.swaps_path)?;
         swap::reset_areas(&areas)?;
