@@ -411,11 +411,7 @@ fn a_benchmark_without_runs_and_a_comparison_without_matches_still_make_a_site()
         benchmark: "pipe".into(),
         benchmark_version: "1".into(),
         options: Options(Map::new()),
-        metric: MetricInfo {
-            name: "round_trip".into(),
-            unit: "ns".into(),
-            higher_is_better: false,
-        },
+        metric: MetricInfo::lower("round_trip", "ns"),
         secondary_metrics: Vec::new(),
         loads: Vec::new(),
         stop_reason: None,
