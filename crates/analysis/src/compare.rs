@@ -5,12 +5,11 @@ use std::fmt;
 
 use crate::summary::{contaminated, distribution_checks};
 use serde::Serialize;
-use statrs::distribution::{ContinuousCDF, Normal};
 use vernier_model::{Calibration, Options, StoredSession, CONFIDENCE_LEVEL};
 use vernier_stats::hodges_lehmann::enough_arrangements;
 use vernier_stats::{
     benjamini_hochberg, geomean_ratio_ci, hodges_lehmann, mann_whitney_u, median, median_ci,
-    welch_t_test,
+    normal_quantile, welch_t_test,
 };
 
 use crate::session_noise::{self, CalibrationTable, NoiseSource, SessionValues};
@@ -775,7 +774,11 @@ fn summarize(comparisons: &[Comparison], level: f64) -> Summary {
         summary.warnings.push(Warning::OppositeDirections);
         return summary;
     }
-    let z = Normal::standard().inverse_cdf(0.5 + level / 2.0);
+    // The level is checked by the caller's settings; a quantile of a level outside (0, 1)
+    // leaves the geometric mean out.
+    let Ok(z) = normal_quantile(0.5 + level / 2.0) else {
+        return summary;
+    };
     let (mut logs, mut ses) = (Vec::new(), Vec::new());
     for c in comparisons {
         if let (Some(low), Some(high)) = (c.ratio_ci_low, c.ratio_ci_high) {
@@ -998,11 +1001,10 @@ mod tests {
     /// Verdicts of `pairs` A/A comparisons of `runs` runs a side: the same lognormal times
     /// (sigma 2%) on both sides, rounded to a 5% grid, from a seeded generator.
     fn rounded_aa(pairs: usize, runs: usize, seed: u64) -> (HashMap<Verdict, usize>, usize) {
-        let normal = Normal::standard();
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         let mut draw = || {
             let u = ((rng.next_u64() >> 11) as f64 + 0.5) / (1u64 << 53) as f64;
-            let v = (0.02 * normal.inverse_cdf(u)).exp();
+            let v = (0.02 * normal_quantile(u).unwrap()).exp();
             (v / 0.05).round() * 0.05
         };
         let mut verdicts = HashMap::new();

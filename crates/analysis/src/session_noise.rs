@@ -17,11 +17,10 @@
 use std::collections::HashMap;
 
 use serde::Serialize;
-use statrs::distribution::{ContinuousCDF, Normal};
 use vernier_model::{Calibration, CONFIDENCE_LEVEL};
 use vernier_stats::{
-    between_session_variance, min_detectable_change, satterthwaite, widen, Component,
-    SessionMedian, StatsError,
+    between_session_variance, min_detectable_change, normal_quantile, satterthwaite, widen,
+    Component, SessionMedian, StatsError,
 };
 
 use crate::compare::{key_of, Key, DEFAULT_THRESHOLD};
@@ -208,7 +207,7 @@ pub(crate) fn ratio_interval(
     // The Hodges-Lehmann estimate lies inside Moses' interval; clamp against rounding.
     let center = shift.clamp(low, high);
     let w = widen(center, low, high, level, extra)?;
-    let z = Normal::standard().inverse_cdf(0.5 + level / 2.0);
+    let z = normal_quantile(0.5 + level / 2.0)?;
     // The wider half decides what can be detected in both directions.
     let (half, se) = if w.high - center >= center - w.low {
         (w.high - center, w.se_high.max((high - center) / z))
@@ -227,7 +226,7 @@ pub(crate) fn ratio_interval(
 /// the within-session variance of two session medians, widened by twice the between-session
 /// variance. `vernier calibrate` shows it for each configuration it calibrated.
 pub fn predicted_mdc(c: &Calibration) -> Option<f64> {
-    let z = Normal::standard().inverse_cdf(0.5 + CONFIDENCE_LEVEL / 2.0);
+    let z = normal_quantile(0.5 + CONFIDENCE_LEVEL / 2.0).ok()?;
     let runs_half = z * (2.0 * c.within_sd * c.within_sd).sqrt();
     let extra = Component {
         variance: 2.0 * c.between_sd * c.between_sd,

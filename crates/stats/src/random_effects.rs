@@ -17,8 +17,7 @@
 //! (1946) degrees of freedom for the sum of a well-determined part (the runs) and an estimated
 //! one, and [`min_detectable_change`] says which change an interval of that width can report.
 
-use statrs::distribution::{Beta, ContinuousCDF, Normal, StudentsT};
-
+use crate::distribution::{beta_cdf, normal_quantile, t_quantile};
 use crate::error::{check, check_level, StatsError};
 use crate::summary::{median, sorted};
 
@@ -46,15 +45,13 @@ pub fn median_se(xs: &[f64]) -> Result<f64, StatsError> {
     if n == 1 {
         return Ok(0.0);
     }
-    let order = Beta::new(m as f64, (n - m + 1) as f64).map_err(|_| StatsError::Degenerate {
-        what: "the distribution of the median's order statistic",
-    })?;
+    let (a, b) = (m as f64, (n - m + 1) as f64);
     // Centred on x(m) so that the two sums do not cancel for values far from zero.
     let center = s[m - 1];
     let (mut first, mut second) = (0.0, 0.0);
     let mut below = 0.0;
     for (i, x) in s.iter().enumerate() {
-        let upto = order.cdf((i + 1) as f64 / n as f64);
+        let upto = beta_cdf((i + 1) as f64 / n as f64, a, b)?;
         let w = upto - below;
         below = upto;
         let d = x - center;
@@ -226,7 +223,7 @@ pub fn widen(
             value: center,
         });
     }
-    let z = standard_normal().inverse_cdf(0.5 + level / 2.0);
+    let z = normal_quantile(0.5 + level / 2.0)?;
     let half = |width: f64| -> Result<(f64, f64, f64, f64), StatsError> {
         let se_runs = width / z;
         if extra.variance == 0.0 {
@@ -239,7 +236,7 @@ pub fn widen(
             },
             extra,
         ])?;
-        let q = quantile(total.df, 0.5 + level / 2.0)?;
+        let q = t_quantile(0.5 + level / 2.0, total.df)?;
         let se = total.variance.sqrt();
         Ok((q * se, se, total.df, q))
     };
@@ -291,26 +288,8 @@ pub fn min_detectable_change(
             value: power,
         });
     }
-    let z = standard_normal().inverse_cdf(power);
+    let z = normal_quantile(power)?;
     Ok(((1.0 + threshold).ln() + half_width + z * se).exp_m1())
-}
-
-fn standard_normal() -> Normal {
-    Normal::standard()
-}
-
-/// The `p` quantile of Student's t with `df` degrees of freedom (the normal for infinite df).
-fn quantile(df: f64, p: f64) -> Result<f64, StatsError> {
-    if df.is_infinite() {
-        return Ok(standard_normal().inverse_cdf(p));
-    }
-    StudentsT::new(0.0, 1.0, df)
-        .map(|t| t.inverse_cdf(p))
-        .map_err(|_| StatsError::OutOfRange {
-            what: "degrees of freedom",
-            range: "(0, inf]",
-            value: df,
-        })
 }
 
 #[cfg(test)]
