@@ -17,7 +17,8 @@
 //!   noise to run noise: coverage of the true ratio by `ratio_ci` in A/A trials, false
 //!   verdicts (`faster`/`slower`) in A/A trials, power (share `slower`) for a planted +10%,
 //!   the median printed MDC of the A/A trials and the share `slower` when the planted change
-//!   is that MDC (80% if the MDC says what it claims);
+//!   is that MDC, and when each A/A trial's own MDC is planted in new sessions of the same
+//!   machine (its calibration): 80% if the MDC says what it claims;
 //! - `ties`: values rounded to a grid, true ratio drawn at random: the share of comparisons
 //!   with an interval and the coverage of the true ratio among them;
 //! - `dump`: one JSON line per trial of one `--layout` and `--tau` (and `--change`): its
@@ -249,12 +250,25 @@ struct Trial {
 }
 
 fn draw(layout: Layout, noise: Noise, change: f64, p: &Params, rng: &mut ChaCha8Rng) -> Trial {
-    let mut ids = Ids(p.distinct_ids.then(|| u128::from(rng.next_u64()) << 64));
     let calibrations = if layout.calibrated {
         vec![calibration(p.calibration_sessions, p.runs, noise, rng)]
     } else {
         Vec::new()
     };
+    draw_with(layout, noise, change, p, rng, calibrations)
+}
+
+/// The sessions of a trial with the calibrations given (those of another trial of this
+/// machine).
+fn draw_with(
+    layout: Layout,
+    noise: Noise,
+    change: f64,
+    p: &Params,
+    rng: &mut ChaCha8Rng,
+    calibrations: Vec<Calibration>,
+) -> Trial {
+    let mut ids = Ids(p.distinct_ids.then(|| u128::from(rng.next_u64()) << 64));
     let base: Vec<StoredSession> = (0..layout.base)
         .map(|_| session(&session_values(p.runs, 0.0, noise, rng), &mut ids))
         .collect();
@@ -269,6 +283,11 @@ fn draw(layout: Layout, noise: Noise, change: f64, p: &Params, rng: &mut ChaCha8
     }
 }
 
+fn compared(t: &Trial, p: &Params) -> Option<Comparison> {
+    let mut report = compare_calibrated(&t.base, &t.new, &p.settings, &t.calibrations).ok()?;
+    (!report.comparisons.is_empty()).then(|| report.comparisons.remove(0))
+}
+
 /// One comparison of `layout` with a planted relative change.
 fn trial(
     layout: Layout,
@@ -277,9 +296,7 @@ fn trial(
     p: &Params,
     rng: &mut ChaCha8Rng,
 ) -> Option<Comparison> {
-    let t = draw(layout, noise, change, p, rng);
-    let mut report = compare_calibrated(&t.base, &t.new, &p.settings, &t.calibrations).ok()?;
-    (!report.comparisons.is_empty()).then(|| report.comparisons.remove(0))
+    compared(&draw(layout, noise, change, p, rng), p)
 }
 
 fn covers(c: &Comparison, ratio: f64) -> Option<bool> {
@@ -313,9 +330,9 @@ fn median(mut xs: Vec<f64>) -> Option<f64> {
 fn main_table(trials: usize, sigma: f64, slow: f64, p: &Params, rng: &mut ChaCha8Rng) {
     println!(
         "| layout | session SD / run SD | coverage | false verdicts | power +10% | median MDC | \
-         detected at the MDC |"
+         detected at the median MDC | detected at its own MDC |"
     );
-    println!("|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|");
     let layouts = [
         "1v1", "1v1cal", "1v2", "2v2", "3v3", "5v5", "1v2cal", "3v3cal",
     ];
@@ -331,10 +348,21 @@ fn main_table(trials: usize, sigma: f64, slow: f64, p: &Params, rng: &mut ChaCha
                 grid: 0.0,
             };
             let (mut covered, mut with_ci, mut false_verdicts, mut mdcs) = (0, 0, 0, Vec::new());
+            let (mut own, mut own_detected) = (0, 0);
             for _ in 0..trials {
-                let Some(c) = trial(layout, noise, 0.0, p, rng) else {
+                let t = draw(layout, noise, 0.0, p, rng);
+                let Some(c) = compared(&t, p) else {
                     continue;
                 };
+                // The change this comparison says it detects with 80% probability, planted in
+                // new sessions of the same machine (its calibration).
+                if let Some(m) = c.mdc.filter(|m| m.is_finite()) {
+                    let planted = draw_with(layout, noise, m, p, rng, t.calibrations.clone());
+                    own += 1;
+                    if compared(&planted, p).is_some_and(|c| c.verdict == Verdict::Slower) {
+                        own_detected += 1;
+                    }
+                }
                 if let Some(hit) = covers(&c, 1.0) {
                     with_ci += 1;
                     covered += usize::from(hit);
@@ -362,11 +390,12 @@ fn main_table(trials: usize, sigma: f64, slow: f64, p: &Params, rng: &mut ChaCha
                 _ => "-".into(),
             };
             println!(
-                "| {} | {ratio} | {} | {} | {power} | {} | {at_mdc} |",
+                "| {} | {ratio} | {} | {} | {power} | {} | {at_mdc} | {} |",
                 layout.name(),
                 pct(covered, with_ci),
                 pct(false_verdicts, trials),
                 mdc.map_or("-".into(), |m| format!("{:.1}%", 100.0 * m)),
+                pct(own_detected, own),
             );
         }
     }
@@ -383,7 +412,14 @@ fn ties_table(trials: usize, p: &Params, rng: &mut ChaCha8Rng) {
         calibrated: true,
     };
     for runs in [10, 20] {
-        for (grid, sigma) in [(0.01, 0.02), (0.02, 0.02), (0.05, 0.02), (0.05, 0.05)] {
+        // Unrounded values first: the coverage of the same layout without ties.
+        for (grid, sigma) in [
+            (0.0, 0.02),
+            (0.01, 0.02),
+            (0.02, 0.02),
+            (0.05, 0.02),
+            (0.05, 0.05),
+        ] {
             let noise = Noise {
                 tau: 0.0,
                 sigma,
@@ -409,8 +445,12 @@ fn ties_table(trials: usize, p: &Params, rng: &mut ChaCha8Rng) {
                 }
             }
             println!(
-                "| {runs} | {:.0}% | {:.0}% | {} | {} |",
-                grid * 100.0,
+                "| {runs} | {} | {:.0}% | {} | {} |",
+                if grid > 0.0 {
+                    format!("{:.0}%", grid * 100.0)
+                } else {
+                    "none".to_string()
+                },
                 sigma * 100.0,
                 pct(with_ci, trials),
                 pct(covered, with_ci)

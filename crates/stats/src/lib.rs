@@ -12,8 +12,8 @@
 //!   [`bootstrap_ci`] (percentile and BCa);
 //! - two samples: [`mann_whitney_u`], [`hodges_lehmann()`], [`welch_t_test`];
 //! - many comparisons: [`benjamini_hochberg`], [`geomean_ratio_ci`], [`geometric_mean`];
-//! - session-to-session noise: [`median_se`], [`between_session_variance`], [`widen`],
-//!   [`min_detectable_change`];
+//! - session-to-session noise: [`median_se`], [`between_session_variance`], [`widen`];
+//! - the power of a verdict and the minimum detectable change: [`power`];
 //! - warnings about a series of runs: [`classify_outliers`], [`spearman_drift`],
 //!   [`bimodality`];
 //! - change points of a series over time (Otava's split and merge): [`change_points`];
@@ -32,6 +32,7 @@ pub mod mannwhitney;
 pub mod modality;
 pub mod multiple;
 pub mod outliers;
+pub mod power;
 pub mod random;
 pub mod random_effects;
 mod rank;
@@ -52,16 +53,19 @@ pub use geomean::{geomean_ratio_ci, geometric_mean, GeomeanRatio};
 pub use hodges_lehmann::{hodges_lehmann, hodges_lehmann_with, kth_difference, HodgesLehmann};
 pub use interval::{mean_ci, median_ci, Interval};
 pub use mannwhitney::{mann_whitney_u, mann_whitney_u_with, MannWhitney, Method};
-pub use modality::{bimodality, Bimodality, BIMODALITY_THRESHOLD};
+pub use modality::{bimodality, Bimodality, BIMODALITY_THRESHOLD, MIN_RUNS_MODALITY};
 pub use multiple::benjamini_hochberg;
 pub use outliers::{
     classify_outliers, modified_z_scores, OutlierClass, TukeyClass, TukeyFences,
     MODIFIED_Z_THRESHOLD,
 };
+pub use power::{
+    chi_square_median_ratio, detectable_noncentrality, min_detectable_change, noncentral_t_power,
+};
 pub use random::SeededRng;
 pub use random_effects::{
-    between_session_variance, median_se, min_detectable_change, satterthwaite, widen,
-    BetweenSession, Component, SessionMedian, Widened,
+    between_session_variance, median_se, satterthwaite, widen, BetweenSession, Component,
+    SessionMedian, Widened,
 };
-pub use summary::{mad, mean, median, quantile, std_dev};
+pub use summary::{mad, mean, median, quantile, resolution, std_dev};
 pub use welch::{welch_t_test, Welch};

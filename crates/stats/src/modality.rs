@@ -3,6 +3,11 @@
 use crate::error::{check, StatsError};
 use crate::summary::mean;
 
+/// Fewest values for the bimodality coefficient: its sample skewness and kurtosis are too
+/// variable below about 10 values to separate one mode from two (Pfister et al. 2013). `show`
+/// and `compare` warn from here on, and the stopping rule does not declare convergence before.
+pub const MIN_RUNS_MODALITY: usize = 10;
+
 /// Value of the bimodality coefficient of a uniform distribution; larger values suggest a
 /// bimodal (or very skewed) distribution (SAS Institute, *SAS/STAT User's Guide*, 1990).
 pub const BIMODALITY_THRESHOLD: f64 = 5.0 / 9.0;
