@@ -19,8 +19,10 @@
 //!   the median printed MDC of the A/A trials and the share `slower` when the planted change
 //!   is that MDC, and when each A/A trial's own MDC is planted in new sessions of the same
 //!   machine (its calibration): 80% if the MDC says what it claims;
-//! - `ties`: values rounded to a grid, true ratio drawn at random: the share of comparisons
-//!   with an interval and the coverage of the true ratio among them;
+//! - `ties`: values rounded to a grid, true ratio drawn at random, one session a side with a
+//!   calibration: the share of comparisons with an interval, and the coverage of the true
+//!   ratio by the runs' interval alone, moved out by half the rounding margin and by all of
+//!   it, and by the interval the verdict uses;
 //! - `dump`: one JSON line per trial of one `--layout` and `--tau` (and `--change`): its
 //!   sessions, calibrations and the comparison, for `bench/session-coverage.sh --binary`,
 //!   which imports the sessions, stores the calibrations and runs `vernier compare` on them.
@@ -402,10 +404,16 @@ fn main_table(trials: usize, sigma: f64, slow: f64, p: &Params, rng: &mut ChaCha
 }
 
 fn ties_table(trials: usize, p: &Params, rng: &mut ChaCha8Rng) {
-    println!("| runs a side | grid | run SD | with an interval | coverage of the true ratio |");
-    println!("|---|---|---|---|---|");
-    // One session a side with a calibration that found no session noise: the interval is the
-    // runs' interval, which ties and rounding shape.
+    println!(
+        "| runs a side | grid | run SD | with an interval | runs' interval | moved out by half \
+         a step (the verdict's margin) | moved out by a step (the worst case) | the verdict's \
+         interval |"
+    );
+    println!("|---|---|---|---|---|---|---|---|");
+    // One session a side with a calibration of this machine (no session noise): the runs'
+    // interval (`runs_ci`), which ties and rounding shape, with and without the margin for
+    // rounding, and the interval the verdict uses (`ratio_ci`, which adds the calibration's
+    // uncertainty).
     let layout = Layout {
         base: 1,
         new: 1,
@@ -432,20 +440,32 @@ fn ties_table(trials: usize, p: &Params, rng: &mut ChaCha8Rng) {
                 calibration_sessions: p.calibration_sessions,
                 settings: p.settings,
             };
-            let (mut with_ci, mut covered) = (0, 0);
+            let (mut with_ci, mut verdicts) = (0, 0);
+            let mut runs_covered = [0; 3];
             for _ in 0..trials {
                 // A true ratio between 0.97 and 1.10, off the grid.
                 let change = -0.03 + 0.13 * uniform(rng);
+                let truth = change.ln_1p();
                 let Some(c) = trial(layout, noise, change, &params, rng) else {
                     continue;
                 };
                 if let Some(hit) = covers(&c, 1.0 + change) {
                     with_ci += 1;
-                    covered += usize::from(hit);
+                    verdicts += usize::from(hit);
+                }
+                if let (Some(lo), Some(hi)) = (c.runs_ci_low, c.runs_ci_high) {
+                    // The most that rounding to the detected step can move a log-ratio (twice
+                    // what it can move one value), and half of it, the verdict's margin
+                    // (docs/compare.md, "Rounded values").
+                    let worst = c.resolution.map_or(0.0, |r| -2.0 * (-r / 2.0).ln_1p());
+                    for (k, m) in [0.0, worst / 2.0, worst].into_iter().enumerate() {
+                        let inside = lo.ln() - m <= truth && truth <= hi.ln() + m;
+                        runs_covered[k] += usize::from(inside);
+                    }
                 }
             }
             println!(
-                "| {runs} | {} | {:.0}% | {} | {} |",
+                "| {runs} | {} | {:.0}% | {} | {} | {} | {} | {} |",
                 if grid > 0.0 {
                     format!("{:.0}%", grid * 100.0)
                 } else {
@@ -453,7 +473,10 @@ fn ties_table(trials: usize, p: &Params, rng: &mut ChaCha8Rng) {
                 },
                 sigma * 100.0,
                 pct(with_ci, trials),
-                pct(covered, with_ci)
+                pct(runs_covered[0], with_ci),
+                pct(runs_covered[1], with_ci),
+                pct(runs_covered[2], with_ci),
+                pct(verdicts, with_ci)
             );
         }
     }

@@ -1110,8 +1110,8 @@ mod tests {
             "{:?}",
             c.warnings
         );
-        // Each value within 0.025 of what was measured: a log-ratio within -2 ln(1 - 0.025).
-        let margin = -2.0 * (-0.025f64).ln_1p();
+        // Each value within 0.025 of what was measured: each end moves out by -ln(1 - 0.025).
+        let margin = -(-0.025f64).ln_1p();
         let runs = session_noise::RunsInterval {
             shift: c.runs_ratio.ln(),
             low: c.runs_ci_low.unwrap().ln(),

@@ -32,21 +32,27 @@ pub fn quantile(xs: &[f64], q: f64) -> Result<f64, StatsError> {
     Ok(quantile_sorted(&sorted(xs), q))
 }
 
+/// Values closer than this, relative to their size, are one value for [`resolution`]: the
+/// round-off of arithmetic (0.75 against 0.7500000000000001), not a step of a grid.
+const SAME_VALUE: f64 = 1e-9;
+
 /// The step of the grid that `xs` are rounded to, as far as the values show it: when two or
 /// more values are equal (ties, which values measured to full precision practically never
-/// have), the smallest positive difference between two distinct values, which is a multiple
-/// of the step (rounding to a timer's resolution, or to the digits a tool printed); `None`
-/// without ties, or when every value is equal (no difference to see a step in).
+/// have), the smallest difference between two distinct values, which is a multiple of the
+/// step (rounding to a timer's resolution, or to the digits a tool printed). Values within a
+/// relative 1e-9 of each other count as equal. `None` without ties, or when every value is
+/// equal (no difference to see a step in).
 pub fn resolution(xs: &[f64]) -> Result<Option<f64>, StatsError> {
     check(xs, 1)?;
     let s = sorted(xs);
-    let tied = s.windows(2).any(|w| w[0] == w[1]);
+    let same = |a: f64, b: f64| b - a <= SAME_VALUE * a.abs().max(b.abs());
+    let tied = s.windows(2).any(|w| same(w[0], w[1]));
     if !tied {
         return Ok(None);
     }
     Ok(s.windows(2)
+        .filter(|w| !same(w[0], w[1]))
         .map(|w| w[1] - w[0])
-        .filter(|d| *d > 0.0)
         .min_by(f64::total_cmp))
 }
 
@@ -91,6 +97,10 @@ mod tests {
         );
         assert_eq!(resolution(&[1.0, 1.01, 1.3]).unwrap(), None);
         assert_eq!(resolution(&[2.0, 2.0]).unwrap(), None);
+        // Round-off is no grid: 0.1 + 0.2 and 0.3 are one value, the step is 0.1.
+        let r = resolution(&[0.1 + 0.2, 0.3, 0.4, 0.6]).unwrap().unwrap();
+        assert!((r - 0.1).abs() < 1e-12, "{r}");
+        assert_eq!(resolution(&[0.1 + 0.2, 0.3]).unwrap(), None);
         assert!(resolution(&[]).is_err());
     }
 
