@@ -13,7 +13,7 @@
 #
 # Usage: bench/session-coverage.sh [TRIALS] [--binary]
 #   TRIALS    trials per cell (default 2000)
-#   --binary  also check 200 trials of two layouts through target/release/vernier
+#   --binary  also check 200 trials of four layouts through target/release/vernier
 # Environment: SLOW=0.1 adds 10% of runs 3 sigma slower (a skewed run distribution).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -37,7 +37,7 @@ if [[ ${2:-} == --binary ]]; then
     cargo build --release --quiet -p vernier
     dump=$(mktemp)
     trap 'rm -f "$dump"' EXIT
-    for layout in "1v1cal --tau 0.03" "2v3 --tau 0.01" "1v1 --tau 0.02"; do
+    for layout in "1v1cal --tau 0.03" "2v3 --tau 0.01" "1v1 --tau 0.02" "3v3cal --tau 0.02"; do
         # shellcheck disable=SC2086
         "$sim" --table dump --trials 200 --layout $layout > "$dump"
         echo "layout $layout:"

@@ -15,7 +15,7 @@
 //!   square and its degrees of freedom (`NoiseSource::Pooled`), so that three sessions that
 //!   happen to agree do not hide what the calibration measured. The mean square and the
 //!   within part were once subtracted and the difference truncated at zero, which left the
-//!   runs' interval whenever it came out at zero and covered 81-86% with 1 vs 2 sessions
+//!   runs' interval whenever it came out at zero and covered 81-87% with 1 vs 2 sessions
 //!   (bench/session-coverage.sh);
 //! - **one session a side**: the runs' interval (Hodges-Lehmann / Moses) for the part within
 //!   sessions, widened by the variance of two session effects ([`vernier_stats::widen`]):
@@ -44,9 +44,9 @@ pub const MDC_POWER: f64 = 0.8;
 /// The session-to-session noise (standard deviation of a session's log effect, 0.05 is about
 /// 5%) assumed for one session a side when no calibration of either environment exists
 /// (docs/compare.md says why this value): a verdict between two sessions that assumed none
-/// was wrong in 51% of A/A comparisons at a session noise of 3%; with this it is wrong in at
-/// most 2.5% up to a session noise of 5%, the bound the verdicts promise without a
-/// calibration.
+/// was wrong in 51% of A/A comparisons at a session noise of 3% (bench/session-coverage.sh);
+/// with this it is wrong in at most 3% up to a session noise of 5%, within the 5% the verdicts
+/// promise without a calibration.
 pub const DEFAULT_SESSION_NOISE: f64 = 0.05;
 
 /// Where the between-session part of an interval comes from.
