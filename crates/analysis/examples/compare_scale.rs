@@ -62,6 +62,7 @@ fn session(values: &[f64]) -> StoredSession {
             histograms: Vec::new(),
             monitors: None,
             setup_steps: Vec::new(),
+            setup_changed: Vec::new(),
         })
         .collect();
     StoredSession {

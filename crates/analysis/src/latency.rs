@@ -300,6 +300,7 @@ mod tests {
             load_cpu_ns: None,
             monitors: None,
             setup_steps: Vec::new(),
+            setup_changed: Vec::new(),
         }
     }
 

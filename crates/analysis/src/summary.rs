@@ -60,6 +60,9 @@ pub struct ConfigSummary {
     pub error: Option<String>,
     /// Runs whose foreign CPU time exceeds the tolerance (see [`contaminated`]).
     pub contaminated_runs: usize,
+    /// Runs measured while a value their session's setup set had been changed by something
+    /// else (`RunRecord::setup_changed`).
+    pub setup_changed_runs: usize,
     /// Runs outside Tukey's inner fences (see [`distribution_checks`]); classified, never
     /// removed from the statistics.
     pub outlier_runs: usize,
@@ -272,6 +275,16 @@ pub fn summarize_with(
             of: measured.len(),
         });
     }
+    let setup_changed_runs = measured
+        .iter()
+        .filter(|r| !r.setup_changed.is_empty())
+        .count();
+    if setup_changed_runs > 0 {
+        warnings.push(Warning::SetupChanged {
+            runs: setup_changed_runs,
+            of: measured.len(),
+        });
+    }
     for condition in &RUN_CONDITIONS {
         let off_on_purpose = condition.off_by.is_some_and(|(option, value)| {
             matches!(record.options.get(option), Some(OptionValue::Text(v)) if v == value)
@@ -341,6 +354,7 @@ pub fn summarize_with(
         converged: record.converged,
         error: record.error.clone(),
         contaminated_runs,
+        setup_changed_runs,
         outlier_runs: checks.outliers,
         warnings,
         values,
@@ -433,6 +447,7 @@ mod tests {
             histograms: Vec::new(),
             monitors: None,
             setup_steps: Vec::new(),
+            setup_changed: Vec::new(),
         }
     }
 

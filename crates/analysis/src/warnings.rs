@@ -25,6 +25,9 @@ pub enum Warning {
     Unfinished { several: bool },
     /// Runs during which other work used noticeable CPU time (`crate::summary::contaminated`).
     Contaminated { runs: usize, of: usize },
+    /// Runs measured while a value that their session's setup set had been changed by
+    /// something else (`RunRecord::setup_changed`).
+    SetupChanged { runs: usize, of: usize },
     /// Runs that measured without one of the conditions of their benchmark
     /// ([`vernier_model::histogram::RUN_CONDITIONS`]); `missing` says which and what it does.
     ConditionNotMet {
@@ -99,6 +102,7 @@ impl Warning {
             Warning::Unreachable => "unreachable",
             Warning::Unfinished { .. } => "unfinished",
             Warning::Contaminated { .. } => "contaminated",
+            Warning::SetupChanged { .. } => "setup-changed",
             Warning::ConditionNotMet { .. } => "condition-not-met",
             Warning::Outliers { .. } => "outliers",
             Warning::Drift { .. } => "drift",
@@ -173,6 +177,11 @@ impl fmt::Display for Warning {
             Warning::Contaminated { runs, of } => {
                 write!(f, "{runs} of {of} runs contaminated by other CPU activity")
             }
+            Warning::SetupChanged { runs, of } => write!(
+                f,
+                "{runs} of {of} runs measured while something else had changed a value the \
+                 setup set (see the session's findings)"
+            ),
             Warning::ConditionNotMet { missing, runs, of } => {
                 write!(f, "{runs} of {of} runs measured without {missing}")
             }

@@ -8,13 +8,12 @@
 //! and prints, as the last line of its standard output, a JSON object of metric -> number. A
 //! non-zero exit status fails the run with the last line of its standard error.
 //!
-//! The directory is set once per process ([`set_dir`]: the binary's configuration directory,
-//! in the controller and in every run's child); a benchmark is described once per process and
-//! kept, since its description becomes the `'static` [`BenchmarkInfo`] every built-in has.
+//! The directory is the caller's to give (the binary's configuration directory, in the
+//! controller and in every run's child); a benchmark is described where it is named, into a
+//! [`BenchmarkInfo`] of owned texts.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
 use serde::Deserialize;
@@ -25,24 +24,8 @@ use vernier_model::{
 
 use crate::{BenchError, Benchmark, Measurement, RunContext};
 
-/// The user's benchmark directory, when set.
-static DIR: OnceLock<PathBuf> = OnceLock::new();
-
-/// Benchmarks described in this process, by name.
-static DESCRIBED: OnceLock<Mutex<BTreeMap<String, Result<UserBenchmark, String>>>> =
-    OnceLock::new();
-
-/// Sets the directory user benchmarks are found in, once per process; later calls change
-/// nothing.
-pub fn set_dir(dir: PathBuf) {
-    let _ = DIR.set(dir);
-}
-
-/// The names of the executables in the user's benchmark directory, sorted.
-pub fn names() -> Vec<String> {
-    let Some(dir) = DIR.get() else {
-        return Vec::new();
-    };
+/// The names of the executables in the user's benchmark directory `dir`, sorted.
+pub fn names(dir: &Path) -> Vec<String> {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Vec::new();
     };
@@ -63,20 +46,45 @@ fn is_executable(path: &Path) -> bool {
         .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
-/// The user benchmark `name`: `None` when the directory has no executable of that name, else
-/// the benchmark or why its description is unusable (one line, naming the file).
-pub fn load(name: &str) -> Option<Result<UserBenchmark, String>> {
-    let dir = DIR.get()?;
+/// The user benchmark `name` in `dir`: `None` when the directory has no executable of that
+/// name, else the benchmark or why its description is unusable (one line, naming the file).
+/// Described anew at every call.
+pub fn load(dir: &Path, name: &str) -> Option<Result<UserBenchmark, String>> {
     let path = dir.join(name);
     if !is_parameter_name(name) || !is_executable(&path) {
         return None;
     }
-    let cache = DESCRIBED.get_or_init(|| Mutex::new(BTreeMap::new()));
-    let mut cache = cache.lock().unwrap_or_else(|e| e.into_inner());
-    let entry = cache
-        .entry(name.to_string())
-        .or_insert_with(|| describe(name, &path));
-    Some(entry.clone())
+    Some(describe(name, &path))
+}
+
+/// The user benchmarks `names` in `dir` ([`load`] of each), described at the same time: a slow
+/// or hanging `describe` costs its limit once, not once per benchmark. In the order given,
+/// each once.
+pub fn load_all(
+    dir: &Path,
+    names: &[&str],
+) -> Vec<(String, Option<Result<UserBenchmark, String>>)> {
+    let mut unique: Vec<&str> = Vec::new();
+    for name in names {
+        if !unique.contains(name) {
+            unique.push(name);
+        }
+    }
+    std::thread::scope(|scope| {
+        let described: Vec<_> = unique
+            .iter()
+            .map(|&name| (name, scope.spawn(move || load(dir, name))))
+            .collect();
+        described
+            .into_iter()
+            .map(|(name, thread)| {
+                let loaded = thread.join().unwrap_or_else(|_| {
+                    Some(Err(format!("user benchmark {name}: describing it failed")))
+                });
+                (name.to_string(), loaded)
+            })
+            .collect()
+    })
 }
 
 /// What `NAME describe` prints.
@@ -126,15 +134,8 @@ struct DescribedMetric {
     better: String,
 }
 
-/// A text that lives as long as the process: a description becomes a [`BenchmarkInfo`], whose
-/// texts are `'static` as the built-ins' are. Each benchmark is described once per process
-/// ([`DESCRIBED`]), so what is leaked is bounded by the benchmarks used.
-fn leak(text: String) -> &'static str {
-    Box::leak(text.into_boxed_str())
-}
-
-/// How long `NAME describe` may take: it only prints a description, and it runs when a plan is
-/// made or `vernier list` lists, where no run timeout applies.
+/// How long `NAME describe` may take, its output closed: it only prints a description, and it
+/// runs when a plan is made or `vernier list` lists, where no run timeout applies.
 const DESCRIBE_LIMIT: Duration = Duration::from_secs(10);
 
 /// Runs `path describe` and reads its description.
@@ -142,18 +143,40 @@ fn describe(name: &str, path: &Path) -> Result<UserBenchmark, String> {
     describe_within(name, path, DESCRIBE_LIMIT)
 }
 
-/// Runs `path describe`, killed with its process group after `limit`, and reads its
+/// Runs `path describe` for at most `limit` ([`crate::tool::execute_within`]: at the limit its
+/// process group, its descendants and whatever holds its output are killed) and reads its
 /// description.
 fn describe_within(name: &str, path: &Path, limit: Duration) -> Result<UserBenchmark, String> {
+    use crate::tool::Bounded;
     let context = |detail: String| format!("user benchmark {name} ({}): {detail}", path.display());
-    let output = crate::tool::execute_within(path, &["describe".to_string()], limit)
-        .map_err(|e| context(e.to_string()))?
-        .ok_or_else(|| {
-            context(format!(
-                "`{name} describe` did not finish within {} s; its process group was killed",
-                limit.as_secs_f64()
-            ))
-        })?;
+    let seconds = limit.as_secs_f64();
+    let bounded = crate::tool::execute_within(path, &["describe".to_string()], limit)
+        .map_err(|e| context(e.to_string()))?;
+    let output = match bounded {
+        Bounded::Finished(output) => output,
+        Bounded::Killed { exited, holders } => {
+            let held = if holders.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "; {} that it started in a session of its own held its output and {} \
+                     killed",
+                    holders.join(", "),
+                    if holders.len() == 1 { "was" } else { "were" }
+                )
+            };
+            return Err(context(if exited {
+                format!(
+                    "`{name} describe` exited, but its output was still open after {seconds} s{held}"
+                )
+            } else {
+                format!(
+                    "`{name} describe` did not finish within {seconds} s; its process group was \
+                     killed{held}"
+                )
+            }));
+        }
+    };
     if !output.status.success() {
         return Err(context(format!(
             "`{name} describe` failed ({}): {}",
@@ -177,6 +200,27 @@ fn describe_within(name: &str, path: &Path, limit: Duration) -> Result<UserBench
 
 /// The [`BenchmarkInfo`] of a description, with its mistakes named.
 fn info_of(name: &str, d: Description) -> Result<BenchmarkInfo, String> {
+    // Its texts are listed and recorded: one line of printable text each
+    // (vernier_model::text).
+    let texts = [("description", &d.description), ("version", &d.version)]
+        .into_iter()
+        .chain(
+            d.metrics
+                .iter()
+                .flat_map(|m| [("metrics.name", &m.name), ("metrics.unit", &m.unit)]),
+        )
+        .chain(d.options.iter().flat_map(|o| {
+            [
+                ("options.name", &o.name),
+                ("options.unit", &o.unit),
+                ("options.help", &o.help),
+            ]
+            .into_iter()
+            .chain(o.values.iter().map(|v| ("options.values", v)))
+        }));
+    for (field, text) in texts {
+        vernier_model::text::check_text(field, text)?;
+    }
     let mut metrics = Vec::new();
     for m in d.metrics {
         let higher_is_better = match m.better.as_str() {
@@ -230,8 +274,7 @@ fn info_of(name: &str, d: Description) -> Result<BenchmarkInfo, String> {
                 max: bound(o.max, f64::MAX),
             },
             "choice" if !o.values.is_empty() => {
-                let words: Vec<&'static str> = o.values.into_iter().map(leak).collect();
-                OptionKind::Choice(Box::leak(words.into_boxed_slice()))
+                OptionKind::Choice(o.values.into_iter().map(Into::into).collect())
             }
             "text" => OptionKind::Text,
             other => {
@@ -241,13 +284,9 @@ fn info_of(name: &str, d: Description) -> Result<BenchmarkInfo, String> {
                 ))
             }
         };
-        let mut spec = OptionSpec {
-            name: leak(o.name),
-            kind,
-            default: OptionDefault::Value(OptionValue::UInt(0)),
-            unit: leak(o.unit),
-            help: leak(o.help),
-        };
+        let mut spec = OptionSpec::new(o.name, kind, OptionDefault::Value(OptionValue::UInt(0)))
+            .unit(o.unit)
+            .help(o.help);
         let default_text = match &o.default {
             serde_json::Value::String(s) => s.clone(),
             other => other.to_string(),
@@ -258,16 +297,11 @@ fn info_of(name: &str, d: Description) -> Result<BenchmarkInfo, String> {
         spec.default = OptionDefault::Value(default);
         options.push(spec);
     }
-    Ok(BenchmarkInfo {
-        name: leak(name.to_string()),
-        version: leak(d.version),
-        description: leak(d.description),
-        metric: primary,
-        secondary_metrics: metrics,
-        options,
-        parameters: false,
-        hidden: false,
-    })
+    Ok(
+        BenchmarkInfo::new(name.to_string(), d.version, d.description, primary)
+            .with_secondary_metrics(metrics)
+            .with_options(options),
+    )
 }
 
 /// The last non-empty line of a program's output, for error messages.
@@ -300,7 +334,7 @@ impl Benchmark for UserBenchmark {
     }
 
     fn run(&self, options: &Options, _ctx: &RunContext) -> Result<Measurement, BenchError> {
-        let name = self.info.name;
+        let name = self.info.name();
         let mut args = vec!["run".to_string()];
         args.extend(options.0.iter().map(|(k, v)| format!("--{k}={v}")));
         let output = crate::tool::execute(&self.path, &args)?;
@@ -335,8 +369,8 @@ fn parse_values(info: &BenchmarkInfo, stdout: &str) -> Result<BTreeMap<String, f
             last.chars().take(200).collect::<String>()
         )
     })?;
-    let described: Vec<&str> = std::iter::once(&info.metric)
-        .chain(&info.secondary_metrics)
+    let described: Vec<&str> = std::iter::once(info.metric())
+        .chain(info.secondary_metrics())
         .map(|m| m.name.as_str())
         .collect();
     if let Some(missing) = described.iter().find(|m| !values.contains_key(**m)) {
@@ -383,10 +417,10 @@ mod tests {
     #[test]
     fn a_description_becomes_options_and_metrics() {
         let i = info(DESCRIPTION).unwrap();
-        assert_eq!((i.name, i.version), ("sort", "1"));
-        assert_eq!(i.metric.name, "time");
-        assert!(!i.metric.higher_is_better);
-        assert_eq!(i.secondary_metrics[0].name, "rate");
+        assert_eq!((i.name(), i.version()), ("sort", "1"));
+        assert_eq!(i.metric().name, "time");
+        assert!(!i.metric().higher_is_better);
+        assert_eq!(i.secondary_metrics()[0].name, "rate");
         let options = crate::resolve_options(&i, &[("order", "sorted")]).unwrap();
         assert_eq!(options.uint("count"), 1000);
         assert_eq!(options.text("order"), "sorted");
@@ -462,6 +496,95 @@ mod tests {
                 .unwrap_or_else(|_| vernier_sys::process::read_pid_stat(pid as u32).is_none());
             assert!(ended, "{pid} still runs a minute after it was killed");
         }
+    }
+
+    /// An executable script `name` in `dir`.
+    fn script(dir: &Path, name: &str, text: &str) -> PathBuf {
+        use std::os::unix::fs::PermissionsExt;
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        path
+    }
+
+    #[test]
+    fn a_setsid_child_holding_the_output_does_not_outlast_the_limit() {
+        let dir = tempfile::tempdir().unwrap();
+        let pids = dir.path().join("pids");
+        let description = DESCRIPTION.replace('\n', " ");
+        // A child in a session of its own that keeps standard output open: the script exits
+        // (after printing a whole description) or waits for it.
+        for (name, end) in [("exits", ""), ("waits", "wait\n")] {
+            let path = script(
+                dir.path(),
+                name,
+                &format!(
+                    "#!/bin/sh\necho '{description}'\nsetsid sleep 300 &\necho $! > {}\n{end}",
+                    pids.display()
+                ),
+            );
+            let start = std::time::Instant::now();
+            let e = describe_within(name, &path, Duration::from_millis(500)).unwrap_err();
+            assert!(start.elapsed() < Duration::from_secs(30), "{name}: {e}");
+            let expected = if end.is_empty() {
+                format!("`{name} describe` exited, but its output was still open after 0.5 s; PID ")
+            } else {
+                format!("`{name} describe` did not finish within 0.5 s; its process group was killed; PID ")
+            };
+            assert!(e.contains(&expected), "{e}");
+            assert!(e.ends_with(" (sleep) that it started in a session of its own held its output and was killed"), "{e}");
+            let pid: i32 = std::fs::read_to_string(&pids)
+                .unwrap()
+                .trim()
+                .parse()
+                .unwrap();
+            let ended = crate::command::wait_exit(pid, Duration::from_secs(60))
+                .unwrap_or_else(|_| vernier_sys::process::read_pid_stat(pid as u32).is_none());
+            assert!(
+                ended,
+                "{name}: {pid} still runs a minute after it was killed"
+            );
+        }
+    }
+
+    #[test]
+    fn benchmarks_are_found_in_the_directory_given_and_described_each_time() {
+        let description = DESCRIPTION.replace('\n', " ");
+        let first = tempfile::tempdir().unwrap();
+        let second = tempfile::tempdir().unwrap();
+        for (dir, summary) in [(&first, "first"), (&second, "second")] {
+            script(
+                dir.path(),
+                "sort",
+                &format!(
+                    "#!/bin/sh\necho '{}'\n",
+                    description.replace("sorts numbers", summary)
+                ),
+            );
+        }
+        // One process, two directories: each is read as given, nothing is kept from the other.
+        let summary = |dir: &Path| {
+            load(dir, "sort")
+                .unwrap()
+                .unwrap()
+                .info()
+                .summary()
+                .to_string()
+        };
+        assert_eq!(summary(first.path()), "first");
+        assert_eq!(summary(second.path()), "second");
+        assert_eq!(names(first.path()), ["sort"]);
+        assert!(load(first.path(), "nosuch").is_none());
+        assert!(crate::find("sort", Some(second.path())).is_some());
+        assert!(crate::find("sort", None).is_none());
+        // A built-in is found whatever the directory.
+        assert!(crate::find("yield", Some(first.path())).is_some());
+    }
+
+    #[test]
+    fn a_description_with_a_control_character_is_refused() {
+        let e = info(&DESCRIPTION.replace("sorts numbers", "sorts \\u001b[2Jnumbers")).unwrap_err();
+        assert!(e.starts_with("field 'description' ('sorts \\u{1b}[2Jnumbers') contains the control character ESC"), "{e}");
     }
 
     #[test]

@@ -43,29 +43,74 @@ pub fn command() -> clap::Command {
         // Without a command: the help, not an error listing internal commands.
         .arg_required_else_help(true)
         .mut_subcommand("run", |run| {
-            // The lists of plugins and monitors with their options, from their registries.
-            run.mut_arg("setup", |a| {
-                let short = a.get_help().map(ToString::to_string).unwrap_or_default();
-                a.long_help(format!(
-                    "{short}\n\n{}",
-                    crate::cmd::list::setup_text(true).trim_end()
-                ))
-            })
-            .mut_arg("monitors", |a| {
-                let short = a.get_help().map(ToString::to_string).unwrap_or_default();
-                a.long_help(format!(
-                    "{short}\n\n{}",
-                    crate::cmd::list::monitor_text(true).trim_end()
-                ))
-            })
-            .mut_arg("loads", |a| {
-                let short = a.get_help().map(ToString::to_string).unwrap_or_default();
-                a.long_help(format!(
-                    "{short}\n\n{}",
-                    crate::cmd::list::load_text(true).trim_end()
-                ))
+            plugin_help(run).mut_arg("specs", |a| {
+                let list = format!(
+                    "{}and the executables in $XDG_CONFIG_HOME/vernier/benchmarks; `vernier list \
+                     -v` shows every benchmark with its options",
+                    crate::cmd::list::benchmark_text()
+                );
+                described(a, "", &list)
             })
         })
+        .mut_subcommand("monitor", plugin_help)
+        .mut_subcommand("calibrate", plugin_help)
+}
+
+/// The help of `--setup`, `--monitor` and `--load` of `command`, where it has them, from the
+/// registries: the names in the short help, each plugin with its options in the long help.
+fn plugin_help(mut command: clap::Command) -> clap::Command {
+    use crate::cmd::list::{load_text, monitor_text, setup_text};
+    use vernier_model::Describe;
+    let names = |names: Vec<&str>| format!("({})", names.join(", "));
+    let has = |command: &clap::Command, id: &str| command.get_arguments().any(|a| a.get_id() == id);
+    if has(&command, "setup") {
+        let suffix = names(vernier_setup::registry().names());
+        command = command.mut_arg("setup", |a| described(a, &suffix, &setup_text(true)));
+    }
+    if has(&command, "monitors") {
+        let registry = vernier_monitor::registry();
+        let default: Vec<&str> = registry
+            .iter()
+            .filter(|m| m.in_default_set())
+            .map(|m| m.description().name.as_ref())
+            .collect();
+        // What benchmarks explain their results with, sampled with the default set.
+        let explaining: Vec<String> = vernier_bench::builtins()
+            .iter()
+            .filter(|b| !b.benchmark().explaining_monitors().is_empty())
+            .map(|b| {
+                format!(
+                    "; with {} also {}",
+                    b.info().name(),
+                    b.benchmark().explaining_monitors().join(", ")
+                )
+            })
+            .collect();
+        let suffix = format!(
+            "{} [default: default = {}{}]",
+            names(registry.names()),
+            default.join(", "),
+            explaining.concat()
+        );
+        command = command.mut_arg("monitors", |a| described(a, &suffix, &monitor_text(true)));
+    }
+    if has(&command, "loads") {
+        let suffix = names(vernier_load::registry().names());
+        command = command.mut_arg("loads", |a| described(a, &suffix, &load_text(true)));
+    }
+    command
+}
+
+/// `arg` with `suffix` after its short help, and `list` after that in its long help.
+fn described(arg: clap::Arg, suffix: &str, list: &str) -> clap::Arg {
+    let help = arg.get_help().map(ToString::to_string).unwrap_or_default();
+    let short = if suffix.is_empty() {
+        help
+    } else {
+        format!("{help} {suffix}")
+    };
+    arg.help(short.clone())
+        .long_help(format!("{short}\n\n{}", list.trim_end()))
 }
 
 /// Parses the process arguments with [`command`].
@@ -206,7 +251,7 @@ pub struct RunArgs {
 
     /// Seed of the interleaving order, when interleaving (--interleave or the suite's)
     /// [default: random, stored with the session]
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = parse_seed)]
     pub seed: Option<u64>,
 
     /// Tag the session, e.g. --tag kernel=6.18 (repeatable)
@@ -217,20 +262,18 @@ pub struct RunArgs {
     #[arg(long, value_name = "TEXT", value_parser = parse_note)]
     pub note: Option<String>,
 
-    /// Monitors sampled during each measured run: NAME[:interval=SECONDS],... or `default`,
-    /// `all`, `none` (stat, meminfo, vmstat, schedstat, pressure, interrupts, softirqs, slab,
-    /// perf, cpufreq, cpuidle) [default: default = all but slab, perf, softirqs and cpuidle;
-    /// with `latency` also softirqs and cpuidle]
+    /// Monitors sampled during each measured run: NAME[:OPTION=VALUE]...,... or `default`,
+    /// `all`, `none`
     #[arg(long = "monitor", value_name = "LIST")]
     pub monitors: Vec<String>,
 
-    /// Prepare the system, restored afterwards: drop-caches, swap-reset, cooldown, idle-gate,
-    /// governor, turbo, dma-latency, rt, pin, sysctl; NAME[?][:OPTION=VALUE]... (`?`: optional)
+    /// Prepare the system, restored afterwards: NAME[?][:OPTION=VALUE]..., `?` marking a plugin
+    /// optional
     #[arg(long = "setup", value_name = "LIST")]
     pub setup: Vec<String>,
 
-    /// Loads that run during every measured run, started before and stopped after it:
-    /// NAME[:OPTION=VALUE]... (cpu, hackbench, memory, io, net, osadl, command), repeatable
+    /// Loads that run during every measured run, started before and stopped after it,
+    /// repeatable: NAME[:OPTION=VALUE]...
     #[arg(long = "load", value_name = "LIST")]
     pub loads: Vec<String>,
 
@@ -246,9 +289,11 @@ pub struct RunArgs {
 /// same database, or a load average at or above `--busy-load`.
 #[derive(Debug, Clone, Default, Args)]
 pub struct BusyArgs {
-    /// When the machine is busy: `run` anyway, `wait` up to --busy-wait for it to become idle
-    /// and skip if it does not, or `skip` at once; a skipped run is stored as a session with
-    /// status `skipped` and the reason as its note
+    /// When the machine is busy (another session holds the host's setup, or records into this
+    /// database, or --busy-load): `run` anyway (a setup that changes the host is still refused
+    /// while another session holds it), `wait` up to --busy-wait for it to become idle and skip
+    /// if it does not, or `skip` at once; a skipped run is stored as a session with status
+    /// `skipped` and the reason as its note
     #[arg(long, value_enum, value_name = "ACTION", default_value_t = IfBusy::Run)]
     pub if_busy: IfBusy,
 
@@ -401,7 +446,7 @@ pub struct MonitorArgs {
     #[arg(long, value_name = "TEXT", value_parser = parse_note)]
     pub note: Option<String>,
 
-    /// Monitors sampled during each interval, as for `run` [default: default]
+    /// Monitors sampled during each interval, as for `run`
     #[arg(long = "monitor", value_name = "LIST")]
     pub monitors: Vec<String>,
 
@@ -409,7 +454,7 @@ pub struct MonitorArgs {
     #[arg(long = "setup", value_name = "LIST")]
     pub setup: Vec<String>,
 
-    /// Loads that run during every interval, as for `run` (`osadl` is the OSADL farm's mix)
+    /// Loads that run during every interval, as for `run`
     #[arg(long = "load", value_name = "LIST")]
     pub loads: Vec<String>,
 
@@ -460,7 +505,8 @@ pub struct TagArgs {
     #[arg(value_name = "KEY=VALUE", value_parser = parse_tag, required_unless_present = "remove")]
     pub tags: Vec<(String, String)>,
 
-    /// Remove the tag KEY (repeatable)
+    /// Remove the tag KEY (repeatable); a KEY that none of the sessions carries is an error,
+    /// and nothing is changed
     #[arg(long, value_name = "KEY")]
     pub remove: Vec<String>,
 }
@@ -518,7 +564,8 @@ pub enum SystemCommand {
         #[arg(long)]
         dry_run: bool,
     },
-    /// Restore what `system tune` (or an interrupted session's setup) changed
+    /// Restore what `system tune` (or a killed session's setup) changed, from the host's
+    /// restore records in /run/vernier (VERNIER_RUN_DIR), whichever user wrote them
     Reset,
 }
 
@@ -711,13 +758,17 @@ pub struct PlotArgs {
     #[arg(long, value_name = "TEXT")]
     pub title: Option<String>,
 
-    /// Width in pixels
-    #[arg(long, value_name = "PIXELS", default_value_t = 1200)]
+    /// Width in pixels, 200 to 16384 (a PNG at most 33554432 pixels in all, such as 8192x4096)
+    #[arg(long, value_name = "PIXELS", default_value_t = 1200,
+          value_parser = clap::value_parser!(u32)
+              .range(i64::from(vernier_plot::MIN_WIDTH)..=i64::from(vernier_plot::MAX_SIDE)))]
     pub width: u32,
 
-    /// Height in pixels [default: 700, or more for figures of several panels, each at least
-    /// 300 high]
-    #[arg(long, value_name = "PIXELS")]
+    /// Height in pixels, 150 to 16384 [default: 700, or more for figures of several panels,
+    /// each at least 300 high]
+    #[arg(long, value_name = "PIXELS",
+          value_parser = clap::value_parser!(u32)
+              .range(i64::from(vernier_plot::MIN_HEIGHT)..=i64::from(vernier_plot::MAX_SIDE)))]
     pub height: Option<u32>,
 }
 
@@ -766,6 +817,11 @@ pub struct ServeArgs {
     /// The address to listen on; another than 127.0.0.1 shows the results to the network
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1")]
     pub bind: std::net::IpAddr,
+
+    /// Also answer requests that name this server NAME (a host name or address, no port),
+    /// besides the address it listens on and localhost (repeatable)
+    #[arg(long, value_name = "NAME")]
+    pub allow_host: Vec<String>,
 }
 
 #[derive(Debug, Args)]
@@ -804,6 +860,18 @@ pub struct MergeArgs {
     /// An existing vernier database to add the sessions of every input to
     #[arg(long, value_name = "EXISTING")]
     pub into: Option<PathBuf>,
+}
+
+/// A seed: a whole number in 0..=18446744073709551615 (u64), said in the message, as clap
+/// says the range of the u32 options (its u64 parser only says "invalid digit").
+fn parse_seed(text: &str) -> Result<u64, String> {
+    text.trim().parse::<u64>().map_err(|_| {
+        format!(
+            "{} is not in 0..={} (a seed is a whole number)",
+            text.trim(),
+            u64::MAX
+        )
+    })
 }
 
 /// `2%`, `0.02` -> 0.02.

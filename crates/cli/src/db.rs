@@ -1,7 +1,7 @@
 //! Where the database is, opening it with context for the user, and the sessions a selector
 //! names.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::{bail, Context, Result};
 use uuid::Uuid;
@@ -53,6 +53,33 @@ pub fn same_database(a: &Location, b: &Location) -> bool {
     }
 }
 
+/// Checks where a command writes a copy of sessions as a new SQLite file (`sync --to`, `merge
+/// -o`): a file's path (not ending in `/`) in a directory that exists. A copy is never put in a
+/// directory made on the way, which a mistyped path or a network share not mounted would
+/// otherwise get silently. `option` names the path in the message.
+pub fn check_copy_target(option: &str, location: &Location) -> Result<()> {
+    let Location::File(path) = location else {
+        return Ok(());
+    };
+    let shown = crate::out::printable(&path.display().to_string()).into_owned();
+    if path.as_os_str().as_encoded_bytes().ends_with(b"/") {
+        bail!(
+            "{option} {shown}: a directory's name (it ends with '/'); give the database file's \
+             path, such as {shown}vernier.db"
+        );
+    }
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        if !parent.is_dir() {
+            bail!(
+                "{option} {shown}: the directory {} does not exist; create it first or give \
+                 another path",
+                crate::out::printable(&parent.display().to_string())
+            );
+        }
+    }
+    Ok(())
+}
+
 /// A store error that names the database as it is; one that does not gets it as context.
 fn naming(e: StoreError, location: &Location) -> anyhow::Error {
     if e.to_string().contains(&location.to_string()) {
@@ -82,15 +109,6 @@ pub fn resolve_one(store: &dyn Store, selector: &str) -> Result<Uuid> {
             crate::out::printable(selector)
         ),
     }
-}
-
-/// Where setup writes what it changed before changing it, so `vernier system reset` can put
-/// things back after a crash: `$XDG_STATE_HOME/vernier/restore.json`.
-pub fn restore_record_path() -> Result<PathBuf> {
-    let state = dirs::state_dir()
-        .or_else(dirs::data_dir)
-        .context("cannot find the state directory (set HOME or XDG_STATE_HOME)")?;
-    Ok(state.join("vernier").join("restore.json"))
 }
 
 /// A session with what `load` asks for, and with the runs' monitor data as well when its runs

@@ -62,9 +62,11 @@ impl Progress {
     pub fn handle(&mut self, event: &Event) {
         match self {
             Progress::Quiet => {
-                // Conflicting bounds matter even without progress output.
-                if let Event::Warning { position, warning } = event {
-                    eprintln!("{}", warning_text(*position, warning));
+                // Conflicting bounds and a changed setup matter even without progress output.
+                if matches!(event, Event::Warning { .. } | Event::SetupChanged { .. }) {
+                    if let Some(line) = line(event) {
+                        eprintln!("{line}");
+                    }
                 }
             }
             Progress::Lines => {
@@ -115,7 +117,9 @@ impl Progress {
                         index + 1
                     ));
                 }
-                Event::ConfigurationFinished { .. } | Event::Warning { .. } => {
+                Event::ConfigurationFinished { .. }
+                | Event::Warning { .. }
+                | Event::SetupChanged { .. } => {
                     if let Some(line) = line(event) {
                         bar.println(line);
                     }
@@ -139,6 +143,22 @@ fn line(event: &Event) -> Option<String> {
             Some(format!("[{}] {label}", position + 1))
         }
         Event::Warning { position, warning } => Some(warning_text(*position, warning)),
+        Event::SetupChanged {
+            position,
+            label,
+            index,
+            when,
+            changes,
+        } => {
+            let list: Vec<String> = changes.iter().map(ToString::to_string).collect();
+            Some(format!(
+                "warning: [{}] {label}: something else changed the setup, found {when} run {}: \
+                 {}; the runs measured so are marked (setup_changed)",
+                position + 1,
+                index + 1,
+                list.join("; ")
+            ))
+        }
         Event::RunPreparing { .. } => None,
         Event::Preparing { position, .. } => Some(format!(
             "[{}] preparing the work directory (once per session)",

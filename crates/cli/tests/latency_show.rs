@@ -99,6 +99,7 @@ fn record(path: &Path, tag: &str, spikes_us: &[u64], scale: f64) -> Uuid {
                     load_cpu_ns: None,
                     monitors: None,
                     setup_steps: Vec::new(),
+                    setup_changed: Vec::new(),
                 },
             )
             .unwrap();

@@ -1,8 +1,9 @@
 //! How a session ends: SIGTERM and SIGHUP like Ctrl-C, a repeated signal, kill -9. Real
 //! signals to a real `vernier run`; as root with a real sysctl change (vm.stat_interval: how
 //! often the kernel folds per-CPU VM statistics, harmless to change briefly, and put back by
-//! every test even when it fails), otherwise with a setup that changes nothing but still
-//! keeps a restore record (a cooldown).
+//! every test even when it fails) and its restore record in a directory of the test's own
+//! (`VERNIER_RUN_DIR`), otherwise with a setup that changes nothing on the host and so keeps
+//! no record (a cooldown).
 #![allow(clippy::unwrap_used)] // test helpers panic on unexpected failures by design
 #![allow(clippy::print_stderr, clippy::expect_used)] // test helpers say what they skip and expect their own set-up
 
@@ -62,6 +63,8 @@ struct Env {
     _dir: tempfile::TempDir,
     db: PathBuf,
     state: PathBuf,
+    /// The host's records (`VERNIER_RUN_DIR`).
+    run: PathBuf,
     sysctl: Option<Sysctl>,
 }
 
@@ -75,13 +78,14 @@ impl Env {
         Env {
             db: dir.path().join("results.db"),
             state: dir.path().join("state"),
+            run: dir.path().join("run"),
             _dir: dir,
             sysctl,
         }
     }
 
     fn record(&self) -> PathBuf {
-        self.state.join("vernier/restore.json")
+        self.run.join("setup.json")
     }
 
     fn vernier(&self) -> Command {
@@ -89,7 +93,8 @@ impl Env {
         cmd.arg("--db")
             .arg(&self.db)
             .env_remove("VERNIER_DB")
-            .env("XDG_STATE_HOME", &self.state);
+            .env("XDG_STATE_HOME", &self.state)
+            .env("VERNIER_RUN_DIR", &self.run);
         cmd
     }
 
@@ -111,6 +116,7 @@ impl Env {
             .arg(&self.db)
             .env_remove("VERNIER_DB")
             .env("XDG_STATE_HOME", &self.state)
+            .env("VERNIER_RUN_DIR", &self.run)
             .args([
                 "run",
                 "yield:duration=0.1:workers=1",
@@ -137,12 +143,13 @@ impl Env {
         }
     }
 
-    /// While a session holds its setup: changed, with a record.
+    /// While a session holds its setup: changed, with a record (a cooldown changes nothing
+    /// on the host and keeps none).
     fn assert_held(&self) {
         if let Some(s) = &self.sysctl {
             assert_eq!(read_sysctl(), s.changed);
         }
-        assert!(self.record().exists());
+        assert_eq!(self.record().exists(), self.sysctl.is_some());
     }
 
     /// After the session: as before, without a record.
@@ -286,6 +293,7 @@ fn a_closed_terminal_ends_the_session_in_order() {
         .arg(&e.db)
         .env_remove("VERNIER_DB")
         .env("XDG_STATE_HOME", &e.state)
+        .env("VERNIER_RUN_DIR", &e.run)
         // A terminal has a type: without TERM the progress display stays off and "run 2" never
         // shows (the test's environment need not have one).
         .env("TERM", "xterm")
@@ -376,6 +384,10 @@ fn a_repeated_signal_leaves_at_once_restored_and_interrupted() {
 fn a_live_setup_is_kept_and_a_killed_session_is_abandoned() {
     let _turn = SYSCTL_TURN.lock().unwrap_or_else(|e| e.into_inner());
     let e = Env::new("a_live_setup_is_kept_and_a_killed_session_is_abandoned");
+    if e.sysctl.is_none() {
+        // Without root no setup sets host state: there is nothing to keep or reset.
+        return;
+    }
     // Dropped after the session, also when an assertion fails.
     let _reset = Reset(&e);
     let session = e.start_session();
@@ -391,7 +403,7 @@ fn a_live_setup_is_kept_and_a_killed_session_is_abandoned() {
 
     let out = e
         .vernier()
-        .args(["run", "mock", "--quiet", "--setup", "cooldown:seconds=0.01"])
+        .args(["run", "mock", "--quiet", "--setup", &e.setup()])
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -405,7 +417,7 @@ fn a_live_setup_is_kept_and_a_killed_session_is_abandoned() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains(&id) && stderr.contains(&pid), "{stderr}");
-    assert!(!e.state.join("vernier/tune.json").exists());
+    assert!(!e.run.join("tune.json").exists());
     let listed = e.vernier().arg("sessions").output().unwrap();
     assert!(String::from_utf8_lossy(&listed.stdout).contains("running"));
 
@@ -433,7 +445,7 @@ fn a_live_setup_is_kept_and_a_killed_session_is_abandoned() {
     // Now the record is a leftover: a new session is told to reset, and reset restores.
     let out = e
         .vernier()
-        .args(["run", "mock", "--quiet", "--setup", "cooldown:seconds=0.01"])
+        .args(["run", "mock", "--quiet", "--setup", &e.setup()])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));

@@ -93,8 +93,17 @@ fn tag_sets_replaces_and_removes_tags() {
     assert_eq!(tags_of(&db, &ids[1]), ["extra=x y", "kernel=B", "n=1"]);
     assert_eq!(tags_of(&db, &ids[0]), ["kernel=A", "n=0"]);
 
-    // A tag selector names every session carrying the tags.
-    ok(vernier(&db).args(["tag", "kernel=A", "--remove", "n", "--remove", "absent"]));
+    // A tag selector names every session carrying the tags. A tag to remove that none of
+    // them carries is refused, and nothing changes.
+    let e = refused(
+        vernier(&db)
+            .args(["tag", "kernel=A", "--remove", "n", "--remove", "absent"])
+            .output()
+            .unwrap(),
+    );
+    assert!(e.contains("no tag 'absent' to remove"), "{e}");
+    assert_eq!(tags_of(&db, &ids[0]), ["kernel=A", "n=0"]);
+    ok(vernier(&db).args(["tag", "kernel=A", "--remove", "n"]));
     assert_eq!(tags_of(&db, &ids[0]), ["kernel=A"]);
     assert_eq!(tags_of(&db, &ids[1]), ["extra=x y", "kernel=B", "n=1"]);
     ok(vernier(&db).args(["tag", &ids[1][..8], "--remove", "extra"]));

@@ -61,11 +61,7 @@ fn record_with(
         })
         .unwrap();
     for (ci, c) in configs.iter().enumerate() {
-        let metric = MetricInfo {
-            name: "time".into(),
-            unit: "ms".into(),
-            higher_is_better: false,
-        };
+        let metric = MetricInfo::lower("time", "ms");
         let record = ConfigurationRecord {
             id: Uuid::new_v4(),
             position: ci as u32,
@@ -103,6 +99,7 @@ fn record_with(
                 load_cpu_ns: None,
                 monitors: None,
                 setup_steps: Vec::new(),
+                setup_changed: Vec::new(),
             };
             run(ci, i, &mut r);
             store.add_run(record.id, &r).unwrap();

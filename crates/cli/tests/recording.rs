@@ -51,6 +51,9 @@ impl Recorder for LockedAt {
     ) -> Result<(), StoreError> {
         self.inner.finish_configuration(c, reason, converged, error)
     }
+    fn add_finding(&mut self, s: Uuid, f: &vernier_model::Finding) -> Result<(), StoreError> {
+        self.inner.add_finding(s, f)
+    }
     fn finish_session(&mut self, s: Uuid, st: SessionStatus, end: i64) -> Result<(), StoreError> {
         self.inner.finish_session(s, st, end)
     }
@@ -83,20 +86,8 @@ fn a_session_that_cannot_be_recorded_is_marked_failed() {
         fail_at: 3,
         runs: 0,
     };
-    let benchmarks = [BenchmarkInfo {
-        name: "constant",
-        version: "1",
-        description: "",
-        metric: MetricInfo {
-            name: "value".into(),
-            unit: "s".into(),
-            higher_is_better: false,
-        },
-        secondary_metrics: Vec::new(),
-        options: Vec::new(),
-        parameters: false,
-        hidden: true,
-    }];
+    let benchmarks =
+        [BenchmarkInfo::new("constant", "1", "", MetricInfo::lower("value", "s")).hidden()];
     let settings = Settings {
         warmup: 0,
         min_runs: 10,

@@ -35,8 +35,14 @@ impl Env {
             .arg(&self.db)
             .env_remove("VERNIER_DB")
             .env("XDG_STATE_HOME", &self.state)
-            .env("XDG_CACHE_HOME", &self.state);
+            .env("XDG_CACHE_HOME", &self.state)
+            .env("VERNIER_RUN_DIR", self.run());
         cmd
+    }
+
+    /// The host's records (`VERNIER_RUN_DIR`), the test's own.
+    fn run(&self) -> PathBuf {
+        self.state.join("run")
     }
 }
 
@@ -203,7 +209,10 @@ fn bad_monitor_and_setup_names_change_nothing() {
             "valid monitors: stat, meminfo",
         ),
         (&["--monitor", "stat:interval=0"], "interval"),
-        (&["--setup", "bogus"], "valid: drop-caches, swap-reset"),
+        (
+            &["--setup", "bogus"],
+            "unknown setup plugin 'bogus'; valid setup plugins: swap-reset, drop-caches",
+        ),
         (&["--setup", "cooldown:minutes=3"], "minutes"),
         // Absent on every machine (a governor or a real sysctl would apply where it exists).
         (
@@ -222,7 +231,7 @@ fn bad_monitor_and_setup_names_change_nothing() {
         assert_eq!(out.status.code(), Some(2), "{extra:?}: {stderr}");
         assert!(stderr.contains(message), "{extra:?}: {stderr}");
         assert!(!e.db.exists(), "{extra:?} created the database");
-        assert!(!e.state.join("vernier/restore.json").exists());
+        assert!(!e.run().exists(), "{extra:?} wrote a record");
     }
     // An optional plugin that cannot be applied is skipped with a note.
     e.vernier()
@@ -270,6 +279,7 @@ fn interrupted_session_restores_a_changed_sysctl() {
         .arg(&e.db)
         .env("XDG_STATE_HOME", &e.state)
         .env("XDG_CACHE_HOME", &e.state)
+        .env("VERNIER_RUN_DIR", e.run())
         .args([
             "run",
             "yield:duration=0.2:workers=1",
@@ -296,7 +306,7 @@ fn interrupted_session_restores_a_changed_sysctl() {
     }
     // The session holds the change while it runs.
     assert_eq!(read(SYSCTL), changed);
-    assert!(e.state.join("vernier/restore.json").exists());
+    assert!(e.run().join("setup.json").exists());
     // SAFETY: signalling our own child process.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let _rest: Vec<String> = lines.map(|l| l.unwrap()).collect();
@@ -304,7 +314,7 @@ fn interrupted_session_restores_a_changed_sysctl() {
     assert_eq!(status.code(), Some(130));
     assert_eq!(read(SYSCTL), before, "the sysctl is restored");
     assert!(
-        !e.state.join("vernier/restore.json").exists(),
+        !e.run().join("setup.json").exists(),
         "clean restore removes the record"
     );
     // Every measured run records its per-run setup steps.
@@ -354,6 +364,38 @@ fn environment_is_stored_shown_and_diffed() {
     let expected = i64::from(Path::new("/proc/config.gz").exists());
     assert_eq!(configs, expected);
     e.vernier().args(["env", "show"]).assert().success();
+}
+
+#[test]
+fn env_diff_counts_the_fields_only_one_side_recorded_in_one_line() {
+    let e = env();
+    // A session of this machine (every field vernier captures), then cyclictest's JSON, which
+    // says only the kernel, the host name, the architecture and cyclictest's version.
+    e.vernier()
+        .args(["run", "mock", "--quiet", "--tag", "side=full"])
+        .assert()
+        .success();
+    let json = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../model/tests/fixtures/cyclictest/2.4-h400.json");
+    e.vernier().arg("import").arg(json).assert().success();
+    let diff = e
+        .vernier()
+        .args(["env", "diff", "side=full", "source=cyclictest"])
+        .assert()
+        .success();
+    let diff = String::from_utf8(diff.get_output().stdout.clone()).unwrap();
+    let counted = diff
+        .lines()
+        .find(|l| l.contains(" recorded only by side=full are not compared"))
+        .unwrap_or_else(|| panic!("{diff}"));
+    let fields: usize = counted.split(' ').next().unwrap().parse().unwrap();
+    // At least the kernel's command line and its sysctls.
+    assert!(fields > 10, "{diff}");
+    // What is left are the fields both recorded and the tools, which belong to a plan: the
+    // mock benchmark runs none and the import ran cyclictest.
+    let tools = diff.find("[tools]").unwrap_or(diff.len());
+    assert!(!diff[..tools].contains("(absent)"), "{diff}");
+    assert!(diff.lines().count() < 40, "{diff}");
 }
 
 #[test]

@@ -1,7 +1,7 @@
 //! Progress of a session, sent to an observer (the CLI renders it).
 
 use uuid::Uuid;
-use vernier_model::{SessionStatus, StopReason};
+use vernier_model::{ChangedSetting, SessionStatus, StopReason};
 
 use crate::stopping::{Precision, SettingsWarning};
 
@@ -33,6 +33,16 @@ pub enum Event {
         position: usize,
         /// Index of the measured run about to start, from 0.
         index: u32,
+    },
+    /// Values that the session's setup set were found changed by something else, `when`
+    /// ("before" or "after") measured run `index` (from 0): said once per setting and value
+    /// found; every run measured while they differ is marked.
+    SetupChanged {
+        position: usize,
+        label: String,
+        index: u32,
+        when: String,
+        changes: Vec<ChangedSetting>,
     },
     RunFinished {
         position: usize,

@@ -7,8 +7,8 @@ use std::path::PathBuf;
 
 use uuid::Uuid;
 use vernier_model::{
-    ConfigurationRecord, Environment, Finding, Recorder, RunRecord, SessionInfo, SessionStatus,
-    SetupStep, StopReason,
+    ChangedSetting, ConfigurationRecord, Environment, Finding, Recorder, RunRecord, SessionInfo,
+    SessionStatus, SetupStep, Severity, StopReason, Texts,
 };
 use vernier_stats::SeededRng;
 use vernier_sys::clock::unix_now_ns;
@@ -59,6 +59,15 @@ pub trait RunHooks {
     fn after_run(&mut self) -> Result<Option<i64>, String> {
         Ok(None)
     }
+
+    /// The values that the session's setup set and that no longer hold (something else
+    /// changed them), each with the value found: asked right before a measured run's child
+    /// starts (after [`RunHooks::before_run`]) and right after it has ended (after
+    /// [`RunHooks::after_run`]). The run is marked with what either finds
+    /// (`RunRecord::setup_changed`).
+    fn check_setup(&mut self) -> Vec<ChangedSetting> {
+        Vec::new()
+    }
 }
 
 /// No per-run preparation.
@@ -106,7 +115,8 @@ struct ConfigState {
 
 impl ConfigState {
     fn executions(&self) -> u32 {
-        self.warmups_done + self.values.len() as u32
+        self.warmups_done
+            .saturating_add(u32::try_from(self.values.len()).unwrap_or(u32::MAX))
     }
 }
 
@@ -147,8 +157,13 @@ fn record_session<R: Recorder + ?Sized>(
     observer: &mut dyn FnMut(&Event),
 ) -> Result<SessionOutcome, EngineError> {
     let settings = &plan.settings;
-    let fingerprint = options.environment.fingerprint();
-    let session = SessionInfo {
+    // What is recorded holds no control character (vernier_model::text): the environment, the
+    // findings and the suite's name come from files of the machine. The fingerprint is of the
+    // environment as recorded, as an import computes it.
+    let mut environment = options.environment;
+    environment.escape_controls();
+    let fingerprint = environment.fingerprint();
+    let mut session = SessionInfo {
         id,
         started_at_ns: unix_now_ns(),
         ended_at_ns: None,
@@ -159,12 +174,13 @@ fn record_session<R: Recorder + ?Sized>(
         note: options.note,
         settings: settings.clone(),
         vernier_version: options.vernier_version,
-        environment: options.environment,
+        environment,
         fingerprint,
         findings: options.findings,
         setup: options.setup,
         monitors: options.monitors,
     };
+    session.escape_controls();
     recorder
         .begin_session(&session)
         .map_err(EngineError::record)?;
@@ -180,19 +196,21 @@ fn record_session<R: Recorder + ?Sized>(
     }
     let mut states = Vec::with_capacity(plan.configurations.len());
     for (position, planned) in plan.configurations.iter().enumerate() {
-        let record = ConfigurationRecord {
+        let mut record = ConfigurationRecord {
             id: Uuid::new_v4(),
             position: position as u32,
-            benchmark: planned.info.name.to_string(),
-            benchmark_version: planned.info.version.to_string(),
+            benchmark: planned.info.name().to_string(),
+            benchmark_version: planned.info.version().to_string(),
             options: planned.options.clone(),
-            metric: planned.info.metric.clone(),
-            secondary_metrics: planned.info.secondary_metrics.clone(),
+            metric: planned.info.metric().clone(),
+            secondary_metrics: planned.info.secondary_metrics().to_vec(),
             loads: options.loads.clone(),
             stop_reason: None,
             converged: false,
             error: None,
         };
+        // A user benchmark's description names its metrics.
+        record.escape_controls();
         recorder
             .add_configuration(session.id, &record)
             .map_err(EngineError::record)?;
@@ -212,6 +230,8 @@ fn record_session<R: Recorder + ?Sized>(
         .clone()
         .unwrap_or_else(|| std::env::temp_dir().join(format!("vernier-work-{id}")));
     let mut runner = Runner {
+        session: session.id,
+        reported_changes: BTreeMap::new(),
         settings,
         child_setup: options.child_setup,
         prepared: Prepared::new(work_root, plan),
@@ -290,12 +310,7 @@ impl Prepared {
             .configurations
             .iter()
             .map(|c| {
-                // A built-in benchmark: the same name, version and options (tests plan scripted
-                // benchmarks that may share a built-in's name; metrics vary per configuration).
-                let benchmark = vernier_bench::find(c.info.name).filter(|b| {
-                    let own = b.info();
-                    own.version == c.info.version && own.options == c.info.options
-                })?;
+                let benchmark = crate::plan::builtin(&c.info)?;
                 let key = benchmark.preparation(&c.options)?;
                 Some((benchmark, key))
             })
@@ -372,6 +387,10 @@ impl Drop for Prepared {
 }
 
 struct Runner<'a, R: Recorder + ?Sized> {
+    session: Uuid,
+    /// The changed settings said so far, with the value found: each is said (an event and a
+    /// finding) when first found and again only when it is found otherwise.
+    reported_changes: BTreeMap<String, String>,
     settings: &'a vernier_model::Settings,
     child_setup: vernier_model::ChildSetup,
     prepared: Prepared,
@@ -479,6 +498,11 @@ impl<R: Recorder + ?Sized> Runner<'_, R> {
                 }
             }
         };
+        let mut setup_changed = if warmup {
+            Vec::new()
+        } else {
+            self.check_setup(&states[i].label, i, index, "before")?
+        };
         let executed = self.executor.execute(&request, self.interrupt);
         let load_cpu_ns = if warmup {
             None
@@ -496,6 +520,13 @@ impl<R: Recorder + ?Sized> Runner<'_, R> {
                 }
             }
         };
+        if !warmup {
+            for changed in self.check_setup(&states[i].label, i, index, "after")? {
+                if !setup_changed.contains(&changed) {
+                    setup_changed.push(changed);
+                }
+            }
+        }
         let outcome = match executed {
             Ok(outcome) => outcome,
             Err(ExecError::Interrupted) => {
@@ -529,6 +560,7 @@ impl<R: Recorder + ?Sized> Runner<'_, R> {
         let state = &mut states[i];
         let mut record = run_record(&outcome, index, warmup, round, state.executions());
         record.setup_steps = setup_steps;
+        record.setup_changed = setup_changed;
         record.values = values;
         if let Some(cpu) = load_cpu_ns {
             // The loads ran during the measurement window; what they used is theirs, not
@@ -536,6 +568,9 @@ impl<R: Recorder + ?Sized> Runner<'_, R> {
             record.foreign_cpu_ns -= cpu;
             record.load_cpu_ns = Some(cpu);
         }
+        // Monitor keys and failures, setup steps and a user benchmark's value names come from
+        // outside.
+        record.escape_controls();
         self.recorder
             .add_run(state.record.id, &record)
             .map_err(EngineError::record)?;
@@ -587,6 +622,61 @@ impl<R: Recorder + ?Sized> Runner<'_, R> {
         Ok(true)
     }
 
+    /// Asks the hooks which values of the setup no longer hold ([`RunHooks::check_setup`]),
+    /// `when` ("before", "after") measured run `index` of configuration `i`. What was not said
+    /// yet is said now: an event for the CLI and a finding stored with the session.
+    fn check_setup(
+        &mut self,
+        label: &str,
+        i: usize,
+        index: u32,
+        when: &str,
+    ) -> Result<Vec<ChangedSetting>, EngineError> {
+        let changed = self.hooks.check_setup();
+        // A setting back at its value is said again when it changes again.
+        self.reported_changes
+            .retain(|setting, _| changed.iter().any(|c| &c.setting == setting));
+        let new: Vec<ChangedSetting> = changed
+            .iter()
+            .filter(|c| self.reported_changes.get(&c.setting) != Some(&c.found))
+            .cloned()
+            .collect();
+        if new.is_empty() {
+            return Ok(changed);
+        }
+        for c in &new {
+            self.reported_changes
+                .insert(c.setting.clone(), c.found.clone());
+        }
+        let list: Vec<String> = new.iter().map(ToString::to_string).collect();
+        let finding = Finding::new(
+            "setup-changed",
+            Severity::Warning,
+            "something else changed a value the session's setup set",
+            format!(
+                "{} {when} measured run {} of {label}; the runs measured while it differs are \
+                 marked (setup_changed)",
+                list.join("; "),
+                index + 1
+            ),
+        )
+        .with_fix(
+            "find what else sets it (a tuning daemon such as tuned, another benchmark, an \
+             administrator) and measure again",
+        );
+        self.recorder
+            .add_finding(self.session, &finding)
+            .map_err(EngineError::record)?;
+        (self.observer)(&Event::SetupChanged {
+            position: i,
+            label: label.to_string(),
+            index,
+            when: when.to_string(),
+            changes: new,
+        });
+        Ok(changed)
+    }
+
     /// Estimated time left: the runs each open configuration still needs at its mean run time,
     /// bounded by its time limit; configurations not started yet are estimated from the others.
     fn eta_s(&self, states: &[ConfigState]) -> f64 {
@@ -611,7 +701,8 @@ impl<R: Recorder + ?Sized> Runner<'_, R> {
             states
                 .iter()
                 .filter(|st| st.runs > 0)
-                .map(|st| st.elapsed.mean_run_s * f64::from(s.min_runs + s.warmup))
+                // In f64: --warmup and --min-runs may each be up to u32::MAX.
+                .map(|st| st.elapsed.mean_run_s * (f64::from(s.min_runs) + f64::from(s.warmup)))
                 .fold(0.0, f64::max)
         } else {
             finished.iter().sum::<f64>() / finished.len() as f64
@@ -630,8 +721,9 @@ impl<R: Recorder + ?Sized> Runner<'_, R> {
         self.prepared.release(states);
         let state = &mut states[i];
         let converged = reason == StopReason::Converged;
-        // The error may quote a child's or a tool's output, which may hold NUL.
-        let error = error.map(|e| vernier_model::validate::without_nul(&e).into_owned());
+        // The error may quote a child's or a tool's output (a user benchmark's standard error
+        // with colour sequences): recorded, shown by `run` and by `show` alike, escaped.
+        let error = error.map(|e| vernier_model::escape_controls(&e).into_owned());
         self.recorder
             .finish_configuration(state.record.id, reason, converged, error.as_deref())
             .map_err(EngineError::record)?;
@@ -686,6 +778,7 @@ fn run_record(
         load_cpu_ns: None,
         monitors: outcome.monitors.clone(),
         setup_steps: Vec::new(),
+        setup_changed: Vec::new(),
         histograms: outcome.histograms.clone(),
     }
 }

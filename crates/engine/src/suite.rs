@@ -266,11 +266,32 @@ pub fn user_suite_files(dir: &Path) -> Vec<(String, PathBuf)> {
     files
 }
 
-/// Reads the suite file at `path`, named after the file.
+/// The largest suite file read, in bytes (1 MiB): a suite is specs and settings, the built-in
+/// ones under 2 KiB. A path that gives more (`/dev/zero`, a log given by mistake) is refused
+/// instead of read until memory runs out.
+pub const MAX_SUITE_BYTES: u64 = 1 << 20;
+
+/// Reads the suite file at `path`, named after the file: at most [`MAX_SUITE_BYTES`].
 pub fn read_suite_file(path: &Path) -> Result<Suite, SuiteError> {
-    let text = std::fs::read_to_string(path).map_err(|e| SuiteError::Read {
+    use std::io::Read as _;
+    let read = |detail: String| SuiteError::Read {
         path: path.to_path_buf(),
-        detail: e.to_string(),
+        detail,
+    };
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(MAX_SUITE_BYTES + 1).read_to_end(&mut bytes))
+        .map_err(|e| read(e.to_string()))?;
+    if bytes.len() as u64 > MAX_SUITE_BYTES {
+        return Err(read(format!(
+            "it holds more than {MAX_SUITE_BYTES} bytes (1 MiB), the most a suite file may"
+        )));
+    }
+    let text = String::from_utf8(bytes).map_err(|e| {
+        read(format!(
+            "it is not UTF-8 text (byte {} is not), as TOML is",
+            e.utf8_error().valid_up_to()
+        ))
     })?;
     let name = path
         .file_stem()
@@ -321,7 +342,7 @@ mod tests {
 
     #[test]
     fn every_builtin_parses_and_plans() {
-        let infos: Vec<_> = vernier_bench::all().iter().map(|b| b.info()).collect();
+        let infos: Vec<_> = vernier_bench::builtin_infos();
         let suites = builtin_suites();
         assert_eq!(
             suites.iter().map(|s| s.name.as_str()).collect::<Vec<_>>(),
@@ -421,6 +442,33 @@ purpose = "load test"
         let e = error("description = \"d\"\nspecs = [\"pipe\"]\n[tags]\n\"\" = \"v\"\n");
         assert!(
             e.starts_with("suite s.toml:3: tags: a tag key is empty"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_suite_file_is_read_up_to_its_bound_and_must_be_text() {
+        let e = read_suite_file(Path::new("/dev/zero"))
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            "cannot read suite /dev/zero: it holds more than 1048576 bytes (1 MiB), the most a \
+             suite file may"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("big.toml");
+        // A valid suite padded with a comment to the bound is read; one byte more is not.
+        let padding = MAX_SUITE_BYTES as usize - FULL.len() - 2;
+        std::fs::write(&path, format!("{FULL}#{}\n", "x".repeat(padding))).unwrap();
+        assert_eq!(std::fs::metadata(&path).unwrap().len(), MAX_SUITE_BYTES);
+        read_suite_file(&path).unwrap();
+        std::fs::write(&path, format!("{FULL}#{}\n", "x".repeat(padding + 1))).unwrap();
+        assert!(read_suite_file(&path).is_err());
+        std::fs::write(&path, b"description = \"\xff\"\n").unwrap();
+        let e = read_suite_file(&path).unwrap_err().to_string();
+        assert!(
+            e.ends_with("it is not UTF-8 text (byte 15 is not), as TOML is"),
             "{e}"
         );
     }

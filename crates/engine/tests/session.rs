@@ -78,6 +78,14 @@ impl Recorder for MemoryRecorder {
         c.record.error = error.map(str::to_string);
         Ok(())
     }
+    fn add_finding(
+        &mut self,
+        session: Uuid,
+        finding: &vernier_model::Finding,
+    ) -> Result<(), Self::Error> {
+        self.session(session).info.findings.push(finding.clone());
+        Ok(())
+    }
     fn finish_session(
         &mut self,
         session: Uuid,
@@ -152,26 +160,15 @@ impl Executor for ScriptedExecutor {
 }
 
 fn scripted_benchmark() -> Vec<BenchmarkInfo> {
-    vec![BenchmarkInfo {
-        name: "scripted",
-        version: "1",
-        description: "",
-        metric: MetricInfo {
-            name: "value".into(),
-            unit: "s".into(),
-            higher_is_better: false,
-        },
-        secondary_metrics: Vec::new(),
-        options: vec![OptionSpec {
-            name: "id",
-            kind: OptionKind::UInt { min: 0, max: 100 },
-            default: OptionDefault::Value(OptionValue::UInt(0)),
-            unit: "",
-            help: "",
-        }],
-        parameters: false,
-        hidden: true,
-    }]
+    vec![
+        BenchmarkInfo::new("scripted", "1", "", MetricInfo::lower("value", "s"))
+            .with_options(vec![OptionSpec::new(
+                "id",
+                OptionKind::UInt { min: 0, max: 100 },
+                OptionDefault::Value(OptionValue::UInt(0)),
+            )])
+            .hidden(),
+    ]
 }
 
 fn run(
@@ -634,4 +631,154 @@ fn a_load_that_dies_during_a_run_fails_its_configuration() {
         "the run under the dead load is not recorded"
     );
     assert_eq!(outcome.status, SessionStatus::Failed);
+}
+
+/// Reports a setting changed from the `from`-th check on (checks counted from 1: before run
+/// 1, after run 1, before run 2, ...), found as `found[k]` at later checks.
+struct ChangingHooks {
+    checks: u32,
+    from: u32,
+    found: Vec<&'static str>,
+}
+
+impl vernier_engine::RunHooks for ChangingHooks {
+    fn before_run(&mut self) -> Result<Vec<SetupStep>, String> {
+        Ok(Vec::new())
+    }
+
+    fn check_setup(&mut self) -> Vec<vernier_model::ChangedSetting> {
+        self.checks += 1;
+        if self.checks < self.from {
+            return Vec::new();
+        }
+        let k = ((self.checks - self.from) as usize).min(self.found.len() - 1);
+        vec![vernier_model::ChangedSetting {
+            setting: "/proc/sys/vm/swappiness".into(),
+            set: "10".into(),
+            found: self.found[k].into(),
+        }]
+    }
+}
+
+/// A value changed during the third measured run (found after it) marks that run and every
+/// later one; it is said once as an event and a finding of the session, and again when it is
+/// found changed once more.
+#[test]
+fn runs_measured_while_the_setup_was_changed_are_marked_and_said_once() {
+    let mut exec = ScriptedExecutor::new(&[(0, &[100.0])]);
+    // Checks 1..=4 are before and after runs 1 and 2; check 6 is after run 3.
+    let mut hooks = ChangingHooks {
+        checks: 0,
+        from: 6,
+        found: vec!["60", "60", "60", "60", "61"],
+    };
+    let fixed = Settings {
+        warmup: 1,
+        min_runs: 6,
+        max_runs: 6,
+        ..settings()
+    };
+    let (_, stored, events) = run_with_hooks(&["scripted"], fixed, &mut exec, &mut hooks);
+    let marked: Vec<Vec<String>> = stored.configurations[0]
+        .runs
+        .iter()
+        .filter(|r| !r.warmup)
+        .map(|r| r.setup_changed.iter().map(|c| c.found.clone()).collect())
+        .collect();
+    // Runs 1 and 2 as set up; run 3 changed after it; run 5 found 60 before and 61 after.
+    assert_eq!(
+        marked,
+        [
+            vec![],
+            vec![],
+            vec!["60".to_string()],
+            vec!["60".to_string()],
+            vec!["60".to_string(), "61".to_string()],
+            vec!["61".to_string()],
+        ]
+    );
+    // The warmup is not checked.
+    assert!(stored.configurations[0].runs[0].warmup);
+    assert_eq!(hooks.checks, 12);
+    let said: Vec<(u32, String, String)> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::SetupChanged {
+                index,
+                when,
+                changes,
+                ..
+            } => Some((*index, when.clone(), changes[0].found.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        said,
+        [
+            (2, "after".to_string(), "60".to_string()),
+            (4, "after".to_string(), "61".to_string())
+        ]
+    );
+    let findings: Vec<&str> = stored
+        .info
+        .findings
+        .iter()
+        .filter(|f| f.id == "setup-changed")
+        .map(|f| f.detail.as_str())
+        .collect();
+    assert_eq!(findings.len(), 2, "{findings:?}");
+    assert!(
+        findings[0].starts_with(
+            "/proc/sys/vm/swappiness is 60 (set: 10) after measured run 3 of scripted"
+        ),
+        "{findings:?}"
+    );
+}
+
+#[test]
+fn what_is_recorded_from_outside_is_escaped_and_passes_an_import_s_checks() {
+    let mut exec = ScriptedExecutor::new(&[(0, &[1.0, 2.0])]);
+    exec.fail_on_call = Some(2);
+    let plan = build_plan(
+        &["scripted".to_string()],
+        settings(),
+        &scripted_benchmark(),
+        2,
+    )
+    .expect("valid plan");
+    let environment = vernier_model::Environment {
+        kernel_version: Some("#1 SMP\u{1b}[2J".into()),
+        sysctls: [("kernel.x\0".to_string(), "1\r".to_string())].into(),
+        ..Default::default()
+    };
+    let options = SessionOptions {
+        environment: environment.clone(),
+        findings: vec![vernier_model::Finding::new(
+            "x",
+            vernier_model::Severity::Info,
+            "t",
+            "a\nb",
+        )],
+        ..SessionOptions::default()
+    };
+    let mut recorder = MemoryRecorder::default();
+    let outcome = run_session(
+        &plan,
+        options,
+        &mut exec,
+        &mut vernier_engine::NoHooks,
+        &mut recorder,
+        &Interrupt::new(),
+        &mut |_| {},
+    )
+    .expect("session runs");
+    let stored = recorder.session(outcome.session).clone();
+    let env = &stored.info.environment;
+    assert_eq!(env.kernel_version.as_deref(), Some("#1 SMP\\u{1b}[2J"));
+    assert_eq!(env.sysctls["kernel.x\\0"], "1\\r");
+    assert_eq!(stored.info.findings[0].detail, "a\\nb");
+    // The fingerprint of the environment as recorded, as an import computes it.
+    assert_eq!(stored.info.fingerprint, env.fingerprint());
+    assert_ne!(stored.info.fingerprint, environment.fingerprint());
+    vernier_model::validate::check_session(&stored).unwrap();
 }

@@ -127,7 +127,52 @@ fn line_error(line: usize, problem: impl Into<String>) -> CyclictestError {
     }
 }
 
-/// An unsigned decimal number as cyclictest prints them (`%06lu`, `%05lu`, `%09llu`).
+/// The largest number read from a cyclictest file, 2^50: a count of samples (35 years of
+/// wake-ups every microsecond), a latency or a bucket in microseconds (35 years). With at
+/// most [`MAX_THREADS`] threads, no sum of a file's numbers can overflow 2^64 (a count near
+/// 2^64 made the import panic).
+pub const MAX_NUMBER: u64 = 1 << 50;
+
+/// The most threads of a cyclictest file: 8192, the largest CONFIG_NR_CPUS of Linux, one
+/// thread per CPU.
+pub const MAX_THREADS: usize = 8192;
+
+/// Refuses a number beyond [`MAX_NUMBER`], naming it.
+fn bounded(n: u64, what: impl FnOnce() -> String) -> Result<u64, String> {
+    if n > MAX_NUMBER {
+        return Err(format!(
+            "{} is {n}, more than {MAX_NUMBER} (2^50), the most vernier reads",
+            what()
+        ));
+    }
+    Ok(n)
+}
+
+/// Refuses a file of more threads than [`MAX_THREADS`].
+fn check_threads(n: usize) -> Result<(), String> {
+    if n > MAX_THREADS {
+        return Err(format!(
+            "the file has {n} threads, more than {MAX_THREADS} (one per CPU of the largest \
+             Linux machine)"
+        ));
+    }
+    Ok(())
+}
+
+/// The samples of a thread's buckets, refused beyond [`MAX_NUMBER`] in all.
+fn bucket_total(buckets: &[(u64, u64)], thread: &str) -> Result<u64, String> {
+    buckets
+        .iter()
+        .try_fold(0u64, |total, &(_, n)| {
+            total.checked_add(n).filter(|&t| t <= MAX_NUMBER)
+        })
+        .ok_or_else(|| {
+            format!("thread {thread}: its histogram holds more than {MAX_NUMBER} (2^50) samples")
+        })
+}
+
+/// An unsigned decimal number as cyclictest prints them (`%06lu`, `%05lu`, `%09llu`), at most
+/// [`MAX_NUMBER`].
 fn number(token: &str, what: impl FnOnce() -> String) -> Result<u64, String> {
     let digits = token.strip_prefix('-').unwrap_or(token);
     let numeric = !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit());
@@ -140,9 +185,13 @@ fn number(token: &str, what: impl FnOnce() -> String) -> Result<u64, String> {
     if !numeric {
         return Err(format!("{} '{token}' is not a number", what()));
     }
-    token
-        .parse()
-        .map_err(|_| format!("{} '{token}' is too large", what()))
+    match token.parse() {
+        Ok(n) if n <= MAX_NUMBER => Ok(n),
+        _ => Err(format!(
+            "{} '{token}' is too large: more than {MAX_NUMBER} (2^50), the most vernier reads",
+            what()
+        )),
+    }
 }
 
 /// A summary line's values (`# Max Latencies: 00012 00034`).
@@ -400,6 +449,7 @@ impl TextState {
             .overflows
             .ok_or_else(|| truncated("# Histogram Overflows:"))?;
         let threads = min.len();
+        check_threads(threads).map_err(|p| line_error(min_line, p))?;
         let columns = |line: usize, label: &str, n: usize, extra: bool| {
             let ok = n == threads || (extra && n == threads + 1);
             if ok {
@@ -491,7 +541,9 @@ impl TextState {
         }
         if let Some((line, total)) = &self.total {
             columns(*line, "# Total", total.len(), true)?;
-            let all: u64 = column_sums[..threads].iter().sum();
+            let all = column_sums[..threads]
+                .iter()
+                .fold(0u64, |all, &n| all.saturating_add(n));
             for (j, &t) in total.iter().enumerate() {
                 let rows = if j < threads { column_sums[j] } else { all };
                 if t != rows {
@@ -513,6 +565,7 @@ impl TextState {
         let size = (self.total.is_some() && self.consecutive && self.rows > 0).then_some(self.rows);
         let mut result = Vec::with_capacity(threads);
         for (j, buckets) in buckets.into_iter().enumerate() {
+            bucket_total(&buckets, &j.to_string()).map_err(|p| line_error(histogram_line, p))?;
             let thread = Thread {
                 index: j as u32,
                 cpu: None,
@@ -646,6 +699,26 @@ fn consistent(t: &Thread, size: Option<u64>, i: &str) -> Result<(), (Fact, Strin
     Ok(())
 }
 
+/// The longest line of cyclictest's histogram output read, in bytes (1 MiB): a row of
+/// [`MAX_THREADS`] counts of 7 characters is 57 KiB. A longer one (`/dev/zero`, a binary file)
+/// is refused instead of read until memory runs out.
+pub const MAX_LINE_BYTES: usize = 1 << 20;
+
+/// The largest `--json` file read, in bytes (256 MiB): every bucket of `-h 1000000` for 64
+/// threads.
+pub const MAX_JSON_BYTES: u64 = 256 << 20;
+
+/// Reads the next line of `input` into `line` (cleared first), with its `\n`: its length, 0
+/// at the end, or `None` when it is longer than [`MAX_LINE_BYTES`] (then `line` holds its
+/// first [`MAX_LINE_BYTES`] + 1 bytes).
+pub fn read_line(input: &mut impl BufRead, line: &mut Vec<u8>) -> std::io::Result<Option<usize>> {
+    line.clear();
+    let n = input
+        .take(MAX_LINE_BYTES as u64 + 1)
+        .read_until(b'\n', line)?;
+    Ok((n <= MAX_LINE_BYTES || line.ends_with(b"\n")).then_some(n))
+}
+
 /// Reads cyclictest's histogram output from `input`, line by line: memory holds the non-empty
 /// rows, never the status lines that a long run without `-q` prints before them.
 pub fn read_histogram_text(input: impl Read) -> Result<Cyclictest, CyclictestError> {
@@ -654,10 +727,15 @@ pub fn read_histogram_text(input: impl Read) -> Result<Cyclictest, CyclictestErr
     let mut state = TextState::default();
     let mut buf = Vec::new();
     loop {
-        buf.clear();
-        let n = reader
-            .read_until(b'\n', &mut buf)
-            .map_err(CyclictestError::Io)?;
+        let Some(n) = read_line(&mut reader, &mut buf).map_err(CyclictestError::Io)? else {
+            return Err(line_error(
+                state.line + 1,
+                format!(
+                    "the line is longer than {MAX_LINE_BYTES} bytes (1 MiB), which no \
+                         line of cyclictest's is"
+                ),
+            ));
+        };
         if n == 0 {
             break;
         }
@@ -721,6 +799,7 @@ pub fn read_json(bytes: &[u8]) -> Result<Cyclictest, CyclictestError> {
         Some(OptionValue::UInt(n)) => Some(*n),
         _ => None,
     };
+    check_threads(doc.thread.len()).map_err(cyclictest_error)?;
     let mut threads = Vec::with_capacity(doc.thread.len());
     for (key, t) in &doc.thread {
         let index: u32 = key.parse().map_err(|_| {
@@ -741,6 +820,9 @@ pub fn read_json(bytes: &[u8]) -> Result<Cyclictest, CyclictestError> {
                  without -h/--histogram, and vernier needs the histogram for percentiles"
             )));
         }
+        for (what, n) in [("cycles", t.cycles), ("min", t.min), ("max", t.max)] {
+            bounded(n, || format!("{place}: \"{what}\"")).map_err(cyclictest_error)?;
+        }
         let mut buckets = Vec::with_capacity(histogram.len());
         for (bucket, &n) in histogram {
             let b: u64 = bucket.parse().map_err(|_| {
@@ -748,12 +830,15 @@ pub fn read_json(bytes: &[u8]) -> Result<Cyclictest, CyclictestError> {
                     "{place}: histogram key \"{bucket}\" is not a bucket number"
                 ))
             })?;
+            bounded(b, || format!("{place}: histogram key \"{bucket}\""))
+                .and_then(|_| bounded(n, || format!("{place}: the count of bucket {bucket}")))
+                .map_err(cyclictest_error)?;
             if n > 0 {
                 buckets.push((b, n));
             }
         }
         buckets.sort_unstable();
-        let in_buckets: u64 = buckets.iter().map(|b| b.1).sum();
+        let in_buckets = bucket_total(&buckets, &format!("\"{key}\"")).map_err(cyclictest_error)?;
         if in_buckets > t.cycles {
             return Err(cyclictest_error(format!(
                 "{place}: the histogram holds {in_buckets} samples, more than its {} cycles",
@@ -944,12 +1029,21 @@ pub fn command_line_options(cmdline: &str) -> BTreeMap<String, OptionValue> {
 }
 
 /// Reads a cyclictest file of either output.
-pub fn read(output: Output, mut input: impl Read) -> Result<Cyclictest, CyclictestError> {
+pub fn read(output: Output, input: impl Read) -> Result<Cyclictest, CyclictestError> {
     match output {
         Output::Histogram => read_histogram_text(input),
         Output::Json => {
             let mut bytes = Vec::new();
-            input.read_to_end(&mut bytes).map_err(CyclictestError::Io)?;
+            input
+                .take(MAX_JSON_BYTES + 1)
+                .read_to_end(&mut bytes)
+                .map_err(CyclictestError::Io)?;
+            if bytes.len() as u64 > MAX_JSON_BYTES {
+                return Err(CyclictestError::Invalid(format!(
+                    "the file holds more than {MAX_JSON_BYTES} bytes (256 MiB), the most \
+                     vernier reads of cyclictest's --json output"
+                )));
+            }
             read_json(&bytes)
         }
     }
@@ -1253,6 +1347,24 @@ mod tests {
                 r#"{"histogram": {"3": -3}, "cycles": 4, "min": 3, "max": 50, "avg": 3, "cpu": 0}"#,
                 "not a valid cyclictest --json file",
             ),
+            // Counts that would overflow a sum (the import panicked), and numbers beyond the
+            // bound, are refused with it.
+            (
+                r#"{"histogram": {"3": 18446744073709551615, "5": 18446744073709551615},
+                    "cycles": 18446744073709551615, "min": 3, "max": 5, "avg": 3, "cpu": 0}"#,
+                "thread \"0\": \"cycles\" is 18446744073709551615, more than 1125899906842624 \
+                 (2^50), the most vernier reads",
+            ),
+            (
+                r#"{"histogram": {"3": 1125899906842624, "5": 1125899906842624},
+                    "cycles": 1125899906842624, "min": 3, "max": 5, "avg": 3, "cpu": 0}"#,
+                "thread \"0\": its histogram holds more than 1125899906842624 (2^50) samples",
+            ),
+            (
+                r#"{"histogram": {"99999999999999999": 1}, "cycles": 1, "min": 3, "max": 5,
+                    "avg": 3, "cpu": 0}"#,
+                "histogram key \"99999999999999999\" is 99999999999999999, more than",
+            ),
         ] {
             let err = read_json(doc(thread).as_bytes()).unwrap_err();
             let mut text = err.to_string();
@@ -1296,6 +1408,26 @@ mod tests {
     }
 
     #[test]
+    fn a_line_longer_than_any_of_cyclictest_is_refused_without_reading_on() {
+        use std::io::Read as _;
+        // 64 MiB of one line after the marker, as from /dev/zero or a binary file.
+        let input = b"# Histogram\n".chain(std::io::repeat(b'7').take(64 << 20));
+        let err = read_histogram_text(input).unwrap_err().to_string();
+        assert!(
+            err.contains("line 2: the line is longer than 1048576 bytes (1 MiB)"),
+            "{err}"
+        );
+        let mut line = Vec::new();
+        let mut exact = &[b'x'; MAX_LINE_BYTES][..];
+        assert_eq!(
+            read_line(&mut exact, &mut line).unwrap(),
+            Some(MAX_LINE_BYTES)
+        );
+        let long = [b'x'; MAX_LINE_BYTES + 1];
+        assert_eq!(read_line(&mut &long[..], &mut line).unwrap(), None);
+    }
+
+    #[test]
     fn bad_histogram_files_name_the_line_and_the_problem() {
         // Row b is line b + 3; line 403 is '# Total:', 404 '# Min Latencies:', 406 '# Max'.
         let row10 = "000010 000001\t000000\n";
@@ -1318,6 +1450,11 @@ mod tests {
             (
                 edited(|t| t.replace(row10, "000010 000002\t000000\n")),
                 "line 403: '# Total:' gives 9869 samples for thread 0, but its rows hold 9870",
+            ),
+            (
+                edited(|t| t.replace(row10, "000010 18446744073709551615\t000000\n")),
+                "line 13: the count of column 1 '18446744073709551615' is too large: more than \
+                 1125899906842624 (2^50), the most vernier reads",
             ),
             (
                 edited(|t| t.replace("# Max Latencies: 02915 02485", "# Max Latencies: 02915")),

@@ -121,11 +121,19 @@ pub struct SessionInfo {
     pub monitors: Vec<String>,
 }
 
-/// Checks a tag key, tag value or note as given by a user: one line of printable text.
+/// Checks a tag key, tag value or note as given by a user: one line of printable text, of at
+/// most [`crate::validate::MAX_TEXT_BYTES`].
 /// Control characters (a newline, an ANSI escape) would break or rewrite every table and
 /// terminal that shows the text later, so they are refused at input. `what` names the text in
 /// the message ("tag value", "note").
 pub fn check_user_text(what: &str, text: &str) -> Result<(), String> {
+    let most = crate::validate::MAX_TEXT_BYTES;
+    if text.len() > most {
+        return Err(format!(
+            "{what} is {} bytes long; {what}s are at most {most} bytes (1 MiB)",
+            text.len()
+        ));
+    }
     match text.chars().find(|c| c.is_control()) {
         Some(c) => Err(format!(
             "{what} '{}' contains the control character {:?}; {what}s are one line of printable text",
@@ -221,6 +229,11 @@ pub struct RunRecord {
     /// The per-run setup steps executed before the run (drop caches, idle gate, ...).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub setup_steps: Vec<SetupStep>,
+    /// Values that the session's setup set and that something else had changed right before
+    /// or right after the run: the run measured at least partly without the setup asked for.
+    /// Empty for a run measured as set up.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub setup_changed: Vec<ChangedSetting>,
 }
 
 /// A per-run setup step as it happened before a run.
@@ -231,6 +244,24 @@ pub struct SetupStep {
     /// The wait ended by its timeout, not by its condition.
     pub timed_out: bool,
     pub detail: String,
+}
+
+/// A value that a session's setup set (a sysctl, a CPU's governor) found changed by something
+/// else while the session ran, by the check right before or right after a measured run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChangedSetting {
+    /// What the setup set: its file (`/proc/sys/vm/swappiness`).
+    pub setting: String,
+    /// The value in effect once the setup had set it (as read back right after).
+    pub set: String,
+    /// The value found instead, or why it could not be read.
+    pub found: String,
+}
+
+impl std::fmt::Display for ChangedSetting {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} is {} (set: {})", self.setting, self.found, self.set)
+    }
 }
 
 /// A configuration as stored, with its runs in execution order.

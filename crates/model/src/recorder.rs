@@ -4,17 +4,20 @@
 //! The trait lives here, in plain data, because both sides can see it here without seeing each
 //! other: the engine records through it without depending on a database, and a store (the
 //! `Store` trait of `vernier-store` extends it) implements it without depending on the engine.
-//! A test double implements five methods.
+//! A test double implements six methods.
 //!
 //! The engine calls the methods in this order: [`Recorder::begin_session`], then
 //! [`Recorder::add_configuration`] for every configuration of the plan, then, configuration by
 //! configuration or interleaved, [`Recorder::add_run`] for every run and
 //! [`Recorder::finish_configuration`] when one stops (an interruption finishes every open
 //! configuration with [`StopReason::Interrupted`]), and last [`Recorder::finish_session`].
+//! [`Recorder::add_finding`] comes between them when something threatens the session's
+//! validity while it runs (a value its setup set was changed by something else).
 //! After an error it calls only `finish_session`, once, with [`SessionStatus::Failed`].
 
 use uuid::Uuid;
 
+use crate::finding::Finding;
 use crate::record::{ConfigurationRecord, RunRecord, SessionInfo, SessionStatus, StopReason};
 
 /// Keeps what a session records, as it happens. Each method should make its record durable
@@ -41,6 +44,8 @@ pub trait Recorder {
         converged: bool,
         error: Option<&str>,
     ) -> Result<(), Self::Error>;
+    /// Adds a finding to those the session began with (`SessionInfo::findings`).
+    fn add_finding(&mut self, session: Uuid, finding: &Finding) -> Result<(), Self::Error>;
     /// Records the end of a session.
     fn finish_session(
         &mut self,

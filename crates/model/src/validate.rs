@@ -12,6 +12,7 @@ use uuid::Uuid;
 use crate::benchmark::MetricInfo;
 use crate::record::{ConfigurationRecord, RunRecord, StoredSession};
 use crate::settings::Settings;
+use crate::text::Texts;
 
 /// A record that vernier could not have written, with where it is.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -23,42 +24,78 @@ pub struct Invalid {
     pub problem: String,
 }
 
-/// What stands for the character NUL in text that vernier stores
-/// ([`without_nul`]): U+FFFD, the replacement character.
-const NUL_REPLACEMENT: &str = "\u{fffd}";
+/// Units of metrics that measure a duration, with how many make a second: their values are
+/// positive, since no run takes zero or negative time, and at most [`MAX_DURATION_S`]. Rates
+/// (`forks/s`) and counts may be anything finite.
+const TIME_UNITS: &[(&str, f64)] = &[
+    ("s", 1.0),
+    ("ms", 1e3),
+    ("us", 1e6),
+    ("µs", 1e6),
+    ("ns", 1e9),
+];
 
-/// `text` with each character NUL replaced by U+FFFD, for text from outside (a child's or a
-/// tool's output) that vernier stores: PostgreSQL's text types cannot hold NUL
-/// (https://www.postgresql.org/docs/15/datatype-character.html), SQLite's can, so with it a
-/// session could be recorded into one engine and never copied into the other.
-pub fn without_nul(text: &str) -> std::borrow::Cow<'_, str> {
-    if text.contains('\0') {
-        std::borrow::Cow::Owned(text.replace('\0', NUL_REPLACEMENT))
-    } else {
-        std::borrow::Cow::Borrowed(text)
-    }
+/// The longest duration a value may hold, in seconds: 1e9 s (31.7 years), the longest that
+/// vernier takes anywhere (`--run-timeout`, `--max-time`, `--interval`). A longer one read from
+/// another tool's file (hyperfine times of 1e300 s) is no measurement, and would overflow the
+/// nanoseconds of the run's end.
+pub const MAX_DURATION_S: f64 = 1e9;
+
+/// True for a metric whose values are durations.
+pub fn is_time_unit(unit: &str) -> bool {
+    TIME_UNITS.iter().any(|(u, _)| *u == unit)
 }
 
-/// Refuses a text field that holds the character NUL, which vernier never stores
-/// ([`without_nul`]).
-fn check_no_nul(field: &str, text: &str) -> Result<(), String> {
-    if text.contains('\0') {
+/// The longest text of a stored session, in bytes (1 MiB): a command, a note, an error, an
+/// environment value, a name. Longer than any vernier writes: a run's error keeps at most
+/// 128 KiB of the child's standard error, and a command is one argument of a command line
+/// (at most 128 KiB, MAX_ARG_STRLEN of execve(2)).
+pub const MAX_TEXT_BYTES: usize = 1 << 20;
+
+/// The longest host name or machine id stored, in bytes: 255, the longest DNS name (RFC 1035,
+/// 2.3.4); Linux's host names have at most 64 (HOST_NAME_MAX, gethostname(2)).
+pub const MAX_HOSTNAME_BYTES: usize = 255;
+
+/// The longest kernel configuration text stored, in bytes: 16 MiB (a distribution kernel's
+/// `/proc/config.gz` holds about 300 KB).
+pub const MAX_KERNEL_CONFIG_BYTES: usize = 16 << 20;
+
+/// Refuses a text longer than `max` bytes, naming the field and the bound.
+fn check_length(field: &str, text: &str, max: usize) -> Result<(), String> {
+    if text.len() > max {
         return Err(format!(
-            "field '{field}' ('{}') contains the character NUL, which vernier never stores \
-             (PostgreSQL's text cannot hold it)",
-            text.escape_debug()
+            "field '{field}' is {} bytes long, longer than {max}, the most vernier stores there",
+            text.len()
         ));
     }
     Ok(())
 }
 
-/// Units of metrics that measure a duration: their values are positive, since no run takes
-/// zero or negative time. Rates (`forks/s`) and counts may be anything finite.
-const TIME_UNITS: &[&str] = &["s", "ms", "us", "µs", "ns"];
-
-/// True for a metric whose values are durations.
-pub fn is_time_unit(unit: &str) -> bool {
-    TIME_UNITS.contains(&unit)
+/// Checks every text of `value` (string values and object keys of its JSON form) against
+/// [`MAX_TEXT_BYTES`], naming the first one too long by its path (`environment.sysctls`).
+fn check_text_lengths(value: &impl serde::Serialize) -> Result<(), String> {
+    fn walk(path: &str, value: &serde_json::Value) -> Result<(), String> {
+        use serde_json::Value;
+        match value {
+            Value::String(text) => check_length(path, text, MAX_TEXT_BYTES),
+            Value::Array(items) => items
+                .iter()
+                .enumerate()
+                .try_for_each(|(i, item)| walk(&format!("{path}[{i}]"), item)),
+            Value::Object(map) => map.iter().try_for_each(|(key, item)| {
+                let inner = if path.is_empty() {
+                    key.clone()
+                } else {
+                    format!("{path}.{key}")
+                };
+                check_length(&format!("{path} (a key)"), key, MAX_TEXT_BYTES)?;
+                walk(&inner, item)
+            }),
+            _ => Ok(()),
+        }
+    }
+    let value = serde_json::to_value(value).map_err(|e| format!("cannot be encoded: {e}"))?;
+    walk("", &value)
 }
 
 /// Checks the values a run reported against its configuration's primary metric: at least one
@@ -79,11 +116,21 @@ pub fn check_values(metric: &MetricInfo, values: &BTreeMap<String, f64>) -> Resu
             "field 'values.{name}' is {v}, expected a finite number"
         ));
     }
-    if is_time_unit(&metric.unit) && *primary <= 0.0 {
-        return Err(format!(
-            "field 'values.{}' is {primary}, expected a positive duration in {}",
-            metric.name, metric.unit
-        ));
+    if let Some((unit, per_second)) = TIME_UNITS.iter().find(|(u, _)| *u == metric.unit) {
+        let most = MAX_DURATION_S * per_second;
+        if *primary <= 0.0 || *primary > most {
+            // 1e300 in exponent form, not as 301 digits; ordinary numbers as they are.
+            let value = if primary.abs() >= 1e15 {
+                format!("{primary:e}")
+            } else {
+                primary.to_string()
+            };
+            return Err(format!(
+                "field 'values.{}' is {value}, expected a positive duration in {unit} of at \
+                 most {most:e} ({MAX_DURATION_S:e} s)",
+                metric.name
+            ));
+        }
     }
     Ok(())
 }
@@ -125,13 +172,25 @@ fn check_run(metric: &MetricInfo, run: &RunRecord) -> Result<(), String> {
         ));
     }
     check_values(metric, &run.values)?;
+    if let Some(found) = run.find_control() {
+        return Err(found.problem());
+    }
     for name in run.values.keys() {
-        check_no_nul("values", name)?;
+        check_length("values (a name)", name, MAX_TEXT_BYTES)?;
+    }
+    for step in &run.setup_steps {
+        check_length("setup_steps.plugin", &step.plugin, MAX_TEXT_BYTES)?;
+        check_length("setup_steps.detail", &step.detail, MAX_TEXT_BYTES)?;
     }
     for h in &run.histograms {
-        check_no_nul("histograms.quantity", &h.quantity)?;
+        check_length("histograms.quantity", &h.quantity, MAX_TEXT_BYTES)?;
         h.check()
             .map_err(|e| format!("field 'histograms': {h}: {e}"))?;
+    }
+    for c in &run.setup_changed {
+        for text in [&c.setting, &c.set, &c.found] {
+            check_length("setup_changed", text, MAX_TEXT_BYTES)?;
+        }
     }
     if let Some(cpu) = run.load_cpu_ns.filter(|&ns| ns < 0) {
         return Err(format!("field 'load_cpu_ns' is {cpu}, expected 0 or more"));
@@ -150,15 +209,24 @@ fn check_run(metric: &MetricInfo, run: &RunRecord) -> Result<(), String> {
         }
     }
     if let Some(m) = &run.monitors {
-        check_no_nul("monitors.sampler_priority", &m.sampler_priority)?;
+        check_length(
+            "monitors.sampler_priority",
+            &m.sampler_priority,
+            MAX_TEXT_BYTES,
+        )?;
         for key in m.summary.keys() {
-            check_no_nul("monitors.summary", key)?;
+            check_length("monitors.summary (a key)", key, MAX_TEXT_BYTES)?;
         }
         for series in &m.series {
             for name in [&series.monitor, &series.metric, &series.unit] {
-                check_no_nul("monitors.series", name)?;
+                check_length("monitors.series", name, MAX_TEXT_BYTES)?;
             }
         }
+        for (key, why) in &m.unsupported {
+            check_length("monitors.unsupported (a key)", key, MAX_TEXT_BYTES)?;
+            check_length("monitors.unsupported", why, MAX_TEXT_BYTES)?;
+        }
+        check_text_lengths(&m.failures).map_err(|e| format!("monitors.failures: {e}"))?;
         if let Some((key, v)) = m.summary.iter().find(|(_, v)| !v.is_finite()) {
             return Err(format!(
                 "field 'monitors.summary.{key}' is {v}, expected a finite number"
@@ -214,6 +282,15 @@ pub fn check_session(s: &StoredSession) -> Result<(), Invalid> {
         }
     }
     check_settings(&info.settings).map_err(at(session.clone()))?;
+    check_text_lengths(info).map_err(at(session.clone()))?;
+    for (field, text) in [
+        ("environment.hostname", &info.environment.hostname),
+        ("environment.machine_id", &info.environment.machine_id),
+    ] {
+        if let Some(text) = text {
+            check_length(field, text, MAX_HOSTNAME_BYTES).map_err(at(session.clone()))?;
+        }
+    }
     // What `--tag` and `--note` refuse at input, an import refuses too.
     for (key, value) in &info.tags {
         crate::check_user_text("tag key", key).map_err(at(session.clone()))?;
@@ -222,17 +299,9 @@ pub fn check_session(s: &StoredSession) -> Result<(), Invalid> {
     if let Some(note) = &info.note {
         crate::check_user_text("note", note).map_err(at(session.clone()))?;
     }
-    for (field, text) in [
-        ("suite", info.suite.as_deref()),
-        ("vernier_version", Some(&info.vernier_version)),
-        ("fingerprint", Some(&info.fingerprint)),
-        ("environment.hostname", info.environment.hostname.as_deref()),
-        (
-            "environment.machine_id",
-            info.environment.machine_id.as_deref(),
-        ),
-    ] {
-        check_no_nul(field, text.unwrap_or_default()).map_err(at(session.clone()))?;
+    // Every other text of the session, the one rule of crate::text.
+    if let Some(found) = info.find_control() {
+        return Err(at(session)(found.problem()));
     }
     let mut positions = HashSet::new();
     for c in &s.configurations {
@@ -247,14 +316,9 @@ pub fn check_session(s: &StoredSession) -> Result<(), Invalid> {
             return Err(at(config)("field 'metric.name' is empty".into()));
         }
         let r = &c.record;
-        for (field, text) in [
-            ("benchmark", r.benchmark.as_str()),
-            ("benchmark_version", &r.benchmark_version),
-            ("metric.name", &r.metric.name),
-            ("metric.unit", &r.metric.unit),
-            ("error", r.error.as_deref().unwrap_or_default()),
-        ] {
-            check_no_nul(field, text).map_err(at(config.clone()))?;
+        check_text_lengths(r).map_err(at(config.clone()))?;
+        if let Some(found) = r.find_control() {
+            return Err(at(config)(found.problem()));
         }
         let mut indices = HashSet::with_capacity(c.runs.len());
         for run in &c.runs {
@@ -343,13 +407,30 @@ pub fn sha256_hex(text: &str) -> String {
         .collect()
 }
 
-/// Checks that each kernel configuration text is stored under its own SHA-256.
+/// Checks that each kernel configuration text is stored under its own SHA-256 and is lines of
+/// printable text: a file of many lines, the one text that vernier stores with line breaks (and
+/// tabs), and no other control character ([`crate::text`]).
 pub fn check_kernel_configs(configs: &BTreeMap<String, String>) -> Result<(), Invalid> {
     for (sha, text) in configs {
-        check_no_nul("text", text).map_err(|problem| Invalid {
+        check_length("text", text, MAX_KERNEL_CONFIG_BYTES).map_err(|problem| Invalid {
             place: format!("kernel config {sha}"),
             problem,
         })?;
+        if let Some(c) = text
+            .chars()
+            .find(|c| c.is_control() && !matches!(c, '\n' | '\t'))
+        {
+            let line = text.split('\n').find(|l| l.contains(c)).unwrap_or_default();
+            return Err(Invalid {
+                place: format!("kernel config {sha}"),
+                problem: format!(
+                    "the line '{}' contains the control character {}; a kernel configuration \
+                     is lines of printable text",
+                    line.escape_debug(),
+                    crate::text::control_name(c)
+                ),
+            });
+        }
         let actual = sha256_hex(text);
         if *sha != actual {
             return Err(Invalid {
@@ -469,5 +550,79 @@ fn join(head: &str, rest: &str) -> String {
         format!("{head}{rest}")
     } else {
         format!("{head}.{rest}")
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn metric(unit: &str) -> MetricInfo {
+        MetricInfo {
+            name: "time".into(),
+            unit: unit.into(),
+            higher_is_better: false,
+        }
+    }
+
+    #[test]
+    fn durations_are_positive_and_at_most_the_longest_vernier_takes() {
+        let values = |v: f64| BTreeMap::from([("time".to_string(), v)]);
+        for (unit, most) in [("s", 1e9), ("ms", 1e12), ("us", 1e15), ("ns", 1e18)] {
+            assert!(check_values(&metric(unit), &values(most)).is_ok(), "{unit}");
+            let e = check_values(&metric(unit), &values(most * 1.5)).unwrap_err();
+            assert!(
+                e.ends_with(&format!("in {unit} of at most {most:e} (1e9 s)")),
+                "{e}"
+            );
+        }
+        let e = check_values(&metric("s"), &values(1e300)).unwrap_err();
+        assert!(
+            e.starts_with("field 'values.time' is 1e300, expected"),
+            "{e}"
+        );
+        // A rate or a count has no such bound.
+        assert!(check_values(&metric("forks/s"), &values(1e300)).is_ok());
+    }
+
+    #[test]
+    fn texts_are_bounded_and_the_first_too_long_is_named() {
+        #[derive(serde::Serialize)]
+        struct Texts {
+            name: String,
+            map: BTreeMap<String, Vec<String>>,
+        }
+        let short = Texts {
+            name: "a".repeat(MAX_TEXT_BYTES),
+            map: BTreeMap::from([("k".to_string(), vec!["v".to_string()])]),
+        };
+        assert!(check_text_lengths(&short).is_ok());
+        let long_value = Texts {
+            map: BTreeMap::from([(
+                "k".to_string(),
+                vec!["v".into(), "x".repeat(MAX_TEXT_BYTES + 1)],
+            )]),
+            ..short
+        };
+        assert_eq!(
+            check_text_lengths(&long_value).unwrap_err(),
+            "field 'map.k[1]' is 1048577 bytes long, longer than 1048576, the most vernier \
+             stores there"
+        );
+        let long_key = Texts {
+            name: String::new(),
+            map: BTreeMap::from([("k".repeat(MAX_TEXT_BYTES + 1), Vec::new())]),
+        };
+        assert!(check_text_lengths(&long_key)
+            .unwrap_err()
+            .starts_with("field 'map (a key)' is 1048577 bytes long"));
+        assert!(check_length(
+            "environment.hostname",
+            &"h".repeat(70_000),
+            MAX_HOSTNAME_BYTES
+        )
+        .unwrap_err()
+        .contains("is 70000 bytes long, longer than 255"));
     }
 }

@@ -10,7 +10,8 @@
 //! fontconfig or freetype on the machine, and SVG text is laid out with the same metrics (the
 //! SVG names the font family `sans-serif`; a viewer draws it with its own sans-serif font).
 //! Every string from the database reaches the SVG through plotters' SVG backend, which escapes
-//! `<`, `>`, `&`, quotes.
+//! `<`, `>`, `&`, quotes, and [`render`] escapes the control characters that XML forbids
+//! (`vernier_model::text::printable_in_markup`).
 
 mod bars;
 mod boxes;
@@ -27,6 +28,7 @@ mod slots;
 mod style;
 mod thin;
 
+use std::borrow::Cow;
 use std::sync::OnceLock;
 
 use plotters::coord::Shift;
@@ -71,6 +73,16 @@ pub struct Size {
     pub height: u32,
 }
 
+/// The least width and height of a figure, in pixels: below them the axes' labels overlap.
+pub const MIN_WIDTH: u32 = 200;
+pub const MIN_HEIGHT: u32 = 150;
+/// The largest width or height of a figure, in pixels: 13.6 inches at 1200 dpi, or 54 panels
+/// of [`MIN_PANEL_HEIGHT`] one above the other.
+pub const MAX_SIDE: u32 = 16_384;
+/// The most pixels of a PNG figure (8192 x 4096): it is drawn in an RGB buffer of 3 bytes a
+/// pixel, 96 MiB at this bound (100000 x 100000 would take 30 GB). An SVG has no such buffer.
+pub const MAX_PNG_PIXELS: u64 = 8192 * 4096;
+
 /// The least height of one panel of a figure whose panels stand one above the other (box,
 /// bars, line, monitor): below it the y axis' tick labels, the panel's captions and its legend
 /// overlap.
@@ -84,7 +96,24 @@ impl Size {
     /// The least height of a figure of `panels` panels one above the other, each at least
     /// [`MIN_PANEL_HEIGHT`] high.
     pub fn least_height(panels: usize) -> u32 {
-        TITLE_HEIGHT + MIN_PANEL_HEIGHT * panels.max(1) as u32
+        let panels = u32::try_from(panels.max(1)).unwrap_or(u32::MAX);
+        TITLE_HEIGHT.saturating_add(MIN_PANEL_HEIGHT.saturating_mul(panels))
+    }
+
+    /// Checks that a figure of this size can be drawn as `format`: each side in
+    /// [`MIN_WIDTH`]/[`MIN_HEIGHT`]..=[`MAX_SIDE`], and a PNG of at most [`MAX_PNG_PIXELS`].
+    pub fn check(self, format: Format) -> Result<(), PlotError> {
+        let Size { width, height } = self;
+        if width < MIN_WIDTH || height < MIN_HEIGHT {
+            return Err(PlotError::TooSmall(width, height));
+        }
+        if width > MAX_SIDE || height > MAX_SIDE {
+            return Err(PlotError::TooLarge(width, height));
+        }
+        if format == Format::Png && u64::from(width) * u64::from(height) > MAX_PNG_PIXELS {
+            return Err(PlotError::TooManyPixels(width, height));
+        }
+        Ok(())
     }
 
     /// A figure `width` wide of `panels` panels: the default height, taller when the panels
@@ -134,8 +163,16 @@ impl Series {
 pub enum PlotError {
     #[error("'{0}': the figure's file must end in .svg or .png")]
     Extension(String),
-    #[error("figure size {0}x{1} is too small; at least 200x150 pixels")]
-    Size(u32, u32),
+    #[error("figure size {0}x{1} is too small; at least {MIN_WIDTH}x{MIN_HEIGHT} pixels")]
+    TooSmall(u32, u32),
+    #[error("figure size {0}x{1} is too large; at most {MAX_SIDE} pixels wide and high")]
+    TooLarge(u32, u32),
+    #[error(
+        "figure size {0}x{1} is too large for a PNG: at most {MAX_PNG_PIXELS} pixels (such as \
+         8192x4096), drawn in a buffer of 3 bytes each; draw an SVG (-o NAME.svg), or a smaller \
+         or shorter figure (--width, --height, fewer sessions or configurations)"
+    )]
+    TooManyPixels(u32, u32),
     #[error("nothing to plot: {0}")]
     Empty(String),
     #[error("cannot draw the figure: {0}")]
@@ -179,9 +216,7 @@ pub(crate) trait Draw {
 
 /// Renders `figure` as an SVG document or PNG file of `size`.
 pub(crate) fn render(figure: &impl Draw, format: Format, size: Size) -> Result<Vec<u8>, PlotError> {
-    if size.width < 200 || size.height < 150 {
-        return Err(PlotError::Size(size.width, size.height));
-    }
+    size.check(format)?;
     register_font()?;
     let dims = (size.width, size.height);
     match format {
@@ -193,9 +228,16 @@ pub(crate) fn render(figure: &impl Draw, format: Format, size: Size) -> Result<V
                 figure.draw(&root)?;
                 root.present().or_draw()?;
             }
-            Ok(svg.into_bytes())
+            // plotters escapes `& < > " '` in stored text, but passes a control character as
+            // it is, and one would make the file not XML, so no viewer could draw it.
+            let escaped = match vernier_model::text::printable_in_markup(&svg) {
+                Cow::Owned(escaped) => Some(escaped),
+                Cow::Borrowed(_) => None,
+            };
+            Ok(escaped.unwrap_or(svg).into_bytes())
         }
         Format::Png => {
+            // Within MAX_PNG_PIXELS (checked above): at most 96 MiB.
             let mut rgb = vec![0u8; size.width as usize * size.height as usize * 3];
             {
                 let root = BitMapBackend::with_buffer(&mut rgb, dims).into_drawing_area();
@@ -236,6 +278,41 @@ mod tests {
     };
 
     #[test]
+    fn sizes_are_bounded_with_the_bound_in_the_message() {
+        let size = |width, height| Size { width, height };
+        assert!(size(200, 150).check(Format::Png).is_ok());
+        assert!(size(8192, 4096).check(Format::Png).is_ok());
+        assert!(size(MAX_SIDE, MAX_SIDE).check(Format::Svg).is_ok());
+        let e = size(100_000, 100_000).check(Format::Png).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "figure size 100000x100000 is too large; at most 16384 pixels wide and high"
+        );
+        let e = size(u32::MAX, 700).check(Format::Svg).unwrap_err();
+        assert!(e.to_string().contains("at most 16384 pixels"), "{e}");
+        let e = size(10_000, 10_000).check(Format::Png).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("figure size 10000x10000 is too large for a PNG: at most 33554432"),
+            "{e}"
+        );
+        assert!(matches!(
+            size(199, 700).check(Format::Svg),
+            Err(PlotError::TooSmall(199, 700))
+        ));
+        // Drawing checks too: nothing is allocated for a figure beyond the bounds.
+        let summary = maxima::intervals(2, 60_000_000_000);
+        let drawn = maxima(
+            &[("rt".into(), summary)],
+            "t",
+            Format::Png,
+            size(u32::MAX, 700),
+        );
+        assert!(matches!(drawn, Err(PlotError::TooLarge(..))));
+        assert_eq!(Size::least_height(usize::MAX), u32::MAX);
+    }
+
+    #[test]
     fn a_long_title_stays_inside_the_figure() {
         let summary = maxima::intervals(2, 60_000_000_000);
         let title = "interval maxima of cyclictest on node7: kernel=6.18.0-rc4-next-20251120 \
@@ -249,6 +326,31 @@ mod tests {
         assert_eq!(lines.join(" "), title, "two lines, nothing lost");
         assert_eq!(lines.len(), 2);
         assert_texts_inside(&svg, SMALL.width);
+    }
+
+    #[test]
+    fn control_characters_in_stored_text_reach_an_svg_as_escapes() {
+        // A series name (a tag), a benchmark name and a title with characters that XML 1.0
+        // does not allow at all, even as character references.
+        let series = vec![series(
+            "kernel=A\u{1}\u{0}<b>",
+            "bench\u{1b}[2J",
+            &[(&[("level", 1)], 1.0)],
+        )];
+        let svg = box_plot(&series, "runs\u{ffff}", Format::Svg, SMALL).unwrap();
+        let svg = String::from_utf8(svg).unwrap();
+        let forbidden: Vec<char> = svg
+            .chars()
+            .filter(|&c| (c.is_control() && !matches!(c, '\t' | '\n' | '\r')) || c == '\u{ffff}')
+            .collect();
+        assert!(forbidden.is_empty(), "{forbidden:?}");
+        for escaped in [
+            "kernel=A\\u{1}\\0&lt;b&gt;",
+            "bench\\u{1b}[2J",
+            "runs\\u{ffff}",
+        ] {
+            assert!(svg.contains(escaped), "{escaped} in {svg}");
+        }
     }
 
     /// Configurations that share long options, hackbench's groups 1 to 32: their options and

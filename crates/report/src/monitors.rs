@@ -475,6 +475,7 @@ mod tests {
             histograms: Vec::new(),
             monitors: Some(data),
             setup_steps: vec![],
+            setup_changed: Vec::new(),
         }
     }
 

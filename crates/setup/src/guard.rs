@@ -12,10 +12,10 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
-use vernier_model::ChildSetup;
+use vernier_model::{ChangedSetting, ChildSetup};
 
 use crate::plugins::{PlannedStep, SetupPlan, Waiter, When};
-use crate::record::{remove_record, write_changes, Change, RestoreRecord};
+use crate::record::{read_value, remove_record, write_changes, Change, RestoreRecord};
 use crate::SetupError;
 
 /// What a per-run step did, for the run record (a cooldown that timed out is worth knowing
@@ -35,6 +35,10 @@ struct Applied {
     change: Change,
     /// Held open for the session (/dev/cpu_dma_latency); closing it is the restore.
     held: Option<File>,
+    /// A file's value as read back right after it was written (the kernel may write it back
+    /// otherwise than given: `010` reads `10`), which must hold for the whole session
+    /// ([`SetupGuard::changed_settings`]); `None` for other changes.
+    set: Option<String>,
 }
 
 /// The changes a session made, undone in reverse order by [`SetupGuard::restore`] or when the
@@ -102,7 +106,11 @@ impl SetupPlan {
             if now {
                 guard.apply_change(change)?;
             } else {
-                guard.applied.push(Applied { change, held: None });
+                guard.applied.push(Applied {
+                    change,
+                    held: None,
+                    set: None,
+                });
             }
         }
         Ok(guard)
@@ -134,11 +142,15 @@ impl SetupGuard {
         Ok(guard)
     }
 
+    /// Writes the restore record of `changes` to `record_path`, if given and if there is
+    /// anything to restore: a setup that changes nothing on the host (waits, what only the
+    /// benchmark child gets) has no record and holds no lock.
     fn begin(
         changes: Vec<Change>,
         record_path: Option<&Path>,
         session: Option<&str>,
     ) -> Result<SetupGuard, SetupError> {
+        let record_path = record_path.filter(|_| !changes.is_empty());
         if let Some(path) = record_path {
             let mut record = RestoreRecord::new(changes);
             record.session = session.map(str::to_string);
@@ -159,13 +171,42 @@ impl SetupGuard {
             self.applied.push(Applied {
                 change: change.clone(),
                 held: None,
+                set: None,
             });
             change.apply()?;
         } else {
             let held = change.apply()?;
-            self.applied.push(Applied { change, held });
+            let set = match &change {
+                Change::WriteFile { path, .. } => read_value(path).ok(),
+                _ => None,
+            };
+            self.applied.push(Applied { change, held, set });
         }
         Ok(())
+    }
+
+    /// The files this guard wrote that no longer hold the value set, each with what they hold
+    /// now (or why they cannot be read): something else changed them during the session (an
+    /// administrator, a tuning daemon, another program). Reads each file once; changes nothing.
+    pub fn changed_settings(&self) -> Vec<ChangedSetting> {
+        self.applied
+            .iter()
+            .filter_map(|a| match (&a.change, &a.set) {
+                (Change::WriteFile { path, .. }, Some(set)) => {
+                    let found = match read_value(path) {
+                        Ok(now) if now == *set => return None,
+                        Ok(now) => now,
+                        Err(e) => format!("unreadable ({e})"),
+                    };
+                    Some(ChangedSetting {
+                        setting: path.display().to_string(),
+                        set: set.clone(),
+                        found,
+                    })
+                }
+                _ => None,
+            })
+            .collect()
     }
 
     /// Lets the waits of [`SetupGuard::before_run`] end early with [`SetupError::Cancelled`]
@@ -510,6 +551,70 @@ mod tests {
         assert_eq!(now.pid, std::process::id());
         guard.restore().unwrap();
         assert!(!record.exists());
+    }
+
+    #[test]
+    fn a_value_changed_by_something_else_is_found_until_it_is_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let roots = fixture::tree(root);
+        let plan = plan_setup(&["governor,sysctl:kernel.timer_migration=0"], &roots).unwrap();
+        let mut guard = plan.apply(None).unwrap();
+        assert!(guard.changed_settings().is_empty());
+        write(root, TM, "1\n");
+        write(root, GOV1, "schedutil");
+        let changed = guard.changed_settings();
+        let found: Vec<(String, &str, &str)> = changed
+            .iter()
+            .map(|c| {
+                let rel = Path::new(&c.setting).strip_prefix(root).unwrap();
+                (rel.display().to_string(), c.set.as_str(), c.found.as_str())
+            })
+            .collect();
+        assert_eq!(
+            found,
+            [
+                (GOV1.to_string(), "performance", "schedutil"),
+                (TM.to_string(), "0", "1"),
+            ]
+        );
+        // Back at the value set (a trailing newline is no difference), and a file that went
+        // away says so.
+        write(root, TM, "0\n");
+        std::fs::remove_file(root.join(GOV1)).unwrap();
+        let changed = guard.changed_settings();
+        assert_eq!(changed.len(), 1);
+        assert!(changed[0].found.starts_with("unreadable"), "{changed:?}");
+        write(root, GOV1, "performance");
+        assert!(guard.changed_settings().is_empty());
+        guard.restore().unwrap();
+        assert_eq!(read(root, TM), "1");
+    }
+
+    #[test]
+    fn only_a_setup_that_sets_host_state_keeps_a_record() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let roots = fixture::tree(root);
+        let record = root.join("r.json");
+        for (spec, host) in [
+            (
+                "cooldown:seconds=0,idle-gate:timeout=0,drop-caches,pin:cpus=0",
+                false,
+            ),
+            ("sysctl:kernel.timer_migration=1", true),
+            ("turbo", true),
+            ("swap-reset:when=run", true),
+        ] {
+            let plan = plan_setup(&[spec], &roots).unwrap();
+            assert_eq!(plan.sets_host_state(), host, "{spec}");
+            let mut guard = plan.apply_for_session(&record, "s").unwrap();
+            // The fixture has no swap areas: swap-reset has nothing to restore, so no record.
+            let recorded = host && !spec.starts_with("swap-reset");
+            assert_eq!(record.exists(), recorded, "{spec}");
+            guard.restore().unwrap();
+            assert!(!record.exists());
+        }
     }
 
     #[test]

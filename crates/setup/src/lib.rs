@@ -6,10 +6,13 @@
 //!    this machine (cpufreq present, root, CPUs online, SCHED_FIFO permitted). Nothing changes.
 //!    A plugin that cannot work here fails the plan, unless it is marked optional with a
 //!    trailing `?` (`governor?`), in which case it is listed in [`SetupPlan::skipped`].
-//! 2. [`SetupPlan::apply`] writes a restore record (JSON) *before* changing anything, applies
-//!    the once-per-session plugins and returns a [`SetupGuard`].
+//! 2. [`SetupPlan::apply`] writes a restore record (JSON) *before* changing anything, when
+//!    there is anything to restore ([`SetupPlan::sets_host_state`]), applies the
+//!    once-per-session plugins and returns a [`SetupGuard`]. The binary keeps the record where
+//!    every user finds it (/run/vernier), which makes it the host's lock.
 //! 3. The engine calls [`SetupGuard::before_run`] before every measured run (drop caches,
-//!    cooldown, idle gate, per-run swap reset); each benchmark child applies
+//!    cooldown, idle gate, per-run swap reset), and [`SetupGuard::changed_settings`] right
+//!    before and after it (a value something else changed); each benchmark child applies
 //!    [`SetupPlan::child`] (SCHED_FIFO priority and CPU pinning, a `vernier_model::ChildSetup`)
 //!    to itself with `vernier_sys::sched::apply_child_setup`.
 //! 4. [`SetupGuard::restore`] undoes the changes in reverse order and removes the record. It is
@@ -27,8 +30,9 @@
 //! [`tune`] applies the recommended settings this machine supports, persistently, leaving a
 //! record for [`reset`].
 //!
-//! Where things are: each plugin is one type in `plugins/<name>.rs` (its help, options,
-//! preflight, changes and per-run work); `guard.rs` orders, records, applies and restores;
+//! Where things are: each plugin is one type in `plugins/<name>.rs` (its description with its
+//! typed options, preflight, changes and per-run work) with its line in [`registry`];
+//! `guard.rs` orders, records, applies and restores;
 //! `record.rs` is the restore record and how each kind of change is undone; `spec.rs` reads
 //! `--setup` lists in vernier's one spec grammar (`vernier_model::spec`).
 //!
@@ -52,10 +56,8 @@ pub use check::{
 };
 pub use error::SetupError;
 pub use guard::{RunStepReport, SetupGuard};
-pub use plugins::{
-    plan_setup, PlannedStep, PluginHelp, SetupPlan, Skipped, When, PLUGIN_HELP, PLUGIN_NAMES,
-};
-pub use record::{restore_from_record, Change, RestoreRecord};
+pub use plugins::{plan_setup, registry, Entry, PlannedStep, SetupPlan, Skipped, When};
+pub use record::{check_absent, restore_from_record, Change, RestoreRecord};
 pub use spec::parse_setup_list;
 pub use swap::{parse_proc_swaps, SwapArea};
 pub use tune::{plan_tune, reset, tune};

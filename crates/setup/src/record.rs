@@ -9,6 +9,7 @@
 
 use std::fs::File;
 use std::io::Write;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -258,7 +259,15 @@ impl RestoreRecord {
         let mut tmp = path.as_os_str().to_owned();
         tmp.push(format!(".{}.tmp", std::process::id()));
         let tmp = PathBuf::from(tmp);
-        let mut f = std::fs::File::create(&tmp).map_err(|e| SetupError::io(&tmp, e))?;
+        // Readable by every user (a session without privilege reads whose setup holds the
+        // host), writable by its owner only.
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o644)
+            .open(&tmp)
+            .map_err(|e| SetupError::io(&tmp, e))?;
         f.write_all(&json)
             .and_then(|()| f.sync_all())
             .map_err(|e| SetupError::io(&tmp, e))?;
@@ -291,7 +300,7 @@ impl RestoreRecord {
 }
 
 /// Fails when a record is at `path`, unless it is from an earlier boot (then it is removed).
-pub(crate) fn check_absent(path: &Path) -> Result<(), SetupError> {
+pub fn check_absent(path: &Path) -> Result<(), SetupError> {
     // A file that is not a record is an error too: not ours to replace.
     let Some(record) = RestoreRecord::load(path)? else {
         return Ok(());
@@ -326,6 +335,7 @@ pub fn restore_from_record(path: &Path) -> Result<Vec<Change>, SetupError> {
     let Some(record) = RestoreRecord::load(path)? else {
         return Ok(Vec::new());
     };
+    check_replayable(path)?;
     if record.held_by_another_process() {
         return Err(in_use(path, &record));
     }
@@ -344,6 +354,26 @@ pub fn restore_from_record(path: &Path) -> Result<Vec<Change>, SetupError> {
     }
     remove_record(path)?;
     Ok(record.changes)
+}
+
+/// Refuses to replay a record that neither this user nor root wrote: replaying writes its
+/// values to its files with this process's privileges, so a record that another user could
+/// have written (in a directory shared with them) could make root write anything anywhere.
+fn check_replayable(path: &Path) -> Result<(), SetupError> {
+    let owner = std::fs::metadata(path)
+        .map_err(|e| SetupError::io(path, e))?
+        .uid();
+    // SAFETY: geteuid has no preconditions.
+    let me = unsafe { libc::geteuid() };
+    if owner != me && owner != 0 {
+        return Err(SetupError::Record {
+            path: path.to_path_buf(),
+            detail: format!(
+                "written by user {owner}, neither this user ({me}) nor root: not replayed"
+            ),
+        });
+    }
+    Ok(())
 }
 
 pub(crate) fn remove_record(path: &Path) -> Result<(), SetupError> {
@@ -429,6 +459,35 @@ mod tests {
         assert!(restore_from_record(&record_path).unwrap().is_empty());
         assert_eq!(std::fs::read_to_string(&good).unwrap(), "x");
         assert!(!record_path.exists());
+    }
+
+    #[test]
+    #[allow(clippy::print_stderr)] // a skipped part says why
+    fn a_record_of_another_user_is_not_replayed() {
+        let dir = tempfile::tempdir().unwrap();
+        let knob = dir.path().join("knob");
+        std::fs::write(&knob, "0").unwrap();
+        let path = dir.path().join("r.json");
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let mut record = RestoreRecord::new(vec![Change::WriteFile {
+            plugin: "sysctl".into(),
+            path: knob.clone(),
+            previous: "1".into(),
+            value: "0".into(),
+        }]);
+        record.pid = child.id();
+        child.wait().unwrap();
+        record.save(&path).unwrap();
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } != 0 {
+            eprintln!("skipped: giving a record to another user needs root");
+            return;
+        }
+        std::os::unix::fs::chown(&path, Some(65534), None).unwrap();
+        let e = restore_from_record(&path).unwrap_err();
+        assert!(e.to_string().contains("written by user 65534"), "{e}");
+        assert_eq!(std::fs::read_to_string(&knob).unwrap(), "0");
+        assert!(path.exists());
     }
 
     #[test]

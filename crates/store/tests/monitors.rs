@@ -154,6 +154,7 @@ fn run(index: u32, monitors: Option<RunMonitorData>) -> RunRecord {
         histograms: Vec::new(),
         monitors,
         setup_steps: Vec::new(),
+        setup_changed: Vec::new(),
     }
 }
 

@@ -152,6 +152,11 @@ fn run(index: u32, warmup: bool, started_at_ns: i64, value: f64) -> RunRecord {
             timed_out: false,
             detail: "busy 1.0% < 5%".into(),
         }],
+        setup_changed: vec![vernier_model::ChangedSetting {
+            setting: "/proc/sys/vm/swappiness".into(),
+            set: "10".into(),
+            found: "60".into(),
+        }],
     }
 }
 

@@ -185,11 +185,25 @@ fn a_running_session_is_copied_as_far_as_recorded_and_followed_until_it_ends() {
         let mut source = open(&dir, "machine.db");
         let mut target = vernier_store::open(&Location::parse(db.arg()), Access::Create).unwrap();
 
-        let session = stored_session(1_000, &[1.0, 2.0, 3.0, 4.0, 5.0]);
+        let mut session = stored_session(1_000, &[1.0, 2.0, 3.0, 4.0, 5.0]);
+        // The third run was measured while something else had changed the setup, which the
+        // session says in a finding it adds as it runs.
+        session.configurations[0].runs[2].setup_changed = vec![vernier_model::ChangedSetting {
+            setting: "/proc/sys/vm/swappiness".into(),
+            set: "10".into(),
+            found: "60".into(),
+        }];
+        let finding = vernier_model::Finding::new(
+            "setup-changed",
+            vernier_model::Severity::Warning,
+            "something else changed a value the session's setup set",
+            "/proc/sys/vm/swappiness is 60 (set: 10) after measured run 3",
+        );
         let id = session.info.id;
         let mut info = session.info.clone();
         info.status = SessionStatus::Running;
         info.ended_at_ns = None;
+        session.info.findings.push(finding.clone());
         let config = &session.configurations[0];
         let mut record = config.record.clone();
         record.stop_reason = None;
@@ -236,6 +250,7 @@ fn a_running_session_is_copied_as_far_as_recorded_and_followed_until_it_ends() {
         assert_eq!(steps, [SyncStep::Running { id }], "{engine}");
         assert_eq!((report.copied, report.extended, report.running), (0, 0, 1));
 
+        source.add_finding(id, &finding).unwrap();
         source.add_run(record.id, &runs[2]).unwrap();
         let (report, steps) = copy_to(&source, target.as_mut());
         assert_eq!(
@@ -252,6 +267,9 @@ fn a_running_session_is_copied_as_far_as_recorded_and_followed_until_it_ends() {
             run_ids(target.as_ref()),
             runs[..3].iter().map(|r| r.id).collect::<Vec<_>>()
         );
+        let copied = target.load_session(id, Load::ALL).unwrap();
+        assert_eq!(copied.info.findings, session.info.findings, "{engine}");
+        assert_eq!(copied.configurations[0].runs[2], runs[2], "{engine}");
 
         // The session ends with two more runs; the target holds another session with the
         // id of the last run, so the step fails and stores neither run nor the end.

@@ -351,9 +351,72 @@ fn cgroup_pids_room(sys_root: &Path, text: &str) -> Option<(u64, u64)> {
     tightest
 }
 
+/// A per-process resource limit (getrlimit(2)) that vernier raises for itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Resource {
+    /// RLIMIT_NOFILE: open file descriptors (`vernier serve` holds one per connection).
+    OpenFiles,
+    /// RLIMIT_RTPRIO: the highest SCHED_FIFO or SCHED_RR priority without CAP_SYS_NICE.
+    RealtimePriority,
+    /// RLIMIT_MEMLOCK: bytes locked in RAM without CAP_IPC_LOCK.
+    LockedMemory,
+}
+
+impl Resource {
+    fn raw(self) -> libc::__rlimit_resource_t {
+        match self {
+            Resource::OpenFiles => libc::RLIMIT_NOFILE,
+            Resource::RealtimePriority => libc::RLIMIT_RTPRIO,
+            Resource::LockedMemory => libc::RLIMIT_MEMLOCK,
+        }
+    }
+}
+
+/// Raises the soft limit of `resource` to `want`, or to its hard limit when that is lower, and
+/// never lowers it: any process may move its soft limit up to the hard one (setrlimit(2)).
+/// Returns the soft limit before and after (`u64::MAX` is RLIM_INFINITY), or `None` when it
+/// cannot be read. A failed raise leaves the soft limit as it was, and `after` says so.
+pub fn raise_soft_limit(resource: Resource, want: u64) -> Option<(u64, u64)> {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: `limit` is a valid out pointer.
+    if unsafe { libc::getrlimit(resource.raw(), &mut limit) } != 0 {
+        return None;
+    }
+    let before = limit.rlim_cur;
+    let target = want.min(limit.rlim_max);
+    if target <= before {
+        return Some((before, before));
+    }
+    limit.rlim_cur = target;
+    // SAFETY: `limit` is a valid rlimit whose soft value does not exceed its hard one.
+    let raised = unsafe { libc::setrlimit(resource.raw(), &limit) } == 0;
+    Some((before, if raised { target } else { before }))
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
+
+    #[test]
+    fn a_soft_limit_is_raised_up_to_the_hard_one_and_never_lowered() {
+        let (before, now) = raise_soft_limit(Resource::OpenFiles, 0).unwrap();
+        assert_eq!(before, now, "never lowered");
+        let mut hard = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: `hard` is a valid out pointer.
+        let read = unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut hard) };
+        assert_eq!(read, 0);
+        let (_, raised) = raise_soft_limit(Resource::OpenFiles, u64::MAX).unwrap();
+        assert_eq!(raised, hard.rlim_max, "up to the hard limit, not beyond");
+        let (before, now) = raise_soft_limit(Resource::OpenFiles, raised).unwrap();
+        assert_eq!((before, now), (raised, raised));
+    }
+
     use super::*;
 
     fn write(root: &Path, path: &str, text: &str) {

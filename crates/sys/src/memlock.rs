@@ -9,19 +9,8 @@ use crate::SysError;
 /// kernel refuses when the process maps more than the soft limit (mm/mlock.c). Lasts until
 /// [`unlock_all`] or the end of the process.
 pub fn lock_all() -> Result<(), SysError> {
-    let mut limit = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: `limit` is a valid out pointer.
-    if unsafe { libc::getrlimit(libc::RLIMIT_MEMLOCK, &mut limit) } == 0
-        && limit.rlim_cur < limit.rlim_max
-    {
-        limit.rlim_cur = limit.rlim_max;
-        // SAFETY: `limit` is valid; raising a soft limit to the hard one is always allowed. A
-        // failure leaves the soft limit, and mlockall reports what that means.
-        unsafe { libc::setrlimit(libc::RLIMIT_MEMLOCK, &limit) };
-    }
+    // A failure leaves the soft limit, and mlockall reports what that means.
+    crate::limits::raise_soft_limit(crate::limits::Resource::LockedMemory, u64::MAX);
     // SAFETY: mlockall has no memory-safety preconditions.
     if unsafe { libc::mlockall(libc::MCL_CURRENT | libc::MCL_FUTURE) } != 0 {
         return Err(SysError::last_os("mlockall"));

@@ -54,19 +54,8 @@ pub fn set_thread_policy(policy: Policy, priority: i32) -> Result<(), SysError> 
 
 /// Raises the soft RLIMIT_RTPRIO to the hard one; true when it was below and was raised.
 fn raise_soft_rtprio() -> bool {
-    let mut limit = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: `limit` is a valid out pointer.
-    if unsafe { libc::getrlimit(libc::RLIMIT_RTPRIO, &mut limit) } != 0
-        || limit.rlim_cur >= limit.rlim_max
-    {
-        return false;
-    }
-    limit.rlim_cur = limit.rlim_max;
-    // SAFETY: `limit` is a valid rlimit; raising a soft limit to the hard one is always allowed.
-    unsafe { libc::setrlimit(libc::RLIMIT_RTPRIO, &limit) == 0 }
+    use crate::limits::{raise_soft_limit, Resource};
+    raise_soft_limit(Resource::RealtimePriority, u64::MAX).is_some_and(|(before, now)| now > before)
 }
 
 /// The scheduling policy and priority of the calling thread, as sched_getscheduler(2) and

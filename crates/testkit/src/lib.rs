@@ -5,17 +5,24 @@
 //! tests start `vernier` on a database of their own with [`vernier`] (or [`vernier_command`]).
 //! [`databases`] gives a test one new database of each engine, the PostgreSQL one from
 //! [`PgDatabase`]. The command tests share [`ok`], [`refused`], [`record_mock_session`] and
-//! [`sqlite_texts`]; the store's tests build whole sessions with [`stored_session`].
+//! [`sqlite_texts`]; tests build whole sessions with [`stored_session`], configurations with
+//! [`configuration`] and runs with [`run`],
+//! and the report site's tests show the sessions of [`site`]. A test
+//! that needs a tool the README's set-up does not install asks [`can_run`] (or
+//! [`has_programs`]), which skips it outside CI and fails it in CI.
 
 mod commands;
+mod needs;
 mod postgres;
 mod sessions;
+pub mod site;
 
 pub use commands::{
     ok, record_mock_session, refused, sorted, sqlite_texts, sync_count, vernier_no_input,
 };
+pub use needs::{can_run, has_programs, in_ci, missing_programs, Program};
 pub use postgres::{PgDatabase, SERVER_VARIABLE};
-pub use sessions::stored_session;
+pub use sessions::{configuration, run, stored_session};
 
 use std::fs::File;
 use std::io;
@@ -55,19 +62,22 @@ pub fn host_turn() -> File {
 }
 
 /// The `vernier` binary of this build on the database `db`, isolated from the user's
-/// environment: `VERNIER_DB` is removed, and the system check's cache and the configuration
-/// directory (suites, benchmarks of the user's own) are next to the database instead of the
-/// user's.
+/// environment: `VERNIER_DB` is removed, and the system check's cache, the configuration
+/// directory (suites, benchmarks of the user's own) and the host's setup records
+/// (`VERNIER_RUN_DIR`, `run` there) are next to the database instead of the user's and the
+/// host's, so that a test never meets a real session.
 ///
 /// # Panics
 /// When the binary cannot be found (the test does not belong to the `vernier` package).
 pub fn vernier_command(db: &Path) -> Command {
     let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("vernier"));
+    let dir = db.parent().unwrap_or(db);
     cmd.arg("--db")
         .arg(db)
         .env_remove("VERNIER_DB")
-        .env("XDG_CACHE_HOME", db.parent().unwrap_or(db))
-        .env("XDG_CONFIG_HOME", db.parent().unwrap_or(db));
+        .env("XDG_CACHE_HOME", dir)
+        .env("XDG_CONFIG_HOME", dir)
+        .env("VERNIER_RUN_DIR", dir.join("run"));
     cmd
 }
 
@@ -195,7 +205,8 @@ impl TestDatabase {
         cmd.arg("--db")
             .arg(self.arg())
             .env_remove("VERNIER_DB")
-            .env("XDG_CACHE_HOME", self.dir());
+            .env("XDG_CACHE_HOME", self.dir())
+            .env("VERNIER_RUN_DIR", self.dir().join("run"));
         cmd
     }
 }

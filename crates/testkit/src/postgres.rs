@@ -98,7 +98,7 @@ impl Drop for PgDatabase {
 fn server(test: &str) -> Option<String> {
     match std::env::var(SERVER_VARIABLE) {
         Ok(url) if !url.is_empty() => Some(url),
-        _ if std::env::var("CI").is_ok_and(|v| v == "true") => panic!(
+        _ if crate::in_ci() => panic!(
             "{test}: {SERVER_VARIABLE} is not set, and CI must run the PostgreSQL tests \
              (.ci/run starts a server with scripts/with-postgres.sh)"
         ),

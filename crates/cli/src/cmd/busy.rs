@@ -21,11 +21,13 @@ const DEFAULT_WAIT: Duration = Duration::from_secs(600);
 const POLL: Duration = Duration::from_secs(10);
 
 /// Why the run should not start now, or `None` when it may: `None` at once with
-/// `--if-busy run`; otherwise after waiting for an idle machine as `--if-busy` says.
+/// `--if-busy run`; otherwise after waiting for an idle machine as `--if-busy` says. A wait
+/// also ends, with `None`, as soon as `interrupted` says so (the caller then looks at why).
 pub fn skip_reason(
     args: &BusyArgs,
     store: &(impl Store + ?Sized),
     roots: &Roots,
+    interrupted: &dyn Fn() -> bool,
 ) -> Result<Option<String>> {
     if args.if_busy == IfBusy::Run {
         return Ok(None);
@@ -47,19 +49,36 @@ pub fn skip_reason(
                 format!("{reason}, still after waiting {} s", wait.as_secs_f64())
             }));
         }
-        std::thread::sleep(left.min(POLL));
+        let next = Instant::now() + left.min(POLL);
+        while Instant::now() < next {
+            if interrupted() {
+                return Ok(None);
+            }
+            std::thread::sleep(next.saturating_duration_since(Instant::now()).min(SLICE));
+        }
     }
 }
 
-/// What makes the machine busy now: another session being recorded into this database by this
-/// machine (its process alive; a farm's central database also holds the running sessions of
-/// the other machines, which keep only those busy), or the 1-minute load average at or above
-/// `--busy-load`.
+/// How soon a wait notices an interruption.
+const SLICE: Duration = Duration::from_millis(100);
+
+/// What makes the machine busy now: another session holding the host's setup (its restore
+/// record, `crate::host`, whatever database it records into), another session being recorded
+/// into this database by this machine (its process alive; a farm's central database also holds
+/// the running sessions of the other machines, which keep only those busy), or the 1-minute
+/// load average at or above `--busy-load`.
 fn busy_now(
     args: &BusyArgs,
     store: &(impl Store + ?Sized),
     roots: &Roots,
 ) -> Result<Option<String>> {
+    if let Some(holder) = crate::host::holder()? {
+        return Ok(Some(format!(
+            "{} holds this machine's setup (restore record {})",
+            holder.owner_description(),
+            crate::host::session_record().display()
+        )));
+    }
     if let Some(other) = store.session_headers()?.into_iter().find(|h| {
         h.status == SessionStatus::Running
             && !vernier_sys::environment::is_another_machine(h.machine_id.as_deref())

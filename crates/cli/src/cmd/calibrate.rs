@@ -63,7 +63,8 @@ pub fn calibrate(args: CalibrateArgs, db_arg: Option<&Path>) -> Result<ExitCode>
     };
     let online_cpus = vernier_sys::cpulist::online_cpus().len() as u32;
     let infos = crate::config::benchmark_infos(&specs)?;
-    build_plan(&specs, settings, &infos, online_cpus)?;
+    build_plan(&specs, settings, &infos, online_cpus)
+        .map_err(crate::config::naming_user_benchmarks)?;
     vernier_setup::plan_setup(&args.setup, &vernier_sys::Roots::real())?;
     let database = db::location(db_arg)?;
     let exe = std::env::current_exe().context("cannot find the vernier executable")?;

@@ -26,6 +26,9 @@ pub fn merge(args: MergeArgs) -> Result<ExitCode> {
         (None, Some(path)) => (path, false),
         _ => bail!("give the merged database as -o NEW.db (a new file) or --into EXISTING.db"),
     };
+    if new {
+        db::check_copy_target("-o", &Location::parse(output))?;
+    }
     if new && output.exists() {
         bail!(
             "{} exists; merge into it with --into {}, or give -o a new file",

@@ -17,6 +17,13 @@ use crate::out::printable;
 
 pub fn plot(args: PlotArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
     let format = Format::from_file_name(&args.output.to_string_lossy())?;
+    // The size given is checked before the database is read; one made taller for many panels
+    // when the figure is drawn.
+    let given = Size {
+        width: args.width,
+        height: args.height.unwrap_or(Size::default().height),
+    };
+    given.check(format)?;
     let size = |panels: usize| figure_size(&args, panels);
     let store = db::open_for_reading(db_arg)?;
     let bytes = match args.kind {

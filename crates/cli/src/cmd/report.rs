@@ -20,12 +20,12 @@ use crate::out::{outln, printable};
 
 pub fn report(args: ReportArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
     let target = &args.output;
-    check_target(target)?;
+    let place = check_target(target)?;
     let store = db::open_for_reading(db_arg)?;
     let input = site_input(store.as_ref(), &args.site)?;
     let files = vernier_site::build(input)?;
     let bytes: usize = files.iter().map(|(_, b)| b.len()).sum();
-    write_site(target, &files)?;
+    write_site(&place, &files)?;
     outln!(
         "wrote {} files ({:.1} MB) to {}; open {}",
         files.len(),
@@ -107,10 +107,12 @@ pub fn site_input(store: &dyn Store, args: &SiteArgs) -> Result<Input> {
     })
 }
 
-/// Refuses a target that is not new, empty or a previous report.
-fn check_target(target: &Path) -> Result<()> {
+/// Refuses a target that is not new, empty or a previous report, or that cannot be replaced
+/// (the current directory or one that holds it, `/`). Returns where the site goes, resolved
+/// (`.` as its full path), so that the staging directory lands beside it, not inside it.
+fn check_target(target: &Path) -> Result<PathBuf> {
     let shown = || printable(&target.display().to_string()).into_owned();
-    match fs::symlink_metadata(target) {
+    let place = match fs::symlink_metadata(target) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             let parent = parent_of(target);
             if !parent.is_dir() {
@@ -120,9 +122,17 @@ fn check_target(target: &Path) -> Result<()> {
                     printable(&parent.display().to_string())
                 );
             }
-            Ok(())
+            let Some(name) = target.file_name() else {
+                bail!(
+                    "cannot write the report to {}: it names no directory",
+                    shown()
+                );
+            };
+            fs::canonicalize(&parent)
+                .with_context(|| format!("cannot read {}", parent.display()))?
+                .join(name)
         }
-        Err(e) => Err(e).with_context(|| format!("cannot read {}", shown())),
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", shown())),
         Ok(meta) if !meta.is_dir() => bail!(
             "{} exists and is not a directory; give a new or empty directory, or a previous \
              report to replace",
@@ -133,21 +143,69 @@ fn check_target(target: &Path) -> Result<()> {
                 .with_context(|| format!("cannot read {}", shown()))?
                 .next()
                 .is_none();
-            if empty || is_report(target) {
-                Ok(())
-            } else {
-                bail!(
-                    "{} is a directory that is neither empty nor a previous vernier report (it \
-                     has no {MARKER}); give a new or empty directory",
-                    shown()
-                )
+            if !empty {
+                if let Some(why) = not_a_report(target) {
+                    bail!(
+                        "{} is a directory that is neither empty nor a previous vernier report \
+                         ({why}); give a new or empty directory",
+                        shown()
+                    );
+                }
             }
+            fs::canonicalize(target).with_context(|| format!("cannot read {}", shown()))?
         }
+    };
+    // A report is replaced by moving the old directory aside and a new one into its place:
+    // the current directory (or one that holds it) would leave the shell that runs vernier in
+    // a removed directory, and `/` cannot be moved.
+    if place.parent().is_none() {
+        bail!(
+            "cannot write the report to {}: / cannot be replaced",
+            shown()
+        );
     }
+    let here = std::env::current_dir()
+        .ok()
+        .and_then(|d| fs::canonicalize(d).ok());
+    if here.is_some_and(|here| here.starts_with(&place)) {
+        bail!(
+            "cannot write the report to {}: it is the current directory or holds it, and \
+             replacing it would leave this shell in a removed directory; run `vernier report` \
+             from outside it (such as `cd .. && vernier report -o NAME`)",
+            shown()
+        );
+    }
+    Ok(place)
 }
 
-fn is_report(dir: &Path) -> bool {
-    fs::read_to_string(dir.join(MARKER)).is_ok_and(|t| t == MARKER_TEXT)
+/// Why the directory `dir` is not a previous report, or `None` when it is one: it holds
+/// [`MARKER`] with [`MARKER_TEXT`]. At most that many bytes are read, from a regular file
+/// only (a FIFO or a device by that name would block or never end).
+fn not_a_report(dir: &Path) -> Option<String> {
+    use std::io::Read as _;
+    let path = dir.join(MARKER);
+    match fs::symlink_metadata(&path) {
+        Err(_) => return Some(format!("it has no {MARKER}")),
+        Ok(meta) if !meta.is_file() => return Some(format!("its {MARKER} is not a regular file")),
+        Ok(meta) if meta.len() == 0 => {
+            return Some(format!(
+                "its {MARKER} is empty, where a report's says {:?}",
+                MARKER_TEXT
+            ))
+        }
+        Ok(_) => {}
+    }
+    let mut text = Vec::new();
+    let read = fs::File::open(&path)
+        .and_then(|f| f.take(MARKER_TEXT.len() as u64 + 1).read_to_end(&mut text));
+    match read {
+        Err(e) => Some(format!("its {MARKER} cannot be read: {e}")),
+        Ok(_) if text == MARKER_TEXT.as_bytes() => None,
+        Ok(_) => Some(format!(
+            "its {MARKER} does not say {:?}, as a report's does",
+            MARKER_TEXT
+        )),
+    }
 }
 
 fn parent_of(target: &Path) -> PathBuf {
@@ -173,6 +231,7 @@ fn write_site(target: &Path, files: &[(String, Vec<u8>)]) -> Result<()> {
     let old = if target.exists() {
         let aside = Staging::name(&parent, "old");
         fs::rename(target, &aside)
+            .map_err(|e| in_use(e, target))
             .with_context(|| format!("cannot move the previous report {}", target.display()))?;
         Some(aside)
     } else {
@@ -183,7 +242,8 @@ fn write_site(target: &Path, files: &[(String, Vec<u8>)]) -> Result<()> {
         if let Some(old) = &old {
             let _ = fs::rename(old, target);
         }
-        return Err(e).with_context(|| format!("cannot rename the report to {}", target.display()));
+        return Err(in_use(e, target))
+            .with_context(|| format!("cannot rename the report to {}", target.display()));
     }
     std::mem::forget(staging);
     if let Some(old) = old {
@@ -191,6 +251,20 @@ fn write_site(target: &Path, files: &[(String, Vec<u8>)]) -> Result<()> {
             .with_context(|| format!("cannot remove the previous report {}", old.display()))?;
     }
     Ok(())
+}
+
+/// A rename's EBUSY said in words: the kernel refuses to move a mount point or a directory
+/// in use as another process's root (rename(2)).
+fn in_use(e: std::io::Error, target: &Path) -> anyhow::Error {
+    if e.raw_os_error() == Some(libc::EBUSY) {
+        anyhow::anyhow!(
+            "{} is in use (a mount point, or in use by another process), so it cannot be \
+             replaced; give another directory",
+            target.display()
+        )
+    } else {
+        e.into()
+    }
 }
 
 /// A directory beside the target that is removed with everything in it when dropped, unless

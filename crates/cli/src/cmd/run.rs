@@ -14,12 +14,13 @@ use vernier_engine::{
     SignalEvent,
 };
 use vernier_load::{LoadPlan, RunningLoads};
+use vernier_model::Texts as _;
 use vernier_model::{SessionStatus, Settings, SetupStep};
-use vernier_setup::{RestoreRecord, SetupGuard};
+use vernier_setup::{RestoreRecord, SetupError, SetupGuard};
 use vernier_store::{Access, Load, Location};
 use vernier_sys::Roots;
 
-use crate::cli::RunArgs;
+use crate::cli::{IfBusy, RunArgs};
 use crate::db;
 use crate::out::outln;
 use crate::progress::Progress;
@@ -116,13 +117,15 @@ pub(crate) fn run_with(
     let load_lists = from_suite(&args.loads, |s| &s.loads);
     let online_cpus = vernier_sys::cpulist::online_cpus().len() as u32;
     let infos = crate::config::benchmark_infos(&specs)?;
-    let plan = build_plan(&specs, settings, &infos, online_cpus).map_err(|e| match &suite {
-        Some(Suite {
-            source: SuiteSource::File(path),
-            ..
-        }) => anyhow::anyhow!("suite {}: {e}", path.display()),
-        _ => e.into(),
-    })?;
+    let plan = build_plan(&specs, settings, &infos, online_cpus)
+        .map_err(crate::config::naming_user_benchmarks)
+        .map_err(|e| match &suite {
+            Some(Suite {
+                source: SuiteSource::File(path),
+                ..
+            }) => anyhow::anyhow!("suite {}: {e}", path.display()),
+            _ => e.into(),
+        })?;
     // The suite's tags, each replaced by a --tag of the same key.
     let mut given = std::collections::BTreeMap::new();
     for (k, v) in &args.tags {
@@ -137,7 +140,7 @@ pub(crate) fn run_with(
         let explaining: Vec<&str> = plan
             .configurations
             .iter()
-            .filter_map(|c| vernier_bench::find(c.info.name))
+            .filter_map(|c| vernier_bench::builtin(c.info.name()))
             .flat_map(|b| b.explaining_monitors().iter().copied())
             .collect();
         if !explaining.is_empty() {
@@ -159,6 +162,17 @@ pub(crate) fn run_with(
             "note: optional setup '{}' skipped: {}",
             skipped.plugin, skipped.reason
         );
+    }
+    // A setup that sets host state keeps the host's restore record (crate::host): this
+    // process must be able to write it, and a record an earlier vernier left in this user's
+    // state directory must be restored first.
+    if setup_plan.sets_host_state() {
+        crate::host::prepare(
+            "--setup",
+            " (rt, pin, cooldown, idle-gate and drop-caches set no host state and need no \
+             record)",
+        )?;
+        crate::host::check_per_user_records()?;
     }
     // What each configuration needs from the machine (tasks, files, memory, CPUs), with the
     // CPUs that `--setup pin` leaves to the runs.
@@ -193,7 +207,7 @@ pub(crate) fn run_with(
             environment.kernel_config_sha256 = None;
         }
     }
-    if let Some(reason) = super::busy::skip_reason(&args.busy, store.as_ref(), &roots)? {
+    if let Some(reason) = super::busy::skip_reason(&args.busy, store.as_ref(), &roots, &|| false)? {
         let skipped = Skipped {
             suite: suite.as_ref().map(|s| s.name.clone()),
             tags,
@@ -226,7 +240,7 @@ pub(crate) fn run_with(
 
     let session_id = Uuid::new_v4();
     let interrupt = Arc::new(Interrupt::new());
-    let record = db::restore_record_path()?;
+    let record = crate::host::session_record();
     // Work directories of benchmarks prepared once per session (compile's kernel tree); the
     // engine removes it at the end, leaving at once on a repeated signal removes it here.
     let work_root = std::env::temp_dir().join(format!("vernier-work-{session_id}"));
@@ -239,16 +253,42 @@ pub(crate) fn run_with(
     )?;
     // From here on the system may change; the guard restores it when dropped, also on error
     // and panic, and a repeated signal restores from the record before leaving at once.
-    let mut guard = if setup_plan.is_empty() {
-        None
-    } else {
-        Some(
-            setup_plan
-                .apply_for_session(&record, &session_id.to_string())
-                .context("cannot apply the setup")?
-                .with_cancel_flag(interrupt.flag()),
-        )
-    };
+    let mut guard = None;
+    while !setup_plan.is_empty() && guard.is_none() {
+        match setup_plan.apply_for_session(&record, &session_id.to_string()) {
+            Ok(applied) => guard = Some(applied.with_cancel_flag(interrupt.flag())),
+            // Another session took the host since the check above: as --if-busy says, refused
+            // (naming it), or waited for, or skipped.
+            Err(e @ SetupError::RecordInUse { .. }) if args.busy.if_busy == IfBusy::Run => {
+                bail!("cannot apply the setup: {e}, or give --if-busy wait to wait for it")
+            }
+            Err(SetupError::RecordInUse { .. }) => {
+                let waited = super::busy::skip_reason(&args.busy, store.as_ref(), &roots, &|| {
+                    interrupt.is_requested()
+                })?;
+                if let Some(reason) = waited {
+                    let skipped = Skipped {
+                        suite: suite.as_ref().map(|s| s.name.clone()),
+                        tags,
+                        setup: setup_lists,
+                        environment,
+                    };
+                    return record_skipped(
+                        store.as_mut(),
+                        &plan,
+                        args.note.as_deref(),
+                        skipped,
+                        &reason,
+                    );
+                }
+                if interrupt.is_requested() {
+                    eprintln!("interrupted while waiting for the machine: nothing was measured");
+                    return Ok(ExitCode::from(exit_status_after(interrupt.signal())));
+                }
+            }
+            Err(e) => return Err(anyhow::Error::new(e).context("cannot apply the setup")),
+        }
+    }
 
     let mut executor = ProcessExecutor::new(exe, vec!["__child".to_string()]);
     executor.monitors = monitors.clone();
@@ -362,13 +402,15 @@ fn record_skipped(
         suite,
         tags,
         setup,
-        environment,
+        mut environment,
     } = skipped;
+    // Recorded as a session records it (vernier_model::text).
+    environment.escape_controls();
     let note = match note {
         Some(note) => format!("{note} (skipped: {reason})"),
         None => format!("skipped: {reason}"),
     };
-    let session = vernier_model::SessionInfo {
+    let mut session = vernier_model::SessionInfo {
         id: Uuid::new_v4(),
         started_at_ns: now,
         ended_at_ns: Some(now),
@@ -385,6 +427,7 @@ fn record_skipped(
         setup,
         monitors: Vec::new(),
     };
+    session.escape_controls();
     store.begin_session(&session)?;
     store.finish_session(session.id, SessionStatus::Skipped, now)?;
     outln!(
@@ -405,6 +448,13 @@ struct PerRunHooks<'a> {
 }
 
 impl RunHooks for PerRunHooks<'_> {
+    fn check_setup(&mut self) -> Vec<vernier_model::ChangedSetting> {
+        self.setup
+            .as_ref()
+            .map(|guard| guard.changed_settings())
+            .unwrap_or_default()
+    }
+
     fn before_run(&mut self) -> Result<Vec<SetupStep>, String> {
         let steps = match self.setup.as_mut() {
             Some(guard) => guard

@@ -6,6 +6,12 @@
 //! Units are only written and removed here; systemd is not asked to do anything (the commands
 //! to enable and disable them are printed), so installing needs no running systemd and a test
 //! can write units into a directory of its own.
+//!
+//! Every value of the user's that reaches a unit (the executable's path, `--db`, `--sync`,
+//! `--suite`, `--tag`, `--on-calendar`) is checked first ([`check_unit_value`]: one line of
+//! UTF-8 without control characters, so that no value can end its line and start another
+//! setting) and then written as systemd reads it back: command lines word by word with
+//! [`exec_word`], other settings with [`specifiers_escaped`].
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -58,6 +64,19 @@ fn install(args: ScheduleInstallArgs, db_arg: Option<&Path>) -> Result<ExitCode>
         Some(target) => Some(as_in_unit(vernier_store::Location::parse(target))?),
         None => None,
     };
+    // Everything of the user's that the units will hold is checked before anything is
+    // written or printed.
+    check_unit_path("the vernier executable's path", &exe)?;
+    check_unit_path("--db (or VERNIER_DB)", &database)?;
+    if let Some(sync) = &sync {
+        check_unit_path("--sync", sync)?;
+    }
+    if let Some(suite) = &args.suite {
+        check_unit_value("--suite", suite)?;
+    }
+    for (key, value) in &args.tags {
+        check_unit_value("--tag", &format!("{key}={value}"))?;
+    }
     let units = units(&args, &exe, &database, sync.as_deref())?;
     if args.dry_run {
         for unit in &units {
@@ -100,11 +119,12 @@ fn units(
     sync: Option<&Path>,
 ) -> Result<Vec<Unit>> {
     let base = format!("vernier-{}", args.name);
+    // Paths were checked to be UTF-8 (check_unit_path), so nothing is lost here.
     let vernier = |words: &[String]| -> String {
-        let mut line = vec![quote(&exe.to_string_lossy())];
+        let mut line = vec![exec_word(&exe.to_string_lossy())];
         line.push("--db".to_string());
-        line.push(quote(&database.to_string_lossy()));
-        line.extend(words.iter().map(|w| quote(w)));
+        line.push(exec_word(&database.to_string_lossy()));
+        line.extend(words.iter().map(|w| exec_word(w)));
         line.join(" ")
     };
     let tags: Vec<String> = args
@@ -140,7 +160,11 @@ fn units(
             let found = find_suite(suite, crate::config::suite_dir().as_deref())?;
             let suite_arg = match &found.source {
                 SuiteSource::Builtin => suite.clone(),
-                SuiteSource::File(path) => absolute(path)?.to_string_lossy().into_owned(),
+                SuiteSource::File(path) => {
+                    let path = absolute(path)?;
+                    check_unit_path("--suite", &path)?;
+                    path.to_string_lossy().into_owned()
+                }
             };
             let mut words = vec!["run".to_string(), "--suite".to_string(), suite_arg];
             words.extend(tags);
@@ -154,6 +178,10 @@ fn units(
             }
             let calendar = args.on_calendar.as_deref().unwrap_or("daily");
             check_calendar(calendar)?;
+            // Description= and OnCalendar= resolve specifiers (systemd.unit(5), "Specifiers";
+            // systemd.timer(5)) but take the rest of the line as it is.
+            let suite = specifiers_escaped(suite);
+            let calendar = specifiers_escaped(calendar);
             units.push(Unit {
                 file: format!("{base}.service"),
                 text: format!(
@@ -328,15 +356,21 @@ fn setting(text: &str, key: &str) -> Option<String> {
         .map(str::to_string)
 }
 
-/// Checks a calendar expression with systemd's own parser (`systemd-analyze calendar`), when
-/// systemd-analyze is installed; without it the expression is written as given and systemd
-/// reports a bad one when it loads the timer.
+/// Checks a calendar expression: a value for a unit ([`check_unit_value`]) without a
+/// backslash (none is part of the grammar of systemd.time(7), and one at the end of the line
+/// would join the next line to it), then with systemd's own parser (`systemd-analyze
+/// calendar`) when systemd-analyze is installed; without it the expression is written as given
+/// and systemd reports a bad one when it loads the timer.
 fn check_calendar(calendar: &str) -> Result<()> {
-    if calendar.chars().any(char::is_control) {
-        bail!(
-            "--on-calendar '{}' contains a control character",
-            calendar.escape_debug()
-        );
+    check_unit_value("--on-calendar", calendar)?;
+    let not_one = || {
+        anyhow::anyhow!(
+            "--on-calendar '{calendar}' is not a calendar expression of systemd.time(7); valid \
+             e.g. daily, weekly, 'Mon..Fri 02:00', '*-*-* 03:30:00'"
+        )
+    };
+    if calendar.contains('\\') {
+        return Err(not_one());
     }
     let Ok(output) = std::process::Command::new("systemd-analyze")
         .args(["calendar", calendar])
@@ -345,19 +379,54 @@ fn check_calendar(calendar: &str) -> Result<()> {
         return Ok(());
     };
     if !output.status.success() {
+        return Err(not_one());
+    }
+    Ok(())
+}
+
+/// Refuses a value that cannot be written into a unit file as one setting: one with a control
+/// character (a newline would end the setting and start another, such as an
+/// `ExecStartPre=` of the value's choosing; systemd.syntax(7) reads a unit line by line).
+/// `option` names where the value came from.
+fn check_unit_value(option: &str, value: &str) -> Result<()> {
+    if let Some(c) = value.chars().find(|c| c.is_control()) {
         bail!(
-            "--on-calendar '{calendar}' is not a calendar expression of systemd.time(7); valid \
-             e.g. daily, weekly, 'Mon..Fri 02:00', '*-*-* 03:30:00'"
+            "{option} '{}' contains the control character {c:?}, which a systemd unit cannot \
+             hold; valid: one line of printable text",
+            value.escape_debug()
         );
     }
     Ok(())
 }
 
-/// One word of an `ExecStart=` line, quoted as systemd.service(5) reads it: in double quotes
-/// when it has white space, quotes or backslashes (with `"` and `\` escaped), and with `%` and
-/// `$` doubled, which systemd would otherwise expand as specifiers and variables.
-fn quote(word: &str) -> String {
-    let escaped = word.replace('%', "%%").replace('$', "$$");
+/// [`check_unit_value`] for a path, which must also be UTF-8: systemd reads unit files as
+/// UTF-8, and a path that is not would reach vernier changed.
+fn check_unit_path(option: &str, path: &Path) -> Result<()> {
+    let Some(text) = path.to_str() else {
+        bail!(
+            "{option} '{}' is not UTF-8, which a systemd unit cannot hold; valid: a path of \
+             printable UTF-8 text",
+            path.display()
+        );
+    };
+    check_unit_value(option, text)
+}
+
+/// A value for a setting that resolves specifiers but is otherwise taken as written
+/// (Description=, OnCalendar=): `%` doubled, which systemd.unit(5) reads as one `%`.
+fn specifiers_escaped(value: &str) -> String {
+    value.replace('%', "%%")
+}
+
+/// One word of an `Exec*=` command line, written so that systemd passes exactly `word` to
+/// vernier (systemd.service(5), "Command lines"; systemd.syntax(7), "Quoting"): `%` doubled
+/// (a specifier otherwise) and `$` doubled (a variable otherwise, substituted when the command
+/// starts); in double quotes, with `"` and `\` escaped, when it is empty or holds white space,
+/// a quote, a backslash (C-style escapes are read in unquoted words too) or `;` (a lone one
+/// separates commands). The value must have passed [`check_unit_value`]: no quoting can keep a
+/// newline from ending the line.
+fn exec_word(word: &str) -> String {
+    let escaped = specifiers_escaped(word).replace('$', "$$");
     let plain = !escaped.is_empty()
         && escaped
             .chars()
@@ -397,13 +466,42 @@ mod tests {
 
     #[test]
     fn exec_words_are_quoted_as_systemd_reads_them() {
-        assert_eq!(quote("/usr/bin/vernier"), "/usr/bin/vernier");
-        assert_eq!(quote("kernel=6.18"), "kernel=6.18");
-        assert_eq!(quote("a b"), "\"a b\"");
-        assert_eq!(quote("say \"hi\""), "\"say \\\"hi\\\"\"");
-        assert_eq!(quote("50%"), "50%%");
-        assert_eq!(quote("$HOME"), "$$HOME");
-        assert_eq!(quote("a;b"), "\"a;b\"");
-        assert_eq!(quote(""), "\"\"");
+        assert_eq!(exec_word("/usr/bin/vernier"), "/usr/bin/vernier");
+        assert_eq!(exec_word("kernel=6.18"), "kernel=6.18");
+        assert_eq!(exec_word("a b"), "\"a b\"");
+        assert_eq!(exec_word("say \"hi\""), "\"say \\\"hi\\\"\"");
+        assert_eq!(exec_word("50%"), "50%%");
+        assert_eq!(exec_word("$HOME"), "$$HOME");
+        assert_eq!(exec_word("a;b"), "\"a;b\"");
+        assert_eq!(exec_word(";"), "\";\"");
+        assert_eq!(exec_word("a\\nb"), "\"a\\\\nb\"");
+        assert_eq!(exec_word(""), "\"\"");
+        assert_eq!(specifiers_escaped("50% of %H"), "50%% of %%H");
+    }
+
+    #[test]
+    fn values_that_would_end_a_unit_line_are_refused() {
+        for bad in [
+            "x\nExecStartPre=/bin/touch /tmp/x",
+            "a\rb",
+            "tab\there",
+            "esc\u{1b}[0m",
+            "\u{85}",
+        ] {
+            let e = check_unit_value("--sync", bad).unwrap_err().to_string();
+            assert!(
+                e.starts_with("--sync '") && e.contains("control character"),
+                "{e}"
+            );
+            assert!(!e.contains('\n'), "one line: {e}");
+        }
+        for good in ["a b;c\"d'e%f$g\\h", "/srv/vernier/central.db", "ünïcode"] {
+            assert!(check_unit_value("--tag", good).is_ok(), "{good}");
+        }
+        use std::os::unix::ffi::OsStrExt;
+        let not_utf8 = Path::new(std::ffi::OsStr::from_bytes(b"/tmp/\xff.db"));
+        let e = check_unit_path("--db (or VERNIER_DB)", not_utf8).unwrap_err();
+        assert!(e.to_string().contains("is not UTF-8"), "{e}");
+        assert!(check_calendar("daily\\").is_err());
     }
 }

@@ -7,8 +7,11 @@ use anyhow::Result;
 
 use crate::cli::SessionsArgs;
 use crate::db;
-use crate::out::{local_time, outln, printable};
+use crate::out::{clipped, local_time, outln, printable};
 use vernier_report::format::describe_session as describe;
+
+/// The widest the host column gets, in characters.
+const HOST_COLUMN: usize = 64;
 
 pub fn sessions(args: SessionsArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
     let store = db::open_for_reading(db_arg)?;
@@ -22,8 +25,11 @@ pub fn sessions(args: SessionsArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
         outln!("no sessions stored");
         return Ok(ExitCode::SUCCESS);
     }
+    // A host name has at most 64 bytes on Linux (HOST_NAME_MAX, gethostname(2)); an imported
+    // one may be of any length, and is cut so that the column stays readable.
     let host = |s: &vernier_store::SessionHeader| {
-        printable(s.hostname.as_deref().unwrap_or("unknown")).into_owned()
+        let name = printable(s.hostname.as_deref().unwrap_or("unknown")).into_owned();
+        clipped(&name, HOST_COLUMN).into_owned()
     };
     let host_width = sessions
         .iter()

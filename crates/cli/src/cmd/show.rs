@@ -101,7 +101,7 @@ pub fn show(args: ShowArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
                 .cloned()
                 .collect();
             if !important.is_empty() {
-                writeln!(text, "validity findings when the session started:")?;
+                writeln!(text, "validity findings of the session:")?;
                 write!(
                     text,
                     "{}",

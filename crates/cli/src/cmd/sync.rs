@@ -21,6 +21,7 @@ pub fn sync(args: SyncArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
             "--to {target_location} is the database synced from; give another database to copy to"
         );
     }
+    db::check_copy_target("--to", &target_location)?;
     let source = db::open(Some(source_location.as_arg().as_ref()), Access::Read)?;
     let mut target = db::open(Some(&args.to), Access::Create)?;
     // Each session's line is printed as soon as it is stored; the first failure to write

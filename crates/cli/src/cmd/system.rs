@@ -7,7 +7,7 @@ use vernier_setup::RestoreRecord;
 use vernier_sys::Roots;
 
 use crate::cli::SystemCommand;
-use crate::db;
+use crate::host;
 use crate::out::{out, outln};
 use vernier_report::format::findings_text;
 
@@ -24,15 +24,16 @@ pub fn system(command: SystemCommand) -> Result<ExitCode> {
             } else {
                 // Tuning under a session's setup would change its measurements, and the
                 // session's restore would then undo part of the tuning.
-                if let Some(r) = live_session_record()? {
+                if let Some(r) = host::holder()? {
                     bail!(
                         "nothing was tuned: {} is running with its setup applied; tune after \
                          it ends",
                         r.owner_description()
                     );
                 }
-                let record = tune_record_path()?;
-                vernier_setup::tune(&roots, &record).context("cannot tune the system")?
+                host::prepare("system tune", "")?;
+                vernier_setup::tune(&roots, &host::tune_record())
+                    .context("cannot tune the system")?
             };
             if changes.is_empty() {
                 outln!("nothing to tune: every recommended setting this machine supports is set");
@@ -45,7 +46,10 @@ pub fn system(command: SystemCommand) -> Result<ExitCode> {
             }
         }
         SystemCommand::Reset => {
-            let records = [tune_record_path()?, db::restore_record_path()?];
+            // The host's records, whoever wrote them, and those an earlier vernier kept per
+            // user (crate::host).
+            let mut records = vec![host::tune_record(), host::session_record()];
+            records.extend(host::per_user_records());
             // A running session restores its own setup when it ends; undoing it under the
             // session would invalidate its measurements. Checked before anything is restored.
             for record in &records {
@@ -94,17 +98,4 @@ fn restored_text(c: &vernier_setup::Change) -> String {
         } => format!("{}: {value} -> {previous}", path.display()),
         other => other.describe(),
     }
-}
-
-/// The restore record of a session whose process still runs, if there is one.
-fn live_session_record() -> Result<Option<RestoreRecord>> {
-    let path = db::restore_record_path()?;
-    let record =
-        RestoreRecord::load(&path).with_context(|| format!("cannot read {}", path.display()))?;
-    Ok(record.filter(RestoreRecord::held_by_another_process))
-}
-
-/// Where `system tune` records what it changed.
-fn tune_record_path() -> Result<std::path::PathBuf> {
-    Ok(db::restore_record_path()?.with_file_name("tune.json"))
 }

@@ -32,6 +32,28 @@ pub fn tag(args: TagArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
     }
     let mut store = db::open_existing_for_writing(db_arg)?;
     let ids = store.select(&args.selector)?;
+    // A tag to remove that none of the sessions carries is a mistake (a typo, the wrong
+    // sessions), refused with nothing changed, as `git tag -d` refuses a tag that does not
+    // exist; one that only some of them carry is said on the lines of the others.
+    let before: Vec<_> = store
+        .session_headers()?
+        .into_iter()
+        .filter(|s| ids.contains(&s.id))
+        .collect();
+    for key in &args.remove {
+        if !before.iter().any(|s| s.tags.contains_key(key)) {
+            bail!(
+                "no tag '{}' to remove: {}; nothing was changed (`vernier sessions '{}'` lists \
+                 their tags)",
+                printable(key),
+                match before.len() {
+                    1 => "the selected session has none of that key".to_string(),
+                    n => format!("none of the {n} selected sessions has one of that key"),
+                },
+                printable(&args.selector)
+            );
+        }
+    }
     store.update_tags(&ids, &args.tags, &args.remove)?;
     for session in store
         .session_headers()?
@@ -43,10 +65,25 @@ pub fn tag(args: TagArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
             .iter()
             .map(|(k, v)| format!("{}={}", printable(k), printable(v)))
             .collect();
-        if tags.is_empty() {
-            outln!("session {}: no tags", session.id);
+        let absent: Vec<String> = args
+            .remove
+            .iter()
+            .filter(|key| {
+                before
+                    .iter()
+                    .any(|s| s.id == session.id && !s.tags.contains_key(*key))
+            })
+            .map(|key| format!("'{}'", printable(key)))
+            .collect();
+        let absent = if absent.is_empty() {
+            String::new()
         } else {
-            outln!("session {}: {}", session.id, tags.join(" "));
+            format!(" (it had no tag {} to remove)", absent.join(", "))
+        };
+        if tags.is_empty() {
+            outln!("session {}: no tags{absent}", session.id);
+        } else {
+            outln!("session {}: {}{absent}", session.id, tags.join(" "));
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -28,6 +28,11 @@ const MIGRATIONS: &[Migration] = &[
         name: "session_machine",
         sql: include_str!("../../migrations/postgres/0007_session_machine.sql"),
     },
+    Migration {
+        version: 8,
+        name: "setup_changed",
+        sql: include_str!("../../migrations/postgres/0008_setup_changed.sql"),
+    },
 ];
 
 /// The key of the advisory lock that migrations hold, so that processes opening a new

@@ -5,7 +5,7 @@ use uuid::Uuid;
 use vernier_model::validate;
 use vernier_model::{SessionStatus, StoredSession};
 
-use super::codec::as_stored;
+use super::codec::{as_stored, to_json};
 use super::read::{load_session_in, session_progress_in};
 use super::{write, Engine};
 use crate::sql::args;
@@ -97,20 +97,28 @@ impl<E: Engine> Import for Importer<'_, E> {
         let id = session.info.id;
         let key = id.to_string();
         let ended = session.info.ended_at_ns.is_some();
+        // A running session adds findings as it goes (a value its setup set that something
+        // else changed): the source's are the later ones.
+        let findings = to_json!("findings", &session.info.findings)?;
         // First the session's row, which PostgreSQL locks until the commit: a second copy
         // extending the same session waits here and then reads the runs this one stored.
         let unfinished = store.write(|tx| {
             if ended {
                 tx.execute(
-                    "UPDATE sessions SET status = $2, ended_at_ns = $3 \
+                    "UPDATE sessions SET status = $2, ended_at_ns = $3, findings = $4 \
                      WHERE id = $1 AND status IN ('running', 'abandoned')",
-                    args![&key, session.info.status.as_str(), session.info.ended_at_ns],
+                    args![
+                        &key,
+                        session.info.status.as_str(),
+                        session.info.ended_at_ns,
+                        &findings
+                    ],
                 )
             } else {
                 tx.execute(
-                    "UPDATE sessions SET status = status \
+                    "UPDATE sessions SET findings = $2 \
                      WHERE id = $1 AND status IN ('running', 'abandoned')",
-                    args![&key],
+                    args![&key, &findings],
                 )
             }
         })?;

@@ -96,6 +96,14 @@ macro_rules! impl_store {
                 )
             }
 
+            fn add_finding(
+                &mut self,
+                session: uuid::Uuid,
+                finding: &vernier_model::Finding,
+            ) -> Result<(), $crate::StoreError> {
+                $crate::records::write::add_finding(self, session, finding)
+            }
+
             fn finish_session(
                 &mut self,
                 session: uuid::Uuid,

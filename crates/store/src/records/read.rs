@@ -219,7 +219,8 @@ fn read_runs(
             "SELECT r.id, r.configuration_id, r.idx, r.warmup, r.round, \
              r.preceding_executions, r.started_at_ns, r.ended_at_ns, r.user_cpu_ns, \
              r.system_cpu_ns, r.voluntary_cs, r.involuntary_cs, r.max_rss_bytes, \
-             r.foreign_cpu_ns, r.controller_cpu_ns, r.setup_steps, r.load_cpu_ns, r.rowid \
+             r.foreign_cpu_ns, r.controller_cpu_ns, r.setup_steps, r.load_cpu_ns, r.rowid, \
+             r.setup_changed \
              FROM runs r JOIN configurations c ON c.id = r.configuration_id \
              WHERE {condition} \
              ORDER BY r.started_at_ns, r.warmup DESC, r.idx, r.rowid"
@@ -240,6 +241,7 @@ fn read_runs(
         let run_id: String = r.get(0)?;
         let configuration_id: String = r.get(1)?;
         let setup_steps: String = r.get(15)?;
+        let setup_changed: String = r.get(18)?;
         let mut run = RunRecord {
             id: parse_uuid(&run_id)?,
             index: r.get(2)?,
@@ -261,12 +263,16 @@ fn read_runs(
             load_cpu_ns: r.get(16)?,
             monitors: None,
             setup_steps: Vec::new(),
+            setup_changed: Vec::new(),
             histograms: Vec::new(),
         };
         run.histograms = histograms.remove(&run_id).unwrap_or_default();
         // Most runs have no setup steps: no parser for those.
         if setup_steps != "[]" {
             run.setup_steps = from_json!("setup steps", &setup_steps)?;
+        }
+        if setup_changed != "[]" {
+            run.setup_changed = from_json!("setup changed", &setup_changed)?;
         }
         run.monitors = monitors.remove(&run_id);
         run.values = values.remove(&run_id).unwrap_or_default();

@@ -5,10 +5,12 @@
 use std::collections::BTreeSet;
 
 use uuid::Uuid;
-use vernier_model::{ConfigurationRecord, RunRecord, SessionInfo, SessionStatus, StopReason};
+use vernier_model::{
+    ConfigurationRecord, Finding, RunRecord, SessionInfo, SessionStatus, StopReason,
+};
 use vernier_sys::process::ProcessIdentity;
 
-use super::codec::{stored_value, to_json};
+use super::codec::{from_json, stored_value, to_json};
 use super::read::ensure_exists;
 use super::Engine;
 use super::{histograms, monitors};
@@ -134,14 +136,16 @@ pub(crate) fn add_run(
     let id = run.id.to_string();
     let configuration_id = configuration.to_string();
     let setup_steps = to_json!("setup steps", &run.setup_steps)?;
+    let setup_changed = to_json!("setup changed", &run.setup_changed)?;
     store.write(|tx| {
         ensure_exists(tx, "configurations", "configuration", configuration)?;
         tx.execute(
             "INSERT INTO runs (id, configuration_id, idx, warmup, round, \
              preceding_executions, started_at_ns, ended_at_ns, user_cpu_ns, system_cpu_ns, \
              voluntary_cs, involuntary_cs, max_rss_bytes, foreign_cpu_ns, controller_cpu_ns, \
-             setup_steps, load_cpu_ns) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)",
+             setup_steps, load_cpu_ns, setup_changed) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, \
+             $18)",
             args![
                 &id,
                 &configuration_id,
@@ -160,6 +164,7 @@ pub(crate) fn add_run(
                 run.controller_cpu_ns,
                 &setup_steps,
                 run.load_cpu_ns,
+                &setup_changed,
             ],
         )?;
         histograms::insert(tx, &id, &run.histograms)?;
@@ -219,6 +224,33 @@ pub(crate) fn finish_session(
                 id: session,
             });
         }
+        Ok(())
+    })
+}
+
+/// [`vernier_model::Recorder::add_finding`]: the session's findings with `finding` after
+/// them, read and written in one transaction.
+pub(crate) fn add_finding(
+    store: &mut impl Engine,
+    session: Uuid,
+    finding: &Finding,
+) -> Result<(), StoreError> {
+    let id = session.to_string();
+    store.write(|tx| {
+        let stored: String = tx
+            .query_opt("SELECT findings FROM sessions WHERE id = $1", args![&id])?
+            .ok_or(StoreError::Unknown {
+                what: "session",
+                id: session,
+            })?
+            .get(0)?;
+        let mut findings: Vec<Finding> = from_json!("findings", &stored)?;
+        findings.push(finding.clone());
+        let findings = to_json!("findings", &findings)?;
+        tx.execute(
+            "UPDATE sessions SET findings = $2 WHERE id = $1",
+            args![&id, &findings],
+        )?;
         Ok(())
     })
 }

@@ -42,13 +42,13 @@ impl SqliteStore {
     /// [`SqliteStore::open`] waiting at most `lock_wait` (instead of [`LOCK_WAIT`]) for each
     /// operation that meets another process's lock.
     pub fn open_with_lock_wait(path: &Path, lock_wait: Duration) -> Result<Self, StoreError> {
+        check_file(path, Existing::MayBeMissingOrEmpty)?;
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent).map_err(|source| StoreError::Io {
                 path: parent.to_path_buf(),
                 source,
             })?;
         }
-        check_file(path, Existing::MayBeMissingOrEmpty)?;
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
             | OpenFlags::SQLITE_OPEN_CREATE
             | OpenFlags::SQLITE_OPEN_NO_MUTEX;
@@ -275,18 +275,35 @@ enum Existing {
     MayBeMissingOrEmpty,
 }
 
+/// The first 16 bytes of every SQLite database file: "SQLite format 3" and a NUL
+/// (https://www.sqlite.org/fileformat.html#the_database_header).
+const SQLITE_HEADER: &[u8; 16] = b"SQLite format 3\0";
+
 /// A directory or other non-file is never taken for a database; an empty file (which SQLite
-/// would make a new database) or a missing one only where `existing` allows it.
+/// would make a new database) or a missing one only where `existing` allows it. Any other
+/// file must begin with SQLite's header: SQLite itself takes a file shorter than its header
+/// for a new database and writes over it (a one-byte text file became a database).
 fn check_file(path: &Path, existing: Existing) -> Result<(), StoreError> {
     let not = |what: &str| StoreError::NotDatabase {
         path: path.to_path_buf(),
         what: what.to_string(),
     };
+    if path.as_os_str().as_encoded_bytes().ends_with(b"/") {
+        return Err(not("a directory's name (it ends with '/'), not a file's"));
+    }
     match std::fs::metadata(path) {
         Ok(m) if m.is_dir() => Err(not("a directory")),
         Ok(m) if !m.is_file() => Err(not("not a regular file")),
         Ok(m) if m.len() == 0 && existing == Existing::Database => Err(not("an empty file")),
-        Ok(_) => Ok(()),
+        Ok(m) if m.len() == 0 => Ok(()),
+        Ok(_) => match has_sqlite_header(path) {
+            Ok(true) => Ok(()),
+            Ok(false) => Err(not("not an SQLite database")),
+            Err(source) => Err(StoreError::Io {
+                path: path.to_path_buf(),
+                source,
+            }),
+        },
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             if existing == Existing::MayBeMissingOrEmpty {
                 Ok(())
@@ -301,6 +318,16 @@ fn check_file(path: &Path, existing: Existing) -> Result<(), StoreError> {
             source,
         }),
     }
+}
+
+/// Whether the file at `path` begins with [`SQLITE_HEADER`].
+fn has_sqlite_header(path: &Path) -> std::io::Result<bool> {
+    use std::io::Read as _;
+    let mut head = Vec::with_capacity(SQLITE_HEADER.len());
+    std::fs::File::open(path)?
+        .take(SQLITE_HEADER.len() as u64)
+        .read_to_end(&mut head)?;
+    Ok(head == SQLITE_HEADER)
 }
 
 /// `file:PATH?immutable=1`, with the characters that have a meaning in an SQLite URI
@@ -332,4 +359,74 @@ fn check_application_id(conn: &Connection, path: &Path) -> Result<(), StoreError
         });
     }
     Ok(())
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    /// A file that is not an SQLite database is refused by every opener and left as it was,
+    /// whatever its size: SQLite alone takes a file shorter than its header for a new database.
+    #[test]
+    fn a_file_of_any_size_that_is_not_sqlite_is_refused_and_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let short_header = &SQLITE_HEADER[..15];
+        let mut contents: Vec<Vec<u8>> = vec![
+            b"x".to_vec(),
+            b"\n".to_vec(),
+            short_header.to_vec(),
+            b"SQLite format 4\0".to_vec(),
+        ];
+        contents.extend([2, 100, 511, 512, 513, 4096].map(|n| vec![b'a'; n]));
+        for (i, bytes) in contents.iter().enumerate() {
+            let path = dir.path().join(format!("f{i}.txt"));
+            std::fs::write(&path, bytes).unwrap();
+            let refusals = [
+                SqliteStore::open(&path).map(|_| ()),
+                SqliteStore::open_existing(&path).map(|_| ()),
+                SqliteStore::open_read_only(&path).map(|_| ()),
+            ];
+            for refusal in refusals {
+                let e = refusal.unwrap_err().to_string();
+                assert!(
+                    e.contains("is not an SQLite database"),
+                    "{} bytes: {e}",
+                    bytes.len()
+                );
+            }
+            assert_eq!(
+                &std::fs::read(&path).unwrap(),
+                bytes,
+                "{} bytes",
+                bytes.len()
+            );
+        }
+        // An empty file is a new database, where one may be made.
+        let empty = dir.path().join("empty.db");
+        std::fs::write(&empty, b"").unwrap();
+        SqliteStore::open(&empty).unwrap();
+        assert!(has_sqlite_header(&empty).unwrap());
+    }
+
+    #[test]
+    fn a_path_ending_in_a_slash_is_a_directory_never_a_new_file() {
+        let dir = tempfile::tempdir().unwrap();
+        for name in ["new/", "new/sub/"] {
+            let path = dir.path().join(name);
+            let e = SqliteStore::open(&path)
+                .map(|_| ())
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.contains("is a directory's name (it ends with '/')"),
+                "{e}"
+            );
+        }
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            0,
+            "nothing made"
+        );
+    }
 }

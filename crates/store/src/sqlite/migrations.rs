@@ -63,6 +63,11 @@ const MIGRATIONS: &[Migration] = &[
         sql: include_str!("../../migrations/sqlite/0007_session_machine.sql"),
         convert: None,
     },
+    Migration {
+        name: "setup_changed",
+        sql: include_str!("../../migrations/sqlite/0008_setup_changed.sql"),
+        convert: None,
+    },
 ];
 
 /// Migration 0005 after its SQL: every run's monitor record, JSON text in the `run_monitors` of
