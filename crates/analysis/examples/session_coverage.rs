@@ -107,6 +107,7 @@ fn session(values: &[f64], ids: &mut Ids) -> StoredSession {
             histograms: Vec::new(),
             monitors: None,
             setup_steps: Vec::new(),
+            setup_changed: Vec::new(),
         })
         .collect();
     StoredSession {

@@ -51,6 +51,7 @@ fn session(index: usize, values: &[f64]) -> StoredSession {
             histograms: Vec::new(),
             monitors: None,
             setup_steps: Vec::new(),
+            setup_changed: Vec::new(),
         })
         .collect();
     StoredSession {
