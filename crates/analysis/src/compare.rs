@@ -5,7 +5,7 @@ use std::fmt;
 
 use crate::summary::{contaminated, distribution_checks};
 use serde::Serialize;
-use vernier_model::{Calibration, Options, StoredSession, CONFIDENCE_LEVEL};
+use vernier_model::{Calibration, ConfigKey, Options, StoredSession, CONFIDENCE_LEVEL};
 use vernier_stats::hodges_lehmann::enough_arrangements;
 use vernier_stats::{
     benjamini_hochberg, geomean_ratio_ci, hodges_lehmann, mann_whitney_u, median, median_ci,
@@ -162,9 +162,14 @@ pub struct Comparison {
 }
 
 impl Comparison {
+    /// The configuration's identity, whose `Display` is its label.
+    pub fn key(&self) -> ConfigKey {
+        ConfigKey::loaded(&self.benchmark, &self.options, &self.loads)
+    }
+
     /// `benchmark:opt=value:...`, and the loads when there are any.
     pub fn label(&self) -> String {
-        label(&self.benchmark, &self.options, &self.loads)
+        self.key().to_string()
     }
 }
 
@@ -185,7 +190,7 @@ pub struct Unmatched {
 
 impl Unmatched {
     pub fn label(&self) -> String {
-        label(&self.benchmark, &self.options, &self.loads)
+        ConfigKey::loaded(&self.benchmark, &self.options, &self.loads).to_string()
     }
 }
 
@@ -232,19 +237,6 @@ impl CompareReport {
     }
 }
 
-/// `benchmark:opt=value:...`, then ` [load cpu + io]` when the configuration ran under loads.
-pub fn label(benchmark: &str, options: &Options, loads: &[String]) -> String {
-    let mut text = if options.0.is_empty() {
-        benchmark.to_string()
-    } else {
-        format!("{benchmark}:{}", options.label())
-    };
-    if !loads.is_empty() {
-        text.push_str(&format!(" [load {}]", loads.join(" + ")));
-    }
-    text
-}
-
 /// The verdict from the interval `[low, high]` of the ratio NEW/BASE (`None`: no interval),
 /// the threshold `t` and the metric's direction.
 ///
@@ -286,9 +278,6 @@ struct Group {
     key: Key,
     /// Whether `metric` is its configurations' primary metric.
     primary: bool,
-    benchmark: String,
-    options: Options,
-    loads: Vec<String>,
     metric: String,
     unit: String,
     higher_is_better: bool,
@@ -306,31 +295,10 @@ struct Group {
     setup_changed_runs: usize,
 }
 
-/// Identity of a configuration across sessions: benchmark, options (serialized with sorted
-/// keys, so equal options give equal text) and metric name.
-pub(crate) type Key = (String, String, String);
-
-pub(crate) fn key_of(benchmark: &str, options: &Options, metric: &str) -> Key {
-    // Options are a map of numbers and strings: serializing them cannot fail; the label is a
-    // faithful fallback all the same.
-    let opts = serde_json::to_string(options).unwrap_or_else(|_| options.label());
-    (benchmark.to_string(), opts, metric.to_string())
-}
-
-/// [`key_of`] of a configuration that ran under `loads`: it matches only configurations under
-/// the same loads (and no calibration, which is measured without loads).
-pub(crate) fn loaded_key_of(
-    benchmark: &str,
-    options: &Options,
-    loads: &[String],
-    metric: &str,
-) -> Key {
-    let mut key = key_of(benchmark, options, metric);
-    if !loads.is_empty() {
-        key.1.push_str(&format!(" load {loads:?}"));
-    }
-    key
-}
+/// Identity of a configuration's metric across sessions: the configuration (its loads included:
+/// it matches only configurations under the same loads, and no calibration, which is measured
+/// without loads) and the metric's name.
+pub(crate) type Key = (ConfigKey, String);
 
 /// Groups the configurations of `sessions`, in order of first appearance.
 fn group(sessions: &[StoredSession]) -> (Vec<Key>, HashMap<Key, Group>) {
@@ -344,15 +312,12 @@ fn group(sessions: &[StoredSession]) -> (Vec<Key>, HashMap<Key, Group>) {
             .flat_map(|c| c.record.metrics().map(move |m| (c, m)))
         {
             let r = &config.record;
-            let key = loaded_key_of(&r.benchmark, &r.options, &r.loads, &metric.name);
+            let key = (r.key(), metric.name.clone());
             let g = groups.entry(key.clone()).or_insert_with(|| {
                 order.push(key.clone());
                 Group {
                     key,
                     primary: metric.name == r.metric.name,
-                    benchmark: r.benchmark.clone(),
-                    options: r.options.clone(),
-                    loads: r.loads.clone(),
                     metric: metric.name.clone(),
                     unit: metric.unit.clone(),
                     higher_is_better: metric.higher_is_better,
@@ -444,7 +409,7 @@ fn positive_logs(side: Side, g: &Group) -> Result<Vec<f64>, AnalysisError> {
                 Ok(value.ln())
             } else {
                 Err(AnalysisError::NotPositive {
-                    configuration: label(&g.benchmark, &g.options, &g.loads),
+                    configuration: g.key.0.to_string(),
                     side,
                     run,
                     value,
@@ -461,7 +426,7 @@ fn compare_one(
     settings: &CompareSettings,
     calibrations: &CalibrationTable,
 ) -> Result<Comparison, AnalysisError> {
-    let configuration = label(&base.benchmark, &base.options, &base.loads);
+    let configuration = base.key.0.to_string();
     let stats = |source| AnalysisError::Stats {
         configuration: configuration.clone(),
         source,
@@ -585,9 +550,9 @@ fn compare_one(
     warnings.extend(side_warnings(Side::New, new));
 
     Ok(Comparison {
-        benchmark: base.benchmark.clone(),
-        options: base.options.clone(),
-        loads: base.loads.clone(),
+        benchmark: base.key.0.benchmark.clone(),
+        options: base.key.0.options.clone(),
+        loads: base.key.0.loads.clone(),
         metric: base.metric.clone(),
         unit: base.unit.clone(),
         higher_is_better: base.higher_is_better,
@@ -691,9 +656,9 @@ pub fn compare_calibrated(
     let mut unmatched = Vec::new();
     let missing = |side: Side, g: &Group, reason: String| Unmatched {
         side,
-        benchmark: g.benchmark.clone(),
-        options: g.options.clone(),
-        loads: g.loads.clone(),
+        benchmark: g.key.0.benchmark.clone(),
+        options: g.key.0.options.clone(),
+        loads: g.key.0.loads.clone(),
         metric: g.metric.clone(),
         primary: g.primary,
         reason,
@@ -1085,7 +1050,10 @@ mod tests {
                 values: values.to_vec(),
             }]
         };
-        let key = key_of("bench", &Options::default(), "time");
+        let key = (
+            ConfigKey::new("bench", &Options::default()),
+            "time".to_string(),
+        );
         let unmoved = session_noise::ratio_interval(
             &sessions(&base),
             &sessions(&new),

@@ -15,10 +15,12 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde::Serialize;
 use uuid::Uuid;
-use vernier_model::{Calibration, ConfigurationRecord, OptionValue, Options, StoredSession};
+use vernier_model::{
+    Calibration, ConfigKey, ConfigurationRecord, OptionValue, Options, StoredSession,
+};
 use vernier_stats::{change_points, ChangePointSettings};
 
-use crate::compare::{compare_calibrated, label, loaded_key_of, CompareSettings, Key, Verdict};
+use crate::compare::{compare_calibrated, CompareSettings, Key, Verdict};
 use crate::session_noise::NoiseSource;
 use crate::summary::summarize_session;
 use crate::warnings::Warnings;
@@ -138,7 +140,7 @@ pub struct HistorySeries {
 impl HistorySeries {
     /// `benchmark:opt=value:...`, and the loads when there are any.
     pub fn label(&self) -> String {
-        label(&self.benchmark, &self.options, &self.loads)
+        ConfigKey::loaded(&self.benchmark, &self.options, &self.loads).to_string()
     }
 
     /// Whether the newest step is a regression beyond the threshold (compare's `slower`).
@@ -230,10 +232,7 @@ pub fn history(
             let Some(median) = summary.median else {
                 continue;
             };
-            let key = (
-                machine_key(session),
-                loaded_key_of(&r.benchmark, &r.options, &r.loads, &r.metric.name),
-            );
+            let key = (machine_key(session), (r.key(), r.metric.name.clone()));
             let at = *index.entry(key).or_insert_with(|| {
                 gathered.push(Gathered {
                     series: HistorySeries {

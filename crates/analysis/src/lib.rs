@@ -28,7 +28,7 @@ pub mod warnings;
 
 pub use calls::{call_distribution, CallDistribution, CallRow};
 pub use compare::{
-    compare, compare_calibrated, label, verdict, CompareReport, CompareSettings, Comparison, Side,
+    compare, compare_calibrated, verdict, CompareReport, CompareSettings, Comparison, Side,
     Summary, Unmatched, Verdict, DEFAULT_THRESHOLD,
 };
 pub use history::{

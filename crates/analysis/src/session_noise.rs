@@ -30,13 +30,13 @@
 use std::collections::{BTreeSet, HashMap};
 
 use serde::Serialize;
-use vernier_model::{Calibration, CONFIDENCE_LEVEL};
+use vernier_model::{Calibration, ConfigKey, CONFIDENCE_LEVEL};
 use vernier_stats::{
     between_session_variance, mean, min_detectable_change, normal_quantile, satterthwaite,
     t_quantile, widen, Component, SessionMedian, StatsError,
 };
 
-use crate::compare::{key_of, Key, DEFAULT_THRESHOLD};
+use crate::compare::{Key, DEFAULT_THRESHOLD};
 
 /// Power at which the minimum detectable change is stated.
 pub const MDC_POWER: f64 = 0.8;
@@ -148,7 +148,7 @@ impl CalibrationTable {
         for c in calibrations.iter().filter(|c| c.df > 0.0) {
             let key = (
                 c.fingerprint.clone(),
-                key_of(&c.benchmark, &c.options, &c.metric),
+                (ConfigKey::new(&c.benchmark, &c.options), c.metric.clone()),
             );
             let p = by_key.entry(key).or_insert(PooledCalibration {
                 calibrations: 0,
@@ -382,7 +382,10 @@ mod tests {
     use vernier_model::Options;
 
     fn key() -> Key {
-        key_of("bench", &Options::default(), "time")
+        (
+            ConfigKey::new("bench", &Options::default()),
+            "time".to_string(),
+        )
     }
 
     fn cal(fingerprint: &str, between_sd: f64, df: f64) -> Calibration {

@@ -5,7 +5,7 @@
 use serde::Serialize;
 use vernier_model::histogram::RUN_CONDITIONS;
 use vernier_model::{
-    OptionValue, Options, RunRecord, StoppingRule, StoredConfiguration, StoredSession,
+    ConfigKey, OptionValue, Options, RunRecord, StoppingRule, StoredConfiguration, StoredSession,
     CONFIDENCE_LEVEL,
 };
 use vernier_stats::{
@@ -109,7 +109,7 @@ pub struct MetricSummary {
 impl ConfigSummary {
     /// `benchmark:opt=value:...`, and the loads when there are any.
     pub fn label(&self) -> String {
-        crate::compare::label(&self.benchmark, &self.options, &self.loads)
+        ConfigKey::loaded(&self.benchmark, &self.options, &self.loads).to_string()
     }
 
     /// Relative half-width of the median's CI.
@@ -397,12 +397,7 @@ pub fn summarize_pooled(sessions: &[StoredSession]) -> Vec<ConfigSummary> {
     let mut pooled: Vec<StoredConfiguration> = Vec::new();
     for session in sessions {
         for c in &session.configurations {
-            let key = |x: &StoredConfiguration| {
-                (
-                    crate::compare::label(&x.record.benchmark, &x.record.options, &x.record.loads),
-                    x.record.metric.name.clone(),
-                )
-            };
+            let key = |x: &StoredConfiguration| (x.record.key(), x.record.metric.name.clone());
             match pooled.iter_mut().find(|p| key(p) == key(c)) {
                 Some(p) => p.runs.extend(c.runs.iter().cloned()),
                 None => pooled.push(c.clone()),

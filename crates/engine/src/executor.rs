@@ -18,7 +18,7 @@ use std::sync::{mpsc, Arc};
 use std::time::Duration;
 
 use vernier_model::monitor::{MonitorFailure, RunMonitorData};
-use vernier_model::{RunHistogram, Rusage};
+use vernier_model::{ConfigKey, RunHistogram, Rusage};
 use vernier_monitor::{MonitorSpec, RunSampler};
 use vernier_sys::clock::{clock_ticks_per_second, unix_now_ns};
 use vernier_sys::procstat::read_proc_stat_cpu;
@@ -127,7 +127,7 @@ pub struct ProcessExecutor {
     pub timeout: RunTimeout,
     /// The longest completed run of each configuration (benchmark and options), for
     /// [`RunTimeout::Auto`].
-    longest_runs: HashMap<String, Duration>,
+    longest_runs: HashMap<ConfigKey, Duration>,
 }
 
 impl ProcessExecutor {
@@ -208,7 +208,7 @@ impl Executor for ProcessExecutor {
                 }),
             )
         };
-        let config_key = format!("{}:{}", request.benchmark, request.options.label());
+        let config_key = ConfigKey::new(&request.benchmark, &request.options);
         let limit = self.timeout.limit(
             request
                 .options
@@ -491,8 +491,8 @@ mod tests {
     fn auto_timeout_remembers_each_configurations_longest_run() {
         let mut e = shell(&format!("cat >/dev/null; {REPLY}"), RunTimeout::Auto);
         e.execute(&request(), &Interrupt::new()).unwrap();
-        let key = "mock:";
-        let longest = e.longest_runs[key];
+        let key = ConfigKey::new("mock", &request().options);
+        let longest = e.longest_runs[&key];
         assert!(longest > Duration::ZERO && longest < AUTO_TIMEOUT_FLOOR);
         assert_eq!(e.longest_runs.len(), 1);
     }

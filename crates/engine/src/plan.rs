@@ -5,7 +5,7 @@
 
 use vernier_model::plugin::{self, Kind, PluginError};
 use vernier_model::spec::SpecError;
-use vernier_model::{BenchmarkInfo, Describe, Options, Settings};
+use vernier_model::{BenchmarkInfo, ConfigKey, Describe, Options, Settings};
 
 use crate::spec::{expand, parse_benchmark_spec};
 
@@ -19,11 +19,7 @@ pub struct PlannedConfiguration {
 impl PlannedConfiguration {
     /// `benchmark:opt=value:...` with every option, as stored and shown.
     pub fn label(&self) -> String {
-        if self.options.0.is_empty() {
-            self.info.name().to_string()
-        } else {
-            format!("{}:{}", self.info.name(), self.options.label())
-        }
+        ConfigKey::new(self.info.name(), &self.options).to_string()
     }
 }
 

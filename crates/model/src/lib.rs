@@ -12,6 +12,7 @@ pub mod cyclictest;
 pub mod environment;
 pub mod finding;
 pub mod histogram;
+pub mod ids;
 pub mod monitor;
 pub mod options;
 pub mod plugin;
@@ -28,6 +29,7 @@ pub use child::ChildSetup;
 pub use environment::Environment;
 pub use finding::{Finding, Severity};
 pub use histogram::{Recording, RunHistogram};
+pub use ids::{ConfigKey, ShortId};
 pub use options::{OptionDefault, OptionKind, OptionSpec, OptionValue, Options};
 pub use plugin::{Describe, Description, Kind, PluginError, Registry, Text};
 pub use record::{

@@ -289,6 +289,11 @@ impl StoredConfiguration {
 }
 
 impl ConfigurationRecord {
+    /// What matches this configuration across sessions: benchmark, options and loads.
+    pub fn key(&self) -> crate::ConfigKey {
+        crate::ConfigKey::loaded(&self.benchmark, &self.options, &self.loads)
+    }
+
     /// The primary metric, then the secondary ones.
     pub fn metrics(&self) -> impl Iterator<Item = &MetricInfo> {
         std::iter::once(&self.metric).chain(&self.secondary_metrics)

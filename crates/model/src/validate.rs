@@ -249,12 +249,8 @@ fn check_run(metric: &MetricInfo, run: &RunRecord) -> Result<(), String> {
 
 /// How a configuration is named in messages: its position and `benchmark:options`.
 fn configuration_place(c: &ConfigurationRecord) -> String {
-    let options = c.options.label();
-    if options.is_empty() {
-        format!("configuration {} ({})", c.position, c.benchmark)
-    } else {
-        format!("configuration {} ({}:{options})", c.position, c.benchmark)
-    }
+    let key = crate::ConfigKey::new(&c.benchmark, &c.options);
+    format!("configuration {} ({key})", c.position)
 }
 
 fn run_place(run: &RunRecord) -> String {

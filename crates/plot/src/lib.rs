@@ -148,7 +148,7 @@ impl Series {
     /// The legend entry of one session: its short id (the first 8 characters of its id) and
     /// its tags, `1a2b3c4d kernel=6.8,host=x`.
     pub fn session_name(info: &vernier_model::SessionInfo) -> String {
-        let short: String = info.id.to_string().chars().take(8).collect();
+        let short = vernier_model::ShortId(info.id).to_string();
         let tags: Vec<String> = info.tags.iter().map(|(k, v)| format!("{k}={v}")).collect();
         if tags.is_empty() {
             short

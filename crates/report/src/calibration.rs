@@ -2,7 +2,7 @@
 //! the minimum detectable change it predicts are `vernier_analysis`'s; this module presents them.
 
 use vernier_analysis::predicted_mdc;
-use vernier_model::Calibration;
+use vernier_model::{Calibration, ConfigKey};
 
 use crate::format::pct;
 use crate::table::columns;
@@ -28,13 +28,8 @@ pub fn table(calibrations: &[Calibration]) -> String {
     let rows: Vec<[String; 7]> = calibrations
         .iter()
         .map(|c| {
-            let label = if c.options.0.is_empty() {
-                c.benchmark.clone()
-            } else {
-                format!("{}:{}", c.benchmark, c.options.label())
-            };
             [
-                label,
+                ConfigKey::new(&c.benchmark, &c.options).to_string(),
                 c.sessions.to_string(),
                 c.runs.to_string(),
                 percent(c.session_sd),

@@ -6,7 +6,7 @@
 use std::fmt::Write as _;
 
 use vernier_analysis::{HistoryReport, HistorySeries, Step};
-use vernier_model::level_percent;
+use vernier_model::{level_percent, ShortId};
 
 use crate::compare::md_escape;
 use crate::format::sig;
@@ -90,7 +90,7 @@ fn rows(s: &HistorySeries, time: TimeFormat) -> Vec<[String; 7]> {
                 .map(step_text)
                 .unwrap_or_default();
             [
-                p.session.to_string()[..8].to_string(),
+                ShortId(p.session).to_string(),
                 time(p.started_at_ns),
                 tags.join(" "),
                 p.n.to_string(),
@@ -152,7 +152,7 @@ pub fn table(report: &HistoryReport, time: TimeFormat) -> String {
                 let _ = writeln!(
                     out,
                     "warning: change at session {}: {w}",
-                    &step.session.to_string()[..8]
+                    ShortId(step.session)
                 );
             }
         }
@@ -181,7 +181,7 @@ pub fn markdown(report: &HistoryReport, time: TimeFormat) -> String {
                 let _ = writeln!(
                     out,
                     "- warning: change at session {}: {}",
-                    &step.session.to_string()[..8],
+                    ShortId(step.session),
                     md_escape(&w.to_string())
                 );
             }

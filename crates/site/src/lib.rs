@@ -400,10 +400,6 @@ fn session_name(s: &StoredSession) -> String {
     Series::session_name(&s.info)
 }
 
-fn short_id(s: &StoredSession) -> String {
-    s.info.id.to_string().chars().take(8).collect()
-}
-
 /// `series` with only the configurations of `benchmark` (series without any left out).
 fn of_benchmark(series: &[Series], benchmark: &str) -> Vec<Series> {
     series

@@ -14,7 +14,7 @@ use anyhow::{bail, Context, Result};
 use uuid::Uuid;
 use vernier_engine::suite::find_suite;
 use vernier_engine::{build_plan, Interrupt, SignalEvent};
-use vernier_model::{Calibration, Options, Settings, StoredSession};
+use vernier_model::{Calibration, ConfigKey, Settings, StoredSession};
 use vernier_stats::{between_session_variance, SessionMedian};
 use vernier_store::Load;
 
@@ -231,8 +231,7 @@ fn wait_unless_interrupted(interrupt: &Interrupt, wait: Duration) -> bool {
 /// One configuration in one environment, over the calibration's sessions.
 struct Group {
     fingerprint: String,
-    benchmark: String,
-    options: Options,
+    config: ConfigKey,
     metric: String,
     medians: Vec<SessionMedian>,
     runs: u32,
@@ -245,39 +244,38 @@ fn estimate(
     created_at_ns: i64,
     sessions: &[StoredSession],
 ) -> Result<(Vec<Calibration>, Vec<String>)> {
-    let mut groups: BTreeMap<(String, String, String, String), Group> = BTreeMap::new();
+    let mut groups: BTreeMap<(String, ConfigKey, String), Group> = BTreeMap::new();
     let mut notes = Vec::new();
     for session in sessions {
         for config in &session.configurations {
             let r = &config.record;
-            let label = format!("{}:{}", r.benchmark, r.options.label());
+            let key = ConfigKey::new(&r.benchmark, &r.options);
             let values = config.values();
             if values.is_empty() {
                 continue;
             }
             if values.iter().any(|v| !(*v > 0.0 && v.is_finite())) {
                 notes.push(format!(
-                    "{label}: session {} left out, its values are not all positive",
+                    "{key}: session {} left out, its values are not all positive",
                     session.info.id
                 ));
                 continue;
             }
             let logs: Vec<f64> = values.iter().map(|v| v.ln()).collect();
-            let key = (
-                session.info.fingerprint.clone(),
-                r.benchmark.clone(),
-                serde_json::to_string(&r.options)?,
-                r.metric.name.clone(),
-            );
-            let g = groups.entry(key).or_insert_with(|| Group {
-                fingerprint: session.info.fingerprint.clone(),
-                benchmark: r.benchmark.clone(),
-                options: r.options.clone(),
-                metric: r.metric.name.clone(),
-                medians: Vec::new(),
-                runs: 0,
-                session_ids: Vec::new(),
-            });
+            let g = groups
+                .entry((
+                    session.info.fingerprint.clone(),
+                    key.clone(),
+                    r.metric.name.clone(),
+                ))
+                .or_insert_with(|| Group {
+                    fingerprint: session.info.fingerprint.clone(),
+                    config: key,
+                    metric: r.metric.name.clone(),
+                    medians: Vec::new(),
+                    runs: 0,
+                    session_ids: Vec::new(),
+                });
             g.medians.push(SessionMedian::of(&logs)?);
             g.runs += logs.len() as u32;
             g.session_ids.push(session.info.id);
@@ -289,10 +287,9 @@ fn estimate(
             // Sessions of one calibration differ in environment when something changed the
             // system between them (a sysctl, the kernel command line, ...).
             notes.push(format!(
-                "{}:{}: measured in {} session(s) of environment {}, two are needed (the \
+                "{}: measured in {} session(s) of environment {}, two are needed (the \
                  environment changed during the calibration; `vernier env diff` shows how)",
-                g.benchmark,
-                g.options.label(),
+                g.config,
                 g.medians.len(),
                 g.fingerprint
             ));
@@ -303,8 +300,8 @@ fn estimate(
             id: Uuid::new_v4(),
             created_at_ns,
             fingerprint: g.fingerprint,
-            benchmark: g.benchmark,
-            options: g.options,
+            benchmark: g.config.benchmark,
+            options: g.config.options,
             metric: g.metric,
             sessions: g.medians.len() as u32,
             runs: g.runs,

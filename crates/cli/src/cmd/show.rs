@@ -5,6 +5,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{bail, Result};
+use vernier_model::ConfigKey;
 use vernier_store::Load;
 
 use crate::cli::{ShowArgs, ShowFormat};
@@ -111,12 +112,8 @@ pub fn show(args: ShowArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
             }
             if args.monitors {
                 for c in &session.configurations {
-                    writeln!(
-                        text,
-                        "{}:{}: monitors",
-                        c.record.benchmark,
-                        c.record.options.label()
-                    )?;
+                    let config = ConfigKey::new(&c.record.benchmark, &c.record.options);
+                    writeln!(text, "{config}: monitors")?;
                     write!(text, "{}", vernier_report::monitors::monitor_text(c))?;
                     writeln!(text)?;
                 }
@@ -126,12 +123,8 @@ pub fn show(args: ShowArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
                 for c in &session.configurations {
                     if let Some(series) = vernier_report::monitors::series_text(c, key) {
                         found = true;
-                        writeln!(
-                            text,
-                            "{}:{}: {key}",
-                            c.record.benchmark,
-                            c.record.options.label()
-                        )?;
+                        let config = ConfigKey::new(&c.record.benchmark, &c.record.options);
+                        writeln!(text, "{config}: {key}")?;
                         text.push_str(&series);
                     }
                 }

@@ -3,7 +3,7 @@
 
 use maud::{html, Markup, Render};
 use vernier_analysis::ConfigSummary;
-use vernier_model::{Options, StoredConfiguration};
+use vernier_model::{ConfigKey, Options, StoredConfiguration};
 use vernier_plot::{Format, PlotError, Series};
 use vernier_report::monitors::MonitorSummary;
 
@@ -66,7 +66,7 @@ impl PageLabels {
         } else {
             loads
         };
-        let label = vernier_analysis::label(&self.benchmark, &rest, loads);
+        let label = ConfigKey::loaded(&self.benchmark, &rest, loads).to_string();
         match label.strip_prefix(&format!("{}:", self.benchmark)) {
             Some(options) => options.to_string(),
             None => label,

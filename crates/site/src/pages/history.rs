@@ -3,6 +3,7 @@
 
 use maud::{html, Markup, Render};
 use vernier_analysis::HistorySeries;
+use vernier_model::ShortId;
 use vernier_plot::{Format, PlotError, Size};
 use vernier_report::format::plural;
 
@@ -61,12 +62,7 @@ fn steps(s: &HistorySeries, k: usize, ci: &str) -> Markup {
             let point = &s.points[step.index];
             let tags: Vec<String> = point.tags.iter().map(|(k, v)| format!("{k}={v}")).collect();
             vec![
-                step.session
-                    .to_string()
-                    .chars()
-                    .take(8)
-                    .collect::<String>()
-                    .render(),
+                ShortId(step.session).to_string().render(),
                 html::utc(step.started_at_ns).render(),
                 tags.join(" ").render(),
                 format!("{} -> {}", step.before_sessions, step.after_sessions).render(),

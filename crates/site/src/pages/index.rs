@@ -3,12 +3,12 @@
 use std::collections::BTreeSet;
 
 use maud::{html, Markup};
-use vernier_model::StoredSession;
+use vernier_model::{ShortId, StoredSession};
 use vernier_report::format::{describe_session, plural};
 
 use super::{configurations, nav};
 use crate::html;
-use crate::{session_name, short_id, Site};
+use crate::{session_name, Site};
 
 pub fn index(site: &Site) -> String {
     let sessions = &site.input.sessions;
@@ -124,7 +124,7 @@ fn session_row(site: &Site, i: usize, s: &StoredSession) -> Markup {
             td.when title=(html::utc(s.info.started_at_ns)) {
                 (html::utc_minute(s.info.started_at_ns))
             }
-            td.id title=(s.info.id) { (short_id(s)) }
+            td.id title=(s.info.id) { (ShortId(s.info.id)) }
             td.word { (s.info.status.as_str()) }
             // What it ran, as `vernier sessions` says it; specs wrap at their separators.
             td.text { (html::label(&describe_session(s.info.suite.as_deref(), &s.info.specs))) }

@@ -3,14 +3,14 @@
 
 use maud::{html, Markup, Render};
 use vernier_model::monitor::SeriesKind;
-use vernier_model::StoredSession;
+use vernier_model::{ShortId, StoredSession};
 use vernier_plot::{Format, MonitorTrace, PlotError, Size};
 use vernier_report::format::plural;
 use vernier_report::monitors::{MonitorSummary, RecordedKey};
 
 use super::nav;
 use crate::html;
-use crate::{session_name, short_id, Site};
+use crate::{session_name, Site};
 
 pub fn monitors(site: &Site, m: usize) -> String {
     let (session, keys) = &site.monitors[m];
@@ -92,11 +92,7 @@ fn summaries(s: &StoredSession) -> Markup {
             @let summaries = vernier_report::monitors::monitor_summaries(c);
             @if !summaries.is_empty() {
                 h3 {
-                    (html::label(&vernier_analysis::label(
-                        &c.record.benchmark,
-                        &c.record.options,
-                        &c.record.loads,
-                    )))
+                    (html::label(&c.record.key().to_string()))
                 }
                 (html::table(
                     &["key", "unit", "runs", "median", "min", "max"],
@@ -134,8 +130,7 @@ pub fn monitor_figure(site: &Site, m: usize, k: usize) -> Result<Vec<u8>, PlotEr
         .configurations
         .iter()
         .filter_map(|c| {
-            let label =
-                vernier_analysis::label(&c.record.benchmark, &c.record.options, &c.record.loads);
+            let label = c.record.key().to_string();
             MonitorTrace::of(label, c, key)
         })
         .collect();
@@ -146,7 +141,7 @@ pub fn monitor_figure(site: &Site, m: usize, k: usize) -> Result<Vec<u8>, PlotEr
     vernier_plot::monitor(
         &traces,
         key,
-        &format!("{key} during the runs of {}", short_id(s)),
+        &format!("{key} during the runs of {}", ShortId(s.info.id)),
         Format::Svg,
         size,
     )
