@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use vernier_model::validate::MAX_DURATION_S;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -222,19 +223,20 @@ pub struct RunArgs {
     #[arg(long, value_name = "N")]
     pub max_runs: Option<u32>,
 
-    /// Minimum measured time per configuration, unless --max-time ends it first, seconds
-    /// [default: 0]
-    #[arg(long, value_name = "SECONDS")]
+    /// Minimum measured time per configuration, unless --max-time ends it first: seconds or
+    /// with units, 30, 90s, 1m30s [default: 0]
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration_or_zero)]
     pub min_time: Option<f64>,
 
-    /// Maximum time per configuration including warmups and setup waits, seconds; a bound
-    /// that wins over --min-runs and --min-time [default: 60]
-    #[arg(long, value_name = "SECONDS")]
+    /// Maximum time per configuration including warmups and setup waits: seconds or with
+    /// units, 60, 90s, 1m30s; a bound that wins over --min-runs and --min-time [default: 60]
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub max_time: Option<f64>,
 
-    /// Limit of one run, seconds; a run still going then is killed and fails [default: 10x the
-    /// configuration's longest run, 10x its duration option + 60, at least 60; 600 at first]
-    #[arg(long, value_name = "SECONDS", value_parser = parse_seconds)]
+    /// Limit of one run: seconds or with units, 600, 10m; a run still going then is killed and
+    /// fails [default: 10x the configuration's longest run, 10x its duration option + 60, at
+    /// least 60; 600 at first]
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub run_timeout: Option<f64>,
     /// The stopping rule's interval: confidence-sequence (anytime-valid) or fixed-n (the old
     /// rule, for measuring its coverage) [default: confidence-sequence]
@@ -427,8 +429,8 @@ pub struct MonitorArgs {
     pub spec: String,
 
     /// Length of one interval, each stored as a run with its histograms: a crash or reboot
-    /// loses at most the interval in progress. A number of seconds or with a unit: 300, 300s,
-    /// 5m, 1h
+    /// loses at most the interval in progress. A number of seconds or with units: 300, 300s,
+    /// 5m, 1h, 1h30m
     #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = parse_duration)]
     pub interval: f64,
 
@@ -662,13 +664,15 @@ pub struct CalibrateArgs {
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub warmup: u32,
 
-    /// Maximum time per configuration and session including warmups, seconds
-    #[arg(long, value_name = "SECONDS", default_value_t = 5.0)]
+    /// Maximum time per configuration and session including warmups: seconds or with units,
+    /// 5, 30s, 1m
+    #[arg(long, value_name = "DURATION", default_value_t = 5.0, value_parser = parse_duration)]
     pub max_time: f64,
 
-    /// Spread the session starts evenly over this many seconds, waiting in between, so the
-    /// estimate sees how the machine drifts on that time scale [default: back to back]
-    #[arg(long, value_name = "SECONDS", value_parser = parse_seconds)]
+    /// Spread the session starts evenly over this long (seconds or with units: 600, 10m, 2h),
+    /// waiting in between, so the estimate sees how the machine drifts on that time scale
+    /// [default: back to back]
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub spread: Option<f64>,
 
     /// Prepare the system for each session as `run --setup` does (use what you run with)
@@ -892,25 +896,39 @@ fn parse_fraction(text: &str) -> Result<f64, String> {
     }
 }
 
-/// A positive, finite number of seconds.
-/// A duration as cyclictest's -D takes it (`parse_time_string`, rt-tests src/lib/rt-utils.c):
-/// a plain number is seconds; `s`, `m`, `h` and `d` name the unit. Returns seconds.
-pub fn parse_duration(text: &str) -> Result<f64, String> {
+/// The forms every duration flag takes, for its error message.
+const DURATION_FORMS: &str =
+    "(such as 30 or 0.5), or with units (such as 90s, 1m30s, 5m, 1.5h or 2d)";
+
+/// A duration the user gave, in seconds: a plain number of seconds (`60`, `0.5`, what every
+/// duration flag has always taken) or humantime's form (`90s`, `1m30s`, `5m`, `1.5h`, `2d`;
+/// cyclictest's `-D` units s, m, h and d are among them, rt-tests src/lib/rt-utils.c
+/// `parse_time_string`). `None` for anything else, a negative duration and one beyond
+/// [`MAX_DURATION_S`].
+fn duration_s(text: &str) -> Option<f64> {
     let t = text.trim();
-    let (number, scale) = match t.char_indices().last() {
-        Some((i, 's')) => (&t[..i], 1.0),
-        Some((i, 'm')) => (&t[..i], 60.0),
-        Some((i, 'h')) => (&t[..i], 3_600.0),
-        Some((i, 'd')) => (&t[..i], 86_400.0),
-        _ => (t, 1.0),
+    let seconds = match t.parse::<f64>() {
+        Ok(v) => v,
+        Err(_) => humantime::parse_duration(t).ok()?.as_secs_f64(),
     };
-    match number.trim().parse::<f64>() {
-        Ok(v) if v.is_finite() && v > 0.0 && v * scale <= 1e9 => Ok(v * scale),
+    (seconds.is_finite() && (0.0..=MAX_DURATION_S).contains(&seconds)).then_some(seconds)
+}
+
+/// A duration greater than 0 ([`duration_s`]), in seconds.
+pub fn parse_duration(text: &str) -> Result<f64, String> {
+    match duration_s(text) {
+        Some(v) if v > 0.0 => Ok(v),
         _ => Err(format!(
-            "'{text}' is not a duration: a number of seconds greater than 0, or with a unit \
-             s, m, h or d (such as 300, 5m, 24h)"
+            "'{text}' is not a duration: a number of seconds greater than 0 {DURATION_FORMS}"
         )),
     }
+}
+
+/// A duration of 0 or more ([`duration_s`]), in seconds.
+fn parse_duration_or_zero(text: &str) -> Result<f64, String> {
+    duration_s(text).ok_or_else(|| {
+        format!("'{text}' is not a duration: a number of seconds of 0 or more {DURATION_FORMS}")
+    })
 }
 
 /// A load average limit: a number of at least 0.
@@ -919,15 +937,6 @@ fn parse_load(text: &str) -> Result<f64, String> {
         Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
         _ => Err(format!(
             "'{text}' is not a load average: a number of at least 0 (such as 0.5 or 2)"
-        )),
-    }
-}
-
-fn parse_seconds(text: &str) -> Result<f64, String> {
-    match text.trim().parse::<f64>() {
-        Ok(v) if v.is_finite() && v > 0.0 && v <= 1e9 => Ok(v),
-        _ => Err(format!(
-            "'{text}' is not a number of seconds greater than 0 (such as 30 or 0.5)"
         )),
     }
 }
@@ -974,5 +983,42 @@ mod tests {
         assert_eq!(parse_tag("kernel=A"), Ok(("kernel".into(), "A".into())));
         assert!(parse_tag("=A").is_err());
         assert!(parse_tag("kernel").is_err());
+    }
+
+    #[test]
+    fn durations_are_plain_seconds_or_with_units() {
+        for (text, seconds) in [
+            ("60", 60.0),
+            ("0.5", 0.5),
+            (" 300 ", 300.0),
+            ("90s", 90.0),
+            ("1m30s", 90.0),
+            ("5m", 300.0),
+            ("1.5h", 5400.0),
+            ("24h", 86_400.0),
+            ("2d", 172_800.0),
+            ("250ms", 0.25),
+            ("1e9", 1e9),
+        ] {
+            assert_eq!(parse_duration(text), Ok(seconds), "{text}");
+        }
+        for bad in [
+            "0", "0s", "-1", "5x", "m", "", "NaN", "inf", "1e10", "40years",
+        ] {
+            let e = parse_duration(bad).unwrap_err();
+            assert_eq!(
+                e,
+                format!(
+                    "'{bad}' is not a duration: a number of seconds greater than 0 (such as 30 \
+                     or 0.5), or with units (such as 90s, 1m30s, 5m, 1.5h or 2d)"
+                )
+            );
+        }
+        assert_eq!(parse_duration_or_zero("0"), Ok(0.0));
+        assert_eq!(parse_duration_or_zero("0s"), Ok(0.0));
+        assert_eq!(parse_duration_or_zero("1m"), Ok(60.0));
+        assert!(parse_duration_or_zero("-1")
+            .unwrap_err()
+            .contains("a number of seconds of 0 or more"));
     }
 }

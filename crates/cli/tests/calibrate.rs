@@ -174,7 +174,7 @@ fn bad_calibrate_arguments_exit_2_before_anything_runs() {
         (vec!["--runs", "1"], "--runs 1"),
         (vec!["nosuch"], "unknown benchmark 'nosuch'"),
         (vec!["--suite", "nosuch"], "unknown suite 'nosuch'"),
-        (vec!["--spread", "0"], "'0' is not a number of seconds"),
+        (vec!["--spread", "0"], "'0' is not a duration"),
     ] {
         let out = vernier(&db).arg("calibrate").args(&args).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{args:?}");

@@ -371,6 +371,31 @@ fn list_shows_benchmarks_suites_and_options() {
     assert!(!db.exists(), "list does not create a database");
 }
 
+/// Durations are plain seconds or humantime's form, and the session stores them in seconds.
+#[test]
+fn durations_take_units() {
+    let (_dir, db) = temp_db();
+    vernier(&db)
+        .args(["run", "mock:values=1/2", "--quiet", "--min-runs", "2"])
+        .args(["--max-runs", "2", "--warmup", "0"])
+        .args([
+            "--min-time",
+            "0s",
+            "--max-time",
+            "1m30s",
+            "--run-timeout",
+            "10m",
+        ])
+        .assert()
+        .success();
+    let out = vernier(&db).arg("export").output().unwrap();
+    assert!(out.status.success());
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let settings = &doc["sessions"][0]["settings"];
+    assert_eq!(settings["max_time_s"], 90.0, "{settings}");
+    assert_eq!(settings["min_time_s"], 0.0, "{settings}");
+}
+
 /// Bad input: one line naming what is wrong and what is valid, exit 2, no database written.
 #[test]
 fn bad_input_is_rejected_before_anything_runs() {
@@ -407,6 +432,14 @@ fn bad_input_is_rejected_before_anything_runs() {
         ),
         (&["run", "pipe", "pipe"], "is given twice"),
         (&["run", "pipe", "--run-timeout", "0"], "greater than 0"),
+        (
+            &["run", "pipe", "--max-time", "1m30x"],
+            "'1m30x' is not a duration: a number of seconds greater than 0",
+        ),
+        (
+            &["run", "pipe", "--min-time", "-1s"],
+            "a number of seconds of 0 or more (such as 30 or 0.5), or with units",
+        ),
     ];
     for (args, message) in cases {
         let out = vernier(&db).args(*args).output().unwrap();
