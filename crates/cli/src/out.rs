@@ -14,6 +14,7 @@ use std::os::unix::fs::{MetadataExt as _, PermissionsExt as _};
 use std::path::Path;
 
 use anyhow::{bail, Context as _, Result};
+use vernier_report::units::{self, TimeForm, Zone};
 
 /// Writing to standard output failed.
 #[derive(Debug)]
@@ -288,13 +289,10 @@ pub fn terminal_width() -> Option<u16> {
     (r == 0 && ws.ws_col > 0).then_some(ws.ws_col)
 }
 
-/// A Unix timestamp in nanoseconds as local time.
+/// A Unix timestamp in nanoseconds as local time, to the second: how the terminal shows when
+/// a session started.
 pub fn local_time(ns: i64) -> String {
-    use chrono::{Local, TimeZone};
-    Local
-        .timestamp_nanos(ns)
-        .format("%Y-%m-%d %H:%M:%S")
-        .to_string()
+    units::time(ns, Zone::Local, TimeForm::Second)
 }
 
 /// `print!` that returns a [`StdoutError`] through `?` instead of panicking.

@@ -5,7 +5,8 @@ use std::io::IsTerminal;
 use indicatif::{ProgressBar, ProgressStyle};
 use vernier_engine::stopping::{Precision, SettingsWarning};
 use vernier_engine::Event;
-use vernier_report::format::{duration_s, pct, sig};
+use vernier_report::format::{pct, sig};
+use vernier_report::units::duration_s;
 
 /// How progress is shown.
 pub enum Progress {

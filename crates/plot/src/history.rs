@@ -5,6 +5,7 @@
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use vernier_analysis::{Direction, HistorySeries, Verdict};
+use vernier_report::units::{self, TimeForm, Zone};
 
 use crate::labels::distinguish;
 use crate::style::{self, colour};
@@ -40,17 +41,18 @@ fn session_labels(series: &HistorySeries) -> Vec<String> {
     if series.points.len() > 1 && own.iter().all(|o| !o.is_empty()) {
         return own.iter().map(|o| o.join(",")).collect();
     }
-    let at = |p: &vernier_analysis::HistoryPoint, format: &str| {
-        chrono::DateTime::from_timestamp_nanos(p.started_at_ns)
-            .format(format)
-            .to_string()
-    };
-    let days: Vec<String> = series.points.iter().map(|p| at(p, "%Y-%m-%d")).collect();
+    let at =
+        |p: &vernier_analysis::HistoryPoint, form| units::time(p.started_at_ns, Zone::Utc, form);
+    let days: Vec<String> = series.points.iter().map(|p| at(p, TimeForm::Day)).collect();
     let distinct = days.iter().collect::<std::collections::BTreeSet<_>>().len();
     if distinct == days.len() {
         days
     } else {
-        series.points.iter().map(|p| at(p, "%m-%d %H:%M")).collect()
+        series
+            .points
+            .iter()
+            .map(|p| at(p, TimeForm::MonthMinute))
+            .collect()
     }
 }
 

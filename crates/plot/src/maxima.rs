@@ -7,6 +7,7 @@
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use vernier_analysis::LatencySummary;
+use vernier_report::units;
 
 use crate::latency::{tick_label, us};
 use crate::style::{self, colour};
@@ -29,11 +30,7 @@ pub fn maxima(
 /// largest of seconds, minutes, hours and days in which the span is at least 2, so that a
 /// 10-minute session reads 0 to 10 min and a week 0 to 7 d, with whole-numbered ticks.
 pub(crate) fn time_unit(span_ns: i64) -> (&'static str, f64) {
-    const UNITS: [(&str, f64); 4] = [("d", 86_400e9), ("h", 3_600e9), ("min", 60e9), ("s", 1e9)];
-    UNITS
-        .into_iter()
-        .find(|&(_, ns)| span_ns as f64 >= 2.0 * ns)
-        .unwrap_or(UNITS[UNITS.len() - 1])
+    units::unit_or_smallest(units::SPAN_NS, span_ns as f64, 2.0)
 }
 
 struct Maxima<'a> {

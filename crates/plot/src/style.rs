@@ -3,6 +3,7 @@
 use plotters::coord::{CoordTranslate, Shift};
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
+use vernier_report::units;
 
 use crate::{OrDraw, PlotError, FONT};
 
@@ -103,9 +104,6 @@ pub fn axis_caption_with_unit(name: &str, unit: &str, length: u32) -> String {
     format!("{}{unit}", fit(name, room, &axis_label()))
 }
 
-/// The decimal prefixes of [`compact`] by power of a thousand, from a million on.
-const PREFIXES: [(f64, &str); 4] = [(1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M")];
-
 /// A tick label of `v` on an axis from `lo` to `hi` that stays short however large the values
 /// (a memory counter's bytes): on an axis that reaches a million, every label scaled by the
 /// one decimal prefix of its largest value (`20G` for 2e10), with as many decimals as ticks
@@ -113,8 +111,8 @@ const PREFIXES: [(f64, &str); 4] = [(1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, 
 pub fn compact(v: f64, lo: f64, hi: f64) -> String {
     let step = (hi - lo) / 10.0;
     let largest = lo.abs().max(hi.abs());
-    match PREFIXES.iter().find(|(scale, _)| largest >= *scale) {
-        Some(&(scale, prefix)) => format!("{}{prefix}", trimmed(v / scale, step / scale)),
+    match units::unit_for(units::DECIMAL, largest, 1.0) {
+        Some((prefix, scale)) => format!("{}{prefix}", trimmed(v / scale, step / scale)),
         None => trimmed(v, step),
     }
 }

@@ -34,30 +34,6 @@ pub fn pct(v: f64) -> String {
     }
 }
 
-/// Seconds as a short duration: "4 s", "1 min 05 s", "2 h 05 min", "3 d 04 h", "over a year".
-pub fn duration_s(s: f64) -> String {
-    const MINUTE: u64 = 60;
-    const HOUR: u64 = 60 * MINUTE;
-    const DAY: u64 = 24 * HOUR;
-    if !s.is_finite() || s < 0.0 {
-        return "?".to_string();
-    }
-    if s < 60.0 {
-        return format!("{s:.0} s");
-    }
-    let total = s.round() as u64;
-    if total < HOUR {
-        format!("{} min {:02} s", total / MINUTE, total % MINUTE)
-    } else if total < DAY {
-        format!("{} h {:02} min", total / HOUR, total % HOUR / MINUTE)
-    } else if total < 365 * DAY {
-        format!("{} d {:02} h", total / DAY, total % DAY / HOUR)
-    } else {
-        // A session that runs until it is stopped (`vernier monitor` without --for).
-        "over a year".to_string()
-    }
-}
-
 /// `n` things, the noun in the plural unless `n` is 1: "1 configuration", "4 configurations".
 /// `what` is a noun whose plural adds an s.
 pub fn plural(n: usize, what: &str) -> String {
@@ -107,19 +83,8 @@ mod tests {
         assert_eq!(count_or_sig(501.0, 4), "501");
         assert_eq!(count_or_sig(21.5, 4), "21.50");
         assert_eq!(pct(0.0123), "1.2%");
-        assert_eq!(duration_s(65.2), "1 min 05 s");
         assert_eq!(plural(1, "configuration"), "1 configuration");
         assert_eq!(plural(0, "configuration"), "0 configurations");
         assert_eq!(plural(7, "session"), "7 sessions");
-    }
-
-    #[test]
-    fn durations_grow_into_larger_units() {
-        assert_eq!(duration_s(4.2), "4 s");
-        assert_eq!(duration_s(3599.0), "59 min 59 s");
-        assert_eq!(duration_s(2.0 * 3600.0 + 5.0 * 60.0 + 30.0), "2 h 05 min");
-        assert_eq!(duration_s(3.0 * 86400.0 + 4.0 * 3600.0), "3 d 04 h");
-        assert_eq!(duration_s(4.4e9), "over a year");
-        assert_eq!(duration_s(f64::NAN), "?");
     }
 }

@@ -12,3 +12,4 @@ pub mod history;
 pub mod latency;
 pub mod monitors;
 pub mod table;
+pub mod units;

@@ -9,6 +9,7 @@ use vernier_stats::{median, quantile};
 
 use crate::format::sig;
 use crate::table::columns;
+use crate::units;
 
 /// The monitor keys that a compact summary beside a result shows, in this order, where they
 /// were recorded: what a scheduler, memory or I/O result most often depends on.
@@ -164,18 +165,10 @@ impl Scale {
     /// The scale for values of a series of `unit` and `kind` (as the monitor recorded them),
     /// chosen by the largest of `values`.
     pub fn of(unit: &str, kind: SeriesKind, values: &[f64]) -> Scale {
-        const NS: &[(&str, f64)] = &[("s", 1e9), ("ms", 1e6), ("us", 1e3), ("ns", 1.0)];
-        const US: &[(&str, f64)] = &[("s", 1e6), ("ms", 1e3), ("us", 1.0)];
-        const BYTES: &[(&str, f64)] = &[
-            ("GiB", 1_073_741_824.0),
-            ("MiB", 1_048_576.0),
-            ("KiB", 1024.0),
-            ("B", 1.0),
-        ];
-        let steps = match unit {
-            "ns" => NS,
-            "us" => US,
-            "bytes" => BYTES,
+        let ladder = match unit {
+            "ns" => units::NS,
+            "us" => units::US,
+            "bytes" => units::BYTES,
             "count" => {
                 return Scale {
                     unit: String::new(),
@@ -196,11 +189,7 @@ impl Scale {
             .iter()
             .filter(|v| v.is_finite())
             .fold(0.0_f64, |m, v| m.max(v.abs()));
-        let (unit, divisor) = steps
-            .iter()
-            .copied()
-            .find(|(_, d)| largest >= *d)
-            .unwrap_or(steps[steps.len() - 1]);
+        let (unit, divisor) = units::unit_or_smallest(ladder, largest, 1.0);
         Scale {
             unit: unit.to_string(),
             divisor,

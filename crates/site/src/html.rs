@@ -265,21 +265,6 @@ pub fn interval(low: Option<f64>, high: Option<f64>) -> String {
     }
 }
 
-/// A time in nanoseconds since the epoch as UTC, to the second.
-pub fn utc(ns: i64) -> String {
-    chrono::DateTime::from_timestamp_nanos(ns)
-        .format("%Y-%m-%d %H:%M:%S UTC")
-        .to_string()
-}
-
-/// A time in nanoseconds since the epoch as UTC, to the minute, for a column whose heading says
-/// UTC.
-pub fn utc_minute(ns: i64) -> String {
-    chrono::DateTime::from_timestamp_nanos(ns)
-        .format("%Y-%m-%d %H:%M")
-        .to_string()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

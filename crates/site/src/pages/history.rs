@@ -6,6 +6,7 @@ use vernier_analysis::HistorySeries;
 use vernier_model::ShortId;
 use vernier_plot::{Format, PlotError, Size};
 use vernier_report::format::plural;
+use vernier_report::units;
 
 use super::nav;
 use crate::html::{self, interval, num};
@@ -63,7 +64,7 @@ fn steps(s: &HistorySeries, k: usize, ci: &str) -> Markup {
             let tags: Vec<String> = point.tags.iter().map(|(k, v)| format!("{k}={v}")).collect();
             vec![
                 ShortId(step.session).to_string().render(),
-                html::utc(step.started_at_ns).render(),
+                units::utc_named(step.started_at_ns).render(),
                 tags.join(" ").render(),
                 format!("{} -> {}", step.before_sessions, step.after_sessions).render(),
                 num(Some(step.before_median)).render(),

@@ -5,6 +5,7 @@ use std::collections::BTreeSet;
 use maud::{html, Markup};
 use vernier_model::{ShortId, StoredSession};
 use vernier_report::format::{describe_session, plural};
+use vernier_report::units::{self, TimeForm, Zone};
 
 use super::{configurations, nav};
 use crate::html;
@@ -121,8 +122,8 @@ fn session_row(site: &Site, i: usize, s: &StoredSession) -> Markup {
     let has_monitors = site.monitors.iter().any(|(x, _)| *x == i);
     html! {
         tr data-tags=(tags.join("\n")) {
-            td.when title=(html::utc(s.info.started_at_ns)) {
-                (html::utc_minute(s.info.started_at_ns))
+            td.when title=(units::utc_named(s.info.started_at_ns)) {
+                (units::time(s.info.started_at_ns, Zone::Utc, TimeForm::Minute))
             }
             td.id title=(s.info.id) { (ShortId(s.info.id)) }
             td.word { (s.info.status.as_str()) }

@@ -7,6 +7,7 @@ use vernier_model::{ShortId, StoredSession};
 use vernier_plot::{Format, MonitorTrace, PlotError, Size};
 use vernier_report::format::plural;
 use vernier_report::monitors::{MonitorSummary, RecordedKey};
+use vernier_report::units;
 
 use super::nav;
 use crate::html;
@@ -26,7 +27,7 @@ pub fn monitors(site: &Site, m: usize) -> String {
         .unwrap_or(0);
     let names: Vec<String> = keys.iter().map(|k| k.key.clone()).collect();
     let body = html! {
-        p { "Session " (s.info.id) " started " (html::utc(s.info.started_at_ns)) "." }
+        p { "Session " (s.info.id) " started " (units::utc_named(s.info.started_at_ns)) "." }
         h2 { "Series during the runs" }
         (html::switch("monitor-figures", "Series", &names, shown))
         div #monitor-figures {
