@@ -10,6 +10,7 @@ use vernier_analysis::{CompareReport, Comparison, NoiseSource};
 use vernier_model::{level_percent, Severity, StoredSession};
 
 use crate::format::{pct, sig};
+use crate::markup::{Align, Markdown, Markup};
 use crate::table::columns;
 
 fn opt(v: Option<f64>, f: impl Fn(f64) -> String) -> String {
@@ -171,56 +172,61 @@ pub fn side_findings(side: &str, sessions: &[StoredSession]) -> String {
     }
 }
 
-pub(crate) fn md_escape(text: &str) -> String {
-    text.replace('|', "\\|")
-}
+/// The alignment of compare's columns: the configuration and the verdict left, numbers right.
+const COLUMNS: [Align; 9] = [
+    Align::Left,
+    Align::Right,
+    Align::Right,
+    Align::Right,
+    Align::Right,
+    Align::Right,
+    Align::Right,
+    Align::Right,
+    Align::Left,
+];
 
 /// A GitHub-flavoured Markdown table with the summary as a list, for mailing lists and issues.
 pub fn markdown(report: &CompareReport) -> String {
+    markup(report, &Markdown)
+}
+
+/// The report in markup `m`: a table of the comparisons, one of the secondary metrics, then
+/// warnings, unmatched configurations and the summary as a list.
+pub fn markup(report: &CompareReport, m: &impl Markup) -> String {
+    let headers = headers(report.level);
     let mut out = String::new();
     if !report.comparisons.is_empty() {
-        let _ = writeln!(out, "| {} |", headers(report.level).join(" | "));
-        let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---:|---:|---|");
-        for c in &report.comparisons {
-            let cells: Vec<String> = row(c).iter().map(|s| md_escape(s)).collect();
-            let _ = writeln!(out, "| {} |", cells.join(" | "));
-        }
+        let rows: Vec<[String; 9]> = report.comparisons.iter().map(row).collect();
+        out.push_str(&m.table(&headers, &COLUMNS, &rows));
         out.push('\n');
     }
     if !report.secondary.is_empty() {
-        let _ = writeln!(
-            out,
-            "Other metrics of these configurations (not in the summary):\n"
-        );
-        let _ = writeln!(out, "| {} |", headers(report.level).join(" | "));
-        let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---:|---:|---|");
-        for c in &report.secondary {
-            let cells: Vec<String> = secondary_row(c).iter().map(|s| md_escape(s)).collect();
-            let _ = writeln!(out, "| {} |", cells.join(" | "));
-        }
+        out.push_str("Other metrics of these configurations (not in the summary):\n\n");
+        let rows: Vec<[String; 9]> = report.secondary.iter().map(secondary_row).collect();
+        out.push_str(&m.table(&headers, &COLUMNS, &rows));
         out.push('\n');
     }
     for c in &report.comparisons {
         for w in &c.warnings {
-            let _ = writeln!(
-                out,
-                "- warning: `{}`: {}",
-                c.label(),
-                md_escape(&w.to_string())
+            let text = format!(
+                "warning: {}: {}",
+                m.code(&c.label()),
+                m.escape(&w.to_string())
             );
+            out.push_str(&m.item(&text));
         }
     }
     for u in &report.unmatched {
-        let _ = writeln!(
-            out,
-            "- unmatched: `{}` ({}): {}",
-            unmatched_label(u),
+        let text = format!(
+            "unmatched: {} ({}): {}",
+            m.code(&unmatched_label(u)),
             u.side,
             u.reason
         );
+        out.push_str(&m.item(&text));
     }
     for l in summary_lines(report) {
-        let _ = writeln!(out, "- {l}");
+        out.push_str(&m.item(&l));
     }
     out
 }

@@ -8,8 +8,8 @@ use std::fmt::Write as _;
 use vernier_analysis::{HistoryReport, HistorySeries, Step};
 use vernier_model::{level_percent, ShortId};
 
-use crate::compare::md_escape;
 use crate::format::sig;
+use crate::markup::{Align, Markdown, Markup};
 use crate::table::columns;
 
 /// How a time (Unix nanoseconds) is written; the binary passes local time.
@@ -164,31 +164,45 @@ pub fn table(report: &HistoryReport, time: TimeFormat) -> String {
     out
 }
 
+/// The alignment of history's columns: the counts and values right.
+const COLUMNS: [Align; 7] = [
+    Align::Left,
+    Align::Left,
+    Align::Left,
+    Align::Right,
+    Align::Right,
+    Align::Right,
+    Align::Left,
+];
+
 /// A GitHub-flavoured Markdown table per series, for mailing lists and issues.
 pub fn markdown(report: &HistoryReport, time: TimeFormat) -> String {
+    markup(report, time, &Markdown)
+}
+
+/// The report in markup `m`: per series its title and a table, the warnings of its steps as a
+/// list; then the summary as a list.
+pub fn markup(report: &HistoryReport, time: TimeFormat, m: &impl Markup) -> String {
+    let headers = headers(report);
     let mut out = String::new();
     for s in &report.series {
-        let _ = writeln!(out, "**{}**\n", md_escape(&title(s)));
-        let _ = writeln!(out, "| {} |", headers(report).join(" | "));
-        let _ = writeln!(out, "|---|---|---|---:|---:|---:|---|");
-        for r in rows(s, time) {
-            let cells: Vec<String> = r.iter().map(|c| md_escape(c)).collect();
-            let _ = writeln!(out, "| {} |", cells.join(" | "));
-        }
+        out.push_str(&m.strong(&m.escape(&title(s))));
+        out.push_str("\n\n");
+        out.push_str(&m.table(&headers, &COLUMNS, &rows(s, time)));
         out.push('\n');
         for step in &s.steps {
             for w in step.warnings.iter() {
-                let _ = writeln!(
-                    out,
-                    "- warning: change at session {}: {}",
+                let text = format!(
+                    "warning: change at session {}: {}",
                     ShortId(step.session),
-                    md_escape(&w.to_string())
+                    m.escape(&w.to_string())
                 );
+                out.push_str(&m.item(&text));
             }
         }
     }
     for l in summary_lines(report) {
-        let _ = writeln!(out, "- {}", md_escape(&l));
+        out.push_str(&m.item(&m.escape(&l)));
     }
     out
 }

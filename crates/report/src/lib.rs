@@ -10,6 +10,7 @@ pub mod format;
 pub mod histogram;
 pub mod history;
 pub mod latency;
+pub mod markup;
 pub mod monitors;
 pub mod table;
 pub mod units;
