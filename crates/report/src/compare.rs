@@ -10,7 +10,8 @@ use vernier_analysis::{CompareReport, Comparison, NoiseSource};
 use vernier_model::{level_percent, Severity, StoredSession};
 
 use crate::format::{pct, sig};
-use crate::markup::{Align, Markdown, Markup};
+use crate::markup::Align::{self, Left as L, Right as R};
+use crate::markup::{Markdown, Markup};
 use crate::table::columns;
 
 fn opt(v: Option<f64>, f: impl Fn(f64) -> String) -> String {
@@ -173,17 +174,7 @@ pub fn side_findings(side: &str, sessions: &[StoredSession]) -> String {
 }
 
 /// The alignment of compare's columns: the configuration and the verdict left, numbers right.
-const COLUMNS: [Align; 9] = [
-    Align::Left,
-    Align::Right,
-    Align::Right,
-    Align::Right,
-    Align::Right,
-    Align::Right,
-    Align::Right,
-    Align::Right,
-    Align::Left,
-];
+const COLUMNS: [Align; 9] = [L, R, R, R, R, R, R, R, L];
 
 /// A GitHub-flavoured Markdown table with the summary as a list, for mailing lists and issues.
 pub fn markdown(report: &CompareReport) -> String {

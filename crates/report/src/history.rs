@@ -9,7 +9,8 @@ use vernier_analysis::{HistoryReport, HistorySeries, Step};
 use vernier_model::{level_percent, ShortId};
 
 use crate::format::sig;
-use crate::markup::{Align, Markdown, Markup};
+use crate::markup::Align::{self, Left as L, Right as R};
+use crate::markup::{Markdown, Markup};
 use crate::table::columns;
 
 /// How a time (Unix nanoseconds) is written; the binary passes local time.
@@ -165,15 +166,7 @@ pub fn table(report: &HistoryReport, time: TimeFormat) -> String {
 }
 
 /// The alignment of history's columns: the counts and values right.
-const COLUMNS: [Align; 7] = [
-    Align::Left,
-    Align::Left,
-    Align::Left,
-    Align::Right,
-    Align::Right,
-    Align::Right,
-    Align::Left,
-];
+const COLUMNS: [Align; 7] = [L, L, L, R, R, R, L];
 
 /// A GitHub-flavoured Markdown table per series, for mailing lists and issues.
 pub fn markdown(report: &HistoryReport, time: TimeFormat) -> String {
