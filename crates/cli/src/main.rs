@@ -7,11 +7,10 @@
 
 mod cli;
 mod cmd;
-mod config;
 mod db;
-mod host;
 mod out;
 mod progress;
+mod session;
 
 use std::process::ExitCode;
 
@@ -24,7 +23,7 @@ fn main() -> ExitCode {
         Err(e) => return usage_error(e),
     };
     // Benchmarks of the user's own, in the controller and in every run's child alike.
-    if let Some(dir) = config::benchmark_dir() {
+    if let Some(dir) = vernier_app::config::benchmark_dir() {
         vernier_bench::user::set_dir(dir);
     }
     let result = cmd::dispatch(cli).and_then(|code| {

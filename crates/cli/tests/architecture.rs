@@ -73,13 +73,19 @@ const FORBIDDEN: &[(&str, &str, &str)] = &[
     ("engine", "cli", "only the binary wires the parts together"),
     (
         "engine",
+        "app",
+        "the engine runs the plan it is given; the application layer makes and drives it",
+    ),
+    (
+        "engine",
         "store",
         "the engine records through vernier_model::Recorder",
     ),
     (
         "engine",
         "setup",
-        "a child's own setup is in sys::sched; session setup and restore are the binary's",
+        "a child's own setup is in sys::sched; session setup and restore are the application \
+         layer's",
     ),
     (
         "load",
@@ -89,7 +95,42 @@ const FORBIDDEN: &[(&str, &str, &str)] = &[
     (
         "engine",
         "load",
-        "the engine reaches loads through its per-run hooks, which the binary fills",
+        "the engine reaches loads through its per-run hooks, which the application layer fills",
+    ),
+    (
+        "app",
+        "cli",
+        "the application layer returns what happened; only the binary parses flags and prints",
+    ),
+    (
+        "app",
+        "report",
+        "the application layer returns data; the binary presents it through report",
+    ),
+    (
+        "app",
+        "plot",
+        "the application layer returns data; figures are drawn by the binary's commands",
+    ),
+    (
+        "app",
+        "site",
+        "the application layer runs sessions; the site is made by the binary's commands",
+    ),
+    (
+        "report",
+        "app",
+        "report presents results; it never runs a session",
+    ),
+    (
+        "plot",
+        "app",
+        "figures show results; they never run a session",
+    ),
+    (
+        "site",
+        "app",
+        "the site shows stored sessions; it never runs one",
     ),
 ];
 

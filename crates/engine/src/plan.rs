@@ -159,16 +159,7 @@ pub fn build_plan(
             })?;
         for (name, _) in &spec.options {
             if info.option(name).is_none() && !info.takes_parameter(name) {
-                return Err(PlanError::UnknownOption {
-                    benchmark: info.name.to_string(),
-                    option: name.clone(),
-                    valid: info
-                        .options
-                        .iter()
-                        .map(|o| o.name)
-                        .collect::<Vec<_>>()
-                        .join(", "),
-                });
+                return Err(unknown_option(info, name));
             }
         }
         for combo in expand(&spec) {
@@ -179,19 +170,7 @@ pub fn build_plan(
                     .insert(option.name.to_string(), option.default_value(online_cpus));
             }
             for (name, value) in combo {
-                let value = match info.option(&name) {
-                    Some(option) => option.parse(&value)?,
-                    // The grammar leaves no value empty; what a parameter must be is the
-                    // benchmark's to check (below).
-                    None if info.takes_parameter(&name) => OptionValue::Text(value),
-                    None => {
-                        return Err(PlanError::UnknownOption {
-                            benchmark: info.name.to_string(),
-                            option: name.clone(),
-                            valid: String::new(),
-                        })
-                    }
-                };
+                let value = option_value(info, &name, &value)?;
                 options.0.insert(name, value);
             }
             let mut configuration = PlannedConfiguration {
@@ -216,6 +195,37 @@ pub fn build_plan(
         settings,
         specs: specs.to_vec(),
     })
+}
+
+/// The value of option `name` of benchmark `info` given as `value` in a spec: parsed by the
+/// option's type, or as text for a parameter of a benchmark that takes them (the grammar
+/// leaves no value empty; what a parameter must be is the benchmark's to check). `vernier run`
+/// plans with it and `vernier history` matches stored configurations with it, so that
+/// `interval=1ms` means 1000 to both.
+pub fn option_value(
+    info: &BenchmarkInfo,
+    name: &str,
+    value: &str,
+) -> Result<OptionValue, PlanError> {
+    match info.option(name) {
+        Some(option) => Ok(option.parse(value)?),
+        None if info.takes_parameter(name) => Ok(OptionValue::Text(value.to_string())),
+        None => Err(unknown_option(info, name)),
+    }
+}
+
+/// That benchmark `info` has no option `name`, with the valid ones.
+fn unknown_option(info: &BenchmarkInfo, name: &str) -> PlanError {
+    PlanError::UnknownOption {
+        benchmark: info.name.to_string(),
+        option: name.to_string(),
+        valid: info
+            .options
+            .iter()
+            .map(|o| o.name)
+            .collect::<Vec<_>>()
+            .join(", "),
+    }
 }
 
 /// The built-in benchmark `info` describes: the same name, version and options (tests plan
@@ -319,6 +329,29 @@ mod tests {
     fn plan(specs: &[&str]) -> Result<Plan, PlanError> {
         let specs: Vec<String> = specs.iter().map(|s| s.to_string()).collect();
         build_plan(&specs, Settings::default(), &benchmarks(), 2)
+    }
+
+    #[test]
+    fn an_option_value_is_what_the_plan_resolves() {
+        let infos = benchmarks();
+        let info = &infos[0];
+        let groups = option_value(info, "groups", "4").unwrap();
+        assert_eq!(groups, OptionValue::UInt(4));
+        let planned = plan_with(&["hackbench:groups=4"]);
+        assert_eq!(
+            planned.configurations[0].options.get("groups"),
+            Some(&groups)
+        );
+        assert!(option_value(info, "groups", "0").is_err());
+        let unknown = option_value(info, "group", "4").unwrap_err().to_string();
+        assert_eq!(
+            unknown,
+            "benchmark 'hackbench' has no option 'group'; valid options: groups, ipc, workers"
+        );
+        assert_eq!(
+            plan(&["hackbench:group=4"]).unwrap_err().to_string(),
+            unknown
+        );
     }
 
     #[test]

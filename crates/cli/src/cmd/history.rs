@@ -7,8 +7,8 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use uuid::Uuid;
 use vernier_analysis::{CompareSettings, ConfigFilter, HistorySettings, DEFAULT_THRESHOLD};
+use vernier_engine::plan::option_value;
 use vernier_engine::spec::{expand, parse_benchmark_spec};
-use vernier_engine::PlanError;
 use vernier_model::{BenchmarkInfo, OptionValue, StoredSession, CONFIDENCE_LEVEL};
 use vernier_report::history::{markdown, table};
 use vernier_stats::ChangePointSettings;
@@ -20,7 +20,7 @@ use crate::out::{local_time, out, printable_lines};
 
 pub fn history(args: HistoryArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
     // The user's own benchmarks are SPECs too.
-    let benchmarks = crate::config::benchmark_infos(&args.args)?;
+    let benchmarks = vernier_app::config::benchmark_infos(&args.args)?;
     let mut selectors = Vec::new();
     let mut filters = Vec::new();
     for arg in &args.args {
@@ -82,29 +82,14 @@ fn spec_name<'a>(arg: &str, benchmarks: &'a [BenchmarkInfo]) -> Option<&'a Bench
 }
 
 /// The configurations a SPEC names: its benchmark, and each option given with the values of
-/// its list, parsed as `vernier run` parses them (so `interval=1ms` matches a stored 1000).
+/// its list, parsed by the function `vernier run` plans with (so `interval=1ms` matches a
+/// stored 1000).
 fn filter(text: &str, info: &BenchmarkInfo) -> Result<ConfigFilter> {
     let spec = parse_benchmark_spec(text)?;
     let mut options: Vec<(String, Vec<OptionValue>)> = Vec::new();
     for combo in expand(&spec) {
         for (name, value) in combo {
-            let value = match info.option(&name) {
-                Some(option) => option.parse(&value).map_err(PlanError::from)?,
-                None if info.takes_parameter(&name) => OptionValue::Text(value),
-                None => {
-                    return Err(PlanError::UnknownOption {
-                        benchmark: info.name.to_string(),
-                        option: name,
-                        valid: info
-                            .options
-                            .iter()
-                            .map(|o| o.name)
-                            .collect::<Vec<_>>()
-                            .join(", "),
-                    }
-                    .into())
-                }
-            };
+            let value = option_value(info, &name, &value)?;
             match options.iter_mut().find(|(n, _)| *n == name) {
                 Some((_, values)) if !values.contains(&value) => values.push(value),
                 Some(_) => {}

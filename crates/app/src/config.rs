@@ -3,6 +3,10 @@
 
 use std::path::PathBuf;
 
+use vernier_model::BenchmarkInfo;
+
+use crate::AppError;
+
 /// `vernier/` in the user's configuration directory, when there is one.
 fn config_root() -> Option<PathBuf> {
     dirs::config_dir().map(|d| d.join("vernier"))
@@ -22,7 +26,7 @@ pub fn benchmark_dir() -> Option<PathBuf> {
 /// What a plan of `specs` is checked against: the built-in benchmarks and the usable ones of
 /// the user's own. A user benchmark that cannot describe itself is an error only when a spec
 /// names it.
-pub fn benchmark_infos(specs: &[String]) -> anyhow::Result<Vec<vernier_model::BenchmarkInfo>> {
+pub fn benchmark_infos(specs: &[String]) -> Result<Vec<BenchmarkInfo>, AppError> {
     use vernier_bench::Benchmark as _;
     let mut infos: Vec<_> = vernier_bench::all().iter().map(|b| b.info()).collect();
     let named: Vec<&str> = specs
@@ -35,7 +39,9 @@ pub fn benchmark_infos(specs: &[String]) -> anyhow::Result<Vec<vernier_model::Be
         }
         match vernier_bench::user::load(&name) {
             Some(Ok(benchmark)) => infos.push(benchmark.info()),
-            Some(Err(e)) if named.contains(&name.as_str()) => anyhow::bail!("{e}"),
+            Some(Err(e)) if named.contains(&name.as_str()) => {
+                return Err(AppError::UserBenchmark(e))
+            }
             _ => {}
         }
     }
