@@ -8,8 +8,8 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use uuid::Uuid;
 use vernier_analysis::{estimate_calibration, CalibrationNote};
-use vernier_engine::{build_plan, Interrupt};
-use vernier_model::{Calibration, Settings, SettingsLayer, StoredSession};
+use vernier_engine::Interrupt;
+use vernier_model::{Calibration, SettingsLayer, StoredSession};
 use vernier_store::{Access, Load, Location};
 
 use crate::request::{resolve_specs, SessionRequest};
@@ -79,7 +79,8 @@ pub fn calibrate(
     signals: &mut Signals,
     observer: &mut dyn Observer,
 ) -> Result<CalibrationEnd, AppError> {
-    // Everything the user can get wrong is checked before anything runs.
+    // Everything the user can get wrong is checked before anything runs: the calibration's
+    // own bounds, then its first session as every session is checked.
     if !(2..=MAX_SESSIONS).contains(&request.sessions) {
         return Err(AppError::CalibrationSessions(request.sessions));
     }
@@ -87,85 +88,19 @@ pub fn calibrate(
         return Err(AppError::CalibrationRuns(request.runs));
     }
     let (_, specs) = resolve_specs(&request.specs, request.suite.as_deref())?;
-    let settings = SettingsLayer {
-        warmup: Some(request.warmup),
-        min_runs: Some(request.runs),
-        max_runs: Some(request.runs),
-        max_time_s: Some(request.max_time_s),
-        ..SettingsLayer::default()
-    };
-    let mut check = Settings::default();
-    settings.apply(&mut check);
-    let online_cpus = vernier_sys::cpulist::online_cpus().len() as u32;
-    let infos = crate::config::benchmark_infos(&specs)?;
-    build_plan(&specs, check, &infos, online_cpus)?;
-    vernier_setup::plan_setup(&request.setup, &vernier_sys::Roots::real())?;
+    let id = Uuid::new_v4();
+    crate::session::check(&session_request(request, &specs, id, 1), &mut Unobserved)?;
     // From here a signal ends the session in progress, or the wait for the next one.
     signals.watch()?;
-
-    let id = Uuid::new_v4();
     let tag = format!("calibration={id}");
-    let interrupted = |signals: &Signals, in_session: bool| CalibrationEnd::Interrupted {
-        signal: signals.interrupt().signal(),
-        tag: tag.clone(),
-        in_session,
-    };
-    let started = Instant::now();
-    for index in 1..=request.sessions {
-        let start_at = session_start(request.spread_s, index, request.sessions);
-        let wait = start_at.saturating_sub(started.elapsed());
-        if !wait.is_zero() {
-            observer.notice(&Notice::CalibrationWaits {
-                index,
-                sessions: request.sessions,
-                wait,
-            });
-            if !wait_unless_interrupted(signals.interrupt(), wait) {
-                return Ok(interrupted(signals, false));
-            }
-        }
-        observer.notice(&Notice::CalibrationSession {
-            index,
-            sessions: request.sessions,
+    if let Sessions::Interrupted { in_session } =
+        run_sessions(request, &specs, id, database, signals, observer)?
+    {
+        return Ok(CalibrationEnd::Interrupted {
+            signal: signals.interrupt().signal(),
+            tag,
+            in_session,
         });
-        let session = SessionRequest {
-            specs: specs.clone(),
-            settings: settings.clone(),
-            setup: request.setup.clone(),
-            tags: vec![
-                ("calibration".to_string(), id.to_string()),
-                ("calibration-session".to_string(), index.to_string()),
-            ],
-            ..SessionRequest::default()
-        };
-        let failed = |detail: String| AppError::CalibrationSessionFailed { index, detail };
-        match run_session(&session, database, signals, observer) {
-            Ok(SessionEnd::Ran(ran)) => match ran.ending {
-                Ending::Completed | Ending::Ended => {}
-                Ending::Interrupted { .. } => return Ok(interrupted(signals, true)),
-                Ending::Failed { failures } => {
-                    let list: Vec<String> = failures
-                        .iter()
-                        .map(|(label, error)| format!("{label}: {error}"))
-                        .collect();
-                    return Err(failed(list.join("; ")));
-                }
-            },
-            Ok(SessionEnd::NotStarted { .. }) => return Ok(interrupted(signals, false)),
-            Ok(SessionEnd::Skipped { reason, .. }) => {
-                return Err(failed(format!("skipped: {reason}")))
-            }
-            Err(e) => {
-                return Err(AppError::CalibrationSession {
-                    index,
-                    source: Box::new(e),
-                })
-            }
-        }
-        // A signal after the session's last run: it is complete, and no further one starts.
-        if signals.interrupt().is_requested() {
-            return Ok(interrupted(signals, false));
-        }
     }
 
     let mut store = database::open(database, Access::Create)?;
@@ -198,6 +133,110 @@ pub fn calibrate(
         back_to_back: request.spread_s.is_none(),
         location: store.location().clone(),
     }))
+}
+
+/// Session `index` (from 1) of calibration `id`: the specs with the calibration's repetition
+/// (no suite's settings, monitors or tags), the setup given, tagged with both.
+fn session_request(
+    request: &CalibrationRequest,
+    specs: &[String],
+    id: Uuid,
+    index: u32,
+) -> SessionRequest {
+    SessionRequest {
+        specs: specs.to_vec(),
+        settings: SettingsLayer {
+            warmup: Some(request.warmup),
+            min_runs: Some(request.runs),
+            max_runs: Some(request.runs),
+            max_time_s: Some(request.max_time_s),
+            ..SettingsLayer::default()
+        },
+        setup: request.setup.clone(),
+        tags: vec![
+            ("calibration".to_string(), id.to_string()),
+            ("calibration-session".to_string(), index.to_string()),
+        ],
+        ..SessionRequest::default()
+    }
+}
+
+/// How the calibration's sessions ended.
+enum Sessions {
+    /// Every one ran to its end.
+    Done,
+    /// A signal ended them; `in_session`: during a session, whose completed runs are stored.
+    Interrupted { in_session: bool },
+}
+
+/// Runs the calibration's sessions, each at its start time.
+fn run_sessions(
+    request: &CalibrationRequest,
+    specs: &[String],
+    id: Uuid,
+    database: &Location,
+    signals: &mut Signals,
+    observer: &mut dyn Observer,
+) -> Result<Sessions, AppError> {
+    let sessions = request.sessions;
+    let started = Instant::now();
+    for index in 1..=sessions {
+        let start_at = session_start(request.spread_s, index, sessions);
+        let wait = start_at.saturating_sub(started.elapsed());
+        if !wait.is_zero() {
+            observer.notice(&Notice::CalibrationWaits {
+                index,
+                sessions,
+                wait,
+            });
+            if !wait_unless_interrupted(signals.interrupt(), wait) {
+                return Ok(Sessions::Interrupted { in_session: false });
+            }
+        }
+        observer.notice(&Notice::CalibrationSession { index, sessions });
+        let session = session_request(request, specs, id, index);
+        let failed = |detail: String| AppError::CalibrationSessionFailed { index, detail };
+        match run_session(&session, database, signals, observer) {
+            Ok(SessionEnd::Ran(ran)) => match ran.ending {
+                Ending::Completed | Ending::Ended => {}
+                Ending::Interrupted { .. } => {
+                    return Ok(Sessions::Interrupted { in_session: true })
+                }
+                Ending::Failed { failures } => {
+                    let list: Vec<String> = failures
+                        .iter()
+                        .map(|(label, error)| format!("{label}: {error}"))
+                        .collect();
+                    return Err(failed(list.join("; ")));
+                }
+            },
+            Ok(SessionEnd::NotStarted { .. }) => {
+                return Ok(Sessions::Interrupted { in_session: false })
+            }
+            Ok(SessionEnd::Skipped { reason, .. }) => {
+                return Err(failed(format!("skipped: {reason}")))
+            }
+            Err(e) => {
+                return Err(AppError::CalibrationSession {
+                    index,
+                    source: Box::new(e),
+                })
+            }
+        }
+        // A signal after the session's last run: it is complete, and no further one starts.
+        if signals.interrupt().is_requested() {
+            return Ok(Sessions::Interrupted { in_session: false });
+        }
+    }
+    Ok(Sessions::Done)
+}
+
+/// The up-front check's progress: each session says its own notices when it runs.
+struct Unobserved;
+
+impl Observer for Unobserved {
+    fn event(&mut self, _: &vernier_engine::Event) {}
+    fn notice(&mut self, _: &Notice) {}
 }
 
 /// When session `i` (1-based) of `sessions` starts, after the first: spread evenly over

@@ -15,14 +15,16 @@
 //!    summarized for the caller to show.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
 use uuid::Uuid;
 use vernier_analysis::ConfigSummary;
 use vernier_engine::suite::{Suite, SuiteSource};
-use vernier_engine::{build_plan, Event, Plan, ProcessExecutor, RunTimeout, SessionOptions};
+use vernier_engine::{
+    build_plan, Event, Interrupt, Plan, ProcessExecutor, RunTimeout, SessionOptions, SessionOutcome,
+};
 use vernier_load::LoadPlan;
 use vernier_model::{Environment, Finding, SessionStatus};
 use vernier_monitor::MonitorSpec;
@@ -108,7 +110,7 @@ pub enum Ending {
 }
 
 /// A request checked into what runs: nothing in the database or on the system has changed.
-struct Checked {
+pub(crate) struct Checked {
     suite: Option<Suite>,
     plan: Plan,
     run_timeout_s: Option<f64>,
@@ -143,26 +145,31 @@ pub fn run_session(
     }
     let findings = system_check(&checked.roots);
 
-    let session_id = Uuid::new_v4();
+    let id = Uuid::new_v4();
     let record = host::session_record();
     // Work directories of benchmarks prepared once per session (compile's kernel tree): the
     // engine removes it at the end, leaving at once on a repeated signal removes it too.
-    let work_root = std::env::temp_dir().join(format!("vernier-work-{session_id}"));
+    let work_root = std::env::temp_dir().join(format!("vernier-work-{id}"));
     signals.watch()?;
     let _in_session = signals.session(Leaving {
         record: record.clone(),
         database: store.location().clone(),
-        session: session_id,
+        session: id,
         work_root: work_root.clone(),
     });
     let interrupt = Arc::clone(signals.interrupt());
     // From here on the system may change; the guard restores it when dropped, also on error
     // and panic, and a repeated signal restores from the record before leaving at once.
-    let mut guard = match apply_setup(&checked, session_id, &request.busy, store.as_ref(), {
-        let interrupt = Arc::clone(&interrupt);
-        move || interrupt.is_requested()
-    })? {
-        Applied::Guard(guard) => guard,
+    let waiting = Arc::clone(&interrupt);
+    let guard = match apply_setup(
+        &checked,
+        id,
+        &record,
+        &request.busy,
+        store.as_ref(),
+        move || waiting.is_requested(),
+    )? {
+        Applied::Guard(guard) => guard.map(|g| g.with_cancel_flag(interrupt.flag())),
         Applied::Busy(reason) => {
             return record_skipped(store.as_mut(), request, checked, environment, &reason)
         }
@@ -171,60 +178,29 @@ pub fn run_session(
                 signal: interrupt.signal(),
             })
         }
-    }
-    .map(|g| g.with_cancel_flag(interrupt.flag()));
-
-    let Checked {
-        suite,
-        plan,
-        run_timeout_s,
-        tags,
-        monitors,
-        loads,
-        setup,
-        setup_plan,
-        exe,
-        ..
-    } = checked;
-    let mut executor = ProcessExecutor::new(exe, vec!["__child".to_string()]);
-    executor.monitors = monitors.clone();
-    if let Some(seconds) = run_timeout_s {
-        executor.timeout = RunTimeout::Fixed(Duration::from_secs_f64(seconds));
-    }
+    };
     let options = SessionOptions {
-        id: Some(session_id),
-        suite: suite.map(|s| s.name),
-        tags,
+        id: Some(id),
+        suite: checked.suite.as_ref().map(|s| s.name.clone()),
+        tags: checked.tags.clone(),
         note: request.note.clone(),
         environment,
         vernier_version: crate::VERSION.to_string(),
         findings,
-        setup,
-        monitors: monitors.iter().map(ToString::to_string).collect(),
-        loads: loads.canonical(),
-        child_setup: setup_plan.child.clone(),
+        setup: checked.setup.clone(),
+        monitors: checked.monitors.iter().map(ToString::to_string).collect(),
+        loads: checked.loads.canonical(),
+        child_setup: checked.setup_plan.child.clone(),
         work_root: Some(work_root),
     };
-    let mut hooks = PerRunHooks {
-        setup: guard.as_mut(),
-        loads,
-        running: None,
-    };
-    let outcome = vernier_engine::run_session(
-        &plan,
+    let outcome = measure(
+        &checked,
         options,
-        &mut executor,
-        &mut hooks,
+        guard,
         store.as_mut(),
         &interrupt,
-        &mut |event| observer.event(event),
-    );
-    // Loads left running by an error end here, before the system is restored.
-    drop(hooks);
-    if let Some(mut g) = guard.take() {
-        g.restore().map_err(AppError::Restore)?;
-    }
-    let outcome = outcome?;
+        observer,
+    )?;
 
     let session = database::load_for_display(store.as_ref(), outcome.session, Load::DISTRIBUTIONS)
         .map_err(|e| AppError::ReadBack(Box::new(e)))?;
@@ -247,8 +223,49 @@ pub fn run_session(
     }))
 }
 
+/// Runs the checked plan through the engine, with the setup `guard` holds and the loads
+/// around every measured run, then ends the loads and restores the system, also when the
+/// engine failed.
+fn measure(
+    checked: &Checked,
+    options: SessionOptions,
+    mut guard: Option<SetupGuard>,
+    store: &mut dyn Store,
+    interrupt: &Interrupt,
+    observer: &mut dyn Observer,
+) -> Result<SessionOutcome, AppError> {
+    let mut executor = ProcessExecutor::new(checked.exe.clone(), vec!["__child".to_string()]);
+    executor.monitors = checked.monitors.clone();
+    if let Some(seconds) = checked.run_timeout_s {
+        executor.timeout = RunTimeout::Fixed(Duration::from_secs_f64(seconds));
+    }
+    let mut hooks = PerRunHooks {
+        setup: guard.as_mut(),
+        loads: checked.loads.clone(),
+        running: None,
+    };
+    let outcome = vernier_engine::run_session(
+        &checked.plan,
+        options,
+        &mut executor,
+        &mut hooks,
+        store,
+        interrupt,
+        &mut |event| observer.event(event),
+    );
+    // Loads left running by an error end here, before the system is restored.
+    drop(hooks);
+    if let Some(mut g) = guard.take() {
+        g.restore().map_err(AppError::Restore)?;
+    }
+    Ok(outcome?)
+}
+
 /// Checks `request` into what runs, before the database or the system is touched.
-fn check(request: &SessionRequest, observer: &mut dyn Observer) -> Result<Checked, AppError> {
+pub(crate) fn check(
+    request: &SessionRequest,
+    observer: &mut dyn Observer,
+) -> Result<Checked, AppError> {
     let (suite, specs) = resolve_specs(&request.specs, request.suite.as_deref())?;
     let (settings, run_timeout_s) = layered_settings(suite.as_ref(), &request.settings)?;
     // A list given on the command line replaces the suite's.
@@ -419,15 +436,15 @@ enum Applied {
 fn apply_setup(
     checked: &Checked,
     session: Uuid,
+    record: &Path,
     busy: &BusyPolicy,
     store: &dyn Store,
     interrupted: impl Fn() -> bool,
 ) -> Result<Applied, AppError> {
-    let record = host::session_record();
     while !checked.setup_plan.is_empty() {
         match checked
             .setup_plan
-            .apply_for_session(&record, &session.to_string())
+            .apply_for_session(record, &session.to_string())
         {
             Ok(guard) => return Ok(Applied::Guard(Some(guard))),
             Err(e @ SetupError::RecordInUse { .. }) if busy.if_busy == IfBusy::Run => {
