@@ -312,14 +312,10 @@ fn a_signal_between_sessions_starts_no_further_one() {
         &db,
         &[
             SPEC,
-            "--sessions",
-            "2",
-            "--runs",
-            "2",
-            "--warmup",
-            "0",
-            "--spread",
-            "600",
+            "--sessions=2",
+            "--runs=2",
+            "--warmup=0",
+            "--spread=600",
         ],
     );
     calibrating.wait_for("calibrate: session 2 of 2 starts in");
