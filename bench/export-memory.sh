@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Memory of `vernier export` and `vernier import` on a large export: both stream one session at
 # a time, so their maximum RSS should stay near the size of one session whatever the file's
-# size. Records one short session with the default monitors, copies it SESSIONS times with
-# RUNS measured runs per configuration (python3, fresh ids), imports the file into a new
-# database, exports it back, and prints the file's size and the wall time and maximum RSS of
-# each command.
+# size, also when the export comes through a pipe (`import -`). Records one short session with
+# the default monitors, copies it SESSIONS times with RUNS measured runs per configuration
+# (python3, fresh ids), imports the file into a new database, once from the file and once
+# through a pipe, exports it back, and prints the file's size and the wall time and maximum RSS
+# of each command.
 #
 # Environment:
 #   SESSIONS=40                      copies of the recorded session
@@ -63,11 +64,14 @@ timed() {
     shift
     /usr/bin/time -f "%e %M" -o "$WORK/time" "$@" >/dev/null
     read -r wall rss <"$WORK/time"
-    printf "%-8s %8s s %8s MB\n" "$name" "$wall" "$(python3 -c "print('%.0f' % ($rss / 1024))")"
+    printf "%-9s %8s s %8s MB\n" "$name" "$wall" "$(python3 -c "print('%.0f' % ($rss / 1024))")"
 }
 
 echo "file: $(python3 -c "import os; print('%.0f' % (os.path.getsize('$WORK/big.json') / 1e6))") MB," \
     "$SESSIONS sessions of $((2 * RUNS)) runs"
 timed import "$VERNIER" --db "$WORK/big.db" import "$WORK/big.json"
+# From a pipe, read once: the second pass reads the copy the first kept in $TMPDIR.
+timed "import -" sh -c 'cat "$1" | "$2" --db "$3" import -' sh "$WORK/big.json" "$VERNIER" \
+    "$WORK/pipe.db"
 timed export "$VERNIER" --db "$WORK/big.db" export -o "$WORK/export.json"
 echo "exported: $(python3 -c "import os; print('%.0f' % (os.path.getsize('$WORK/export.json') / 1e6))") MB"

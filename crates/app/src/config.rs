@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 
+use vernier_engine::PlanError;
 use vernier_model::BenchmarkInfo;
 
 use crate::AppError;
@@ -23,27 +24,45 @@ pub fn benchmark_dir() -> Option<PathBuf> {
     config_root().map(|d| d.join("benchmarks"))
 }
 
-/// What a plan of `specs` is checked against: the built-in benchmarks and the usable ones of
-/// the user's own. A user benchmark that cannot describe itself is an error only when a spec
-/// names it.
+/// What a plan of `specs` is checked against: the built-in benchmarks and the benchmarks of the
+/// user's own that a spec names, described at the same time (`vernier_bench::user::load_all`),
+/// so that a slow or hanging `describe` of another costs nothing and one of those named costs
+/// its limit once. A named one that cannot describe itself is an error naming it.
 pub fn benchmark_infos(specs: &[String]) -> Result<Vec<BenchmarkInfo>, AppError> {
     use vernier_bench::Benchmark as _;
     let mut infos: Vec<_> = vernier_bench::all().iter().map(|b| b.info()).collect();
     let named: Vec<&str> = specs
         .iter()
-        .map(|s| s.split(':').next().unwrap_or(s))
+        .map(|s| s.split(':').next().unwrap_or(s).trim())
+        .filter(|name| !infos.iter().any(|i| i.name == *name))
         .collect();
-    for name in vernier_bench::user::names() {
-        if infos.iter().any(|i| i.name == name) {
-            continue;
-        }
-        match vernier_bench::user::load(&name) {
+    for (_, loaded) in vernier_bench::user::load_all(&named) {
+        match loaded {
             Some(Ok(benchmark)) => infos.push(benchmark.info()),
-            Some(Err(e)) if named.contains(&name.as_str()) => {
-                return Err(AppError::UserBenchmark(e))
-            }
-            _ => {}
+            Some(Err(e)) => return Err(AppError::UserBenchmark(e)),
+            None => {}
         }
     }
     Ok(infos)
+}
+
+/// `error` with the benchmarks of the user's own that were not described (not named by a
+/// spec) among the valid benchmarks of an unknown one, by name.
+pub fn naming_user_benchmarks(error: PlanError) -> PlanError {
+    match error {
+        PlanError::UnknownBenchmark { name, valid } => {
+            let listed: Vec<&str> = valid.split(", ").collect();
+            let more: Vec<String> = vernier_bench::user::names()
+                .into_iter()
+                .filter(|n| !listed.contains(&n.as_str()))
+                .collect();
+            let valid = if more.is_empty() {
+                valid
+            } else {
+                format!("{valid}, {}", more.join(", "))
+            };
+            PlanError::UnknownBenchmark { name, valid }
+        }
+        other => other,
+    }
 }

@@ -26,7 +26,7 @@ use vernier_engine::{
     build_plan, Event, Interrupt, Plan, ProcessExecutor, RunTimeout, SessionOptions, SessionOutcome,
 };
 use vernier_load::LoadPlan;
-use vernier_model::{Environment, Finding, SessionStatus};
+use vernier_model::{Environment, Finding, SessionStatus, Texts as _};
 use vernier_monitor::MonitorSpec;
 use vernier_setup::{SetupError, SetupGuard, SetupPlan};
 use vernier_store::{Access, Load, Location, Store};
@@ -281,16 +281,18 @@ pub(crate) fn check(
     let load_lists = from_suite(&request.loads, |s| &s.loads);
     let online_cpus = vernier_sys::cpulist::online_cpus().len() as u32;
     let infos = crate::config::benchmark_infos(&specs)?;
-    let plan = build_plan(&specs, settings, &infos, online_cpus).map_err(|e| match &suite {
-        Some(Suite {
-            source: SuiteSource::File(path),
-            ..
-        }) => AppError::SuitePlan {
-            path: path.clone(),
-            source: e,
-        },
-        _ => e.into(),
-    })?;
+    let plan = build_plan(&specs, settings, &infos, online_cpus)
+        .map_err(crate::config::naming_user_benchmarks)
+        .map_err(|e| match &suite {
+            Some(Suite {
+                source: SuiteSource::File(path),
+                ..
+            }) => AppError::SuitePlan {
+                path: path.clone(),
+                source: e,
+            },
+            _ => e.into(),
+        })?;
     let tags = tags(suite.as_ref(), &request.tags)?;
     let monitors = monitors(&plan, &monitor_lists)?;
     let loads = vernier_load::LoadSet::parse(&load_lists)?;
@@ -471,15 +473,17 @@ fn record_skipped(
     store: &mut dyn Store,
     request: &SessionRequest,
     checked: Checked,
-    environment: Environment,
+    mut environment: Environment,
     reason: &str,
 ) -> Result<SessionEnd, AppError> {
     let now = vernier_sys::clock::unix_now_ns();
+    // Recorded as a session records it (vernier_model::text).
+    environment.escape_controls();
     let note = match &request.note {
         Some(note) => format!("{note} (skipped: {reason})"),
         None => format!("skipped: {reason}"),
     };
-    let session = vernier_model::SessionInfo {
+    let mut session = vernier_model::SessionInfo {
         id: Uuid::new_v4(),
         started_at_ns: now,
         ended_at_ns: Some(now),
@@ -496,6 +500,7 @@ fn record_skipped(
         setup: checked.setup,
         monitors: Vec::new(),
     };
+    session.escape_controls();
     store.begin_session(&session)?;
     store.finish_session(session.id, SessionStatus::Skipped, now)?;
     Ok(SessionEnd::Skipped {

@@ -162,14 +162,103 @@ pub(crate) fn execute(program: &Path, args: &[String]) -> Result<Output, BenchEr
         .map_err(|e| BenchError::Command(format!("cannot start '{}': {e}", program.display())))
 }
 
-/// Runs `program` with `args` as [`execute`] does, but in a process group of its own that is
-/// killed (SIGKILL) when it has not exited within `limit`: `Ok(None)` then. For programs asked a
-/// question before any run starts (a user benchmark's `describe`), which no run timeout covers.
+/// How a program run with a time limit ([`execute_within`]) ended.
+#[derive(Debug)]
+pub(crate) enum Bounded {
+    /// It exited, and every process that held its output closed it, within the limit.
+    Finished(Output),
+    /// The limit passed first, and everything that still ran or held its output was killed.
+    Killed {
+        /// The program itself had exited: only processes it left behind held its output.
+        exited: bool,
+        /// Processes outside its process group that held its output (children that left the
+        /// group with `setsid`), as `PID (command)`.
+        holders: Vec<String>,
+    },
+}
+
+/// One of a child's output pipes, read without blocking.
+struct Pipe {
+    file: std::fs::File,
+    bytes: Vec<u8>,
+    closed: bool,
+}
+
+impl Pipe {
+    fn new(fd: std::os::fd::OwnedFd) -> Result<Self, BenchError> {
+        use std::os::fd::AsRawFd;
+        // SAFETY: fcntl(2) on a descriptor this process owns.
+        let ok = unsafe {
+            let flags = libc::fcntl(fd.as_raw_fd(), libc::F_GETFL);
+            flags >= 0 && libc::fcntl(fd.as_raw_fd(), libc::F_SETFL, flags | libc::O_NONBLOCK) == 0
+        };
+        if !ok {
+            return Err(BenchError::last_os("fcntl"));
+        }
+        Ok(Pipe {
+            file: std::fs::File::from(fd),
+            bytes: Vec::new(),
+            closed: false,
+        })
+    }
+
+    /// Reads what the pipe holds now.
+    fn drain(&mut self) -> Result<(), BenchError> {
+        use std::io::Read;
+        let mut chunk = [0u8; 8192];
+        while !self.closed {
+            match self.file.read(&mut chunk) {
+                Ok(0) => self.closed = true,
+                Ok(n) => self.bytes.extend_from_slice(&chunk[..n]),
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    return Err(BenchError::Syscall {
+                        call: "read",
+                        source: e,
+                    })
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn inode(&self) -> Option<u64> {
+        use std::os::unix::fs::MetadataExt;
+        self.file.metadata().ok().map(|m| m.ino())
+    }
+}
+
+/// Whether `pid`, an unreaped child of this process, has exited; it stays unreaped
+/// (WNOWAIT), so that its pid, which is also its process group's id, cannot be reused.
+fn has_exited(pid: i32) -> bool {
+    // SAFETY: an all-zero siginfo_t is a valid out value for waitid(2).
+    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+    // SAFETY: `info` is a valid out pointer; `pid` is this process's unreaped child.
+    let r = unsafe {
+        libc::waitid(
+            libc::P_PID,
+            pid.unsigned_abs(),
+            &mut info,
+            libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+        )
+    };
+    // SAFETY: waitid filled `info` (si_pid 0: no state change yet).
+    r == 0 && unsafe { info.si_pid() } != 0
+}
+
+/// Runs `program` with `args` as [`execute`] does, but in a process group of its own, for at
+/// most `limit`: for programs asked a question before any run starts (a user benchmark's
+/// `describe`), which no run timeout covers. Its output is read as it comes, and the limit
+/// covers both its exit and the end of its output: a child it started in a session of its
+/// own (`setsid`) that holds the output open does not keep the caller waiting. At the limit
+/// the process group, the program's descendants and every process holding its output are
+/// killed (SIGKILL) and nothing more is read.
 pub(crate) fn execute_within(
     program: &Path,
     args: &[String],
     limit: Duration,
-) -> Result<Option<Output>, BenchError> {
+) -> Result<Bounded, BenchError> {
     let mut command = Command::new(program);
     command
         .args(args)
@@ -187,46 +276,111 @@ pub(crate) fn execute_within(
             Ok(())
         });
     }
-    let child = command
+    let deadline = std::time::Instant::now() + limit;
+    let mut child = command
         .spawn()
         .map_err(|e| BenchError::Command(format!("cannot start '{}': {e}", program.display())))?;
     let pid = i32::try_from(child.id()).map_err(|_| {
         BenchError::Command(format!("'{}' has no valid process id", program.display()))
     })?;
-    // The waiter sees the exit without reaping (WNOWAIT), so the group id stays the child's
-    // until `wait_with_output` reaps it and a kill cannot reach a reused id.
-    let (exited, on_exit) = std::sync::mpsc::channel();
-    let waiter = std::thread::spawn(move || loop {
-        // SAFETY: an all-zero siginfo_t is a valid out value for waitid(2).
-        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
-        // SAFETY: `info` is a valid out pointer; `pid` is this process's unreaped child.
-        let r = unsafe {
-            libc::waitid(
-                libc::P_PID,
-                pid.unsigned_abs(),
-                &mut info,
-                libc::WEXITED | libc::WNOWAIT,
-            )
-        };
-        if r == 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
-            let _ = exited.send(());
-            return;
+    let pipes = (child.stdout.take(), child.stderr.take());
+    let (Some(stdout), Some(stderr)) = pipes else {
+        return Err(BenchError::Command(format!(
+            "'{}' has no output pipes",
+            program.display()
+        )));
+    };
+    let mut pipes = [Pipe::new(stdout.into())?, Pipe::new(stderr.into())?];
+    let mut exited = false;
+    loop {
+        for pipe in &mut pipes {
+            pipe.drain()?;
         }
-    });
-    let timed_out = matches!(
-        on_exit.recv_timeout(limit),
-        Err(std::sync::mpsc::RecvTimeoutError::Timeout)
-    );
-    if timed_out {
-        // SAFETY: kill(2) of the child's own group, whose leader is not reaped yet.
-        unsafe { libc::kill(-pid, libc::SIGKILL) };
+        exited = exited || has_exited(pid);
+        if exited && pipes.iter().all(|p| p.closed) {
+            break;
+        }
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        if left.is_zero() {
+            let holders = kill_all(pid, exited, &pipes);
+            // Killed: reaped at once (a process in uninterruptible sleep dies when it wakes).
+            let _ = child.wait();
+            return Ok(Bounded::Killed { exited, holders });
+        }
+        // Woken by output, its end, or every 10 ms for the program's exit, which no
+        // descriptor here tells.
+        let mut fds: Vec<libc::pollfd> = pipes
+            .iter()
+            .filter(|p| !p.closed)
+            .map(|p| libc::pollfd {
+                fd: std::os::fd::AsRawFd::as_raw_fd(&p.file),
+                events: libc::POLLIN,
+                revents: 0,
+            })
+            .collect();
+        let tick = if exited {
+            left
+        } else {
+            left.min(Duration::from_millis(10))
+        };
+        let ms = i32::try_from(tick.as_millis().max(1)).unwrap_or(i32::MAX);
+        // SAFETY: `fds` is a valid array of pollfd of its length.
+        let r = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, ms) };
+        if r < 0 && std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+            return Err(BenchError::last_os("poll"));
+        }
     }
-    // Standard output reaches end of file once every process of the group has exited.
-    let output = child
-        .wait_with_output()
+    let status = child
+        .wait()
         .map_err(|e| BenchError::Command(format!("waiting for '{}': {e}", program.display())))?;
-    let _ = waiter.join();
-    Ok((!timed_out).then_some(output))
+    let [stdout, stderr] = pipes;
+    Ok(Bounded::Finished(Output {
+        status,
+        stdout: stdout.bytes,
+        stderr: stderr.bytes,
+    }))
+}
+
+/// Kills (SIGKILL) the process group of `pid` (its unreaped leader keeps the id from reuse),
+/// the descendants of `pid` (while it runs, also those that left its group) and every other
+/// process that holds one of `pipes` open; returns the holders outside the group, as
+/// `PID (command)`.
+fn kill_all(pid: i32, exited: bool, pipes: &[Pipe]) -> Vec<String> {
+    use vernier_sys::process::{pipe_holders, process_tree, read_pid_stat};
+    let mut victims: Vec<u32> = if exited {
+        Vec::new()
+    } else {
+        process_tree(pid.unsigned_abs())
+            .into_iter()
+            .map(|(p, _)| p)
+            .collect()
+    };
+    let mut holders = Vec::new();
+    for inode in pipes.iter().filter(|p| !p.closed).filter_map(Pipe::inode) {
+        for holder in pipe_holders(inode) {
+            let stat = read_pid_stat(holder);
+            if stat.as_ref().is_some_and(|s| s.pgrp == pid.unsigned_abs()) {
+                continue;
+            }
+            if !victims.contains(&holder) {
+                victims.push(holder);
+            }
+            let name = stat.map_or_else(String::new, |s| format!(" ({})", s.comm));
+            let holder = format!("PID {holder}{name}");
+            if !holders.contains(&holder) {
+                holders.push(holder);
+            }
+        }
+    }
+    // SAFETY: kill(2) of the child's own group, whose leader is not reaped yet.
+    unsafe { libc::kill(-pid, libc::SIGKILL) };
+    for victim in victims {
+        if let Ok(victim) = i32::try_from(victim) {
+            // SAFETY: kill(2) of a process found a moment ago as a descendant or a holder.
+            unsafe { libc::kill(victim, libc::SIGKILL) };
+        }
+    }
+    holders
 }
 
 /// A number the tool printed, which must be finite and not negative (perf prints `inf` when a

@@ -64,7 +64,8 @@ fn is_executable(path: &Path) -> bool {
 }
 
 /// The user benchmark `name`: `None` when the directory has no executable of that name, else
-/// the benchmark or why its description is unusable (one line, naming the file).
+/// the benchmark or why its description is unusable (one line, naming the file). Described
+/// once per process, the first time it is asked for.
 pub fn load(name: &str) -> Option<Result<UserBenchmark, String>> {
     let dir = DIR.get()?;
     let path = dir.join(name);
@@ -72,11 +73,45 @@ pub fn load(name: &str) -> Option<Result<UserBenchmark, String>> {
         return None;
     }
     let cache = DESCRIBED.get_or_init(|| Mutex::new(BTreeMap::new()));
+    let known = cache
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .get(name)
+        .cloned();
+    if let Some(known) = known {
+        return Some(known);
+    }
+    // Described without the lock held, so that others are described meanwhile ([`load_all`]).
+    let described = describe(name, &path);
     let mut cache = cache.lock().unwrap_or_else(|e| e.into_inner());
-    let entry = cache
-        .entry(name.to_string())
-        .or_insert_with(|| describe(name, &path));
-    Some(entry.clone())
+    Some(cache.entry(name.to_string()).or_insert(described).clone())
+}
+
+/// The user benchmarks `names` ([`load`] of each), described at the same time: a slow or
+/// hanging `describe` costs its limit once, not once per benchmark. In the order given, each
+/// once.
+pub fn load_all(names: &[&str]) -> Vec<(String, Option<Result<UserBenchmark, String>>)> {
+    let mut unique: Vec<&str> = Vec::new();
+    for name in names {
+        if !unique.contains(name) {
+            unique.push(name);
+        }
+    }
+    std::thread::scope(|scope| {
+        let described: Vec<_> = unique
+            .iter()
+            .map(|&name| (name, scope.spawn(move || load(name))))
+            .collect();
+        described
+            .into_iter()
+            .map(|(name, thread)| {
+                let loaded = thread.join().unwrap_or_else(|_| {
+                    Some(Err(format!("user benchmark {name}: describing it failed")))
+                });
+                (name.to_string(), loaded)
+            })
+            .collect()
+    })
 }
 
 /// What `NAME describe` prints.
@@ -133,8 +168,8 @@ fn leak(text: String) -> &'static str {
     Box::leak(text.into_boxed_str())
 }
 
-/// How long `NAME describe` may take: it only prints a description, and it runs when a plan is
-/// made or `vernier list` lists, where no run timeout applies.
+/// How long `NAME describe` may take, its output closed: it only prints a description, and it
+/// runs when a plan is made or `vernier list` lists, where no run timeout applies.
 const DESCRIBE_LIMIT: Duration = Duration::from_secs(10);
 
 /// Runs `path describe` and reads its description.
@@ -142,18 +177,40 @@ fn describe(name: &str, path: &Path) -> Result<UserBenchmark, String> {
     describe_within(name, path, DESCRIBE_LIMIT)
 }
 
-/// Runs `path describe`, killed with its process group after `limit`, and reads its
+/// Runs `path describe` for at most `limit` ([`crate::tool::execute_within`]: at the limit its
+/// process group, its descendants and whatever holds its output are killed) and reads its
 /// description.
 fn describe_within(name: &str, path: &Path, limit: Duration) -> Result<UserBenchmark, String> {
+    use crate::tool::Bounded;
     let context = |detail: String| format!("user benchmark {name} ({}): {detail}", path.display());
-    let output = crate::tool::execute_within(path, &["describe".to_string()], limit)
-        .map_err(|e| context(e.to_string()))?
-        .ok_or_else(|| {
-            context(format!(
-                "`{name} describe` did not finish within {} s; its process group was killed",
-                limit.as_secs_f64()
-            ))
-        })?;
+    let seconds = limit.as_secs_f64();
+    let bounded = crate::tool::execute_within(path, &["describe".to_string()], limit)
+        .map_err(|e| context(e.to_string()))?;
+    let output = match bounded {
+        Bounded::Finished(output) => output,
+        Bounded::Killed { exited, holders } => {
+            let held = if holders.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "; {} that it started in a session of its own held its output and {} \
+                     killed",
+                    holders.join(", "),
+                    if holders.len() == 1 { "was" } else { "were" }
+                )
+            };
+            return Err(context(if exited {
+                format!(
+                    "`{name} describe` exited, but its output was still open after {seconds} s{held}"
+                )
+            } else {
+                format!(
+                    "`{name} describe` did not finish within {seconds} s; its process group was \
+                     killed{held}"
+                )
+            }));
+        }
+    };
     if !output.status.success() {
         return Err(context(format!(
             "`{name} describe` failed ({}): {}",
@@ -177,6 +234,27 @@ fn describe_within(name: &str, path: &Path, limit: Duration) -> Result<UserBench
 
 /// The [`BenchmarkInfo`] of a description, with its mistakes named.
 fn info_of(name: &str, d: Description) -> Result<BenchmarkInfo, String> {
+    // Its texts are listed and recorded: one line of printable text each
+    // (vernier_model::text).
+    let texts = [("description", &d.description), ("version", &d.version)]
+        .into_iter()
+        .chain(
+            d.metrics
+                .iter()
+                .flat_map(|m| [("metrics.name", &m.name), ("metrics.unit", &m.unit)]),
+        )
+        .chain(d.options.iter().flat_map(|o| {
+            [
+                ("options.name", &o.name),
+                ("options.unit", &o.unit),
+                ("options.help", &o.help),
+            ]
+            .into_iter()
+            .chain(o.values.iter().map(|v| ("options.values", v)))
+        }));
+    for (field, text) in texts {
+        vernier_model::text::check_text(field, text)?;
+    }
     let mut metrics = Vec::new();
     for m in d.metrics {
         let higher_is_better = match m.better.as_str() {
@@ -462,6 +540,61 @@ mod tests {
                 .unwrap_or_else(|_| vernier_sys::process::read_pid_stat(pid as u32).is_none());
             assert!(ended, "{pid} still runs a minute after it was killed");
         }
+    }
+
+    /// An executable script `name` in `dir`.
+    fn script(dir: &Path, name: &str, text: &str) -> PathBuf {
+        use std::os::unix::fs::PermissionsExt;
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        path
+    }
+
+    #[test]
+    fn a_setsid_child_holding_the_output_does_not_outlast_the_limit() {
+        let dir = tempfile::tempdir().unwrap();
+        let pids = dir.path().join("pids");
+        let description = DESCRIPTION.replace('\n', " ");
+        // A child in a session of its own that keeps standard output open: the script exits
+        // (after printing a whole description) or waits for it.
+        for (name, end) in [("exits", ""), ("waits", "wait\n")] {
+            let path = script(
+                dir.path(),
+                name,
+                &format!(
+                    "#!/bin/sh\necho '{description}'\nsetsid sleep 300 &\necho $! > {}\n{end}",
+                    pids.display()
+                ),
+            );
+            let start = std::time::Instant::now();
+            let e = describe_within(name, &path, Duration::from_millis(500)).unwrap_err();
+            assert!(start.elapsed() < Duration::from_secs(30), "{name}: {e}");
+            let expected = if end.is_empty() {
+                format!("`{name} describe` exited, but its output was still open after 0.5 s; PID ")
+            } else {
+                format!("`{name} describe` did not finish within 0.5 s; its process group was killed; PID ")
+            };
+            assert!(e.contains(&expected), "{e}");
+            assert!(e.ends_with(" (sleep) that it started in a session of its own held its output and was killed"), "{e}");
+            let pid: i32 = std::fs::read_to_string(&pids)
+                .unwrap()
+                .trim()
+                .parse()
+                .unwrap();
+            let ended = crate::command::wait_exit(pid, Duration::from_secs(60))
+                .unwrap_or_else(|_| vernier_sys::process::read_pid_stat(pid as u32).is_none());
+            assert!(
+                ended,
+                "{name}: {pid} still runs a minute after it was killed"
+            );
+        }
+    }
+
+    #[test]
+    fn a_description_with_a_control_character_is_refused() {
+        let e = info(&DESCRIPTION.replace("sorts numbers", "sorts \\u001b[2Jnumbers")).unwrap_err();
+        assert!(e.starts_with("field 'description' ('sorts \\u{1b}[2Jnumbers') contains the control character ESC"), "{e}");
     }
 
     #[test]

@@ -529,3 +529,161 @@ fn vernier_sha256(text: &str) -> String {
         .map(|b| format!("{b:02x}"))
         .collect()
 }
+
+#[test]
+fn a_fingerprint_is_computed_on_import_never_taken_from_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("a.db");
+    // The fixture's sessions claim the fingerprint f00d for an environment of two CPUs.
+    let file = fixture("two-kernels.json");
+    assert!(std::fs::read_to_string(&file)
+        .unwrap()
+        .contains("\"fingerprint\": \"f00d\""));
+    vernier(&db).arg("import").arg(&file).assert().success();
+    let computed = vernier_model::Environment {
+        online_cpus: Some(2),
+        ..Default::default()
+    }
+    .fingerprint();
+    let export = dir.path().join("export.json");
+    vernier(&db)
+        .args(["export", "-o"])
+        .arg(&export)
+        .assert()
+        .success();
+    let doc: Value = serde_json::from_slice(&std::fs::read(&export).unwrap()).unwrap();
+    for s in doc["sessions"].as_array().unwrap() {
+        assert_eq!(s["fingerprint"], computed.as_str());
+    }
+    // What vernier writes round-trips bit for bit: imported into another database and
+    // exported again, the same bytes.
+    let other = dir.path().join("b.db");
+    vernier(&other)
+        .arg("import")
+        .arg(&export)
+        .assert()
+        .success();
+    let again = vernier(&other).arg("export").output().unwrap().stdout;
+    assert_eq!(again, std::fs::read(&export).unwrap());
+    // And the file itself is the same content as before: importing it again skips both.
+    vernier(&db)
+        .arg("import")
+        .arg(&file)
+        .assert()
+        .success()
+        .stdout("imported 0 session(s), skipped 2 already present with the same content\n");
+}
+
+#[test]
+fn imports_refuse_control_characters_in_every_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let good: Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture("two-kernels.json")).unwrap())
+            .unwrap();
+    let session = good["sessions"][0]["id"].as_str().unwrap().to_string();
+    // Name, change, the field the message names.
+    type Case = (&'static str, fn(&mut Value), &'static str);
+    let cases: Vec<Case> = vec![
+        (
+            "option-value",
+            |d| d["sessions"][0]["configurations"][0]["options"]["case"] = "a\u{1b}[2Jb".into(),
+            "field 'options[case]' ('a\\u{1b}[2Jb') contains the control character ESC (U+001B)",
+        ),
+        (
+            "option-name",
+            |d| d["sessions"][0]["configurations"][0]["options"]["ca\rse"] = "x".into(),
+            "a key of field 'options' ('ca\\rse') contains the control character CR (U+000D)",
+        ),
+        (
+            "spec",
+            |d| d["sessions"][0]["specs"][0] = "bench\0".into(),
+            "field 'specs[0]' ('bench\\0') contains the control character NUL (U+0000)",
+        ),
+        (
+            "sysctl-key",
+            |d| d["sessions"][0]["environment"]["sysctls"] = serde_json::json!({"vm.x\u{1b}": "1"}),
+            "a key of field 'environment.sysctls' ('vm.x\\u{1b}')",
+        ),
+        (
+            "finding",
+            |d| {
+                d["sessions"][0]["findings"] = serde_json::json!([{"id": "x", "severity": "info",
+                    "title": "t", "detail": "a\r\nb"}]);
+            },
+            "field 'findings[0].detail' ('a\\r\\nb') contains the control character CR (U+000D)",
+        ),
+        (
+            "setup-step",
+            |d| {
+                d["sessions"][0]["configurations"][0]["runs"][1]["setup_steps"] = serde_json::json!(
+                    [{"plugin": "idle-gate", "waited_ms": 1, "timed_out": false,
+                      "detail": "load \u{1b}[31m0.1"}]
+                );
+            },
+            "field 'setup_steps[0].detail'",
+        ),
+        (
+            "error",
+            |d| d["sessions"][0]["configurations"][0]["error"] = "disk\u{7f}on fire".into(),
+            "field 'error' ('disk\\u{7f}on fire') contains the control character DEL (U+007F)",
+        ),
+    ];
+    for (name, mutate, expected) in cases {
+        let mut doc = good.clone();
+        mutate(&mut doc);
+        let err = refused(dir.path(), name, &doc.to_string());
+        assert!(err.contains(expected), "{name}: {err}");
+        assert!(err.contains(&format!("session {session}")), "{name}: {err}");
+        // The message itself is one line of printable text.
+        assert!(
+            !err.trim_end().chars().any(char::is_control),
+            "{name}: {err:?}"
+        );
+    }
+}
+
+#[test]
+fn texts_stored_raw_are_exported_escaped_and_import_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("a.db");
+    vernier(&db)
+        .arg("import")
+        .arg(fixture("two-kernels.json"))
+        .assert()
+        .success();
+    // What a vernier before the rule recorded: a child's standard error with a colour
+    // sequence and a carriage return in a configuration's error.
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.execute(
+        "UPDATE configurations SET error = ?1 WHERE position = 0",
+        ["`x run` failed: \u{1b}[31mred\u{1b}[0m\rCR"],
+    )
+    .unwrap();
+    conn.execute(
+        "UPDATE configurations SET options = ?1 WHERE position = 1",
+        ["{\"case\":\"ti\\u001bes\"}"],
+    )
+    .unwrap();
+    drop(conn);
+    let json = vernier(&db).arg("export").output().unwrap().stdout;
+    let text = String::from_utf8(json).unwrap();
+    assert!(
+        text.contains(r#""error": "`x run` failed: \\u{1b}[31mred\\u{1b}[0m\\rCR""#),
+        "{text}"
+    );
+    let csv = vernier(&db)
+        .args(["export", "--format", "csv"])
+        .output()
+        .unwrap()
+        .stdout;
+    let csv = String::from_utf8(csv).unwrap();
+    assert!(csv.contains(",case=ti\\u{1b}es,"), "{csv}");
+    assert!(!csv.chars().any(|c| c.is_control() && c != '\n'), "{csv:?}");
+    let file = dir.path().join("export.json");
+    std::fs::write(&file, &text).unwrap();
+    vernier(&dir.path().join("b.db"))
+        .arg("import")
+        .arg(&file)
+        .assert()
+        .success();
+}

@@ -237,7 +237,57 @@ fn bad_cyclictest_files_are_refused_with_their_line() {
         .code(2)
         .stderr(predicate::str::contains("without -h/--histogram"));
     assert!(!db.exists());
-    // Text that is not cyclictest's keeps the error it had.
+    // Text that is not cyclictest's is named, with what import takes.
     let err = refused(dir.path(), "other.txt", "hello\nworld\n");
-    assert!(err.contains("invalid JSON"), "{err}");
+    assert!(
+        err.contains("the file is text but not cyclictest's output (no line '# Histogram'"),
+        "{err}"
+    );
+    assert!(
+        err.contains("import takes a vernier export (JSON)"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_json_whose_times_cannot_be_read_is_dated_at_its_import_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("a.db");
+    // cyclictest writes its times with strftime in the user's locale: German day names here.
+    let text = std::fs::read_to_string(fixture("2.4-h400.json"))
+        .unwrap()
+        .replace("Mon, 23 Nov 2026 17:36:22", "Mo, 23 Nov 2026 17:36:22");
+    let file = dir.path().join("de.json");
+    std::fs::write(&file, text).unwrap();
+    let before = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as i64;
+    let out = vernier(&db).arg("import").arg(&file).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(
+        stderr.trim_end(),
+        format!(
+            "warning: {}: its start_time 'Mo, 23 Nov 2026 17:36:22 +0000' is not a date as \
+             cyclictest writes them (RFC 2822, 'Mon, 23 Nov 2026 17:36:22 +0000'); the session \
+             is dated at its first import (its note says so)",
+            file.display()
+        )
+    );
+    let export: Value =
+        serde_json::from_slice(&vernier(&db).arg("export").output().unwrap().stdout).unwrap();
+    let session = &export["sessions"][0];
+    assert!(
+        session["started_at_ns"].as_i64().unwrap() >= before,
+        "{session}"
+    );
+    assert!(
+        session["note"]
+            .as_str()
+            .unwrap()
+            .ends_with("; dated at its first import: its start and end times could not be read"),
+        "{}",
+        session["note"]
+    );
 }

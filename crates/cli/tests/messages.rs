@@ -343,3 +343,24 @@ fn completions_and_manual_pages_come_from_the_command_line_definition() {
     assert_one_line_error(vernier(&db).args(["man", "bogus"]), "no command 'bogus'");
     assert!(!db.exists());
 }
+
+#[test]
+fn a_spec_with_a_control_character_is_refused_before_anything_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.db");
+    let out = vernier(&db)
+        .args(["run", "command:cmd=printf a\rb"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains(
+            "spec 'command:cmd=printf a\\rb': contains the control character CR (U+000D); a \
+             spec is one line of printable text"
+        ),
+        "{stderr}"
+    );
+    assert!(!db.exists());
+}

@@ -182,3 +182,176 @@ fn failed_run(db: &Path, name: &str) -> String {
     assert_eq!(out.status.code(), Some(2), "{name}: {stderr}");
     stderr
 }
+
+#[test]
+fn run_and_show_print_a_failing_run_s_standard_error_escaped_alike() {
+    let (_dir, db) = temp_db();
+    let failing = example().replace(
+        "    input=$(mktemp)",
+        "    printf 'first\\n\\033[31mred\\033[0m\\rCR\\n' >&2; exit 3\n    input=$(mktemp)",
+    );
+    install(&db, "colours", &failing);
+    let stderr = failed_run(&db, "colours");
+    let escaped = "`colours run` failed (exit status: 3): \\u{1b}[31mred\\u{1b}[0m\\rCR";
+    assert!(stderr.contains(escaped), "{stderr}");
+    assert!(
+        !stderr.chars().any(|c| c.is_control() && c != '\n'),
+        "{stderr:?}"
+    );
+    let out = vernier(&db).args(["show", "latest"]).output().unwrap();
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(shown.contains(&format!("error: {escaped}")), "{shown}");
+    // Stored as shown, so that the session exports and imports.
+    let export = vernier(&db).arg("export").output().unwrap().stdout;
+    let other = db.with_file_name("other.db");
+    let file = db.with_file_name("export.json");
+    std::fs::write(&file, export).unwrap();
+    vernier(&other).arg("import").arg(&file).assert().success();
+}
+
+/// Three user benchmarks whose `describe` never ends, each recording that it started and the
+/// pids it leaves: `hold` leaves a child in a session of its own holding its standard output
+/// and exits, `hang` waits for a child in its process group, `sleeper` sleeps itself.
+fn install_hanging(db: &Path) -> PathBuf {
+    let marks = db.parent().unwrap().join("marks");
+    std::fs::create_dir_all(&marks).unwrap();
+    let m = marks.display();
+    install(
+        db,
+        "hold",
+        &format!(
+            "#!/bin/sh\ntouch {m}/hold\nsetsid sleep 1000 &\necho $! > {m}/hold.pid\nexit 0\n"
+        ),
+    );
+    install(
+        db,
+        "hang",
+        &format!("#!/bin/sh\ntouch {m}/hang\nsleep 1000 &\necho $! > {m}/hang.pid\nwait\n"),
+    );
+    install(
+        db,
+        "sleeper",
+        &format!("#!/bin/sh\ntouch {m}/sleeper\necho $$ > {m}/sleeper.pid\nexec sleep 1000\n"),
+    );
+    marks
+}
+
+fn started(marks: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(marks)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| !n.ends_with(".pid"))
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn benchmarks_of_one_s_own_that_a_spec_does_not_name_are_not_described() {
+    if vernier_sys::environment::tools::find_on_path(
+        "setsid",
+        &std::env::var_os("PATH").unwrap_or_default(),
+    )
+    .is_none()
+    {
+        eprintln!("skipped: setsid (util-linux) is not on PATH");
+        return;
+    }
+    let (_dir, db) = temp_db();
+    let marks = install_hanging(&db);
+    vernier(&db)
+        .args([
+            "run",
+            "yield:duration=0.02",
+            "--warmup",
+            "0",
+            "--min-runs",
+            "1",
+        ])
+        .args(["--max-runs", "1", "--monitor", "none", "--quiet"])
+        .timeout(std::time::Duration::from_secs(300))
+        .assert()
+        .success();
+    for spec in ["yield:nosuch=1", "nosuch"] {
+        let out = vernier(&db)
+            .args(["run", spec])
+            .timeout(std::time::Duration::from_secs(300))
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{spec}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{spec}: {stderr}");
+    }
+    // The unknown benchmark's message names them all the same.
+    let out = vernier(&db).args(["run", "nosuch"]).output().unwrap();
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("memlat, hang, hold, sleeper"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(started(&marks), Vec::<String>::new());
+}
+
+#[test]
+fn named_benchmarks_that_hang_are_described_at_once_and_killed_at_the_limit() {
+    if vernier_sys::environment::tools::find_on_path(
+        "setsid",
+        &std::env::var_os("PATH").unwrap_or_default(),
+    )
+    .is_none()
+    {
+        eprintln!("skipped: setsid (util-linux) is not on PATH");
+        return;
+    }
+    let (_dir, db) = temp_db();
+    let marks = install_hanging(&db);
+    let start = std::time::Instant::now();
+    let out = vernier(&db)
+        .args(["run", "hold", "hang", "sleeper"])
+        .timeout(std::time::Duration::from_secs(300))
+        .output()
+        .unwrap();
+    let elapsed = start.elapsed();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    // The first that a spec names, with the process that held its output.
+    let hold = db.parent().unwrap().join("vernier/benchmarks/hold");
+    assert!(
+        stderr.starts_with(&format!(
+            "error: user benchmark hold ({}): `hold describe` exited, but its output was still \
+             open after 10 s; PID ",
+            hold.display()
+        )),
+        "{stderr}"
+    );
+    assert!(
+        stderr.trim_end().ends_with(
+            " (sleep) that it started in a session of its own held its output and was killed"
+        ),
+        "{stderr}"
+    );
+    // All three described at the same time: one limit of 10 s, not three.
+    assert_eq!(started(&marks), ["hang", "hold", "sleeper"]);
+    assert!(elapsed < std::time::Duration::from_secs(25), "{elapsed:?}");
+    // Nothing they started is left running.
+    for name in ["hold", "hang", "sleeper"] {
+        let pid: u32 = std::fs::read_to_string(marks.join(format!("{name}.pid")))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        let gone = (0..600).any(|_| {
+            let state = vernier_sys::process::read_pid_stat(pid).map(|s| s.state);
+            if state.is_none_or(|s| s == 'Z') {
+                return true;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            false
+        });
+        assert!(
+            gone,
+            "{name}'s process {pid} still runs a minute after the limit"
+        );
+    }
+}

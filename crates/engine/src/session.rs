@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use uuid::Uuid;
 use vernier_model::{
     ChangedSetting, ConfigurationRecord, Environment, Finding, Recorder, RunRecord, SessionInfo,
-    SessionStatus, SetupStep, Severity, StopReason,
+    SessionStatus, SetupStep, Severity, StopReason, Texts,
 };
 use vernier_stats::SeededRng;
 use vernier_sys::clock::unix_now_ns;
@@ -158,8 +158,13 @@ fn record_session<R: Recorder + ?Sized>(
     observer: &mut dyn FnMut(&Event),
 ) -> Result<SessionOutcome, EngineError> {
     let settings = &plan.settings;
-    let fingerprint = options.environment.fingerprint();
-    let session = SessionInfo {
+    // What is recorded holds no control character (vernier_model::text): the environment, the
+    // findings and the suite's name come from files of the machine. The fingerprint is of the
+    // environment as recorded, as an import computes it.
+    let mut environment = options.environment;
+    environment.escape_controls();
+    let fingerprint = environment.fingerprint();
+    let mut session = SessionInfo {
         id,
         started_at_ns: unix_now_ns(),
         ended_at_ns: None,
@@ -170,12 +175,13 @@ fn record_session<R: Recorder + ?Sized>(
         note: options.note,
         settings: settings.clone(),
         vernier_version: options.vernier_version,
-        environment: options.environment,
+        environment,
         fingerprint,
         findings: options.findings,
         setup: options.setup,
         monitors: options.monitors,
     };
+    session.escape_controls();
     recorder
         .begin_session(&session)
         .map_err(EngineError::record)?;
@@ -191,7 +197,7 @@ fn record_session<R: Recorder + ?Sized>(
     }
     let mut states = Vec::with_capacity(plan.configurations.len());
     for (position, planned) in plan.configurations.iter().enumerate() {
-        let record = ConfigurationRecord {
+        let mut record = ConfigurationRecord {
             id: Uuid::new_v4(),
             position: position as u32,
             benchmark: planned.info.name.to_string(),
@@ -204,6 +210,8 @@ fn record_session<R: Recorder + ?Sized>(
             converged: false,
             error: None,
         };
+        // A user benchmark's description names its metrics.
+        record.escape_controls();
         recorder
             .add_configuration(session.id, &record)
             .map_err(EngineError::record)?;
@@ -567,6 +575,9 @@ impl<R: Recorder + ?Sized> Runner<'_, R> {
             record.foreign_cpu_ns -= cpu;
             record.load_cpu_ns = Some(cpu);
         }
+        // Monitor keys and failures, setup steps and a user benchmark's value names come from
+        // outside.
+        record.escape_controls();
         self.recorder
             .add_run(state.record.id, &record)
             .map_err(EngineError::record)?;
@@ -717,8 +728,9 @@ impl<R: Recorder + ?Sized> Runner<'_, R> {
         self.prepared.release(states);
         let state = &mut states[i];
         let converged = reason == StopReason::Converged;
-        // The error may quote a child's or a tool's output, which may hold NUL.
-        let error = error.map(|e| vernier_model::validate::without_nul(&e).into_owned());
+        // The error may quote a child's or a tool's output (a user benchmark's standard error
+        // with colour sequences): recorded, shown by `run` and by `show` alike, escaped.
+        let error = error.map(|e| vernier_model::escape_controls(&e).into_owned());
         self.recorder
             .finish_configuration(state.record.id, reason, converged, error.as_deref())
             .map_err(EngineError::record)?;

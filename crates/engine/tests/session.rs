@@ -745,3 +745,51 @@ fn runs_measured_while_the_setup_was_changed_are_marked_and_said_once() {
         "{findings:?}"
     );
 }
+
+#[test]
+fn what_is_recorded_from_outside_is_escaped_and_passes_an_import_s_checks() {
+    let mut exec = ScriptedExecutor::new(&[(0, &[1.0, 2.0])]);
+    exec.fail_on_call = Some(2);
+    let plan = build_plan(
+        &["scripted".to_string()],
+        settings(),
+        &scripted_benchmark(),
+        2,
+    )
+    .expect("valid plan");
+    let environment = vernier_model::Environment {
+        kernel_version: Some("#1 SMP\u{1b}[2J".into()),
+        sysctls: [("kernel.x\0".to_string(), "1\r".to_string())].into(),
+        ..Default::default()
+    };
+    let options = SessionOptions {
+        environment: environment.clone(),
+        findings: vec![vernier_model::Finding::new(
+            "x",
+            vernier_model::Severity::Info,
+            "t",
+            "a\nb",
+        )],
+        ..SessionOptions::default()
+    };
+    let mut recorder = MemoryRecorder::default();
+    let outcome = run_session(
+        &plan,
+        options,
+        &mut exec,
+        &mut vernier_engine::NoHooks,
+        &mut recorder,
+        &Interrupt::new(),
+        &mut |_| {},
+    )
+    .expect("session runs");
+    let stored = recorder.session(outcome.session).clone();
+    let env = &stored.info.environment;
+    assert_eq!(env.kernel_version.as_deref(), Some("#1 SMP\\u{1b}[2J"));
+    assert_eq!(env.sysctls["kernel.x\\0"], "1\\r");
+    assert_eq!(stored.info.findings[0].detail, "a\\nb");
+    // The fingerprint of the environment as recorded, as an import computes it.
+    assert_eq!(stored.info.fingerprint, env.fingerprint());
+    assert_ne!(stored.info.fingerprint, environment.fingerprint());
+    vernier_model::validate::check_session(&stored).unwrap();
+}

@@ -17,6 +17,7 @@ pub mod record;
 pub mod recorder;
 pub mod settings;
 pub mod spec;
+pub mod text;
 pub mod validate;
 
 pub use benchmark::{BenchmarkInfo, MetricInfo};
@@ -33,3 +34,4 @@ pub use record::{
 pub use recorder::Recorder;
 pub use settings::{level_percent, Settings, SettingsLayer, StoppingRule, CONFIDENCE_LEVEL};
 pub use spec::{parse_spec, parse_spec_list, Spec, SpecError, SpecProblem};
+pub use text::{escape_controls, Texts};

@@ -62,6 +62,14 @@ pub enum SpecProblem {
     Duplicate(String),
     #[error("only --setup plugins can be marked optional with '?'")]
     Optional,
+    /// A spec is recorded with the session, where vernier stores no control character
+    /// ([`crate::text`]).
+    #[error(
+        "contains the control character {}; a spec is one line of printable text (a command of \
+         several lines joins them with ';')",
+        crate::text::control_name(*.0)
+    )]
+    Control(char),
 }
 
 impl Spec {
@@ -98,6 +106,9 @@ pub fn parse_spec(text: &str) -> Result<Spec, SpecError> {
         spec: text.to_string(),
         problem,
     };
+    if let Some(c) = crate::text::first_control(text) {
+        return Err(err(SpecProblem::Control(c)));
+    }
     let (body, mut optional) = match text.strip_suffix('?') {
         Some(body) => (body, true),
         None => (text, false),
@@ -210,6 +221,14 @@ mod tests {
         // A digit after a name without options is not a value to continue.
         assert!(parse_spec_list("turbo,3").is_err());
         let q = parse_spec_list("turbo?:x=1").unwrap();
+        // Text that would be recorded raw: one line of printable characters.
+        let e = parse_spec("command:cmd=printf a\rb").unwrap_err();
+        assert_eq!(e.problem, SpecProblem::Control('\r'));
+        assert!(
+            e.to_string().contains("the control character CR (U+000D)"),
+            "{e}"
+        );
+        assert!(parse_spec_list("stat:interval=0.1,x\u{1b}").is_err());
         assert!(q[0].optional);
         assert_eq!(q[0].option("x"), Some("1"));
     }

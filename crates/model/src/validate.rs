@@ -12,6 +12,7 @@ use uuid::Uuid;
 use crate::benchmark::MetricInfo;
 use crate::record::{ConfigurationRecord, RunRecord, StoredSession};
 use crate::settings::Settings;
+use crate::text::Texts;
 
 /// A record that vernier could not have written, with where it is.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -21,35 +22,6 @@ pub struct Invalid {
     pub place: String,
     /// The field and what is wrong with it, with what is valid.
     pub problem: String,
-}
-
-/// What stands for the character NUL in text that vernier stores
-/// ([`without_nul`]): U+FFFD, the replacement character.
-const NUL_REPLACEMENT: &str = "\u{fffd}";
-
-/// `text` with each character NUL replaced by U+FFFD, for text from outside (a child's or a
-/// tool's output) that vernier stores: PostgreSQL's text types cannot hold NUL
-/// (https://www.postgresql.org/docs/15/datatype-character.html), SQLite's can, so with it a
-/// session could be recorded into one engine and never copied into the other.
-pub fn without_nul(text: &str) -> std::borrow::Cow<'_, str> {
-    if text.contains('\0') {
-        std::borrow::Cow::Owned(text.replace('\0', NUL_REPLACEMENT))
-    } else {
-        std::borrow::Cow::Borrowed(text)
-    }
-}
-
-/// Refuses a text field that holds the character NUL, which vernier never stores
-/// ([`without_nul`]).
-fn check_no_nul(field: &str, text: &str) -> Result<(), String> {
-    if text.contains('\0') {
-        return Err(format!(
-            "field '{field}' ('{}') contains the character NUL, which vernier never stores \
-             (PostgreSQL's text cannot hold it)",
-            text.escape_debug()
-        ));
-    }
-    Ok(())
 }
 
 /// Units of metrics that measure a duration, with how many make a second: their values are
@@ -200,8 +172,10 @@ fn check_run(metric: &MetricInfo, run: &RunRecord) -> Result<(), String> {
         ));
     }
     check_values(metric, &run.values)?;
+    if let Some(found) = run.find_control() {
+        return Err(found.problem());
+    }
     for name in run.values.keys() {
-        check_no_nul("values", name)?;
         check_length("values (a name)", name, MAX_TEXT_BYTES)?;
     }
     for step in &run.setup_steps {
@@ -209,14 +183,13 @@ fn check_run(metric: &MetricInfo, run: &RunRecord) -> Result<(), String> {
         check_length("setup_steps.detail", &step.detail, MAX_TEXT_BYTES)?;
     }
     for h in &run.histograms {
-        check_no_nul("histograms.quantity", &h.quantity)?;
         check_length("histograms.quantity", &h.quantity, MAX_TEXT_BYTES)?;
         h.check()
             .map_err(|e| format!("field 'histograms': {h}: {e}"))?;
     }
     for c in &run.setup_changed {
         for text in [&c.setting, &c.set, &c.found] {
-            check_no_nul("setup_changed", text)?;
+            check_length("setup_changed", text, MAX_TEXT_BYTES)?;
         }
     }
     if let Some(cpu) = run.load_cpu_ns.filter(|&ns| ns < 0) {
@@ -236,19 +209,16 @@ fn check_run(metric: &MetricInfo, run: &RunRecord) -> Result<(), String> {
         }
     }
     if let Some(m) = &run.monitors {
-        check_no_nul("monitors.sampler_priority", &m.sampler_priority)?;
         check_length(
             "monitors.sampler_priority",
             &m.sampler_priority,
             MAX_TEXT_BYTES,
         )?;
         for key in m.summary.keys() {
-            check_no_nul("monitors.summary", key)?;
             check_length("monitors.summary (a key)", key, MAX_TEXT_BYTES)?;
         }
         for series in &m.series {
             for name in [&series.monitor, &series.metric, &series.unit] {
-                check_no_nul("monitors.series", name)?;
                 check_length("monitors.series", name, MAX_TEXT_BYTES)?;
             }
         }
@@ -329,17 +299,9 @@ pub fn check_session(s: &StoredSession) -> Result<(), Invalid> {
     if let Some(note) = &info.note {
         crate::check_user_text("note", note).map_err(at(session.clone()))?;
     }
-    for (field, text) in [
-        ("suite", info.suite.as_deref()),
-        ("vernier_version", Some(&info.vernier_version)),
-        ("fingerprint", Some(&info.fingerprint)),
-        ("environment.hostname", info.environment.hostname.as_deref()),
-        (
-            "environment.machine_id",
-            info.environment.machine_id.as_deref(),
-        ),
-    ] {
-        check_no_nul(field, text.unwrap_or_default()).map_err(at(session.clone()))?;
+    // Every other text of the session, the one rule of crate::text.
+    if let Some(found) = info.find_control() {
+        return Err(at(session)(found.problem()));
     }
     let mut positions = HashSet::new();
     for c in &s.configurations {
@@ -355,14 +317,8 @@ pub fn check_session(s: &StoredSession) -> Result<(), Invalid> {
         }
         let r = &c.record;
         check_text_lengths(r).map_err(at(config.clone()))?;
-        for (field, text) in [
-            ("benchmark", r.benchmark.as_str()),
-            ("benchmark_version", &r.benchmark_version),
-            ("metric.name", &r.metric.name),
-            ("metric.unit", &r.metric.unit),
-            ("error", r.error.as_deref().unwrap_or_default()),
-        ] {
-            check_no_nul(field, text).map_err(at(config.clone()))?;
+        if let Some(found) = r.find_control() {
+            return Err(at(config)(found.problem()));
         }
         let mut indices = HashSet::with_capacity(c.runs.len());
         for run in &c.runs {
@@ -451,15 +407,30 @@ pub fn sha256_hex(text: &str) -> String {
         .collect()
 }
 
-/// Checks that each kernel configuration text is stored under its own SHA-256.
+/// Checks that each kernel configuration text is stored under its own SHA-256 and is lines of
+/// printable text: a file of many lines, the one text that vernier stores with line breaks (and
+/// tabs), and no other control character ([`crate::text`]).
 pub fn check_kernel_configs(configs: &BTreeMap<String, String>) -> Result<(), Invalid> {
     for (sha, text) in configs {
-        check_no_nul("text", text)
-            .and_then(|()| check_length("text", text, MAX_KERNEL_CONFIG_BYTES))
-            .map_err(|problem| Invalid {
+        check_length("text", text, MAX_KERNEL_CONFIG_BYTES).map_err(|problem| Invalid {
+            place: format!("kernel config {sha}"),
+            problem,
+        })?;
+        if let Some(c) = text
+            .chars()
+            .find(|c| c.is_control() && !matches!(c, '\n' | '\t'))
+        {
+            let line = text.split('\n').find(|l| l.contains(c)).unwrap_or_default();
+            return Err(Invalid {
                 place: format!("kernel config {sha}"),
-                problem,
-            })?;
+                problem: format!(
+                    "the line '{}' contains the control character {}; a kernel configuration \
+                     is lines of printable text",
+                    line.escape_debug(),
+                    crate::text::control_name(c)
+                ),
+            });
+        }
         let actual = sha256_hex(text);
         if *sha != actual {
             return Err(Invalid {

@@ -13,7 +13,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use uuid::Uuid;
-use vernier_model::SessionStatus;
+use vernier_model::{SessionStatus, Texts};
 
 use crate::{Load, SessionHeader, Store, StoreError};
 
@@ -160,7 +160,10 @@ where
     // run per interval, some 100,000 in a year, of which a sync adds the few recorded since
     // the last one.
     let lacking: BTreeSet<Uuid> = source.runs.difference(&target.runs).copied().collect();
-    let session = from.load_session_runs(id, Load::ALL, &lacking)?;
+    let mut session = from.load_session_runs(id, Load::ALL, &lacking)?;
+    // A session recorded before vernier escaped what it records holds its texts raw; the
+    // target refuses them (vernier_model::text).
+    session.escape_controls();
     let extension = with_retries(|| to.extend_session(&session))?;
     Ok(if extension.extended {
         SyncStep::Extended {
@@ -193,7 +196,8 @@ where
     F: Store + ?Sized,
     T: Store + ?Sized,
 {
-    let session = from.load_session(id, Load::ALL)?;
+    let mut session = from.load_session(id, Load::ALL)?;
+    session.escape_controls();
     let mut kernel_configs = BTreeMap::new();
     if let Some(sha256) = &session.info.environment.kernel_config_sha256 {
         if let Some(text) = from.kernel_config(sha256)? {

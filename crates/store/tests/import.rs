@@ -226,7 +226,9 @@ fn text_holding_nul_is_refused_alike_by_both_engines() {
         session.configurations[0].record.error = Some("disk\0on fire".into());
         match store.import_sessions(&[session], &BTreeMap::new()) {
             Err(StoreError::Invalid(message)) => assert!(
-                message.contains("field 'error' ('disk\\0on fire') contains the character NUL"),
+                message.contains(
+                    "field 'error' ('disk\\0on fire') contains the control character NUL"
+                ),
                 "{}: {message}",
                 db.engine()
             ),
@@ -236,7 +238,7 @@ fn text_holding_nul_is_refused_alike_by_both_engines() {
         let configs = BTreeMap::from([(vernier_model::validate::sha256_hex(&text), text)]);
         match store.import_sessions(&[stored(&[1.0])], &configs) {
             Err(StoreError::Invalid(message)) => {
-                assert!(message.contains("character NUL"), "{message}")
+                assert!(message.contains("control character NUL"), "{message}")
             }
             other => panic!("{}: {other:?}", db.engine()),
         }

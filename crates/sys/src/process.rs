@@ -187,6 +187,28 @@ pub fn process_tree(pid: u32) -> Vec<(u32, PidStat)> {
     tree
 }
 
+/// The processes, other than this one, that /proc shows holding a descriptor of the pipe whose
+/// inode is `inode` (either end: both are one inode, shown as `pipe:[INODE]` by proc(5)'s
+/// /proc/PID/fd links). A child that left its parent's process group and session (`setsid`)
+/// while holding the write end of the parent's output is found here when it is found nowhere
+/// else. Processes of other users whose descriptors this one may not read are left out.
+pub fn pipe_holders(inode: u64) -> Vec<u32> {
+    let target = format!("pipe:[{inode}]");
+    let me = std::process::id();
+    all_processes()
+        .into_iter()
+        .map(|(pid, _)| pid)
+        .filter(|&pid| pid != me)
+        .filter(|pid| {
+            std::fs::read_dir(format!("/proc/{pid}/fd")).is_ok_and(|fds| {
+                fds.filter_map(Result::ok).any(|fd| {
+                    std::fs::read_link(fd.path()).is_ok_and(|l| l.as_os_str() == target.as_str())
+                })
+            })
+        })
+        .collect()
+}
+
 /// Parses a /proc/PID/stat line. Field 2, the command name in parentheses, may itself hold
 /// spaces and parentheses, so fields are counted after the last closing parenthesis.
 pub fn parse_pid_stat(text: &str) -> Option<PidStat> {
@@ -276,6 +298,30 @@ mod tests {
         }
         assert_eq!(tree[0].0, me);
         assert!(tree.iter().any(|(p, s)| *p == child.id() && s.ppid == me));
+    }
+
+    #[test]
+    fn the_holders_of_a_pipe_are_found() {
+        use std::os::unix::fs::MetadataExt;
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let read_end = child.stdout.take().unwrap();
+        let inode = std::fs::File::from(std::os::fd::OwnedFd::from(read_end))
+            .metadata()
+            .unwrap()
+            .ino();
+        let holders = pipe_holders(inode);
+        child.kill().unwrap();
+        child.wait().unwrap();
+        if all_processes().is_empty() {
+            eprintln!("skipped: no /proc");
+            return;
+        }
+        // The child holds the write end; this process, which holds the read end, is left out.
+        assert_eq!(holders, [child.id()]);
     }
 
     #[test]

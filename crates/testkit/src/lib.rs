@@ -5,7 +5,9 @@
 //! tests start `vernier` on a database of their own with [`vernier`] (or [`vernier_command`]).
 //! [`databases`] gives a test one new database of each engine, the PostgreSQL one from
 //! [`PgDatabase`]. The command tests share [`ok`], [`refused`], [`record_mock_session`] and
-//! [`sqlite_texts`]; the store's tests build whole sessions with [`stored_session`]. A test
+//! [`sqlite_texts`]; tests build whole sessions with [`stored_session`], configurations with
+//! [`configuration`] and runs with [`run`],
+//! and the report site's tests show the sessions of [`site`]. A test
 //! that needs a tool the README's set-up does not install asks [`can_run`] (or
 //! [`has_programs`]), which skips it outside CI and fails it in CI.
 
@@ -13,13 +15,14 @@ mod commands;
 mod needs;
 mod postgres;
 mod sessions;
+pub mod site;
 
 pub use commands::{
     ok, record_mock_session, refused, sorted, sqlite_texts, sync_count, vernier_no_input,
 };
 pub use needs::{can_run, has_programs, in_ci, missing_programs, Program};
 pub use postgres::{PgDatabase, SERVER_VARIABLE};
-pub use sessions::stored_session;
+pub use sessions::{configuration, run, stored_session};
 
 use std::fs::File;
 use std::io;

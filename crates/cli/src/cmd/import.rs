@@ -2,62 +2,75 @@
 //! `--export-json` output (`vernier_report::export::reader`) or cyclictest's histogram or
 //! `--json` output (`vernier_report::export::cyclictest`), checked whole and stored in one
 //! transaction. A session already present with the same content is skipped; with other content
-//! the import is refused.
+//! the import is refused. `-` is standard input.
 //!
-//! An export is read three times as a stream, so memory holds about one session whatever the
-//! size of the file: once for its syntax and format, once to check every session before the
-//! database is opened (a bad file changes nothing and takes no lock), and once to store each
-//! session in the one transaction (a failure stores none).
+//! The input is read once, as a stream, whatever it is (a file, standard input, a pipe, a FIFO,
+//! the shell's `<(...)`): its first bytes tell its format (`reader::sniff`), and the reader of
+//! that format goes on from them. An export is checked whole before the database is opened (a
+//! bad file changes nothing and takes no lock), then stored session by session in one
+//! transaction (a failure stores none); memory holds about one session whatever the size of the
+//! file. For that second pass a regular file is read again through the descriptor opened once
+//! (and refused if it changed meanwhile), and any other input from the copy of its bytes that
+//! the first pass kept in an unnamed temporary file. hyperfine's and cyclictest's JSON are read
+//! whole into memory, cyclictest's histogram output line by line.
 
 use std::collections::BTreeMap;
 use std::fs::File;
-use std::io::BufReader;
+use std::io::{BufReader, Read, Seek, SeekFrom, Write};
 use std::path::Path;
 use std::process::ExitCode;
+use std::time::SystemTime;
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use vernier_model::{validate, StoredSession};
-use vernier_report::export::cyclictest;
-use vernier_report::export::reader::{self, Kind};
-use vernier_report::export::SourceError;
+use vernier_report::export::reader::{self, without_bom, Kind, SNIFF_BYTES};
+use vernier_report::export::{cyclictest, ReadError, SourceError};
 use vernier_store::{ImportReport, Store};
 
 use crate::cli::ImportArgs;
 use crate::db;
-use crate::out::outln;
+use crate::out::{outln, printable};
+
+/// The largest file read whole into memory (hyperfine's and cyclictest's JSON), far beyond
+/// real ones: cyclictest's JSON of `-h 400` over two threads is 5 KB and each non-empty bucket
+/// adds some 20 bytes; hyperfine's a few dozen bytes per run.
+const WHOLE_LIMIT_BYTES: u64 = 256 << 20;
 
 pub fn import(args: ImportArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
     let path = &args.file;
-    let open = || -> Result<BufReader<File>> {
-        let file = File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
-        Ok(BufReader::with_capacity(1 << 16, file))
+    let name = if path == Path::new("-") {
+        "standard input".to_string()
+    } else {
+        printable(&path.display().to_string()).into_owned()
     };
-    let context = || format!("cannot import {}", path.display());
-    let report = match reader::probe(open()?).with_context(context)? {
-        Kind::Export => {
-            // Everything is parsed and checked before the database is opened.
-            let mut check = validate::FileCheck::new();
-            let mut runs = 0;
-            let kernel_configs = reader::read_export(open()?, |s| {
-                check.session(&s)?;
-                runs += s.configurations.iter().map(|c| c.runs.len()).sum::<usize>();
-                Ok::<(), SourceError>(())
-            })
-            .with_context(context)?;
-            validate::check_kernel_configs(&kernel_configs).with_context(context)?;
-            let mut store = db::open_for_writing(db_arg)?;
-            store_export(store.as_mut(), open()?, runs, &kernel_configs).with_context(context)?
-        }
+    let context = || format!("cannot import {name}");
+    let input = Input::open(path).with_context(|| format!("cannot read {name}"))?;
+    let report = match reader::sniff(&input.prefix, input.complete).with_context(context)? {
+        Kind::Export => import_export(input, &name, db_arg)?,
         Kind::Hyperfine => {
-            let bytes =
-                std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
-            let session = reader::parse_hyperfine(&bytes, now_ns()).with_context(context)?;
+            let bytes = input.read_whole().with_context(context)?;
+            let session =
+                reader::parse_hyperfine(without_bom(&bytes), now_ns()).with_context(context)?;
             store_one(session, db_arg).with_context(context)?
         }
         Kind::Cyclictest(output) => {
-            let result = cyclictest::read(output, open()?).with_context(context)?;
+            let result = match output {
+                cyclictest::Output::Json => {
+                    let bytes = input.read_whole().with_context(context)?;
+                    cyclictest::read(output, without_bom(&bytes))
+                }
+                cyclictest::Output::Histogram => cyclictest::read(output, input.stream()),
+            }
+            .with_context(context)?;
             let session = cyclictest::session(&result, now_ns()).with_context(context)?;
-            store_one(session, db_arg).with_context(context)?
+            let report = store_one(session, db_arg).with_context(context)?;
+            if let Some(problem) = cyclictest::unreadable_times(&result) {
+                eprintln!(
+                    "warning: {name}: {problem}; the session is dated at its first import \
+                     (its note says so)"
+                );
+            }
+            report
         }
     };
     outln!(
@@ -66,6 +79,182 @@ pub fn import(args: ImportArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
         report.skipped
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// The input of an import, opened once, with its first bytes read.
+struct Input {
+    file: File,
+    /// The first bytes (up to [`SNIFF_BYTES`]), which tell the format; every reader reads
+    /// them first, then the rest of `file`.
+    prefix: Vec<u8>,
+    /// The input ended within `prefix`.
+    complete: bool,
+    /// A regular file, which can be read again: where it was when opened.
+    regular: Option<Snapshot>,
+}
+
+/// Where a regular file's bytes start in its descriptor (standard input redirected from a file
+/// may have been read into already) and its size and modification time when it was opened.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Snapshot {
+    start: u64,
+    len: u64,
+    modified: Option<SystemTime>,
+}
+
+impl Snapshot {
+    fn of(file: &File) -> std::io::Result<Option<Self>> {
+        let meta = file.metadata()?;
+        if !meta.is_file() {
+            return Ok(None);
+        }
+        let mut file = file;
+        Ok(Some(Snapshot {
+            start: file.stream_position()?,
+            len: meta.len(),
+            modified: meta.modified().ok(),
+        }))
+    }
+}
+
+impl Input {
+    fn open(path: &Path) -> std::io::Result<Self> {
+        let file = if path == Path::new("-") {
+            use std::os::fd::AsFd;
+            File::from(std::io::stdin().as_fd().try_clone_to_owned()?)
+        } else {
+            File::open(path)?
+        };
+        let regular = Snapshot::of(&file)?;
+        let mut prefix = Vec::with_capacity(SNIFF_BYTES);
+        (&file).take(SNIFF_BYTES as u64).read_to_end(&mut prefix)?;
+        Ok(Input {
+            complete: prefix.len() < SNIFF_BYTES,
+            file,
+            prefix,
+            regular,
+        })
+    }
+
+    /// The input from its first byte after a byte order mark, read on from the prefix.
+    fn stream(&self) -> impl Read + '_ {
+        without_bom(&self.prefix).chain(&self.file)
+    }
+
+    /// The whole input, for the formats that are read whole.
+    fn read_whole(self) -> Result<Vec<u8>, ReadError> {
+        let mut bytes = self.prefix;
+        let room = (WHOLE_LIMIT_BYTES + 1).saturating_sub(bytes.len() as u64);
+        (&self.file)
+            .take(room)
+            .read_to_end(&mut bytes)
+            .map_err(ReadError::Io)?;
+        if bytes.len() as u64 > WHOLE_LIMIT_BYTES {
+            return Err(ReadError::TooLarge {
+                what: "a hyperfine or cyclictest JSON file".to_string(),
+                limit_bytes: WHOLE_LIMIT_BYTES,
+            });
+        }
+        Ok(bytes)
+    }
+}
+
+/// A reader that keeps a copy of what it reads in `copy`, for inputs that can be read once.
+struct Tee<R> {
+    inner: R,
+    copy: Option<File>,
+    /// Why the copy could not be written.
+    failed: Option<std::io::Error>,
+}
+
+impl<R: Read> Read for Tee<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        if let Some(copy) = &mut self.copy {
+            if let Err(e) = copy.write_all(&buf[..n]) {
+                let kind = e.kind();
+                self.failed = Some(e);
+                return Err(kind.into());
+            }
+        }
+        Ok(n)
+    }
+}
+
+/// Checks every session of an export before the database is opened, then stores them in one
+/// transaction, reading the input once (see the module documentation).
+fn import_export(input: Input, name: &str, db_arg: Option<&Path>) -> Result<ImportReport> {
+    let context = || format!("cannot import {name}");
+    let copy = match input.regular {
+        Some(_) => None,
+        None => Some(tempfile::tempfile().with_context(|| {
+            format!(
+                "cannot create a temporary file in {} for the bytes of {name}, which can be \
+                 read only once (set TMPDIR to a writable directory)",
+                std::env::temp_dir().display()
+            )
+        })?),
+    };
+    let mut tee = Tee {
+        inner: input.stream(),
+        copy,
+        failed: None,
+    };
+    // Everything is parsed and checked before the database is opened.
+    let mut check = validate::FileCheck::new();
+    let mut runs = 0;
+    let checked = reader::read_export(BufReader::with_capacity(1 << 16, &mut tee), |s| {
+        check.session(&s)?;
+        runs += s.configurations.iter().map(|c| c.runs.len()).sum::<usize>();
+        Ok::<(), SourceError>(())
+    });
+    if let Some(e) = tee.failed.take() {
+        return Err(anyhow::Error::new(e).context(format!(
+            "cannot keep the bytes of {name} in a temporary file in {}",
+            std::env::temp_dir().display()
+        )));
+    }
+    let kernel_configs = checked.with_context(context)?;
+    validate::check_kernel_configs(&kernel_configs).with_context(context)?;
+    let second: Box<dyn Read + '_> = match (tee.copy.take(), input.regular) {
+        (Some(mut copy), _) => {
+            copy.rewind()
+                .with_context(|| format!("cannot read the temporary copy of {name}"))?;
+            Box::new(copy)
+        }
+        (None, Some(snapshot)) => {
+            let bom = (input.prefix.len() - without_bom(&input.prefix).len()) as u64;
+            let mut file = &input.file;
+            file.seek(SeekFrom::Start(snapshot.start + bom))
+                .with_context(|| format!("cannot read {name} again"))?;
+            Box::new(file)
+        }
+        (None, None) => bail!("{name} can be read only once and was not kept"),
+    };
+    let unchanged = || -> Result<()> {
+        if let Some(snapshot) = input.regular {
+            if Snapshot::of(&input.file)?.map(|now| Snapshot {
+                start: snapshot.start,
+                ..now
+            }) != Some(snapshot)
+            {
+                bail!(
+                    "{name} changed while it was imported; nothing was imported (import it \
+                     once it is written)"
+                );
+            }
+        }
+        Ok(())
+    };
+    let mut store = db::open_for_writing(db_arg)?;
+    store_export(
+        store.as_mut(),
+        BufReader::with_capacity(1 << 16, second),
+        runs,
+        &kernel_configs,
+        unchanged,
+    )
+    .with_context(context)
 }
 
 /// Checks and stores the one session of a file of another tool. A file imported before keeps
@@ -85,18 +274,21 @@ fn store_one(mut session: StoredSession, db_arg: Option<&Path>) -> Result<Import
     Ok(store.import_sessions(&[session], &BTreeMap::new())?)
 }
 
-/// Stores the sessions of the export `input` in one transaction, each as it is read.
+/// Stores the sessions of the export `input` in one transaction, each as it is read, and
+/// commits once `unchanged` says that the input is still what was checked.
 fn store_export(
     store: &mut dyn Store,
-    input: BufReader<File>,
+    input: impl Read,
     runs: usize,
     kernel_configs: &BTreeMap<String, String>,
+    unchanged: impl FnOnce() -> Result<()>,
 ) -> Result<ImportReport> {
     let mut import = store.importer(runs)?;
     for (sha256, text) in kernel_configs {
         import.kernel_config(sha256, text)?;
     }
     reader::read_export(input, |s: StoredSession| import.session(&s))?;
+    unchanged()?;
     Ok(import.commit()?)
 }
 

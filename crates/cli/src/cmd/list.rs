@@ -10,7 +10,7 @@ use vernier_engine::suite::{
 };
 
 use crate::cli::ListArgs;
-use crate::out::{out, outln};
+use crate::out::{out, outln, printable};
 
 pub fn list(args: ListArgs) -> Result<ExitCode> {
     let online = vernier_sys::cpulist::online_cpus().len() as u32;
@@ -23,19 +23,33 @@ pub fn list(args: ListArgs) -> Result<ExitCode> {
     let mut listed: Vec<(vernier_model::BenchmarkInfo, String)> =
         builtin.into_iter().map(|b| (b, String::new())).collect();
     let mut unusable = Vec::new();
-    for name in vernier_bench::user::names() {
-        if listed.iter().any(|(b, _)| b.name == name) {
+    let mine = vernier_bench::user::names();
+    // The built-ins' names: a benchmark of the user's own of one of them is not used.
+    let builtin_names: Vec<&'static str> = listed.iter().map(|(b, _)| b.name).collect();
+    let shadowed = |name: &str| builtin_names.contains(&name);
+    // Every one of the user's own is described, all at the same time.
+    let described: Vec<&str> = mine
+        .iter()
+        .map(String::as_str)
+        .filter(|name| !shadowed(name))
+        .collect();
+    let mut loaded: std::collections::BTreeMap<String, _> =
+        vernier_bench::user::load_all(&described)
+            .into_iter()
+            .collect();
+    for name in &mine {
+        if shadowed(name) {
             unusable.push(format!(
                 "  {name:<10} (yours is not used: the built-in benchmark of this name wins)"
             ));
             continue;
         }
-        match vernier_bench::user::load(&name) {
+        match loaded.remove(name).flatten() {
             Some(Ok(b)) => {
-                let origin = format!(" ({})", b.path().display());
+                let origin = format!(" ({})", printable(&b.path().display().to_string()));
                 listed.push((b.info(), origin));
             }
-            Some(Err(e)) => unusable.push(format!("  {name:<10} unusable: {e}")),
+            Some(Err(e)) => unusable.push(format!("  {name:<10} unusable: {}", printable(&e))),
             None => {}
         }
     }

@@ -8,7 +8,7 @@ use std::io::Read;
 use vernier_model::cyclictest::{metrics, run_values, CyclictestError};
 use vernier_model::{
     ConfigurationRecord, Options, RunRecord, Rusage, SessionInfo, SessionStatus, Settings,
-    StopReason, StoredConfiguration, StoredSession,
+    StopReason, StoredConfiguration, StoredSession, Texts,
 };
 
 pub use vernier_model::cyclictest::{is_marker, Cyclictest, Output};
@@ -50,9 +50,44 @@ pub(super) fn times(c: &Cyclictest) -> Option<(i64, i64)> {
     }
 }
 
+/// Why the start and end of a `--json` file cannot date its session, in one line naming the
+/// field and its text; `None` when they can, and for the histogram output, which has no times.
+/// cyclictest writes them with strftime's `%a, %d %b %Y %T %z` in the C locale (RFC 2822); the
+/// day and month names of another locale, an edited file or an end before the start are not
+/// read. Such a session is still imported, dated at its first import ([`session`] says so in
+/// its note), since its histograms do not depend on when they were taken.
+pub fn unreadable_times(c: &Cyclictest) -> Option<String> {
+    if c.output != Output::Json || times(c).is_some() {
+        return None;
+    }
+    let field = |name: &str, text: &Option<String>| match text {
+        None => Some(format!("it has no {name}")),
+        Some(t) if json_time(t).is_none() => Some(format!(
+            "its {name} '{}' is not a date as cyclictest writes them (RFC 2822, 'Mon, 23 Nov \
+             2026 17:36:22 +0000')",
+            vernier_model::escape_controls(t)
+        )),
+        Some(_) => None,
+    };
+    let problems: Vec<String> = [
+        field("start_time", &c.start_time),
+        field("end_time", &c.end_time),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    Some(if problems.is_empty() {
+        "its end_time is before its start_time".to_string()
+    } else {
+        problems.join(" and ")
+    })
+}
+
 /// The one session of a cyclictest file, not yet checked: a `cyclictest` configuration with
 /// one measured run whose histograms are the threads'. A file without times (the histogram
-/// output) is stamped from `now_ns`.
+/// output) or whose times cannot be read ([`unreadable_times`]) is stamped from `now_ns`.
+/// Texts of the file (its command line, host name, kernel) are recorded escaped
+/// ([`vernier_model::text`]).
 pub fn session(c: &Cyclictest, now_ns: i64) -> Result<StoredSession, ReadError> {
     let (values, histograms) = run_values(c)?;
     let (metric, secondary) = metrics();
@@ -112,18 +147,16 @@ pub fn session(c: &Cyclictest, now_ns: i64) -> Result<StoredSession, ReadError> 
         },
         runs: vec![run],
     };
-    let printable = |s: &str| -> String {
-        s.chars()
-            .map(|ch| if ch.is_control() { ' ' } else { ch })
-            .collect()
-    };
-    let note = match (c.output, &c.cmdline) {
-        (Output::Json, Some(cmd)) => format!("imported from cyclictest --json: {}", printable(cmd)),
+    let mut note = match (c.output, &c.cmdline) {
+        (Output::Json, Some(cmd)) => format!("imported from cyclictest --json: {cmd}"),
         (Output::Json, None) => "imported from cyclictest --json".to_string(),
         (Output::Histogram, _) => "imported from cyclictest's histogram output".to_string(),
     };
+    if unreadable_times(c).is_some() {
+        note.push_str("; dated at its first import: its start and end times could not be read");
+    }
     let environment = c.environment.clone();
-    Ok(StoredSession {
+    let mut session = StoredSession {
         info: SessionInfo {
             id: id(b"cyclictest-session"),
             started_at_ns: started,
@@ -146,14 +179,16 @@ pub fn session(c: &Cyclictest, now_ns: i64) -> Result<StoredSession, ReadError> 
             monitors: Vec::new(),
         },
         configurations: vec![configuration],
-    })
+    };
+    session.escape_controls();
+    Ok(session)
 }
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use crate::export::reader::{parse, probe, Kind};
+    use crate::export::reader::{parse, sniff, Kind};
 
     /// The parser's fixtures (crates/model/tests/fixtures/cyclictest): real outputs of
     /// cyclictest V 2.40 and the newer sparse form of the same runs.
@@ -183,17 +218,29 @@ mod tests {
             ("2.4-h400.json", Output::Json),
             ("2.4-no-h.json", Output::Json),
         ] {
+            let bytes = fixture(name);
             assert_eq!(
-                probe(&fixture(name)[..]).unwrap(),
+                sniff(&bytes, true).unwrap(),
+                Kind::Cyclictest(output),
+                "{name}"
+            );
+            // From its first bytes alone.
+            assert_eq!(
+                sniff(&bytes[..bytes.len().min(300)], false).unwrap(),
                 Kind::Cyclictest(output),
                 "{name}"
             );
         }
-        // Other text keeps the JSON error it always had.
-        let err = probe(&b"hello\n# Histogramm\n"[..]).unwrap_err();
-        assert!(matches!(err, ReadError::Syntax(_)), "{err}");
-        assert!(err.to_string().contains("invalid JSON"));
-        let err = probe(&br#"{"thread": {}}"#[..]).unwrap_err();
+        // Other text is named, with what import takes.
+        let err = sniff(b"hello\n# Histogramm\n", true).unwrap_err();
+        assert!(matches!(err, ReadError::NotImportable(_)), "{err}");
+        assert!(
+            err.to_string().starts_with(
+                "the file is text but not cyclictest's output (no line '# Histogram', "
+            ),
+            "{err}"
+        );
+        let err = sniff(br#"{"thread": {}}"#, true).unwrap_err();
         assert!(matches!(err, ReadError::Neither), "{err}");
     }
 

@@ -73,6 +73,15 @@ pub enum ReadError {
          histogram with a '# Histogram' line, or its --json object with \"thread\")"
     )]
     Neither,
+    /// A file of another kind, named: CSV, an SQLite database, compressed data, an empty file.
+    #[error(
+        "the file is {0}; import takes a vernier export (JSON), hyperfine --export-json output \
+         or cyclictest's output (its -h/-H histogram or its --json file)"
+    )]
+    NotImportable(String),
+    /// The input is larger than a reader that holds it whole accepts.
+    #[error("{what} is larger than {limit_bytes} bytes, the most vernier reads of one")]
+    TooLarge { what: String, limit_bytes: u64 },
     #[error("unknown format {0} (expected \"{FORMAT}\")")]
     UnknownFormat(String),
     #[error("{FORMAT} version {0} is not supported (this vernier reads version {VERSION})")]

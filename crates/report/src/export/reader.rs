@@ -17,6 +17,7 @@ use uuid::Uuid;
 use vernier_model::{
     validate, ConfigurationRecord, Environment, MetricInfo, OptionValue, Options, RunRecord,
     Rusage, SessionInfo, SessionStatus, Settings, StopReason, StoredConfiguration, StoredSession,
+    Texts,
 };
 
 use super::cyclictest::{self, Output};
@@ -33,90 +34,247 @@ pub enum Kind {
     Cyclictest(Output),
 }
 
-/// The top-level fields that tell the formats apart; everything else is skipped unparsed.
-#[derive(Deserialize)]
-struct Probe {
-    format: Option<serde_json::Value>,
-    version: Option<serde_json::Value>,
-    results: Option<IgnoredAny>,
-    thread: Option<IgnoredAny>,
-    /// cyclictest writes the key with a colon.
-    #[serde(rename = "rt_test_version:", alias = "rt_test_version")]
-    rt_test_version: Option<IgnoredAny>,
-    #[serde(rename = "cmdline:", alias = "cmdline")]
-    cmdline: Option<IgnoredAny>,
+/// Bytes of a file's beginning from which [`sniff`] tells its format: the readers then read
+/// the file once, from these bytes on.
+pub const SNIFF_BYTES: usize = 64 * 1024;
+
+/// The UTF-8 byte order mark that some editors (Notepad, PowerShell's `Out-File`) write at the
+/// start of a text file. JSON forbids it, though a parser may ignore it (RFC 8259, section
+/// 8.1); vernier skips it.
+pub const UTF8_BOM: &[u8] = b"\xef\xbb\xbf";
+
+/// `bytes` without a leading UTF-8 byte order mark.
+pub fn without_bom(bytes: &[u8]) -> &[u8] {
+    bytes.strip_prefix(UTF8_BOM).unwrap_or(bytes)
 }
 
-/// Bytes read to tell JSON from text.
-const SNIFF: u64 = 4096;
+/// The top-level keys of a JSON object that tell the formats apart, as far as a prefix of the
+/// document shows them, and the values of `format` and `version`.
+#[derive(Default)]
+struct TopKeys {
+    keys: Vec<String>,
+    format: Option<serde_json::Value>,
+    version: Option<serde_json::Value>,
+}
 
-/// Which format `input` is in. A JSON document's syntax is checked whole (serde_json names the
-/// line and column of an error or a truncation), and a vernier export's format name and
-/// version; a text file is cyclictest's output when a line of it is `# Histogram`,
-/// `# Min Latencies: ...` or a status line `T: 0 ( 1234) P:90 I:200 ...`. Builds nothing: memory stays constant whatever the size of the file.
-pub fn probe(mut input: impl Read) -> Result<Kind, ReadError> {
-    let mut head = Vec::new();
-    (&mut input)
-        .take(SNIFF)
-        .read_to_end(&mut head)
-        .map_err(ReadError::Io)?;
-    let text = head
-        .iter()
-        .find(|b| !b.is_ascii_whitespace())
-        .is_some_and(|b| !matches!(b, b'{' | b'[' | b'"'));
-    if text {
-        let mut lines = std::io::BufReader::new((&head[..]).chain(input));
-        let mut line = Vec::new();
-        // A line longer than any of cyclictest's (`/dev/zero`) ends the search: not its output.
-        while let Some(n) =
-            vernier_model::cyclictest::read_line(&mut lines, &mut line).map_err(ReadError::Io)?
-        {
-            if n == 0 {
-                break;
-            }
-            if cyclictest::is_marker(&String::from_utf8_lossy(&line)) {
-                return Ok(Kind::Cyclictest(Output::Histogram));
+impl TopKeys {
+    fn has(&self, key: &str) -> bool {
+        self.keys.iter().any(|k| k == key)
+    }
+}
+
+struct TopKeysSeed<'a>(&'a mut TopKeys);
+
+impl<'de> DeserializeSeed<'de> for TopKeysSeed<'_> {
+    type Value = ();
+
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for TopKeysSeed<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        while let Some(key) = map.next_key::<String>()? {
+            // Kept before its value, which may go on beyond the prefix.
+            self.0.keys.push(key.clone());
+            match key.as_str() {
+                "format" => self.0.format = Some(map.next_value()?),
+                "version" => self.0.version = Some(map.next_value()?),
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                }
             }
         }
-        // Not cyclictest: the error JSON parsing gives, at the first character.
-        return match serde_json::from_slice::<IgnoredAny>(&head) {
-            Err(e) if !e.is_data() => Err(ReadError::Syntax(e)),
-            _ => Err(ReadError::Neither),
-        };
+        Ok(())
     }
-    let probe: Probe = match serde_json::from_reader((&head[..]).chain(input)) {
-        Ok(p) => p,
-        Err(e) if e.is_data() => return Err(ReadError::Neither),
-        Err(e) => return Err(ReadError::Syntax(e)),
+}
+
+/// Which format a file is in, told from `prefix`, its first bytes (up to [`SNIFF_BYTES`], a
+/// byte order mark included); `complete` when the prefix is the whole file. Nothing beyond the
+/// prefix is read, so the file can then be read once, as a stream, by the reader of its format.
+///
+/// - JSON: an object whose top-level keys in the prefix include `format` (a vernier export,
+///   its format name and version checked here), `results` (hyperfine), `thread` or
+///   `rt_test_version:` (cyclictest) or `sessions` (an export whose format follows its
+///   sessions, checked at its end). A syntax error within the prefix is named by line and
+///   column.
+/// - Text: cyclictest's histogram output when a line of the prefix is `# Histogram`, `# Min
+///   Latencies: ...` or a status line `T: 0 ( 1234) P:90 I:200 ...`.
+/// - Anything else is named ([`ReadError::NotImportable`]): CSV (vernier's own CSV export
+///   among it), an SQLite database, compressed or other binary data, an empty file.
+pub fn sniff(prefix: &[u8], complete: bool) -> Result<Kind, ReadError> {
+    let bytes = without_bom(prefix);
+    let text = match std::str::from_utf8(bytes) {
+        Ok(text) => text,
+        // A prefix may end inside a character.
+        Err(e) if e.error_len().is_none() && !complete => {
+            std::str::from_utf8(&bytes[..e.valid_up_to()]).unwrap_or_default()
+        }
+        Err(_) => return Err(ReadError::NotImportable(binary_kind(bytes))),
     };
-    if let Some(format) = probe.format {
-        if format != FORMAT {
+    if text.contains('\0') {
+        return Err(ReadError::NotImportable(binary_kind(bytes)));
+    }
+    let start = text.trim_start();
+    match start.chars().next() {
+        None if complete && text.is_empty() => Err(ReadError::NotImportable("empty".to_string())),
+        None => Err(ReadError::NotImportable(
+            "only white space at its start".to_string(),
+        )),
+        Some('{') => sniff_json_object(text, complete),
+        Some(first @ ('[' | '"')) => {
+            let mut de = serde_json::Deserializer::from_str(text);
+            match IgnoredAny::deserialize(&mut de).and_then(|_| de.end()) {
+                Err(e) if complete || !e.is_eof() => Err(ReadError::Syntax(e)),
+                _ => Err(ReadError::NotImportable(format!(
+                    "a JSON {}, not an object",
+                    if first == '[' { "array" } else { "string" }
+                ))),
+            }
+        }
+        Some(_) => sniff_text(text, complete),
+    }
+}
+
+/// The kind of a JSON object from its top-level keys (see [`sniff`]).
+fn sniff_json_object(text: &str, complete: bool) -> Result<Kind, ReadError> {
+    let mut top = TopKeys::default();
+    let mut de = serde_json::Deserializer::from_str(text);
+    let read = TopKeysSeed(&mut top).deserialize(&mut de).and_then(|()| {
+        if complete {
+            de.end()
+        } else {
+            Ok(())
+        }
+    });
+    match read {
+        Ok(()) => {}
+        // The prefix ends inside the document.
+        Err(e) if e.is_eof() && !complete => {}
+        Err(e) => return Err(ReadError::Syntax(e)),
+    }
+    if top.has("format") {
+        // Its value may go on beyond the prefix: then it is checked at the end.
+        if let Some(format) = top.format.filter(|f| f != FORMAT) {
             return Err(ReadError::UnknownFormat(format.to_string()));
         }
-        if probe.version.as_ref().and_then(serde_json::Value::as_u64) != Some(u64::from(VERSION)) {
-            return Err(ReadError::Version(
-                probe
-                    .version
-                    .map(|v| v.to_string())
-                    .unwrap_or_else(|| "missing".to_string()),
-            ));
+        match top.version {
+            Some(v) if v.as_u64() == Some(u64::from(VERSION)) => {}
+            Some(v) => return Err(ReadError::Version(v.to_string())),
+            None if complete => return Err(ReadError::Version("missing".to_string())),
+            // Checked at the end of the document.
+            None => {}
         }
-        Ok(Kind::Export)
-    } else if probe.results.is_some() {
+        return Ok(Kind::Export);
+    }
+    let cyclictest = top.has("rt_test_version:") || top.has("cmdline:");
+    if top.has("results") {
         Ok(Kind::Hyperfine)
-    } else if probe.thread.is_some() && (probe.rt_test_version.is_some() || probe.cmdline.is_some())
+    } else if top.has("thread") && (cyclictest || top.has("rt_test_version") || top.has("cmdline"))
     {
         Ok(Kind::Cyclictest(Output::Json))
+    } else if cyclictest && !complete {
+        // cyclictest writes `thread` last.
+        Ok(Kind::Cyclictest(Output::Json))
+    } else if top.has("sessions") {
+        // An export that names its format after its sessions: checked at its end.
+        Ok(Kind::Export)
     } else {
         Err(ReadError::Neither)
     }
 }
 
-/// Reads an export document from `input`, handing each session to `each` in file order as soon
-/// as it is parsed, and returns the kernel configuration texts (SHA-256 -> text). Run
-/// [`probe`] first: this pass checks the format and version only at the end of the document
-/// (JSON does not order an object's fields). An error of `each` ends the reading
-/// ([`ReadError::Sink`]).
+/// The kind of a text file: cyclictest's histogram output, or what else it is.
+fn sniff_text(text: &str, complete: bool) -> Result<Kind, ReadError> {
+    let mut lines: Vec<&str> = text.split('\n').collect();
+    if !complete {
+        // The last line may go on beyond the prefix.
+        lines.pop();
+    }
+    if lines.iter().any(|l| cyclictest::is_marker(l)) {
+        return Ok(Kind::Cyclictest(Output::Histogram));
+    }
+    let first = lines
+        .first()
+        .copied()
+        .unwrap_or(text)
+        .trim_end_matches('\r');
+    let what = if first.starts_with("session_id,session_started_at_ns,") {
+        "vernier's CSV export, which is for spreadsheets and pandas and cannot be imported \
+         (`vernier export` without --format csv writes the JSON that moves sessions)"
+            .to_string()
+    } else if first.contains(',')
+        && lines.get(1).is_none_or(|second| {
+            second.trim_end_matches('\r').is_empty()
+                || second.matches(',').count() == first.matches(',').count()
+        })
+    {
+        "CSV (comma-separated values)".to_string()
+    } else if first.trim_start().starts_with('<') {
+        "HTML or XML".to_string()
+    } else {
+        let within = if complete {
+            String::new()
+        } else {
+            format!(" in its first {} KiB", SNIFF_BYTES / 1024)
+        };
+        format!(
+            "text but not cyclictest's output (no line '# Histogram', '# Min Latencies:' or \
+             'T: 0 ( 1234) P:90 I:200 ...'{within})"
+        )
+    };
+    Err(ReadError::NotImportable(what))
+}
+
+/// What binary data is, from its magic number.
+fn binary_kind(bytes: &[u8]) -> String {
+    const KINDS: [(&[u8], &str); 6] = [
+        (
+            b"SQLite format 3\0",
+            "an SQLite database (`vernier merge FILE --into DB` copies the sessions of a vernier \
+             database into another)",
+        ),
+        (
+            b"\x1f\x8b",
+            "gzip-compressed (decompress it on the way: `zcat FILE | vernier import -`)",
+        ),
+        (
+            b"\xfd7zXZ\0",
+            "xz-compressed (decompress it on the way: `xzcat FILE | vernier import -`)",
+        ),
+        (
+            b"\x28\xb5\x2f\xfd",
+            "zstd-compressed (decompress it on the way: `zstdcat FILE | vernier import -`)",
+        ),
+        (
+            b"BZh",
+            "bzip2-compressed (decompress it on the way: `bzcat FILE | vernier import -`)",
+        ),
+        (b"PK\x03\x04", "a ZIP archive (unpack it first)"),
+    ];
+    KINDS
+        .iter()
+        .find(|(magic, _)| bytes.starts_with(magic))
+        .map_or_else(
+            || "binary data (it holds a NUL byte or is not UTF-8 text)".to_string(),
+            |(_, what)| (*what).to_string(),
+        )
+}
+
+/// Reads an export document from `input` (without a byte order mark, [`without_bom`]), handing
+/// each session to `each` in file order as soon as it is parsed, and returns the kernel
+/// configuration texts (SHA-256 -> text). [`sniff`] it first: this pass checks the format and
+/// version only at the end of the document (JSON does not order an object's fields). A
+/// session's `fingerprint` is not read but computed from its environment, as a recording
+/// computes it ([`vernier_model::Environment::fingerprint`]): what identifies an environment
+/// is never taken on trust. An error of `each` ends the reading ([`ReadError::Sink`]).
 pub fn read_export<E: Into<SourceError>>(
     input: impl Read,
     mut each: impl FnMut(StoredSession) -> Result<(), E>,
@@ -238,7 +396,8 @@ impl<'de> Visitor<'de> for SessionsSeed<'_, '_> {
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        while let Some(session) = seq.next_element::<StoredSession>()? {
+        while let Some(mut session) = seq.next_element::<StoredSession>()? {
+            session.info.fingerprint = session.info.environment.fingerprint();
             (self.each)(session).map_err(|()| de::Error::custom(SINK_STOPPED))?;
         }
         Ok(())
@@ -258,9 +417,14 @@ pub struct Parsed {
 
 /// The sessions of a vernier export, a hyperfine or a cyclictest file held in memory, checked
 /// ([`validate::check_sessions`]). `now_ns` stamps sessions that carry no time of their own.
-/// For a large export, [`probe`] and [`read_export`] on the file instead.
+/// For a large export, [`sniff`] and [`read_export`] on the file instead.
 pub fn parse(bytes: &[u8], now_ns: i64) -> Result<Parsed, ReadError> {
-    let parsed = match probe(bytes)? {
+    let kind = sniff(
+        &bytes[..bytes.len().min(SNIFF_BYTES)],
+        bytes.len() <= SNIFF_BYTES,
+    )?;
+    let bytes = without_bom(bytes);
+    let parsed = match kind {
         Kind::Export => {
             let mut sessions = Vec::new();
             let kernel_configs = read_export(bytes, |s| {
@@ -472,7 +636,7 @@ fn from_hyperfine(
         .filter_map(|c| c.runs.last().map(|r| r.ended_at_ns))
         .max()
         .unwrap_or(now_ns);
-    Ok(StoredSession {
+    let mut session = StoredSession {
         info: SessionInfo {
             id: session_id,
             started_at_ns: now_ns,
@@ -499,7 +663,10 @@ fn from_hyperfine(
             monitors: Vec::new(),
         },
         configurations,
-    })
+    };
+    // A command or parameter of several lines is recorded escaped (vernier_model::text).
+    session.escape_controls();
+    Ok(session)
 }
 
 #[cfg(test)]
@@ -584,12 +751,96 @@ mod tests {
         let err = error(br#"{"format": "vernier-export", "version": 2, "sessions": []}"#);
         assert!(err.contains("version 2 is not supported"), "{err}");
         let err = error(b"[1, 2]");
+        assert!(
+            err.starts_with(
+                "the file is a JSON array, not an object; import takes a vernier export"
+            ),
+            "{err}"
+        );
+        let err = error(br#"{"thread": 1}"#);
         assert!(err.contains("neither a vernier export"), "{err}");
         let err = error(b"{\"results\": [{\"command\": \"a\", \"times\": []}]}");
         assert!(
             err.contains("results[0] (command 'a'): field 'times' is empty"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn the_format_is_told_from_the_first_bytes() {
+        let export = br#"{"format": "vernier-export", "version": 1, "sessions": [{"id": "#;
+        // The first bytes of a large file: the document goes on beyond them.
+        assert_eq!(sniff(export, false).unwrap(), Kind::Export);
+        // Whole, the same bytes are a truncated document, named by line and column.
+        let err = sniff(export, true).unwrap_err();
+        assert!(matches!(err, ReadError::Syntax(_)), "{err}");
+        assert!(matches!(
+            sniff(br#"{"format": "vernier-export", "version": 7, "sessions": ["#, false),
+            Err(ReadError::Version(v)) if v == "7"
+        ));
+        assert!(matches!(
+            sniff(br#"{"format": "other", "#, false),
+            Err(ReadError::UnknownFormat(_))
+        ));
+        // The format may follow the sessions, and is checked at the end of the document.
+        assert_eq!(
+            sniff(br#"{"sessions": [{"id": "00"#, false).unwrap(),
+            Kind::Export
+        );
+        assert_eq!(
+            sniff(br#"{"results": [{"command": "#, false).unwrap(),
+            Kind::Hyperfine
+        );
+        // A syntax error within the first bytes is named there.
+        let err = sniff(b"{\"results\": [1 2", false).unwrap_err();
+        assert!(err.to_string().contains("invalid JSON"), "{err}");
+        // A byte order mark is skipped, also before a character cut by the end of the prefix.
+        let mut bom = UTF8_BOM.to_vec();
+        bom.extend_from_slice(HYPERFINE.as_bytes());
+        assert_eq!(sniff(&bom, true).unwrap(), Kind::Hyperfine);
+        assert_eq!(
+            sessions(std::str::from_utf8(&bom).unwrap(), 1)[0].info.id,
+            sessions(HYPERFINE, 1)[0].info.id
+        );
+        let cut = "{\"results\": [{\"command\": \"é".as_bytes();
+        assert_eq!(
+            sniff(&cut[..cut.len() - 1], false).unwrap(),
+            Kind::Hyperfine
+        );
+        // Other files are named.
+        let named = |bytes: &[u8]| match sniff(bytes, true) {
+            Err(ReadError::NotImportable(what)) => what,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(named(b""), "empty");
+        assert_eq!(
+            named(b"a,b,c\n1,2,3\n4,5,6\n"),
+            "CSV (comma-separated values)"
+        );
+        assert!(
+            named(b"session_id,session_started_at_ns,tags\n").starts_with("vernier's CSV export")
+        );
+        assert!(named(b"SQLite format 3\0\x10\0").starts_with("an SQLite database"));
+        assert!(named(b"\x1f\x8b\x08\0").starts_with("gzip-compressed"));
+        assert!(named(b"\0\0\0\0").starts_with("binary data"));
+        assert!(named(b"\xff\xfe{").starts_with("binary data"));
+        assert!(named(b"<html>").starts_with("HTML or XML"));
+        assert!(named(b"hello\n").starts_with("text but not cyclictest's output"));
+    }
+
+    #[test]
+    fn a_fingerprint_is_computed_never_read() {
+        let mut session = sessions(HYPERFINE, 5).remove(0);
+        let fingerprint = session.info.fingerprint.clone();
+        session.info.fingerprint = "0123456789abcdef".into();
+        let document = crate::export::ExportDocument {
+            format: crate::export::FORMAT.into(),
+            version: crate::export::VERSION,
+            sessions: vec![session],
+            kernel_configs: BTreeMap::new(),
+        };
+        let parsed = parse(&serde_json::to_vec(&document).unwrap(), 0).unwrap();
+        assert_eq!(parsed.sessions[0].info.fingerprint, fingerprint);
     }
 
     #[test]
@@ -673,7 +924,7 @@ mod stream_tests {
         )
         .unwrap();
         assert_eq!(String::from_utf8(streamed.clone()).unwrap(), whole);
-        assert_eq!(probe(&streamed[..]).unwrap(), Kind::Export);
+        assert_eq!(sniff(&streamed, true).unwrap(), Kind::Export);
         let mut got = Vec::new();
         read_export(&streamed[..], |s| {
             got.push(s);

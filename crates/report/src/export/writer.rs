@@ -8,7 +8,7 @@ use std::io::Write;
 use serde::ser::{SerializeSeq, SerializeStruct};
 use serde::{Serialize, Serializer};
 use uuid::Uuid;
-use vernier_model::StoredSession;
+use vernier_model::{StoredSession, Texts};
 
 use super::{SourceError, WriteError, FORMAT, VERSION};
 
@@ -77,12 +77,15 @@ where
         let mut seq = serializer.serialize_seq(Some(doc.ids.len()))?;
         for &id in doc.ids {
             let loaded = (doc.load.borrow_mut())(id);
-            let session = loaded.map_err(|e| {
+            let mut session = loaded.map_err(|e| {
                 doc.fail::<S::Error>(WriteError::Load {
                     id,
                     source: e.into(),
                 })
             })?;
+            // Texts that a vernier before the rule of vernier_model::text stored raw are
+            // written escaped, so every export imports.
+            session.escape_controls();
             if let Some(sha) = &session.info.environment.kernel_config_sha256 {
                 doc.kernel_configs.borrow_mut().insert(sha.clone());
             }
@@ -219,10 +222,12 @@ pub fn csv<E: Into<SourceError>>(
         .from_writer(out);
     out.write_record(CSV_HEADER)?;
     for &id in ids {
-        let s = load(id).map_err(|e| WriteError::Load {
+        let mut s = load(id).map_err(|e| WriteError::Load {
             id,
             source: e.into(),
         })?;
+        // No raw escape sequence reaches a spreadsheet (vernier_model::text).
+        s.escape_controls();
         let tags: Vec<String> = s
             .info
             .tags

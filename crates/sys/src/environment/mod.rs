@@ -183,6 +183,8 @@ pub fn capture(roots: &Roots) -> Environment {
     );
 
     env.unsupported = u.0;
+    // Texts of files, recorded as vernier records text from outside (vernier_model::text).
+    vernier_model::Texts::escape_controls(&mut env);
     env
 }
 
