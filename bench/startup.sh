@@ -60,7 +60,9 @@ if [[ -n $BASELINE ]]; then
 fi
 for ((i = 1; i <= RUNS; i++)); do
     rm -rf "$WORK/cold"
-    session "check measured every time" "$WORK/cold"
+    # A database of its own: the cached runs of this build and of the baseline read databases
+    # of the same size.
+    session "check measured every time" "$WORK/cold" "$VERNIER" "$WORK/cold.db"
     # This build and the baseline take turns at going first.
     if [[ -n $BASELINE ]] && ((i % 2 == 0)); then
         session "baseline, check cached" "$WORK/warm" "$BASELINE" "$WORK/baseline.db"
