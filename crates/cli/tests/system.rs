@@ -209,7 +209,10 @@ fn bad_monitor_and_setup_names_change_nothing() {
             "valid monitors: stat, meminfo",
         ),
         (&["--monitor", "stat:interval=0"], "interval"),
-        (&["--setup", "bogus"], "valid: drop-caches, swap-reset"),
+        (
+            &["--setup", "bogus"],
+            "unknown setup plugin 'bogus'; valid setup plugins: swap-reset, drop-caches",
+        ),
         (&["--setup", "cooldown:minutes=3"], "minutes"),
         // Absent on every machine (a governor or a real sysctl would apply where it exists).
         (

@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use vernier_sys::clock::{clock_ticks_per_second, monotonic_ns};
 
-use crate::spec::{Load, LoadError, LoadPlan};
+use crate::spec::{LoadError, LoadPlan};
 
 /// How long a supervisor may take to report ready, beyond its start check.
 const READY_TIMEOUT: Duration = Duration::from_secs(10);
@@ -79,11 +79,7 @@ impl LoadPlan {
                 load: spec.clone(),
                 reason,
             };
-            let dir = if load.needs_dir() {
-                let base = match load {
-                    Load::Io { dir: Some(dir), .. } => dir.clone(),
-                    _ => std::env::temp_dir(),
-                };
+            let dir = if let Some(base) = load.dir_base() {
                 let dir = make_dir(&base).map_err(start_error)?;
                 running.dirs.push(dir.clone());
                 Some(dir)

@@ -20,6 +20,7 @@ use std::sync::mpsc::Receiver;
 
 use vernier_sys::clock::monotonic_ns;
 
+use crate::loads::Program;
 use crate::spec::Load;
 
 /// How long a load's program must keep running, or end successfully, to count as started.
@@ -118,7 +119,7 @@ pub fn load_main(
             libc::kill(work, libc::SIGKILL);
         }
     }
-    if matches!(load, Load::Command { .. } | Load::Hackbench { .. }) {
+    if load.program().is_some() {
         kill_the_descendants();
     }
     // The controller removes the directory too; this covers a controller that died (its
@@ -225,7 +226,7 @@ fn run(
     ready: &mut dyn Write,
     hackbench: &dyn Fn(&HackbenchParams) -> Result<(), String>,
 ) -> Result<(), String> {
-    let process = matches!(load, Load::Command { .. } | Load::Hackbench { .. });
+    let process = load.program().is_some();
     let mut errors: Option<Receiver<String>> = None;
     let mut work = None;
     let mut started = monotonic_ns();
@@ -277,9 +278,9 @@ fn run(
 }
 
 fn what(load: &Load) -> String {
-    match load {
-        Load::Command { cmd } => format!("`{cmd}`"),
-        other => other.name().to_string(),
+    match load.program() {
+        Some(Program::Shell(cmd)) => format!("`{cmd}`"),
+        _ => load.name().to_string(),
     }
 }
 
@@ -288,12 +289,12 @@ fn start_work(
     load: &Load,
     hackbench: &dyn Fn(&HackbenchParams) -> Result<(), String>,
 ) -> Result<i32, String> {
-    match load {
-        Load::Command { cmd } => {
+    match load.program() {
+        Some(Program::Shell(cmd)) => {
             let mut command = Command::new("sh");
             command
                 .arg("-c")
-                .arg(cmd)
+                .arg(&cmd)
                 .stdin(Stdio::null())
                 .stdout(Stdio::null());
             // SAFETY: prctl(2) is async-signal-safe; the program dies with this supervisor.
@@ -310,16 +311,7 @@ fn start_work(
             WORK.store(child.id() as i32, Ordering::SeqCst);
             Ok(child.id() as i32)
         }
-        Load::Hackbench {
-            groups,
-            loops,
-            datasize,
-        } => {
-            let params = HackbenchParams {
-                groups: *groups,
-                loops: *loops,
-                datasize: *datasize,
-            };
+        Some(Program::Hackbench(params)) => {
             // SAFETY: the supervisor of a process load has one thread, so the child may
             // allocate and run ordinary code; it leaves only through _exit.
             let pid = unsafe { libc::fork() };

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use uuid::Uuid;
 use vernier_analysis::{CompareSettings, ConfigFilter, HistorySettings, DEFAULT_THRESHOLD};
-use vernier_engine::plan::option_value;
+use vernier_engine::plan::configuration_options;
 use vernier_engine::spec::{expand, parse_benchmark_spec};
 use vernier_model::{BenchmarkInfo, OptionValue, StoredSession, CONFIDENCE_LEVEL};
 use vernier_report::history::{markdown, table};
@@ -78,7 +78,7 @@ pub fn history(args: HistoryArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
 /// benchmark).
 fn spec_name<'a>(arg: &str, benchmarks: &'a [BenchmarkInfo]) -> Option<&'a BenchmarkInfo> {
     let name = arg.split(':').next().unwrap_or_default().trim();
-    benchmarks.iter().find(|b| b.name == name)
+    benchmarks.iter().find(|b| b.name() == name)
 }
 
 /// The configurations a SPEC names: its benchmark, and each option given with the values of
@@ -88,8 +88,12 @@ fn filter(text: &str, info: &BenchmarkInfo) -> Result<ConfigFilter> {
     let spec = parse_benchmark_spec(text)?;
     let mut options: Vec<(String, Vec<OptionValue>)> = Vec::new();
     for combo in expand(&spec) {
-        for (name, value) in combo {
-            let value = option_value(info, &name, &value)?;
+        // Only the options given filter; the others match any value.
+        let resolved = configuration_options(info, &combo, 0)?;
+        for (name, _) in combo {
+            let Some(value) = resolved.get(&name).cloned() else {
+                continue;
+            };
             match options.iter_mut().find(|(n, _)| *n == name) {
                 Some((_, values)) if !values.contains(&value) => values.push(value),
                 Some(_) => {}
@@ -98,7 +102,7 @@ fn filter(text: &str, info: &BenchmarkInfo) -> Result<ConfigFilter> {
         }
     }
     Ok(ConfigFilter {
-        benchmark: info.name.to_string(),
+        benchmark: info.name().to_string(),
         options,
     })
 }
