@@ -220,6 +220,23 @@ fn the_rules_name_existing_crates_and_nothing_depends_on_the_binary() {
     assert!(cli_users.is_empty(), "{cli_users:?} depend on the binary");
 }
 
+/// The application layer runs sessions for the binary's commands: a crate below it cannot
+/// depend on it (cargo refuses the cycle), and none beside it may (report, plot and site by
+/// FORBIDDEN, any crate added later by this test).
+#[test]
+fn only_the_binary_depends_on_the_application_layer() {
+    let graph = workspace_graph();
+    let app_users: Vec<&String> = graph
+        .iter()
+        .filter(|(krate, deps)| deps.contains("app") && krate.as_str() != "cli")
+        .map(|(k, _)| k)
+        .collect();
+    assert!(
+        app_users.is_empty(),
+        "{app_users:?} depend on the application layer"
+    );
+}
+
 /// The forbidden dependencies as docs/architecture.md lists them, one line per rule.
 fn documented_rules() -> BTreeSet<String> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/architecture.md");
