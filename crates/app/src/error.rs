@@ -12,11 +12,12 @@ pub enum AppError {
     Suite(#[from] vernier_engine::suite::SuiteError),
     #[error(transparent)]
     Plan(#[from] vernier_engine::PlanError),
-    /// A plan of a suite file's specs: the file is named.
+    /// A plan of a suite file's specs: the file is named. (Boxed, as is every large source
+    /// beside a path, so that every `Result` of the layer stays small.)
     #[error("suite {}: {source}", .path.display())]
     SuitePlan {
         path: PathBuf,
-        source: vernier_engine::PlanError,
+        source: Box<vernier_engine::PlanError>,
     },
     #[error(
         "--seed sets the order of interleaved rounds, but this session does not interleave: \
@@ -52,7 +53,7 @@ pub enum AppError {
     #[error("cannot read {}", .path.display())]
     ReadRecord {
         path: PathBuf,
-        source: vernier_setup::SetupError,
+        source: Box<vernier_setup::SetupError>,
     },
     #[error("cannot find the vernier executable")]
     Executable(#[source] std::io::Error),

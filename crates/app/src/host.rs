@@ -71,8 +71,10 @@ pub fn per_user_records() -> Vec<PathBuf> {
 /// this one), if there is one.
 pub fn holder() -> Result<Option<RestoreRecord>, AppError> {
     let path = session_record();
-    let record =
-        RestoreRecord::load(&path).map_err(|source| AppError::ReadRecord { path, source })?;
+    let record = RestoreRecord::load(&path).map_err(|source| AppError::ReadRecord {
+        path,
+        source: Box::new(source),
+    })?;
     Ok(record.filter(RestoreRecord::held_by_another_process))
 }
 
@@ -113,7 +115,7 @@ pub fn check_per_user_records() -> Result<(), AppError> {
             SetupError::RecordExists { .. } | SetupError::RecordInUse { .. } => AppError::Setup(e),
             source => AppError::ReadRecord {
                 path: path.clone(),
-                source,
+                source: Box::new(source),
             },
         })?;
     }

@@ -289,7 +289,7 @@ pub(crate) fn check(
                 ..
             }) => AppError::SuitePlan {
                 path: path.clone(),
-                source: e,
+                source: Box::new(e),
             },
             _ => e.into(),
         })?;
