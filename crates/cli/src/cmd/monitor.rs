@@ -33,7 +33,8 @@ pub fn monitor(args: MonitorArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
 }
 
 /// The progress of monitoring: the run count is the number of intervals, so a warning that
-/// it is below what an interval of the median needs would blame a `--max-runs` nobody gave.
+/// it is below what an interval of the median or the modality check needs would blame a
+/// `--max-runs` nobody gave.
 struct Monitoring(Progress);
 
 impl Observer for Monitoring {
@@ -41,7 +42,8 @@ impl Observer for Monitoring {
         if !matches!(
             event,
             Event::Warning {
-                warning: SettingsWarning::MaxRunsBelowInterval { .. },
+                warning: SettingsWarning::MaxRunsBelowInterval { .. }
+                    | SettingsWarning::MaxRunsBelowModality { .. },
                 ..
             }
         ) {
