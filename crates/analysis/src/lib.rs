@@ -18,6 +18,7 @@
 //! [`history()`] follows each configuration over time on each machine: the series of session
 //! medians, its change points and each step measured as compare measures two result sets.
 
+mod calibration;
 mod calls;
 mod compare;
 pub mod history;
@@ -26,6 +27,7 @@ mod session_noise;
 pub mod summary;
 pub mod warnings;
 
+pub use calibration::{estimate_calibration, CalibrationEstimate, CalibrationNote};
 pub use calls::{call_distribution, CallDistribution, CallRow};
 pub use compare::{
     compare, compare_calibrated, verdict, CompareReport, CompareSettings, Comparison, Side,

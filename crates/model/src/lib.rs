@@ -37,6 +37,6 @@ pub use record::{
     SessionStatus, SetupStep, StopReason, StoredConfiguration, StoredSession,
 };
 pub use recorder::Recorder;
-pub use settings::{level_percent, Settings, StoppingRule, CONFIDENCE_LEVEL};
+pub use settings::{level_percent, Settings, SettingsLayer, StoppingRule, CONFIDENCE_LEVEL};
 pub use spec::{parse_spec, parse_spec_list, Spec, SpecError, SpecProblem};
 pub use text::{escape_controls, Texts};
