@@ -221,12 +221,12 @@ mod tests {
         assert_eq!(
             notes[0],
             format!(
-                "command:: session {} left out, its values are not all positive",
+                "command: session {} left out, its values are not all positive",
                 sessions[1].info.id
             )
         );
         assert!(
-            notes[1].starts_with("command:: measured in 1 session(s) of environment a, two"),
+            notes[1].starts_with("command: measured in 1 session(s) of environment a, two"),
             "{notes:?}"
         );
         assert!(notes[2].contains("of environment b"), "{notes:?}");
