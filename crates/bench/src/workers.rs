@@ -10,6 +10,8 @@
 use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use vernier_sys::process::Group;
+
 use crate::BenchError;
 
 /// The errno of the last failed libc call (reads thread-local errno; allocation-free).
@@ -310,15 +312,13 @@ where
     })
 }
 
-/// Worker processes forked from the run process, all in one process group so that they can
-/// be waited for (waitpid(-pgid)) and killed (kill(-pgid)) together without touching other
-/// children of the process. Dropping it kills and reaps whatever is left, so every error path
-/// leaves no process behind.
+/// Worker processes forked from the run process, all in one process group
+/// ([`vernier_sys::process::Group`]) so that they can be waited for and killed together
+/// without touching other children of the process. Dropping it kills and reaps whatever is
+/// left, so every error path leaves no process behind.
 #[derive(Debug, Default)]
 pub(crate) struct ProcessWorkers {
-    pgid: libc::pid_t,
-    /// Forked and not yet reaped.
-    live: usize,
+    group: Group,
 }
 
 impl ProcessWorkers {
@@ -326,125 +326,46 @@ impl ProcessWorkers {
         ProcessWorkers::default()
     }
 
-    /// Forks a worker that runs `child` and exits with the status it returns.
+    /// Forks a worker that runs `child` and exits with the status it returns; it dies with the
+    /// run process ([`status::ORPHAN`] when that died before it was set up).
     ///
     /// # Safety
     /// `child` runs in a forked copy of a possibly multi-threaded process, so it must be
     /// async-signal-safe: system calls on data prepared before the fork only; no allocation,
     /// locking, printing or panicking.
     pub(crate) unsafe fn spawn(&mut self, child: impl FnOnce() -> i32) -> Result<(), BenchError> {
-        // SAFETY: getpid has no preconditions.
-        let parent = unsafe { libc::getpid() };
-        // SAFETY: the child only runs async-signal-safe code (the caller's contract) and
-        // leaves with _exit, so it never returns into the parent's stack frames.
-        let pid = unsafe { libc::fork() };
-        if pid < 0 {
-            return Err(BenchError::last_os("fork"));
-        }
-        if pid == 0 {
-            // SAFETY: plain system calls in the child, on data prepared before the fork.
-            unsafe {
-                libc::setpgid(0, self.pgid);
-                // Die with the run process if it is killed, instead of running on
-                // (prctl(2), PR_SET_PDEATHSIG); then check it did not die before that.
-                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-                if libc::getppid() != parent {
-                    libc::_exit(status::ORPHAN);
-                }
-                // A panic must never unwind into the parent's code in this copy.
-                let code = std::panic::catch_unwind(std::panic::AssertUnwindSafe(child))
-                    .unwrap_or(status::PANIC);
-                libc::_exit(code);
-            }
-        }
-        // Set the group from both sides so that it holds whichever runs first (the usual
-        // job-control idiom; setpgid(2)).
-        // SAFETY: `pid` is our child.
-        unsafe { libc::setpgid(pid, if self.pgid == 0 { pid } else { self.pgid }) };
-        if self.pgid == 0 {
-            self.pgid = pid;
-        }
-        self.live += 1;
+        // SAFETY: the caller's contract.
+        unsafe { self.group.fork(child) }?;
         Ok(())
     }
 
     /// Fails when a worker has already exited (for [`StartLine::wait_ready`]).
     pub(crate) fn check_alive(&mut self) -> Result<(), BenchError> {
-        if self.live == 0 {
-            return Ok(());
-        }
-        let mut status = 0;
-        // SAFETY: `status` is a valid out pointer.
-        let pid = unsafe { libc::waitpid(-self.pgid, &mut status, libc::WNOHANG) };
-        if pid > 0 {
-            self.live -= 1;
-            return Err(BenchError::Worker(format!(
+        match self.group.try_wait_any()? {
+            Some(exit) => Err(BenchError::Worker(format!(
                 "a worker exited before the start ({})",
-                describe_status(status)
-            )));
+                describe_status(exit.status)
+            ))),
+            None => Ok(()),
         }
-        Ok(())
     }
 
     /// Waits for every worker. The first one that fails gets the others killed, so a broken
     /// worker cannot leave its peers blocked forever.
     pub(crate) fn reap_all(&mut self) -> Result<(), BenchError> {
         let mut failure: Option<String> = None;
-        while self.live > 0 {
-            let mut status = 0;
-            // SAFETY: `status` is a valid out pointer.
-            let pid = unsafe { libc::waitpid(-self.pgid, &mut status, 0) };
-            if pid < 0 {
-                match errno() {
-                    libc::EINTR => continue,
-                    libc::ECHILD => {
-                        self.live = 0;
-                        break;
-                    }
-                    _ => return Err(BenchError::last_os("waitpid")),
-                }
-            }
-            self.live -= 1;
-            let ok = libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0;
-            if !ok && failure.is_none() {
-                failure = Some(if libc::WIFEXITED(status) {
-                    format!(
-                        "{}, exit status {}",
-                        status::explain(libc::WEXITSTATUS(status)),
-                        libc::WEXITSTATUS(status)
-                    )
-                } else {
-                    describe_status(status)
+        while let Some(exit) = self.group.wait_any()? {
+            if !exit.success() && failure.is_none() {
+                failure = Some(match exit.code() {
+                    Some(code) => format!("{}, exit status {code}", status::explain(code)),
+                    None => describe_status(exit.status),
                 });
-                // SAFETY: signals only our own worker group.
-                unsafe { libc::kill(-self.pgid, libc::SIGKILL) };
+                self.group.kill();
             }
         }
         match failure {
             Some(why) => Err(BenchError::Worker(format!("a worker failed ({why})"))),
             None => Ok(()),
-        }
-    }
-}
-
-impl Drop for ProcessWorkers {
-    fn drop(&mut self) {
-        if self.live == 0 {
-            return;
-        }
-        // SAFETY: signals only our own worker group, then reaps it.
-        unsafe { libc::kill(-self.pgid, libc::SIGKILL) };
-        while self.live > 0 {
-            let mut status = 0;
-            // SAFETY: `status` is a valid out pointer.
-            let pid = unsafe { libc::waitpid(-self.pgid, &mut status, 0) };
-            if pid < 0 && errno() == libc::EINTR {
-                continue;
-            }
-            if pid < 0 {
-                break;
-            }
-            self.live -= 1;
         }
     }
 }
@@ -591,8 +512,8 @@ pub(crate) mod status {
     pub(crate) const AFFINITY: i32 = 3;
     pub(crate) const FORK: i32 = 4;
     /// Exit status of a worker whose parent died before it was set up.
-    pub(crate) const ORPHAN: i32 = 5;
-    pub(crate) const PANIC: i32 = 101;
+    pub(crate) const ORPHAN: i32 = vernier_sys::process::ORPHAN_STATUS;
+    pub(crate) const PANIC: i32 = vernier_sys::process::PANIC_STATUS;
 
     /// Words for a worker's exit status.
     pub(crate) fn explain(code: i32) -> &'static str {
@@ -650,7 +571,7 @@ mod tests {
         line.wait_ready(3, || workers.check_alive()).unwrap();
         line.go().unwrap();
         workers.reap_all().unwrap();
-        assert_eq!(workers.live, 0);
+        assert_eq!(workers.group.live(), 0);
         for i in 0..3 {
             assert_eq!(slots.get(i, 0), 10 + i as u64);
             assert_eq!(slots.get(i, 1), 7);
@@ -687,7 +608,7 @@ mod tests {
             err.contains("fork or waitpid failed, exit status 4"),
             "{err}"
         );
-        assert_eq!(workers.live, 0);
+        assert_eq!(workers.group.live(), 0);
     }
 
     #[test]
@@ -705,7 +626,7 @@ mod tests {
                 .unwrap();
         }
         line.wait_ready(1, || workers.check_alive()).unwrap();
-        let pgid = workers.pgid;
+        let pgid = workers.group.id().unwrap() as libc::pid_t;
         assert!(exists(pgid));
         drop(workers);
         // Reaped, not a zombie: the pid is gone and waiting for it fails.
