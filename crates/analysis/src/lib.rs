@@ -14,13 +14,18 @@
 //! that interval when several sessions or a calibration of the environment show it
 //! (`session_noise`).
 //!
+//! [`environment::diff`] says how two environments differ, and [`monitors`] summarizes what the
+//! monitors recorded.
+//!
 //! [`history()`] follows each configuration over time on each machine: the series of session
 //! medians, its change points and each step measured as compare measures two result sets.
 
 mod calls;
 mod compare;
+pub mod environment;
 pub mod history;
 mod latency;
+pub mod monitors;
 mod session_noise;
 pub mod summary;
 pub mod warnings;

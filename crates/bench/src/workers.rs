@@ -7,12 +7,15 @@
 //! async-signal-safe (signal-safety(7)) because the run process may have other threads (the
 //! test harness does): only system calls, no allocation, locks, printing or panics.
 
-use std::os::fd::RawFd;
+use std::os::fd::{IntoRawFd, RawFd};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use vernier_sys::process::Group;
 
 use crate::BenchError;
+
+pub(crate) use vernier_sys::affinity::current_cpu;
+pub(crate) use vernier_sys::fd::{read_exact, write_all};
 
 /// The errno of the last failed libc call (reads thread-local errno; allocation-free).
 #[inline]
@@ -37,15 +40,10 @@ impl Drop for Fd {
     }
 }
 
-/// A pipe(2) as (read end, write end). O_CLOEXEC keeps the descriptors out of programs that
-/// anything else in the process might exec; forked workers keep them.
+/// A pipe(2) as (read end, write end), closed on drop ([`vernier_sys::fd::pipe`]).
 pub(crate) fn pipe() -> Result<(Fd, Fd), BenchError> {
-    let mut fds = [0 as RawFd; 2];
-    // SAFETY: `fds` has room for the two descriptors pipe2 writes.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-        return Err(BenchError::last_os("pipe2"));
-    }
-    Ok((Fd(fds[0]), Fd(fds[1])))
+    let (r, w) = vernier_sys::fd::pipe()?;
+    Ok((Fd(r.into_raw_fd()), Fd(w.into_raw_fd())))
 }
 
 /// A connected pair of Unix stream sockets, as hackbench's fdpair() makes them
@@ -65,45 +63,6 @@ pub(crate) fn socket_pair() -> Result<(Fd, Fd), BenchError> {
         return Err(BenchError::last_os("socketpair"));
     }
     Ok((Fd(fds[0]), Fd(fds[1])))
-}
-
-/// Writes all of `buf`, retrying partial writes and EINTR. Async-signal-safe.
-#[inline]
-pub(crate) fn write_all(fd: RawFd, buf: &[u8]) -> bool {
-    let mut done = 0;
-    while done < buf.len() {
-        let rest = &buf[done..];
-        // SAFETY: `rest` is a valid readable buffer of the given length.
-        let n = unsafe { libc::write(fd, rest.as_ptr().cast(), rest.len()) };
-        if n > 0 {
-            done += n as usize;
-        } else if n < 0 && errno() == libc::EINTR {
-            continue;
-        } else {
-            return false;
-        }
-    }
-    true
-}
-
-/// Fills all of `buf`, retrying partial reads and EINTR; false on error or end of file.
-/// Async-signal-safe.
-#[inline]
-pub(crate) fn read_exact(fd: RawFd, buf: &mut [u8]) -> bool {
-    let mut done = 0;
-    while done < buf.len() {
-        let rest = &mut buf[done..];
-        // SAFETY: `rest` is a valid writable buffer of the given length.
-        let n = unsafe { libc::read(fd, rest.as_mut_ptr().cast(), rest.len()) };
-        if n > 0 {
-            done += n as usize;
-        } else if n < 0 && errno() == libc::EINTR {
-            continue;
-        } else {
-            return false;
-        }
-    }
-    true
 }
 
 /// The worker's side of the start line. Copyable into threads and forked children.
@@ -527,13 +486,6 @@ pub(crate) mod status {
             _ => "unknown failure",
         }
     }
-}
-
-/// The CPU the calling thread runs on (sched_getcpu(3)); u64::MAX when unknown.
-pub(crate) fn current_cpu() -> u64 {
-    // SAFETY: no preconditions.
-    let cpu = unsafe { libc::sched_getcpu() };
-    u64::try_from(cpu).unwrap_or(u64::MAX)
 }
 
 #[cfg(test)]

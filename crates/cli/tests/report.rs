@@ -572,7 +572,7 @@ fn a_session_that_recorded_no_environment_is_one_line_not_a_difference_per_field
     site_fixture::record(&db, "A", 1.0, 4_000_000_000_000_000_000, false);
     // cyclictest's histogram output says nothing of the machine it ran on.
     let histogram = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../model/tests/fixtures/cyclictest/2.4-h400-q.txt");
+        .join("../formats/tests/fixtures/cyclictest/2.4-h400-q.txt");
     vernier(&db).arg("import").arg(histogram).assert().success();
     let out = dir.path().join("site");
     let site = report(&db, &out, &[]);
@@ -612,7 +612,7 @@ fn a_partial_environment_is_compared_only_in_the_fields_both_recorded() {
         .assert()
         .success();
     let json = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../model/tests/fixtures/cyclictest/2.4-h400.json");
+        .join("../formats/tests/fixtures/cyclictest/2.4-h400.json");
     vernier(&db).arg("import").arg(json).assert().success();
 
     // `env diff` and the site count the fields only the full capture has, in one line.

@@ -3,13 +3,14 @@
 use std::collections::BTreeSet;
 use std::fmt::Write;
 
+use vernier_analysis::environment::{diff, kernel_config_diff};
+use vernier_analysis::monitors::{monitor_summaries, MonitorSummary, RecordedKey};
 use vernier_analysis::{ConfigSummary, Warning};
-use vernier_model::environment::{diff, kernel_config_diff};
 use vernier_model::monitor::SeriesKind;
 use vernier_model::{Environment, Options, StoredConfiguration, StoredSession};
 use vernier_plot::{Format, MonitorTrace, PlotError, Series, Size};
 use vernier_report::format::{describe_session, plural};
-use vernier_report::monitors::{MonitorSummary, RecordedKey};
+use vernier_report::monitors::Scale;
 
 use crate::html::{self, esc, interval, num};
 use crate::{session_name, short_id, Benchmark, Site};
@@ -495,7 +496,7 @@ fn monitor_summary(site: &Site, bench: &Benchmark, labels: &PageLabels) -> Strin
             esc(&session_name(s))
         );
         for c in configs {
-            let summaries = vernier_report::monitors::monitor_summaries(c);
+            let summaries = monitor_summaries(c);
             if summaries.is_empty() {
                 continue;
             }
@@ -521,7 +522,7 @@ fn monitor_summary(site: &Site, bench: &Benchmark, labels: &PageLabels) -> Strin
     let mut content = String::new();
     if !keys.is_empty() {
         // Each column in one unit, chosen by its largest median, named in its heading.
-        let scales: Vec<vernier_report::monitors::Scale> = keys
+        let scales: Vec<Scale> = keys
             .iter()
             .map(|k| {
                 let of_key: Vec<&MonitorSummary> = rows
@@ -533,7 +534,7 @@ fn monitor_summary(site: &Site, bench: &Benchmark, labels: &PageLabels) -> Strin
                     .first()
                     .map(|x| (x.unit.as_str(), x.kind))
                     .unwrap_or(("", vernier_model::monitor::SeriesKind::Gauge));
-                vernier_report::monitors::Scale::of(unit, kind, &medians)
+                Scale::of(unit, kind, &medians)
             })
             .collect();
         let headings: Vec<String> = keys
@@ -761,7 +762,7 @@ pub fn monitors(site: &Site, m: usize) -> String {
         let what = if key.kind == SeriesKind::Counter && value == 0.0 {
             format!("did not rise in any of the {runs} that recorded it, in any configuration")
         } else {
-            let scale = key.scale();
+            let scale = Scale::of_constant(key);
             let value = format!("{} {}", scale.format(value), scale.unit);
             format!(
                 "was {} in every sample of the {runs} that recorded it, in every configuration",
@@ -779,7 +780,7 @@ pub fn monitors(site: &Site, m: usize) -> String {
     body.push_str("</div>\n");
     let mut summaries_html = String::new();
     for c in &s.configurations {
-        let summaries = vernier_report::monitors::monitor_summaries(c);
+        let summaries = monitor_summaries(c);
         if summaries.is_empty() {
             continue;
         }
@@ -789,7 +790,7 @@ pub fn monitors(site: &Site, m: usize) -> String {
         let rows: Vec<Vec<String>> = summaries
             .iter()
             .map(|x| {
-                let scale = x.scale();
+                let scale = Scale::of_summary(x);
                 vec![
                     html::label(&x.key),
                     esc(&scale.unit),
