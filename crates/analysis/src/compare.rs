@@ -815,85 +815,35 @@ mod tests {
     use rand_chacha::rand_core::{RngCore, SeedableRng};
     use rand_chacha::ChaCha8Rng;
     use std::collections::BTreeMap;
-    use uuid::Uuid;
-    use vernier_model::{
-        ConfigurationRecord, Environment, MetricInfo, OptionValue, RunRecord, Rusage, SessionInfo,
-        SessionStatus, Settings, StopReason, StoredConfiguration,
-    };
+    use vernier_model::{Environment, MetricInfo, OptionValue, StopReason, StoredConfiguration};
 
-    fn run(index: u32, value: f64) -> RunRecord {
-        RunRecord {
-            id: Uuid::new_v4(),
-            index,
-            warmup: false,
-            round: 0,
-            preceding_executions: index,
-            started_at_ns: 0,
-            ended_at_ns: 1_000_000,
-            values: BTreeMap::from([("time".to_string(), value)]),
-            rusage: Rusage::default(),
-            foreign_cpu_ns: 0,
-            controller_cpu_ns: 0,
-            load_cpu_ns: None,
-            histograms: Vec::new(),
-            monitors: None,
-            setup_steps: Vec::new(),
-            setup_changed: Vec::new(),
-        }
-    }
-
+    /// A configuration of `bench` named by its option `n`, converged, whose runs took `values`
+    /// (testkit's builders).
     fn config(name: &str, values: &[f64], higher_is_better: bool) -> StoredConfiguration {
-        let mut options = Options::default();
-        options
-            .0
-            .insert("n".to_string(), OptionValue::Text(name.to_string()));
-        StoredConfiguration {
-            record: ConfigurationRecord {
-                id: Uuid::new_v4(),
-                position: 0,
-                benchmark: "bench".into(),
-                benchmark_version: "1".into(),
-                options,
-                metric: MetricInfo {
-                    name: "time".into(),
-                    unit: "s".into(),
-                    higher_is_better,
-                },
-                secondary_metrics: Vec::new(),
-                loads: Vec::new(),
-                stop_reason: Some(StopReason::Converged),
-                converged: true,
-                error: None,
-            },
-            runs: values
-                .iter()
-                .enumerate()
-                .map(|(i, v)| run(i as u32, *v))
-                .collect(),
-        }
+        let options = Options(BTreeMap::from([(
+            "n".to_string(),
+            OptionValue::Text(name.to_string()),
+        )]));
+        let mut config = vernier_testkit::configuration("bench", options, ("time", "s"));
+        config.record.metric.higher_is_better = higher_is_better;
+        config.record.stop_reason = Some(StopReason::Converged);
+        config.record.converged = true;
+        config.runs = values
+            .iter()
+            .zip(0u32..)
+            .map(|(v, i)| vernier_testkit::run(i, 0, 1_000_000, ("time", *v)))
+            .collect();
+        config
     }
 
+    /// A session in the environment of `fingerprint` (otherwise unrecorded) of
+    /// `configurations`.
     fn session(fingerprint: &str, configurations: Vec<StoredConfiguration>) -> StoredSession {
-        StoredSession {
-            info: SessionInfo {
-                id: Uuid::new_v4(),
-                started_at_ns: 0,
-                ended_at_ns: Some(1),
-                status: SessionStatus::Completed,
-                suite: None,
-                specs: Vec::new(),
-                tags: BTreeMap::new(),
-                note: None,
-                settings: Settings::default(),
-                vernier_version: "0".into(),
-                environment: Environment::default(),
-                fingerprint: fingerprint.into(),
-                findings: Vec::new(),
-                setup: Vec::new(),
-                monitors: Vec::new(),
-            },
-            configurations,
-        }
+        let mut session = vernier_testkit::stored_session(0, &[]);
+        session.info.fingerprint = fingerprint.into();
+        session.info.environment = Environment::default();
+        session.configurations = configurations;
+        session
     }
 
     fn one(base: &[f64], new: &[f64]) -> Comparison {

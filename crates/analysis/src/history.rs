@@ -358,84 +358,40 @@ fn steps(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use vernier_model::{
-        Environment, MetricInfo, RunRecord, Rusage, SessionInfo, SessionStatus, Settings,
-        StopReason, StoredConfiguration,
-    };
+    use vernier_model::{Environment, StopReason, StoredConfiguration};
     use vernier_stats::SeededRng;
 
+    /// A configuration of `benchmark` with option `groups`, converged, whose runs took
+    /// `values` (testkit's builders).
     fn config(benchmark: &str, groups: u64, values: &[f64]) -> StoredConfiguration {
-        let mut options = Options::default();
-        options
-            .0
-            .insert("groups".to_string(), OptionValue::UInt(groups));
-        StoredConfiguration {
-            record: ConfigurationRecord {
-                id: Uuid::new_v4(),
-                position: 0,
-                benchmark: benchmark.into(),
-                benchmark_version: "1".into(),
-                options,
-                metric: MetricInfo {
-                    name: "time".into(),
-                    unit: "s".into(),
-                    higher_is_better: false,
-                },
-                secondary_metrics: Vec::new(),
-                loads: Vec::new(),
-                stop_reason: Some(StopReason::Converged),
-                converged: true,
-                error: None,
-            },
-            runs: values
-                .iter()
-                .enumerate()
-                .map(|(i, &v)| RunRecord {
-                    id: Uuid::new_v4(),
-                    index: i as u32,
-                    warmup: false,
-                    round: 0,
-                    preceding_executions: i as u32,
-                    started_at_ns: 0,
-                    ended_at_ns: 1_000_000,
-                    values: BTreeMap::from([("time".to_string(), v)]),
-                    rusage: Rusage::default(),
-                    foreign_cpu_ns: 0,
-                    controller_cpu_ns: 0,
-                    load_cpu_ns: None,
-                    histograms: Vec::new(),
-                    monitors: None,
-                    setup_steps: Vec::new(),
-                    setup_changed: Vec::new(),
-                })
-                .collect(),
-        }
+        let options = Options(BTreeMap::from([(
+            "groups".to_string(),
+            OptionValue::UInt(groups),
+        )]));
+        let mut config = vernier_testkit::configuration(benchmark, options, ("time", "s"));
+        config.record.stop_reason = Some(StopReason::Converged);
+        config.record.converged = true;
+        config.runs = values
+            .iter()
+            .zip(0u32..)
+            .map(|(&v, i)| vernier_testkit::run(i, 0, 1_000_000, ("time", v)))
+            .collect();
+        config
     }
 
+    /// A session on `host` started at `at` of `configurations`.
     fn session(host: &str, at: i64, configurations: Vec<StoredConfiguration>) -> StoredSession {
-        StoredSession {
-            info: SessionInfo {
-                id: Uuid::new_v4(),
-                started_at_ns: at,
-                ended_at_ns: Some(at + 1),
-                status: SessionStatus::Completed,
-                suite: None,
-                specs: Vec::new(),
-                tags: BTreeMap::new(),
-                note: None,
-                settings: Settings::default(),
-                vernier_version: "0".into(),
-                environment: Environment {
-                    hostname: Some(host.into()),
-                    ..Environment::default()
-                },
-                fingerprint: "f".into(),
-                findings: Vec::new(),
-                setup: Vec::new(),
-                monitors: Vec::new(),
-            },
-            configurations,
-        }
+        let mut session = vernier_testkit::stored_session(at, &[]);
+        session.info.ended_at_ns = Some(at + 1);
+        session.info.specs = Vec::new();
+        session.info.vernier_version = "0".into();
+        session.info.environment = Environment {
+            hostname: Some(host.into()),
+            ..Environment::default()
+        };
+        session.info.fingerprint = "f".into();
+        session.configurations = configurations;
+        session
     }
 
     /// Ten runs around `level` with 1% noise.

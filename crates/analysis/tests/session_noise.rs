@@ -3,83 +3,18 @@
 
 #![allow(clippy::unwrap_used)]
 
-use std::collections::BTreeMap;
-
 use uuid::Uuid;
 use vernier_analysis::{
     compare, compare_calibrated, CompareReport, CompareSettings, Comparison, NoiseSource, Verdict,
 };
-use vernier_model::{
-    Calibration, ConfigurationRecord, Environment, MetricInfo, Options, RunRecord, Rusage,
-    SessionInfo, SessionStatus, Settings, StopReason, StoredConfiguration, StoredSession,
-};
+use vernier_model::{Calibration, Options, StoredSession};
 
-fn run(index: u32, value: f64) -> RunRecord {
-    RunRecord {
-        id: Uuid::new_v4(),
-        index,
-        warmup: false,
-        round: 0,
-        preceding_executions: index,
-        started_at_ns: 0,
-        ended_at_ns: 1_000_000,
-        values: BTreeMap::from([("time".to_string(), value)]),
-        rusage: Rusage::default(),
-        foreign_cpu_ns: 0,
-        controller_cpu_ns: 0,
-        load_cpu_ns: None,
-        histograms: Vec::new(),
-        monitors: None,
-        setup_steps: Vec::new(),
-        setup_changed: Vec::new(),
-    }
-}
-
+/// A session of one configuration (testkit's `command`, time in s) whose runs took `values`,
+/// in the environment of `fingerprint`.
 fn session(fingerprint: &str, values: &[f64]) -> StoredSession {
-    let config = StoredConfiguration {
-        record: ConfigurationRecord {
-            id: Uuid::new_v4(),
-            position: 0,
-            benchmark: "bench".into(),
-            benchmark_version: "1".into(),
-            options: Options::default(),
-            metric: MetricInfo {
-                name: "time".into(),
-                unit: "s".into(),
-                higher_is_better: false,
-            },
-            secondary_metrics: Vec::new(),
-            loads: Vec::new(),
-            stop_reason: Some(StopReason::Converged),
-            converged: true,
-            error: None,
-        },
-        runs: values
-            .iter()
-            .enumerate()
-            .map(|(i, v)| run(i as u32, *v))
-            .collect(),
-    };
-    StoredSession {
-        info: SessionInfo {
-            id: Uuid::new_v4(),
-            started_at_ns: 0,
-            ended_at_ns: Some(1),
-            status: SessionStatus::Completed,
-            suite: None,
-            specs: Vec::new(),
-            tags: BTreeMap::new(),
-            note: None,
-            settings: Settings::default(),
-            vernier_version: "0".into(),
-            environment: Environment::default(),
-            fingerprint: fingerprint.into(),
-            findings: Vec::new(),
-            setup: Vec::new(),
-            monitors: Vec::new(),
-        },
-        configurations: vec![config],
-    }
+    let mut session = vernier_testkit::stored_session(0, values);
+    session.info.fingerprint = fingerprint.into();
+    session
 }
 
 fn calibration(fingerprint: &str, between_sd: f64) -> Calibration {
@@ -87,7 +22,7 @@ fn calibration(fingerprint: &str, between_sd: f64) -> Calibration {
         id: Uuid::new_v4(),
         created_at_ns: 1,
         fingerprint: fingerprint.into(),
-        benchmark: "bench".into(),
+        benchmark: "command".into(),
         options: Options::default(),
         metric: "time".into(),
         sessions: 5,

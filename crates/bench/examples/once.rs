@@ -6,7 +6,7 @@
 
 use std::process::ExitCode;
 
-use vernier_bench::{find, resolve_options, RunContext};
+use vernier_bench::{builtin, resolve_options, RunContext};
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -14,7 +14,7 @@ fn main() -> ExitCode {
         eprintln!("usage: once <benchmark> [option=value ...]");
         return ExitCode::from(2);
     };
-    let Some(bench) = find(name) else {
+    let Some(bench) = builtin(name) else {
         eprintln!("unknown benchmark '{name}'");
         return ExitCode::from(2);
     };

@@ -68,14 +68,14 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
-use vernier_model::{BenchmarkInfo, MetricInfo, OptionDefault, OptionKind, OptionSpec};
+use vernier_model::{BenchmarkInfo, Describe, MetricInfo, OptionDefault, OptionKind, OptionSpec};
 use vernier_model::{OptionValue, Options};
 use vernier_sys::clock::monotonic_ns;
 use vernier_sys::process::Group;
 use vernier_sys::MachineLimits;
 
 use crate::opts::{choice, float, text_spec, uint};
-use crate::{BenchError, Benchmark, Measurement, RunContext};
+use crate::{BenchError, Benchmark, Measurement, RunContext, PARAMETERS};
 
 /// The primary metric and the values stored beside it.
 pub const TIME: &str = "time";
@@ -97,89 +97,75 @@ const FLOOR_NS: f64 = 1.0;
 pub struct CommandBench;
 
 fn seconds_metric(name: &str) -> MetricInfo {
-    MetricInfo {
-        name: name.into(),
-        unit: "s".into(),
-        higher_is_better: false,
-    }
+    MetricInfo::lower(name, "s")
 }
 
 impl Benchmark for CommandBench {
     fn info(&self) -> BenchmarkInfo {
-        BenchmarkInfo {
-            name: "command",
-            // 2: the untimed warm-up spawns before the timed one (`spawn_warmup`).
-            version: "2",
-            description: "wall time of any command, the shell's start-up subtracted (as hyperfine)",
-            metric: MetricInfo {
-                name: TIME.into(),
-                unit: "s".into(),
-                higher_is_better: false,
-            },
-            secondary_metrics: vec![
-                seconds_metric(USER_TIME),
-                seconds_metric(SYSTEM_TIME),
-                MetricInfo {
-                    name: MAX_RSS_BYTES.into(),
-                    unit: "bytes".into(),
-                    higher_is_better: false,
+        // Version 2: the untimed warm-up spawns before the timed one (`spawn_warmup`).
+        BenchmarkInfo::new(
+            "command",
+            "2",
+            "wall time of any command, the shell's start-up subtracted (as hyperfine)",
+            MetricInfo::lower(TIME, "s"),
+        )
+        .with_secondary_metrics(vec![
+            seconds_metric(USER_TIME),
+            seconds_metric(SYSTEM_TIME),
+            MetricInfo::lower(MAX_RSS_BYTES, "bytes"),
+            seconds_metric(SHELL_TIME),
+        ])
+        .with_options(vec![
+            text_spec(
+                "cmd",
+                "",
+                "the command to time (required); {name} is filled from parameter name",
+            ),
+            text_spec(
+                "shell",
+                "sh",
+                "runs each command as SHELL -c CMD; none: splits it into words and runs it",
+            ),
+            text_spec("prepare", "", "a command run before the timed one, untimed"),
+            text_spec("cleanup", "", "a command run after the timed one, untimed"),
+            text_spec(
+                "output",
+                "null",
+                "where the command's output goes: null (discarded) or a FILE",
+            ),
+            OptionSpec::new(
+                "timeout",
+                OptionKind::Float {
+                    min: 0.0,
+                    max: 86400.0,
                 },
-                seconds_metric(SHELL_TIME),
-            ],
-            options: vec![
-                text_spec(
-                    "cmd",
-                    "",
-                    "the command to time (required); {name} is filled from parameter name",
-                ),
-                text_spec(
-                    "shell",
-                    "sh",
-                    "runs each command as SHELL -c CMD; none: splits it into words and runs it",
-                ),
-                text_spec("prepare", "", "a command run before the timed one, untimed"),
-                text_spec("cleanup", "", "a command run after the timed one, untimed"),
-                text_spec(
-                    "output",
-                    "null",
-                    "where the command's output goes: null (discarded) or a FILE",
-                ),
-                OptionSpec {
-                    name: "timeout",
-                    kind: OptionKind::Float {
-                        min: 0.0,
-                        max: 86400.0,
-                    },
-                    default: OptionDefault::Value(OptionValue::Float(0.0)),
-                    unit: "s",
-                    help: "kills each command's process group after this long; 0: no limit",
-                },
-                OptionSpec {
-                    name: "ignore_failure",
-                    kind: OptionKind::Choice(&["false", "true"]),
-                    default: OptionDefault::Value(OptionValue::Text("false".into())),
-                    unit: "",
-                    help: "true: a non-zero exit status does not fail the run",
-                },
-                OptionSpec {
-                    name: "spawn_warmup",
-                    kind: OptionKind::UInt { min: 0, max: 1000 },
-                    default: OptionDefault::Value(OptionValue::UInt(10)),
-                    unit: "",
-                    help: "untimed executions of true at the start of each run, so that the \
+                OptionDefault::Value(OptionValue::Float(0.0)),
+            )
+            .unit("s")
+            .help("kills each command's process group after this long; 0: no limit"),
+            OptionSpec::new(
+                "ignore_failure",
+                OptionKind::choice(&["false", "true"]),
+                OptionDefault::Value(OptionValue::Text("false".into())),
+            )
+            .help("true: a non-zero exit status does not fail the run"),
+            OptionSpec::new(
+                "spawn_warmup",
+                OptionKind::UInt { min: 0, max: 1000 },
+                OptionDefault::Value(OptionValue::UInt(10)),
+            )
+            .help(
+                "untimed executions of true at the start of each run, so that the \
                            timed spawn is not among a fresh process's first (slower) ones",
-                },
-                OptionSpec {
-                    name: "calibration",
-                    kind: OptionKind::UInt { min: 0, max: 1000 },
-                    default: OptionDefault::Value(OptionValue::UInt(20)),
-                    unit: "",
-                    help: "executions of SHELL -c '' per run whose median time is subtracted",
-                },
-            ],
-            parameters: true,
-            hidden: false,
-        }
+            ),
+            OptionSpec::new(
+                "calibration",
+                OptionKind::UInt { min: 0, max: 1000 },
+                OptionDefault::Value(OptionValue::UInt(20)),
+            )
+            .help("executions of SHELL -c '' per run whose median time is subtracted"),
+        ])
+        .with_parameters(PARAMETERS)
     }
 
     /// The run's process and the command; what the command starts is its own business.
@@ -301,11 +287,7 @@ impl Resolved {
             return Err(bad(format!(
                 "parameter '{unused}' fills nothing: there is no {{{unused}}} in cmd, \
                  prepare, cleanup or output; the options of command are {}",
-                info.options
-                    .iter()
-                    .map(|o| o.name)
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                info.description().option_names(&[])
             )));
         }
         let shell_text = options.text("shell");
@@ -641,13 +623,13 @@ mod tests {
     #[test]
     fn info() {
         let info = CommandBench.info();
-        assert_eq!((info.name, info.version), ("command", "2"));
-        assert_eq!(info.metric.name, "time");
-        assert_eq!(info.metric.unit, "s");
-        assert!(!info.metric.higher_is_better);
-        assert!(info.parameters);
+        assert_eq!((info.name(), info.version()), ("command", "2"));
+        assert_eq!(info.metric().name, "time");
+        assert_eq!(info.metric().unit, "s");
+        assert!(!info.metric().higher_is_better);
+        assert!(info.parameters());
         let secondary: Vec<&str> = info
-            .secondary_metrics
+            .secondary_metrics()
             .iter()
             .map(|m| m.name.as_str())
             .collect();

@@ -95,59 +95,52 @@ const fn tool(program: &'static str, package: &'static str) -> Tool {
 pub struct Compile;
 
 fn seconds(name: &str) -> MetricInfo {
-    MetricInfo {
-        name: name.into(),
-        unit: "s".into(),
-        higher_is_better: false,
-    }
+    MetricInfo::lower(name, "s")
 }
 
 impl Benchmark for Compile {
     fn info(&self) -> BenchmarkInfo {
-        BenchmarkInfo {
-            name: "compile",
-            version: "1",
-            description: "wall time of make -jN of a Linux kernel tree (as kernbench)",
-            metric: seconds(TIME),
-            secondary_metrics: vec![seconds(USER_TIME), seconds(SYSTEM_TIME)],
-            options: vec![
-                text_spec(
-                    "source",
-                    "debian",
-                    "a kernel tarball or directory; debian: /usr/src/linux-source-*.tar.xz",
-                ),
-                choice_spec(
-                    "config",
-                    &["defconfig", "tinyconfig", "allnoconfig"],
-                    "the kernel configuration made once per session, WERROR off",
-                ),
-                OptionSpec {
-                    name: "jobs",
-                    kind: OptionKind::UInt { min: 1, max: 4096 },
-                    default: OptionDefault::OnlineCpus,
-                    unit: "",
-                    help: "make -jN",
-                },
-                text_spec("target", "vmlinux", "the make target that is timed"),
-                text_spec(
-                    "source_sha256",
-                    AUTO,
-                    "filled in when the plan is made: the source's sha256",
-                ),
-                text_spec(
-                    "gcc",
-                    AUTO,
-                    "filled in when the plan is made: gcc --version",
-                ),
-                text_spec(
-                    "binutils",
-                    AUTO,
-                    "filled in when the plan is made: ld --version",
-                ),
-            ],
-            parameters: false,
-            hidden: false,
-        }
+        BenchmarkInfo::new(
+            "compile",
+            "1",
+            "wall time of make -jN of a Linux kernel tree (as kernbench)",
+            seconds(TIME),
+        )
+        .with_secondary_metrics(vec![seconds(USER_TIME), seconds(SYSTEM_TIME)])
+        .with_options(vec![
+            text_spec(
+                "source",
+                "debian",
+                "a kernel tarball or directory; debian: /usr/src/linux-source-*.tar.xz",
+            ),
+            choice_spec(
+                "config",
+                &["defconfig", "tinyconfig", "allnoconfig"],
+                "the kernel configuration made once per session, WERROR off",
+            ),
+            OptionSpec::new(
+                "jobs",
+                OptionKind::UInt { min: 1, max: 4096 },
+                OptionDefault::OnlineCpus,
+            )
+            .help("make -jN"),
+            text_spec("target", "vmlinux", "the make target that is timed"),
+            text_spec(
+                "source_sha256",
+                AUTO,
+                "filled in when the plan is made: the source's sha256",
+            ),
+            text_spec(
+                "gcc",
+                AUTO,
+                "filled in when the plan is made: gcc --version",
+            ),
+            text_spec(
+                "binutils",
+                AUTO,
+                "filled in when the plan is made: ld --version",
+            ),
+        ])
     }
 
     /// make and as many compilers as jobs; their further helpers are the build's business.

@@ -93,13 +93,15 @@ impl Benchmark for Cyclictest {
         // latency's options as cyclictest takes them: -D reads whole seconds, and cyclictest
         // needs a real-time priority whatever the policy (module documentation).
         for option in &mut options {
-            match option.name {
+            match option.name.as_ref() {
                 "duration" => {
-                    option.help = "how long each run measures, in whole seconds (cyclictest -D)"
+                    option.help =
+                        "how long each run measures, in whole seconds (cyclictest -D)".into()
                 }
                 "policy" => {
                     option.help = "scheduling policy of the threads (cyclictest --policy); \
                                    cyclictest needs a real-time priority's privilege with any"
+                        .into()
                 }
                 _ => {}
             }
@@ -112,17 +114,15 @@ impl Benchmark for Cyclictest {
             "us",
             "histogram size in 1 us buckets (cyclictest -h); larger latencies are overflows",
         ));
-        BenchmarkInfo {
-            name: NAME,
-            version: "1",
-            description: "rt-tests cyclictest (package rt-tests): its per-thread histograms as \
+        BenchmarkInfo::new(
+            NAME,
+            "1",
+            "rt-tests cyclictest (package rt-tests): its per-thread histograms as \
                           latency histograms",
             metric,
-            secondary_metrics,
-            options,
-            parameters: false,
-            hidden: false,
-        }
+        )
+        .with_secondary_metrics(secondary_metrics)
+        .with_options(options)
     }
 
     fn tools(&self, _options: &Options) -> Vec<&'static str> {

@@ -35,31 +35,24 @@ pub struct Fork;
 
 impl Benchmark for Fork {
     fn info(&self) -> BenchmarkInfo {
-        BenchmarkInfo {
-            name: "fork",
-            version: "1",
-            description: "fork + exit + wait throughput of N worker processes",
-            metric: MetricInfo {
-                name: "forks_per_second".into(),
-                unit: "forks/s".into(),
-                higher_is_better: true,
-            },
-            secondary_metrics: vec![],
-            options: vec![
-                workers_spec(),
-                duration_spec(),
-                uint_spec(
-                    "parent_mem",
-                    0,
-                    0,
-                    1 << 20,
-                    "MiB",
-                    "anonymous memory mapped and touched before the workers are forked",
-                ),
-            ],
-            parameters: false,
-            hidden: false,
-        }
+        BenchmarkInfo::new(
+            "fork",
+            "1",
+            "fork + exit + wait throughput of N worker processes",
+            MetricInfo::higher("forks_per_second", "forks/s"),
+        )
+        .with_options(vec![
+            workers_spec(),
+            duration_spec(),
+            uint_spec(
+                "parent_mem",
+                0,
+                0,
+                1 << 20,
+                "MiB",
+                "anonymous memory mapped and touched before the workers are forked",
+            ),
+        ])
     }
 
     /// Each worker is a process with at most one child of its own at a time.
@@ -177,9 +170,9 @@ mod tests {
     #[test]
     fn defaults() {
         let info = Fork.info();
-        assert_eq!((info.name, info.version), ("fork", "1"));
-        assert!(info.metric.higher_is_better);
-        assert_eq!(info.metric.unit, "forks/s");
+        assert_eq!((info.name(), info.version()), ("fork", "1"));
+        assert!(info.metric().higher_is_better);
+        assert_eq!(info.metric().unit, "forks/s");
         let workers = info.option("workers").unwrap();
         assert_eq!(workers.default, OptionDefault::OnlineCpus);
         assert_eq!(workers.kind, OptionKind::UInt { min: 1, max: 4096 });

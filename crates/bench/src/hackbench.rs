@@ -85,42 +85,35 @@ impl Params {
 
 impl Benchmark for Hackbench {
     fn info(&self) -> BenchmarkInfo {
-        BenchmarkInfo {
-            name: "hackbench",
-            version: "1",
-            description: "groups of senders spraying messages to receivers over Unix sockets \
+        BenchmarkInfo::new(
+            "hackbench",
+            "1",
+            "groups of senders spraying messages to receivers over Unix sockets \
                           or pipes (rt-tests hackbench)",
-            metric: MetricInfo {
-                name: "runtime".into(),
-                unit: "s".into(),
-                higher_is_better: false,
-            },
-            secondary_metrics: vec![],
-            options: vec![
-                uint_spec("groups", 10, 1, 10_000, "", "number of groups"),
-                uint_spec("fds", 20, 1, 1000, "", "senders and receivers per group"),
-                uint_spec(
-                    "loops",
-                    1000,
-                    1,
-                    u64::MAX,
-                    "",
-                    "messages each sender sends to each receiver",
-                ),
-                uint_spec(
-                    "datasize",
-                    100,
-                    1,
-                    1_000_000,
-                    "bytes",
-                    "size of one message",
-                ),
-                choice_spec("ipc", IPC, "Unix stream sockets or pipes"),
-                choice_spec("tasks", TASKS, "workers are processes or threads"),
-            ],
-            parameters: false,
-            hidden: false,
-        }
+            MetricInfo::lower("runtime", "s"),
+        )
+        .with_options(vec![
+            uint_spec("groups", 10, 1, 10_000, "", "number of groups"),
+            uint_spec("fds", 20, 1, 1000, "", "senders and receivers per group"),
+            uint_spec(
+                "loops",
+                1000,
+                1,
+                u64::MAX,
+                "",
+                "messages each sender sends to each receiver",
+            ),
+            uint_spec(
+                "datasize",
+                100,
+                1,
+                1_000_000,
+                "bytes",
+                "size of one message",
+            ),
+            choice_spec("ipc", IPC, "Unix stream sockets or pipes"),
+            choice_spec("tasks", TASKS, "workers are processes or threads"),
+        ])
     }
 
     /// hackbench starts `2 * groups * fds` tasks at once. In process mode the controller holds
@@ -376,13 +369,13 @@ mod tests {
     #[test]
     fn defaults_match_rt_tests_usage() {
         let info = Hackbench.info();
-        assert_eq!(info.name, "hackbench");
-        assert_eq!(info.version, "1");
-        assert!(!info.metric.higher_is_better);
-        assert_eq!(info.metric.name, "runtime");
-        assert_eq!(info.metric.unit, "s");
+        assert_eq!(info.name(), "hackbench");
+        assert_eq!(info.version(), "1");
+        assert!(!info.metric().higher_is_better);
+        assert_eq!(info.metric().name, "runtime");
+        assert_eq!(info.metric().unit, "s");
         // Every hackbench option has a counterpart, and nothing else is offered.
-        let names: Vec<&str> = info.options.iter().map(|o| o.name).collect();
+        let names: Vec<&str> = info.options().iter().map(|o| o.name.as_ref()).collect();
         let rt_names: Vec<&str> = RT_TESTS_DEFAULTS.iter().map(|(n, _)| *n).collect();
         assert_eq!(names, rt_names);
         for (name, rt_default) in RT_TESTS_DEFAULTS {

@@ -56,17 +56,15 @@ pub struct Latency;
 impl Benchmark for Latency {
     fn info(&self) -> BenchmarkInfo {
         let (metric, secondary_metrics) = latency_metrics();
-        BenchmarkInfo {
-            name: "latency",
-            version: "1",
-            description: "timer wake-up latency per CPU with cyclictest's semantics \
+        BenchmarkInfo::new(
+            "latency",
+            "1",
+            "timer wake-up latency per CPU with cyclictest's semantics \
                           (clock_nanosleep to an absolute time, SCHED_FIFO, mlockall)",
             metric,
-            secondary_metrics,
-            options: options(),
-            parameters: false,
-            hidden: false,
-        }
+        )
+        .with_secondary_metrics(secondary_metrics)
+        .with_options(options())
     }
 
     /// A thread per CPU besides the run's process, a recording per thread, CPUs the run may
@@ -145,35 +143,38 @@ impl Benchmark for Latency {
 /// The options of a timer latency measurement, which the `cyclictest` benchmark shares.
 pub(crate) fn options() -> Vec<OptionSpec> {
     vec![
-        OptionSpec {
-            name: "interval",
-            kind: OptionKind::Micros {
+        OptionSpec::new(
+            "interval",
+            OptionKind::Micros {
                 min: 1,
                 max: 1_000_000,
             },
-            default: OptionDefault::Value(OptionValue::UInt(200)),
-            unit: "us",
-            help: "period of every measurement thread (cyclictest -i; 200 us as \
+            OptionDefault::Value(OptionValue::UInt(200)),
+        )
+        .unit("us")
+        .help(
+            "period of every measurement thread (cyclictest -i; 200 us as \
                    the OSADL QA Farm)",
-        },
-        OptionSpec {
-            name: "duration",
-            kind: OptionKind::Float {
+        ),
+        OptionSpec::new(
+            "duration",
+            OptionKind::Float {
                 min: 0.01,
                 max: 86_400.0,
             },
-            default: OptionDefault::Value(OptionValue::Float(5.0)),
-            unit: "s",
-            help: "how long each run measures (cyclictest -D)",
-        },
-        OptionSpec {
-            name: "cpus",
-            kind: OptionKind::CpuList,
-            default: OptionDefault::Value(OptionValue::Text(ALL_CPUS.into())),
-            unit: "",
-            help: "one measurement thread pinned to each of these CPUs; all: every CPU \
+            OptionDefault::Value(OptionValue::Float(5.0)),
+        )
+        .unit("s")
+        .help("how long each run measures (cyclictest -D)"),
+        OptionSpec::new(
+            "cpus",
+            OptionKind::CpuList,
+            OptionDefault::Value(OptionValue::Text(ALL_CPUS.into())),
+        )
+        .help(
+            "one measurement thread pinned to each of these CPUs; all: every CPU \
                    the run may use (cyclictest -a -t)",
-        },
+        ),
         uint_spec(
             "priority",
             99,
@@ -436,12 +437,12 @@ mod tests {
     #[test]
     fn options_and_their_defaults() {
         let info = Latency.info();
-        assert_eq!((info.name, info.version), ("latency", "1"));
+        assert_eq!((info.name(), info.version()), ("latency", "1"));
         assert_eq!(
-            (info.metric.name.as_str(), info.metric.unit.as_str()),
+            (info.metric().name.as_str(), info.metric().unit.as_str()),
             ("p99", "us")
         );
-        assert!(!info.metric.higher_is_better);
+        assert!(!info.metric().higher_is_better);
         let options = resolve_options(&info, &[]).unwrap();
         let s = Settings::read(&info, &options).unwrap();
         assert_eq!(s.interval_ns, 200_000);

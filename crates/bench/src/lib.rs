@@ -7,7 +7,9 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use vernier_model::{BenchmarkInfo, MetricInfo, Options, RunHistogram};
+use vernier_model::{
+    BenchmarkInfo, Describe, Description, Kind, MetricInfo, Options, Registry, RunHistogram,
+};
 use vernier_sys::MachineLimits;
 
 pub mod command;
@@ -100,6 +102,10 @@ impl BenchError {
     }
 }
 
+/// What the parameters of a benchmark that takes them are, as `list -v` says it
+/// ([`BenchmarkInfo::with_parameters`]).
+pub(crate) const PARAMETERS: &str = "any other option NAME=VALUE is a parameter (see above)";
+
 /// Descriptors a run's process holds besides the benchmark's own: the standard streams, the
 /// engine's result and monitor files and the start line's two pipes.
 pub(crate) const RESERVED_FILES: u64 = 32;
@@ -132,7 +138,7 @@ pub trait Benchmark: Send + Sync {
     fn metrics(&self, options: &Options) -> (MetricInfo, Vec<MetricInfo>) {
         let _ = options;
         let info = self.info();
-        (info.metric, info.secondary_metrics)
+        (info.metric().clone(), info.secondary_metrics().to_vec())
     }
 
     /// The external programs a configuration runs, whose versions are recorded in the
@@ -186,39 +192,79 @@ pub trait Benchmark: Send + Sync {
     }
 }
 
-/// Every built-in benchmark, hidden ones included, in listing order.
-pub fn all() -> Vec<Box<dyn Benchmark>> {
-    vec![
-        Box::new(hackbench::Hackbench),
-        Box::new(pipe::Pipe),
-        Box::new(fork::Fork),
-        Box::new(yield_::Yield),
-        Box::new(command::CommandBench),
-        Box::new(latency::Latency),
-        Box::new(perf_bench::PerfBenchmark),
-        Box::new(stress_ng::StressNg),
-        Box::new(rt_hackbench::RtHackbench),
-        Box::new(cyclictest::Cyclictest),
-        Box::new(sysbench::Sysbench),
-        Box::new(compile::Compile),
-        Box::new(syscall::Syscall),
-        Box::new(sysfs::Sysfs),
-        Box::new(memory::Memory),
-        Box::new(memlat::Memlat),
-        Box::new(mock::Mock),
-    ]
+/// A built-in benchmark with its description, as [`builtins`] holds it.
+pub struct Builtin {
+    info: BenchmarkInfo,
+    benchmark: Box<dyn Benchmark>,
 }
 
-/// The benchmark called `name`: a built-in, else a usable benchmark of the user's own
-/// ([`user::load`]; [`user::set_dir`] says where they are).
-pub fn find(name: &str) -> Option<Box<dyn Benchmark>> {
-    all()
-        .into_iter()
-        .find(|b| b.info().name == name)
-        .or_else(|| match user::load(name) {
-            Some(Ok(b)) => Some(Box::new(b) as Box<dyn Benchmark>),
-            _ => None,
-        })
+impl Builtin {
+    fn of(benchmark: impl Benchmark + 'static) -> Self {
+        Builtin {
+            info: benchmark.info(),
+            benchmark: Box::new(benchmark),
+        }
+    }
+
+    pub fn info(&self) -> &BenchmarkInfo {
+        &self.info
+    }
+
+    pub fn benchmark(&self) -> &dyn Benchmark {
+        self.benchmark.as_ref()
+    }
+}
+
+impl Describe for Builtin {
+    fn description(&self) -> &Description {
+        self.info.description()
+    }
+}
+
+/// The registry of the built-in benchmarks, hidden ones included, in listing order.
+pub fn builtins() -> Registry<Builtin> {
+    Registry::new(
+        Kind::Benchmark,
+        vec![
+            Builtin::of(hackbench::Hackbench),
+            Builtin::of(pipe::Pipe),
+            Builtin::of(fork::Fork),
+            Builtin::of(yield_::Yield),
+            Builtin::of(command::CommandBench),
+            Builtin::of(latency::Latency),
+            Builtin::of(perf_bench::PerfBenchmark),
+            Builtin::of(stress_ng::StressNg),
+            Builtin::of(rt_hackbench::RtHackbench),
+            Builtin::of(cyclictest::Cyclictest),
+            Builtin::of(sysbench::Sysbench),
+            Builtin::of(compile::Compile),
+            Builtin::of(syscall::Syscall),
+            Builtin::of(sysfs::Sysfs),
+            Builtin::of(memory::Memory),
+            Builtin::of(memlat::Memlat),
+            Builtin::of(mock::Mock),
+        ],
+    )
+}
+
+/// The descriptions of the built-in benchmarks, what a plan is checked against
+/// (`vernier_engine::build_plan`).
+pub fn builtin_infos() -> Vec<BenchmarkInfo> {
+    builtins().iter().map(|b| b.info().clone()).collect()
+}
+
+/// The built-in benchmark called `name`.
+pub fn builtin(name: &str) -> Option<Box<dyn Benchmark>> {
+    builtins().take(name).map(|b| b.benchmark)
+}
+
+/// The benchmark called `name`: a built-in, else a usable benchmark of the user's own in
+/// `user_dir` ([`user::load`]).
+pub fn find(name: &str, user_dir: Option<&Path>) -> Option<Box<dyn Benchmark>> {
+    builtin(name).or_else(|| match user::load(user_dir?, name) {
+        Some(Ok(b)) => Some(Box::new(b) as Box<dyn Benchmark>),
+        _ => None,
+    })
 }
 
 #[cfg(test)]
@@ -228,7 +274,8 @@ mod tests {
 
     #[test]
     fn all_lists_every_builtin_once() {
-        let names: Vec<&str> = all().iter().map(|b| b.info().name).collect();
+        let registry = builtins();
+        let names: Vec<&str> = registry.iter().map(|b| b.info().name()).collect();
         assert_eq!(
             names,
             [
@@ -251,31 +298,41 @@ mod tests {
                 "mock"
             ]
         );
-        let hidden: Vec<&str> = all()
+        let hidden: Vec<&str> = registry
             .iter()
             .map(|b| b.info())
-            .filter(|i| i.hidden)
-            .map(|i| i.name)
+            .filter(|i| i.is_hidden())
+            .map(|i| i.name())
             .collect();
         assert_eq!(hidden, ["mock"]);
-        assert!(find("yield").is_some());
-        assert!(find("nope").is_none());
-        for b in all() {
+        assert_eq!(registry.names().len(), names.len() - 1);
+        assert!(find("yield", None).is_some());
+        assert!(find("nope", None).is_none());
+        assert_eq!(
+            registry.find("nope").err().map(|e| e.to_string()).unwrap(),
+            format!(
+                "unknown benchmark 'nope'; valid benchmarks: {}",
+                registry.names().join(", ")
+            )
+        );
+        for b in registry.iter() {
             let info = b.info();
+            // What a benchmark says about itself is what the registry holds.
+            assert_eq!(&b.benchmark().info(), info);
             // A benchmark's version is a whole number, raised when what it times changes.
             assert!(
-                info.version.parse::<u32>().is_ok_and(|v| v >= 1),
+                info.version().parse::<u32>().is_ok_and(|v| v >= 1),
                 "{}",
-                info.name
+                info.name()
             );
             // Every default resolves and passes the benchmark's own checks on option values.
-            resolve_options(&info, &[]).unwrap();
+            resolve_options(info, &[]).unwrap();
         }
     }
 
     fn check(spec: &str, limits: &MachineLimits) -> Result<(), String> {
         let mut parts = spec.split(':');
-        let b = find(parts.next().unwrap()).unwrap();
+        let b = builtin(parts.next().unwrap()).unwrap();
         let overrides: Vec<(&str, &str)> = parts.map(|p| p.split_once('=').unwrap()).collect();
         let options = resolve_options(&b.info(), &overrides).unwrap();
         b.check_machine(&options, limits).map_err(|e| e.to_string())
@@ -301,7 +358,7 @@ mod tests {
             tasks: Some(1100),
             ..small_machine()
         };
-        for b in all() {
+        for b in builtins().iter().map(Builtin::benchmark) {
             let info = b.info();
             let overrides: &[(&str, &str)] = if info.option("workers").is_some() {
                 &[("workers", "2")]
@@ -314,7 +371,7 @@ mod tests {
             assert!(
                 e.contains("only 0 more can start here"),
                 "{}: {e}",
-                info.name
+                info.name()
             );
         }
     }
@@ -395,7 +452,7 @@ mod tests {
             return;
         };
         let mut parts = spec.split(':');
-        let b = find(parts.next().unwrap()).unwrap();
+        let b = builtin(parts.next().unwrap()).unwrap();
         let overrides: Vec<(&str, &str)> = parts.map(|p| p.split_once('=').unwrap()).collect();
         let options = resolve_options(&b.info(), &overrides).unwrap();
         let threads_before = tasks_of_self();

@@ -63,65 +63,59 @@ pub struct Memlat;
 
 impl Benchmark for Memlat {
     fn info(&self) -> BenchmarkInfo {
-        BenchmarkInfo {
-            name: NAME,
-            version: "1",
-            description: "memory load latency: a dependent pointer chase over a random cycle \
+        BenchmarkInfo::new(
+            NAME,
+            "1",
+            "memory load latency: a dependent pointer chase over a random cycle \
                           (ns per load); sweep size to see the cache levels",
-            metric: MetricInfo {
-                name: LOAD_NS.into(),
-                unit: "ns".into(),
-                higher_is_better: false,
-            },
-            secondary_metrics: vec![MetricInfo {
-                name: WALL_LOAD_NS.into(),
-                unit: "ns".into(),
-                higher_is_better: false,
-            }],
-            options: vec![
-                OptionSpec {
-                    name: "size",
-                    kind: OptionKind::Bytes {
-                        min: 2 * POINTER_BYTES,
-                        max: 1 << 40,
-                    },
-                    default: OptionDefault::Value(OptionValue::UInt(256 << 20)),
-                    unit: "bytes",
-                    help: "the working set; sweep it to see the cache levels \
+            MetricInfo::lower(LOAD_NS, "ns"),
+        )
+        .with_secondary_metrics(vec![MetricInfo::lower(WALL_LOAD_NS, "ns")])
+        .with_options(vec![
+            OptionSpec::new(
+                "size",
+                OptionKind::Bytes {
+                    min: 2 * POINTER_BYTES,
+                    max: 1 << 40,
+                },
+                OptionDefault::Value(OptionValue::UInt(256 << 20)),
+            )
+            .unit("bytes")
+            .help(
+                "the working set; sweep it to see the cache levels \
                            (size=16K,256K,8M,256M)",
+            ),
+            OptionSpec::new(
+                "stride",
+                OptionKind::Bytes {
+                    min: POINTER_BYTES,
+                    max: 1 << 30,
                 },
-                OptionSpec {
-                    name: "stride",
-                    kind: OptionKind::Bytes {
-                        min: POINTER_BYTES,
-                        max: 1 << 30,
-                    },
-                    default: OptionDefault::Value(OptionValue::UInt(64)),
-                    unit: "bytes",
-                    help: "bytes between two pointers, a multiple of 8: 64 puts one in every \
+                OptionDefault::Value(OptionValue::UInt(64)),
+            )
+            .unit("bytes")
+            .help(
+                "bytes between two pointers, a multiple of 8: 64 puts one in every \
                            cache line, 4K one in every page",
+            ),
+            OptionSpec::new(
+                "duration",
+                OptionKind::Float {
+                    min: 0.001,
+                    max: 3600.0,
                 },
-                OptionSpec {
-                    name: "duration",
-                    kind: OptionKind::Float {
-                        min: 0.001,
-                        max: 3600.0,
-                    },
-                    default: OptionDefault::Value(OptionValue::Float(1.0)),
-                    unit: "s",
-                    help: "how long each run chases pointers (after one untimed pass)",
-                },
-                choice_spec(
-                    "hugepages",
-                    HUGEPAGES,
-                    "transparent huge pages on the buffer: off (MADV_NOHUGEPAGE) or on \
+                OptionDefault::Value(OptionValue::Float(1.0)),
+            )
+            .unit("s")
+            .help("how long each run chases pointers (after one untimed pass)"),
+            choice_spec(
+                "hugepages",
+                HUGEPAGES,
+                "transparent huge pages on the buffer: off (MADV_NOHUGEPAGE) or on \
                      (MADV_HUGEPAGE)",
-                ),
-                uint_spec("seed", 1, 0, u64::MAX, "", "seed of the random cycle"),
-            ],
-            parameters: false,
-            hidden: false,
-        }
+            ),
+            uint_spec("seed", 1, 0, u64::MAX, "", "seed of the random cycle"),
+        ])
     }
 
     fn check_options(&self, options: &Options) -> Result<(), BenchError> {

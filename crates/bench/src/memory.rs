@@ -74,52 +74,49 @@ pub fn stream_array_bytes(total_cache_bytes: u64) -> u64 {
 
 impl Benchmark for Memory {
     fn info(&self) -> BenchmarkInfo {
-        let rate = |name: &str| MetricInfo {
-            name: name.to_string(),
-            unit: "MB/s".to_string(),
-            higher_is_better: true,
-        };
-        BenchmarkInfo {
-            name: NAME,
-            version: "1",
-            description: "memory bandwidth with STREAM's copy, scale, add and triad kernels \
+        let rate = |name: &str| MetricInfo::higher(name, "MB/s");
+        BenchmarkInfo::new(
+            NAME,
+            "1",
+            "memory bandwidth with STREAM's copy, scale, add and triad kernels \
                           (best of ntimes, MB/s)",
-            metric: rate("triad"),
-            secondary_metrics: vec![rate("copy"), rate("scale"), rate("add")],
-            options: vec![
-                OptionSpec {
-                    name: "size",
-                    kind: OptionKind::Bytes {
-                        min: 0,
-                        max: 1 << 40,
-                    },
-                    default: OptionDefault::Value(OptionValue::UInt(0)),
-                    unit: "bytes",
-                    help: "bytes of each of the three arrays; 0: STREAM's rule, 4 times the \
+            rate("triad"),
+        )
+        .with_secondary_metrics(vec![rate("copy"), rate("scale"), rate("add")])
+        .with_options(vec![
+            OptionSpec::new(
+                "size",
+                OptionKind::Bytes {
+                    min: 0,
+                    max: 1 << 40,
+                },
+                OptionDefault::Value(OptionValue::UInt(0)),
+            )
+            .unit("bytes")
+            .help(
+                "bytes of each of the three arrays; 0: STREAM's rule, 4 times the \
                            bytes of all data caches (from sysfs), filled in when the plan is \
                            made",
-                },
-                OptionSpec {
-                    name: "threads",
-                    kind: OptionKind::UInt { min: 1, max: 4096 },
-                    default: OptionDefault::OnlineCpus,
-                    unit: "",
-                    help: "threads, each with its own slice of the arrays, pinned to the CPUs \
+            ),
+            OptionSpec::new(
+                "threads",
+                OptionKind::UInt { min: 1, max: 4096 },
+                OptionDefault::OnlineCpus,
+            )
+            .help(
+                "threads, each with its own slice of the arrays, pinned to the CPUs \
                            the run may use in turn",
-                },
-                uint_spec(
-                    "ntimes",
-                    10,
-                    2,
-                    10_000,
-                    "",
-                    "times each kernel runs per run; the best time but the first's counts \
+            ),
+            uint_spec(
+                "ntimes",
+                10,
+                2,
+                10_000,
+                "",
+                "times each kernel runs per run; the best time but the first's counts \
                      (STREAM's NTIMES)",
-                ),
-            ],
-            parameters: false,
-            hidden: false,
-        }
+            ),
+        ])
     }
 
     fn check_options(&self, options: &Options) -> Result<(), BenchError> {

@@ -54,13 +54,12 @@ const MODES: [f64; 2] = [1.0, 1.1];
 const SLOW_FACTOR: f64 = 3.0;
 
 fn real_spec(name: &'static str, default: f64, max: f64, help: &'static str) -> OptionSpec {
-    OptionSpec {
+    OptionSpec::new(
         name,
-        kind: OptionKind::Float { min: 0.0, max },
-        default: OptionDefault::Value(OptionValue::Float(default)),
-        unit: "",
-        help,
-    }
+        OptionKind::Float { min: 0.0, max },
+        OptionDefault::Value(OptionValue::Float(default)),
+    )
+    .help(help)
 }
 
 /// A random distribution of run values.
@@ -150,79 +149,73 @@ pub fn distribution_median(options: &Options) -> Result<Option<f64>, BenchError>
 
 impl Benchmark for Mock {
     fn info(&self) -> BenchmarkInfo {
-        BenchmarkInfo {
-            name: "mock",
-            version: "1",
-            description: "reports scripted values (for testing vernier itself)",
-            metric: MetricInfo {
-                name: "value".into(),
-                unit: "s".into(),
-                higher_is_better: false,
-            },
-            secondary_metrics: vec![],
-            options: vec![
-                OptionSpec {
-                    name: "values",
-                    kind: OptionKind::Text,
-                    default: OptionDefault::Value(OptionValue::Text("1".into())),
-                    unit: "s",
-                    help: "values reported by successive measured runs, separated by '/'",
+        BenchmarkInfo::new(
+            "mock",
+            "1",
+            "reports scripted values (for testing vernier itself)",
+            MetricInfo::lower("value", "s"),
+        )
+        .with_options(vec![
+            OptionSpec::new(
+                "values",
+                OptionKind::Text,
+                OptionDefault::Value(OptionValue::Text("1".into())),
+            )
+            .unit("s")
+            .help("values reported by successive measured runs, separated by '/'"),
+            uint_spec(
+                "fail_at",
+                0,
+                0,
+                u64::MAX,
+                "",
+                "measured run (from 1) that fails; 0 means none",
+            ),
+            uint_spec(
+                "stderr",
+                0,
+                0,
+                1 << 30,
+                "bytes",
+                "bytes written to stderr by every run before it reports",
+            ),
+            OptionSpec::new(
+                "sleep",
+                OptionKind::Float {
+                    min: 0.0,
+                    max: 3600.0,
                 },
-                uint_spec(
-                    "fail_at",
-                    0,
-                    0,
-                    u64::MAX,
-                    "",
-                    "measured run (from 1) that fails; 0 means none",
-                ),
-                uint_spec(
-                    "stderr",
-                    0,
-                    0,
-                    1 << 30,
-                    "bytes",
-                    "bytes written to stderr by every run before it reports",
-                ),
-                OptionSpec {
-                    name: "sleep",
-                    kind: OptionKind::Float {
-                        min: 0.0,
-                        max: 3600.0,
-                    },
-                    default: OptionDefault::Value(OptionValue::Float(0.0)),
-                    unit: "s",
-                    help: "seconds every run sleeps before it reports",
-                },
-                choice_spec(
-                    "dist",
-                    DISTS,
-                    "where values come from: the scripted 'values', or drawn at random \
+                OptionDefault::Value(OptionValue::Float(0.0)),
+            )
+            .unit("s")
+            .help("seconds every run sleeps before it reports"),
+            choice_spec(
+                "dist",
+                DISTS,
+                "where values come from: the scripted 'values', or drawn at random \
                      (lognormal around 1, bimodal around 1.0 and 1.1)",
-                ),
-                real_spec(
-                    "sigma",
-                    0.02,
-                    10.0,
-                    "log-scale spread of a random distribution",
-                ),
-                real_spec(
-                    "share",
-                    0.5,
-                    1.0,
-                    "bimodal: share of runs in the mode at 1.0",
-                ),
-                real_spec(
-                    "slow",
-                    0.0,
-                    1.0,
-                    "share of random runs that are 3 times slower",
-                ),
-                uint_spec("seed", 0, 0, u64::MAX, "", "seed of the random values"),
-            ],
-            parameters: false,
-            hidden: true,
-        }
+            ),
+            real_spec(
+                "sigma",
+                0.02,
+                10.0,
+                "log-scale spread of a random distribution",
+            ),
+            real_spec(
+                "share",
+                0.5,
+                1.0,
+                "bimodal: share of runs in the mode at 1.0",
+            ),
+            real_spec(
+                "slow",
+                0.0,
+                1.0,
+                "share of random runs that are 3 times slower",
+            ),
+            uint_spec("seed", 0, 0, u64::MAX, "", "seed of the random values"),
+        ])
+        .hidden()
     }
 
     fn run(&self, options: &Options, ctx: &RunContext) -> Result<Measurement, BenchError> {
@@ -308,9 +301,9 @@ mod tests {
     #[test]
     fn defaults_and_hidden() {
         let info = Mock.info();
-        assert!(info.hidden);
-        assert_eq!(info.version, "1");
-        assert_eq!(info.metric.name, "value");
+        assert!(info.is_hidden());
+        assert_eq!(info.version(), "1");
+        assert_eq!(info.metric().name, "value");
         let options = resolve_options(&info, &[]).unwrap();
         assert_eq!(options.text("values"), "1");
         assert_eq!(options.uint("fail_at"), 0);

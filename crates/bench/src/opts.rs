@@ -1,6 +1,8 @@
 //! Small helpers to declare option specs and read resolved values defensively.
 
-use vernier_model::{BenchmarkInfo, OptionDefault, OptionKind, OptionSpec, OptionValue, Options};
+use vernier_model::{
+    BenchmarkInfo, Describe, Kind, OptionDefault, OptionKind, OptionSpec, OptionValue, Options,
+};
 
 use crate::BenchError;
 
@@ -12,24 +14,23 @@ pub(crate) fn uint_spec(
     unit: &'static str,
     help: &'static str,
 ) -> OptionSpec {
-    OptionSpec {
+    OptionSpec::new(
         name,
-        kind: OptionKind::UInt { min, max },
-        default: OptionDefault::Value(OptionValue::UInt(default)),
-        unit,
-        help,
-    }
+        OptionKind::UInt { min, max },
+        OptionDefault::Value(OptionValue::UInt(default)),
+    )
+    .unit(unit)
+    .help(help)
 }
 
 /// A free-text option with a default.
 pub(crate) fn text_spec(name: &'static str, default: &str, help: &'static str) -> OptionSpec {
-    OptionSpec {
+    OptionSpec::new(
         name,
-        kind: OptionKind::Text,
-        default: OptionDefault::Value(OptionValue::Text(default.to_string())),
-        unit: "",
-        help,
-    }
+        OptionKind::Text,
+        OptionDefault::Value(OptionValue::Text(default.to_string())),
+    )
+    .help(help)
 }
 
 pub(crate) fn choice_spec(
@@ -37,36 +38,34 @@ pub(crate) fn choice_spec(
     words: &'static [&'static str],
     help: &'static str,
 ) -> OptionSpec {
-    OptionSpec {
+    OptionSpec::new(
         name,
-        kind: OptionKind::Choice(words),
-        default: OptionDefault::Value(OptionValue::Text(words[0].to_string())),
-        unit: "",
-        help,
-    }
+        OptionKind::choice(words),
+        OptionDefault::Value(OptionValue::Text(words[0].to_string())),
+    )
+    .help(help)
 }
 
 pub(crate) fn workers_spec() -> OptionSpec {
-    OptionSpec {
-        name: "workers",
-        kind: OptionKind::UInt { min: 1, max: 4096 },
-        default: OptionDefault::OnlineCpus,
-        unit: "",
-        help: "number of worker processes",
-    }
+    OptionSpec::new(
+        "workers",
+        OptionKind::UInt { min: 1, max: 4096 },
+        OptionDefault::OnlineCpus,
+    )
+    .help("number of worker processes")
 }
 
 pub(crate) fn duration_spec() -> OptionSpec {
-    OptionSpec {
-        name: "duration",
-        kind: OptionKind::Float {
+    OptionSpec::new(
+        "duration",
+        OptionKind::Float {
             min: 0.01,
             max: 3600.0,
         },
-        default: OptionDefault::Value(OptionValue::Float(5.0)),
-        unit: "s",
-        help: "how long each worker runs",
-    }
+        OptionDefault::Value(OptionValue::Float(5.0)),
+    )
+    .unit("s")
+    .help("how long each worker runs")
 }
 
 /// A resolved unsigned option, range-checked against its spec (a run never trusts that the
@@ -149,23 +148,9 @@ pub fn resolve_options(
     overrides: &[(&str, &str)],
 ) -> Result<Options, BenchError> {
     let online = u32::try_from(vernier_sys::cpulist::online_cpus().len()).unwrap_or(u32::MAX);
-    let mut options = Options::default();
-    for spec in &info.options {
-        options
-            .0
-            .insert(spec.name.to_string(), spec.default_value(online));
-    }
-    for (name, text) in overrides {
-        let value = match info.option(name) {
-            Some(spec) => spec
-                .parse(text)
-                .map_err(|e| BenchError::Options(e.to_string()))?,
-            None if info.takes_parameter(name) => OptionValue::Text(text.to_string()),
-            None => return Err(BenchError::Options(format!("unknown option '{name}'"))),
-        };
-        options.0.insert(name.to_string(), value);
-    }
-    Ok(options)
+    info.description()
+        .resolve(Kind::Benchmark, &[], overrides.iter().copied(), online)
+        .map_err(|e| BenchError::Options(e.to_string()))
 }
 
 /// Runs `work` in the `workers` worker processes for `duration` seconds (both options of
@@ -181,7 +166,7 @@ pub(crate) fn run_rate_benchmark(
     let workers = usize::try_from(workers)
         .map_err(|_| crate::BenchError::Options("workers is too large".into()))?;
     let rate = crate::workers::rate_of_workers(workers, (duration * 1e9) as u64, work)?;
-    Ok(crate::Measurement::single(&info.metric.name, rate))
+    Ok(crate::Measurement::single(&info.metric().name, rate))
 }
 
 /// Checks that the `workers` of a throughput benchmark, each `tasks_per_worker` tasks at

@@ -193,81 +193,79 @@ impl PerfBenchmark {
 impl Benchmark for PerfBenchmark {
     fn info(&self) -> BenchmarkInfo {
         let (metric, secondary_metrics) = PerfBench::SchedMessaging.metrics();
-        BenchmarkInfo {
-            name: NAME,
-            version: "1",
-            description: "perf bench (linux-perf): sched messaging and pipe, syscall basic, \
+        BenchmarkInfo::new(
+            NAME,
+            "1",
+            "perf bench (linux-perf): sched messaging and pipe, syscall basic, \
                           mem memcpy and memset, futex hash; the metric follows bench",
             metric,
-            secondary_metrics,
-            options: vec![
-                choice_spec("bench", BENCHES, "the perf benchmark to run"),
-                uint_spec(
-                    "loops",
-                    0,
-                    0,
-                    1_000_000_000,
-                    "",
-                    "perf's -l (sched, syscall, mem); 0: perf's default",
-                ),
-                uint_spec(
-                    "groups",
-                    0,
-                    0,
-                    10_000,
-                    "",
-                    "sched-messaging's groups of 20 senders and 20 receivers; 0: perf's 10",
-                ),
-                choice_spec(
-                    "ipc",
-                    &["socket", "pipe"],
-                    "sched-messaging: socketpairs or pipes (-p)",
-                ),
-                choice_spec(
-                    "tasks",
-                    &["process", "thread"],
-                    "sched-messaging (-t), sched-pipe (-T): processes or threads",
-                ),
-                text_spec("size", "1MB", "mem: buffer size, B, KB, MB or GB (-s)"),
-                text_spec(
-                    "function",
-                    "default",
-                    "mem: the one implementation to time (-f); perf bench mem memcpy -f help \
+        )
+        .with_secondary_metrics(secondary_metrics)
+        .with_options(vec![
+            choice_spec("bench", BENCHES, "the perf benchmark to run"),
+            uint_spec(
+                "loops",
+                0,
+                0,
+                1_000_000_000,
+                "",
+                "perf's -l (sched, syscall, mem); 0: perf's default",
+            ),
+            uint_spec(
+                "groups",
+                0,
+                0,
+                10_000,
+                "",
+                "sched-messaging's groups of 20 senders and 20 receivers; 0: perf's 10",
+            ),
+            choice_spec(
+                "ipc",
+                &["socket", "pipe"],
+                "sched-messaging: socketpairs or pipes (-p)",
+            ),
+            choice_spec(
+                "tasks",
+                &["process", "thread"],
+                "sched-messaging (-t), sched-pipe (-T): processes or threads",
+            ),
+            text_spec("size", "1MB", "mem: buffer size, B, KB, MB or GB (-s)"),
+            text_spec(
+                "function",
+                "default",
+                "mem: the one implementation to time (-f); perf bench mem memcpy -f help \
                      lists them",
-                ),
-                uint_spec(
-                    "runtime",
-                    0,
-                    0,
-                    3600,
-                    "s",
-                    "futex-hash: how long it runs (-r); 0: perf's 10 s",
-                ),
-                uint_spec(
-                    "threads",
-                    0,
-                    0,
-                    4096,
-                    "",
-                    "futex-hash: threads (-t); 0: perf's default, the online CPUs",
-                ),
-                uint_spec(
-                    "futexes",
-                    0,
-                    0,
-                    1 << 24,
-                    "",
-                    "futex-hash: futexes per thread (-f); 0: perf's 1024",
-                ),
-                choice_spec(
-                    "shared",
-                    &["false", "true"],
-                    "futex-hash: shared futexes instead of private ones (-S)",
-                ),
-            ],
-            parameters: false,
-            hidden: false,
-        }
+            ),
+            uint_spec(
+                "runtime",
+                0,
+                0,
+                3600,
+                "s",
+                "futex-hash: how long it runs (-r); 0: perf's 10 s",
+            ),
+            uint_spec(
+                "threads",
+                0,
+                0,
+                4096,
+                "",
+                "futex-hash: threads (-t); 0: perf's default, the online CPUs",
+            ),
+            uint_spec(
+                "futexes",
+                0,
+                0,
+                1 << 24,
+                "",
+                "futex-hash: futexes per thread (-f); 0: perf's 1024",
+            ),
+            choice_spec(
+                "shared",
+                &["false", "true"],
+                "futex-hash: shared futexes instead of private ones (-S)",
+            ),
+        ])
     }
 
     fn metrics(&self, options: &Options) -> (MetricInfo, Vec<MetricInfo>) {
@@ -275,7 +273,7 @@ impl Benchmark for PerfBenchmark {
             Ok(bench) => bench.metrics(),
             Err(_) => {
                 let info = self.info();
-                (info.metric, info.secondary_metrics)
+                (info.metric().clone(), info.secondary_metrics().to_vec())
             }
         }
     }
@@ -287,10 +285,12 @@ impl Benchmark for PerfBenchmark {
     fn check_options(&self, options: &Options) -> Result<(), BenchError> {
         let info = self.info();
         let bench = self.bench(options)?;
-        for spec in info.options.iter().filter(|s| s.name != "bench") {
+        for spec in info.options().iter().filter(|s| s.name != "bench") {
             let default = spec.default_value(0);
-            let value = options.get(spec.name);
-            if !bench.takes().contains(&spec.name) && value.is_some_and(|v| *v != default) {
+            let value = options.get(&spec.name);
+            if !bench.takes().contains(&spec.name.as_ref())
+                && value.is_some_and(|v| Some(v) != default.as_ref())
+            {
                 return Err(BenchError::Options(format!(
                     "option '{}' does not apply to bench={}; it takes {}",
                     spec.name,

@@ -33,30 +33,23 @@ pub struct Pipe;
 
 impl Benchmark for Pipe {
     fn info(&self) -> BenchmarkInfo {
-        BenchmarkInfo {
-            name: "pipe",
-            version: "1",
-            description: "ping-pong round trips between two tasks over two pipes \
+        BenchmarkInfo::new(
+            "pipe",
+            "1",
+            "ping-pong round trips between two tasks over two pipes \
                           (perf bench sched pipe) with explicit CPU placement",
-            metric: MetricInfo {
-                name: "round_trip".into(),
-                unit: "us".into(),
-                higher_is_better: false,
-            },
-            secondary_metrics: vec![],
-            options: vec![
-                uint_spec("loops", 100_000, 1, u64::MAX, "", "round trips"),
-                choice_spec("tasks", TASKS, "the two tasks are processes or threads"),
-                choice_spec(
-                    "placement",
-                    PLACEMENT,
-                    "same-cpu: both on the first CPU the run may use; cross-cpu: on the first \
+            MetricInfo::lower("round_trip", "us"),
+        )
+        .with_options(vec![
+            uint_spec("loops", 100_000, 1, u64::MAX, "", "round trips"),
+            choice_spec("tasks", TASKS, "the two tasks are processes or threads"),
+            choice_spec(
+                "placement",
+                PLACEMENT,
+                "same-cpu: both on the first CPU the run may use; cross-cpu: on the first \
                      two; free: not pinned",
-                ),
-            ],
-            parameters: false,
-            hidden: false,
-        }
+            ),
+        ])
     }
 
     /// Two tasks besides the run's process; `cross-cpu` needs two CPUs to run on.
@@ -198,9 +191,9 @@ mod tests {
     #[test]
     fn defaults() {
         let info = Pipe.info();
-        assert_eq!((info.name, info.version), ("pipe", "1"));
-        assert_eq!(info.metric.unit, "us");
-        assert!(!info.metric.higher_is_better);
+        assert_eq!((info.name(), info.version()), ("pipe", "1"));
+        assert_eq!(info.metric().unit, "us");
+        assert!(!info.metric().higher_is_better);
         let default = |n: &str| info.option(n).unwrap().default.clone();
         assert_eq!(
             default("loops"),

@@ -61,49 +61,42 @@ impl RtHackbench {
 
 impl Benchmark for RtHackbench {
     fn info(&self) -> BenchmarkInfo {
-        BenchmarkInfo {
-            name: NAME,
-            version: "1",
-            description: "rt-tests hackbench (package rt-tests): its reported time",
-            metric: MetricInfo {
-                name: TIME.into(),
-                unit: "s".into(),
-                higher_is_better: false,
-            },
-            secondary_metrics: Vec::new(),
-            options: vec![
-                uint_spec(
-                    "groups",
-                    10,
-                    1,
-                    10_000,
-                    "",
-                    "groups of senders and receivers (-g)",
-                ),
-                uint_spec(
-                    "fds",
-                    20,
-                    1,
-                    1000,
-                    "",
-                    "senders and receivers per group (-f)",
-                ),
-                uint_spec("loops", 100, 1, 100_000_000, "", "messages per sender (-l)"),
-                uint_spec("datasize", 100, 1, 1 << 20, "bytes", "message size (-s)"),
-                choice_spec(
-                    "ipc",
-                    &["socket", "pipe", "inet"],
-                    "socketpairs, pipes (-p) or TCP over loopback (-i)",
-                ),
-                choice_spec(
-                    "tasks",
-                    &["process", "thread"],
-                    "processes (-P) or threads (-T)",
-                ),
-            ],
-            parameters: false,
-            hidden: false,
-        }
+        BenchmarkInfo::new(
+            NAME,
+            "1",
+            "rt-tests hackbench (package rt-tests): its reported time",
+            MetricInfo::lower(TIME, "s"),
+        )
+        .with_options(vec![
+            uint_spec(
+                "groups",
+                10,
+                1,
+                10_000,
+                "",
+                "groups of senders and receivers (-g)",
+            ),
+            uint_spec(
+                "fds",
+                20,
+                1,
+                1000,
+                "",
+                "senders and receivers per group (-f)",
+            ),
+            uint_spec("loops", 100, 1, 100_000_000, "", "messages per sender (-l)"),
+            uint_spec("datasize", 100, 1, 1 << 20, "bytes", "message size (-s)"),
+            choice_spec(
+                "ipc",
+                &["socket", "pipe", "inet"],
+                "socketpairs, pipes (-p) or TCP over loopback (-i)",
+            ),
+            choice_spec(
+                "tasks",
+                &["process", "thread"],
+                "processes (-P) or threads (-T)",
+            ),
+        ])
     }
 
     fn tools(&self, _options: &Options) -> Vec<&'static str> {

@@ -60,47 +60,44 @@ fn metric(name: &str, unit: &str, higher_is_better: bool) -> MetricInfo {
 
 impl Benchmark for StressNg {
     fn info(&self) -> BenchmarkInfo {
-        BenchmarkInfo {
-            name: NAME,
-            version: "1",
-            description: "stress-ng (package stress-ng): any stressor's bogo-ops rate",
-            metric: metric(BOGO_OPS_PER_SEC, "bogo-ops/s", true),
-            secondary_metrics: vec![
-                metric(BOGO_OPS_PER_CPU_SEC, "bogo-ops/s", true),
-                metric(BOGO_OPS, "bogo-ops", true),
-                metric(WALL_TIME, "s", false),
-                metric(USER_TIME, "s", false),
-                metric(SYSTEM_TIME, "s", false),
-            ],
-            options: vec![
-                OptionSpec {
-                    name: "stressor",
-                    kind: OptionKind::Text,
-                    default: OptionDefault::Value(OptionValue::Text("cpu".into())),
-                    unit: "",
-                    help: "the stressor (stress-ng --stressors lists them)",
-                },
-                uint_spec(
-                    "instances",
-                    1,
-                    0,
-                    4096,
-                    "",
-                    "instances of the stressor; 0: one per online CPU",
-                ),
-                uint_spec("timeout", 5, 1, 86400, "s", "how long it runs (--timeout)"),
-                uint_spec(
-                    "ops",
-                    0,
-                    0,
-                    u64::MAX >> 1,
-                    "",
-                    "stops each instance after this many bogo operations; 0: no limit",
-                ),
-            ],
-            parameters: false,
-            hidden: false,
-        }
+        BenchmarkInfo::new(
+            NAME,
+            "1",
+            "stress-ng (package stress-ng): any stressor's bogo-ops rate",
+            metric(BOGO_OPS_PER_SEC, "bogo-ops/s", true),
+        )
+        .with_secondary_metrics(vec![
+            metric(BOGO_OPS_PER_CPU_SEC, "bogo-ops/s", true),
+            metric(BOGO_OPS, "bogo-ops", true),
+            metric(WALL_TIME, "s", false),
+            metric(USER_TIME, "s", false),
+            metric(SYSTEM_TIME, "s", false),
+        ])
+        .with_options(vec![
+            OptionSpec::new(
+                "stressor",
+                OptionKind::Text,
+                OptionDefault::Value(OptionValue::Text("cpu".into())),
+            )
+            .help("the stressor (stress-ng --stressors lists them)"),
+            uint_spec(
+                "instances",
+                1,
+                0,
+                4096,
+                "",
+                "instances of the stressor; 0: one per online CPU",
+            ),
+            uint_spec("timeout", 5, 1, 86400, "s", "how long it runs (--timeout)"),
+            uint_spec(
+                "ops",
+                0,
+                0,
+                u64::MAX >> 1,
+                "",
+                "stops each instance after this many bogo operations; 0: no limit",
+            ),
+        ])
     }
 
     fn tools(&self, _options: &Options) -> Vec<&'static str> {
@@ -270,7 +267,7 @@ mod tests {
         assert_eq!(v[BOGO_OPS_PER_SEC], 68167.180449);
         // Every declared metric is among the values.
         let info = StressNg.info();
-        for m in std::iter::once(&info.metric).chain(&info.secondary_metrics) {
+        for m in std::iter::once(info.metric()).chain(info.secondary_metrics()) {
             assert!(v.contains_key(&m.name), "{}", m.name);
         }
     }

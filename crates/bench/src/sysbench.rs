@@ -128,64 +128,62 @@ impl Sysbench {
 impl Benchmark for Sysbench {
     fn info(&self) -> BenchmarkInfo {
         let (metric, secondary_metrics) = test_metrics("cpu");
-        BenchmarkInfo {
-            name: NAME,
-            version: "1",
-            description: "sysbench (package sysbench): cpu, memory, threads and mutex; the \
+        BenchmarkInfo::new(
+            NAME,
+            "1",
+            "sysbench (package sysbench): cpu, memory, threads and mutex; the \
                           metric follows test",
             metric,
-            secondary_metrics,
-            options: vec![
-                choice_spec("test", TESTS, "the sysbench test to run"),
-                uint_spec("threads", 1, 1, 4096, "", "worker threads (--threads)"),
-                uint_spec(
-                    "time",
-                    5,
-                    1,
-                    86400,
-                    "s",
-                    "cpu, memory, threads: how long it runs (--time)",
-                ),
-                uint_spec(
-                    "events",
-                    0,
-                    0,
-                    u64::MAX >> 1,
-                    "",
-                    "stops after this many events (--events); 0: no limit",
-                ),
-                uint_spec(
-                    "cpu_max_prime",
-                    10_000,
-                    3,
-                    1 << 31,
-                    "",
-                    "cpu: primes are computed up to this (--cpu-max-prime)",
-                ),
-                text_spec(
-                    "memory_block_size",
-                    "1K",
-                    "memory: the block size (--memory-block-size)",
-                ),
-                text_spec(
-                    "memory_total_size",
-                    "100G",
-                    "memory: the total size to transfer (--memory-total-size)",
-                ),
-                choice_spec(
-                    "memory_oper",
-                    &["write", "read", "none"],
-                    "memory: the operation (--memory-oper)",
-                ),
-                choice_spec(
-                    "memory_access_mode",
-                    &["seq", "rnd"],
-                    "memory: sequential or random access (--memory-access-mode)",
-                ),
-            ],
-            parameters: false,
-            hidden: false,
-        }
+        )
+        .with_secondary_metrics(secondary_metrics)
+        .with_options(vec![
+            choice_spec("test", TESTS, "the sysbench test to run"),
+            uint_spec("threads", 1, 1, 4096, "", "worker threads (--threads)"),
+            uint_spec(
+                "time",
+                5,
+                1,
+                86400,
+                "s",
+                "cpu, memory, threads: how long it runs (--time)",
+            ),
+            uint_spec(
+                "events",
+                0,
+                0,
+                u64::MAX >> 1,
+                "",
+                "stops after this many events (--events); 0: no limit",
+            ),
+            uint_spec(
+                "cpu_max_prime",
+                10_000,
+                3,
+                1 << 31,
+                "",
+                "cpu: primes are computed up to this (--cpu-max-prime)",
+            ),
+            text_spec(
+                "memory_block_size",
+                "1K",
+                "memory: the block size (--memory-block-size)",
+            ),
+            text_spec(
+                "memory_total_size",
+                "100G",
+                "memory: the total size to transfer (--memory-total-size)",
+            ),
+            choice_spec(
+                "memory_oper",
+                &["write", "read", "none"],
+                "memory: the operation (--memory-oper)",
+            ),
+            choice_spec(
+                "memory_access_mode",
+                &["seq", "rnd"],
+                "memory: sequential or random access (--memory-access-mode)",
+            ),
+        ])
     }
 
     fn metrics(&self, options: &Options) -> (MetricInfo, Vec<MetricInfo>) {
@@ -205,7 +203,7 @@ impl Benchmark for Sysbench {
             };
             let changed = options
                 .get(name)
-                .is_some_and(|v| *v != spec.default_value(0));
+                .is_some_and(|v| Some(v) != spec.default_value(0).as_ref());
             if changed && !tests.split(' ').any(|t| t == test) {
                 return Err(BenchError::Options(format!(
                     "option '{name}' does not apply to test={test}; it is for {}",

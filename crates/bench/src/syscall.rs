@@ -81,100 +81,86 @@ pub struct Syscall;
 
 impl Benchmark for Syscall {
     fn info(&self) -> BenchmarkInfo {
-        let ns = |name: &str| MetricInfo {
-            name: name.into(),
-            unit: "ns".into(),
-            higher_is_better: false,
-        };
-        BenchmarkInfo {
-            name: "syscall",
-            version: "1",
-            description: "the time of each call of one kernel entry (getpid, clock_gettime, \
+        let ns = |name: &str| MetricInfo::lower(name, "ns");
+        BenchmarkInfo::new(
+            "syscall",
+            "1",
+            "the time of each call of one kernel entry (getpid, clock_gettime, \
                           read, write, futex, sched_yield, stat, open, route lookup), with \
                           its distribution",
-            metric: ns("p50"),
-            secondary_metrics: vec![
-                ns("min"),
-                ns("p90"),
-                ns("p95"),
-                ns("p99"),
-                ns("max"),
-                ns("mad"),
-                MetricInfo {
-                    name: "count".into(),
-                    unit: "calls".into(),
-                    higher_is_better: true,
-                },
-                ns(TIMER_OVERHEAD),
-                MetricInfo {
-                    name: CYCLE_COUNTER.into(),
-                    unit: "bool".into(),
-                    higher_is_better: true,
-                },
-            ],
-            options: vec![
-                choice_spec(
-                    "call",
-                    CALLS,
-                    "the kernel entry: getpid (raw syscall), clock_gettime (vDSO), \
+            ns("p50"),
+        )
+        .with_secondary_metrics(vec![
+            ns("min"),
+            ns("p90"),
+            ns("p95"),
+            ns("p99"),
+            ns("max"),
+            ns("mad"),
+            MetricInfo::higher("count", "calls"),
+            ns(TIMER_OVERHEAD),
+            MetricInfo::higher(CYCLE_COUNTER, "bool"),
+        ])
+        .with_options(vec![
+            choice_spec(
+                "call",
+                CALLS,
+                "the kernel entry: getpid (raw syscall), clock_gettime (vDSO), \
                      clock_gettime-raw (syscall), read (/dev/zero), write (/dev/null), \
                      futex-wake (no waiter), sched_yield, stat, open (open and close), \
                      route-get (RTM_GETROUTE over netlink and its reply)",
-                ),
-                uint_spec("calls", 100_000, 1, 100_000_000, "", "calls timed per run"),
-                uint_spec(
-                    "warmup_calls",
-                    1_000,
-                    0,
-                    100_000_000,
-                    "",
-                    "untimed calls before the timed ones",
-                ),
-                uint_spec("size", 1, 1, 1 << 20, "B", "bytes per read or write"),
-                uint_spec(
-                    "files",
-                    4_096,
-                    1,
-                    1 << 20,
-                    "",
-                    "files created for stat and open, visited in a seeded random order",
-                ),
-                text_spec(
-                    "dir",
-                    "/tmp",
-                    "where stat's and open's files are created (in a new directory, removed \
+            ),
+            uint_spec("calls", 100_000, 1, 100_000_000, "", "calls timed per run"),
+            uint_spec(
+                "warmup_calls",
+                1_000,
+                0,
+                100_000_000,
+                "",
+                "untimed calls before the timed ones",
+            ),
+            uint_spec("size", 1, 1, 1 << 20, "B", "bytes per read or write"),
+            uint_spec(
+                "files",
+                4_096,
+                1,
+                1 << 20,
+                "",
+                "files created for stat and open, visited in a seeded random order",
+            ),
+            text_spec(
+                "dir",
+                "/tmp",
+                "where stat's and open's files are created (in a new directory, removed \
                      after the run)",
-                ),
-                text_spec(
-                    "destinations",
-                    DEFAULT_DESTINATIONS,
-                    "the IPv4 network whose addresses route-get looks up, in a seeded random \
+            ),
+            text_spec(
+                "destinations",
+                DEFAULT_DESTINATIONS,
+                "the IPv4 network whose addresses route-get looks up, in a seeded random \
                      order",
-                ),
-                uint_spec(
-                    "seed",
-                    1,
-                    0,
-                    u64::MAX,
-                    "",
-                    "seed of the order of the inputs",
-                ),
-                text_spec(
-                    "cpu",
-                    "last",
-                    "the CPU the run is pinned to: a number, or last (the highest-numbered \
+            ),
+            uint_spec(
+                "seed",
+                1,
+                0,
+                u64::MAX,
+                "",
+                "seed of the order of the inputs",
+            ),
+            text_spec(
+                "cpu",
+                "last",
+                "the CPU the run is pinned to: a number, or last (the highest-numbered \
                      one the run may use)",
-                ),
-                choice_spec(
-                    "timer",
-                    TIMERS,
-                    "auto: the CPU's invariant cycle counter where there is one, else \
+            ),
+            choice_spec(
+                "timer",
+                TIMERS,
+                "auto: the CPU's invariant cycle counter where there is one, else \
                      CLOCK_MONOTONIC; monotonic: always CLOCK_MONOTONIC",
-                ),
-            ],
-            parameters: false,
-            hidden: false,
-        }
+            ),
+        ])
     }
 
     fn check_options(&self, options: &Options) -> Result<(), BenchError> {
@@ -223,13 +209,12 @@ impl Benchmark for Syscall {
 }
 
 fn text_spec(name: &'static str, default: &str, help: &'static str) -> OptionSpec {
-    OptionSpec {
+    OptionSpec::new(
         name,
-        kind: OptionKind::Text,
-        default: OptionDefault::Value(OptionValue::Text(default.into())),
-        unit: "",
-        help,
-    }
+        OptionKind::Text,
+        OptionDefault::Value(OptionValue::Text(default.into())),
+    )
+    .help(help)
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

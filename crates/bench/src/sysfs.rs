@@ -19,7 +19,7 @@ use vernier_model::OptionValue;
 use vernier_model::{BenchmarkInfo, MetricInfo, Options};
 
 use crate::opts::{choice_spec, text_spec};
-use crate::{BenchError, Benchmark, Measurement, RunContext};
+use crate::{BenchError, Benchmark, Measurement, RunContext, PARAMETERS};
 
 /// The attribute whose reading runs the benchmark.
 const RUN: &str = "run";
@@ -35,35 +35,29 @@ pub struct Sysfs;
 
 impl Benchmark for Sysfs {
     fn info(&self) -> BenchmarkInfo {
-        BenchmarkInfo {
-            name: "sysfs",
-            version: "1",
-            description: "a kernel module's benchmark in sysfs (contrib/kbench-module): writes \
+        BenchmarkInfo::new(
+            "sysfs",
+            "1",
+            "a kernel module's benchmark in sysfs (contrib/kbench-module): writes \
                           the other options to DIR/NAME, reads DIR/run once per run and stores \
                           its key=value figures",
-            metric: MetricInfo {
-                name: "p50".into(),
-                unit: "cycles".into(),
-                higher_is_better: false,
-            },
-            secondary_metrics: Vec::new(),
-            options: vec![
-                text_spec(
-                    "path",
-                    DEFAULT_PATH,
-                    "the module's sysfs directory, with its `run` attribute",
-                ),
-                text_spec(
-                    "primary",
-                    "p50",
-                    "the key of `run`'s output that is the primary metric",
-                ),
-                text_spec("unit", "cycles", "the unit of the figures, as stored"),
-                choice_spec("better", BETTER, "the primary metric's better direction"),
-            ],
-            parameters: true,
-            hidden: false,
-        }
+            MetricInfo::lower("p50", "cycles"),
+        )
+        .with_options(vec![
+            text_spec(
+                "path",
+                DEFAULT_PATH,
+                "the module's sysfs directory, with its `run` attribute",
+            ),
+            text_spec(
+                "primary",
+                "p50",
+                "the key of `run`'s output that is the primary metric",
+            ),
+            text_spec("unit", "cycles", "the unit of the figures, as stored"),
+            choice_spec("better", BETTER, "the primary metric's better direction"),
+        ])
+        .with_parameters(PARAMETERS)
     }
 
     fn metrics(&self, options: &Options) -> (MetricInfo, Vec<MetricInfo>) {

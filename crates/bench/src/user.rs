@@ -8,13 +8,12 @@
 //! and prints, as the last line of its standard output, a JSON object of metric -> number. A
 //! non-zero exit status fails the run with the last line of its standard error.
 //!
-//! The directory is set once per process ([`set_dir`]: the binary's configuration directory,
-//! in the controller and in every run's child); a benchmark is described once per process and
-//! kept, since its description becomes the `'static` [`BenchmarkInfo`] every built-in has.
+//! The directory is the caller's to give (the binary's configuration directory, in the
+//! controller and in every run's child); a benchmark is described where it is named, into a
+//! [`BenchmarkInfo`] of owned texts.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
 use serde::Deserialize;
@@ -25,24 +24,8 @@ use vernier_model::{
 
 use crate::{BenchError, Benchmark, Measurement, RunContext};
 
-/// The user's benchmark directory, when set.
-static DIR: OnceLock<PathBuf> = OnceLock::new();
-
-/// Benchmarks described in this process, by name.
-static DESCRIBED: OnceLock<Mutex<BTreeMap<String, Result<UserBenchmark, String>>>> =
-    OnceLock::new();
-
-/// Sets the directory user benchmarks are found in, once per process; later calls change
-/// nothing.
-pub fn set_dir(dir: PathBuf) {
-    let _ = DIR.set(dir);
-}
-
-/// The names of the executables in the user's benchmark directory, sorted.
-pub fn names() -> Vec<String> {
-    let Some(dir) = DIR.get() else {
-        return Vec::new();
-    };
+/// The names of the executables in the user's benchmark directory `dir`, sorted.
+pub fn names(dir: &Path) -> Vec<String> {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Vec::new();
     };
@@ -63,34 +46,24 @@ fn is_executable(path: &Path) -> bool {
         .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
-/// The user benchmark `name`: `None` when the directory has no executable of that name, else
-/// the benchmark or why its description is unusable (one line, naming the file). Described
-/// once per process, the first time it is asked for.
-pub fn load(name: &str) -> Option<Result<UserBenchmark, String>> {
-    let dir = DIR.get()?;
+/// The user benchmark `name` in `dir`: `None` when the directory has no executable of that
+/// name, else the benchmark or why its description is unusable (one line, naming the file).
+/// Described anew at every call.
+pub fn load(dir: &Path, name: &str) -> Option<Result<UserBenchmark, String>> {
     let path = dir.join(name);
     if !is_parameter_name(name) || !is_executable(&path) {
         return None;
     }
-    let cache = DESCRIBED.get_or_init(|| Mutex::new(BTreeMap::new()));
-    let known = cache
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .get(name)
-        .cloned();
-    if let Some(known) = known {
-        return Some(known);
-    }
-    // Described without the lock held, so that others are described meanwhile ([`load_all`]).
-    let described = describe(name, &path);
-    let mut cache = cache.lock().unwrap_or_else(|e| e.into_inner());
-    Some(cache.entry(name.to_string()).or_insert(described).clone())
+    Some(describe(name, &path))
 }
 
-/// The user benchmarks `names` ([`load`] of each), described at the same time: a slow or
-/// hanging `describe` costs its limit once, not once per benchmark. In the order given, each
-/// once.
-pub fn load_all(names: &[&str]) -> Vec<(String, Option<Result<UserBenchmark, String>>)> {
+/// The user benchmarks `names` in `dir` ([`load`] of each), described at the same time: a slow
+/// or hanging `describe` costs its limit once, not once per benchmark. In the order given,
+/// each once.
+pub fn load_all(
+    dir: &Path,
+    names: &[&str],
+) -> Vec<(String, Option<Result<UserBenchmark, String>>)> {
     let mut unique: Vec<&str> = Vec::new();
     for name in names {
         if !unique.contains(name) {
@@ -100,7 +73,7 @@ pub fn load_all(names: &[&str]) -> Vec<(String, Option<Result<UserBenchmark, Str
     std::thread::scope(|scope| {
         let described: Vec<_> = unique
             .iter()
-            .map(|&name| (name, scope.spawn(move || load(name))))
+            .map(|&name| (name, scope.spawn(move || load(dir, name))))
             .collect();
         described
             .into_iter()
@@ -159,13 +132,6 @@ struct DescribedMetric {
     unit: String,
     /// `lower` or `higher`.
     better: String,
-}
-
-/// A text that lives as long as the process: a description becomes a [`BenchmarkInfo`], whose
-/// texts are `'static` as the built-ins' are. Each benchmark is described once per process
-/// ([`DESCRIBED`]), so what is leaked is bounded by the benchmarks used.
-fn leak(text: String) -> &'static str {
-    Box::leak(text.into_boxed_str())
 }
 
 /// How long `NAME describe` may take, its output closed: it only prints a description, and it
@@ -308,8 +274,7 @@ fn info_of(name: &str, d: Description) -> Result<BenchmarkInfo, String> {
                 max: bound(o.max, f64::MAX),
             },
             "choice" if !o.values.is_empty() => {
-                let words: Vec<&'static str> = o.values.into_iter().map(leak).collect();
-                OptionKind::Choice(Box::leak(words.into_boxed_slice()))
+                OptionKind::Choice(o.values.into_iter().map(Into::into).collect())
             }
             "text" => OptionKind::Text,
             other => {
@@ -319,13 +284,9 @@ fn info_of(name: &str, d: Description) -> Result<BenchmarkInfo, String> {
                 ))
             }
         };
-        let mut spec = OptionSpec {
-            name: leak(o.name),
-            kind,
-            default: OptionDefault::Value(OptionValue::UInt(0)),
-            unit: leak(o.unit),
-            help: leak(o.help),
-        };
+        let mut spec = OptionSpec::new(o.name, kind, OptionDefault::Value(OptionValue::UInt(0)))
+            .unit(o.unit)
+            .help(o.help);
         let default_text = match &o.default {
             serde_json::Value::String(s) => s.clone(),
             other => other.to_string(),
@@ -336,16 +297,11 @@ fn info_of(name: &str, d: Description) -> Result<BenchmarkInfo, String> {
         spec.default = OptionDefault::Value(default);
         options.push(spec);
     }
-    Ok(BenchmarkInfo {
-        name: leak(name.to_string()),
-        version: leak(d.version),
-        description: leak(d.description),
-        metric: primary,
-        secondary_metrics: metrics,
-        options,
-        parameters: false,
-        hidden: false,
-    })
+    Ok(
+        BenchmarkInfo::new(name.to_string(), d.version, d.description, primary)
+            .with_secondary_metrics(metrics)
+            .with_options(options),
+    )
 }
 
 /// The last non-empty line of a program's output, for error messages.
@@ -378,7 +334,7 @@ impl Benchmark for UserBenchmark {
     }
 
     fn run(&self, options: &Options, _ctx: &RunContext) -> Result<Measurement, BenchError> {
-        let name = self.info.name;
+        let name = self.info.name();
         let mut args = vec!["run".to_string()];
         args.extend(options.0.iter().map(|(k, v)| format!("--{k}={v}")));
         let output = crate::tool::execute(&self.path, &args)?;
@@ -413,8 +369,8 @@ fn parse_values(info: &BenchmarkInfo, stdout: &str) -> Result<BTreeMap<String, f
             last.chars().take(200).collect::<String>()
         )
     })?;
-    let described: Vec<&str> = std::iter::once(&info.metric)
-        .chain(&info.secondary_metrics)
+    let described: Vec<&str> = std::iter::once(info.metric())
+        .chain(info.secondary_metrics())
         .map(|m| m.name.as_str())
         .collect();
     if let Some(missing) = described.iter().find(|m| !values.contains_key(**m)) {
@@ -461,10 +417,10 @@ mod tests {
     #[test]
     fn a_description_becomes_options_and_metrics() {
         let i = info(DESCRIPTION).unwrap();
-        assert_eq!((i.name, i.version), ("sort", "1"));
-        assert_eq!(i.metric.name, "time");
-        assert!(!i.metric.higher_is_better);
-        assert_eq!(i.secondary_metrics[0].name, "rate");
+        assert_eq!((i.name(), i.version()), ("sort", "1"));
+        assert_eq!(i.metric().name, "time");
+        assert!(!i.metric().higher_is_better);
+        assert_eq!(i.secondary_metrics()[0].name, "rate");
         let options = crate::resolve_options(&i, &[("order", "sorted")]).unwrap();
         assert_eq!(options.uint("count"), 1000);
         assert_eq!(options.text("order"), "sorted");
@@ -589,6 +545,40 @@ mod tests {
                 "{name}: {pid} still runs a minute after it was killed"
             );
         }
+    }
+
+    #[test]
+    fn benchmarks_are_found_in_the_directory_given_and_described_each_time() {
+        let description = DESCRIPTION.replace('\n', " ");
+        let first = tempfile::tempdir().unwrap();
+        let second = tempfile::tempdir().unwrap();
+        for (dir, summary) in [(&first, "first"), (&second, "second")] {
+            script(
+                dir.path(),
+                "sort",
+                &format!(
+                    "#!/bin/sh\necho '{}'\n",
+                    description.replace("sorts numbers", summary)
+                ),
+            );
+        }
+        // One process, two directories: each is read as given, nothing is kept from the other.
+        let summary = |dir: &Path| {
+            load(dir, "sort")
+                .unwrap()
+                .unwrap()
+                .info()
+                .summary()
+                .to_string()
+        };
+        assert_eq!(summary(first.path()), "first");
+        assert_eq!(summary(second.path()), "second");
+        assert_eq!(names(first.path()), ["sort"]);
+        assert!(load(first.path(), "nosuch").is_none());
+        assert!(crate::find("sort", Some(second.path())).is_some());
+        assert!(crate::find("sort", None).is_none());
+        // A built-in is found whatever the directory.
+        assert!(crate::find("yield", Some(first.path())).is_some());
     }
 
     #[test]

@@ -16,20 +16,13 @@ pub struct Yield;
 
 impl Benchmark for Yield {
     fn info(&self) -> BenchmarkInfo {
-        BenchmarkInfo {
-            name: "yield",
-            version: "1",
-            description: "sched_yield throughput of N worker processes",
-            metric: MetricInfo {
-                name: "yields_per_second".into(),
-                unit: "yields/s".into(),
-                higher_is_better: true,
-            },
-            secondary_metrics: vec![],
-            options: vec![workers_spec(), duration_spec()],
-            parameters: false,
-            hidden: false,
-        }
+        BenchmarkInfo::new(
+            "yield",
+            "1",
+            "sched_yield throughput of N worker processes",
+            MetricInfo::higher("yields_per_second", "yields/s"),
+        )
+        .with_options(vec![workers_spec(), duration_spec()])
     }
 
     /// Each worker is one process.
@@ -67,10 +60,10 @@ mod tests {
     #[test]
     fn defaults() {
         let info = Yield.info();
-        assert_eq!((info.name, info.version), ("yield", "1"));
-        assert!(info.metric.higher_is_better);
-        assert_eq!(info.metric.name, "yields_per_second");
-        assert_eq!(info.metric.unit, "yields/s");
+        assert_eq!((info.name(), info.version()), ("yield", "1"));
+        assert!(info.metric().higher_is_better);
+        assert_eq!(info.metric().name, "yields_per_second");
+        assert_eq!(info.metric().unit, "yields/s");
         assert_eq!(
             info.option("workers").unwrap().default,
             OptionDefault::OnlineCpus

@@ -43,29 +43,74 @@ pub fn command() -> clap::Command {
         // Without a command: the help, not an error listing internal commands.
         .arg_required_else_help(true)
         .mut_subcommand("run", |run| {
-            // The lists of plugins and monitors with their options, from their registries.
-            run.mut_arg("setup", |a| {
-                let short = a.get_help().map(ToString::to_string).unwrap_or_default();
-                a.long_help(format!(
-                    "{short}\n\n{}",
-                    crate::cmd::list::setup_text(true).trim_end()
-                ))
-            })
-            .mut_arg("monitors", |a| {
-                let short = a.get_help().map(ToString::to_string).unwrap_or_default();
-                a.long_help(format!(
-                    "{short}\n\n{}",
-                    crate::cmd::list::monitor_text(true).trim_end()
-                ))
-            })
-            .mut_arg("loads", |a| {
-                let short = a.get_help().map(ToString::to_string).unwrap_or_default();
-                a.long_help(format!(
-                    "{short}\n\n{}",
-                    crate::cmd::list::load_text(true).trim_end()
-                ))
+            plugin_help(run).mut_arg("specs", |a| {
+                let list = format!(
+                    "{}and the executables in $XDG_CONFIG_HOME/vernier/benchmarks; `vernier list \
+                     -v` shows every benchmark with its options",
+                    crate::cmd::list::benchmark_text()
+                );
+                described(a, "", &list)
             })
         })
+        .mut_subcommand("monitor", plugin_help)
+        .mut_subcommand("calibrate", plugin_help)
+}
+
+/// The help of `--setup`, `--monitor` and `--load` of `command`, where it has them, from the
+/// registries: the names in the short help, each plugin with its options in the long help.
+fn plugin_help(mut command: clap::Command) -> clap::Command {
+    use crate::cmd::list::{load_text, monitor_text, setup_text};
+    use vernier_model::Describe;
+    let names = |names: Vec<&str>| format!("({})", names.join(", "));
+    let has = |command: &clap::Command, id: &str| command.get_arguments().any(|a| a.get_id() == id);
+    if has(&command, "setup") {
+        let suffix = names(vernier_setup::registry().names());
+        command = command.mut_arg("setup", |a| described(a, &suffix, &setup_text(true)));
+    }
+    if has(&command, "monitors") {
+        let registry = vernier_monitor::registry();
+        let default: Vec<&str> = registry
+            .iter()
+            .filter(|m| m.in_default_set())
+            .map(|m| m.description().name.as_ref())
+            .collect();
+        // What benchmarks explain their results with, sampled with the default set.
+        let explaining: Vec<String> = vernier_bench::builtins()
+            .iter()
+            .filter(|b| !b.benchmark().explaining_monitors().is_empty())
+            .map(|b| {
+                format!(
+                    "; with {} also {}",
+                    b.info().name(),
+                    b.benchmark().explaining_monitors().join(", ")
+                )
+            })
+            .collect();
+        let suffix = format!(
+            "{} [default: default = {}{}]",
+            names(registry.names()),
+            default.join(", "),
+            explaining.concat()
+        );
+        command = command.mut_arg("monitors", |a| described(a, &suffix, &monitor_text(true)));
+    }
+    if has(&command, "loads") {
+        let suffix = names(vernier_load::registry().names());
+        command = command.mut_arg("loads", |a| described(a, &suffix, &load_text(true)));
+    }
+    command
+}
+
+/// `arg` with `suffix` after its short help, and `list` after that in its long help.
+fn described(arg: clap::Arg, suffix: &str, list: &str) -> clap::Arg {
+    let help = arg.get_help().map(ToString::to_string).unwrap_or_default();
+    let short = if suffix.is_empty() {
+        help
+    } else {
+        format!("{help} {suffix}")
+    };
+    arg.help(short.clone())
+        .long_help(format!("{short}\n\n{}", list.trim_end()))
 }
 
 /// Parses the process arguments with [`command`].
@@ -217,20 +262,18 @@ pub struct RunArgs {
     #[arg(long, value_name = "TEXT", value_parser = parse_note)]
     pub note: Option<String>,
 
-    /// Monitors sampled during each measured run: NAME[:interval=SECONDS],... or `default`,
-    /// `all`, `none` (stat, meminfo, vmstat, schedstat, pressure, interrupts, softirqs, slab,
-    /// perf, cpufreq, cpuidle) [default: default = all but slab, perf, softirqs and cpuidle;
-    /// with `latency` also softirqs and cpuidle]
+    /// Monitors sampled during each measured run: NAME[:OPTION=VALUE]...,... or `default`,
+    /// `all`, `none`
     #[arg(long = "monitor", value_name = "LIST")]
     pub monitors: Vec<String>,
 
-    /// Prepare the system, restored afterwards: drop-caches, swap-reset, cooldown, idle-gate,
-    /// governor, turbo, dma-latency, rt, pin, sysctl; NAME[?][:OPTION=VALUE]... (`?`: optional)
+    /// Prepare the system, restored afterwards: NAME[?][:OPTION=VALUE]..., `?` marking a plugin
+    /// optional
     #[arg(long = "setup", value_name = "LIST")]
     pub setup: Vec<String>,
 
-    /// Loads that run during every measured run, started before and stopped after it:
-    /// NAME[:OPTION=VALUE]... (cpu, hackbench, memory, io, net, osadl, command), repeatable
+    /// Loads that run during every measured run, started before and stopped after it,
+    /// repeatable: NAME[:OPTION=VALUE]...
     #[arg(long = "load", value_name = "LIST")]
     pub loads: Vec<String>,
 
@@ -403,7 +446,7 @@ pub struct MonitorArgs {
     #[arg(long, value_name = "TEXT", value_parser = parse_note)]
     pub note: Option<String>,
 
-    /// Monitors sampled during each interval, as for `run` [default: default]
+    /// Monitors sampled during each interval, as for `run`
     #[arg(long = "monitor", value_name = "LIST")]
     pub monitors: Vec<String>,
 
@@ -411,7 +454,7 @@ pub struct MonitorArgs {
     #[arg(long = "setup", value_name = "LIST")]
     pub setup: Vec<String>,
 
-    /// Loads that run during every interval, as for `run` (`osadl` is the OSADL farm's mix)
+    /// Loads that run during every interval, as for `run`
     #[arg(long = "load", value_name = "LIST")]
     pub loads: Vec<String>,
 

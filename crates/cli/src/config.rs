@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 
 use vernier_engine::PlanError;
+use vernier_model::PluginError;
 
 /// `vernier/` in the user's configuration directory, when there is one.
 fn config_root() -> Option<PathBuf> {
@@ -27,13 +28,16 @@ pub fn benchmark_dir() -> Option<PathBuf> {
 /// its limit once. A named one that cannot describe itself is an error naming it.
 pub fn benchmark_infos(specs: &[String]) -> anyhow::Result<Vec<vernier_model::BenchmarkInfo>> {
     use vernier_bench::Benchmark as _;
-    let mut infos: Vec<_> = vernier_bench::all().iter().map(|b| b.info()).collect();
+    let mut infos = vernier_bench::builtin_infos();
+    let Some(dir) = benchmark_dir() else {
+        return Ok(infos);
+    };
     let named: Vec<&str> = specs
         .iter()
         .map(|s| s.split(':').next().unwrap_or(s).trim())
-        .filter(|name| !infos.iter().any(|i| i.name == *name))
+        .filter(|name| !infos.iter().any(|i| i.name() == *name))
         .collect();
-    for (_, loaded) in vernier_bench::user::load_all(&named) {
+    for (_, loaded) in vernier_bench::user::load_all(&dir, &named) {
         match loaded {
             Some(Ok(benchmark)) => infos.push(benchmark.info()),
             Some(Err(e)) => anyhow::bail!("{e}"),
@@ -47,9 +51,11 @@ pub fn benchmark_infos(specs: &[String]) -> anyhow::Result<Vec<vernier_model::Be
 /// spec) among the valid benchmarks of an unknown one, by name.
 pub fn naming_user_benchmarks(error: PlanError) -> PlanError {
     match error {
-        PlanError::UnknownBenchmark { name, valid } => {
+        PlanError::Plugin(PluginError::Unknown { kind, name, valid }) => {
             let listed: Vec<&str> = valid.split(", ").collect();
-            let more: Vec<String> = vernier_bench::user::names()
+            let more: Vec<String> = benchmark_dir()
+                .map(|dir| vernier_bench::user::names(&dir))
+                .unwrap_or_default()
                 .into_iter()
                 .filter(|n| !listed.contains(&n.as_str()))
                 .collect();
@@ -58,7 +64,7 @@ pub fn naming_user_benchmarks(error: PlanError) -> PlanError {
             } else {
                 format!("{valid}, {}", more.join(", "))
             };
-            PlanError::UnknownBenchmark { name, valid }
+            PlanError::Plugin(PluginError::Unknown { kind, name, valid })
         }
         other => other,
     }

@@ -23,10 +23,6 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => return usage_error(e),
     };
-    // Benchmarks of the user's own, in the controller and in every run's child alike.
-    if let Some(dir) = config::benchmark_dir() {
-        vernier_bench::user::set_dir(dir);
-    }
     let result = cmd::dispatch(cli).and_then(|code| {
         out::flush()?;
         Ok(code)

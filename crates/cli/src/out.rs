@@ -308,13 +308,8 @@ macro_rules! outln {
 
 pub(crate) use {out, outln};
 
-/// Text (tags, notes, specs, environment values, imported names, paths, error messages) as it
-/// may be shown on a terminal: control characters, which could break a line or carry ANSI
-/// escape sequences that recolour or rewrite the screen, are shown as Rust escapes (`\n`,
-/// `\u{1b}`), as vernier records text from outside ([`vernier_model::escape_controls`]).
-pub fn printable(text: &str) -> Cow<'_, str> {
-    vernier_model::escape_controls(text)
-}
+/// Stored text escaped for a terminal (`vernier_model::text`, which the site and figures share).
+pub use vernier_model::text::{printable, printable_lines};
 
 /// `text` cut to at most `max` characters, the last of them `…` when it was longer: for a
 /// column whose width comes from stored data (a 70,000-character host name would otherwise
@@ -327,16 +322,6 @@ pub fn clipped(text: &str, max: usize) -> Cow<'_, str> {
             Cow::Owned(format!("{kept}…"))
         }
     }
-}
-
-/// Text rendered from stored data (tables, reports) with [`printable`] applied to each line:
-/// its own line breaks stay, control characters inside a line are escaped.
-pub fn printable_lines(text: &str) -> Cow<'_, str> {
-    if !text.chars().any(|c| c.is_control() && c != '\n') {
-        return Cow::Borrowed(text);
-    }
-    let lines: Vec<Cow<'_, str>> = text.split('\n').map(printable).collect();
-    Cow::Owned(lines.join("\n"))
 }
 
 /// The message of an error chain on one line, each cause said once: a cause whose text an outer
@@ -425,16 +410,6 @@ mod tests {
         assert!(!stale.exists(), "a dead writer's temporary is removed");
         assert!(live.exists(), "a live writer's temporary is kept");
         assert!(other.exists(), "another target's temporary is not touched");
-    }
-
-    #[test]
-    fn control_characters_are_escaped() {
-        assert_eq!(printable("kernel 6.18"), "kernel 6.18");
-        assert_eq!(printable("a\nb"), "a\\nb");
-        assert_eq!(printable("\u{1b}[31mred"), "\\u{1b}[31mred");
-        assert_eq!(printable("tab\there"), "tab\\there");
-        assert_eq!(printable("naïve ü"), "naïve ü");
-        assert_eq!(printable_lines("a\u{1b}[2J\nb\n"), "a\\u{1b}[2J\nb\n");
     }
 
     #[test]

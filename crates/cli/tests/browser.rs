@@ -105,7 +105,7 @@ fn every_page_works_in_chromium_from_disk_and_from_serve() {
     let expected = serde_json::json!({
         "rows": 5,
         "filter": {
-            format!("kernel=A{}", site_fixture::SCRIPT): 1,
+            format!("kernel=A{}", vernier_testkit::site::SCRIPT): 1,
             "kernel=B": 1,
             "suite=sched": 2,
             "try=2": 1,

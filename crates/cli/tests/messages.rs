@@ -303,12 +303,109 @@ fn list_and_help_show_setup_and_monitor_options() {
             "cpus",
             "interrupts",
             "top",
-            "interval=SECONDS",
+            "every monitor takes",
+            "interval",
         ] {
             assert!(text.contains(expected), "'{expected}' missing: {text}");
         }
     }
     assert!(!db.exists());
+}
+
+/// Benchmarks, setup plugins, monitors and loads: an unknown name, an unknown option and a
+/// value its type refuses are said in the same words for every kind, and `list -v` shows every
+/// option the same way.
+#[test]
+fn every_kind_of_plugin_checks_and_lists_its_options_alike() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.db");
+    // What each kind says, given to `run` beside the scripted benchmark (or as the spec).
+    let cases: &[(&str, &str, &str)] = &[
+        (
+            "--setup",
+            "cooldown:seconds=-1",
+            "setup plugin 'cooldown': invalid value '-1' for option 'seconds': expected a number \
+             in 0..=86400",
+        ),
+        (
+            "--monitor",
+            "stat:interval=0",
+            "monitor 'stat': invalid value '0' for option 'interval': expected a number in \
+             0.01..=3600",
+        ),
+        (
+            "--load",
+            "net:mbit=0",
+            "load 'net': invalid value '0' for option 'mbit': expected a number in 0.01..=100000",
+        ),
+        (
+            "",
+            "yield:duration=-1",
+            "benchmark 'yield': invalid value '-1' for option 'duration': expected a number in \
+             0.01..=3600",
+        ),
+        (
+            "--setup",
+            "rt:priority=high",
+            "setup plugin 'rt': invalid value 'high' for option 'priority': expected an integer \
+             in 1..=99",
+        ),
+        (
+            "--setup",
+            "cooldown:minutes=1",
+            "setup plugin 'cooldown' has no option 'minutes'; valid options: seconds, load, \
+             timeout",
+        ),
+        (
+            "--monitor",
+            "stat:top=1",
+            "monitor 'stat' has no option 'top'; valid options: interval",
+        ),
+        (
+            "--load",
+            "osadl:x=1",
+            "load 'osadl' has no option 'x'; valid options: none",
+        ),
+        (
+            "",
+            "yield:speed=1",
+            "benchmark 'yield' has no option 'speed'; valid options: workers, duration",
+        ),
+        (
+            "--setup",
+            "warp",
+            "unknown setup plugin 'warp'; valid setup plugins: ",
+        ),
+        (
+            "--monitor",
+            "warp",
+            "unknown monitor 'warp'; valid monitors: ",
+        ),
+        ("--load", "warp", "unknown load 'warp'; valid loads: "),
+        ("", "warp", "unknown benchmark 'warp'; valid benchmarks: "),
+    ];
+    for (flag, value, expected) in cases {
+        let mut cmd = vernier(&db);
+        cmd.args(["run", "--quiet"]);
+        match *flag {
+            "" => cmd.arg(value),
+            flag => cmd.args(["mock", flag, value]),
+        };
+        assert_one_line_error(&mut cmd, expected);
+    }
+    assert!(!db.exists(), "no database written");
+
+    let (code, list, _) = output(vernier(&db).args(["list", "-v"]));
+    assert_eq!(code, Some(0));
+    for line in [
+        // A benchmark's, a setup plugin's, a monitor's and a load's option.
+        "duration   how long each worker runs (default 5 s; a number in 0.01..=3600)",
+        "timeout    longest wait for the load (default 300 s; a number in 0..=86400)",
+        "top        series kept, the top movers (default 5; an integer in 1..=1048576)",
+        "duty       busy share of every 100 ms period (default 100 %; an integer in 1..=100)",
+    ] {
+        assert!(list.contains(line), "{line}: {list}");
+    }
 }
 
 #[test]

@@ -61,11 +61,7 @@ fn record_with(
         })
         .unwrap();
     for (ci, c) in configs.iter().enumerate() {
-        let metric = MetricInfo {
-            name: "time".into(),
-            unit: "ms".into(),
-            higher_is_better: false,
-        };
+        let metric = MetricInfo::lower("time", "ms");
         let record = ConfigurationRecord {
             id: Uuid::new_v4(),
             position: ci as u32,

@@ -86,20 +86,8 @@ fn a_session_that_cannot_be_recorded_is_marked_failed() {
         fail_at: 3,
         runs: 0,
     };
-    let benchmarks = [BenchmarkInfo {
-        name: "constant",
-        version: "1",
-        description: "",
-        metric: MetricInfo {
-            name: "value".into(),
-            unit: "s".into(),
-            higher_is_better: false,
-        },
-        secondary_metrics: Vec::new(),
-        options: Vec::new(),
-        parameters: false,
-        hidden: true,
-    }];
+    let benchmarks =
+        [BenchmarkInfo::new("constant", "1", "", MetricInfo::lower("value", "s")).hidden()];
     let settings = Settings {
         warmup: 0,
         min_runs: 10,

@@ -209,7 +209,10 @@ fn bad_monitor_and_setup_names_change_nothing() {
             "valid monitors: stat, meminfo",
         ),
         (&["--monitor", "stat:interval=0"], "interval"),
-        (&["--setup", "bogus"], "valid: drop-caches, swap-reset"),
+        (
+            &["--setup", "bogus"],
+            "unknown setup plugin 'bogus'; valid setup plugins: swap-reset, drop-caches",
+        ),
         (&["--setup", "cooldown:minutes=3"], "minutes"),
         // Absent on every machine (a governor or a real sysctl would apply where it exists).
         (
@@ -361,6 +364,38 @@ fn environment_is_stored_shown_and_diffed() {
     let expected = i64::from(Path::new("/proc/config.gz").exists());
     assert_eq!(configs, expected);
     e.vernier().args(["env", "show"]).assert().success();
+}
+
+#[test]
+fn env_diff_counts_the_fields_only_one_side_recorded_in_one_line() {
+    let e = env();
+    // A session of this machine (every field vernier captures), then cyclictest's JSON, which
+    // says only the kernel, the host name, the architecture and cyclictest's version.
+    e.vernier()
+        .args(["run", "mock", "--quiet", "--tag", "side=full"])
+        .assert()
+        .success();
+    let json = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../formats/tests/fixtures/cyclictest/2.4-h400.json");
+    e.vernier().arg("import").arg(json).assert().success();
+    let diff = e
+        .vernier()
+        .args(["env", "diff", "side=full", "source=cyclictest"])
+        .assert()
+        .success();
+    let diff = String::from_utf8(diff.get_output().stdout.clone()).unwrap();
+    let counted = diff
+        .lines()
+        .find(|l| l.contains(" recorded only by side=full are not compared"))
+        .unwrap_or_else(|| panic!("{diff}"));
+    let fields: usize = counted.split(' ').next().unwrap().parse().unwrap();
+    // At least the kernel's command line and its sysctls.
+    assert!(fields > 10, "{diff}");
+    // What is left are the fields both recorded and the tools, which belong to a plan: the
+    // mock benchmark runs none and the import ran cyclictest.
+    let tools = diff.find("[tools]").unwrap_or(diff.len());
+    assert!(!diff[..tools].contains("(absent)"), "{diff}");
+    assert!(diff.lines().count() < 40, "{diff}");
 }
 
 #[test]

@@ -62,7 +62,7 @@ struct InProcess {
 
 impl Executor for InProcess {
     fn execute(&mut self, r: &ChildRequest, _: &Interrupt) -> Result<RunOutcome, ExecError> {
-        let bench = vernier_bench::find(&r.benchmark)
+        let bench = vernier_bench::builtin(&r.benchmark)
             .ok_or_else(|| ExecError::Benchmark(format!("unknown benchmark {}", r.benchmark)))?;
         let ctx = vernier_bench::RunContext {
             warmup: r.warmup,
@@ -157,7 +157,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let infos: Vec<_> = vernier_bench::all().iter().map(|b| b.info()).collect();
+    let infos: Vec<_> = vernier_bench::builtin_infos();
     println!(
         "rule {} target {} max-runs {} sessions {} executor {}",
         args.rule.as_str(),

@@ -46,14 +46,18 @@ pub enum ChildReply {
     },
 }
 
-/// Runs the child side: reads a request from `input`, measures, writes the reply to `output`.
-/// Returns the process exit status (0 when measured).
-pub fn child_main(mut input: impl Read, mut output: impl Write) -> i32 {
+/// Finds the benchmark a request names: the built-ins, and the user's own where the binary
+/// knows their directory (`vernier_bench::find`).
+pub type Finder<'a> = &'a dyn Fn(&str) -> Option<Box<dyn vernier_bench::Benchmark>>;
+
+/// Runs the child side: reads a request from `input`, measures the benchmark `find` finds,
+/// writes the reply to `output`. Returns the process exit status (0 when measured).
+pub fn child_main(mut input: impl Read, mut output: impl Write, find: Finder<'_>) -> i32 {
     // If the controller dies (kill -9), take the run down with it instead of running on.
     // SAFETY: prctl(PR_SET_PDEATHSIG) only changes a flag of this process.
     unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) };
     let reply = match read_request(&mut input) {
-        Ok(request) => measure(&request),
+        Ok(request) => measure(&request, find),
         Err(message) => ChildReply::Failed { message },
     };
     let status = match reply {
@@ -81,8 +85,8 @@ fn read_request(input: &mut impl Read) -> Result<ChildRequest, String> {
     serde_json::from_str(&text).map_err(|e| format!("malformed run request: {e}"))
 }
 
-fn measure(request: &ChildRequest) -> ChildReply {
-    let Some(benchmark) = vernier_bench::find(&request.benchmark) else {
+fn measure(request: &ChildRequest, find: Finder<'_>) -> ChildReply {
+    let Some(benchmark) = find(&request.benchmark) else {
         return ChildReply::Failed {
             message: format!("unknown benchmark '{}'", request.benchmark),
         };
@@ -115,7 +119,7 @@ mod tests {
     #[test]
     fn malformed_request_is_a_failed_reply() {
         let mut out = Vec::new();
-        let status = child_main(&b"{not json"[..], &mut out);
+        let status = child_main(&b"{not json"[..], &mut out, &vernier_bench::builtin);
         assert_eq!(status, 1);
         let reply: ChildReply = serde_json::from_slice(&out).unwrap();
         assert!(matches!(reply, ChildReply::Failed { message } if message.contains("malformed")));
@@ -133,7 +137,11 @@ mod tests {
             expected_s: None,
         };
         let mut out = Vec::new();
-        let status = child_main(serde_json::to_vec(&req).unwrap().as_slice(), &mut out);
+        let status = child_main(
+            serde_json::to_vec(&req).unwrap().as_slice(),
+            &mut out,
+            &vernier_bench::builtin,
+        );
         assert_eq!(status, 1);
         let reply: ChildReply = serde_json::from_slice(&out).unwrap();
         assert_eq!(

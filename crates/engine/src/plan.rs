@@ -3,8 +3,9 @@
 //! Everything a user can get wrong is checked here, before any benchmark runs and before the
 //! system or the database is touched.
 
+use vernier_model::plugin::{self, Kind, PluginError};
 use vernier_model::spec::SpecError;
-use vernier_model::{BenchmarkInfo, OptionValue, Options, Settings};
+use vernier_model::{BenchmarkInfo, Describe, Options, Settings};
 
 use crate::spec::{expand, parse_benchmark_spec};
 
@@ -19,9 +20,9 @@ impl PlannedConfiguration {
     /// `benchmark:opt=value:...` with every option, as stored and shown.
     pub fn label(&self) -> String {
         if self.options.0.is_empty() {
-            self.info.name.to_string()
+            self.info.name().to_string()
         } else {
-            format!("{}:{}", self.info.name, self.options.label())
+            format!("{}:{}", self.info.name(), self.options.label())
         }
     }
 }
@@ -58,16 +59,9 @@ impl Plan {
 pub enum PlanError {
     #[error(transparent)]
     Spec(#[from] SpecError),
-    #[error("unknown benchmark '{name}'; valid benchmarks: {valid}")]
-    UnknownBenchmark { name: String, valid: String },
-    #[error("benchmark '{benchmark}' has no option '{option}'; valid options: {valid}")]
-    UnknownOption {
-        benchmark: String,
-        option: String,
-        valid: String,
-    },
-    #[error("{0}")]
-    Value(#[from] vernier_model::options::OptionError),
+    /// An unknown benchmark, an unknown option or a value its option's type refuses.
+    #[error(transparent)]
+    Plugin(#[from] PluginError),
     #[error("configuration '{0}' is given twice")]
     DuplicateConfiguration(String),
     #[error("nothing to run: no spec given")]
@@ -145,55 +139,22 @@ pub fn build_plan(
     let mut configurations: Vec<PlannedConfiguration> = Vec::new();
     for text in specs {
         let spec = parse_benchmark_spec(text)?;
-        let info = benchmarks
-            .iter()
-            .find(|b| b.name == spec.name)
-            .ok_or_else(|| PlanError::UnknownBenchmark {
-                name: spec.name.clone(),
-                valid: benchmarks
-                    .iter()
-                    .filter(|b| !b.hidden)
-                    .map(|b| b.name)
-                    .collect::<Vec<_>>()
-                    .join(", "),
-            })?;
-        for (name, _) in &spec.options {
-            if info.option(name).is_none() && !info.takes_parameter(name) {
-                return Err(PlanError::UnknownOption {
-                    benchmark: info.name.to_string(),
-                    option: name.clone(),
-                    valid: info
-                        .options
-                        .iter()
-                        .map(|o| o.name)
-                        .collect::<Vec<_>>()
-                        .join(", "),
-                });
-            }
-        }
+        let info = plugin::find(Kind::Benchmark, benchmarks, &[], &spec.name)?;
+        // Every name is checked before any value of any configuration.
+        info.description().check_names(
+            Kind::Benchmark,
+            &[],
+            spec.options.iter().map(|(k, _)| k.as_str()),
+        )?;
         for combo in expand(&spec) {
-            let mut options = Options::default();
-            for option in &info.options {
-                options
-                    .0
-                    .insert(option.name.to_string(), option.default_value(online_cpus));
-            }
-            for (name, value) in combo {
-                let value = match info.option(&name) {
-                    Some(option) => option.parse(&value)?,
-                    // The grammar leaves no value empty; what a parameter must be is the
-                    // benchmark's to check (below).
-                    None if info.takes_parameter(&name) => OptionValue::Text(value),
-                    None => {
-                        return Err(PlanError::UnknownOption {
-                            benchmark: info.name.to_string(),
-                            option: name.clone(),
-                            valid: String::new(),
-                        })
-                    }
-                };
-                options.0.insert(name, value);
-            }
+            // The grammar leaves no value empty; what a parameter must be is the benchmark's
+            // to check (below).
+            let options = info.description().resolve(
+                Kind::Benchmark,
+                &[],
+                combo.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+                online_cpus,
+            )?;
             let mut configuration = PlannedConfiguration {
                 info: info.clone(),
                 options,
@@ -202,8 +163,7 @@ pub fn build_plan(
             // An adapter's metrics follow the tool's benchmark its options choose.
             if let Some(benchmark) = builtin(&configuration.info) {
                 let (metric, secondary) = benchmark.metrics(&configuration.options);
-                configuration.info.metric = metric;
-                configuration.info.secondary_metrics = secondary;
+                configuration.info.set_metrics(metric, secondary);
             }
             if configurations.contains(&configuration) {
                 return Err(PlanError::DuplicateConfiguration(configuration.label()));
@@ -221,10 +181,10 @@ pub fn build_plan(
 /// The built-in benchmark `info` describes: the same name, version and options (tests plan
 /// scripted benchmarks of their own that may share a built-in's name). The metrics are left
 /// out of the match: a plan sets them per configuration ([`vernier_bench::Benchmark::metrics`]).
-fn builtin(info: &BenchmarkInfo) -> Option<Box<dyn vernier_bench::Benchmark>> {
-    vernier_bench::find(info.name).filter(|b| {
+pub(crate) fn builtin(info: &BenchmarkInfo) -> Option<Box<dyn vernier_bench::Benchmark>> {
+    vernier_bench::builtin(info.name()).filter(|b| {
         let own = b.info();
-        own.version == info.version && own.options == info.options
+        own.version() == info.version() && own.options() == info.options()
     })
 }
 
@@ -274,42 +234,26 @@ mod tests {
     use vernier_model::{MetricInfo, OptionDefault, OptionKind, OptionSpec, OptionValue};
 
     fn benchmarks() -> Vec<BenchmarkInfo> {
-        vec![BenchmarkInfo {
-            name: "hackbench",
-            version: "1",
-            description: "",
-            metric: MetricInfo {
-                name: "runtime".into(),
-                unit: "s".into(),
-                higher_is_better: false,
-            },
-            secondary_metrics: Vec::new(),
-            options: vec![
-                OptionSpec {
-                    name: "groups",
-                    kind: OptionKind::UInt { min: 1, max: 100 },
-                    default: OptionDefault::Value(OptionValue::UInt(10)),
-                    unit: "",
-                    help: "",
-                },
-                OptionSpec {
-                    name: "ipc",
-                    kind: OptionKind::Choice(&["socket", "pipe"]),
-                    default: OptionDefault::Value(OptionValue::Text("socket".into())),
-                    unit: "",
-                    help: "",
-                },
-                OptionSpec {
-                    name: "workers",
-                    kind: OptionKind::UInt { min: 1, max: 100 },
-                    default: OptionDefault::OnlineCpus,
-                    unit: "",
-                    help: "",
-                },
-            ],
-            parameters: false,
-            hidden: false,
-        }]
+        vec![
+            BenchmarkInfo::new("hackbench", "1", "", MetricInfo::lower("runtime", "s"))
+                .with_options(vec![
+                    OptionSpec::new(
+                        "groups",
+                        OptionKind::UInt { min: 1, max: 100 },
+                        OptionDefault::Value(OptionValue::UInt(10)),
+                    ),
+                    OptionSpec::new(
+                        "ipc",
+                        OptionKind::choice(&["socket", "pipe"]),
+                        OptionDefault::Value(OptionValue::Text("socket".into())),
+                    ),
+                    OptionSpec::new(
+                        "workers",
+                        OptionKind::UInt { min: 1, max: 100 },
+                        OptionDefault::OnlineCpus,
+                    ),
+                ]),
+        ]
     }
 
     fn plan_with(specs: &[&str]) -> Plan {
@@ -355,8 +299,10 @@ mod tests {
 
     #[test]
     fn a_benchmark_with_parameters_takes_undeclared_options_as_text_sweeps() {
-        let mut infos = benchmarks();
-        infos[0].parameters = true;
+        let infos: Vec<BenchmarkInfo> = benchmarks()
+            .into_iter()
+            .map(|i| i.with_parameters("parameters"))
+            .collect();
         let specs = vec!["hackbench:t=a b,c:groups=4".to_string()];
         let p = build_plan(&specs, Settings::default(), &infos, 2).unwrap();
         assert_eq!(p.configurations.len(), 2);
@@ -372,7 +318,7 @@ mod tests {
         assert!(plan("hackbench:groups=x").contains("expected an integer"));
         assert!(plan("hackbench:9t=1").contains("has no option '9t'"));
         // The built-in command checks its own parameters when the plan is made.
-        let infos: Vec<BenchmarkInfo> = vernier_bench::all().iter().map(|b| b.info()).collect();
+        let infos: Vec<BenchmarkInfo> = vernier_bench::builtin_infos();
         let e = build_plan(
             &["command:cmd=sleep {t}:t=1:u=2".to_string()],
             Settings::default(),
@@ -412,7 +358,7 @@ mod tests {
 
     #[test]
     fn configurations_are_checked_against_the_machine() {
-        let infos: Vec<BenchmarkInfo> = vernier_bench::all().iter().map(|b| b.info()).collect();
+        let infos: Vec<BenchmarkInfo> = vernier_bench::builtin_infos();
         let specs = vec![
             "hackbench:groups=1,10000:fds=1000".to_string(),
             "mock".to_string(),

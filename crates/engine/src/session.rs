@@ -199,11 +199,11 @@ fn record_session<R: Recorder + ?Sized>(
         let mut record = ConfigurationRecord {
             id: Uuid::new_v4(),
             position: position as u32,
-            benchmark: planned.info.name.to_string(),
-            benchmark_version: planned.info.version.to_string(),
+            benchmark: planned.info.name().to_string(),
+            benchmark_version: planned.info.version().to_string(),
             options: planned.options.clone(),
-            metric: planned.info.metric.clone(),
-            secondary_metrics: planned.info.secondary_metrics.clone(),
+            metric: planned.info.metric().clone(),
+            secondary_metrics: planned.info.secondary_metrics().to_vec(),
             loads: options.loads.clone(),
             stop_reason: None,
             converged: false,
@@ -310,12 +310,7 @@ impl Prepared {
             .configurations
             .iter()
             .map(|c| {
-                // A built-in benchmark: the same name, version and options (tests plan scripted
-                // benchmarks that may share a built-in's name; metrics vary per configuration).
-                let benchmark = vernier_bench::find(c.info.name).filter(|b| {
-                    let own = b.info();
-                    own.version == c.info.version && own.options == c.info.options
-                })?;
+                let benchmark = crate::plan::builtin(&c.info)?;
                 let key = benchmark.preparation(&c.options)?;
                 Some((benchmark, key))
             })

@@ -160,26 +160,15 @@ impl Executor for ScriptedExecutor {
 }
 
 fn scripted_benchmark() -> Vec<BenchmarkInfo> {
-    vec![BenchmarkInfo {
-        name: "scripted",
-        version: "1",
-        description: "",
-        metric: MetricInfo {
-            name: "value".into(),
-            unit: "s".into(),
-            higher_is_better: false,
-        },
-        secondary_metrics: Vec::new(),
-        options: vec![OptionSpec {
-            name: "id",
-            kind: OptionKind::UInt { min: 0, max: 100 },
-            default: OptionDefault::Value(OptionValue::UInt(0)),
-            unit: "",
-            help: "",
-        }],
-        parameters: false,
-        hidden: true,
-    }]
+    vec![
+        BenchmarkInfo::new("scripted", "1", "", MetricInfo::lower("value", "s"))
+            .with_options(vec![OptionSpec::new(
+                "id",
+                OptionKind::UInt { min: 0, max: 100 },
+                OptionDefault::Value(OptionValue::UInt(0)),
+            )])
+            .hidden(),
+    ]
 }
 
 fn run(

@@ -17,7 +17,7 @@ use std::time::Duration;
 use vernier_sys::clock::monotonic_ns;
 use vernier_sys::process::{die_with_parent, tree_cpu_ns, Group};
 
-use crate::spec::{Load, LoadError, LoadPlan};
+use crate::spec::{LoadError, LoadPlan};
 
 /// How long a supervisor may take to report ready, beyond its start check.
 const READY_TIMEOUT: Duration = Duration::from_secs(10);
@@ -81,11 +81,7 @@ impl LoadPlan {
                 load: spec.clone(),
                 reason,
             };
-            let dir = if load.needs_dir() {
-                let base = match load {
-                    Load::Io { dir: Some(dir), .. } => dir.clone(),
-                    _ => std::env::temp_dir(),
-                };
+            let dir = if let Some(base) = load.dir_base() {
                 let dir = make_dir(&base).map_err(start_error)?;
                 running.dirs.push(dir.clone());
                 Some(dir)

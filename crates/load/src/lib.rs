@@ -24,13 +24,17 @@
 //! loads with it. The controller kills the tree and the supervisor's group itself when the
 //! supervisor does not end within a grace time.
 //!
-//! The loads, their options and their sources are in [`spec`]; what each does in [`work`].
+//! The loads, one file each, with their descriptions and registry, are in [`loads`]; the
+//! checking of `--load` and the canonical specs in [`spec`]; what the in-process loads share
+//! in `work`.
 
 mod control;
+pub mod loads;
 pub mod spec;
 mod supervisor;
 mod work;
 
 pub use control::{LoadUsage, RunningLoads};
-pub use spec::{Load, LoadError, LoadInfo, LoadPlan, LoadSet, LOADS};
+pub use loads::registry;
+pub use spec::{Load, LoadError, LoadPlan, LoadSet};
 pub use supervisor::{load_main, HackbenchParams};

@@ -21,6 +21,7 @@ use std::time::Duration;
 use vernier_sys::clock::monotonic_ns;
 use vernier_sys::process::{die_with_parent, end_descendants, reap_ended_children, Exit, Group};
 
+use crate::loads::Program;
 use crate::spec::Load;
 
 /// How long a load's program must keep running, or end successfully, to count as started.
@@ -111,7 +112,7 @@ pub fn load_main(
         // Reaps the program.
         drop(group);
     }
-    if matches!(load, Load::Command { .. } | Load::Hackbench { .. }) {
+    if load.program().is_some() {
         end_descendants(KILL_WAIT);
     }
     // The controller removes the directory too; this covers a controller that died (its
@@ -197,7 +198,7 @@ fn run(
     hackbench: &dyn Fn(&HackbenchParams) -> Result<(), String>,
     work: &mut Option<Group>,
 ) -> Result<(), String> {
-    let process = matches!(load, Load::Command { .. } | Load::Hackbench { .. });
+    let process = load.program().is_some();
     let mut errors: Option<Receiver<String>> = None;
     let mut started = monotonic_ns();
     if process {
@@ -245,9 +246,9 @@ fn run(
 }
 
 fn what(load: &Load) -> String {
-    match load {
-        Load::Command { cmd } => format!("`{cmd}`"),
-        other => other.name().to_string(),
+    match load.program() {
+        Some(Program::Shell(cmd)) => format!("`{cmd}`"),
+        _ => load.name().to_string(),
     }
 }
 
@@ -258,12 +259,12 @@ fn start_work(
     hackbench: &dyn Fn(&HackbenchParams) -> Result<(), String>,
 ) -> Result<Group, String> {
     let mut group = Group::new();
-    match load {
-        Load::Command { cmd } => {
+    match load.program() {
+        Some(Program::Shell(cmd)) => {
             let mut command = Command::new("sh");
             command
                 .arg("-c")
-                .arg(cmd)
+                .arg(&cmd)
                 .stdin(Stdio::null())
                 .stdout(Stdio::null());
             die_with_parent(&mut command, libc::SIGKILL);
@@ -271,16 +272,7 @@ fn start_work(
                 .spawn(&mut command)
                 .map_err(|e| format!("cannot start sh -c `{cmd}`: {e}"))?;
         }
-        Load::Hackbench {
-            groups,
-            loops,
-            datasize,
-        } => {
-            let params = HackbenchParams {
-                groups: *groups,
-                loops: *loops,
-                datasize: *datasize,
-            };
+        Some(Program::Hackbench(params)) => {
             let child = || {
                 // SAFETY: signal(2) in the forked child, before its own work.
                 unsafe {

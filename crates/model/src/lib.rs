@@ -1,4 +1,5 @@
-//! Plain data shared by every part of vernier: what a benchmark is, the typed options it takes,
+//! Plain data shared by every part of vernier: what a benchmark or another plugin is and the
+//! registry of each kind ([`plugin`]), the typed options they take,
 //! a validated plan of configurations, and the records that measurement writes and analysis
 //! reads, and the [`Recorder`] seam through which measurement writes them. No I/O happens here; everything is `serde` so the store and the export format can
 //! carry it unchanged.
@@ -12,6 +13,7 @@ pub mod finding;
 pub mod histogram;
 pub mod monitor;
 pub mod options;
+pub mod plugin;
 pub mod record;
 pub mod recorder;
 pub mod settings;
@@ -26,6 +28,7 @@ pub use environment::Environment;
 pub use finding::{Finding, Severity};
 pub use histogram::{Recording, RunHistogram};
 pub use options::{OptionDefault, OptionKind, OptionSpec, OptionValue, Options};
+pub use plugin::{Describe, Description, Kind, PluginError, Registry, Text};
 pub use record::{
     check_user_text, ChangedSetting, ConfigurationRecord, RunRecord, Rusage, SessionInfo,
     SessionStatus, SetupStep, StopReason, StoredConfiguration, StoredSession,

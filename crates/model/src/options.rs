@@ -1,9 +1,12 @@
-//! Typed benchmark options: their declared kinds, defaults and the parsing of text values.
+//! Typed options of every plugin (benchmarks, setup plugins, monitors, loads): their declared
+//! kinds, defaults and the one parser of their text values.
 
 use std::collections::BTreeMap;
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
+
+use crate::plugin::Text;
 
 /// The type and valid range of an option.
 #[derive(Debug, Clone, PartialEq)]
@@ -12,8 +15,8 @@ pub enum OptionKind {
     UInt { min: u64, max: u64 },
     /// A real number in `min..=max`.
     Float { min: f64, max: f64 },
-    /// One of a fixed set of words.
-    Choice(&'static [&'static str]),
+    /// One of a fixed set of words ([`OptionKind::choice`] makes one of built-in words).
+    Choice(Vec<Text>),
     /// Free text (for example a list of scripted values).
     Text,
     /// A duration in whole microseconds in `min..=max`, a [`OptionValue::UInt`]: written as a
@@ -28,7 +31,15 @@ pub enum OptionKind {
     /// with a binary unit (`16K`, `256KiB`, `8M`, `1G`: powers of 1024, as cache and memory sizes
     /// are given), so that `size=16K` and `size=16384` are the same configuration.
     Bytes { min: u64, max: u64 },
+    /// On or off, a [`OptionValue::Text`] of [`ON`] or [`OFF`]: written `on`, `yes`, `true`
+    /// or `1`, and `off`, `no`, `false` or `0`.
+    Switch,
 }
+
+/// The value of a [`OptionKind::Switch`] that is on.
+pub const ON: &str = "on";
+/// The value of a [`OptionKind::Switch`] that is off.
+pub const OFF: &str = "off";
 
 /// The word of a [`OptionKind::CpuList`] for every CPU the run may use.
 pub const ALL_CPUS: &str = "all";
@@ -81,17 +92,23 @@ pub enum OptionDefault {
     Value(OptionValue),
     /// The number of online CPUs of the machine the plan is made on.
     OnlineCpus,
+    /// No value unless one is given, its absence meaning what the text says (shown where a
+    /// default is shown: "5, or 0 with load").
+    Unset(Text),
+    /// No value unless one is given, and the plugin needs one (it says so, with an example,
+    /// when the option is missing).
+    Required,
 }
 
-/// One option a benchmark accepts.
+/// One option a plugin accepts.
 #[derive(Debug, Clone, PartialEq)]
 pub struct OptionSpec {
-    pub name: &'static str,
+    pub name: Text,
     pub kind: OptionKind,
     pub default: OptionDefault,
     /// Unit of the value, empty when it has none.
-    pub unit: &'static str,
-    pub help: &'static str,
+    pub unit: Text,
+    pub help: Text,
 }
 
 /// A value of an option. Serialized as a bare JSON number or string.
@@ -123,6 +140,11 @@ pub struct OptionError {
 }
 
 impl OptionKind {
+    /// A [`OptionKind::Choice`] of built-in words.
+    pub fn choice(words: &'static [&'static str]) -> Self {
+        OptionKind::Choice(words.iter().map(|w| Text::Borrowed(*w)).collect())
+    }
+
     /// Human description of the valid values, used in error messages and `list -v`.
     pub fn describe(&self) -> String {
         match self {
@@ -139,11 +161,36 @@ impl OptionKind {
                 "a size in {min}..={max} bytes, a whole number with an optional unit K, M or G \
                  (powers of 1024; for example 4096, 16K or 8M)"
             ),
+            OptionKind::Switch => format!("{ON} or {OFF}"),
         }
     }
 }
 
 impl OptionSpec {
+    /// An option without unit and help: add them with [`OptionSpec::unit`] and
+    /// [`OptionSpec::help`].
+    pub fn new(name: impl Into<Text>, kind: OptionKind, default: OptionDefault) -> Self {
+        OptionSpec {
+            name: name.into(),
+            kind,
+            default,
+            unit: Text::Borrowed(""),
+            help: Text::Borrowed(""),
+        }
+    }
+
+    /// The option with the unit of its value.
+    pub fn unit(mut self, unit: impl Into<Text>) -> Self {
+        self.unit = unit.into();
+        self
+    }
+
+    /// The option with what it means, as `list -v` and `--help` show it.
+    pub fn help(mut self, help: impl Into<Text>) -> Self {
+        self.help = help.into();
+        self
+    }
+
     /// Parses and range-checks a text value of this option.
     pub fn parse(&self, text: &str) -> Result<OptionValue, OptionError> {
         let err = || OptionError {
@@ -169,9 +216,14 @@ impl OptionSpec {
             }
             OptionKind::Choice(words) => words
                 .iter()
-                .find(|w| **w == text)
-                .map(|w| OptionValue::Text((*w).to_string()))
+                .find(|w| *w == text)
+                .map(|w| OptionValue::Text(w.to_string()))
                 .ok_or_else(err),
+            OptionKind::Switch => match text {
+                "on" | "yes" | "true" | "1" => Ok(OptionValue::Text(ON.into())),
+                "off" | "no" | "false" | "0" => Ok(OptionValue::Text(OFF.into())),
+                _ => Err(err()),
+            },
             OptionKind::Text => {
                 if text.is_empty() {
                     return Err(err());
@@ -196,11 +248,13 @@ impl OptionSpec {
         }
     }
 
-    /// The default value, resolved against the machine's number of online CPUs.
-    pub fn default_value(&self, online_cpus: u32) -> OptionValue {
+    /// The default value, resolved against the machine's number of online CPUs; `None` for an
+    /// option that has none ([`OptionDefault::Unset`]).
+    pub fn default_value(&self, online_cpus: u32) -> Option<OptionValue> {
         match &self.default {
-            OptionDefault::Value(v) => v.clone(),
-            OptionDefault::OnlineCpus => OptionValue::UInt(u64::from(online_cpus.max(1))),
+            OptionDefault::Value(v) => Some(v.clone()),
+            OptionDefault::OnlineCpus => Some(OptionValue::UInt(u64::from(online_cpus.max(1)))),
+            OptionDefault::Unset(_) | OptionDefault::Required => None,
         }
     }
 
@@ -209,6 +263,8 @@ impl OptionSpec {
         match &self.default {
             OptionDefault::Value(v) => v.to_string(),
             OptionDefault::OnlineCpus => "online CPUs".to_string(),
+            OptionDefault::Unset(what) => what.to_string(),
+            OptionDefault::Required => "required".to_string(),
         }
     }
 }
@@ -249,6 +305,11 @@ impl Options {
         }
     }
 
+    /// Whether a [`OptionKind::Switch`] is on; false when absent.
+    pub fn is_on(&self, name: &str) -> bool {
+        self.text(name) == ON
+    }
+
     /// `name=value` pairs joined by `:`, as in a spec: `groups=10:ipc=socket`.
     pub fn label(&self) -> String {
         self.0
@@ -264,13 +325,11 @@ mod tests {
     use super::*;
 
     fn groups() -> OptionSpec {
-        OptionSpec {
-            name: "groups",
-            kind: OptionKind::UInt { min: 1, max: 1000 },
-            default: OptionDefault::Value(OptionValue::UInt(10)),
-            unit: "",
-            help: "",
-        }
+        OptionSpec::new(
+            "groups",
+            OptionKind::UInt { min: 1, max: 1000 },
+            OptionDefault::Value(OptionValue::UInt(10)),
+        )
     }
 
     #[test]
@@ -287,13 +346,11 @@ mod tests {
 
     #[test]
     fn choice_names_valid_words() {
-        let spec = OptionSpec {
-            name: "ipc",
-            kind: OptionKind::Choice(&["socket", "pipe"]),
-            default: OptionDefault::Value(OptionValue::Text("socket".into())),
-            unit: "",
-            help: "",
-        };
+        let spec = OptionSpec::new(
+            "ipc",
+            OptionKind::choice(&["socket", "pipe"]),
+            OptionDefault::Value(OptionValue::Text("socket".into())),
+        );
         assert_eq!(spec.parse("pipe"), Ok(OptionValue::Text("pipe".into())));
         let err = spec.parse("tcp").unwrap_err().to_string();
         assert!(err.contains("one of socket, pipe"), "{err}");
@@ -301,16 +358,15 @@ mod tests {
 
     #[test]
     fn float_rejects_nan_and_out_of_range() {
-        let spec = OptionSpec {
-            name: "duration",
-            kind: OptionKind::Float {
+        let spec = OptionSpec::new(
+            "duration",
+            OptionKind::Float {
                 min: 0.01,
                 max: 3600.0,
             },
-            default: OptionDefault::Value(OptionValue::Float(5.0)),
-            unit: "s",
-            help: "",
-        };
+            OptionDefault::Value(OptionValue::Float(5.0)),
+        )
+        .unit("s");
         assert_eq!(spec.parse("0.5"), Ok(OptionValue::Float(0.5)));
         assert!(spec.parse("NaN").is_err());
         assert!(spec.parse("0").is_err());
@@ -318,16 +374,15 @@ mod tests {
 
     #[test]
     fn micros_take_a_unit_and_normalize_to_microseconds() {
-        let spec = OptionSpec {
-            name: "interval",
-            kind: OptionKind::Micros {
+        let spec = OptionSpec::new(
+            "interval",
+            OptionKind::Micros {
                 min: 1,
                 max: 1_000_000,
             },
-            default: OptionDefault::Value(OptionValue::UInt(200)),
-            unit: "us",
-            help: "",
-        };
+            OptionDefault::Value(OptionValue::UInt(200)),
+        )
+        .unit("us");
         for (text, us) in [
             ("200", 200),
             ("200us", 200),
@@ -353,16 +408,15 @@ mod tests {
 
     #[test]
     fn bytes_take_a_binary_unit_and_normalize_to_bytes() {
-        let spec = OptionSpec {
-            name: "size",
-            kind: OptionKind::Bytes {
+        let spec = OptionSpec::new(
+            "size",
+            OptionKind::Bytes {
                 min: 64,
                 max: 1 << 40,
             },
-            default: OptionDefault::Value(OptionValue::UInt(4096)),
-            unit: "bytes",
-            help: "",
-        };
+            OptionDefault::Value(OptionValue::UInt(4096)),
+        )
+        .unit("bytes");
         for (text, bytes) in [
             ("4096", 4096),
             ("16K", 16 << 10),
@@ -390,13 +444,12 @@ mod tests {
 
     #[test]
     fn cpu_lists_are_canonical_and_all_is_a_word() {
-        let spec = OptionSpec {
-            name: "cpus",
-            kind: OptionKind::CpuList,
-            default: OptionDefault::Value(OptionValue::Text(ALL_CPUS.into())),
-            unit: "",
-            help: "",
-        };
+        let spec = OptionSpec::new(
+            "cpus",
+            OptionKind::CpuList,
+            OptionDefault::Value(OptionValue::Text(ALL_CPUS.into())),
+        )
+        .unit("");
         assert_eq!(spec.parse("all"), Ok(OptionValue::Text("all".into())));
         assert_eq!(spec.parse("3,1,0"), Ok(OptionValue::Text("0-1,3".into())));
         for bad in ["", "a", "2-1", "ALL", ","] {
@@ -406,6 +459,54 @@ mod tests {
                 "{e}"
             );
         }
+    }
+
+    #[test]
+    fn switches_take_the_usual_words_and_normalize_to_on_or_off() {
+        let spec = OptionSpec::new(
+            "per-cpu",
+            OptionKind::Switch,
+            OptionDefault::Value(OptionValue::Text(OFF.into())),
+        );
+        for (text, value) in [
+            ("on", ON),
+            ("yes", ON),
+            ("true", ON),
+            ("1", ON),
+            ("off", OFF),
+            ("no", OFF),
+            ("false", OFF),
+            ("0", OFF),
+        ] {
+            assert_eq!(
+                spec.parse(text),
+                Ok(OptionValue::Text(value.into())),
+                "{text}"
+            );
+        }
+        let e = spec.parse("maybe").unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "invalid value 'maybe' for option 'per-cpu': expected on or off"
+        );
+        let mut options = Options::default();
+        assert!(!options.is_on("per-cpu"));
+        options
+            .0
+            .insert("per-cpu".into(), spec.parse("yes").unwrap());
+        assert!(options.is_on("per-cpu"));
+    }
+
+    #[test]
+    fn an_unset_default_has_no_value_and_says_why() {
+        let spec = OptionSpec::new(
+            "load",
+            OptionKind::Float { min: 0.0, max: 1e6 },
+            OptionDefault::Unset("no wait for the load".into()),
+        );
+        assert_eq!(spec.default_value(4), None);
+        assert_eq!(spec.default_label(), "no wait for the load");
+        assert_eq!(groups().default_value(4), Some(OptionValue::UInt(10)));
     }
 
     #[test]

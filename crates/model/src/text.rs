@@ -43,18 +43,49 @@ pub fn first_control(text: &str) -> Option<char> {
 /// command shows text. Escaping text that has none changes nothing, so escaping twice is
 /// escaping once.
 pub fn escape_controls(text: &str) -> Cow<'_, str> {
-    if first_control(text).is_none() {
+    escape(text, char::is_control)
+}
+
+/// `text` for a terminal, a page or a figure: every control character as a Rust escape, as
+/// text from outside is recorded ([`escape_controls`]), so `run` and `show` print alike. Raw, a
+/// control character could break a line or carry an ANSI sequence that rewrites the screen.
+pub fn printable(text: &str) -> Cow<'_, str> {
+    escape_controls(text)
+}
+
+/// Text made of stored text for a terminal (tables, reports): its own line breaks stay, every
+/// other control character is escaped as [`printable`] escapes it.
+pub fn printable_lines(text: &str) -> Cow<'_, str> {
+    escape(text, |c| c.is_control() && c != '\n')
+}
+
+/// A finished HTML or SVG document with every character that a markup document may not hold
+/// escaped: control characters other than tab, line feed and carriage return, and the
+/// noncharacters U+FFFE and U+FFFF (XML 1.0, 2.2 "Characters": not a `Char`, so an SVG holding
+/// one is not XML; HTML Living Standard, 13.2.3.5 "Preprocessing the input stream": each is a
+/// parse error). The markup vernier writes is ASCII without such characters, so only stored
+/// text changes; the escapes hold none of `& < > " '`, so escaped text stays text.
+pub fn printable_in_markup(document: &str) -> Cow<'_, str> {
+    escape(document, |c| {
+        (c.is_control() && !matches!(c, '\t' | '\n' | '\r')) || matches!(c, '\u{fffe}' | '\u{ffff}')
+    })
+}
+
+/// `text` with each character that `escaped` selects as its Rust escape (`char::escape_debug`
+/// gives `\n`, `\t`, `\0` and `\u{..}` for these), borrowed when there is none.
+fn escape(text: &str, escaped: impl Fn(char) -> bool) -> Cow<'_, str> {
+    if !text.chars().any(&escaped) {
         return Cow::Borrowed(text);
     }
-    let mut escaped = String::with_capacity(text.len() + 8);
+    let mut out = String::with_capacity(text.len() + 8);
     for c in text.chars() {
-        if c.is_control() {
-            escaped.extend(c.escape_debug());
+        if escaped(c) {
+            out.extend(c.escape_debug());
         } else {
-            escaped.push(c);
+            out.push(c);
         }
     }
-    Cow::Owned(escaped)
+    Cow::Owned(out)
 }
 
 /// The name of a control character in messages: `ESC (U+001B)`.
@@ -482,6 +513,30 @@ impl Texts for StoredSession {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn control_characters_are_escaped_for_a_terminal() {
+        assert!(matches!(printable("kernel 6.18"), Cow::Borrowed(_)));
+        assert_eq!(printable("a\nb"), "a\\nb");
+        assert_eq!(printable("\u{1b}[31mred"), "\\u{1b}[31mred");
+        assert_eq!(printable("tab\there"), "tab\\there");
+        assert_eq!(printable("naïve ü"), "naïve ü");
+        assert_eq!(printable_lines("a\u{1b}[2J\nb\n"), "a\\u{1b}[2J\nb\n");
+    }
+
+    #[test]
+    fn markup_keeps_its_whitespace_and_escapes_what_xml_forbids() {
+        assert_eq!(
+            printable_in_markup("<p>a\tb\r\nc</p>\n"),
+            "<p>a\tb\r\nc</p>\n"
+        );
+        assert_eq!(
+            printable_in_markup("<text>\0\u{1}\u{1b}[2J\u{7f}\u{85}\u{ffff}\u{fffe}</text>"),
+            "<text>\\0\\u{1}\\u{1b}[2J\\u{7f}\\u{85}\\u{ffff}\\u{fffe}</text>"
+        );
+        // Other noncharacters and private use are XML characters, left as they are.
+        assert_eq!(printable_in_markup("\u{fdd0}\u{e000}"), "\u{fdd0}\u{e000}");
+    }
 
     #[test]
     fn control_characters_are_escaped_once() {

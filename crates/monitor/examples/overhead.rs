@@ -7,8 +7,9 @@
 use std::process::Command;
 use std::time::Instant;
 
+use vernier_model::Describe;
+use vernier_monitor::registry;
 use vernier_monitor::sampler::thread_cpu_ns;
-use vernier_monitor::spec::{build, MONITORS};
 use vernier_monitor::{parse_monitor_list, MonitorSpec, RunSampler};
 use vernier_sys::Roots;
 
@@ -69,10 +70,11 @@ fn per_sample_cost() -> Result<(), String> {
     let roots = Roots::real();
     let pid = std::process::id() as i32;
     println!("\ncost of one sample (thread CPU time, mean of {N}):");
-    for info in MONITORS.iter() {
-        let mut m = build(&MonitorSpec::new(info.kind), &roots);
+    for entry in registry().iter() {
+        let name = &entry.description().name;
+        let mut m = entry.build(&MonitorSpec::of(entry).options, &roots);
         if let Err(e) = m.start(pid) {
-            println!("  {:<11} unsupported: {}", info.name, e.reason());
+            println!("  {name:<11} unsupported: {}", e.reason());
             continue;
         }
         let mut out = Vec::with_capacity(512);
@@ -80,15 +82,14 @@ fn per_sample_cost() -> Result<(), String> {
         let t = Instant::now();
         for _ in 0..N {
             out.clear();
-            m.sample(&mut out)
-                .map_err(|e| format!("{}: {e}", info.name))?;
+            m.sample(&mut out).map_err(|e| format!("{name}: {e}"))?;
         }
         let cpu_us = (thread_cpu_ns() - before) as f64 / 1e3 / f64::from(N);
         let wall_us = t.elapsed().as_secs_f64() * 1e6 / f64::from(N);
         let skipped: Vec<String> = m.unsupported().into_iter().map(|(k, _)| k).collect();
         println!(
             "  {:<11} {:>8.1} us CPU {:>8.1} us wall  {:>4} readings{}",
-            info.name,
+            name,
             cpu_us,
             wall_us,
             out.len(),

@@ -21,21 +21,9 @@ pub enum MonitorError {
     },
     #[error(transparent)]
     Sys(#[from] vernier_sys::SysError),
-    #[error("unknown monitor '{name}'; valid monitors: {valid}")]
-    UnknownMonitor { name: String, valid: String },
-    #[error("monitor '{monitor}' has no option '{option}'; valid options: {valid}")]
-    UnknownOption {
-        monitor: String,
-        option: String,
-        valid: String,
-    },
-    #[error("monitor '{monitor}': bad value '{value}' for option '{option}': {reason}")]
-    BadOption {
-        monitor: String,
-        option: String,
-        value: String,
-        reason: String,
-    },
+    /// An unknown monitor, an unknown option or a value its option's type refuses.
+    #[error(transparent)]
+    Plugin(#[from] vernier_model::PluginError),
     #[error("bad monitor list '{text}': {reason}")]
     BadSpec { text: String, reason: String },
     #[error("sampler thread: {0}")]

@@ -32,8 +32,9 @@ use std::path::Path;
 use std::sync::Arc;
 
 pub use error::MonitorError;
+pub use monitors::registry;
 pub use sampler::RunSampler;
-pub use spec::{default_monitors, parse_monitor_list, MonitorKind, MonitorSpec};
+pub use spec::{default_monitors, parse_monitor_list, MonitorSpec};
 pub use vernier_model::monitor::{RunMonitorData, SeriesKind};
 
 /// A metric name shared by all readings of the metric: cloning it counts a reference.

@@ -51,8 +51,8 @@ impl RunSampler {
     ) -> Result<RunSampler, MonitorError> {
         let monitors = specs
             .iter()
-            .map(|s| (build(s, roots), s.interval()))
-            .collect();
+            .map(|s| Ok((build(s, roots)?, s.interval())))
+            .collect::<Result<_, MonitorError>>()?;
         Self::start_monitors(monitors, child_pid)
     }
 

@@ -41,7 +41,7 @@ fn default_monitors_record_a_real_run() {
     assert!(data.failures.is_empty(), "{:?}", data.failures);
     assert!(data.rounds >= 2);
     for spec in default_monitors() {
-        let name = spec.kind.as_str();
+        let name = spec.name.as_str();
         let series: Vec<_> = data.series.iter().filter(|s| s.monitor == name).collect();
         if data.unsupported.contains_key(name) {
             assert!(series.is_empty(), "{name} unsupported yet recorded");

@@ -98,7 +98,7 @@ fn sampling_rounds_allocate_nothing_after_the_start() {
     let specs = parse_monitor_list("default,interrupts:per-cpu=on,softirqs,cpuidle").unwrap();
     let mut monitors: Vec<(Box<dyn Monitor>, Duration)> = specs
         .iter()
-        .map(|spec| (build(spec, &roots), interval))
+        .map(|spec| (build(spec, &roots).unwrap(), interval))
         .collect();
     let names: Vec<&str> = monitors.iter().map(|(m, _)| m.name()).collect();
     assert!(

@@ -10,7 +10,8 @@
 //! fontconfig or freetype on the machine, and SVG text is laid out with the same metrics (the
 //! SVG names the font family `sans-serif`; a viewer draws it with its own sans-serif font).
 //! Every string from the database reaches the SVG through plotters' SVG backend, which escapes
-//! `<`, `>`, `&`, quotes.
+//! `<`, `>`, `&`, quotes, and [`render`] escapes the control characters that XML forbids
+//! (`vernier_model::text::printable_in_markup`).
 
 mod bars;
 mod boxes;
@@ -27,6 +28,7 @@ mod slots;
 mod style;
 mod thin;
 
+use std::borrow::Cow;
 use std::sync::OnceLock;
 
 use plotters::coord::Shift;
@@ -226,7 +228,13 @@ pub(crate) fn render(figure: &impl Draw, format: Format, size: Size) -> Result<V
                 figure.draw(&root)?;
                 root.present().or_draw()?;
             }
-            Ok(svg.into_bytes())
+            // plotters escapes `& < > " '` in stored text, but passes a control character as
+            // it is, and one would make the file not XML, so no viewer could draw it.
+            let escaped = match vernier_model::text::printable_in_markup(&svg) {
+                Cow::Owned(escaped) => Some(escaped),
+                Cow::Borrowed(_) => None,
+            };
+            Ok(escaped.unwrap_or(svg).into_bytes())
         }
         Format::Png => {
             // Within MAX_PNG_PIXELS (checked above): at most 96 MiB.
@@ -318,6 +326,31 @@ mod tests {
         assert_eq!(lines.join(" "), title, "two lines, nothing lost");
         assert_eq!(lines.len(), 2);
         assert_texts_inside(&svg, SMALL.width);
+    }
+
+    #[test]
+    fn control_characters_in_stored_text_reach_an_svg_as_escapes() {
+        // A series name (a tag), a benchmark name and a title with characters that XML 1.0
+        // does not allow at all, even as character references.
+        let series = vec![series(
+            "kernel=A\u{1}\u{0}<b>",
+            "bench\u{1b}[2J",
+            &[(&[("level", 1)], 1.0)],
+        )];
+        let svg = box_plot(&series, "runs\u{ffff}", Format::Svg, SMALL).unwrap();
+        let svg = String::from_utf8(svg).unwrap();
+        let forbidden: Vec<char> = svg
+            .chars()
+            .filter(|&c| (c.is_control() && !matches!(c, '\t' | '\n' | '\r')) || c == '\u{ffff}')
+            .collect();
+        assert!(forbidden.is_empty(), "{forbidden:?}");
+        for escaped in [
+            "kernel=A\\u{1}\\0&lt;b&gt;",
+            "bench\\u{1b}[2J",
+            "runs\\u{ffff}",
+        ] {
+            assert!(svg.contains(escaped), "{escaped} in {svg}");
+        }
     }
 
     /// Configurations that share long options, hackbench's groups 1 to 32: their options and

@@ -8,14 +8,11 @@ pub enum SetupError {
     /// A `--setup` list that does not parse.
     #[error("setup '{spec}': {detail}")]
     Parse { spec: String, detail: String },
-    #[error("unknown setup plugin '{name}' (valid: {valid})")]
-    UnknownPlugin { name: String, valid: String },
-    #[error("setup plugin '{plugin}' has no option '{option}' (valid: {valid})")]
-    UnknownOption {
-        plugin: String,
-        option: String,
-        valid: String,
-    },
+    /// An unknown plugin, an unknown option or a value its option's type refuses.
+    #[error(transparent)]
+    Plugin(#[from] vernier_model::PluginError),
+    /// A value its option's type allows but the plugin does not (`sysctl:NAME`, a name that is
+    /// no sysctl's).
     #[error("setup plugin '{plugin}': bad value '{value}' for option '{option}': {detail}")]
     BadOption {
         plugin: String,

@@ -30,8 +30,9 @@
 //! [`tune`] applies the recommended settings this machine supports, persistently, leaving a
 //! record for [`reset`].
 //!
-//! Where things are: each plugin is one type in `plugins/<name>.rs` (its help, options,
-//! preflight, changes and per-run work); `guard.rs` orders, records, applies and restores;
+//! Where things are: each plugin is one type in `plugins/<name>.rs` (its description with its
+//! typed options, preflight, changes and per-run work) with its line in [`registry`];
+//! `guard.rs` orders, records, applies and restores;
 //! `record.rs` is the restore record and how each kind of change is undone; `spec.rs` reads
 //! `--setup` lists in vernier's one spec grammar (`vernier_model::spec`).
 //!
@@ -55,9 +56,7 @@ pub use check::{
 };
 pub use error::SetupError;
 pub use guard::{RunStepReport, SetupGuard};
-pub use plugins::{
-    plan_setup, PlannedStep, PluginHelp, SetupPlan, Skipped, When, PLUGIN_HELP, PLUGIN_NAMES,
-};
+pub use plugins::{plan_setup, registry, Entry, PlannedStep, SetupPlan, Skipped, When};
 pub use record::{check_absent, restore_from_record, Change, RestoreRecord};
 pub use spec::parse_setup_list;
 pub use swap::{parse_proc_swaps, SwapArea};

@@ -9,8 +9,10 @@
 //! only the page asked for. Every number comes from `vernier_analysis` (the code of `show` and
 //! `compare`), every figure from `vernier_plot` (the code of `vernier plot`), files of the site
 //! itself. Nothing refers outside the site: no CDN, font or script from elsewhere, so the
-//! directory works from `file://`, copied or published. Every string from the database is
-//! escaped ([`html::esc`]; plotters escapes the text of the SVG figures).
+//! directory works from `file://`, copied or published. Pages are maud markup, in which every
+//! string from the database is text that maud escapes ([`html`]); the figures are
+//! `vernier_plot`'s SVG, which escapes its own text, the only markup of the site not made by
+//! maud ([`Site::render`]).
 
 mod html;
 mod pages;
@@ -266,7 +268,9 @@ impl Site {
         self.files.iter().map(|(p, _)| p.as_str())
     }
 
-    /// The content of the file at `path`, `None` when the site has no such file.
+    /// The content of the file at `path`, `None` when the site has no such file. Pages are
+    /// made by maud, figures are the SVG bytes of `vernier_plot` as they are: the one place
+    /// where the site passes on markup it did not make.
     pub fn render(&self, path: &str) -> Option<Result<Vec<u8>, SiteError>> {
         let file = self.files.iter().find(|(p, _)| p == path)?.1;
         Some(self.render_file(path, file))

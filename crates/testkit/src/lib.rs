@@ -5,22 +5,24 @@
 //! tests start `vernier` on a database of their own with [`vernier`] (or [`vernier_command`]).
 //! [`databases`] gives a test one new database of each engine, the PostgreSQL one from
 //! [`PgDatabase`]. The command tests share [`ok`], [`refused`], [`record_mock_session`] and
-//! [`sqlite_texts`]; the store's tests build whole sessions with [`stored_session`], and the
-//! tests of monitor summaries configurations with monitor data with
-//! [`monitored_configuration`]. A test that needs a tool the README's set-up does not install
-//! asks [`can_run`] (or [`has_programs`]), which skips it outside CI and fails it in CI.
+//! [`sqlite_texts`]; tests build whole sessions with [`stored_session`], configurations with
+//! [`configuration`] (with monitor data, [`monitored_configuration`]) and runs with [`run`],
+//! and the report site's tests show the sessions of [`site`]. A test
+//! that needs a tool the README's set-up does not install asks [`can_run`] (or
+//! [`has_programs`]), which skips it outside CI and fails it in CI.
 
 mod commands;
 mod needs;
 mod postgres;
 mod sessions;
+pub mod site;
 
 pub use commands::{
     ok, record_mock_session, refused, sorted, sqlite_texts, sync_count, vernier_no_input,
 };
 pub use needs::{can_run, has_programs, in_ci, missing_programs, Program};
 pub use postgres::{PgDatabase, SERVER_VARIABLE};
-pub use sessions::{monitored_configuration, stored_session, Series};
+pub use sessions::{configuration, monitored_configuration, run, stored_session, Series};
 
 use std::fs::File;
 use std::io;

@@ -1,5 +1,5 @@
-//! Sessions built in memory, for the store's tests that import, copy and compare whole
-//! sessions, and configurations with monitor data for the tests that summarize and show it.
+//! Sessions built in memory, for the tests that store, import, copy, compare, analyse and
+//! show whole sessions, and configurations with monitor data for the tests that summarize it.
 
 use std::collections::BTreeMap;
 
@@ -24,26 +24,11 @@ pub fn stored_session(started_at_ns: i64, values: &[f64]) -> StoredSession {
     let runs = values
         .iter()
         .zip(0u32..)
-        .map(|(v, i)| RunRecord {
-            id: Uuid::new_v4(),
-            index: i,
-            warmup: false,
-            round: 0,
-            preceding_executions: i,
-            started_at_ns: started_at_ns + i64::from(i),
-            ended_at_ns: started_at_ns + 1_000 + i64::from(i),
-            values: BTreeMap::from([("time".to_string(), *v)]),
-            rusage: Rusage {
-                user_cpu_ns: 7,
-                ..Default::default()
-            },
-            foreign_cpu_ns: 0,
-            controller_cpu_ns: 0,
-            load_cpu_ns: None,
-            histograms: Vec::new(),
-            monitors: None,
-            setup_steps: Vec::new(),
-            setup_changed: Vec::new(),
+        .map(|(v, i)| {
+            let start = started_at_ns + i64::from(i);
+            let mut run = run(i, start, start + 1_000, ("time", *v));
+            run.rusage.user_cpu_ns = 7;
+            run
         })
         .collect();
     StoredSession {
@@ -65,24 +50,8 @@ pub fn stored_session(started_at_ns: i64, values: &[f64]) -> StoredSession {
             monitors: Vec::new(),
         },
         configurations: vec![StoredConfiguration {
-            record: ConfigurationRecord {
-                id: Uuid::new_v4(),
-                position: 0,
-                benchmark: "command".into(),
-                benchmark_version: "1".into(),
-                options: Options::default(),
-                metric: MetricInfo {
-                    name: "time".into(),
-                    unit: "s".into(),
-                    higher_is_better: false,
-                },
-                secondary_metrics: Vec::new(),
-                loads: Vec::new(),
-                stop_reason: Some(StopReason::MaxRuns),
-                converged: false,
-                error: None,
-            },
             runs,
+            ..configuration("command", Options::default(), ("time", "s"))
         }],
     }
 }
@@ -128,4 +97,56 @@ pub fn monitored_configuration(runs: &[Vec<Series<'_>>]) -> StoredConfiguration 
         run.monitors = Some(data);
     }
     configuration
+}
+
+/// A configuration of `benchmark` with `options` and the primary metric (name, unit), lower
+/// is better, stopped at its maximum of runs, without runs yet.
+pub fn configuration(
+    benchmark: &str,
+    options: Options,
+    metric: (&str, &str),
+) -> StoredConfiguration {
+    StoredConfiguration {
+        record: ConfigurationRecord {
+            id: Uuid::new_v4(),
+            position: 0,
+            benchmark: benchmark.into(),
+            benchmark_version: "1".into(),
+            options,
+            metric: MetricInfo {
+                name: metric.0.into(),
+                unit: metric.1.into(),
+                higher_is_better: false,
+            },
+            secondary_metrics: Vec::new(),
+            loads: Vec::new(),
+            stop_reason: Some(StopReason::MaxRuns),
+            converged: false,
+            error: None,
+        },
+        runs: Vec::new(),
+    }
+}
+
+/// A measured run (not a warmup) of number `index` (its count of preceding executions too) from
+/// `started_at_ns` to `ended_at_ns`, with one value (metric, value), and nothing else recorded.
+pub fn run(index: u32, started_at_ns: i64, ended_at_ns: i64, value: (&str, f64)) -> RunRecord {
+    RunRecord {
+        id: Uuid::new_v4(),
+        index,
+        warmup: false,
+        round: 0,
+        preceding_executions: index,
+        started_at_ns,
+        ended_at_ns,
+        values: BTreeMap::from([(value.0.to_string(), value.1)]),
+        rusage: Rusage::default(),
+        foreign_cpu_ns: 0,
+        controller_cpu_ns: 0,
+        load_cpu_ns: None,
+        histograms: Vec::new(),
+        monitors: None,
+        setup_steps: Vec::new(),
+        setup_changed: Vec::new(),
+    }
 }

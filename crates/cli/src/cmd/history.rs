@@ -9,7 +9,7 @@ use uuid::Uuid;
 use vernier_analysis::{CompareSettings, ConfigFilter, HistorySettings, DEFAULT_THRESHOLD};
 use vernier_engine::spec::{expand, parse_benchmark_spec};
 use vernier_engine::PlanError;
-use vernier_model::{BenchmarkInfo, OptionValue, StoredSession, CONFIDENCE_LEVEL};
+use vernier_model::{BenchmarkInfo, Describe, Kind, OptionValue, StoredSession, CONFIDENCE_LEVEL};
 use vernier_report::history::{markdown, table};
 use vernier_stats::ChangePointSettings;
 use vernier_store::{Load, Store};
@@ -78,7 +78,7 @@ pub fn history(args: HistoryArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
 /// benchmark).
 fn spec_name<'a>(arg: &str, benchmarks: &'a [BenchmarkInfo]) -> Option<&'a BenchmarkInfo> {
     let name = arg.split(':').next().unwrap_or_default().trim();
-    benchmarks.iter().find(|b| b.name == name)
+    benchmarks.iter().find(|b| b.name() == name)
 }
 
 /// The configurations a SPEC names: its benchmark, and each option given with the values of
@@ -87,23 +87,19 @@ fn filter(text: &str, info: &BenchmarkInfo) -> Result<ConfigFilter> {
     let spec = parse_benchmark_spec(text)?;
     let mut options: Vec<(String, Vec<OptionValue>)> = Vec::new();
     for combo in expand(&spec) {
-        for (name, value) in combo {
-            let value = match info.option(&name) {
-                Some(option) => option.parse(&value).map_err(PlanError::from)?,
-                None if info.takes_parameter(&name) => OptionValue::Text(value),
-                None => {
-                    return Err(PlanError::UnknownOption {
-                        benchmark: info.name.to_string(),
-                        option: name,
-                        valid: info
-                            .options
-                            .iter()
-                            .map(|o| o.name)
-                            .collect::<Vec<_>>()
-                            .join(", "),
-                    }
-                    .into())
-                }
+        // Only the options given filter; the others match any value.
+        let resolved = info
+            .description()
+            .resolve(
+                Kind::Benchmark,
+                &[],
+                combo.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+                0,
+            )
+            .map_err(PlanError::from)?;
+        for (name, _) in combo {
+            let Some(value) = resolved.get(&name).cloned() else {
+                continue;
             };
             match options.iter_mut().find(|(n, _)| *n == name) {
                 Some((_, values)) if !values.contains(&value) => values.push(value),
@@ -113,7 +109,7 @@ fn filter(text: &str, info: &BenchmarkInfo) -> Result<ConfigFilter> {
         }
     }
     Ok(ConfigFilter {
-        benchmark: info.name.to_string(),
+        benchmark: info.name().to_string(),
         options,
     })
 }

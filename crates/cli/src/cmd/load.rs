@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use vernier_bench::RunContext;
 use vernier_load::HackbenchParams;
-use vernier_model::{OptionValue, Options};
+use vernier_model::OptionValue;
 
 pub fn load(args: &[String]) -> ExitCode {
     match vernier_load::load_main(args, &mut std::io::stdout(), &run_hackbench) {
@@ -21,14 +21,9 @@ pub fn load(args: &[String]) -> ExitCode {
 /// One run of the `hackbench` benchmark in process mode over Unix sockets, its other options
 /// at their defaults.
 fn run_hackbench(p: &HackbenchParams) -> Result<(), String> {
-    let bench = vernier_bench::find("hackbench").ok_or("no hackbench benchmark")?;
-    let online = vernier_sys::cpulist::online_cpus().len() as u32;
-    let mut options = Options::default();
-    for spec in bench.info().options {
-        options
-            .0
-            .insert(spec.name.to_string(), spec.default_value(online));
-    }
+    let bench = vernier_bench::builtin("hackbench").ok_or("no hackbench benchmark")?;
+    let mut options =
+        vernier_bench::resolve_options(&bench.info(), &[]).map_err(|e| e.to_string())?;
     for (name, value) in [
         ("groups", OptionValue::UInt(p.groups)),
         ("loops", OptionValue::UInt(p.loops)),

@@ -139,7 +139,7 @@ pub(crate) fn run_with(
         let explaining: Vec<&str> = plan
             .configurations
             .iter()
-            .filter_map(|c| vernier_bench::find(c.info.name))
+            .filter_map(|c| vernier_bench::builtin(c.info.name()))
             .flat_map(|b| b.explaining_monitors().iter().copied())
             .collect();
         if !explaining.is_empty() {

@@ -1,7 +1,7 @@
-//! The database that the site's tests show: two sessions whose texts (in one of them) would be
-//! markup if they reached a page unescaped, with a sweep, monitor series and latency
-//! histograms, so that every kind of page and figure is made. Also reading a site back: its
-//! files, and its start tags as a browser's tokenizer sees them.
+//! The database that the binary's tests of the site show: the sessions of
+//! `vernier_testkit::site` (two kernels, A's texts hostile, with a sweep, monitor series and
+//! latency histograms, so that every kind of page and figure is made), stored. Also reading a
+//! written site back, and `vernier serve` on a free port.
 
 #![allow(clippy::unwrap_used, dead_code)]
 
@@ -10,233 +10,29 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
-use html5gum::{Token, Tokenizer};
 use uuid::Uuid;
-use vernier_model::monitor::{MonitorPoint, MonitorSeries, RunMonitorData, SeriesKind};
-use vernier_model::{
-    ConfigurationRecord, Environment, MetricInfo, OptionValue, Options, Recorder, RunRecord,
-    Rusage, SessionInfo, SessionStatus, Settings, StopReason,
-};
-use vernier_store::SqliteStore;
+use vernier_store::{SqliteStore, Store};
+use vernier_testkit::site::{site_session, site_sessions};
 
-/// Text that would be markup if it reached a page unescaped.
-pub const SCRIPT: &str = "<script>alert('tag')</script>";
-pub const IMG: &str = "\"><img src=x onerror=alert('note')>";
-pub const SVG_END: &str = "</svg><script>alert('cmd')</script>";
-/// The stored error of the hostile session's last `command` configuration.
-pub const ERROR: &str = "the command wrote </td><script>alert('error')</script>";
-
-/// A latency histogram of one CPU: `n` samples of 4-6 us and one of `max_us`.
-pub fn thread(cpu: u32, n: u64, max_us: u64) -> vernier_model::RunHistogram {
-    let mut r = vernier_model::Recording::new();
-    for i in 0..n {
-        r.record(4_000 + (i * 37) % 2_000);
-    }
-    r.record(max_us * 1_000);
-    r.finish(vernier_model::histogram::LATENCY, cpu, Some(cpu))
-}
-
-/// Writes a session into the database at `path`: a `command` sweep over `level` 1, 2, 4
-/// whose command, tag, note, kernel and monitor key carry `hostile` text, each run with a
-/// monitor series (and its summary, `stat.ctxt` increasing by 1900 times the run's number, unless
-/// `hostile`), and a `latency` configuration with histograms of two CPUs.
+/// Stores `vernier_testkit::site::site_session(kernel, scale, started_at_ns, hostile)` into
+/// the database at `path`; returns its id.
 pub fn record(path: &Path, kernel: &str, scale: f64, started_at_ns: i64, hostile: bool) -> Uuid {
-    let mut store = SqliteStore::open(path).unwrap();
-    let id = Uuid::new_v4();
-    let (tag, note, cmd) = if hostile {
-        (format!("{kernel}{SCRIPT}"), Some(IMG.to_string()), SVG_END)
-    } else {
-        (kernel.to_string(), None, "true")
-    };
-    let environment = Environment {
-        kernel_release: Some(if hostile {
-            format!("{kernel}{SVG_END}")
-        } else {
-            kernel.to_string()
-        }),
-        hostname: Some(IMG.to_string()),
-        ..Environment::default()
-    };
-    store
-        .begin_session(&SessionInfo {
-            id,
-            started_at_ns,
-            ended_at_ns: None,
-            status: SessionStatus::Running,
-            suite: None,
-            specs: vec![format!("command:cmd={cmd}")],
-            tags: BTreeMap::from([("kernel".to_string(), tag)]),
-            note,
-            settings: Settings::default(),
-            vernier_version: "test".into(),
-            fingerprint: environment.fingerprint(),
-            environment,
-            findings: Vec::new(),
-            setup: Vec::new(),
-            monitors: Vec::new(),
-        })
-        .unwrap();
-    let monitor = if hostile { "stat</svg>" } else { "stat" };
-    let metric_name = if hostile { IMG } else { "ctxt" };
-    let mut position = 0;
-    for level in [1u64, 2, 4] {
-        let record = ConfigurationRecord {
-            id: Uuid::new_v4(),
-            position,
-            benchmark: "command".into(),
-            benchmark_version: "1".into(),
-            options: Options(BTreeMap::from([
-                ("cmd".to_string(), OptionValue::Text(cmd.to_string())),
-                ("level".to_string(), OptionValue::UInt(level)),
-            ])),
-            metric: MetricInfo {
-                name: "time".into(),
-                unit: "ms".into(),
-                higher_is_better: false,
-            },
-            secondary_metrics: Vec::new(),
-            loads: Vec::new(),
-            stop_reason: None,
-            converged: false,
-            error: None,
-        };
-        position += 1;
-        store.add_configuration(id, &record).unwrap();
-        for i in 0..8u32 {
-            let start = started_at_ns + i64::from(i) * 1_000_000_000;
-            let points = (0..20)
-                .map(|p| MonitorPoint {
-                    t_ns: p * 10_000_000,
-                    value: (p * 100 * i64::from(i + 1)) as f64,
-                })
-                .collect();
-            let run = RunRecord {
-                id: Uuid::new_v4(),
-                index: i,
-                warmup: false,
-                round: 0,
-                preceding_executions: i,
-                started_at_ns: start,
-                ended_at_ns: start + 500_000_000,
-                values: BTreeMap::from([(
-                    "time".to_string(),
-                    scale * level as f64 + f64::from(i) * 0.01,
-                )]),
-                histograms: Vec::new(),
-                rusage: Rusage::default(),
-                foreign_cpu_ns: 0,
-                controller_cpu_ns: 0,
-                load_cpu_ns: None,
-                monitors: Some({
-                    // Context switches that rise, memory that never changes and swap-ins
-                    // that never happen: the last two constant over every run.
-                    let flat =
-                        |monitor: &str, metric: &str, unit: &str, kind, value| MonitorSeries {
-                            monitor: monitor.into(),
-                            metric: metric.into(),
-                            unit: unit.into(),
-                            kind,
-                            points: (0..20)
-                                .map(|p| MonitorPoint {
-                                    t_ns: p * 10_000_000,
-                                    value,
-                                })
-                                .collect(),
-                        };
-                    let series = vec![
-                        MonitorSeries {
-                            monitor: monitor.into(),
-                            metric: metric_name.into(),
-                            unit: "count".into(),
-                            kind: SeriesKind::Counter,
-                            points,
-                        },
-                        flat(
-                            "meminfo",
-                            if hostile { SCRIPT } else { "MemTotal_bytes" },
-                            "bytes",
-                            SeriesKind::Gauge,
-                            8.0 * 1_073_741_824.0,
-                        ),
-                        flat("vmstat", "pswpin", "count", SeriesKind::Counter, 0.0),
-                    ];
-                    // The run's summaries, as the sampler stores them; the hostile session
-                    // has none, as when its monitor failed during every run.
-                    let summary = series
-                        .iter()
-                        .filter(|_| !hostile)
-                        .filter_map(|s| Some((s.key(), s.summary()?)))
-                        .collect();
-                    RunMonitorData {
-                        series,
-                        summary,
-                        ..Default::default()
-                    }
-                }),
-                setup_steps: Vec::new(),
-                setup_changed: Vec::new(),
-            };
-            store.add_run(record.id, &run).unwrap();
-        }
-        let error = (hostile && level == 4).then_some(ERROR);
-        store
-            .finish_configuration(record.id, StopReason::MaxRuns, false, error)
-            .unwrap();
-    }
-    let record = ConfigurationRecord {
-        id: Uuid::new_v4(),
-        position,
-        benchmark: "latency".into(),
-        benchmark_version: "1".into(),
-        options: Options(BTreeMap::new()),
-        metric: MetricInfo {
-            name: "p99".into(),
-            unit: "us".into(),
-            higher_is_better: false,
-        },
-        secondary_metrics: Vec::new(),
-        loads: Vec::new(),
-        stop_reason: None,
-        converged: false,
-        error: None,
-    };
-    store.add_configuration(id, &record).unwrap();
-    for i in 0..3u32 {
-        let start = started_at_ns + i64::from(i) * 60_000_000_000;
-        let run = RunRecord {
-            id: Uuid::new_v4(),
-            index: i,
-            warmup: false,
-            round: 0,
-            preceding_executions: i,
-            started_at_ns: start,
-            ended_at_ns: start + 50_000_000_000,
-            values: BTreeMap::from([("p99".to_string(), 6.0)]),
-            histograms: vec![thread(0, 2_000, 40 + u64::from(i)), thread(1, 2_000, 90)],
-            rusage: Rusage::default(),
-            foreign_cpu_ns: 0,
-            controller_cpu_ns: 0,
-            load_cpu_ns: None,
-            monitors: None,
-            setup_steps: Vec::new(),
-            setup_changed: Vec::new(),
-        };
-        store.add_run(record.id, &run).unwrap();
-    }
-    store
-        .finish_configuration(record.id, StopReason::MaxRuns, false, None)
-        .unwrap();
-    store
-        .finish_session(id, SessionStatus::Completed, started_at_ns + 1_000)
-        .unwrap();
-    id
+    let session = site_session(kernel, scale, started_at_ns, hostile);
+    store(path, std::slice::from_ref(&session));
+    session.info.id
 }
 
-/// A database of two sessions, kernel A (its texts hostile) and kernel B.
+fn store(path: &Path, sessions: &[vernier_model::StoredSession]) {
+    SqliteStore::open(path)
+        .unwrap()
+        .import_sessions(sessions, &BTreeMap::new())
+        .unwrap();
+}
+
+/// A database of the two kernels of `vernier_testkit::site::site_sessions`.
 pub fn database(dir: &Path) -> PathBuf {
     let db = dir.join("results.db");
-    record(&db, "A", 1.0, 1_700_000_000_000_000_000, true);
-    record(&db, "B", 1.5, 1_700_000_100_000_000_000, false);
+    store(&db, &site_sessions());
     db
 }
 
@@ -260,28 +56,6 @@ pub fn files(root: &Path) -> BTreeMap<String, Vec<u8>> {
         }
     }
     out
-}
-
-/// The start tags of a document as a browser's tokenizer sees them: name and attributes.
-pub fn start_tags(text: &str) -> Vec<(String, BTreeMap<String, String>)> {
-    Tokenizer::new(text)
-        .flatten()
-        .filter_map(|t| match t {
-            Token::StartTag(tag) => Some((
-                String::from_utf8_lossy(&tag.name).into_owned(),
-                tag.attributes
-                    .iter()
-                    .map(|(k, v)| {
-                        (
-                            String::from_utf8_lossy(k).into_owned(),
-                            String::from_utf8_lossy(v).into_owned(),
-                        )
-                    })
-                    .collect(),
-            )),
-            _ => None,
-        })
-        .collect()
 }
 
 /// A `vernier serve` on a free port of 127.0.0.1, killed when dropped (also when a test fails).

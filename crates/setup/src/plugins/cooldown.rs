@@ -7,10 +7,11 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use vernier_model::spec::Spec;
+use vernier_model::{Description, OptionDefault, OptionKind, OptionSpec, OptionValue, Options};
 use vernier_sys::loadavg::read_loadavg;
 use vernier_sys::Roots;
 
-use super::{option_f64, unavailable, Plugin, PluginHelp, PluginKind, Waiter, When};
+use super::{unavailable, Plugin, PluginKind, Waiter, When};
 use crate::SetupError;
 
 #[derive(Debug)]
@@ -22,31 +23,52 @@ pub(crate) struct Cooldown {
 }
 
 impl PluginKind for Cooldown {
-    const HELP: PluginHelp = PluginHelp {
-        name: "cooldown",
-        help: "pause before every run, and wait for the load average to fall",
-        options: &[
-            (
+    fn describe() -> Description {
+        let seconds = |name, default, help| {
+            OptionSpec::new(
+                name,
+                OptionKind::Float {
+                    min: 0.0,
+                    max: 86_400.0,
+                },
+                default,
+            )
+            .unit("s")
+            .help(help)
+        };
+        Description::new(
+            "cooldown",
+            "pause before every run, and wait for the load average to fall",
+        )
+        .with_options(vec![
+            seconds(
                 "seconds",
-                "pause in seconds, 0 to 86400 (default 5, or 0 with load)",
+                OptionDefault::Unset("5, or 0 with load".into()),
+                "the pause",
             ),
-            (
+            OptionSpec::new(
                 "load",
-                "then wait until the 1-minute load average is below this",
-            ),
-            (
+                OptionKind::Float { min: 0.0, max: 1e6 },
+                OptionDefault::Unset("none: no wait".into()),
+            )
+            .help("then wait until the 1-minute load average is below this"),
+            seconds(
                 "timeout",
-                "longest wait for the load, seconds (default 300)",
+                OptionDefault::Value(OptionValue::Float(300.0)),
+                "longest wait for the load",
             ),
-        ],
-    };
+        ])
+    }
 
-    fn plan(spec: &Spec, roots: &Roots) -> Result<Self, SetupError> {
-        let seconds = option_f64(spec, "seconds", 0.0, 86_400.0)?;
-        let load = option_f64(spec, "load", 0.0, 1e6)?;
-        let timeout = option_f64(spec, "timeout", 0.0, 86_400.0)?.unwrap_or(300.0);
+    fn plan(spec: &Spec, options: &Options, roots: &Roots) -> Result<Self, SetupError> {
+        let load = options.get("load").map(|_| options.float("load"));
+        let timeout = options.float("timeout");
         // Without options: a fixed pause that lets caches, clocks and temperatures settle.
-        let seconds = seconds.unwrap_or(if load.is_some() { 0.0 } else { 5.0 });
+        let seconds = match options.get("seconds") {
+            Some(_) => options.float("seconds"),
+            None if load.is_some() => 0.0,
+            None => 5.0,
+        };
         if load.is_some() {
             read_loadavg(&roots.proc_root).map_err(|e| unavailable(spec, e.to_string()))?;
         }

@@ -7,9 +7,10 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use vernier_model::spec::Spec;
+use vernier_model::{Description, OptionDefault, OptionKind, OptionSpec, OptionValue, Options};
 use vernier_sys::Roots;
 
-use super::{check_writable, option_f64, unavailable, Plugin, PluginHelp, PluginKind, When};
+use super::{check_writable, unavailable, Plugin, PluginKind, When};
 use crate::record::Change;
 use crate::SetupError;
 
@@ -20,17 +21,26 @@ pub(crate) struct DmaLatency {
 }
 
 impl PluginKind for DmaLatency {
-    const HELP: PluginHelp = PluginHelp {
-        name: "dma-latency",
-        help: "hold a PM QoS CPU latency request (/dev/cpu_dma_latency) for the session",
-        options: &[(
+    fn describe() -> Description {
+        Description::new(
+            "dma-latency",
+            "hold a PM QoS CPU latency request (/dev/cpu_dma_latency) for the session",
+        )
+        .with_options(vec![OptionSpec::new(
             "us",
-            "the latency limit in microseconds (default 0: no deep C-states)",
-        )],
-    };
+            // The request is an s32 (Documentation/power/pm_qos_interface.rst).
+            OptionKind::UInt {
+                min: 0,
+                max: i32::MAX as u64,
+            },
+            OptionDefault::Value(OptionValue::UInt(0)),
+        )
+        .unit("us")
+        .help("the latency limit; 0: no deep C-states")])
+    }
 
-    fn plan(spec: &Spec, roots: &Roots) -> Result<Self, SetupError> {
-        let latency_us = option_f64(spec, "us", 0.0, 2e9)?.unwrap_or(0.0) as i32;
+    fn plan(spec: &Spec, options: &Options, roots: &Roots) -> Result<Self, SetupError> {
+        let latency_us = i32::try_from(options.uint("us")).unwrap_or(i32::MAX);
         let path = roots.dev_root.join("cpu_dma_latency");
         check_writable(&path).map_err(|r| unavailable(spec, r))?;
         Ok(DmaLatency { path, latency_us })

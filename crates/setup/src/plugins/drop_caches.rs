@@ -6,9 +6,10 @@
 use std::path::PathBuf;
 
 use vernier_model::spec::Spec;
+use vernier_model::{Description, Options};
 use vernier_sys::Roots;
 
-use super::{check_writable, unavailable, Plugin, PluginHelp, PluginKind, Waiter, When};
+use super::{check_writable, unavailable, Plugin, PluginKind, Waiter, When};
 use crate::record::write_value;
 use crate::SetupError;
 
@@ -18,13 +19,14 @@ pub(crate) struct DropCaches {
 }
 
 impl PluginKind for DropCaches {
-    const HELP: PluginHelp = PluginHelp {
-        name: "drop-caches",
-        help: "sync, then drop the page cache, dentries and inodes before every run (root)",
-        options: &[],
-    };
+    fn describe() -> Description {
+        Description::new(
+            "drop-caches",
+            "sync, then drop the page cache, dentries and inodes before every run (root)",
+        )
+    }
 
-    fn plan(spec: &Spec, roots: &Roots) -> Result<Self, SetupError> {
+    fn plan(spec: &Spec, _options: &Options, roots: &Roots) -> Result<Self, SetupError> {
         let path = roots.proc_root.join("sys/vm/drop_caches");
         check_writable(&path).map_err(|r| unavailable(spec, r))?;
         Ok(DropCaches { path })

@@ -5,10 +5,11 @@
 use std::path::PathBuf;
 
 use vernier_model::spec::Spec;
+use vernier_model::{Description, OptionDefault, OptionKind, OptionSpec, OptionValue, Options};
 use vernier_sys::cpulist::read_online_cpus;
 use vernier_sys::Roots;
 
-use super::{check_writable, unavailable, Plugin, PluginHelp, PluginKind, When};
+use super::{check_writable, unavailable, Plugin, PluginKind, When};
 use crate::record::{write_changes, Change};
 use crate::SetupError;
 
@@ -18,14 +19,21 @@ pub(crate) struct Governor {
 }
 
 impl PluginKind for Governor {
-    const HELP: PluginHelp = PluginHelp {
-        name: "governor",
-        help: "set the cpufreq governor of every online CPU for the session (root)",
-        options: &[("governor", "the governor (default performance)")],
-    };
+    fn describe() -> Description {
+        Description::new(
+            "governor",
+            "set the cpufreq governor of every online CPU for the session (root)",
+        )
+        .with_options(vec![OptionSpec::new(
+            "governor",
+            OptionKind::Text,
+            OptionDefault::Value(OptionValue::Text("performance".into())),
+        )
+        .help("the governor, one the driver offers")])
+    }
 
-    fn plan(spec: &Spec, roots: &Roots) -> Result<Self, SetupError> {
-        let target = spec.option("governor").unwrap_or("performance");
+    fn plan(spec: &Spec, options: &Options, roots: &Roots) -> Result<Self, SetupError> {
+        let target = options.text("governor");
         let cpu_dir = roots.sys_root.join("devices/system/cpu");
         let cpus =
             read_online_cpus(&roots.sys_root).map_err(|e| unavailable(spec, e.to_string()))?;

@@ -6,10 +6,11 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use vernier_model::spec::Spec;
+use vernier_model::{Description, OptionDefault, OptionKind, OptionSpec, OptionValue, Options};
 use vernier_sys::procstat::read_proc_stat_cpu;
 use vernier_sys::Roots;
 
-use super::{option_f64, unavailable, Plugin, PluginHelp, PluginKind, Waiter, When};
+use super::{unavailable, Plugin, PluginKind, Waiter, When};
 use crate::SetupError;
 
 #[derive(Debug)]
@@ -21,26 +22,38 @@ pub(crate) struct IdleGate {
 }
 
 impl PluginKind for IdleGate {
-    const HELP: PluginHelp = PluginHelp {
-        name: "idle-gate",
-        help: "before every run, wait until the CPUs are idle",
-        options: &[
-            (
+    fn describe() -> Description {
+        let number = |name, min, max, default, unit, help| {
+            OptionSpec::new(
+                name,
+                OptionKind::Float { min, max },
+                OptionDefault::Value(OptionValue::Float(default)),
+            )
+            .unit(unit)
+            .help(help)
+        };
+        Description::new(
+            "idle-gate",
+            "before every run, wait until the CPUs are idle",
+        )
+        .with_options(vec![
+            number(
                 "threshold",
-                "busy percent of all CPUs that counts as idle, 0 to 100 (default 5)",
+                0.0,
+                100.0,
+                5.0,
+                "%",
+                "busy share of all CPUs that counts as idle",
             ),
-            (
-                "window",
-                "measuring window, milliseconds, 10 to 60000 (default 250)",
-            ),
-            ("timeout", "longest wait, seconds (default 60)"),
-        ],
-    };
+            number("window", 10.0, 60_000.0, 250.0, "ms", "measuring window"),
+            number("timeout", 0.0, 86_400.0, 60.0, "s", "longest wait"),
+        ])
+    }
 
-    fn plan(spec: &Spec, roots: &Roots) -> Result<Self, SetupError> {
-        let busy_pct = option_f64(spec, "threshold", 0.0, 100.0)?.unwrap_or(5.0);
-        let window_ms = option_f64(spec, "window", 10.0, 60_000.0)?.unwrap_or(250.0);
-        let timeout = option_f64(spec, "timeout", 0.0, 86_400.0)?.unwrap_or(60.0);
+    fn plan(spec: &Spec, options: &Options, roots: &Roots) -> Result<Self, SetupError> {
+        let busy_pct = options.float("threshold");
+        let window_ms = options.float("window");
+        let timeout = options.float("timeout");
         read_proc_stat_cpu(&roots.proc_root).map_err(|e| unavailable(spec, e.to_string()))?;
         Ok(IdleGate {
             busy_pct,

@@ -1,6 +1,8 @@
-//! The setup plugins: one type per plugin, one file each, behind the [`Plugin`] trait. A
-//! plugin plans itself from its `--setup` request ([`PluginKind::plan`]: option checking and
-//! preflight against the machine, nothing changed), then says what it changes for the session
+//! The setup plugins: one type per plugin, one file each, behind the [`Plugin`] trait, and
+//! their [`registry`]. A plugin describes itself ([`PluginKind::describe`]: name, summary, typed
+//! options), plans itself from its `--setup` request ([`PluginKind::plan`], its options already
+//! checked and resolved by the registry: preflight against the machine, nothing changed), then
+//! says what it changes for the session
 //! ([`Plugin::changes`]), does before every measured run ([`Plugin::before_run`]) or sets for
 //! the benchmark child ([`Plugin::child`]). The order of all that, the restore record and
 //! restoring on every way out are the [`crate::guard`]'s; how each kind of [`Change`] is
@@ -24,26 +26,17 @@ use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 use vernier_model::spec::Spec;
-use vernier_model::ChildSetup;
+use vernier_model::{ChildSetup, Describe, Description, Kind, Options, Registry};
 use vernier_sys::Roots;
 
 use crate::record::Change;
 use crate::spec::parse_setup_list;
 use crate::SetupError;
-
-/// A setup plugin as `vernier list -v` and `vernier run --help` describe it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PluginHelp {
-    pub name: &'static str,
-    pub help: &'static str,
-    /// Each option with what it means, its default and its range.
-    pub options: &'static [(&'static str, &'static str)],
-}
 
 /// When a step is applied.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -88,82 +81,69 @@ pub(crate) trait Plugin: std::fmt::Debug + Send + Sync {
     }
 }
 
-/// How a plugin is planned from its request. A separate trait from [`Plugin`] so that the
-/// planned plugins can be handled as `dyn Plugin`.
+/// How a plugin describes itself and is planned from its request. A separate trait from
+/// [`Plugin`] so that the planned plugins can be handled as `dyn Plugin`.
 pub(crate) trait PluginKind: Plugin + Sized + 'static {
-    /// The name, help and options (the options `plan` accepts, checked before it is called).
-    const HELP: PluginHelp;
-    /// Takes any option name (`sysctl:NAME=VALUE`) instead of those in [`PluginKind::HELP`].
-    const FREE_OPTIONS: bool = false;
+    /// The name, summary and options (those `plan` gets, typed and resolved).
+    fn describe() -> Description;
 
-    /// Checks the request against the machine at `roots`. Fails with
-    /// [`SetupError::Unavailable`] when the machine cannot do it (skipped when optional).
-    fn plan(spec: &Spec, roots: &Roots) -> Result<Self, SetupError>;
+    /// Checks the request `spec`, whose options the registry resolved into `options`, against
+    /// the machine at `roots`. Fails with [`SetupError::Unavailable`] when the machine cannot
+    /// do it (skipped when optional).
+    fn plan(spec: &Spec, options: &Options, roots: &Roots) -> Result<Self, SetupError>;
 }
 
-type Planner = fn(&Spec, &Roots) -> Result<Arc<dyn Plugin>, SetupError>;
+type Planner = fn(&Spec, &Options, &Roots) -> Result<Arc<dyn Plugin>, SetupError>;
 
-struct Entry {
-    help: PluginHelp,
-    free_options: bool,
+/// A setup plugin of the registry: what it says about itself and how it is planned.
+pub struct Entry {
+    description: Description,
     plan: Planner,
 }
 
-fn plan_boxed<P: PluginKind>(spec: &Spec, roots: &Roots) -> Result<Arc<dyn Plugin>, SetupError> {
-    Ok(Arc::new(P::plan(spec, roots)?))
+impl Describe for Entry {
+    fn description(&self) -> &Description {
+        &self.description
+    }
 }
 
-const fn entry<P: PluginKind>() -> Entry {
+fn plan_boxed<P: PluginKind>(
+    spec: &Spec,
+    options: &Options,
+    roots: &Roots,
+) -> Result<Arc<dyn Plugin>, SetupError> {
+    Ok(Arc::new(P::plan(spec, options, roots)?))
+}
+
+fn entry<P: PluginKind>() -> Entry {
     Entry {
-        help: P::HELP,
-        free_options: P::FREE_OPTIONS,
+        description: P::describe(),
         plan: plan_boxed::<P>,
     }
 }
 
-/// Every plugin, in help order.
-const REGISTRY: [Entry; 10] = [
-    entry::<drop_caches::DropCaches>(),
-    entry::<swap_reset::SwapReset>(),
-    entry::<cooldown::Cooldown>(),
-    entry::<idle_gate::IdleGate>(),
-    entry::<governor::Governor>(),
-    entry::<turbo::Turbo>(),
-    entry::<dma_latency::DmaLatency>(),
-    entry::<rt::Rt>(),
-    entry::<pin::Pin>(),
-    entry::<sysctl::Sysctl>(),
-];
-
-/// The per-run plugins in the order they run: swap reset and dropping caches first, the waits
-/// last, after the I/O of the others.
-const RUN_ORDER: [&str; 4] = ["swap-reset", "drop-caches", "cooldown", "idle-gate"];
-
-const HELPS: [PluginHelp; REGISTRY.len()] = {
-    let mut out = [REGISTRY[0].help; REGISTRY.len()];
-    let mut i = 0;
-    while i < REGISTRY.len() {
-        out[i] = REGISTRY[i].help;
-        i += 1;
-    }
-    out
-};
-
-const NAMES: [&str; REGISTRY.len()] = {
-    let mut out = [""; REGISTRY.len()];
-    let mut i = 0;
-    while i < REGISTRY.len() {
-        out[i] = REGISTRY[i].help.name;
-        i += 1;
-    }
-    out
-};
-
-/// The help of every plugin, in [`PLUGIN_NAMES`] order.
-pub const PLUGIN_HELP: &[PluginHelp] = &HELPS;
-
-/// The names accepted by `--setup`.
-pub const PLUGIN_NAMES: &[&str] = &NAMES;
+/// Every plugin, in the order help lists them and per-run steps run: swap reset and dropping
+/// caches first, the waits last, after the I/O of the others.
+pub fn registry() -> &'static Registry<Entry> {
+    static REGISTRY: LazyLock<Registry<Entry>> = LazyLock::new(|| {
+        Registry::new(
+            Kind::Setup,
+            vec![
+                entry::<swap_reset::SwapReset>(),
+                entry::<drop_caches::DropCaches>(),
+                entry::<cooldown::Cooldown>(),
+                entry::<idle_gate::IdleGate>(),
+                entry::<governor::Governor>(),
+                entry::<turbo::Turbo>(),
+                entry::<dma_latency::DmaLatency>(),
+                entry::<rt::Rt>(),
+                entry::<pin::Pin>(),
+                entry::<sysctl::Sysctl>(),
+            ],
+        )
+    });
+    &REGISTRY
+}
 
 /// One step of the plan.
 #[derive(Debug, Clone)]
@@ -223,20 +203,26 @@ pub fn plan_setup<S: AsRef<str>>(specs: &[S], roots: &Roots) -> Result<SetupPlan
         skipped: Vec::new(),
     };
     let mut keyed: Vec<(usize, PlannedStep)> = Vec::new();
+    let online = vernier_sys::cpulist::online_cpus().len() as u32;
     for spec in &specs {
-        let entry = find(spec)?;
-        check_option_names(spec, entry)?;
-        match (entry.plan)(spec, roots) {
+        let entry = registry().find(&spec.name)?;
+        let options = registry().resolve(
+            entry,
+            spec.options.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+            online,
+        )?;
+        match (entry.plan)(spec, &options, roots) {
             Ok(action) => {
                 action.child(&mut plan.child);
                 if let Some(when) = action.when() {
                     let key = match when {
                         When::Session => 0,
+                        // Per-run steps in registry order.
                         When::Run => {
-                            1 + RUN_ORDER
+                            1 + registry()
                                 .iter()
-                                .position(|n| *n == spec.name)
-                                .unwrap_or(RUN_ORDER.len())
+                                .position(|e| std::ptr::eq(e, entry))
+                                .unwrap_or(0)
                         }
                     };
                     keyed.push((
@@ -261,57 +247,11 @@ pub fn plan_setup<S: AsRef<str>>(specs: &[S], roots: &Roots) -> Result<SetupPlan
     Ok(plan)
 }
 
-fn find(spec: &Spec) -> Result<&'static Entry, SetupError> {
-    REGISTRY
-        .iter()
-        .find(|e| e.help.name == spec.name)
-        .ok_or_else(|| SetupError::UnknownPlugin {
-            name: spec.name.clone(),
-            valid: PLUGIN_NAMES.join(", "),
-        })
-}
-
-fn check_option_names(spec: &Spec, entry: &Entry) -> Result<(), SetupError> {
-    if entry.free_options {
-        return Ok(());
-    }
-    let valid: Vec<&str> = entry.help.options.iter().map(|(o, _)| *o).collect();
-    for (k, _) in &spec.options {
-        if !valid.contains(&k.as_str()) {
-            return Err(SetupError::UnknownOption {
-                plugin: spec.name.clone(),
-                option: k.clone(),
-                valid: if valid.is_empty() {
-                    "none".into()
-                } else {
-                    valid.join(", ")
-                },
-            });
-        }
-    }
-    Ok(())
-}
-
 /// The plugin cannot work on this machine, for `reason`.
 fn unavailable(spec: &Spec, reason: impl Into<String>) -> SetupError {
     SetupError::Unavailable {
         plugin: spec.name.clone(),
         reason: reason.into(),
-    }
-}
-
-fn option_f64(spec: &Spec, name: &str, min: f64, max: f64) -> Result<Option<f64>, SetupError> {
-    let Some(v) = spec.option(name) else {
-        return Ok(None);
-    };
-    match v.parse::<f64>() {
-        Ok(x) if x.is_finite() && (min..=max).contains(&x) => Ok(Some(x)),
-        _ => Err(SetupError::BadOption {
-            plugin: spec.name.clone(),
-            option: name.into(),
-            value: v.into(),
-            detail: format!("expected a number from {min} to {max}"),
-        }),
     }
 }
 
@@ -361,6 +301,7 @@ impl Waiter<'_> {
 mod tests {
     use super::*;
     use crate::fixture;
+    use vernier_model::PluginError;
 
     #[test]
     fn plans_every_plugin_on_a_fixture_tree() {
@@ -430,31 +371,42 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let roots = fixture::tree(dir.path());
         let e = plan_setup(&["drop-cache"], &roots).unwrap_err();
-        assert!(matches!(e, SetupError::UnknownPlugin { .. }));
-        assert!(e.to_string().contains("drop-caches, swap-reset"), "{e}");
+        assert!(matches!(e, SetupError::Plugin(PluginError::Unknown { .. })));
+        assert_eq!(
+            e.to_string(),
+            "unknown setup plugin 'drop-cache'; valid setup plugins: swap-reset, drop-caches, \
+             cooldown, idle-gate, governor, turbo, dma-latency, rt, pin, sysctl"
+        );
         let e = plan_setup(&["cooldown:secs=3"], &roots).unwrap_err();
-        assert!(e.to_string().contains("seconds, load, timeout"), "{e}");
+        assert_eq!(
+            e.to_string(),
+            "setup plugin 'cooldown' has no option 'secs'; valid options: seconds, load, timeout"
+        );
         let e = plan_setup(&["turbo:x=1"], &roots).unwrap_err();
-        assert!(e.to_string().contains("valid: none"), "{e}");
-        for bad in [
-            "cooldown:seconds=-1",
-            "cooldown:load=abc",
-            "idle-gate:threshold=101",
-            "swap-reset:when=always",
-            "rt:priority=0",
-            "rt:priority=100",
-            "rt:priority=2.5",
-            "pin:cpus=x",
-            "sysctl:kernel..x=1",
+        assert!(e.to_string().ends_with("valid options: none"), "{e}");
+        // Values are typed as every plugin's are, in the same words.
+        for (bad, expected) in [
+            ("cooldown:seconds=-1", "expected a number in 0..=86400"),
+            ("cooldown:load=abc", "expected a number in 0..=1000000"),
+            ("idle-gate:threshold=101", "expected a number in 0..=100"),
+            ("swap-reset:when=always", "expected one of session, run"),
+            ("rt:priority=0", "expected an integer in 1..=99"),
+            ("rt:priority=100", "expected an integer in 1..=99"),
+            ("rt:priority=2.5", "expected an integer in 1..=99"),
+            ("pin:cpus=x", "expected all or a CPU list such as 0-1,3"),
+            ("dma-latency:us=-1", "expected an integer in 0..=2147483647"),
         ] {
+            let e = plan_setup(&[bad], &roots).unwrap_err();
             assert!(
-                matches!(
-                    plan_setup(&[bad], &roots),
-                    Err(SetupError::BadOption { .. })
-                ),
-                "{bad} should be a bad option"
+                matches!(e, SetupError::Plugin(PluginError::Value { .. })),
+                "{bad}: {e}"
             );
+            assert!(e.to_string().ends_with(expected), "{bad}: {e}");
         }
+        assert!(matches!(
+            plan_setup(&["sysctl:kernel..x=1"], &roots),
+            Err(SetupError::BadOption { .. })
+        ));
         assert!(matches!(
             plan_setup(&["pin"], &roots),
             Err(SetupError::Parse { .. })
@@ -463,17 +415,10 @@ mod tests {
             plan_setup(&["sysctl"], &roots),
             Err(SetupError::Parse { .. })
         ));
-        // The help and the names list every registered plugin once, in registry order, and
-        // the run order names only per-run plugins.
-        assert_eq!(PLUGIN_HELP.len(), REGISTRY.len());
-        assert_eq!(PLUGIN_NAMES.len(), REGISTRY.len());
-        for ((help, name), entry) in PLUGIN_HELP.iter().zip(PLUGIN_NAMES).zip(&REGISTRY) {
-            assert_eq!(help, &entry.help);
-            assert_eq!(*name, entry.help.name);
-            assert_eq!(PLUGIN_NAMES.iter().filter(|n| *n == name).count(), 1);
-        }
-        for name in RUN_ORDER {
-            assert!(PLUGIN_NAMES.contains(&name), "{name}");
+        // Every option a plugin declares has its help.
+        for entry in registry().iter() {
+            let d = entry.description();
+            assert!(d.options.iter().all(|o| !o.help.is_empty()), "{}", d.name);
         }
     }
 

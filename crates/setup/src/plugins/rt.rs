@@ -3,10 +3,12 @@
 //! (`vernier_sys::sched::apply_child_setup`), so nothing in this process changes.
 
 use vernier_model::spec::Spec;
-use vernier_model::ChildSetup;
+use vernier_model::{
+    ChildSetup, Description, OptionDefault, OptionKind, OptionSpec, OptionValue, Options,
+};
 use vernier_sys::{Roots, SysError};
 
-use super::{option_f64, unavailable, Plugin, PluginHelp, PluginKind, When};
+use super::{unavailable, Plugin, PluginKind, When};
 use crate::SetupError;
 
 #[derive(Debug)]
@@ -15,31 +17,22 @@ pub(crate) struct Rt {
 }
 
 impl PluginKind for Rt {
-    const HELP: PluginHelp = PluginHelp {
-        name: "rt",
-        help: "run the benchmark under SCHED_FIFO",
-        options: &[("priority", "the real-time priority, 1 to 99 (default 50)")],
-    };
-
-    fn plan(spec: &Spec, _roots: &Roots) -> Result<Self, SetupError> {
-        // SAFETY: plain queries without pointers.
-        let (min, max) = unsafe {
-            (
-                libc::sched_get_priority_min(libc::SCHED_FIFO),
-                libc::sched_get_priority_max(libc::SCHED_FIFO),
+    fn describe() -> Description {
+        Description::new("rt", "run the benchmark under SCHED_FIFO").with_options(vec![
+            OptionSpec::new(
+                "priority",
+                // SCHED_FIFO's range on Linux (sched_get_priority_min/max(2)).
+                OptionKind::UInt { min: 1, max: 99 },
+                OptionDefault::Value(OptionValue::UInt(50)),
             )
-        };
-        let p = option_f64(spec, "priority", min as f64, max as f64)?.unwrap_or(50.0);
-        if p.fract() != 0.0 {
-            return Err(SetupError::BadOption {
-                plugin: spec.name.clone(),
-                option: "priority".into(),
-                value: p.to_string(),
-                detail: "expected a whole number".into(),
-            });
-        }
-        probe_fifo(p as i32).map_err(|r| unavailable(spec, r))?;
-        Ok(Rt { priority: p as i32 })
+            .help("the real-time priority"),
+        ])
+    }
+
+    fn plan(spec: &Spec, options: &Options, _roots: &Roots) -> Result<Self, SetupError> {
+        let priority = i32::try_from(options.uint("priority")).unwrap_or(i32::MAX);
+        probe_fifo(priority).map_err(|r| unavailable(spec, r))?;
+        Ok(Rt { priority })
     }
 }
 

@@ -5,9 +5,10 @@
 use std::path::PathBuf;
 
 use vernier_model::spec::Spec;
+use vernier_model::{Description, OptionDefault, OptionKind, OptionSpec, OptionValue, Options};
 use vernier_sys::Roots;
 
-use super::{unavailable, Plugin, PluginHelp, PluginKind, Waiter, When};
+use super::{unavailable, Plugin, PluginKind, Waiter, When};
 use crate::record::Change;
 use crate::{swap, SetupError};
 
@@ -19,24 +20,23 @@ pub(crate) struct SwapReset {
 }
 
 impl PluginKind for SwapReset {
-    const HELP: PluginHelp = PluginHelp {
-        name: "swap-reset",
-        help: "swapoff and swapon every active swap area, emptying swap (root)",
-        options: &[("when", "session (once, default) or run (before every run)")],
-    };
+    fn describe() -> Description {
+        Description::new(
+            "swap-reset",
+            "swapoff and swapon every active swap area, emptying swap (root)",
+        )
+        .with_options(vec![OptionSpec::new(
+            "when",
+            OptionKind::choice(&["session", "run"]),
+            OptionDefault::Value(OptionValue::Text("session".into())),
+        )
+        .help("session: once; run: before every run")])
+    }
 
-    fn plan(spec: &Spec, roots: &Roots) -> Result<Self, SetupError> {
-        let when = match spec.option("when").unwrap_or("session") {
-            "session" => When::Session,
+    fn plan(spec: &Spec, options: &Options, roots: &Roots) -> Result<Self, SetupError> {
+        let when = match options.text("when") {
             "run" => When::Run,
-            other => {
-                return Err(SetupError::BadOption {
-                    plugin: spec.name.clone(),
-                    option: "when".into(),
-                    value: other.into(),
-                    detail: "expected 'session' or 'run'".into(),
-                })
-            }
+            _ => When::Session,
         };
         let swaps_path = roots.proc_root.join("swaps");
         let areas = swap::read_swaps(&swaps_path).map_err(|e| unavailable(spec, e.to_string()))?;

@@ -5,9 +5,10 @@
 use std::path::PathBuf;
 
 use vernier_model::spec::Spec;
+use vernier_model::{Description, Options};
 use vernier_sys::Roots;
 
-use super::{check_writable, unavailable, Plugin, PluginHelp, PluginKind, When};
+use super::{check_writable, unavailable, Plugin, PluginKind, When};
 use crate::record::{write_changes, Change};
 use crate::SetupError;
 
@@ -17,14 +18,19 @@ pub(crate) struct Sysctl {
 }
 
 impl PluginKind for Sysctl {
-    const HELP: PluginHelp = PluginHelp {
-        name: "sysctl",
-        help: "set sysctls for the session: sysctl:NAME=VALUE[:NAME=VALUE...] (root)",
-        options: &[],
-    };
-    const FREE_OPTIONS: bool = true;
+    fn describe() -> Description {
+        Description::new(
+            "sysctl",
+            "set sysctls for the session: sysctl:NAME=VALUE[:NAME=VALUE...] (root)",
+        )
+        .with_other_options(
+            "NAME=VALUE sets the sysctl NAME, e.g. kernel.timer_migration=0",
+            true,
+        )
+    }
 
-    fn plan(spec: &Spec, roots: &Roots) -> Result<Self, SetupError> {
+    /// The sysctls in the order given (`spec`; `options` holds the same, by name).
+    fn plan(spec: &Spec, _options: &Options, roots: &Roots) -> Result<Self, SetupError> {
         if spec.options.is_empty() {
             return Err(SetupError::Parse {
                 spec: spec.text.clone(),

@@ -6,9 +6,10 @@
 use std::path::{Path, PathBuf};
 
 use vernier_model::spec::Spec;
+use vernier_model::{Description, Options};
 use vernier_sys::Roots;
 
-use super::{check_writable, unavailable, Plugin, PluginHelp, PluginKind, When};
+use super::{check_writable, unavailable, Plugin, PluginKind, When};
 use crate::record::{write_changes, Change};
 use crate::SetupError;
 
@@ -33,13 +34,14 @@ pub(crate) fn turbo_writes(sys_root: &Path) -> Vec<(PathBuf, String)> {
 }
 
 impl PluginKind for Turbo {
-    const HELP: PluginHelp = PluginHelp {
-        name: "turbo",
-        help: "switch turbo/boost off for the session (intel_pstate no_turbo or cpufreq boost)",
-        options: &[],
-    };
+    fn describe() -> Description {
+        Description::new(
+            "turbo",
+            "switch turbo/boost off for the session (intel_pstate no_turbo or cpufreq boost)",
+        )
+    }
 
-    fn plan(spec: &Spec, roots: &Roots) -> Result<Self, SetupError> {
+    fn plan(spec: &Spec, _options: &Options, roots: &Roots) -> Result<Self, SetupError> {
         let writes = turbo_writes(&roots.sys_root);
         if writes.is_empty() {
             let cpu_dir = roots.sys_root.join("devices/system/cpu");

@@ -1,0 +1,107 @@
+//! The `stat` monitor: its registry entry and its reading of /proc/stat.
+
+use std::path::PathBuf;
+
+use super::{buffer, load, Entry};
+use crate::procfs::parse_proc_stat;
+use crate::{MetricNames, Monitor, MonitorError, Reading};
+use vernier_model::Description;
+
+/// The registry's entry of `stat`.
+pub(super) fn entry() -> Entry {
+    Entry::new(
+        Description::new(
+            "stat",
+            "/proc/stat: CPU times incl. steal, ctxt, intr, forks; procs_running/blocked",
+        ),
+        true,
+        |_, roots| Box::new(StatMonitor::new(roots.proc_root.clone())),
+    )
+}
+
+/// `stat`: /proc/stat (proc(5)). CPU times are summed over CPUs and converted from USER_HZ
+/// ticks to ns; note they advance in whole ticks, unlike rusage.
+pub struct StatMonitor {
+    path: PathBuf,
+    buf: String,
+    ns_per_tick: f64,
+    names: MetricNames,
+}
+
+impl StatMonitor {
+    pub fn new(proc_root: PathBuf) -> Self {
+        StatMonitor {
+            path: proc_root.join("stat"),
+            buf: buffer(),
+            ns_per_tick: 1e9 / vernier_sys::clock::clock_ticks_per_second() as f64,
+            names: MetricNames::default(),
+        }
+    }
+}
+
+impl Monitor for StatMonitor {
+    fn name(&self) -> &'static str {
+        "stat"
+    }
+
+    fn start(&mut self, _child_pid: i32) -> Result<(), MonitorError> {
+        load(&self.path, &mut self.buf, parse_proc_stat).map(|_| ())
+    }
+
+    fn sample(&mut self, out: &mut Vec<Reading>) -> Result<(), MonitorError> {
+        let s = load(&self.path, &mut self.buf, parse_proc_stat)?;
+        let c = s.cpu;
+        for (metric, ticks) in [
+            ("user_ns", c.user),
+            ("nice_ns", c.nice),
+            ("system_ns", c.system),
+            ("idle_ns", c.idle),
+            ("iowait_ns", c.iowait),
+            ("irq_ns", c.irq),
+            ("softirq_ns", c.softirq),
+            ("steal_ns", c.steal),
+        ] {
+            out.push(Reading::counter(
+                self.names.get(metric),
+                "ns",
+                ticks as f64 * self.ns_per_tick,
+            ));
+        }
+        let n = &mut self.names;
+        out.push(Reading::counter(n.get("ctxt"), "count", s.ctxt as f64));
+        out.push(Reading::counter(n.get("intr"), "count", s.intr as f64));
+        out.push(Reading::counter(
+            n.get("processes"),
+            "count",
+            s.processes as f64,
+        ));
+        out.push(Reading::gauge(
+            n.get("procs_running"),
+            "count",
+            s.procs_running as f64,
+        ));
+        out.push(Reading::gauge(
+            n.get("procs_blocked"),
+            "count",
+            s.procs_blocked as f64,
+        ));
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::monitors::testing::{get, sample_once};
+    use crate::SeriesKind;
+
+    #[test]
+    fn stat_on_real_proc() {
+        let r = sample_once(&mut StatMonitor::new("/proc".into()));
+        assert_eq!(r.len(), 13);
+        assert_eq!(get(&r, "ctxt").kind, SeriesKind::Counter);
+        assert!(get(&r, "user_ns").value > 0.0);
+        assert_eq!(get(&r, "procs_running").kind, SeriesKind::Gauge);
+    }
+}

@@ -1,0 +1,152 @@
+//! The index: sessions with a tag filter, and links to every page.
+
+use std::collections::BTreeSet;
+
+use maud::{html, Markup};
+use vernier_model::StoredSession;
+use vernier_report::format::{describe_session, plural};
+
+use super::{configurations, nav};
+use crate::html;
+use crate::{session_name, short_id, Site};
+
+pub fn index(site: &Site) -> String {
+    let sessions = &site.input.sessions;
+    let runs: usize = sessions.iter().map(measured_runs).sum();
+    let tags: BTreeSet<String> = sessions
+        .iter()
+        .flat_map(|s| s.info.tags.iter().map(|(k, v)| format!("{k}={v}")))
+        .collect();
+    let body = html! {
+        p {
+            (plural(sessions.len(), "session")) ", " (plural(runs, "measured run"))
+            ". Every statistic is computed as " code { "vernier show" } " and "
+            code { "vernier compare" } " compute it."
+        }
+        h2 { "Sessions" }
+        @if !tags.is_empty() {
+            p {
+                label {
+                    "Filter by tag "
+                    select #tag-filter {
+                        option value="" { "all sessions" }
+                        @for t in &tags { option value=(t) { (t) } }
+                    }
+                }
+                " " span #shown {}
+            }
+        }
+        // The columns a reader scans at 1300 px: a minute is enough to tell sessions apart
+        // (the second and the full id and fingerprint are their tooltips), tags wrap between
+        // tags.
+        div.scroll {
+            table #sessions {
+                thead {
+                    tr {
+                        th { "started (UTC)" } th { "session" } th { "status" } th { "ran" }
+                        th { "tags" } th { "kernel" } th { "fingerprint" }
+                        th.num { "configs" } th.num { "runs" } th { "note" } th { "pages" }
+                    }
+                }
+                tbody {
+                    @for (i, s) in sessions.iter().enumerate() { (session_row(site, i, s)) }
+                }
+            }
+        }
+        @if !site.benchmarks.is_empty() {
+            h2 { "Benchmarks" }
+            ul {
+                @for (b, bench) in site.benchmarks.iter().enumerate() {
+                    @let series = site.benchmark_series(b);
+                    li {
+                        a href={ "bench/" (bench.stem) ".html" } { (bench.name) } ": "
+                        (plural(configurations(&series), "configuration")) " in "
+                        (series.len()) " series"
+                    }
+                }
+            }
+        }
+        @if !site.latency.is_empty() {
+            h2 { "Latency" }
+            p {
+                a href="latency.html" { "Latency histograms" } " of "
+                (plural(site.latency.len(), "configuration")) "."
+            }
+        }
+        @if !site.monitors.is_empty() {
+            h2 { "Monitors" }
+            ul {
+                @for (session, keys) in &site.monitors {
+                    @let s = &site.input.sessions[*session];
+                    li {
+                        a href={ "monitors/" (s.info.id) ".html" } { (session_name(s)) } ": "
+                        (keys.len()) " series, "
+                        (keys.iter().filter(|k| k.constant.is_some()).count())
+                        " of them constant"
+                    }
+                }
+            }
+        }
+        @if let Some(c) = &site.input.comparison {
+            h2 { "Compare" }
+            p {
+                a href="compare.html" { (c.new) " against " (c.base) } ": "
+                (plural(c.report.comparisons.len(), "configuration")) " compared."
+            }
+        }
+        h2 { "Environment" }
+        p {
+            a href="environment.html" { "Each session's environment" } " and how they differ."
+        }
+    };
+    html::page("", "vernier report", &nav(site), &body)
+}
+
+fn measured_runs(s: &StoredSession) -> usize {
+    s.configurations
+        .iter()
+        .map(|c| c.runs.iter().filter(|r| !r.warmup).count())
+        .sum()
+}
+
+/// A session's row: its tags (one per line) are what the tag filter reads.
+fn session_row(site: &Site, i: usize, s: &StoredSession) -> Markup {
+    let tags: Vec<String> = s
+        .info
+        .tags
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
+    let fingerprint: String = s.info.fingerprint.chars().take(8).collect();
+    let has_monitors = site.monitors.iter().any(|(x, _)| *x == i);
+    html! {
+        tr data-tags=(tags.join("\n")) {
+            td.when title=(html::utc(s.info.started_at_ns)) {
+                (html::utc_minute(s.info.started_at_ns))
+            }
+            td.id title=(s.info.id) { (short_id(s)) }
+            td.word { (s.info.status.as_str()) }
+            // What it ran, as `vernier sessions` says it; specs wrap at their separators.
+            td.text { (html::label(&describe_session(s.info.suite.as_deref(), &s.info.specs))) }
+            td.text {
+                @for (n, t) in tags.iter().enumerate() {
+                    @if n > 0 { " " }
+                    span.tag { (t) }
+                }
+            }
+            td.text {
+                (html::label(s.info.environment.kernel_release.as_deref().unwrap_or("-")))
+            }
+            td.id title=(s.info.fingerprint) { (fingerprint) }
+            td.num { (s.configurations.len()) }
+            td.num { (measured_runs(s)) }
+            td.text { (s.info.note.as_deref().unwrap_or("")) }
+            td.word {
+                a href={ "environment.html#s-" (s.info.id) } { "environment" }
+                @if has_monitors {
+                    " " a href={ "monitors/" (s.info.id) ".html" } { "monitors" }
+                }
+            }
+        }
+    }
+}

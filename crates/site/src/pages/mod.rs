@@ -1,0 +1,74 @@
+//! The pages and figures of a [`Site`]: a module per page, with the figures it shows, each a
+//! pure function of the site's analysed data. Pages are maud markup made with the pieces of
+//! [`crate::html`]; figures are `vernier_plot`'s SVG.
+
+mod benchmark;
+mod compare;
+mod environment;
+mod history;
+mod index;
+mod latency;
+mod monitors;
+
+use std::collections::BTreeSet;
+
+use vernier_analysis::ConfigSummary;
+use vernier_plot::{Series, Size};
+
+use crate::Site;
+
+pub use benchmark::{bars_figure, benchmark, box_figure, line_figure};
+pub use compare::{compare, forest_figure};
+pub use environment::environment;
+pub use history::{history, history_figure};
+pub use index::index;
+pub use latency::{latency, latency_figure, maxima_figure};
+pub use monitors::{monitor_figure, monitors};
+
+/// The navigation of every page, relative to the root.
+fn nav(site: &Site) -> Vec<(String, String)> {
+    let mut nav = vec![("index.html".to_string(), "Sessions".to_string())];
+    for b in &site.benchmarks {
+        nav.push((format!("bench/{}.html", b.stem), b.name.clone()));
+    }
+    if !site.latency.is_empty() {
+        nav.push(("latency.html".to_string(), "Latency".to_string()));
+    }
+    if site.input.comparison.is_some() {
+        nav.push(("compare.html".to_string(), "Compare".to_string()));
+    }
+    if !site.histories.is_empty() || site.history.is_err() {
+        nav.push(("history.html".to_string(), "History".to_string()));
+    }
+    nav.push(("environment.html".to_string(), "Environment".to_string()));
+    nav
+}
+
+/// A figure's size: `panels` panels one above the other, `slots` marks side by side.
+fn size(panels: usize, slots: usize) -> Size {
+    Size {
+        width: (300 + 36 * slots as u32).clamp(1200, 6000),
+        height: (80 + 560 * panels as u32).clamp(700, 8000),
+    }
+}
+
+/// Distinct (metric, unit) panels among `series`.
+fn metric_panels(series: &[Series]) -> usize {
+    series
+        .iter()
+        .flat_map(|s| &s.summaries)
+        .map(|c| (&c.benchmark, &c.metric, &c.unit))
+        .collect::<BTreeSet<_>>()
+        .len()
+        .max(1)
+}
+
+/// Distinct configurations among `series`.
+fn configurations(series: &[Series]) -> usize {
+    series
+        .iter()
+        .flat_map(|s| &s.summaries)
+        .map(ConfigSummary::label)
+        .collect::<BTreeSet<_>>()
+        .len()
+}

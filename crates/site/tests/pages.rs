@@ -1,0 +1,327 @@
+//! What the pages of a site say, from sessions built in memory: the index, a benchmark's page
+//! with its monitors, the comparison, the environments and the monitors pages.
+
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use common::{assert_links_resolve, comparison, file, site, site_of};
+use uuid::Uuid;
+use vernier_formats::cyclictest;
+use vernier_model::{Environment, SessionStatus, StoredSession};
+use vernier_site::Input;
+use vernier_testkit::site::{site_session, site_sessions, STARTED_AT_NS};
+use vernier_testkit::stored_session;
+
+fn short(id: Uuid) -> String {
+    id.to_string()[..8].to_string()
+}
+
+/// The part of `page` from `start` up to `end` (to its end without `end`).
+fn between<'a>(page: &'a str, start: &str, end: Option<&str>) -> &'a str {
+    let from = &page[page
+        .find(start)
+        .unwrap_or_else(|| panic!("{start} in {page}"))..];
+    match end {
+        Some(end) => &from[..from.find(end).unwrap_or_else(|| panic!("{end} in {from}"))],
+        None => from,
+    }
+}
+
+/// The session of cyclictest's output in the fixture file `name`, as `vernier import` makes it
+/// (a file without times started at `now_ns`).
+fn imported(name: &str, output: cyclictest::Output, now_ns: i64) -> StoredSession {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../formats/tests/fixtures/cyclictest")
+        .join(name);
+    let file = std::fs::File::open(path).unwrap();
+    cyclictest::session(&cyclictest::read(output, file).unwrap(), now_ns).unwrap()
+}
+
+#[test]
+fn the_index_says_what_each_session_ran_and_the_comparison_names_units() {
+    let sessions = site_sessions();
+    let comparison = comparison(("A", &sessions[..1]), ("B", &sessions[1..]));
+    let site = site(Input {
+        sessions,
+        group_by: Some("kernel".into()),
+        comparison,
+        ..Input::default()
+    });
+    // The index says what each session ran, as `vernier sessions` does, and counts in words.
+    let index = &site["index.html"];
+    assert!(index.contains("<th>ran</th>"), "{index}");
+    assert!(
+        index.contains("<td class=\"text\">command:<wbr>cmd=true</td>"),
+        "{index}"
+    );
+    assert!(
+        index.contains(">latency</a>: 1 configuration in 2 series"),
+        "{index}"
+    );
+    assert!(!index.contains(" 1 configurations"), "{index}");
+    // One series per kernel.
+    let bench = file(&site, "bench/", "-command.html");
+    assert!(bench.contains("<p>Series: kernel=A"), "{bench}");
+    // The medians' unit is named with their metric, as `compare` prints them beside them; the
+    // geometric mean is either there or said to be missing, and why.
+    let compare = &site["compare.html"];
+    assert!(compare.contains("<td>p99 (us)</td>"), "{compare}");
+    assert!(
+        compare.contains("Geometric mean of the ") != compare.contains("No geometric mean: "),
+        "{compare}"
+    );
+    assert!(
+        !compare.contains("left out of the geometric mean"),
+        "{compare}"
+    );
+    assert_links_resolve(&site);
+}
+
+#[test]
+fn a_benchmark_without_runs_and_a_comparison_without_matches_still_make_a_site() {
+    // A session whose only configuration failed before any run.
+    let mut broken = stored_session(1_800_000_000_000_000_000, &[]);
+    broken.info.status = SessionStatus::Failed;
+    broken.info.tags = BTreeMap::from([("kernel".to_string(), "broken".to_string())]);
+    broken.info.environment = Environment::default();
+    let config = &mut broken.configurations[0].record;
+    config.benchmark = "pipe".into();
+    config.metric.name = "round_trip".into();
+    config.metric.unit = "ns".into();
+    config.stop_reason = None;
+    config.error = Some("the child failed".into());
+    let mut sessions = site_sessions();
+    sessions.push(broken);
+    let comparison = comparison(
+        ("kernel=B", &sessions[1..2]),
+        ("kernel=broken", &sessions[2..]),
+    );
+    let site = site(Input {
+        sessions,
+        comparison,
+        ..Input::default()
+    });
+    let compare = &site["compare.html"];
+    assert!(compare.contains("No configuration is on both sides"));
+    // The sides are BASE and NEW, as the page calls them everywhere; with nothing compared,
+    // nothing is said about a geometric mean.
+    assert!(compare.contains("<td>BASE</td>"), "{compare}");
+    assert!(!compare.contains("eometric mean"), "{compare}");
+    assert!(!site.contains_key("compare-forest.svg"));
+    let page = file(&site, "bench/", "-pipe.html");
+    assert!(page.contains("No configuration has measured runs."));
+    assert!(!site.keys().any(|p| p.ends_with("-pipe-box.svg")));
+    assert_links_resolve(&site);
+}
+
+#[test]
+fn benchmark_pages_show_the_monitors_summary_beside_the_results_and_no_empty_section() {
+    let site = site_of(site_sessions());
+    let monitors: Vec<&String> = site
+        .keys()
+        .filter(|p| p.starts_with("monitors/") && p.ends_with(".html"))
+        .collect();
+    assert_eq!(monitors.len(), 2, "{monitors:?}");
+    // Kernel B's runs increased stat.ctxt by 1900, 3800, ... 15200: the median of the eight
+    // is 8550, on its monitors page and beside the results on the benchmark's page.
+    let (with, without): (Vec<&String>, Vec<&String>) = monitors
+        .into_iter()
+        .partition(|p| site[*p].contains("Summaries per configuration"));
+    assert_eq!((with.len(), without.len()), (1, 1));
+    let b = &site[with[0]];
+    assert!(b.contains("<td class=\"num\">8550</td>"), "{b}");
+    let bench = file(&site, "bench/", "-command.html");
+    let summary = between(bench, "Monitors during these runs", None);
+    assert!(
+        summary.contains("<th class=\"num\">stat.<wbr>ctxt</th>"),
+        "{summary}"
+    );
+    assert_eq!(summary.matches("<td class=\"num\">8550</td>").count(), 3);
+    assert!(summary.contains(&format!("href=\"../{}\"", with[0])));
+    assert!(summary.contains(&format!("href=\"../{}\"", without[0])));
+    // The hostile session's runs have no summaries: its page has no heading over nothing.
+    assert!(!site[without[0]].contains("<h2>Summaries per configuration</h2>"));
+}
+
+#[test]
+fn sessions_of_one_environment_share_one_difference_that_names_them_all() {
+    let a = site_session("A", 1.0, STARTED_AT_NS, false);
+    let b1 = site_session("B", 1.5, STARTED_AT_NS + 100_000_000_000, false);
+    let b2 = site_session("B", 1.6, STARTED_AT_NS + 200_000_000_000, false);
+    let ids = [a.info.id, b1.info.id, b2.info.id];
+    let site = site_of(vec![a, b1, b2]);
+    let page = &site["environment.html"];
+    // Both B sessions ran in one environment: one difference against A's, naming both.
+    assert_eq!(
+        page.matches("against environment 1</h3>").count(),
+        1,
+        "{page}"
+    );
+    let differences = between(page, "<h2>Differences</h2>", Some("<h2>Environments</h2>"));
+    assert!(
+        differences.contains("The sessions of environment 2"),
+        "{differences}"
+    );
+    assert!(differences.contains(&short(ids[1])) && differences.contains(&short(ids[2])));
+    assert!(!differences.contains(&short(ids[0])), "{differences}");
+    assert_eq!(
+        differences.matches(">kernel_release</td>").count(),
+        1,
+        "{differences}"
+    );
+    // Each environment's fields once, every session still a target of the index's links.
+    assert_eq!(page.matches("<h3 id=\"env-").count(), 2, "{page}");
+    for id in ids {
+        assert!(page.contains(&format!("id=\"s-{id}\"")), "{page}");
+    }
+}
+
+#[test]
+fn a_monitor_key_constant_over_every_run_is_stated_with_its_value_not_drawn() {
+    let b = site_session("B", 1.5, STARTED_AT_NS, false);
+    let id = b.info.id;
+    let site = site_of(vec![b]);
+    let page = &site[&format!("monitors/{id}.html")];
+    // Every key is a choice of the switch; only stat.ctxt, which rose, has a figure.
+    for key in ["meminfo.MemTotal_bytes", "stat.ctxt", "vmstat.pswpin"] {
+        assert!(page.contains(&format!("<option value=\"{key}\"")), "{page}");
+    }
+    let figures: Vec<&String> = site
+        .keys()
+        .filter(|p| p.starts_with(&format!("monitors/{id}/")))
+        .collect();
+    assert_eq!(figures.len(), 1, "{figures:?}");
+    assert!(page.contains(&format!("<img src=\"{id}/")), "{page}");
+    assert_eq!(page.matches("<img ").count(), 1, "{page}");
+    // The constant keys say what they were, in their unit, in an element the switch shows.
+    assert!(
+        page.contains(
+            "<p data-key=\"meminfo.MemTotal_bytes\">meminfo.<wbr>MemTotal_bytes was 8.000 GiB in \
+             every sample of the 24 measured runs that recorded it"
+        ),
+        "{page}"
+    );
+    assert!(
+        page.contains(
+            "<p data-key=\"vmstat.pswpin\">vmstat.<wbr>pswpin did not rise in any of the 24 \
+             measured runs"
+        ),
+        "{page}"
+    );
+    let index = &site["index.html"];
+    assert!(index.contains("3 series, 2 of them constant"), "{index}");
+}
+
+#[test]
+fn a_session_that_recorded_no_environment_is_one_line_not_a_difference_per_field() {
+    // cyclictest's histogram output says nothing of the machine it ran on. It comes first: the
+    // differences are still against the environment that recorded something.
+    let histogram = imported(
+        "2.4-h400-q.txt",
+        cyclictest::Output::Histogram,
+        STARTED_AT_NS,
+    );
+    let a = site_session("A", 1.0, STARTED_AT_NS + 100_000_000_000, false);
+    let site = site_of(vec![histogram, a]);
+    let page = &site["environment.html"];
+    let differences = between(page, "<h2>Differences</h2>", Some("<h2>Environments</h2>"));
+    assert!(
+        differences.contains(
+            "recorded no environment (imported from cyclictest's histogram output): nothing \
+             to compare.</p>"
+        ),
+        "{differences}"
+    );
+    assert!(
+        differences.contains("<h3>Environment 1 against environment 2</h3>"),
+        "{differences}"
+    );
+    assert!(!differences.contains("<table"), "{differences}");
+    assert!(!page.contains("(absent)"), "{page}");
+    // The environment that recorded nothing is listed as such, not as an empty table.
+    let environments = between(page, "<h2>Environments</h2>", None);
+    assert_eq!(environments.matches("<table").count(), 1, "{environments}");
+    assert!(
+        environments.contains("<p>No field recorded.</p>"),
+        "{environments}"
+    );
+}
+
+/// An environment as vernier captures one, with every field recorded.
+fn full_environment() -> Environment {
+    Environment {
+        kernel_release: Some("6.18.0".into()),
+        kernel_version: Some("#1 SMP PREEMPT_DYNAMIC".into()),
+        kernel_cmdline: Some("quiet console=ttyS0".into()),
+        arch: Some("x86_64".into()),
+        cpu_model: Some("Intel Xeon".into()),
+        online_cpus: Some(2),
+        online_cpu_list: Some("0-1".into()),
+        memory_bytes: Some(24 << 30),
+        hostname: Some("box1".into()),
+        machine_id: Some("0123456789abcdef0123456789abcdef".into()),
+        distro: Some("Debian GNU/Linux 12".into()),
+        virtualization: Some("kvm".into()),
+        clocksource: Some("tsc".into()),
+        preemption: Some("none (dynamic)".into()),
+        sysctls: (0..12)
+            .map(|i| (format!("kernel.knob{i}"), i.to_string()))
+            .collect(),
+        mitigations: BTreeMap::from([("meltdown".to_string(), "Not affected".to_string())]),
+        thp_enabled: Some("madvise".into()),
+        ..Environment::default()
+    }
+}
+
+#[test]
+fn a_partial_environment_is_compared_only_in_the_fields_both_recorded() {
+    // A session of a machine (every field vernier captures), then cyclictest's JSON, which
+    // says only the kernel, the host name, the architecture and cyclictest's version.
+    let mut full = stored_session(0, &[1.0, 1.1]);
+    full.info.environment = full_environment();
+    full.info.tags = BTreeMap::from([("side".to_string(), "full".to_string())]);
+    let json = imported("2.4-h400.json", cyclictest::Output::Json, 0);
+    full.info.started_at_ns = json.info.started_at_ns + 1;
+    let fields =
+        vernier_analysis::environment::diff(&full.info.environment, &json.info.environment).only_a;
+    assert!(fields > 10, "{fields}");
+    let site = site_of(vec![json, full]);
+    let page = &site["environment.html"];
+    let differences = between(page, "<h2>Differences</h2>", Some("<h2>Environments</h2>"));
+    assert!(
+        differences.contains(&format!(
+            "<p>{fields} fields recorded only by environment 2 are not compared \
+             (environment 1 is partial; its note: imported from cyclictest --json"
+        )),
+        "{differences}"
+    );
+    assert!(
+        differences.matches("(absent)").count() <= 1,
+        "{differences}"
+    );
+}
+
+#[test]
+fn a_failed_configuration_shows_why_beside_its_row() {
+    // A command killed at its timeout: the configuration failed after one run, with the reason
+    // stored as `show` prints it.
+    let reason = "the command did not finish within timeout=0.2 s; its process group was killed";
+    let mut session = stored_session(0, &[0.2]);
+    session.configurations[0].record.error = Some(reason.into());
+    let site = site_of(vec![session]);
+    let page = file(&site, "bench/", "-command.html");
+    let table = between(page, "<h2>Runs of each configuration</h2>", Some("</ul>"));
+    // The row links to the reason under the code `error`, before the warnings it causes.
+    let row = between(table, "<tbody>", Some("</tbody>"));
+    let error = row.find(&format!("title=\"{reason}\">error</a>"));
+    let few_runs = row.find(">few-runs</a>");
+    assert!(error.is_some() && error < few_runs, "{row}");
+    assert!(
+        table.contains(&format!("<code>error</code> {reason}</li>")),
+        "{table}"
+    );
+}
