@@ -13,6 +13,8 @@
 //! threads for `tasks=thread`, with which the system check measures the cost of a cross-CPU
 //! wake-up, so that its figure is the one `pipe:tasks=thread` reports.
 
+use std::os::fd::AsRawFd;
+
 use vernier_model::{BenchmarkInfo, MetricInfo, Options};
 use vernier_sys::affinity::CpuSet;
 use vernier_sys::pingpong::Side;
@@ -141,7 +143,10 @@ fn run_processes(
     let (ab_r, ab_w) = pipe()?;
     let (ba_r, ba_w) = pipe()?;
     let mut workers = ProcessWorkers::new();
-    let sides = Side::pair((ab_r.raw(), ab_w.raw()), (ba_r.raw(), ba_w.raw()));
+    let sides = Side::pair(
+        (ab_r.as_raw_fd(), ab_w.as_raw_fd()),
+        (ba_r.as_raw_fd(), ba_w.as_raw_fd()),
+    );
     let [a, b] = [0, 1].map(|i| Task {
         gate: line.gate(),
         cpu: cpus.map(|c| CpuSet::new(&c[i..=i])),

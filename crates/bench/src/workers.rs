@@ -7,7 +7,7 @@
 //! async-signal-safe (signal-safety(7)) because the run process may have other threads (the
 //! test harness does): only system calls, no allocation, locks, printing or panics.
 
-use std::os::fd::{IntoRawFd, RawFd};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use vernier_sys::process::Group;
@@ -23,32 +23,14 @@ pub(crate) fn errno() -> i32 {
     std::io::Error::last_os_error().raw_os_error().unwrap_or(0)
 }
 
-/// An owned file descriptor, closed on drop.
-#[derive(Debug)]
-pub(crate) struct Fd(RawFd);
-
-impl Fd {
-    pub(crate) fn raw(&self) -> RawFd {
-        self.0
-    }
-}
-
-impl Drop for Fd {
-    fn drop(&mut self) {
-        // SAFETY: we own the descriptor and close it exactly once.
-        unsafe { libc::close(self.0) };
-    }
-}
-
 /// A pipe(2) as (read end, write end), closed on drop ([`vernier_sys::fd::pipe`]).
-pub(crate) fn pipe() -> Result<(Fd, Fd), BenchError> {
-    let (r, w) = vernier_sys::fd::pipe()?;
-    Ok((Fd(r.into_raw_fd()), Fd(w.into_raw_fd())))
+pub(crate) fn pipe() -> Result<(OwnedFd, OwnedFd), BenchError> {
+    Ok(vernier_sys::fd::pipe()?)
 }
 
 /// A connected pair of Unix stream sockets, as hackbench's fdpair() makes them
 /// (socketpair(AF_UNIX, SOCK_STREAM)). Returned as (receiving end, sending end).
-pub(crate) fn socket_pair() -> Result<(Fd, Fd), BenchError> {
+pub(crate) fn socket_pair() -> Result<(OwnedFd, OwnedFd), BenchError> {
     let mut fds = [0 as RawFd; 2];
     // SAFETY: `fds` has room for the two descriptors socketpair writes.
     let rc = unsafe {
@@ -62,7 +44,8 @@ pub(crate) fn socket_pair() -> Result<(Fd, Fd), BenchError> {
     if rc != 0 {
         return Err(BenchError::last_os("socketpair"));
     }
-    Ok((Fd(fds[0]), Fd(fds[1])))
+    // SAFETY: socketpair just made both descriptors, and nothing else owns them.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
 }
 
 /// The worker's side of the start line. Copyable into threads and forked children.
@@ -103,10 +86,10 @@ impl Gate {
 /// The controller's side of the start line.
 #[derive(Debug)]
 pub(crate) struct StartLine {
-    ready_r: Fd,
-    ready_w: Fd,
-    go_r: Fd,
-    go_w: Option<Fd>,
+    ready_r: OwnedFd,
+    ready_w: OwnedFd,
+    go_r: OwnedFd,
+    go_w: Option<OwnedFd>,
 }
 
 impl StartLine {
@@ -123,8 +106,8 @@ impl StartLine {
 
     pub(crate) fn gate(&self) -> Gate {
         Gate {
-            ready_w: self.ready_w.raw(),
-            go_r: self.go_r.raw(),
+            ready_w: self.ready_w.as_raw_fd(),
+            go_r: self.go_r.as_raw_fd(),
         }
     }
 
@@ -139,7 +122,7 @@ impl StartLine {
         let mut buf = [0u8; 512];
         while seen < n {
             let mut pfd = libc::pollfd {
-                fd: self.ready_r.raw(),
+                fd: self.ready_r.as_raw_fd(),
                 events: libc::POLLIN,
                 revents: 0,
             };
@@ -157,7 +140,8 @@ impl StartLine {
             }
             let want = (n - seen).min(buf.len());
             // SAFETY: `buf` holds at least `want` bytes.
-            let got = unsafe { libc::read(self.ready_r.raw(), buf.as_mut_ptr().cast(), want) };
+            let got =
+                unsafe { libc::read(self.ready_r.as_raw_fd(), buf.as_mut_ptr().cast(), want) };
             if got < 0 {
                 if errno() == libc::EINTR {
                     continue;
@@ -177,7 +161,7 @@ impl StartLine {
         let Some(fd) = &self.go_w else {
             return Err(BenchError::Worker("start already called off".into()));
         };
-        if !write_all(fd.raw(), b"G") {
+        if !write_all(fd.as_raw_fd(), b"G") {
             return Err(BenchError::last_os("write"));
         }
         Ok(())
@@ -657,16 +641,19 @@ mod tests {
     #[test]
     fn partial_io_helpers_move_everything() {
         let (r, w) = pipe().unwrap();
-        assert!(write_all(w.raw(), b"hello"));
+        assert!(write_all(w.as_raw_fd(), b"hello"));
         let mut buf = [0u8; 5];
-        assert!(read_exact(r.raw(), &mut buf));
+        assert!(read_exact(r.as_raw_fd(), &mut buf));
         assert_eq!(&buf, b"hello");
         drop(w);
-        assert!(!read_exact(r.raw(), &mut buf), "end of file is a failure");
+        assert!(
+            !read_exact(r.as_raw_fd(), &mut buf),
+            "end of file is a failure"
+        );
         let (a, b) = socket_pair().unwrap();
-        assert!(write_all(b.raw(), b"xy"));
+        assert!(write_all(b.as_raw_fd(), b"xy"));
         let mut two = [0u8; 2];
-        assert!(read_exact(a.raw(), &mut two));
+        assert!(read_exact(a.as_raw_fd(), &mut two));
         assert_eq!(&two, b"xy");
     }
 }
