@@ -123,8 +123,7 @@ pub fn decide(values: &[f64], elapsed: Elapsed, settings: &Settings) -> Option<S
     if n >= settings.max_runs {
         return Some(StopReason::MaxRuns);
     }
-    // Stop before a run that would end past the time limit, so the bound holds as a bound.
-    if elapsed.total_s + elapsed.mean_run_s > settings.max_time_s {
+    if out_of_time(elapsed, settings) {
         return Some(StopReason::MaxTime);
     }
     if !floors_done {
@@ -138,6 +137,12 @@ pub fn decide(values: &[f64], elapsed: Elapsed, settings: &Settings) -> Option<S
         }
     }
     None
+}
+
+/// Whether the next run, warmup or measured, would end past the time limit: checked before
+/// every run so that `max_time` holds as a bound, warmups included.
+pub fn out_of_time(elapsed: Elapsed, settings: &Settings) -> bool {
+    elapsed.total_s + elapsed.mean_run_s > settings.max_time_s
 }
 
 /// The most measured runs the budget allows: `max_runs`, and the runs that fit in the time
