@@ -167,6 +167,12 @@ pub(crate) enum Bounded {
         /// group with `setsid`), as `PID (command)`.
         holders: Vec<String>,
     },
+    /// It wrote more than the output limit (both pipes together) first, and was killed as at
+    /// the time limit.
+    TooMuchOutput {
+        /// The limit, in bytes.
+        limit: usize,
+    },
 }
 
 /// One of a child's output pipes, read without blocking.
@@ -194,11 +200,12 @@ impl Pipe {
         })
     }
 
-    /// Reads what the pipe holds now.
-    fn drain(&mut self) -> Result<(), BenchError> {
+    /// Reads what the pipe holds now, but not beyond `limit` bytes in all: a writer faster
+    /// than the reader would otherwise keep it here.
+    fn drain(&mut self, limit: usize) -> Result<(), BenchError> {
         use std::io::Read;
         let mut chunk = [0u8; 8192];
-        while !self.closed {
+        while !self.closed && self.bytes.len() <= limit {
             match self.file.read(&mut chunk) {
                 Ok(0) => self.closed = true,
                 Ok(n) => self.bytes.extend_from_slice(&chunk[..n]),
@@ -221,6 +228,25 @@ impl Pipe {
     }
 }
 
+/// Kills the group, the program's descendants (while it runs, also those that left its group)
+/// and every process outside the group that holds one of its output pipes still open; returns
+/// those holders, as `PID (command)`.
+fn kill_with_holders(group: &Group, pipes: &[Pipe]) -> Vec<String> {
+    let open: Vec<u64> = pipes
+        .iter()
+        .filter(|p| !p.closed)
+        .filter_map(Pipe::inode)
+        .collect();
+    group
+        .kill_with_holders(&open)
+        .into_iter()
+        .map(|h| match h.command {
+            Some(command) => format!("PID {} ({command})", h.pid),
+            None => format!("PID {}", h.pid),
+        })
+        .collect()
+}
+
 /// Runs `program` with `args` as [`execute`] does, but in a process group of its own, for at
 /// most `limit`: for programs asked a question before any run starts (a user benchmark's
 /// `describe`), which no run timeout covers. Its output is read as it comes, and the limit
@@ -232,6 +258,7 @@ pub(crate) fn execute_within(
     program: &Path,
     args: &[String],
     limit: Duration,
+    output_limit: usize,
 ) -> Result<Bounded, BenchError> {
     let mut command = Command::new(program);
     command
@@ -256,29 +283,23 @@ pub(crate) fn execute_within(
     let mut exited = false;
     loop {
         for pipe in &mut pipes {
-            pipe.drain()?;
+            pipe.drain(output_limit)?;
         }
         exited = exited || group.has_exited(spawned.pid);
+        if pipes.iter().map(|p| p.bytes.len()).sum::<usize>() > output_limit {
+            // Killed as at the time limit, and reaped at once.
+            kill_with_holders(&group, &pipes);
+            let _ = group.wait(spawned.pid);
+            return Ok(Bounded::TooMuchOutput {
+                limit: output_limit,
+            });
+        }
         if exited && pipes.iter().all(|p| p.closed) {
             break;
         }
         let left = deadline.saturating_duration_since(std::time::Instant::now());
         if left.is_zero() {
-            // The group, the program's descendants (while it runs, also those that left its
-            // group) and every process outside the group that holds its output.
-            let open: Vec<u64> = pipes
-                .iter()
-                .filter(|p| !p.closed)
-                .filter_map(Pipe::inode)
-                .collect();
-            let holders = group
-                .kill_with_holders(&open)
-                .into_iter()
-                .map(|h| match h.command {
-                    Some(command) => format!("PID {} ({command})", h.pid),
-                    None => format!("PID {}", h.pid),
-                })
-                .collect();
+            let holders = kill_with_holders(&group, &pipes);
             // Killed: reaped at once (a process in uninterruptible sleep dies when it wakes).
             let _ = group.wait(spawned.pid);
             return Ok(Bounded::Killed { exited, holders });
