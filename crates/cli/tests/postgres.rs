@@ -232,11 +232,11 @@ fn a_dropped_connection_loses_at_most_the_run_in_progress() {
     assert_eq!(json[0]["session_status"], "abandoned", "{shown}");
 }
 
-/// The fixture of cyclictest's histogram output (crates/model/tests/fixtures/cyclictest): an
+/// The fixture of cyclictest's histogram output (crates/formats/tests/fixtures/cyclictest): an
 /// imported session with histograms, whose ids follow from the file's content.
 fn cyclictest_fixture() -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../model/tests/fixtures/cyclictest/2.4-h400-q.txt")
+        .join("../formats/tests/fixtures/cyclictest/2.4-h400-q.txt")
 }
 
 /// Eight machines syncing into one PostgreSQL database at once, each holding two sessions of
