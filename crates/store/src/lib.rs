@@ -331,6 +331,12 @@ pub trait Import {
     /// (or not at all) is left alone, which [`Extension::extended`] says. In PostgreSQL the
     /// session's row is locked first, so two copies extending it at once take turns.
     fn extend(&mut self, session: &StoredSession) -> Result<Extension, StoreError>;
+    /// Stores more runs of a session that this import stored with [`Import::session`] (then
+    /// given with only some of its runs, so that a large session is copied part by part in
+    /// bounded memory): `part` is that session with, in each configuration, runs not stored
+    /// yet. They are checked as [`Import::session`] checks a session's runs. Returns how many
+    /// it stored.
+    fn add_runs(&mut self, part: &StoredSession) -> Result<usize, StoreError>;
     /// What the import stored and skipped so far.
     fn report(&self) -> ImportReport;
     /// Commits everything stored since [`Store::importer`].

@@ -190,13 +190,20 @@ fn with_retries<R>(mut store: impl FnMut() -> Result<R, StoreError>) -> Result<R
     }
 }
 
-/// Copies one session and the kernel configuration it refers to.
+/// How many runs a copy reads from the source and stores at once: the memory of a copy is
+/// bounded by this many runs (with their monitor data, a few KB each), whatever the size of
+/// the session.
+const RUNS_PER_PART: usize = 5_000;
+
+/// Copies one session and the kernel configuration it refers to, in one transaction of the
+/// target, [`RUNS_PER_PART`] runs at a time: the session with its configurations first, then
+/// its runs part by part, each read from the source by their ids.
 fn copy_one<F, T>(from: &F, to: &mut T, id: Uuid) -> Result<SyncStep, StoreError>
 where
     F: Store + ?Sized,
     T: Store + ?Sized,
 {
-    let mut session = from.load_session(id, Load::ALL)?;
+    let mut session = from.load_session(id, Load::INFO)?;
     session.escape_controls();
     let mut kernel_configs = BTreeMap::new();
     if let Some(sha256) = &session.info.environment.kernel_config_sha256 {
@@ -204,13 +211,38 @@ where
             kernel_configs.insert(sha256.clone(), text);
         }
     }
-    let sessions = std::slice::from_ref(&session);
-    let stored = with_retries(|| to.import_sessions(sessions, &kernel_configs))?;
-    let runs = session.configurations.iter().map(|c| c.runs.len()).sum();
-    Ok(if stored.imported == 1 {
+    let runs: Vec<Uuid> = from.session_progress(id)?.runs.into_iter().collect();
+    let mut attempt = 0;
+    let imported = with_retries(|| {
+        attempt += 1;
+        // A retry follows a lost race: the other copy may have stored the session whole.
+        if attempt > 1 && to.resolve(&id.to_string()).is_ok() {
+            return Ok(false);
+        }
+        // Checked whole before the transaction starts, as import_sessions does.
+        vernier_model::validate::check_kernel_configs(&kernel_configs)
+            .map_err(|e| StoreError::Invalid(e.to_string()))?;
+        let mut import = to.importer(runs.len())?;
+        for (sha256, text) in &kernel_configs {
+            import.kernel_config(sha256, text)?;
+        }
+        import.session(&session)?;
+        if import.report().imported == 0 {
+            return Ok(false);
+        }
+        for part in runs.chunks(RUNS_PER_PART) {
+            let part: BTreeSet<Uuid> = part.iter().copied().collect();
+            let mut part = from.load_session_runs(id, Load::ALL, &part)?;
+            part.escape_controls();
+            import.add_runs(&part)?;
+        }
+        import.commit()?;
+        Ok(true)
+    })?;
+    Ok(if imported {
         SyncStep::Copied {
             id,
-            runs,
+            runs: runs.len(),
             running: session.info.status == SessionStatus::Running,
         }
     } else {

@@ -466,7 +466,7 @@ fn a_sync_step_reads_only_the_runs_the_target_lacks() {
         let changed = raw
             .execute(
                 "UPDATE runs SET setup_steps = 'unreadable' WHERE id = ?1",
-                [run.id.to_string()],
+                [run.id.as_bytes().as_slice()],
             )
             .unwrap();
         assert_eq!(changed, 1);

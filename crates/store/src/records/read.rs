@@ -11,7 +11,7 @@ use super::codec::{
 };
 use super::{histograms, monitors, Engine};
 use crate::selector::{parse_selector, Selector};
-use crate::sql::{args, Param, Sql};
+use crate::sql::{args, Columns, Param, Sql};
 use crate::{Load, SessionHeader, SessionProgress, StoreError};
 
 pub(crate) fn session_tags(
@@ -91,10 +91,10 @@ pub(crate) fn load_session_runs_in(
         args![&key],
     )?;
     let mut configurations = Vec::new();
-    let mut by_id: HashMap<String, usize> = HashMap::new();
+    let mut slots: HashMap<i64, usize> = HashMap::new();
     for row in rows {
-        let (row_id, record) = ConfigurationRow::from_row(&row)?.decode()?;
-        by_id.insert(row_id, configurations.len());
+        let (row_key, record) = ConfigurationRow::from_row(&row)?.decode()?;
+        slots.insert(row_key, configurations.len());
         configurations.push(StoredConfiguration {
             record,
             runs: Vec::new(),
@@ -107,16 +107,20 @@ pub(crate) fn load_session_runs_in(
         });
     }
 
-    let only: Option<Vec<String>> = only.map(|ids| ids.iter().map(Uuid::to_string).collect());
-    let mut runs = Vec::new();
+    let only: Option<Vec<Uuid>> = only.map(|ids| ids.iter().copied().collect());
+    let primary: Vec<&str> = configurations
+        .iter()
+        .map(|c| c.record.metric.name.as_str())
+        .collect();
+    let mut runs = Runs::default();
     for selection in &RunsOf::queries(&key, only.as_deref()) {
-        read_runs(tx, selection, load, &by_id, &mut runs)?;
+        read_runs(tx, selection, load, &slots, &primary, &mut runs)?;
     }
     // Execution order: by start time; a warmup and a measured run that started in the
     // same nanosecond (a coarse clock) keep warmup first, then index order, then the order of
-    // insertion (`rowid`, a column of PostgreSQL's tables too: docs/schema.md). The runs of
-    // one query come in this order already; a stable sort only merges those of several.
-    runs.sort_by_key(|(order, _, _)| *order);
+    // insertion (the run's key).
+    let mut runs = runs.runs;
+    runs.sort_unstable_by_key(|(order, _, _)| *order);
     for (_, slot, run) in runs {
         configurations[slot].runs.push(run);
     }
@@ -135,13 +139,13 @@ const RUNS_PER_QUERY: usize = 500;
 /// among `only`.
 pub(crate) struct RunsOf<'a> {
     pub(crate) session: &'a str,
-    pub(crate) only: Option<&'a [String]>,
+    pub(crate) only: Option<&'a [Uuid]>,
 }
 
 impl<'a> RunsOf<'a> {
     /// The selections of one query each that together take the runs of `session` among
     /// `only` (all of them without it), at most [`RUNS_PER_QUERY`] ids a query.
-    pub(crate) fn queries(session: &'a str, only: Option<&'a [String]>) -> Vec<RunsOf<'a>> {
+    pub(crate) fn queries(session: &'a str, only: Option<&'a [Uuid]>) -> Vec<RunsOf<'a>> {
         match only {
             None => vec![RunsOf {
                 session,
@@ -158,7 +162,7 @@ impl<'a> RunsOf<'a> {
     }
 
     /// The condition that selects these runs in a query of `runs r` joined to
-    /// `configurations c`, with [`RunsOf::params`].
+    /// `configurations c` (`ON c.key = r.configuration_key`), with [`RunsOf::params`].
     pub(crate) fn condition(&self) -> String {
         match self.only {
             None => "c.session_id = $1".to_string(),
@@ -172,12 +176,7 @@ impl<'a> RunsOf<'a> {
     /// The values of the parameters of [`RunsOf::condition`].
     pub(crate) fn params(&self) -> Vec<Param<'_>> {
         std::iter::once(Param::Text(self.session))
-            .chain(
-                self.only
-                    .unwrap_or_default()
-                    .iter()
-                    .map(|id| Param::Text(id)),
-            )
+            .chain(self.only.unwrap_or_default().iter().map(Param::from))
             .collect()
     }
 }
@@ -186,102 +185,128 @@ impl<'a> RunsOf<'a> {
 /// insertion) and the configuration (its slot) it belongs to.
 type RunOrder = (i64, bool, u32, i64);
 
-/// Reads the runs `selection` takes with what `load` asks for, and appends them to `runs` with
-/// their order and their configuration's slot in `by_id`.
+/// The runs read so far, and where each run's key is among them.
+#[derive(Default)]
+struct Runs {
+    runs: Vec<(RunOrder, usize, RunRecord)>,
+    by_key: HashMap<i64, usize>,
+}
+
+impl Runs {
+    fn get(&mut self, key: i64) -> Result<&mut RunRecord, StoreError> {
+        let at = *self
+            .by_key
+            .get(&key)
+            .ok_or_else(|| corrupt(format!("a record of run key {key}, which is not read")))?;
+        Ok(&mut self.runs[at].2)
+    }
+}
+
+/// The columns of a run that [`read_runs`] decodes, in its order.
+const RUN_COLUMNS: &str = "r.key, r.id, r.configuration_key, r.idx, r.warmup, r.round, \
+     r.preceding_executions, r.started_at_ns, r.ended_at_ns, r.value, r.user_cpu_ns, \
+     r.system_cpu_ns, r.voluntary_cs, r.involuntary_cs, r.max_rss_bytes, r.foreign_cpu_ns, \
+     r.controller_cpu_ns, r.load_cpu_ns, r.setup_steps, r.setup_changed";
+
+/// Reads the runs `selection` takes with what `load` asks for, each decoded from the row as the
+/// engine reads it, and appends them to `runs` with their order and their configuration's slot
+/// in `slots` (`primary` the name of each slot's primary metric, whose value is the run's
+/// column `value`).
 fn read_runs(
     tx: &mut dyn Sql,
     selection: &RunsOf<'_>,
     load: Load,
-    by_id: &HashMap<String, usize>,
-    runs: &mut Vec<(RunOrder, usize, RunRecord)>,
+    slots: &HashMap<i64, usize>,
+    primary: &[&str],
+    runs: &mut Runs,
 ) -> Result<(), StoreError> {
     let condition = selection.condition();
     let params = selection.params();
-    let mut values: HashMap<String, BTreeMap<String, f64>> = HashMap::new();
-    let rows = tx.query(
+    let first = runs.runs.len();
+    tx.query_each(
         &format!(
-            "SELECT v.run_id, v.metric, v.value FROM run_values v \
-             JOIN runs r ON r.id = v.run_id \
-             JOIN configurations c ON c.id = r.configuration_id \
-             WHERE {condition}"
+            "SELECT {RUN_COLUMNS} FROM runs r \
+             JOIN configurations c ON c.key = r.configuration_key WHERE {condition}"
         ),
         &params,
+        &mut |r| {
+            let key: i64 = r.get(0)?;
+            let id: Uuid = r.get(1)?;
+            let slot = slots
+                .get(&r.get::<i64>(2)?)
+                .copied()
+                .ok_or_else(|| corrupt(format!("run {id} of unknown configuration")))?;
+            let mut values = BTreeMap::new();
+            if let Some(value) = r.get::<Option<f64>>(9)? {
+                values.insert(primary[slot].to_string(), value);
+            }
+            // Most runs have no setup steps: no parser for those.
+            let setup_steps = match r.text(18)? {
+                "[]" => Vec::new(),
+                text => from_json!("setup steps", text)?,
+            };
+            let setup_changed = match r.text(19)? {
+                "[]" => Vec::new(),
+                text => from_json!("setup changed", text)?,
+            };
+            let run = RunRecord {
+                id,
+                index: r.get(3)?,
+                warmup: r.get(4)?,
+                round: r.get(5)?,
+                preceding_executions: r.get(6)?,
+                started_at_ns: r.get(7)?,
+                ended_at_ns: r.get(8)?,
+                values,
+                rusage: Rusage {
+                    user_cpu_ns: r.get(10)?,
+                    system_cpu_ns: r.get(11)?,
+                    voluntary_cs: r.get(12)?,
+                    involuntary_cs: r.get(13)?,
+                    max_rss_bytes: r.get(14)?,
+                },
+                foreign_cpu_ns: r.get(15)?,
+                controller_cpu_ns: r.get(16)?,
+                load_cpu_ns: r.get(17)?,
+                monitors: None,
+                setup_steps,
+                setup_changed,
+                histograms: Vec::new(),
+            };
+            let order = (run.started_at_ns, !run.warmup, run.index, key);
+            runs.by_key.insert(key, runs.runs.len());
+            runs.runs.push((order, slot, run));
+            Ok(())
+        },
     )?;
-    for row in rows {
-        values
-            .entry(row.get(0)?)
-            .or_default()
-            .insert(row.get(1)?, row.get(2)?);
+    if runs.runs.len() == first {
+        return Ok(());
     }
-
-    let rows = tx.query(
+    // The other metrics than the primary one (a benchmark's secondary metrics).
+    tx.query_each(
         &format!(
-            "SELECT r.id, r.configuration_id, r.idx, r.warmup, r.round, \
-             r.preceding_executions, r.started_at_ns, r.ended_at_ns, r.user_cpu_ns, \
-             r.system_cpu_ns, r.voluntary_cs, r.involuntary_cs, r.max_rss_bytes, \
-             r.foreign_cpu_ns, r.controller_cpu_ns, r.setup_steps, r.load_cpu_ns, r.rowid, \
-             r.setup_changed \
-             FROM runs r JOIN configurations c ON c.id = r.configuration_id \
-             WHERE {condition} \
-             ORDER BY r.started_at_ns, r.warmup DESC, r.idx, r.rowid"
+            "SELECT v.run_key, v.metric, v.value FROM run_values v \
+             JOIN runs r ON r.key = v.run_key \
+             JOIN configurations c ON c.key = r.configuration_key WHERE {condition}"
         ),
         &params,
+        &mut |row| {
+            let value: f64 = row.get(2)?;
+            runs.get(row.get(0)?)?
+                .values
+                .insert(row.text(1)?.to_string(), value);
+            Ok(())
+        },
     )?;
-    let mut monitors = if load.monitors {
-        monitors::read_runs(tx, selection)?
-    } else {
-        HashMap::new()
-    };
-    let mut histograms = if load.histograms {
-        histograms::read_runs(tx, selection)?
-    } else {
-        HashMap::new()
-    };
-    for r in rows {
-        let run_id: String = r.get(0)?;
-        let configuration_id: String = r.get(1)?;
-        let setup_steps: String = r.get(15)?;
-        let setup_changed: String = r.get(18)?;
-        let mut run = RunRecord {
-            id: parse_uuid(&run_id)?,
-            index: r.get(2)?,
-            warmup: r.get(3)?,
-            round: r.get(4)?,
-            preceding_executions: r.get(5)?,
-            started_at_ns: r.get(6)?,
-            ended_at_ns: r.get(7)?,
-            values: BTreeMap::new(),
-            rusage: Rusage {
-                user_cpu_ns: r.get(8)?,
-                system_cpu_ns: r.get(9)?,
-                voluntary_cs: r.get(10)?,
-                involuntary_cs: r.get(11)?,
-                max_rss_bytes: r.get(12)?,
-            },
-            foreign_cpu_ns: r.get(13)?,
-            controller_cpu_ns: r.get(14)?,
-            load_cpu_ns: r.get(16)?,
-            monitors: None,
-            setup_steps: Vec::new(),
-            setup_changed: Vec::new(),
-            histograms: Vec::new(),
-        };
-        run.histograms = histograms.remove(&run_id).unwrap_or_default();
-        // Most runs have no setup steps: no parser for those.
-        if setup_steps != "[]" {
-            run.setup_steps = from_json!("setup steps", &setup_steps)?;
+    if load.histograms {
+        for (key, histograms) in histograms::read_runs(tx, selection)? {
+            runs.get(key)?.histograms = histograms;
         }
-        if setup_changed != "[]" {
-            run.setup_changed = from_json!("setup changed", &setup_changed)?;
+    }
+    if load.monitors {
+        for (key, data) in monitors::read_runs(tx, selection)? {
+            runs.get(key)?.monitors = Some(data);
         }
-        run.monitors = monitors.remove(&run_id);
-        run.values = values.remove(&run_id).unwrap_or_default();
-        let slot = by_id
-            .get(&configuration_id)
-            .copied()
-            .ok_or_else(|| corrupt(format!("run {run_id} of unknown configuration")))?;
-        let order = (run.started_at_ns, !run.warmup, run.index, r.get(17)?);
-        runs.push((order, slot, run));
     }
     Ok(())
 }
@@ -373,7 +398,7 @@ pub(crate) fn resolve(store: &impl Engine, selector: &str) -> Result<Uuid, Store
 pub(crate) fn session_progress_in(
     tx: &mut dyn Sql,
     id: Uuid,
-    only: Option<&[String]>,
+    only: Option<&[Uuid]>,
 ) -> Result<SessionProgress, StoreError> {
     let key = id.to_string();
     let mut progress = SessionProgress::default();
@@ -390,16 +415,18 @@ pub(crate) fn session_progress_in(
         );
     }
     for selection in RunsOf::queries(&key, only) {
-        for row in tx.query(
+        tx.query_each(
             &format!(
-                "SELECT r.id FROM runs r JOIN configurations c ON c.id = r.configuration_id \
+                "SELECT r.id FROM runs r JOIN configurations c ON c.key = r.configuration_key \
                  WHERE {}",
                 selection.condition()
             ),
             &selection.params(),
-        )? {
-            progress.runs.insert(parse_uuid(&row.get::<String>(0)?)?);
-        }
+            &mut |row| {
+                progress.runs.insert(row.get(0)?);
+                Ok(())
+            },
+        )?;
     }
     Ok(progress)
 }
