@@ -17,8 +17,9 @@
 # BIG runs or more (a one-million-run session) measure `show` and the bytes only, with one
 # session.
 #
-# Prints one line per (size, command): the best wall time of REPEAT of each binary, the maximum
-# RSS of that best run, the ratio before/after, and /proc/loadavg's 1-minute figure.
+# Prints one line per (size, command): the best wall time of REPEAT of each binary, its CPU time
+# (user + system: on a shared machine the wall time also counts waiting for a CPU) and maximum
+# RSS, the ratio before/after of the wall times, and /proc/loadavg's 1-minute figure.
 #
 # Environment:
 #   SIZES="10000 100000 1000000"           runs per session
@@ -98,36 +99,37 @@ EOF
 
 load() { cut -d' ' -f1 /proc/loadavg; }
 
-# timed BIN ARGS...: "WALL_S MAX_RSS_MB" of one run, or "fail -".
+# timed BIN ARGS...: "WALL_S CPU_S MAX_RSS_MB" of one run, or "fail - -".
 timed() {
     local out
-    if out=$(/usr/bin/time -f "%e %M" -o "$WORK/time" "$@" 2>&1 >/dev/null); then
-        read -r wall rss <"$WORK/time"
-        echo "$wall $((rss / 1024))"
+    if out=$(/usr/bin/time -f "%e %U %S %M" -o "$WORK/time" "$@" 2>&1 >/dev/null); then
+        read -r wall user sys rss <"$WORK/time"
+        echo "$wall $(python3 -c "print('%.2f' % ($user + $sys))") $((rss / 1024))"
     else
         echo "store-scale: $* failed: $out" >&2
-        echo "fail -"
+        echo "fail - -"
     fi
 }
 
 # pg_fresh NAME: a new, empty PostgreSQL database; prints its URL.
 pg_fresh() {
-    psql -q "$PG" -c "DROP DATABASE IF EXISTS $1" -c "CREATE DATABASE $1" >/dev/null
+    PGOPTIONS=--client-min-messages=warning psql -q "$PG" -c "DROP DATABASE IF EXISTS $1" \
+        -c "CREATE DATABASE $1" >/dev/null
     echo "${PG/\/postgres\?//$1?}"
 }
 
 ratio() {
     python3 -c "import sys; a, b = sys.argv[1], sys.argv[2]
-print('-' if 'fail' in (a, b) or float(b) == 0 else '%.1f' % (float(a) / float(b)))" "$1" "$2"
+print('-' if 'fail' in (a, b) or '-' in (a, b) or float(b) == 0 else '%.1f' % (float(a) / float(b)))" "$1" "$2"
 }
 
-row() { # SIZE WHAT BEFORE_WALL BEFORE_RSS AFTER_WALL AFTER_RSS
-    printf "%8s  %-12s %9s %8s   %9s %8s   %7s  %5s\n" "$1" "$2" "$3" "$4" "$5" "$6" \
-        "$(ratio "$3" "$5")" "$(load)"
+row() { # SIZE WHAT BEFORE_WALL BEFORE_CPU BEFORE_RSS AFTER_WALL AFTER_CPU AFTER_RSS
+    printf "%8s  %-12s %9s %7s %6s   %9s %7s %6s   %7s  %5s\n" "$1" "$2" "$3" "$4" "$5" \
+        "$6" "$7" "$8" "$(ratio "$3" "$6")" "$(load)"
 }
 
-printf "%8s  %-12s %9s %8s   %9s %8s   %7s  %5s\n" runs command before_s MB after_s MB \
-    before/after load
+printf "%8s  %-12s %9s %7s %6s   %9s %7s %6s   %7s  %5s\n" runs command before_s cpu_s MB \
+    after_s cpu_s MB before/after load
 for n in $SIZES; do
     big=$((n >= BIG))
     gen "$n" 1 "$WORK/a-$n.json"
@@ -138,18 +140,17 @@ for n in $SIZES; do
         [[ $side == after ]] && bin=$AFTER
         db[$side]=$WORK/$side-$n.db
         rm -f "${db[$side]}"*
-        read -r wall rss < <(timed "$bin" --db "${db[$side]}" import "$WORK/a-$n.json")
-        imp[$side]="$wall $rss"
+        imp[$side]=$(timed "$bin" --db "${db[$side]}" import "$WORK/a-$n.json")
         [[ $big == 1 ]] || timed "$bin" --db "${db[$side]}" import "$WORK/b-$n.json" >/dev/null
     done
     # shellcheck disable=SC2086
     row "$n" import ${imp[before]} ${imp[after]}
     sessions=$((big ? 1 : 2))
-    row "$n" bytes/run "$(bytes_per_run "${db[before]}" $((n * sessions)))" - \
-        "$(bytes_per_run "${db[after]}" $((n * sessions)))" -
+    row "$n" bytes/run "$(bytes_per_run "${db[before]}" $((n * sessions)))" - - \
+        "$(bytes_per_run "${db[after]}" $((n * sessions)))" - -
     cp "${db[before]}" "$WORK/migrated-$n.db"
-    read -r wall rss < <(timed "$AFTER" --db "$WORK/migrated-$n.db" tag latest store-scale=migrated)
-    row "$n" migrate - - "$wall" "$rss"
+    # shellcheck disable=SC2046
+    row "$n" migrate - - - $(timed "$AFTER" --db "$WORK/migrated-$n.db" tag latest store-scale=migrated)
     rm -f "$WORK/migrated-$n.db"*
 
     commands=("show latest")
@@ -165,10 +166,10 @@ for n in $SIZES; do
                 [[ $side == after ]] && bin=$AFTER
                 rm -rf "$WORK/site"
                 # shellcheck disable=SC2086
-                read -r wall rss < <(timed "$bin" --db "${db[$side]}" $command)
+                read -r wall cpu rss < <(timed "$bin" --db "${db[$side]}" $command)
                 if [[ -z ${result[$side]:-} ]] || { [[ $wall != fail ]] &&
                     python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) < float(sys.argv[2].split()[0]) else 1)" "$wall" "${result[$side]/fail/inf}"; }; then
-                    result[$side]="$wall $rss"
+                    result[$side]="$wall $cpu $rss"
                 fi
             done
         done
@@ -192,10 +193,10 @@ for n in $SIZES; do
                     else
                         to=$(pg_fresh "vernier_store_scale_$side")
                     fi
-                    read -r wall rss < <(timed "$bin" --db "${db[$side]}" sync --to "$to")
+                    read -r wall cpu rss < <(timed "$bin" --db "${db[$side]}" sync --to "$to")
                     if [[ -z ${result[$side]:-} ]] || { [[ $wall != fail ]] &&
                         python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) < float(sys.argv[2].split()[0]) else 1)" "$wall" "${result[$side]/fail/inf}"; }; then
-                        result[$side]="$wall $rss"
+                        result[$side]="$wall $cpu $rss"
                     fi
                 done
             done

@@ -158,7 +158,10 @@ fn the_fixture_holds_what_the_migration_must_carry() {
     assert!(before.values().any(|r| r.warmup));
     assert!(before.values().any(|r| r.monitors.is_some()));
     assert!(before.values().any(|r| !r.histograms.is_empty()));
-    assert!(before.values().any(|r| r.values.len() > 1), "secondary metrics");
+    assert!(
+        before.values().any(|r| r.values.len() > 1),
+        "secondary metrics"
+    );
 }
 
 #[test]

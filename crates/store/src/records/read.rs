@@ -118,11 +118,25 @@ pub(crate) fn load_session_runs_in(
     }
     // Execution order: by start time; a warmup and a measured run that started in the
     // same nanosecond (a coarse clock) keep warmup first, then index order, then the order of
-    // insertion (the run's key).
-    let mut runs = runs.runs;
-    runs.sort_unstable_by_key(|(order, _, _)| *order);
-    for (_, slot, run) in runs {
-        configurations[slot].runs.push(run);
+    // insertion (the run's key). The small order entries are sorted, and each run is moved
+    // once, into its configuration.
+    let Runs {
+        mut runs,
+        mut order,
+        ..
+    } = runs;
+    order.sort_unstable();
+    let mut per_slot = vec![0usize; configurations.len()];
+    for &(_, slot, _) in &order {
+        per_slot[slot] += 1;
+    }
+    for (configuration, count) in configurations.iter_mut().zip(per_slot) {
+        configuration.runs.reserve_exact(count);
+    }
+    for (_, slot, at) in order {
+        if let Some(run) = runs[at].take() {
+            configurations[slot].runs.push(run);
+        }
     }
     Ok(StoredSession {
         info,
@@ -185,20 +199,39 @@ impl<'a> RunsOf<'a> {
 /// insertion) and the configuration (its slot) it belongs to.
 type RunOrder = (i64, bool, u32, i64);
 
-/// The runs read so far, and where each run's key is among them.
+/// The runs read so far: each run, where it goes (its order and its configuration's slot),
+/// and its key.
 #[derive(Default)]
 struct Runs {
-    runs: Vec<(RunOrder, usize, RunRecord)>,
-    by_key: HashMap<i64, usize>,
+    runs: Vec<Option<RunRecord>>,
+    order: Vec<(RunOrder, usize, usize)>,
+    keys: Vec<i64>,
+    /// Where each key is among `runs`, made when a record of some run is to be joined to it
+    /// (most sessions have no secondary values, histograms or monitor data to join).
+    by_key: Option<HashMap<i64, usize>>,
 }
 
 impl Runs {
+    fn push(&mut self, key: i64, order: RunOrder, slot: usize, run: RunRecord) {
+        self.order.push((order, slot, self.runs.len()));
+        self.runs.push(Some(run));
+        self.keys.push(key);
+        self.by_key = None;
+    }
+
+    fn len(&self) -> usize {
+        self.runs.len()
+    }
+
     fn get(&mut self, key: i64) -> Result<&mut RunRecord, StoreError> {
-        let at = *self
+        let keys = &self.keys;
+        let by_key = self
             .by_key
+            .get_or_insert_with(|| keys.iter().enumerate().map(|(at, &k)| (k, at)).collect());
+        by_key
             .get(&key)
-            .ok_or_else(|| corrupt(format!("a record of run key {key}, which is not read")))?;
-        Ok(&mut self.runs[at].2)
+            .and_then(|&at| self.runs[at].as_mut())
+            .ok_or_else(|| corrupt(format!("a record of run key {key}, which is not read")))
     }
 }
 
@@ -222,7 +255,7 @@ fn read_runs(
 ) -> Result<(), StoreError> {
     let condition = selection.condition();
     let params = selection.params();
-    let first = runs.runs.len();
+    let first = runs.len();
     tx.query_each(
         &format!(
             "SELECT {RUN_COLUMNS} FROM runs r \
@@ -274,12 +307,11 @@ fn read_runs(
                 histograms: Vec::new(),
             };
             let order = (run.started_at_ns, !run.warmup, run.index, key);
-            runs.by_key.insert(key, runs.runs.len());
-            runs.runs.push((order, slot, run));
+            runs.push(key, order, slot, run);
             Ok(())
         },
     )?;
-    if runs.runs.len() == first {
+    if runs.len() == first {
         return Ok(());
     }
     // The other metrics than the primary one (a benchmark's secondary metrics).
