@@ -197,7 +197,7 @@ const RUNS_PER_PART: usize = 5_000;
 
 /// Copies one session and the kernel configuration it refers to, in one transaction of the
 /// target, [`RUNS_PER_PART`] runs at a time: the session with its configurations first, then
-/// its runs part by part, each read from the source by their ids.
+/// its runs part by part ([`Store::load_session_page`]).
 fn copy_one<F, T>(from: &F, to: &mut T, id: Uuid) -> Result<SyncStep, StoreError>
 where
     F: Store + ?Sized,
@@ -211,38 +211,41 @@ where
             kernel_configs.insert(sha256.clone(), text);
         }
     }
-    let runs: Vec<Uuid> = from.session_progress(id)?.runs.into_iter().collect();
     let mut attempt = 0;
     let imported = with_retries(|| {
         attempt += 1;
         // A retry follows a lost race: the other copy may have stored the session whole.
         if attempt > 1 && to.resolve(&id.to_string()).is_ok() {
-            return Ok(false);
+            return Ok(None);
         }
         // Checked whole before the transaction starts, as import_sessions does.
         vernier_model::validate::check_kernel_configs(&kernel_configs)
             .map_err(|e| StoreError::Invalid(e.to_string()))?;
-        let mut import = to.importer(runs.len())?;
+        let mut import = to.importer(0)?;
         for (sha256, text) in &kernel_configs {
             import.kernel_config(sha256, text)?;
         }
         import.session(&session)?;
         if import.report().imported == 0 {
-            return Ok(false);
+            return Ok(None);
         }
-        for part in runs.chunks(RUNS_PER_PART) {
-            let part: BTreeSet<Uuid> = part.iter().copied().collect();
-            let mut part = from.load_session_runs(id, Load::ALL, &part)?;
+        let (mut runs, mut after) = (0, None);
+        loop {
+            let (mut part, next) = from.load_session_page(id, Load::ALL, after, RUNS_PER_PART)?;
             part.escape_controls();
-            import.add_runs(&part)?;
+            runs += import.add_runs(&part)?;
+            match next {
+                Some(cursor) => after = Some(cursor),
+                None => break,
+            }
         }
         import.commit()?;
-        Ok(true)
+        Ok(Some(runs))
     })?;
-    Ok(if imported {
+    Ok(if let Some(runs) = imported {
         SyncStep::Copied {
             id,
-            runs: runs.len(),
+            runs,
             running: session.info.status == SessionStatus::Running,
         }
     } else {

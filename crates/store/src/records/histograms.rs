@@ -61,9 +61,10 @@ pub(crate) fn read_runs(
     let rows = tx.query(
         &format!(
             "SELECT h.run_key, h.quantity, h.thread, h.cpu, h.count, h.min_ns, h.max_ns, \
-         h.max_index, h.sum_ns, h.overflows, h.missed, h.buckets FROM run_histograms h \
-         JOIN runs r ON r.key = h.run_key JOIN configurations c ON c.key = r.configuration_key \
-         WHERE {} ORDER BY h.run_key, h.quantity, h.thread",
+         h.max_index, h.sum_ns, h.overflows, h.missed, h.buckets \
+         FROM {} CROSS JOIN run_histograms h WHERE h.run_key = r.key AND {} \
+         ORDER BY h.run_key, h.quantity, h.thread",
+            selection.tables(),
             selection.condition()
         ),
         &selection.params(),

@@ -174,9 +174,9 @@ pub(crate) fn read_runs(
     tx.query_each(
         &format!(
             "SELECT m.run_key, m.sampler_priority, m.sampler_cpu_ns, m.rounds, m.unsupported, \
-         m.failures, m.series, m.summary FROM run_monitors m \
-         JOIN runs r ON r.key = m.run_key JOIN configurations c ON c.key = r.configuration_key \
-         WHERE {}",
+         m.failures, m.series, m.summary \
+         FROM {} CROSS JOIN run_monitors m WHERE m.run_key = r.key AND {}",
+            selection.tables(),
             selection.condition()
         ),
         &selection.params(),

@@ -12,7 +12,7 @@ use super::codec::{
 use super::{histograms, monitors, Engine};
 use crate::selector::{parse_selector, Selector};
 use crate::sql::{args, Columns, Param, Sql};
-use crate::{Load, SessionHeader, SessionProgress, StoreError};
+use crate::{Load, RunCursor, SessionHeader, SessionProgress, StoreError};
 
 pub(crate) fn session_tags(
     tx: &mut dyn Sql,
@@ -67,6 +67,32 @@ pub(crate) fn load_session_runs_in(
     load: Load,
     only: Option<&BTreeSet<Uuid>>,
 ) -> Result<StoredSession, StoreError> {
+    match only {
+        None => load_selected(tx, id, load, Which::All),
+        Some(ids) => {
+            let ids: Vec<Uuid> = ids.iter().copied().collect();
+            load_selected(tx, id, load, Which::Ids(&ids))
+        }
+    }
+}
+
+/// Which runs of a session a read takes.
+#[derive(Clone, Copy)]
+pub(crate) enum Which<'a> {
+    All,
+    /// Those with these ids.
+    Ids(&'a [Uuid]),
+    /// Those whose keys are after the first and at most the second.
+    Keys(i64, i64),
+}
+
+/// Session `id` with what `load` asks for and the runs `which` takes.
+fn load_selected(
+    tx: &mut dyn Sql,
+    id: Uuid,
+    load: Load,
+    which: Which<'_>,
+) -> Result<StoredSession, StoreError> {
     let key = id.to_string();
     let row = tx
         .query_opt(
@@ -107,13 +133,12 @@ pub(crate) fn load_session_runs_in(
         });
     }
 
-    let only: Option<Vec<Uuid>> = only.map(|ids| ids.iter().copied().collect());
     let primary: Vec<&str> = configurations
         .iter()
         .map(|c| c.record.metric.name.as_str())
         .collect();
     let mut runs = Runs::default();
-    for selection in &RunsOf::queries(&key, only.as_deref()) {
+    for selection in &RunsOf::queries(&key, which) {
         read_runs(tx, selection, load, &slots, &primary, &mut runs)?;
     }
     // Execution order: by start time; a warmup and a measured run that started in the
@@ -149,49 +174,69 @@ pub(crate) fn load_session_runs_in(
 /// engines look each one up by its key.
 const RUNS_PER_QUERY: usize = 500;
 
-/// The runs of session `session` (its id as stored) that a read takes: all of them, or those
-/// among `only`.
+/// The runs of session `session` (its id as stored) that one query takes.
 pub(crate) struct RunsOf<'a> {
     pub(crate) session: &'a str,
-    pub(crate) only: Option<&'a [Uuid]>,
+    pub(crate) which: Which<'a>,
 }
 
 impl<'a> RunsOf<'a> {
-    /// The selections of one query each that together take the runs of `session` among
-    /// `only` (all of them without it), at most [`RUNS_PER_QUERY`] ids a query.
-    pub(crate) fn queries(session: &'a str, only: Option<&'a [Uuid]>) -> Vec<RunsOf<'a>> {
-        match only {
-            None => vec![RunsOf {
-                session,
-                only: None,
-            }],
-            Some(ids) => ids
+    /// The selections of one query each that together take the runs of `session` that
+    /// `which` takes, at most [`RUNS_PER_QUERY`] ids a query.
+    pub(crate) fn queries(session: &'a str, which: Which<'a>) -> Vec<RunsOf<'a>> {
+        match which {
+            Which::Ids(ids) => ids
                 .chunks(RUNS_PER_QUERY)
                 .map(|chunk| RunsOf {
                     session,
-                    only: Some(chunk),
+                    which: Which::Ids(chunk),
                 })
                 .collect(),
+            which => vec![RunsOf { session, which }],
         }
     }
 
-    /// The condition that selects these runs in a query of `runs r` joined to
-    /// `configurations c` (`ON c.key = r.configuration_key`), with [`RunsOf::params`].
+    /// The tables `runs r` and `configurations c` of a query of these runs, in the order
+    /// SQLite must join them: a CROSS JOIN keeps its left table outer
+    /// (https://www.sqlite.org/optoverview.html#crossjoin; PostgreSQL plans it as any inner
+    /// join). A whole session is read from its configurations to their runs; chosen runs are
+    /// looked up by their ids, each in the index of ids, rather than found among all of the
+    /// session's runs, which SQLite would otherwise do for each query of 500 ids. Join
+    /// further tables with CROSS JOIN after these, and [`RunsOf::condition`] in the WHERE.
+    pub(crate) fn tables(&self) -> &'static str {
+        match self.which {
+            Which::All => "configurations c CROSS JOIN runs r",
+            Which::Ids(_) | Which::Keys(..) => "runs r CROSS JOIN configurations c",
+        }
+    }
+
+    /// The condition that joins [`RunsOf::tables`] and selects these runs, with
+    /// [`RunsOf::params`].
     pub(crate) fn condition(&self) -> String {
-        match self.only {
-            None => "c.session_id = $1".to_string(),
-            Some(ids) => {
+        match self.which {
+            Which::All => "c.key = r.configuration_key AND c.session_id = $1".to_string(),
+            Which::Keys(..) => "r.key > $2 AND r.key <= $3 AND c.key = r.configuration_key \
+                 AND c.session_id = $1"
+                .to_string(),
+            Which::Ids(ids) => {
                 let list: Vec<String> = (2..ids.len() + 2).map(|i| format!("${i}")).collect();
-                format!("c.session_id = $1 AND r.id IN ({})", list.join(", "))
+                format!(
+                    "r.id IN ({}) AND c.key = r.configuration_key AND c.session_id = $1",
+                    list.join(", ")
+                )
             }
         }
     }
 
     /// The values of the parameters of [`RunsOf::condition`].
     pub(crate) fn params(&self) -> Vec<Param<'_>> {
-        std::iter::once(Param::Text(self.session))
-            .chain(self.only.unwrap_or_default().iter().map(Param::from))
-            .collect()
+        let mut params = vec![Param::Text(self.session)];
+        match self.which {
+            Which::All => {}
+            Which::Ids(ids) => params.extend(ids.iter().map(Param::from)),
+            Which::Keys(after, last) => params.extend([Param::Int(after), Param::Int(last)]),
+        }
+        params
     }
 }
 
@@ -253,14 +298,11 @@ fn read_runs(
     primary: &[&str],
     runs: &mut Runs,
 ) -> Result<(), StoreError> {
-    let condition = selection.condition();
+    let (tables, condition) = (selection.tables(), selection.condition());
     let params = selection.params();
     let first = runs.len();
     tx.query_each(
-        &format!(
-            "SELECT {RUN_COLUMNS} FROM runs r \
-             JOIN configurations c ON c.key = r.configuration_key WHERE {condition}"
-        ),
+        &format!("SELECT {RUN_COLUMNS} FROM {tables} WHERE {condition}"),
         &params,
         &mut |r| {
             let key: i64 = r.get(0)?;
@@ -317,9 +359,8 @@ fn read_runs(
     // The other metrics than the primary one (a benchmark's secondary metrics).
     tx.query_each(
         &format!(
-            "SELECT v.run_key, v.metric, v.value FROM run_values v \
-             JOIN runs r ON r.key = v.run_key \
-             JOIN configurations c ON c.key = r.configuration_key WHERE {condition}"
+            "SELECT v.run_key, v.metric, v.value FROM {tables} CROSS JOIN run_values v \
+             WHERE v.run_key = r.key AND {condition}"
         ),
         &params,
         &mut |row| {
@@ -446,11 +487,12 @@ pub(crate) fn session_progress_in(
                 .transpose()?,
         );
     }
-    for selection in RunsOf::queries(&key, only) {
+    let which = only.map_or(Which::All, Which::Ids);
+    for selection in RunsOf::queries(&key, which) {
         tx.query_each(
             &format!(
-                "SELECT r.id FROM runs r JOIN configurations c ON c.key = r.configuration_key \
-                 WHERE {}",
+                "SELECT r.id FROM {} WHERE {}",
+                selection.tables(),
                 selection.condition()
             ),
             &selection.params(),
@@ -485,6 +527,37 @@ pub(crate) fn load_session_runs(
     runs: &BTreeSet<Uuid>,
 ) -> Result<StoredSession, StoreError> {
     store.read(|tx| load_session_runs_in(tx, id, load, Some(runs)))
+}
+
+/// [`crate::Store::load_session_page`].
+pub(crate) fn load_session_page(
+    store: &impl Engine,
+    id: Uuid,
+    load: Load,
+    after: Option<RunCursor>,
+    limit: usize,
+) -> Result<(StoredSession, Option<RunCursor>), StoreError> {
+    let after = after.map_or(i64::MIN, |c| c.0);
+    let limit = i64::try_from(limit.max(1)).unwrap_or(i64::MAX);
+    store.read(|tx| {
+        // The keys of the page: the session's next runs in the order of their keys, found
+        // walking the runs from the last key read (a range of the table's key, in its order).
+        let mut keys = 0i64;
+        let mut last = after;
+        tx.query_each(
+            "SELECT r.key FROM runs r CROSS JOIN configurations c WHERE r.key > $2 \
+             AND c.key = r.configuration_key AND c.session_id = $1 ORDER BY r.key LIMIT $3",
+            args![&id.to_string(), after, limit],
+            &mut |row| {
+                keys += 1;
+                last = row.get(0)?;
+                Ok(())
+            },
+        )?;
+        let session = load_selected(tx, id, load, Which::Keys(after, last))?;
+        let next = (keys == limit).then_some(RunCursor(last));
+        Ok((session, next))
+    })
 }
 
 pub(crate) fn kernel_config(
