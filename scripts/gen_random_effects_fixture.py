@@ -15,7 +15,8 @@ formulas, with SciPy's normal and t quantiles:
   mean square of a one-way ANOVA, cross-checked against scipy.stats.f_oneway) minus the mean
   within-session variance, truncated at zero;
 - an interval widened by that variance with Satterthwaite's degrees of freedom;
-- the minimum detectable change at 80% power.
+- the minimum detectable change: the noncentral t's power (scipy.stats.nct) at the
+  interval's critical value, the standard error scaled to be right in the median.
 """
 
 import json
@@ -23,7 +24,7 @@ import math
 import os
 
 import numpy as np
-from scipy import stats
+from scipy import optimize, stats
 
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "crates", "stats",
                    "tests", "fixtures", "random_effects.json")
@@ -79,8 +80,19 @@ def widen(center, low, high, extra_var, extra_df):
     return out
 
 
-def mdc(threshold, half, se, power=0.8):
-    return math.expm1(math.log1p(threshold) + half + stats.norm.ppf(power) * se)
+def mdc(threshold, se, df, level=LEVEL, power=0.8):
+    """exp(ln(1 + threshold) + delta se k) - 1: delta the noncentrality at which the one-sided
+    t test at the interval's critical value has the power (scipy.stats.nct), k the factor that
+    makes the estimated standard error right in the median, 1 / sqrt(chi2.median(df) / df)."""
+    if math.isinf(df):
+        delta = stats.norm.ppf(0.5 + level / 2) + stats.norm.ppf(power)
+        k = 1.0
+    else:
+        c = stats.t.ppf(0.5 + level / 2, df)
+        delta = optimize.brentq(lambda d: stats.nct.sf(c, df, d) - power, c - 10, c + 500,
+                                xtol=1e-14, rtol=1e-14)
+        k = 1 / math.sqrt(stats.chi2.median(df) / df)
+    return math.expm1(math.log1p(threshold) + delta * se * k)
 
 
 cases = []
@@ -128,9 +140,11 @@ for case, (k_groups, sessions, runs, tau, sigma) in enumerate([
                   "extra_df": result["df"], "expected": w},
     })
 
-mdc_cases = [{"threshold": t, "half_width": h, "se": s, "power": p, "expected": mdc(t, h, s, p)}
-             for t, h, s, p in [(0.02, 0.05, 0.025, 0.8), (0.0, 0.01, 0.004, 0.5),
-                                (0.05, 0.2, 0.07, 0.9)]]
+mdc_cases = [{"threshold": t, "se": se, "df": None if math.isinf(df) else df, "power": p,
+              "expected": mdc(t, se, df, power=p)}
+             for t, se, df, p in [(0.02, 0.025, math.inf, 0.8), (0.0, 0.004, 1.0, 0.5),
+                                  (0.05, 0.07, 4.0, 0.9), (0.02, 0.01, 1.7, 0.8),
+                                  (0.02, 0.03, 25.0, 0.8)]]
 
 with open(OUT, "w") as f:
     json.dump({"level": LEVEL, "cases": cases, "mdc": mdc_cases}, f, indent=1)

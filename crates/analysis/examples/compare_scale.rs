@@ -19,21 +19,20 @@ use std::time::Instant;
 
 use rand_chacha::rand_core::{RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use statrs::distribution::{ContinuousCDF, Normal};
 use uuid::Uuid;
 use vernier_analysis::{compare, CompareSettings};
 use vernier_model::{
     ConfigurationRecord, Environment, MetricInfo, Options, RunRecord, Rusage, SessionInfo,
     SessionStatus, Settings, StopReason, StoredConfiguration, StoredSession,
 };
+use vernier_stats::normal_quantile;
 
 fn values(n: usize, scale: f64, resolution_ns: f64, rng: &mut ChaCha8Rng) -> Vec<f64> {
-    let normal = Normal::standard();
     (0..n)
         .map(|_| {
             // 53 random bits as a uniform in (0, 1): never 0, so the quantile is finite.
             let u = ((rng.next_u64() >> 11) as f64 + 0.5) / (1u64 << 53) as f64;
-            let t = scale * 1e-3 * (0.02 * normal.inverse_cdf(u)).exp();
+            let t = scale * 1e-3 * (0.02 * normal_quantile(u).unwrap_or(0.0)).exp();
             if resolution_ns > 0.0 {
                 (t * 1e9 / resolution_ns).round() * resolution_ns / 1e9
             } else {

@@ -5,15 +5,16 @@ use std::fmt;
 
 use crate::summary::{contaminated, distribution_checks};
 use serde::Serialize;
-use statrs::distribution::{ContinuousCDF, Normal};
 use vernier_model::{Calibration, Options, StoredSession, CONFIDENCE_LEVEL};
 use vernier_stats::hodges_lehmann::enough_arrangements;
 use vernier_stats::{
     benjamini_hochberg, geomean_ratio_ci, hodges_lehmann, mann_whitney_u, median, median_ci,
-    welch_t_test,
+    normal_quantile, resolution, welch_t_test,
 };
 
-use crate::session_noise::{self, CalibrationTable, NoiseSource, SessionValues};
+use crate::session_noise::{
+    self, rounding_margin, CalibrationTable, NoiseSource, RunsInterval, SessionValues,
+};
 use crate::warnings::{Warning, Warnings};
 use crate::AnalysisError;
 
@@ -111,15 +112,23 @@ pub struct Comparison {
     pub base_ci_high: Option<f64>,
     pub new_ci_low: Option<f64>,
     pub new_ci_high: Option<f64>,
-    /// NEW/BASE: the exponentiated Hodges-Lehmann shift of the log values; the ratio of the
-    /// medians when the samples are too small for an interval.
+    /// NEW/BASE, the estimate `ratio_ci` is built around: with one session a side the
+    /// exponentiated Hodges-Lehmann shift of the log values (`runs_ratio`), with three sessions
+    /// or more in all the ratio of the geometric means of the session medians; the ratio of
+    /// the medians when the samples are too small for an interval.
     pub ratio: f64,
-    /// Interval of the ratio the verdict uses: the runs' interval (`runs_ci_*`) widened by
-    /// the session-to-session noise when it is known (`noise_source`); absent when the
-    /// samples are too small or when ties shrink the runs' interval to zero width
-    /// (docs/compare.md).
+    /// Interval of the ratio the verdict uses (docs/compare.md): with several sessions
+    /// Student's t interval on the session medians, with one session a side the runs'
+    /// interval (`runs_ci_*`) widened by the session-to-session noise (`noise_source`); each
+    /// end moved out by what rounding can move the ratio (`resolution`). Absent when the
+    /// samples are too small or when ties shrink the interval to zero width.
     pub ratio_ci_low: Option<f64>,
     pub ratio_ci_high: Option<f64>,
+    /// Degrees of freedom of the t quantile of `ratio_ci` (of its wider half); absent when the
+    /// normal quantile was used (a known session noise) or there is no interval.
+    pub ratio_df: Option<f64>,
+    /// The exponentiated Hodges-Lehmann shift of the log values of all runs pooled.
+    pub runs_ratio: f64,
     /// Interval of the ratio from the runs alone (Hodges-Lehmann / Moses): the within-session
     /// part of the uncertainty.
     pub runs_ci_low: Option<f64>,
@@ -127,14 +136,17 @@ pub struct Comparison {
     /// Sessions with measured runs of this configuration on each side.
     pub base_sessions: usize,
     pub new_sessions: usize,
-    /// Where the between-session part of the interval comes from; absent when unknown (one
-    /// session a side without a calibration).
+    /// Where the between-session part of the interval comes from (`sessions`, `pooled`,
+    /// `calibration` or `default`); absent without an interval.
     pub noise_source: Option<NoiseSource>,
-    /// Standard deviation of the between-session part of ln(NEW/BASE) added to the interval.
+    /// Standard deviation of the between-session part of ln(NEW/BASE) in the interval.
     pub session_noise: Option<f64>,
     /// Minimum detectable change: the smallest relative change (0.05 = 5%) this comparison
-    /// reports as faster or slower with 80% probability, at its interval's width.
+    /// reports as faster or slower with 80% probability (in the median over repetitions).
     pub mdc: Option<f64>,
+    /// The rounding step of the values relative to the smallest one, when ties show that they
+    /// are rounded; `ratio_ci` then accounts for it.
+    pub resolution: Option<f64>,
     /// Two-sided Mann-Whitney U p-value.
     pub p_value: f64,
     /// Benjamini-Hochberg adjusted p-value across all comparisons of this report.
@@ -463,10 +475,6 @@ fn compare_one(
     // The shift of the new logs relative to the base logs is ln(NEW/BASE).
     let hl = hodges_lehmann(&lb, &ln, settings.level).map_err(stats)?;
     let mut warnings = Warnings::default();
-    let ratio = match hl.ci {
-        Some(_) => hl.shift.exp(),
-        None => new_median / base_median,
-    };
     let runs_ci = match hl.ci {
         None => {
             warnings.push(Warning::TooFewRunsForRatio {
@@ -487,24 +495,51 @@ fn compare_one(
         }
         Some(ci) => Some((ci.low.exp(), ci.high.exp())),
     };
-    // The between-session part of the uncertainty widens the runs' interval (docs/compare.md).
-    let between = session_noise::between(&base.sessions, &new.sessions, &base.key, calibrations)
-        .map_err(stats)?;
-    let interval = hl
-        .ci
-        .filter(|_| runs_ci.is_some())
-        .map(|ci| {
-            session_noise::ratio_interval(
-                hl.shift,
-                ci.low,
-                ci.high,
-                between,
+    // Values rounded to a grid (ties): how far rounding can move the ratio.
+    let pooled: Vec<f64> = base.values.iter().chain(&new.values).copied().collect();
+    let step = resolution(&pooled).map_err(stats)?;
+    let smallest = pooled.iter().copied().fold(f64::INFINITY, f64::min);
+    let margin = step.map_or(0.0, |g| rounding_margin(g, smallest));
+    if let Some(g) = step {
+        warnings.push(Warning::Rounded {
+            step: g / smallest,
+            limits: margin.is_infinite(),
+        });
+    }
+    // The interval the verdict uses (docs/compare.md), when the runs have one.
+    let interval = match hl.ci.filter(|_| runs_ci.is_some() && margin.is_finite()) {
+        None => None,
+        Some(ci) => {
+            let runs = RunsInterval {
+                shift: hl.shift,
+                low: ci.low,
+                high: ci.high,
+            };
+            let interval = session_noise::ratio_interval(
+                &base.sessions,
+                &new.sessions,
+                &base.key,
+                calibrations,
+                runs,
                 settings.level,
                 settings.threshold,
+                margin,
             )
-        })
-        .transpose()
-        .map_err(stats)?;
+            .map_err(stats)?;
+            if interval.is_none() {
+                // Every session median of a side equal: the sessions show no spread.
+                warnings.push(Warning::ZeroWidthInterval {
+                    level: settings.level,
+                });
+            }
+            interval
+        }
+    };
+    let ratio = match (interval, hl.ci) {
+        (Some(i), _) => i.estimate.exp(),
+        (None, Some(_)) => hl.shift.exp(),
+        (None, None) => new_median / base_median,
+    };
     let ratio_ci = interval.map(|i| (i.low, i.high));
     let p_value = mann_whitney_u(&lb, &ln).map_err(stats)?.p;
     // Fewer than 2 runs a side, or two constant samples: no Welch interval, which is no error.
@@ -567,13 +602,16 @@ fn compare_one(
         ratio,
         ratio_ci_low: ratio_ci.map(|c| c.0),
         ratio_ci_high: ratio_ci.map(|c| c.1),
+        ratio_df: interval.map(|i| i.df).filter(|df| df.is_finite()),
+        runs_ratio: hl.shift.exp(),
         runs_ci_low: runs_ci.map(|c| c.0),
         runs_ci_high: runs_ci.map(|c| c.1),
         base_sessions: base.sessions.len(),
         new_sessions: new.sessions.len(),
-        noise_source: between.map(|b| b.source),
-        session_noise: between.map(|b| b.component.variance.sqrt()),
-        mdc: interval.map(|i| i.mdc),
+        noise_source: interval.map(|i| i.source),
+        session_noise: interval.map(|i| i.session_noise),
+        mdc: interval.map(|i| i.mdc).filter(|m| m.is_finite()),
+        resolution: step.map(|g| g / smallest),
         p_value,
         p_adjusted: p_value,
         welch_ci_low: welch.map(|c| c.0),
@@ -701,7 +739,7 @@ pub fn compare_calibrated(
             }
             Some(n) => {
                 let c = compare_one(b, n, settings, &table)?;
-                if c.noise_source.is_none() {
+                if c.noise_source == Some(NoiseSource::Default) {
                     uncalibrated_count += 1;
                     uncalibrated.extend(b.fingerprints.iter().chain(&n.fingerprints).cloned());
                 }
@@ -786,7 +824,11 @@ fn summarize(comparisons: &[Comparison], level: f64) -> Summary {
         summary.warnings.push(Warning::OppositeDirections);
         return summary;
     }
-    let z = Normal::standard().inverse_cdf(0.5 + level / 2.0);
+    // The level is checked by the caller's settings; a quantile of a level outside (0, 1)
+    // leaves the geometric mean out.
+    let Ok(z) = normal_quantile(0.5 + level / 2.0) else {
+        return summary;
+    };
     let (mut logs, mut ses) = (Vec::new(), Vec::new());
     for c in comparisons {
         if let (Some(low), Some(high)) = (c.ratio_ci_low, c.ratio_ci_high) {
@@ -948,8 +990,11 @@ mod tests {
         // C(41, 1) = 41 >= 40 ways: the exact interval [D(1), D(40)] covers with 1 - 2/41.
         let new: Vec<f64> = (0..40).map(|i| 2.0 + f64::from(i) * 0.01).collect();
         let c = one(&[1.0], &new);
-        let (low, high) = (c.ratio_ci_low.unwrap(), c.ratio_ci_high.unwrap());
+        let (low, high) = (c.runs_ci_low.unwrap(), c.runs_ci_high.unwrap());
         assert_eq!((low, high), (new[0], new[39]));
+        // The verdict's interval adds the default session noise of two sessions to it.
+        assert_eq!(c.noise_source, Some(NoiseSource::Default));
+        assert!(c.ratio_ci_low.unwrap() < low && c.ratio_ci_high.unwrap() > high);
         assert_eq!(c.verdict, Verdict::Slower);
         // One run against 38: 39 ways, no interval.
         let c = one(&[1.0], &new[..38]);
@@ -960,11 +1005,10 @@ mod tests {
     /// Verdicts of `pairs` A/A comparisons of `runs` runs a side: the same lognormal times
     /// (sigma 2%) on both sides, rounded to a 5% grid, from a seeded generator.
     fn rounded_aa(pairs: usize, runs: usize, seed: u64) -> (HashMap<Verdict, usize>, usize) {
-        let normal = Normal::standard();
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         let mut draw = || {
             let u = ((rng.next_u64() >> 11) as f64 + 0.5) / (1u64 << 53) as f64;
-            let v = (0.02 * normal.inverse_cdf(u)).exp();
+            let v = (0.02 * normal_quantile(u).unwrap()).exp();
             (v / 0.05).round() * 0.05
         };
         let mut verdicts = HashMap::new();
@@ -1007,6 +1051,71 @@ mod tests {
             + verdicts.get(&Verdict::Slower).unwrap_or(&0);
         // Each one-sided claim errs at most 2.5% of the time when its interval is valid.
         assert!(false_verdicts <= 50, "{verdicts:?}");
+    }
+
+    #[test]
+    fn rounded_values_widen_the_interval_by_what_rounding_can_move_the_ratio() {
+        // Twelve runs a side on a grid of 0.05 (ties), new about 10% slower: an interval whose
+        // ends are differences of grid values covered the unrounded ratio in 88-93% of cases.
+        let base = [
+            1.00, 1.05, 1.05, 1.10, 1.00, 1.05, 1.10, 1.05, 1.00, 1.05, 1.05, 1.10,
+        ];
+        let new: Vec<f64> = base.iter().map(|v| v + 0.10).collect();
+        let c = one(&base, &new);
+        assert!(
+            (c.resolution.unwrap() - 0.05).abs() < 1e-9,
+            "{:?}",
+            c.resolution
+        );
+        assert!(
+            c.warnings.iter().any(|w| w.code() == "rounded"),
+            "{:?}",
+            c.warnings
+        );
+        // Each value within 0.025 of what was measured: each end moves out by -ln(1 - 0.025).
+        let margin = -(-0.025f64).ln_1p();
+        let runs = session_noise::RunsInterval {
+            shift: c.runs_ratio.ln(),
+            low: c.runs_ci_low.unwrap().ln(),
+            high: c.runs_ci_high.unwrap().ln(),
+        };
+        let sessions = |values: &[f64]| {
+            vec![SessionValues {
+                fingerprint: "f".into(),
+                values: values.to_vec(),
+            }]
+        };
+        let key = key_of("bench", &Options::default(), "time");
+        let unmoved = session_noise::ratio_interval(
+            &sessions(&base),
+            &sessions(&new),
+            &key,
+            &CalibrationTable::default(),
+            runs,
+            0.95,
+            DEFAULT_THRESHOLD,
+            0.0,
+        )
+        .unwrap()
+        .unwrap();
+        assert!((unmoved.low.ln() - c.ratio_ci_low.unwrap().ln() - margin).abs() < 1e-12);
+        assert!((c.ratio_ci_high.unwrap().ln() - unmoved.high.ln() - margin).abs() < 1e-12);
+        // Values that do not tie are taken as measured.
+        let c = one(
+            &[1.0, 1.01, 1.03, 1.02, 1.04, 1.05, 1.06, 1.07],
+            &[2.0, 2.1, 2.2, 2.3, 2.4, 2.5, 2.6, 2.7],
+        );
+        assert_eq!(c.resolution, None);
+        // A grid whose half step reaches the smallest value leaves no interval.
+        let c = one(
+            &[1.0, 3.0, 3.0, 5.0, 3.0, 1.0, 3.0, 5.0],
+            &[3.0, 5.0, 5.0, 7.0, 5.0, 3.0, 5.0, 7.0],
+        );
+        assert_eq!(c.ratio_ci_low, None);
+        assert!(c
+            .warnings
+            .iter()
+            .any(|w| w.to_string().contains("too coarse")));
     }
 
     /// `runs` of `config` from `from` on: other work used a whole second of CPU during each

@@ -9,9 +9,10 @@
 //! the p-value is Mann-Whitney's, Welch's t interval on logs is a parametric companion, and
 //! Benjamini-Hochberg adjusts the p-values across all comparisons. The verdict comes from the
 //! interval of the ratio against a practical threshold ([`verdict`]; the rule and its
-//! justification are in docs/compare.md). The run is the replication unit of the interval from
-//! the runs; the session is the replication unit of the session-to-session part, which widens
-//! that interval when several sessions or a calibration of the environment show it
+//! justification are in docs/compare.md). With several sessions the session is the
+//! replication unit of that interval (Student's t on the session medians, pooled with a stored
+//! calibration); with one session a side it is the runs' interval widened by the
+//! session-to-session noise of a calibration or, without one, of a stated default
 //! (`session_noise`).
 //!
 //! [`history()`] follows each configuration over time on each machine: the series of session
@@ -37,7 +38,7 @@ pub use history::{
 pub use latency::{
     latency_summary, worst_case, IntervalMax, LatencySummary, Percentile, ThreadLatency, WorstCase,
 };
-pub use session_noise::{predicted_mdc, NoiseSource, MDC_POWER};
+pub use session_noise::{predicted_mdc, NoiseSource, DEFAULT_SESSION_NOISE, MDC_POWER};
 pub use summary::{
     summarize, summarize_pooled, summarize_session, summarize_with, ConfigSummary, MetricSummary,
 };

@@ -138,9 +138,9 @@ pub const MIN_RUNS_DRIFT: usize = 8;
 /// Significance level of the drift test. Strict, because a warning is printed for every
 /// configuration and a 5% level would cry wolf on one configuration in twenty.
 pub const DRIFT_P: f64 = 0.01;
-/// Fewest runs for the bimodality coefficient: its sample skewness and kurtosis are too
-/// variable below about 10 values to separate one mode from two (Pfister et al. 2013).
-pub const MIN_RUNS_MODALITY: usize = 10;
+/// Fewest runs for the bimodality coefficient (`vernier_stats::MIN_RUNS_MODALITY`, which the
+/// stopping rule also waits for before it declares convergence).
+pub use vernier_stats::MIN_RUNS_MODALITY;
 
 /// What [`distribution_checks`] finds in a series of measured values.
 #[derive(Debug, Clone, Default, PartialEq)]

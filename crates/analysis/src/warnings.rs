@@ -59,6 +59,10 @@ pub enum Warning {
         verdict: Verdict,
         contaminated: Vec<(Side, usize, usize)>,
     },
+    /// Ties show values rounded to a grid of `step` (relative to the smallest value); the
+    /// interval's ends were moved out by what rounding can move the ratio, or, when `limits`,
+    /// the grid is too coarse for any interval.
+    Rounded { step: f64, limits: bool },
     /// The interval excludes 1 but reaches into the threshold's band.
     WithinThreshold { threshold: f64 },
     /// The two sides measure in different units or directions.
@@ -76,7 +80,8 @@ pub enum Warning {
     MixedVersions { versions: Vec<String> },
     /// A warning about one side of a comparison.
     OnSide { side: Side, warning: Box<Warning> },
-    /// No calibration of session-to-session noise for these environments.
+    /// No calibration of session-to-session noise for these environments: the default was
+    /// assumed.
     NoCalibration {
         environments: Vec<String>,
         configurations: usize,
@@ -105,6 +110,7 @@ impl Warning {
             Warning::TooFewRunsForRatio { .. } => "too-few-runs-for-ratio",
             Warning::ZeroWidthInterval { .. } => "zero-width-interval",
             Warning::VerdictWithheld { .. } => "verdict-withheld",
+            Warning::Rounded { .. } => "rounded",
             Warning::WithinThreshold { .. } => "within-threshold",
             Warning::MetricDiffers { .. } => "metric-differs",
             Warning::VersionDiffers { .. } => "version-differs",
@@ -123,6 +129,18 @@ impl Warning {
             side,
             warning: Box::new(self),
         }
+    }
+}
+
+/// A fraction as a percentage with two significant digits at most (0.05 is 5%, 0.0125 1.2%).
+fn percent(fraction: f64) -> String {
+    let p = fraction * 100.0;
+    if p >= 10.0 {
+        format!("{p:.0}%")
+    } else if p >= 1.0 {
+        format!("{p:.1}%")
+    } else {
+        format!("{p:.2}%")
     }
 }
 
@@ -229,6 +247,21 @@ impl fmt::Display for Warning {
                     sides.join(", ")
                 )
             }
+            Warning::Rounded {
+                step,
+                limits: false,
+            } => write!(
+                f,
+                "values are rounded (ties; a step of {} of the smallest value): each end of the \
+                 interval is moved out by the most that rounding can move the ratio",
+                percent(*step)
+            ),
+            Warning::Rounded { step, limits: true } => write!(
+                f,
+                "values are rounded to a step of {} of the smallest value (ties): too coarse \
+                 for an interval of the ratio, verdict inconclusive",
+                percent(*step)
+            ),
             Warning::WithinThreshold { threshold } => write!(
                 f,
                 "the ratio differs from 1 (CI excludes 1) but may be within the {:.1}% threshold",
@@ -267,9 +300,10 @@ impl fmt::Display for Warning {
             } => write!(
                 f,
                 "no calibration for environment {} ({configurations} configuration(s) with one \
-                 session a side): intervals cover run-to-run noise only, not session-to-session \
-                 noise (vernier calibrate measures it)",
-                environments.join(", ")
+                 session a side): their intervals and verdicts assume a session-to-session noise \
+                 of {} (docs/compare.md); vernier calibrate measures this machine's",
+                environments.join(", "),
+                percent(crate::session_noise::DEFAULT_SESSION_NOISE)
             ),
             Warning::OppositeDirections => f.write_str(
                 "metrics of opposite directions (times and rates): no geometric mean of their \

@@ -261,7 +261,9 @@ fn every_output_format() {
     let rows: Vec<Vec<&str>> = csv.lines().map(|l| l.split(',').collect()).collect();
     assert_eq!(rows.len(), 3, "{csv}");
     let header = &rows[0];
-    assert_eq!(header.len(), 24);
+    assert_eq!(header.len(), 27);
+    // Fields added later come last, so that columns read by position keep their place.
+    assert_eq!(header[24..], ["runs_ratio", "ratio_df", "resolution"]);
     let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
     assert_eq!(rows[1][col("options")], "case=doubled");
     assert_eq!(rows[1][col("verdict")], "slower");

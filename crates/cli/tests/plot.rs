@@ -455,11 +455,14 @@ fn forest_draws_each_ratio_with_its_interval_and_the_geometric_mean() {
         .iter()
         .any(|t| t.starts_with("ratio NEW/BASE with its 95% interval")));
     assert!(has_text(&text, "each configuration: hackbench"));
-    // groups=1: 1.0 against 1.2 with runs 0.9 wide overlap.
-    assert!(has_text(&text, "groups=1  inconclusive"));
-    for g in [2, 4, 8] {
-        assert!(has_text(&text, &format!("groups={g}  slower")), "{g}");
+    // groups=1: 1.0 against 1.2 with runs 0.9 wide overlap. One session a side without a
+    // calibration assumes the default session noise (docs/compare.md), and the runs lie on a
+    // grid of 0.1 ms (ties): 20% more is a verdict only where the runs' spread and the grid
+    // are small against the medians, at groups=8.
+    for g in [1, 2, 4] {
+        assert!(has_text(&text, &format!("groups={g}  inconclusive")), "{g}");
     }
+    assert!(has_text(&text, "groups=8  slower"));
     assert!(has_text(&text, "geometric mean of 4"));
     assert!(has_text(&text, "faster") && has_text(&text, "slower"));
     assert_eq!(count(&text, "<circle"), 4);

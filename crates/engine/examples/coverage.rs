@@ -146,6 +146,13 @@ struct Tally {
     converged_covered: u64,
     /// Sessions whose values `show` flags as possibly multimodal.
     multimodal: u64,
+    /// Sessions that converged with an interval missing the median, and how many of them
+    /// `show` flags as possibly multimodal (a missed median with that warning is said; one
+    /// without it is not).
+    converged_missed: u64,
+    converged_missed_flagged: u64,
+    /// Runs of the converged sessions that missed.
+    converged_missed_runs: Vec<usize>,
     reasons: std::collections::BTreeMap<String, u64>,
 }
 
@@ -267,6 +274,11 @@ fn main() -> ExitCode {
             if converged {
                 t.converged += 1;
                 t.converged_covered += u64::from(covered);
+                if !covered {
+                    t.converged_missed += 1;
+                    t.converged_missed_flagged += u64::from(checks.bimodality.is_some());
+                    t.converged_missed_runs.push(p.n);
+                }
             }
         }
         let pct = |a: u64, b: u64| {
@@ -278,8 +290,19 @@ fn main() -> ExitCode {
         };
         let mean = t.runs.iter().sum::<usize>() as f64 / t.runs.len().max(1) as f64;
         let reasons: Vec<String> = t.reasons.iter().map(|(k, v)| format!("{k} {v}")).collect();
+        let missed = if t.converged_missed == 0 {
+            String::new()
+        } else {
+            format!(
+                "; converged and missed {} (flagged multimodal {}, after {}-{} runs)",
+                t.converged_missed,
+                t.converged_missed_flagged,
+                t.converged_missed_runs.iter().min().copied().unwrap_or(0),
+                t.converged_missed_runs.iter().max().copied().unwrap_or(0)
+            )
+        };
         println!(
-            "{:<48} {:>8.5} {:>9} {:>9.1} {:>9} {:>10} {:>12}  {}; multimodal {}",
+            "{:<48} {:>8.5} {:>9} {:>9.1} {:>9} {:>10} {:>12}  {}; multimodal {}{missed}",
             dist,
             truth.unwrap_or(f64::NAN),
             pct(t.covered, t.with_interval),

@@ -418,6 +418,9 @@ impl<R: Recorder + ?Sized> Runner<'_, R> {
             });
         }
         while states[i].warmups_done < self.settings.warmup {
+            if stopping::out_of_time(states[i].elapsed, self.settings) {
+                return self.finish(states, i, StopReason::MaxTime, None);
+            }
             if !self.run_once(states, i, round, true)? {
                 return Ok(());
             }

@@ -9,7 +9,8 @@
 //! ([`StoppingRule::FixedN`]) to measure that difference.
 //!
 //! Precedence of the bounds, first match wins after every measured run:
-//! 1. converged: the interval meets the target, once `min_runs` and `min_time` are done;
+//! 1. converged: the interval meets the target, once `min_runs` and `min_time` are done and
+//!    (confidence sequence) the multimodality check can judge ([`modality_settled`]);
 //! 2. `max_runs` reached;
 //! 3. `max_time`: the next run (with its setup waits) would end past the time limit; this
 //!    wins over `min_runs` and `min_time`, so the time limit is a bound;
@@ -21,6 +22,7 @@
 use vernier_model::{Settings, StopReason, StoppingRule};
 use vernier_stats::{
     bimodality, median, median_ci, median_cs, median_cs_min_n, projected_median_cs, Interval,
+    MIN_RUNS_MODALITY,
 };
 
 /// How much wider than the target the projected precision at the end of the budget must be
@@ -40,9 +42,31 @@ pub const MIN_RUNS_PROJECTION: usize = 10;
 pub const MIN_RUNS_SUSPECTED_MODES: usize = 20;
 
 /// A bimodality coefficient above this, below [`MIN_RUNS_SUSPECTED_MODES`] runs, delays the
-/// unreachable stop: lower than `show`'s threshold (5/9), because the coefficient of two modes
-/// is biased low in small samples.
+/// unreachable stop and convergence: lower than `show`'s threshold (5/9), because the
+/// coefficient of two modes is biased low in small samples.
 pub const SUSPECTED_MODES: f64 = 0.45;
+
+/// Whether the values may have two modes: a bimodality coefficient above [`SUSPECTED_MODES`]
+/// (constant values have none).
+fn modes_suspected(values: &[f64]) -> bool {
+    bimodality(values).is_ok_and(|b| b.coefficient > SUSPECTED_MODES)
+}
+
+/// Whether the multimodality check has had its say, so that a narrow interval may be declared
+/// converged: at least [`MIN_RUNS_MODALITY`] runs (from which `show` and `compare` judge), and
+/// below [`MIN_RUNS_SUSPECTED_MODES`] no suspicion of two modes.
+///
+/// Why: on a 50/50 mixture of two modes the median lies between them, and an interval narrow
+/// enough to converge lies within one mode; the confidence sequence makes that rare (it covers
+/// at every run count at once), but when it happened the session converged on the wrong mode
+/// without a warning, 5 of 12 such sessions after 8 runs, before the check could speak
+/// (bench/coverage.sh). With this rule a session converges on one mode only when its first
+/// 10 runs all fell into it, or when the runs outside it are too few to raise the coefficient
+/// (docs/statistics.md, "Two modes").
+pub fn modality_settled(values: &[f64]) -> bool {
+    values.len() >= MIN_RUNS_MODALITY
+        && (values.len() >= MIN_RUNS_SUSPECTED_MODES || !modes_suspected(values))
+}
 
 /// The precision reached so far.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -117,14 +141,17 @@ pub fn decide(values: &[f64], elapsed: Elapsed, settings: &Settings) -> Option<S
     let floors_done = n >= settings.min_runs && elapsed.measured_s >= settings.min_time_s;
     let p = precision(values, settings);
     let precise = p.relative_half_width.is_some_and(|w| w <= settings.target);
-    if precise && floors_done {
+    let settled = match settings.stopping_rule {
+        StoppingRule::ConfidenceSequence => modality_settled(values),
+        StoppingRule::FixedN => true,
+    };
+    if precise && floors_done && settled {
         return Some(StopReason::Converged);
     }
     if n >= settings.max_runs {
         return Some(StopReason::MaxRuns);
     }
-    // Stop before a run that would end past the time limit, so the bound holds as a bound.
-    if elapsed.total_s + elapsed.mean_run_s > settings.max_time_s {
+    if out_of_time(elapsed, settings) {
         return Some(StopReason::MaxTime);
     }
     if !floors_done {
@@ -138,6 +165,12 @@ pub fn decide(values: &[f64], elapsed: Elapsed, settings: &Settings) -> Option<S
         }
     }
     None
+}
+
+/// Whether the next run, warmup or measured, would end past the time limit: checked before
+/// every run so that `max_time` holds as a bound, warmups included.
+pub fn out_of_time(elapsed: Elapsed, settings: &Settings) -> bool {
+    elapsed.total_s + elapsed.mean_run_s > settings.max_time_s
 }
 
 /// The most measured runs the budget allows: `max_runs`, and the runs that fit in the time
@@ -164,9 +197,7 @@ pub fn reachable_precision(values: &[f64], elapsed: Elapsed, settings: &Settings
     if values.len() < MIN_RUNS_PROJECTION {
         return None;
     }
-    if values.len() < MIN_RUNS_SUSPECTED_MODES
-        && bimodality(values).is_ok_and(|b| b.coefficient > SUSPECTED_MODES)
-    {
+    if values.len() < MIN_RUNS_SUSPECTED_MODES && modes_suspected(values) {
         return None;
     }
     let budget = budget_runs(values.len(), elapsed, settings);
@@ -227,6 +258,13 @@ pub fn estimated_remaining_runs(values: &[f64], elapsed: Elapsed, settings: &Set
     let budget = budget_runs(n, elapsed, settings);
     let mut needed = runs_to_target(values, budget, settings);
     needed = needed.max(settings.min_runs as usize);
+    if settings.stopping_rule == StoppingRule::ConfidenceSequence {
+        // Convergence waits for the multimodality check (modality_settled).
+        needed = needed.max(MIN_RUNS_MODALITY);
+        if modes_suspected(values) {
+            needed = needed.max(MIN_RUNS_SUSPECTED_MODES);
+        }
+    }
     let per_run = if n > 0 {
         elapsed.measured_s / n as f64
     } else {
@@ -245,6 +283,9 @@ pub fn estimated_remaining_runs(values: &[f64], elapsed: Elapsed, settings: &Set
 pub enum SettingsWarning {
     /// `--max-runs` below the runs the interval of the median needs.
     MaxRunsBelowInterval { max_runs: u32, needed: u32 },
+    /// `--max-runs` enough for an interval but below the runs the multimodality check needs
+    /// before a configuration may converge ([`modality_settled`]).
+    MaxRunsBelowModality { max_runs: u32, needed: u32 },
     /// `--min-time` at 90% or more of `--max-time`.
     MinTimeNearMaxTime { min_time_s: f64, max_time_s: f64 },
     /// `--min-runs` at the cost of a run so far does not fit in `--max-time`.
@@ -270,6 +311,11 @@ impl std::fmt::Display for SettingsWarning {
                 f,
                 "--max-runs {max_runs} is below the {needed} runs that the interval of the \
                  median needs: no configuration can converge"
+            ),
+            SettingsWarning::MaxRunsBelowModality { max_runs, needed } => write!(
+                f,
+                "--max-runs {max_runs} is below the {needed} runs that the multimodality check \
+                 needs before a configuration may converge: no configuration can converge"
             ),
             SettingsWarning::MinTimeNearMaxTime {
                 min_time_s,
@@ -314,6 +360,13 @@ pub fn plan_warnings(settings: &Settings) -> Vec<SettingsWarning> {
         warnings.push(SettingsWarning::MaxRunsBelowInterval {
             max_runs: settings.max_runs,
             needed,
+        });
+    } else if settings.stopping_rule == StoppingRule::ConfidenceSequence
+        && (settings.max_runs as usize) < MIN_RUNS_MODALITY
+    {
+        warnings.push(SettingsWarning::MaxRunsBelowModality {
+            max_runs: settings.max_runs,
+            needed: MIN_RUNS_MODALITY as u32,
         });
     }
     if settings.min_time_s > 0.0 && settings.min_time_s >= settings.max_time_s * 0.9 {
@@ -420,7 +473,83 @@ mod tests {
         let v8 = [100.0, 99.0, 101.0, 100.0, 100.5, 99.5, 100.2, 99.8];
         let p = precision(&v8, &cs());
         assert_eq!(p.ci.map(|c| (c.low, c.high)), Some((99.0, 101.0)));
-        assert_eq!(decide(&v8, elapsed(8), &cs()), Some(StopReason::Converged));
+        // Narrow enough at 8 runs, but the multimodality check judges from 10.
+        assert_eq!(decide(&v8, elapsed(8), &cs()), None);
+        let v10 = [
+            100.0, 99.0, 101.0, 100.0, 100.5, 99.5, 100.2, 99.8, 100.1, 99.9,
+        ];
+        assert_eq!(
+            decide(&v10, elapsed(10), &cs()),
+            Some(StopReason::Converged)
+        );
+    }
+
+    #[test]
+    fn a_suspected_second_mode_delays_convergence_until_the_check_can_see_it() {
+        // Eleven runs around 1.0 and one at 1.1: the sequence's interval [x(2), x(11)] lies in
+        // the first mode and is narrow, but the bimodality coefficient is far above 0.45.
+        let mut v: Vec<f64> = (0..11).map(|i| 1.0 + f64::from(i) * 0.001).collect();
+        v.push(1.1);
+        assert!(precision(&v, &cs()).relative_half_width.unwrap() < 0.02);
+        assert!(!modality_settled(&v));
+        assert_eq!(decide(&v, elapsed(12), &cs()), None);
+        // From 20 runs on the rule converges as before: show's warning can now flag it.
+        let mut twenty: Vec<f64> = (0..19).map(|i| 1.0 + f64::from(i) * 0.0005).collect();
+        twenty.push(1.1);
+        assert!(modality_settled(&twenty));
+        assert_eq!(
+            decide(&twenty, elapsed(20), &cs()),
+            Some(StopReason::Converged)
+        );
+        // The old fixed-n rule keeps its behaviour, to be measured against.
+        let v6 = [100.0, 99.0, 101.0, 100.0, 100.5, 99.5];
+        assert_eq!(
+            decide(&v6, elapsed(6), &settings()),
+            Some(StopReason::Converged)
+        );
+    }
+
+    #[test]
+    fn fifty_fifty_modes_no_longer_converge_on_one_of_them() {
+        // `vernier run 'mock:dist=bimodal:sigma=0.01:share=0.5:seed=444'` converged after 8
+        // runs with [0.9945, 1.019] while the true median is 1.0488.
+        let dist = vernier_bench::mock::Distribution {
+            share: 0.5,
+            sigma: 0.01,
+            slow: 0.0,
+        };
+        let truth = {
+            // The median by bisection on the mixture's distribution function.
+            let (mut lo, mut hi) = (0.9, 1.2);
+            for _ in 0..100 {
+                let mid = (lo + hi) / 2.0;
+                if dist.cdf(mid) < 0.5 {
+                    lo = mid;
+                } else {
+                    hi = mid;
+                }
+            }
+            lo
+        };
+        assert!((truth - 1.0488).abs() < 1e-3, "{truth}");
+        let s = Settings::default();
+        let mut values = Vec::new();
+        let reason = loop {
+            values.push(dist.draw(444, values.len() as u32, false));
+            let n = values.len();
+            if let Some(reason) = decide(&values, elapsed(n), &s) {
+                break reason;
+            }
+        };
+        let ci = precision(&values, &s).ci.unwrap();
+        if reason == StopReason::Converged {
+            assert!(
+                ci.low <= truth && truth <= ci.high,
+                "{ci:?} after {}",
+                values.len()
+            );
+        }
+        assert!(values.len() >= 10, "{} runs", values.len());
     }
 
     #[test]
@@ -561,9 +690,11 @@ mod tests {
     fn remaining_runs_follow_the_projection_and_the_budget() {
         let s = cs();
         // Tight values: the target is already met, nothing remains.
-        assert_eq!(estimated_remaining_runs(&[100.0; 8], elapsed(8), &s), 0);
-        // No spread, but the sequence needs 8 runs for an interval.
-        assert_eq!(estimated_remaining_runs(&[1.0, 1.0], elapsed(2), &s), 6);
+        assert_eq!(estimated_remaining_runs(&[100.0; 10], elapsed(10), &s), 0);
+        // Met at 8 runs, but convergence waits for the multimodality check's 10.
+        assert_eq!(estimated_remaining_runs(&[100.0; 8], elapsed(8), &s), 2);
+        // No spread: 10 runs.
+        assert_eq!(estimated_remaining_runs(&[1.0, 1.0], elapsed(2), &s), 8);
         // Spread of +-4%: projected to need more runs, within the budget.
         let v: Vec<f64> = (0..8).map(|i| 96.0 + f64::from(i) * 8.0 / 7.0).collect();
         let left = estimated_remaining_runs(&v, elapsed(8), &s);
@@ -586,6 +717,15 @@ mod tests {
         assert!(
             w[0].to_string()
                 .contains("--max-runs 6 is below the 8 runs"),
+            "{w:?}"
+        );
+        let w = plan_warnings(&Settings {
+            max_runs: 9,
+            ..Settings::default()
+        });
+        assert!(
+            w[0].to_string()
+                .contains("--max-runs 9 is below the 10 runs that the multimodality check"),
             "{w:?}"
         );
         let w = plan_warnings(&Settings {

@@ -271,6 +271,24 @@ fn max_time_bounds_a_configuration_including_warmups() {
 }
 
 #[test]
+fn max_time_bounds_the_warmups_too() {
+    // Each scripted run takes 1 s: a warmup count beyond the budget stops at the budget
+    // (5 warmups end at 5 s, a sixth would end past 5.5 s), with no measured run.
+    let mut exec = ScriptedExecutor::new(&[(0, &[100.0])]);
+    let s = Settings {
+        warmup: u32::MAX,
+        max_time_s: 5.5,
+        ..settings()
+    };
+    let (_, stored, _) = run(&["scripted"], s, &mut exec);
+    let c = &stored.configurations[0];
+    assert_eq!(c.record.stop_reason, Some(StopReason::MaxTime));
+    assert_eq!(c.runs.len(), 5);
+    assert!(c.runs.iter().all(|r| r.warmup));
+    assert!(c.values().is_empty());
+}
+
+#[test]
 fn min_runs_hold_even_when_values_are_identical() {
     let mut exec = ScriptedExecutor::new(&[(0, &[5.0])]);
     let s = Settings {

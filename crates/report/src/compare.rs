@@ -279,11 +279,17 @@ struct CsvRow<'a> {
     session_noise: Option<f64>,
     #[serde(serialize_with = "display_opt")]
     mdc: Option<f64>,
+    #[serde(serialize_with = "display")]
+    runs_ratio: f64,
+    #[serde(serialize_with = "display_opt")]
+    ratio_df: Option<f64>,
+    #[serde(serialize_with = "display_opt")]
+    resolution: Option<f64>,
 }
 
 impl<'a> CsvRow<'a> {
     /// The header, also written when there is no row.
-    const HEADER: [&'static str; 24] = [
+    const HEADER: [&'static str; 27] = [
         "benchmark",
         "options",
         "metric",
@@ -308,6 +314,9 @@ impl<'a> CsvRow<'a> {
         "noise_source",
         "session_noise",
         "mdc",
+        "runs_ratio",
+        "ratio_df",
+        "resolution",
     ];
 
     fn new(c: &'a Comparison) -> Self {
@@ -333,12 +342,12 @@ impl<'a> CsvRow<'a> {
             runs_ci_high: c.runs_ci_high,
             base_sessions: c.base_sessions,
             new_sessions: c.new_sessions,
-            noise_source: c.noise_source.map(|s| match s {
-                NoiseSource::Sessions => "sessions",
-                NoiseSource::Calibration => "calibration",
-            }),
+            noise_source: c.noise_source.map(NoiseSource::as_str),
             session_noise: c.session_noise,
             mdc: c.mdc,
+            runs_ratio: c.runs_ratio,
+            ratio_df: c.ratio_df,
+            resolution: c.resolution,
         }
     }
 }

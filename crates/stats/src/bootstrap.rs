@@ -6,7 +6,7 @@
 //! unbiased method), so a stored seed reproduces the same interval in any later version. The stream differs from NumPy's, so
 //! intervals agree with SciPy's only within Monte Carlo error.
 
-use statrs::distribution::{ContinuousCDF, Normal};
+use crate::distribution::{normal_cdf, normal_quantile};
 
 use crate::error::{check, check_level, StatsError};
 use crate::interval::Interval;
@@ -157,13 +157,12 @@ fn bca_levels<F>(
 where
     F: Fn(&[f64]) -> f64,
 {
-    let normal = Normal::standard();
     let b = sorted_t.len() as f64;
     // Bias correction: the share of the distribution below the estimate, counting ties half
     // (SciPy's `_percentile_of_score`).
     let below = sorted_t.partition_point(|t| *t < estimate) as f64;
     let at_or_below = sorted_t.partition_point(|t| *t <= estimate) as f64;
-    let z0 = normal.inverse_cdf((below + at_or_below) / (2.0 * b));
+    let z0 = normal_quantile((below + at_or_below) / (2.0 * b))?;
 
     // Acceleration from the jackknife (Efron & Tibshirani eq. 14.15).
     let n = xs.len();
@@ -185,10 +184,10 @@ where
     }
     let a = s3 / (6.0 * s2.powf(1.5));
 
-    let z_alpha = normal.inverse_cdf(alpha);
+    let z_alpha = normal_quantile(alpha)?;
     let level_of = |z: f64| {
         let num = z0 + z;
-        normal.cdf(z0 + num / (1.0 - a * num))
+        normal_cdf(z0 + num / (1.0 - a * num))
     };
     let (a1, a2) = (level_of(z_alpha), level_of(-z_alpha));
     let valid = |p: f64| (0.0..=1.0).contains(&p);

@@ -28,7 +28,7 @@
 //! Otava redoes the tests of the next two change points to its right, not of the one to its
 //! left (whose right segment grew); this code does the same, so its change points are Otava's.
 
-use statrs::distribution::{ContinuousCDF, StudentsT};
+use crate::distribution::t_sf;
 
 use crate::error::{check, StatsError};
 
@@ -321,7 +321,7 @@ fn t_test(left: &[f64], right: &[f64], index: usize) -> ChangePoint {
             0.0
         } else {
             // df >= 1 here, so the distribution exists.
-            StudentsT::new(0.0, 1.0, df).map_or(f64::NAN, |d| 2.0 * d.sf(t.abs()))
+            t_sf(t.abs(), df).map_or(f64::NAN, |sf| 2.0 * sf)
         }
     } else {
         1.0

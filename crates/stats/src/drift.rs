@@ -1,7 +1,6 @@
 //! Drift of a series of runs: Spearman rank correlation of the values against their index.
 
-use statrs::distribution::{ContinuousCDF, StudentsT};
-
+use crate::distribution::t_sf;
 use crate::error::{check, StatsError};
 use crate::rank::average_ranks;
 
@@ -46,11 +45,7 @@ pub fn spearman_drift(xs: &[f64]) -> Result<Spearman, StatsError> {
         0.0
     } else {
         let t = rho * (df / one_minus).sqrt();
-        let dist = StudentsT::new(0.0, 1.0, df).map_err(|_| StatsError::TooFew {
-            needed: 3,
-            got: xs.len(),
-        })?;
-        (2.0 * dist.sf(t.abs())).min(1.0)
+        (2.0 * t_sf(t.abs(), df)?).min(1.0)
     };
     Ok(Spearman { rho, p })
 }

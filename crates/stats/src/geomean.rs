@@ -1,7 +1,7 @@
 //! Geometric means: of positive values, and of per-configuration ratios with a confidence
 //! interval for a fixed suite of configurations.
 
-use statrs::distribution::{ContinuousCDF, Normal};
+use crate::distribution::normal_quantile;
 
 use crate::error::{check, check_level, check_positive, StatsError};
 use crate::interval::Interval;
@@ -51,7 +51,7 @@ pub fn geomean_ratio_ci(
     }
     let k = log_ratios.len() as f64;
     let mean_log = log_ratios.iter().sum::<f64>() / k;
-    let half = Normal::standard().inverse_cdf(0.5 + level / 2.0)
+    let half = normal_quantile(0.5 + level / 2.0)?
         * std_errors.iter().map(|s| s * s).sum::<f64>().sqrt()
         / k;
     Ok(GeomeanRatio {

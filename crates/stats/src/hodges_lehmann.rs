@@ -3,11 +3,10 @@
 //! *Nonparametric Statistical Methods*, 3rd ed., sec. 4.2-4.3). SciPy has no such function:
 //! `scripts/gen_stats_fixtures.py` holds a reference implementation of the same formulas.
 
-use statrs::distribution::ContinuousCDF;
-
+use crate::distribution::normal_quantile;
 use crate::error::{check, check_level, StatsError};
 use crate::interval::Interval;
-use crate::mannwhitney::{rank_sums, resolve, standard_normal, u_sd, Method};
+use crate::mannwhitney::{rank_sums, resolve, u_sd, Method};
 
 /// Result of [`hodges_lehmann`].
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -92,7 +91,7 @@ pub fn hodges_lehmann_with(
                 partition_point(k_max, within)
             }
             None => {
-                let z = standard_normal().inverse_cdf(1.0 - alpha_half);
+                let z = normal_quantile(1.0 - alpha_half)?;
                 let sd = u_sd(m, n, sums.tie_term);
                 let k = (mn as f64 / 2.0 - z * sd + 0.5).floor();
                 if k < 1.0 {

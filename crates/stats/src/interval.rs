@@ -1,7 +1,6 @@
 //! Confidence intervals of location.
 
-use statrs::distribution::{Binomial, ContinuousCDF, DiscreteCDF, StudentsT};
-
+use crate::distribution::{binomial_cdf, t_quantile};
 use crate::error::{check, check_level, StatsError};
 use crate::summary::{mean, sorted, std_dev};
 
@@ -37,17 +36,17 @@ pub fn median_ci(xs: &[f64], level: f64) -> Result<Option<Interval>, StatsError>
     check_level(level)?;
     let n = xs.len();
     let alpha_half = (1.0 - level) / 2.0;
-    let binomial =
-        Binomial::new(0.5, n as u64).map_err(|_| StatsError::TooFew { needed: 1, got: n })?;
     // Largest k >= 1 with P(B <= k - 1) <= alpha/2: the number of j in 0..n/2 with
     // P(B <= j) <= alpha/2, a prefix since the tail probability grows with j: below n/2 the
     // probabilities P(B = j) rise, so each step adds at least 1/(j + 1) of the tail, far more
     // than rounding. Found by bisection: 17 evaluations at n = 100,000 instead of 49,690.
-    let within = |j: usize| binomial.cdf(j as u64) <= alpha_half * (1.0 + 1e-12);
+    let within = |j: usize| -> Result<bool, StatsError> {
+        Ok(binomial_cdf(j as u64, n as u64, 0.5)? <= alpha_half * (1.0 + 1e-12))
+    };
     let (mut k, mut hi) = (0, n / 2);
     while k < hi {
         let mid = k + (hi - k) / 2;
-        if within(mid) {
+        if within(mid)? {
             k = mid + 1;
         } else {
             hi = mid;
@@ -75,12 +74,7 @@ pub fn mean_ci(xs: &[f64], level: f64) -> Result<(f64, Option<Interval>), StatsE
     }
     let n = xs.len() as f64;
     let sem = std_dev(xs)? / n.sqrt();
-    let t = StudentsT::new(0.0, 1.0, n - 1.0)
-        .map_err(|_| StatsError::TooFew {
-            needed: 2,
-            got: xs.len(),
-        })?
-        .inverse_cdf(0.5 + level / 2.0);
+    let t = t_quantile(0.5 + level / 2.0, n - 1.0)?;
     Ok((
         m,
         Some(Interval {

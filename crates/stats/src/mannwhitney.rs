@@ -5,7 +5,7 @@
 //! default continuity correction (SciPy 1.17; Mann & Whitney 1947; Hollander & Wolfe,
 //! *Nonparametric Statistical Methods*, 3rd ed., sec. 4.1).
 
-use statrs::distribution::{ContinuousCDF, Normal};
+use crate::distribution::normal_sf;
 
 use crate::error::{check, StatsError};
 use crate::rank::{average_ranks, tie_term};
@@ -207,7 +207,7 @@ pub fn mann_whitney_u_with(
             let sd = u_sd(m, n, sums.tie_term);
             if sd > 0.0 {
                 let z = (u - mn / 2.0 - 0.5) / sd;
-                2.0 * standard_normal().sf(z)
+                2.0 * normal_sf(z)
             } else {
                 1.0
             }
@@ -218,10 +218,6 @@ pub fn mann_whitney_u_with(
         p: p.clamp(0.0, 1.0),
         method,
     })
-}
-
-pub(crate) fn standard_normal() -> Normal {
-    Normal::standard()
 }
 
 #[cfg(test)]

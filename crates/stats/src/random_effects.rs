@@ -15,10 +15,9 @@
 //!
 //! [`widen`] adds such a variance to an interval computed from the runs, with Satterthwaite's
 //! (1946) degrees of freedom for the sum of a well-determined part (the runs) and an estimated
-//! one, and [`min_detectable_change`] says which change an interval of that width can report.
+//! one; `crate::power` says which change such an interval can report.
 
-use statrs::distribution::{Beta, ContinuousCDF, Normal, StudentsT};
-
+use crate::distribution::{beta_cdf, normal_quantile, t_quantile};
 use crate::error::{check, check_level, StatsError};
 use crate::summary::{median, sorted};
 
@@ -46,15 +45,13 @@ pub fn median_se(xs: &[f64]) -> Result<f64, StatsError> {
     if n == 1 {
         return Ok(0.0);
     }
-    let order = Beta::new(m as f64, (n - m + 1) as f64).map_err(|_| StatsError::Degenerate {
-        what: "the distribution of the median's order statistic",
-    })?;
+    let (a, b) = (m as f64, (n - m + 1) as f64);
     // Centred on x(m) so that the two sums do not cancel for values far from zero.
     let center = s[m - 1];
     let (mut first, mut second) = (0.0, 0.0);
     let mut below = 0.0;
     for (i, x) in s.iter().enumerate() {
-        let upto = order.cdf((i + 1) as f64 / n as f64);
+        let upto = beta_cdf((i + 1) as f64 / n as f64, a, b)?;
         let w = upto - below;
         below = upto;
         let d = x - center;
@@ -146,18 +143,62 @@ pub fn between_session_variance(groups: &[&[SessionMedian]]) -> Result<BetweenSe
     })
 }
 
-/// A variance with its degrees of freedom (`f64::INFINITY` for a variance taken as known).
+/// An estimated variance with the variance of its estimate (its sampling variance), the
+/// ingredient of Satterthwaite's degrees of freedom.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Component {
     pub variance: f64,
-    pub df: f64,
+    /// `Var(variance estimate)`: 0 for a variance taken as known.
+    pub sampling_variance: f64,
 }
 
-/// The sum of independent variance estimates with Satterthwaite's (1946) approximate degrees
-/// of freedom, `(sum v_i)^2 / sum (v_i^2 / df_i)`; infinite when every non-zero part is known.
+impl Component {
+    /// A variance taken as known.
+    pub fn known(variance: f64) -> Self {
+        Component {
+            variance,
+            sampling_variance: 0.0,
+        }
+    }
+
+    /// A variance estimated with `df` degrees of freedom (a scaled chi-square):
+    /// `Var = 2 variance^2 / df`.
+    pub fn with_df(variance: f64, df: f64) -> Self {
+        Component {
+            variance,
+            sampling_variance: 2.0 * variance * variance / df,
+        }
+    }
+
+    /// `scale (mean_square - within)`, the between-session part of an ANOVA estimate
+    /// ([`between_session_variance`]) truncated at zero, `variance` being that value: its
+    /// uncertainty is the mean square's, `Var = 2 scale^2 mean_square^2 / df` (the within part
+    /// counts as known), whatever the truncation left. Satterthwaite's degrees of freedom from
+    /// `variance^2 / df` instead, as before, made a between part that came out near zero
+    /// look nearly certain, and the interval the runs' alone.
+    pub fn from_mean_square(variance: f64, scale: f64, mean_square: f64, df: f64) -> Self {
+        Component {
+            variance,
+            sampling_variance: 2.0 * (scale * mean_square).powi(2) / df,
+        }
+    }
+
+    /// Satterthwaite's degrees of freedom of this estimate, `2 variance^2 / Var`; infinite
+    /// when it is known.
+    pub fn df(&self) -> f64 {
+        if self.sampling_variance > 0.0 {
+            2.0 * self.variance * self.variance / self.sampling_variance
+        } else {
+            f64::INFINITY
+        }
+    }
+}
+
+/// The sum of independent variance estimates, whose sampling variances add up; its
+/// Satterthwaite (1946) degrees of freedom are `2 (sum v_i)^2 / sum Var(v_i)`
+/// ([`Component::df`]).
 pub fn satterthwaite(components: &[Component]) -> Result<Component, StatsError> {
-    let mut variance = 0.0;
-    let mut denominator = 0.0;
+    let mut sum = Component::known(0.0);
     for c in components {
         if !(c.variance.is_finite() && c.variance >= 0.0) {
             return Err(StatsError::OutOfRange {
@@ -166,24 +207,17 @@ pub fn satterthwaite(components: &[Component]) -> Result<Component, StatsError> 
                 value: c.variance,
             });
         }
-        if c.df.is_nan() || c.df <= 0.0 {
+        if !(c.sampling_variance.is_finite() && c.sampling_variance >= 0.0) {
             return Err(StatsError::OutOfRange {
-                what: "degrees of freedom",
-                range: "(0, inf]",
-                value: c.df,
+                what: "sampling variance of a variance",
+                range: "[0, inf)",
+                value: c.sampling_variance,
             });
         }
-        variance += c.variance;
-        if c.df.is_finite() {
-            denominator += c.variance * c.variance / c.df;
-        }
+        sum.variance += c.variance;
+        sum.sampling_variance += c.sampling_variance;
     }
-    let df = if denominator > 0.0 {
-        variance * variance / denominator
-    } else {
-        f64::INFINITY
-    };
-    Ok(Component { variance, df })
+    Ok(sum)
 }
 
 /// An interval widened by [`widen`], on the scale it was given in (logs for a ratio).
@@ -204,9 +238,10 @@ pub struct Widened {
 
 /// `[low, high]`, a `level` interval around `center` from the runs (treated as a normal
 /// interval: each half-width is `z` standard errors), widened by an independent variance
-/// `extra` estimated with `extra.df` degrees of freedom. Each half becomes
-/// `t_{df, (1+level)/2} sqrt(se_half^2 + extra.variance)` with Satterthwaite's `df` (the runs'
-/// part counts as known). With `extra.variance = 0` the interval is returned unchanged.
+/// `extra`. Each half becomes `t_{df, (1+level)/2} sqrt(se_half^2 + extra.variance)` with
+/// Satterthwaite's `df`, at least 1 (the runs' part counts as known). A known `extra` of 0
+/// returns the interval unchanged; an estimated one, even of 0, widens it by the t quantile of its
+/// uncertainty.
 ///
 /// Two halves, because a distribution-free interval (Moses' for Hodges-Lehmann) need not be
 /// symmetric around its estimate.
@@ -226,27 +261,26 @@ pub fn widen(
             value: center,
         });
     }
-    let z = standard_normal().inverse_cdf(0.5 + level / 2.0);
+    let z = normal_quantile(0.5 + level / 2.0)?;
+    let unchanged = extra.variance == 0.0 && extra.sampling_variance == 0.0;
     let half = |width: f64| -> Result<(f64, f64, f64, f64), StatsError> {
         let se_runs = width / z;
-        if extra.variance == 0.0 {
+        if unchanged {
             return Ok((width, se_runs, f64::INFINITY, z));
         }
-        let total = satterthwaite(&[
-            Component {
-                variance: se_runs * se_runs,
-                df: f64::INFINITY,
-            },
-            extra,
-        ])?;
-        let q = quantile(total.df, 0.5 + level / 2.0)?;
+        let total = satterthwaite(&[Component::known(se_runs * se_runs), extra])?;
+        // Satterthwaite's approximation (a scaled chi-square) means nothing below one degree
+        // of freedom, the degrees of freedom of a single difference; it gets there when the
+        // estimated part is uncertain and the runs' part small.
+        let df = total.df().max(1.0);
+        let q = t_quantile(0.5 + level / 2.0, df)?;
         let se = total.variance.sqrt();
-        Ok((q * se, se, total.df, q))
+        Ok((q * se, se, df, q))
     };
     let (w_low, se_low, df_low, quantile_low) = half(center - low)?;
     let (w_high, se_high, df_high, quantile_high) = half(high - center)?;
     // Unchanged bounds stay bit for bit what they were.
-    let (low, high) = if extra.variance == 0.0 {
+    let (low, high) = if unchanged {
         (low, high)
     } else {
         (center - w_low, center + w_high)
@@ -261,56 +295,6 @@ pub fn widen(
         quantile_low,
         quantile_high,
     })
-}
-
-/// The smallest relative change (0.05 = 5%) that a comparison reports as beyond `threshold`
-/// with probability `power`, when its log-ratio interval has half-width `half_width` and the
-/// estimate standard error `se` (both on the log scale): a true log-ratio `d` is reported when
-/// the estimate minus the half-width exceeds `ln(1 + threshold)`, which happens with
-/// probability `power` for `d = ln(1 + threshold) + half_width + z_power se` (the usual
-/// power calculation, e.g. Chow, Shao & Wang, *Sample Size Calculations in Clinical Research*,
-/// 2nd ed., sec. 3.1, with the interval's half-width in place of `z_{1-alpha/2} se`).
-pub fn min_detectable_change(
-    threshold: f64,
-    half_width: f64,
-    se: f64,
-    power: f64,
-) -> Result<f64, StatsError> {
-    check(&[threshold, half_width, se], 3)?;
-    if !(0.0..1.0).contains(&threshold) || half_width < 0.0 || se < 0.0 {
-        return Err(StatsError::OutOfRange {
-            what: "threshold, half-width and standard error",
-            range: "threshold in [0, 1), the others non-negative",
-            value: threshold.min(half_width).min(se),
-        });
-    }
-    if !(power > 0.0 && power < 1.0) {
-        return Err(StatsError::OutOfRange {
-            what: "power",
-            range: "(0, 1)",
-            value: power,
-        });
-    }
-    let z = standard_normal().inverse_cdf(power);
-    Ok(((1.0 + threshold).ln() + half_width + z * se).exp_m1())
-}
-
-fn standard_normal() -> Normal {
-    Normal::standard()
-}
-
-/// The `p` quantile of Student's t with `df` degrees of freedom (the normal for infinite df).
-fn quantile(df: f64, p: f64) -> Result<f64, StatsError> {
-    if df.is_infinite() {
-        return Ok(standard_normal().inverse_cdf(p));
-    }
-    StudentsT::new(0.0, 1.0, df)
-        .map(|t| t.inverse_cdf(p))
-        .map_err(|_| StatsError::OutOfRange {
-            what: "degrees of freedom",
-            range: "(0, inf]",
-            value: df,
-        })
 }
 
 #[cfg(test)]
@@ -366,38 +350,41 @@ mod tests {
 
     #[test]
     fn satterthwaite_by_hand() {
-        let known = Component {
-            variance: 1.0,
-            df: f64::INFINITY,
-        };
-        let est = Component {
-            variance: 3.0,
-            df: 4.0,
-        };
+        let known = Component::known(1.0);
+        let est = Component::with_df(3.0, 4.0);
         let c = satterthwaite(&[known, est]).unwrap();
         // (1 + 3)^2 / (9 / 4) = 64 / 9.
         assert_eq!(c.variance, 4.0);
-        assert!((c.df - 64.0 / 9.0).abs() < 1e-12);
-        assert_eq!(satterthwaite(&[known]).unwrap().df, f64::INFINITY);
+        assert!((c.df() - 64.0 / 9.0).abs() < 1e-12);
+        assert_eq!(satterthwaite(&[known]).unwrap().df(), f64::INFINITY);
         assert!(satterthwaite(&[Component {
             variance: 1.0,
-            df: 0.0
+            sampling_variance: -1.0
         }])
         .is_err());
     }
 
     #[test]
+    fn a_between_part_truncated_at_zero_keeps_the_uncertainty_of_its_mean_square() {
+        // Mean square 0.8 below a within part of 1 over 4 df: the between part is 0, but it
+        // could as well have been 1; the old df, variance^2 / df, called it certain.
+        let c = Component::from_mean_square(0.0, 2.0, 0.8, 4.0);
+        assert_eq!(c.variance, 0.0);
+        assert!((c.sampling_variance - 2.0 * 1.6 * 1.6 / 4.0).abs() < 1e-15);
+        let total = satterthwaite(&[Component::known(0.5), c]).unwrap();
+        // 2 * 0.5^2 / 1.28.
+        assert!((total.df() - 0.5 / 1.28).abs() < 1e-12);
+        // widen() takes at least one degree of freedom.
+        let w = widen(0.0, -0.1, 0.1, 0.95, c).unwrap();
+        assert!(w.low < -0.1 && w.high > 0.1, "{w:?}");
+    }
+
+    #[test]
     fn widen_without_extra_is_identity_and_with_extra_is_wider() {
-        let none = Component {
-            variance: 0.0,
-            df: 4.0,
-        };
+        let none = Component::known(0.0);
         let w = widen(0.1, 0.05, 0.2, 0.95, none).unwrap();
         assert_eq!((w.low, w.high), (0.05, 0.2));
-        let extra = Component {
-            variance: 0.01,
-            df: 4.0,
-        };
+        let extra = Component::with_df(0.01, 4.0);
         let w = widen(0.1, 0.05, 0.2, 0.95, extra).unwrap();
         assert!(w.low < 0.05 && w.high > 0.2);
         assert!(
@@ -405,14 +392,5 @@ mod tests {
             "the narrower half is dominated by the estimate"
         );
         assert!(widen(0.3, 0.05, 0.2, 0.95, extra).is_err());
-    }
-
-    #[test]
-    fn mdc_adds_threshold_half_width_and_power_margin() {
-        // ln(1.02) + 0.05 + z_0.8 * 0.025, z_0.8 = 0.8416212335729143.
-        let want = (1.02f64.ln() + 0.05 + 0.841_621_233_572_914_3 * 0.025).exp_m1();
-        let got = min_detectable_change(0.02, 0.05, 0.025, 0.8).unwrap();
-        assert!((got - want).abs() < 1e-12, "{got} {want}");
-        assert!(min_detectable_change(0.02, 0.05, 0.025, 1.0).is_err());
     }
 }

@@ -1,4 +1,5 @@
-//! Location and spread: quantiles, median, mean, standard deviation, MAD.
+//! Location and spread: quantiles, median, mean, standard deviation, MAD; the resolution that
+//! ties reveal.
 
 use crate::error::{check, StatsError};
 
@@ -31,6 +32,30 @@ pub fn quantile(xs: &[f64], q: f64) -> Result<f64, StatsError> {
     Ok(quantile_sorted(&sorted(xs), q))
 }
 
+/// Values closer than this, relative to their size, are one value for [`resolution`]: the
+/// round-off of arithmetic (0.75 against 0.7500000000000001), not a step of a grid.
+const SAME_VALUE: f64 = 1e-9;
+
+/// The step of the grid that `xs` are rounded to, as far as the values show it: when two or
+/// more values are equal (ties, which values measured to full precision practically never
+/// have), the smallest difference between two distinct values, which is a multiple of the
+/// step (rounding to a timer's resolution, or to the digits a tool printed). Values within a
+/// relative 1e-9 of each other count as equal. `None` without ties, or when every value is
+/// equal (no difference to see a step in).
+pub fn resolution(xs: &[f64]) -> Result<Option<f64>, StatsError> {
+    check(xs, 1)?;
+    let s = sorted(xs);
+    let same = |a: f64, b: f64| b - a <= SAME_VALUE * a.abs().max(b.abs());
+    let tied = s.windows(2).any(|w| same(w[0], w[1]));
+    if !tied {
+        return Ok(None);
+    }
+    Ok(s.windows(2)
+        .filter(|w| !same(w[0], w[1]))
+        .map(|w| w[1] - w[0])
+        .min_by(f64::total_cmp))
+}
+
 /// Median: the 0.5 quantile, the mean of the two middle values for even n (`numpy.median`).
 pub fn median(xs: &[f64]) -> Result<f64, StatsError> {
     quantile(xs, 0.5)
@@ -61,6 +86,23 @@ pub fn mad(xs: &[f64]) -> Result<f64, StatsError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn resolution_is_the_smallest_step_when_values_tie() {
+        assert_eq!(
+            resolution(&[1.0, 1.05, 1.05, 1.15])
+                .unwrap()
+                .map(|r| (r * 1e6).round()),
+            Some(50_000.0)
+        );
+        assert_eq!(resolution(&[1.0, 1.01, 1.3]).unwrap(), None);
+        assert_eq!(resolution(&[2.0, 2.0]).unwrap(), None);
+        // Round-off is no grid: 0.1 + 0.2 and 0.3 are one value, the step is 0.1.
+        let r = resolution(&[0.1 + 0.2, 0.3, 0.4, 0.6]).unwrap().unwrap();
+        assert!((r - 0.1).abs() < 1e-12, "{r}");
+        assert_eq!(resolution(&[0.1 + 0.2, 0.3]).unwrap(), None);
+        assert!(resolution(&[]).is_err());
+    }
 
     #[test]
     fn quantile_matches_numpy_linear() {

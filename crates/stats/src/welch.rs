@@ -2,8 +2,7 @@
 //! confidence interval of the difference of means. Matches
 //! `scipy.stats.ttest_ind(x, y, equal_var=False)` and its `confidence_interval(level)`.
 
-use statrs::distribution::{ContinuousCDF, StudentsT};
-
+use crate::distribution::{t_quantile, t_sf};
 use crate::error::{check, check_level, StatsError};
 use crate::interval::Interval;
 use crate::summary::mean;
@@ -56,11 +55,8 @@ pub fn welch_t_test(x: &[f64], y: &[f64], level: f64) -> Result<Welch, StatsErro
     let difference = mx - my;
     let t = difference / se;
     let df = se2 * se2 / (vx * vx / (m - 1.0) + vy * vy / (n - 1.0));
-    let dist = StudentsT::new(0.0, 1.0, df).map_err(|_| StatsError::Degenerate {
-        what: "invalid Welch-Satterthwaite degrees of freedom",
-    })?;
-    let p = (2.0 * dist.sf(t.abs())).min(1.0);
-    let q = dist.inverse_cdf(0.5 + level / 2.0);
+    let p = (2.0 * t_sf(t.abs(), df)?).min(1.0);
+    let q = t_quantile(0.5 + level / 2.0, df)?;
     Ok(Welch {
         t,
         df,

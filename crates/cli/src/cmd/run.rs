@@ -46,7 +46,8 @@ fn is_max_runs_warning(event: &vernier_engine::Event) -> bool {
     matches!(
         event,
         vernier_engine::Event::Warning {
-            warning: vernier_engine::stopping::SettingsWarning::MaxRunsBelowInterval { .. },
+            warning: vernier_engine::stopping::SettingsWarning::MaxRunsBelowInterval { .. }
+                | vernier_engine::stopping::SettingsWarning::MaxRunsBelowModality { .. },
             ..
         }
     )
