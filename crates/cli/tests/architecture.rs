@@ -28,6 +28,31 @@ const FORBIDDEN: &[(&str, &str, &str)] = &[
         "plain data shared by every crate depends on none of them",
     ),
     (
+        "formats",
+        "store",
+        "a format turns bytes into sessions and back; storing them is the caller's",
+    ),
+    (
+        "formats",
+        "analysis",
+        "an export carries what was recorded, never what was computed from it",
+    ),
+    (
+        "formats",
+        "sys",
+        "a file reads the same on every machine; formats parse bytes, never the machine",
+    ),
+    (
+        "report",
+        "formats",
+        "report presents loaded sessions; reading and writing files is formats'",
+    ),
+    (
+        "setup",
+        "bench",
+        "the system check measures wake-ups with sys::pingpong; setup runs no benchmark",
+    ),
+    (
         "report",
         "store",
         "report presents data it is given; it never reads a database",

@@ -8,7 +8,6 @@ pub mod benchmark;
 pub mod calibration;
 pub mod child;
 pub mod cpulist;
-pub mod cyclictest;
 pub mod environment;
 pub mod finding;
 pub mod histogram;

@@ -1,27 +1,23 @@
-//! Reading a vernier export document (docs/export-format.md), hyperfine's `--export-json`
-//! output or cyclictest's results ([`super::cyclictest`]) into model records. An export is read as a stream: a serde visitor walks the
-//! `sessions` array and hands each session on as soon as it is parsed, so memory holds one
-//! session, not the file. hyperfine files hold one session and are read whole.
+//! What a file given to `vernier import` is, told from its first bytes ([`sniff`]), and every
+//! session in a file held in memory, whatever its format ([`parse`]): a vernier export
+//! ([`crate::export::reader`]), hyperfine's `--export-json` output ([`crate::hyperfine`]) or
+//! cyclictest's results ([`crate::cyclictest`]).
 //!
-//! The reader only parses; checking ([`vernier_model::validate`]) and storing are the caller's,
-//! through the function each session is handed to.
+//! The readers only parse; checking ([`vernier_model::validate`]) and storing are the
+//! caller's, except that [`parse`] applies the checks every import shares.
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::io::Read;
 
-use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, Visitor};
 use serde::Deserialize;
-use sha2::{Digest, Sha256};
-use uuid::Uuid;
-use vernier_model::{
-    validate, ConfigurationRecord, Environment, MetricInfo, OptionValue, Options, RunRecord,
-    Rusage, SessionInfo, SessionStatus, Settings, StopReason, StoredConfiguration, StoredSession,
-    Texts,
-};
+use vernier_model::{validate, StoredSession};
 
-use super::cyclictest::{self, Output};
-use super::{ReadError, SourceError, FORMAT, VERSION};
+use crate::cyclictest::{self, Output};
+use crate::export::reader::read_export;
+use crate::export::{FORMAT, VERSION};
+use crate::hyperfine::parse_hyperfine;
+use crate::{ReadError, SourceError};
 
 /// What a file holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -145,6 +141,12 @@ pub fn sniff(prefix: &[u8], complete: bool) -> Result<Kind, ReadError> {
 
 /// The kind of a JSON object from its top-level keys (see [`sniff`]).
 fn sniff_json_object(text: &str, complete: bool) -> Result<Kind, ReadError> {
+    // A prefix cut inside a number (`1.5e` of `1.5e-3`) reads as an invalid number, not as the
+    // end of the input: it is read up to its last comma, after which only the end can come.
+    let text = match text.rfind(',') {
+        Some(comma) if !complete => &text[..=comma],
+        _ => text,
+    };
     let mut top = TopKeys::default();
     let mut de = serde_json::Deserializer::from_str(text);
     let read = TopKeysSeed(&mut top).deserialize(&mut de).and_then(|()| {
@@ -268,142 +270,6 @@ fn binary_kind(bytes: &[u8]) -> String {
         )
 }
 
-/// Reads an export document from `input` (without a byte order mark, [`without_bom`]), handing
-/// each session to `each` in file order as soon as it is parsed, and returns the kernel
-/// configuration texts (SHA-256 -> text). [`sniff`] it first: this pass checks the format and
-/// version only at the end of the document (JSON does not order an object's fields). A
-/// session's `fingerprint` is not read but computed from its environment, as a recording
-/// computes it ([`vernier_model::Environment::fingerprint`]): what identifies an environment
-/// is never taken on trust. An error of `each` ends the reading ([`ReadError::Sink`]).
-pub fn read_export<E: Into<SourceError>>(
-    input: impl Read,
-    mut each: impl FnMut(StoredSession) -> Result<(), E>,
-) -> Result<BTreeMap<String, String>, ReadError> {
-    let mut failure = None;
-    let mut sink = |s: StoredSession| -> Result<(), ()> {
-        each(s).map_err(|e| {
-            failure = Some(ReadError::Sink(e.into()));
-        })
-    };
-    let mut de = serde_json::Deserializer::from_reader(input);
-    let result = DocumentSeed {
-        each: &mut sink as &mut Sink<'_>,
-    }
-    .deserialize(&mut de)
-    .and_then(|doc| de.end().map(|()| doc));
-    if let Some(f) = failure {
-        return Err(f);
-    }
-    let doc = result.map_err(ReadError::Export)?;
-    doc.check()?;
-    Ok(doc.kernel_configs)
-}
-
-/// The fields of the document besides the sessions, as the visitor meets them.
-#[derive(Default)]
-struct Header {
-    format: Option<serde_json::Value>,
-    version: Option<serde_json::Value>,
-    sessions: bool,
-    kernel_configs: BTreeMap<String, String>,
-}
-
-impl Header {
-    fn check(&self) -> Result<(), ReadError> {
-        match &self.format {
-            Some(f) if f == FORMAT => {}
-            Some(f) => return Err(ReadError::UnknownFormat(f.to_string())),
-            None => return Err(ReadError::Export(de::Error::missing_field("format"))),
-        }
-        if self.version.as_ref().and_then(serde_json::Value::as_u64) != Some(u64::from(VERSION)) {
-            return Err(ReadError::Version(
-                self.version
-                    .as_ref()
-                    .map(|v| v.to_string())
-                    .unwrap_or_else(|| "missing".to_string()),
-            ));
-        }
-        if !self.sessions {
-            return Err(ReadError::Export(de::Error::missing_field("sessions")));
-        }
-        Ok(())
-    }
-}
-
-/// A sink that failed: its error is kept by the caller, serde only learns that it stopped.
-type Sink<'a> = dyn FnMut(StoredSession) -> Result<(), ()> + 'a;
-
-const SINK_STOPPED: &str = "the import stopped";
-
-struct DocumentSeed<'a, 'b> {
-    each: &'a mut Sink<'b>,
-}
-
-impl<'de> DeserializeSeed<'de> for DocumentSeed<'_, '_> {
-    type Value = Header;
-
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Header, D::Error> {
-        d.deserialize_map(self)
-    }
-}
-
-impl<'de> Visitor<'de> for DocumentSeed<'_, '_> {
-    type Value = Header;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a vernier export document")
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Header, A::Error> {
-        let mut header = Header::default();
-        while let Some(key) = map.next_key::<String>()? {
-            match key.as_str() {
-                "format" => header.format = Some(map.next_value()?),
-                "version" => header.version = Some(map.next_value()?),
-                "sessions" => {
-                    map.next_value_seed(SessionsSeed {
-                        each: &mut *self.each,
-                    })?;
-                    header.sessions = true;
-                }
-                "kernel_configs" => header.kernel_configs = map.next_value()?,
-                _ => {
-                    map.next_value::<IgnoredAny>()?;
-                }
-            }
-        }
-        Ok(header)
-    }
-}
-
-struct SessionsSeed<'a, 'b> {
-    each: &'a mut Sink<'b>,
-}
-
-impl<'de> DeserializeSeed<'de> for SessionsSeed<'_, '_> {
-    type Value = ();
-
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_seq(self)
-    }
-}
-
-impl<'de> Visitor<'de> for SessionsSeed<'_, '_> {
-    type Value = ();
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("an array of sessions")
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        while let Some(mut session) = seq.next_element::<StoredSession>()? {
-            session.info.fingerprint = session.info.environment.fingerprint();
-            (self.each)(session).map_err(|()| de::Error::custom(SINK_STOPPED))?;
-        }
-        Ok(())
-    }
-}
-
 /// What one file brings: sessions and the kernel configuration texts they refer to.
 #[derive(Debug, Default)]
 pub struct Parsed {
@@ -457,222 +323,12 @@ pub fn parse(bytes: &[u8], now_ns: i64) -> Result<Parsed, ReadError> {
     Ok(parsed)
 }
 
-/// hyperfine's `--export-json` document (hyperfine's `src/export/json.rs`); fields vernier
-/// does not use (mean, stddev, min, max, ...) are ignored.
-#[derive(Debug, Deserialize)]
-struct HyperfineExport {
-    results: Vec<HyperfineResult>,
-}
-
-#[derive(Debug, Deserialize)]
-struct HyperfineResult {
-    command: String,
-    /// Wall-clock time of each run, seconds.
-    times: Vec<f64>,
-    /// One per time; `null` for a run killed by a signal. Absent in files of hyperfine
-    /// before 1.12.
-    #[serde(default)]
-    exit_codes: Option<Vec<Option<i32>>>,
-    /// Values of `--parameter-scan` / `--parameter-list` parameters.
-    #[serde(default)]
-    parameters: BTreeMap<String, serde_json::Value>,
-}
-
-/// Ids derived from a SHA-256 of length-prefixed parts: the same file always gives the same
-/// ids, which makes a repeated import a no-op. A prefix (the file) is hashed once and the
-/// state cloned for each id below it, so deriving an id per run stays linear in the file.
-#[derive(Clone)]
-pub(super) struct IdHasher(Sha256);
-
-impl IdHasher {
-    pub(super) fn new() -> Self {
-        IdHasher(Sha256::new())
-    }
-
-    pub(super) fn part(mut self, p: &[u8]) -> Self {
-        self.0.update((p.len() as u64).to_le_bytes());
-        self.0.update(p);
-        self
-    }
-
-    /// A UUID version 8 ("custom") from the first 16 bytes of the digest.
-    pub(super) fn id(self) -> Uuid {
-        let digest = self.0.finalize();
-        let mut bytes = [0u8; 16];
-        bytes.copy_from_slice(&digest[..16]);
-        uuid::Builder::from_custom_bytes(bytes).into_uuid()
-    }
-}
-
-/// The one session of a hyperfine `--export-json` file (`bytes`, whole: the ids derive from
-/// it), not yet checked: a session of the `command` benchmark with a configuration per command
-/// (and parameter values), a measured run per time, metric `time` in seconds, lower is better.
-/// hyperfine records no timestamps: runs are laid end to end from `now_ns`.
-pub fn parse_hyperfine(bytes: &[u8], now_ns: i64) -> Result<StoredSession, ReadError> {
-    let doc: HyperfineExport = serde_json::from_slice(bytes).map_err(ReadError::HyperfineJson)?;
-    from_hyperfine(&doc, bytes, now_ns)
-}
-
-fn from_hyperfine(
-    doc: &HyperfineExport,
-    bytes: &[u8],
-    now_ns: i64,
-) -> Result<StoredSession, ReadError> {
-    if doc.results.is_empty() {
-        return Err(ReadError::Hyperfine(
-            "the hyperfine file has no results".into(),
-        ));
-    }
-    let session_id = IdHasher::new().part(b"hyperfine-session").part(bytes).id();
-    let configuration_ids = IdHasher::new().part(b"hyperfine-configuration").part(bytes);
-    let run_ids = IdHasher::new().part(b"hyperfine-run").part(bytes);
-    let mut configurations = Vec::new();
-    for (i, result) in doc.results.iter().enumerate() {
-        let place = || format!("results[{i}] (command '{}')", result.command);
-        if result.times.is_empty() {
-            return Err(ReadError::Hyperfine(format!(
-                "{}: field 'times' is empty",
-                place()
-            )));
-        }
-        if let Some(codes) = &result.exit_codes {
-            if codes.len() != result.times.len() {
-                return Err(ReadError::Hyperfine(format!(
-                    "{}: field 'exit_codes' has {} entries, 'times' {}; hyperfine writes one \
-                     exit code per time",
-                    place(),
-                    codes.len(),
-                    result.times.len()
-                )));
-            }
-        }
-        let mut options = BTreeMap::from([(
-            "command".to_string(),
-            OptionValue::Text(result.command.clone()),
-        )]);
-        for (name, value) in &result.parameters {
-            let text = match value {
-                serde_json::Value::String(s) => s.clone(),
-                other => other.to_string(),
-            };
-            options.insert(name.clone(), OptionValue::Text(text));
-        }
-        let config_index = (i as u64).to_le_bytes();
-        let config_id = configuration_ids.clone().part(&config_index).id();
-        let run_ids = run_ids.clone().part(&config_index);
-        let failed = result
-            .exit_codes
-            .iter()
-            .flatten()
-            .filter(|c| **c != Some(0))
-            .count();
-        let mut runs = Vec::with_capacity(result.times.len());
-        let mut start = now_ns;
-        for (j, &t) in result.times.iter().enumerate() {
-            let run_index = (j as u64).to_le_bytes();
-            // A non-positive time, or one beyond validate::MAX_DURATION_S, is refused by the
-            // shared checks; here it only must not move the clock backwards, and the runs one
-            // after another must end within the clock's range (year 2262).
-            let most = vernier_model::validate::MAX_DURATION_S;
-            let duration_ns = (t.clamp(0.0, most) * 1e9).round() as i64;
-            let Some(end) = start.checked_add(duration_ns) else {
-                return Err(ReadError::Hyperfine(format!(
-                    "{}: field 'times' adds up to {:e} s from now, beyond the year 2262 that \
-                     nanoseconds since 1970 reach",
-                    place(),
-                    result.times.iter().sum::<f64>()
-                )));
-            };
-            runs.push(RunRecord {
-                id: run_ids.clone().part(&run_index).id(),
-                index: j as u32,
-                warmup: false,
-                round: 0,
-                preceding_executions: j as u32,
-                started_at_ns: start,
-                ended_at_ns: end,
-                values: BTreeMap::from([("time".to_string(), t)]),
-                rusage: Rusage::default(),
-                foreign_cpu_ns: 0,
-                controller_cpu_ns: 0,
-                load_cpu_ns: None,
-                histograms: Vec::new(),
-                monitors: None,
-                setup_steps: Vec::new(),
-                setup_changed: Vec::new(),
-            });
-            start = end;
-        }
-        configurations.push(StoredConfiguration {
-            record: ConfigurationRecord {
-                id: config_id,
-                position: i as u32,
-                benchmark: "command".to_string(),
-                benchmark_version: "hyperfine".to_string(),
-                options: Options(options),
-                metric: MetricInfo {
-                    name: "time".to_string(),
-                    unit: "s".to_string(),
-                    higher_is_better: false,
-                },
-                // hyperfine runs a fixed number of times; it has no stopping rule.
-                secondary_metrics: Vec::new(),
-                loads: Vec::new(),
-                stop_reason: Some(StopReason::MaxRuns),
-                converged: false,
-                error: (failed > 0).then(|| {
-                    format!(
-                        "{failed} of {} runs exited with non-zero status",
-                        result.times.len()
-                    )
-                }),
-            },
-            runs,
-        });
-    }
-    let environment = Environment::default();
-    let ended = configurations
-        .iter()
-        .filter_map(|c| c.runs.last().map(|r| r.ended_at_ns))
-        .max()
-        .unwrap_or(now_ns);
-    let mut session = StoredSession {
-        info: SessionInfo {
-            id: session_id,
-            started_at_ns: now_ns,
-            ended_at_ns: Some(ended),
-            status: SessionStatus::Completed,
-            suite: None,
-            specs: doc
-                .results
-                .iter()
-                .map(|r| format!("command:command={}", r.command))
-                .collect(),
-            tags: BTreeMap::from([("source".to_string(), "hyperfine".to_string())]),
-            note: Some("imported from hyperfine --export-json".to_string()),
-            // hyperfine's run count does not depend on an interval: the fixed-n one is valid.
-            settings: Settings {
-                stopping_rule: vernier_model::StoppingRule::FixedN,
-                ..Settings::default()
-            },
-            vernier_version: env!("CARGO_PKG_VERSION").to_string(),
-            fingerprint: environment.fingerprint(),
-            environment,
-            findings: Vec::new(),
-            setup: Vec::new(),
-            monitors: Vec::new(),
-        },
-        configurations,
-    };
-    // A command or parameter of several lines is recorded escaped (vernier_model::text).
-    session.escape_controls();
-    Ok(session)
-}
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use sha2::{Digest, Sha256};
+    use uuid::Uuid;
 
     const HYPERFINE: &str = r#"{"results": [
         {"command": "a", "mean": 2, "times": [1.0, 3.0], "exit_codes": [0, 1]},
@@ -807,6 +463,16 @@ mod tests {
             sniff(&cut[..cut.len() - 1], false).unwrap(),
             Kind::Hyperfine
         );
+        // Wherever the prefix ends, also inside a number.
+        let numbers = br#"{"results": [{"command": "x", "times": [-1.5e-3, 0.25, 12E+2, 7]"#;
+        for end in 14..numbers.len() {
+            assert_eq!(
+                sniff(&numbers[..end], false).unwrap(),
+                Kind::Hyperfine,
+                "{}",
+                String::from_utf8_lossy(&numbers[..end])
+            );
+        }
         // Other files are named.
         let named = |bytes: &[u8]| match sniff(bytes, true) {
             Err(ReadError::NotImportable(what)) => what,
@@ -881,148 +547,5 @@ mod tests {
             "{err}"
         );
         assert!(parse(br#"{"results": [{"command": "a", "times": [1e9]}]}"#, 0).is_ok());
-    }
-}
-
-#[cfg(test)]
-#[allow(clippy::unwrap_used)]
-mod stream_tests {
-    use super::*;
-    use crate::export::{writer, ExportDocument};
-
-    #[test]
-    fn sessions_are_handed_on_one_at_a_time_and_round_trip() {
-        let hf = parse(
-            br#"{"results": [{"command": "a", "times": [1.0, 3.0]}, {"command": "b", "times": [2.0]}]}"#,
-            7,
-        )
-        .unwrap()
-        .sessions;
-        let mut second = hf[0].clone();
-        second.info.id = Uuid::from_u128(2);
-        for (i, c) in second.configurations.iter_mut().enumerate() {
-            c.record.id = Uuid::from_u128(100 + i as u128);
-            for (j, r) in c.runs.iter_mut().enumerate() {
-                r.id = Uuid::from_u128(1000 + 10 * i as u128 + j as u128);
-            }
-        }
-        let sessions = vec![hf[0].clone(), second];
-        let whole = ExportDocument {
-            format: crate::export::FORMAT.into(),
-            version: crate::export::VERSION,
-            sessions: sessions.clone(),
-            kernel_configs: BTreeMap::new(),
-        };
-        let whole = serde_json::to_string_pretty(&whole).unwrap() + "\n";
-        let ids: Vec<Uuid> = sessions.iter().map(|s| s.info.id).collect();
-        let mut streamed = Vec::new();
-        writer::json(
-            &mut streamed,
-            &ids,
-            |id| Ok::<_, SourceError>(sessions.iter().find(|s| s.info.id == id).unwrap().clone()),
-            |_| Ok(None),
-        )
-        .unwrap();
-        assert_eq!(String::from_utf8(streamed.clone()).unwrap(), whole);
-        assert_eq!(sniff(&streamed, true).unwrap(), Kind::Export);
-        let mut got = Vec::new();
-        read_export(&streamed[..], |s| {
-            got.push(s);
-            Ok::<(), SourceError>(())
-        })
-        .unwrap();
-        assert_eq!(got, sessions);
-        // A failing consumer stops the reading with its own error.
-        let mut calls = 0;
-        let err = read_export(&streamed[..], |_| {
-            calls += 1;
-            Err::<(), SourceError>("full".into())
-        })
-        .unwrap_err();
-        assert!(matches!(err, ReadError::Sink(_)), "{err}");
-        assert_eq!(calls, 1);
-    }
-
-    /// A hyperfine session whose first run carries two latency histograms and a load.
-    fn session_with_histograms() -> StoredSession {
-        let mut session = parse(
-            br#"{"results": [{"command": "a", "times": [1.0, 3.0]}]}"#,
-            7,
-        )
-        .unwrap()
-        .sessions
-        .remove(0);
-        let run = &mut session.configurations[0].runs[0];
-        for thread in 0..2 {
-            let mut r = vernier_model::Recording::new();
-            for i in 0..20_000u64 {
-                r.record(2_000 + (i * 104_729) % 30_000);
-            }
-            r.record(1_500_000);
-            r.miss(2);
-            run.histograms
-                .push(r.finish("latency", thread, Some(thread)));
-        }
-        run.load_cpu_ns = Some(42);
-        session.configurations[0].record.loads = vec!["cpu".into()];
-        session
-    }
-
-    #[test]
-    fn histograms_round_trip_through_an_export() {
-        let session = session_with_histograms();
-        let mut text = Vec::new();
-        writer::json(
-            &mut text,
-            &[session.info.id],
-            |_| Ok::<_, SourceError>(session.clone()),
-            |_| Ok(None),
-        )
-        .unwrap();
-        let parsed = parse(&text, 0).unwrap();
-        assert_eq!(parsed.sessions, vec![session.clone()]);
-        let run = &parsed.sessions[0].configurations[0].runs[0];
-        assert_eq!(run.histograms[1].count, 20_001);
-        assert_eq!(run.histograms[1].quantile_ns(1.0), Some(1_500_000));
-    }
-
-    #[test]
-    fn an_export_with_a_contradictory_histogram_is_refused() {
-        let mut session = session_with_histograms();
-        session.configurations[0].runs[0].histograms[1].overflows = 5;
-        let document = ExportDocument {
-            format: crate::export::FORMAT.into(),
-            version: crate::export::VERSION,
-            sessions: vec![session],
-            kernel_configs: BTreeMap::new(),
-        };
-        let err = parse(&serde_json::to_vec(&document).unwrap(), 0)
-            .unwrap_err()
-            .to_string();
-        assert!(
-            err.contains("field 'histograms': latency thread 1 (CPU 1): 20001 samples"),
-            "{err}"
-        );
-        assert!(err.contains("plus 5 overflows"), "{err}");
-        let mut broken = serde_json::to_value(&document).unwrap();
-        broken["sessions"][0]["configurations"][0]["runs"][0]["histograms"][0]["buckets"] =
-            "AAAA".into();
-        let err = parse(&serde_json::to_vec(&broken).unwrap(), 0).unwrap_err();
-        let cause = std::error::Error::source(&err).unwrap().to_string();
-        assert!(
-            cause.contains("not an HdrHistogram V2 encoding"),
-            "{err}: {cause}"
-        );
-    }
-
-    #[test]
-    fn format_and_version_may_follow_the_sessions() {
-        let text = r#"{"sessions": [], "version": 1, "format": "vernier-export"}"#;
-        assert!(parse(text.as_bytes(), 0).unwrap().sessions.is_empty());
-        let text = r#"{"sessions": [], "version": 2, "format": "vernier-export"}"#;
-        assert!(matches!(
-            read_export(text.as_bytes(), |_| Ok::<(), SourceError>(())),
-            Err(ReadError::Version(_))
-        ));
     }
 }
