@@ -118,13 +118,17 @@ mod tests {
 
     #[test]
     fn durations_grow_into_larger_units() {
-        assert_eq!(duration_s(4.2), "4 s");
-        assert_eq!(duration_s(65.2), "1 min 05 s");
-        assert_eq!(duration_s(3599.0), "59 min 59 s");
-        assert_eq!(duration_s(2.0 * 3600.0 + 5.0 * 60.0 + 30.0), "2 h 05 min");
-        assert_eq!(duration_s(3.0 * 86400.0 + 4.0 * 3600.0), "3 d 04 h");
-        assert_eq!(duration_s(4.4e9), "over a year");
-        assert_eq!(duration_s(f64::NAN), "?");
+        for (seconds, text) in [
+            (4.2, "4 s"),
+            (65.2, "1 min 05 s"),
+            (3599.0, "59 min 59 s"),
+            (2.0 * 3600.0 + 5.0 * 60.0 + 30.0, "2 h 05 min"),
+            (3.0 * 86400.0 + 4.0 * 3600.0, "3 d 04 h"),
+            (4.4e9, "over a year"),
+            (f64::NAN, "?"),
+        ] {
+            assert_eq!(duration_s(seconds), text, "{seconds}");
+        }
     }
 
     #[test]
