@@ -41,7 +41,10 @@ struct RunFacts {
 
 /// Every run of a version-8 file, by id, read with version 8's columns.
 fn facts_v8(path: &Path) -> BTreeMap<Uuid, RunFacts> {
-    let conn = rusqlite::Connection::open(path).unwrap();
+    // Read-only: a missing fixture is an error, never a new empty file in the source tree.
+    let conn =
+        rusqlite::Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .unwrap();
     let version: i64 = conn
         .query_row("PRAGMA user_version", [], |r| r.get(0))
         .unwrap();
@@ -153,7 +156,12 @@ fn check_against(sessions: &[StoredSession], before: &BTreeMap<Uuid, RunFacts>) 
 
 #[test]
 fn the_fixture_holds_what_the_migration_must_carry() {
-    let before = facts_v8(&fixture("schema-8.db"));
+    // Read in a copy: SQLite makes -wal and -shm files beside a WAL database it opens, even
+    // read-only, and the source tree stays as it is.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("results.db");
+    std::fs::copy(fixture("schema-8.db"), &path).unwrap();
+    let before = facts_v8(&path);
     assert!(before.len() >= 10, "{} runs", before.len());
     assert!(before.values().any(|r| r.warmup));
     assert!(before.values().any(|r| r.monitors.is_some()));
