@@ -28,8 +28,8 @@ pub mod warnings;
 
 pub use calls::{call_distribution, CallDistribution, CallRow};
 pub use compare::{
-    compare, compare_calibrated, label, verdict, CompareReport, CompareSettings, Comparison, Side,
-    Summary, Unmatched, Verdict, DEFAULT_THRESHOLD,
+    change_text, compare, compare_calibrated, label, verdict, CompareReport, CompareSettings,
+    Comparison, Side, Summary, Unmatched, Verdict, DEFAULT_THRESHOLD,
 };
 pub use history::{
     history, ConfigFilter, Direction, HistoryPoint, HistoryReport, HistorySeries, HistorySettings,

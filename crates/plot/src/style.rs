@@ -24,10 +24,14 @@ pub fn colour(i: usize) -> RGBColor {
     PALETTE[i % PALETTE.len()]
 }
 
-/// Verdict colours of the forest plot: faster green, slower vermillion, the rest grey.
+/// Verdict colours of the forest plot: faster green, slower vermillion, equivalent and
+/// inconclusive grey (filled and hollow).
 pub const FASTER: RGBColor = RGBColor(0, 158, 115);
 pub const SLOWER: RGBColor = RGBColor(213, 94, 0);
 pub const NEUTRAL: RGBColor = RGBColor(110, 110, 110);
+/// A verdict withheld for contaminated runs: Okabe-Ito's reddish purple, apart from the grey
+/// of no change.
+pub const WITHHELD: RGBColor = RGBColor(204, 121, 167);
 
 /// The sizes of a title, largest first: a title too wide for the figure on one line is
 /// wrapped to two, set smaller until both lines fit.

@@ -6,7 +6,7 @@ use maud::{html, Markup};
 use vernier_model::StoredSession;
 use vernier_report::format::{describe_session, plural};
 
-use super::{configurations, nav};
+use super::{answer, configurations, nav};
 use crate::html;
 use crate::{session_name, short_id, Site};
 
@@ -18,12 +18,18 @@ pub fn index(site: &Site) -> String {
         .flat_map(|s| s.info.tags.iter().map(|(k, v)| format!("{k}={v}")))
         .collect();
     let body = html! {
+        @if let Some(c) = site.input.comparison.as_ref().filter(|c| answer::has_answer(&c.report)) {
+            h2 #what-changed { "What changed" }
+            (answer::answer(site, c, ""))
+            p { a href="compare.html" { "The whole comparison" } ": every configuration with its \
+                medians, interval, MDC and warnings, and the forest plot." }
+        }
         p {
             (plural(sessions.len(), "session")) ", " (plural(runs, "measured run"))
             ". Every statistic is computed as " code { "vernier show" } " and "
             code { "vernier compare" } " compute it."
         }
-        h2 { "Sessions" }
+        h2 #sessions-list { "Sessions" }
         @if !tags.is_empty() {
             p {
                 label {

@@ -2,9 +2,11 @@
 //! pure function of the site's analysed data. Pages are maud markup made with the pieces of
 //! [`crate::html`]; figures are `vernier_plot`'s SVG.
 
+mod answer;
 mod benchmark;
 mod compare;
 mod environment;
+mod glossary;
 mod history;
 mod index;
 mod latency;
@@ -20,6 +22,7 @@ use crate::Site;
 pub use benchmark::{bars_figure, benchmark, box_figure, line_figure};
 pub use compare::{compare, forest_figure};
 pub use environment::environment;
+pub use glossary::glossary;
 pub use history::{history, history_figure};
 pub use index::index;
 pub use latency::{latency, latency_figure, maxima_figure};
@@ -41,6 +44,7 @@ fn nav(site: &Site) -> Vec<(String, String)> {
         nav.push(("history.html".to_string(), "History".to_string()));
     }
     nav.push(("environment.html".to_string(), "Environment".to_string()));
+    nav.push(("glossary.html".to_string(), "Glossary".to_string()));
     nav
 }
 
