@@ -175,6 +175,12 @@ pub(crate) enum Bounded {
         /// group with `setsid`), as `PID (command)`.
         holders: Vec<String>,
     },
+    /// It wrote more than the output limit (both pipes together) first, and was killed as at
+    /// the time limit.
+    TooMuchOutput {
+        /// The limit, in bytes.
+        limit: usize,
+    },
 }
 
 /// One of a child's output pipes, read without blocking.
@@ -202,11 +208,12 @@ impl Pipe {
         })
     }
 
-    /// Reads what the pipe holds now.
-    fn drain(&mut self) -> Result<(), BenchError> {
+    /// Reads what the pipe holds now, but not beyond `limit` bytes in all: a writer faster
+    /// than the reader would otherwise keep it here.
+    fn drain(&mut self, limit: usize) -> Result<(), BenchError> {
         use std::io::Read;
         let mut chunk = [0u8; 8192];
-        while !self.closed {
+        while !self.closed && self.bytes.len() <= limit {
             match self.file.read(&mut chunk) {
                 Ok(0) => self.closed = true,
                 Ok(n) => self.bytes.extend_from_slice(&chunk[..n]),
@@ -258,6 +265,7 @@ pub(crate) fn execute_within(
     program: &Path,
     args: &[String],
     limit: Duration,
+    output_limit: usize,
 ) -> Result<Bounded, BenchError> {
     let mut command = Command::new(program);
     command
@@ -294,9 +302,16 @@ pub(crate) fn execute_within(
     let mut exited = false;
     loop {
         for pipe in &mut pipes {
-            pipe.drain()?;
+            pipe.drain(output_limit)?;
         }
         exited = exited || has_exited(pid);
+        if pipes.iter().map(|p| p.bytes.len()).sum::<usize>() > output_limit {
+            kill_all(pid, exited, &pipes);
+            let _ = child.wait();
+            return Ok(Bounded::TooMuchOutput {
+                limit: output_limit,
+            });
+        }
         if exited && pipes.iter().all(|p| p.closed) {
             break;
         }

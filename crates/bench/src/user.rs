@@ -138,6 +138,10 @@ struct DescribedMetric {
 /// runs when a plan is made or `vernier list` lists, where no run timeout applies.
 const DESCRIBE_LIMIT: Duration = Duration::from_secs(10);
 
+/// How much `NAME describe` may write, both outputs together: a description is one JSON
+/// object of a few kilobytes; 1 MiB is the bound of every other text vernier reads.
+const DESCRIBE_OUTPUT: usize = 1 << 20;
+
 /// Runs `path describe` and reads its description.
 fn describe(name: &str, path: &Path) -> Result<UserBenchmark, String> {
     describe_within(name, path, DESCRIBE_LIMIT)
@@ -150,10 +154,17 @@ fn describe_within(name: &str, path: &Path, limit: Duration) -> Result<UserBench
     use crate::tool::Bounded;
     let context = |detail: String| format!("user benchmark {name} ({}): {detail}", path.display());
     let seconds = limit.as_secs_f64();
-    let bounded = crate::tool::execute_within(path, &["describe".to_string()], limit)
-        .map_err(|e| context(e.to_string()))?;
+    let bounded =
+        crate::tool::execute_within(path, &["describe".to_string()], limit, DESCRIBE_OUTPUT)
+            .map_err(|e| context(e.to_string()))?;
     let output = match bounded {
         Bounded::Finished(output) => output,
+        Bounded::TooMuchOutput { limit } => {
+            return Err(context(format!(
+                "`{name} describe` wrote more than {limit} bytes and was killed; a \
+                 description is one JSON object (docs/benchmarks.md)"
+            )));
+        }
         Bounded::Killed { exited, holders } => {
             let held = if holders.is_empty() {
                 String::new()
@@ -452,6 +463,25 @@ mod tests {
         assert!(e.unwrap_err().contains("type 'int' is not uint, float"));
         let e = info(&DESCRIPTION.replace("\"description\"", "\"about\""));
         assert!(e.unwrap_err().contains("unknown field `about`"));
+    }
+
+    #[test]
+    fn a_describe_that_writes_without_end_is_killed_at_the_output_limit() {
+        let dir = tempfile::tempdir().unwrap();
+        let script = dir.path().join("floods");
+        std::fs::write(&script, "#!/bin/sh\nexec cat /dev/zero\n").unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+        // A time limit no machine reaches: the output limit must end it.
+        let e = describe_within("floods", &script, Duration::from_secs(3600)).unwrap_err();
+        assert_eq!(
+            e,
+            format!(
+                "user benchmark floods ({}): `floods describe` wrote more than 1048576 bytes \
+                 and was killed; a description is one JSON object (docs/benchmarks.md)",
+                script.display()
+            )
+        );
     }
 
     #[test]

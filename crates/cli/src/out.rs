@@ -209,6 +209,13 @@ fn replace_atomically(
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
     };
+    // Named here, before a temporary's name could stand in for it in the error.
+    if !dir.is_dir() {
+        bail!(
+            "the directory {} does not exist; create it first or give another path",
+            printable(&dir.to_string_lossy())
+        );
+    }
     let prefix = temporary_prefix(name);
     remove_stale_temporaries(dir, &prefix);
     let mut own_prefix = prefix;
@@ -391,7 +398,12 @@ mod tests {
         assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
         // Into a missing directory: an error, and nothing created.
         let missing = dir.path().join("no/such/out.json");
-        assert!(write_output(&missing, b"x").is_err());
+        let e = format!("{:#}", write_output(&missing, b"x").unwrap_err());
+        assert!(
+            e.ends_with("no/such does not exist; create it first or give another path"),
+            "{e}"
+        );
+        assert!(!e.contains(".vernier-"), "{e}");
         assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
     }
 

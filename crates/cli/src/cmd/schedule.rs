@@ -255,8 +255,10 @@ fn list(unit_dir_arg: Option<&Path>) -> Result<ExitCode> {
             let text = std::fs::read_to_string(&path).unwrap_or_default();
             let timer = std::fs::read_to_string(dir.join(format!("vernier-{name}.timer")))
                 .unwrap_or_default();
-            let what = setting(&text, "Description").unwrap_or_default();
-            let when = match setting(&timer, "OnCalendar") {
+            let what = setting(&text, "Description")
+                .map(|d| specifiers_unescaped(&d))
+                .unwrap_or_default();
+            let when = match setting(&timer, "OnCalendar").map(|c| specifiers_unescaped(&c)) {
                 Some(calendar) => format!("{calendar}, and {ON_BOOT_DELAY} after boot"),
                 None => "continuously".to_string(),
             };
@@ -418,6 +420,11 @@ fn specifiers_escaped(value: &str) -> String {
     value.replace('%', "%%")
 }
 
+/// A value written by [`specifiers_escaped`], as systemd reads it.
+fn specifiers_unescaped(value: &str) -> String {
+    value.replace("%%", "%")
+}
+
 /// One word of an `Exec*=` command line, written so that systemd passes exactly `word` to
 /// vernier (systemd.service(5), "Command lines"; systemd.syntax(7), "Quoting"): `%` doubled
 /// (a specifier otherwise) and `$` doubled (a variable otherwise, substituted when the command
@@ -463,6 +470,13 @@ fn write_units(dir: &Path, units: &[Unit]) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn list_shows_a_description_as_systemd_reads_it() {
+        for text in ["s%i.toml suite", "dir with %n", "100%%", "%"] {
+            assert_eq!(specifiers_unescaped(&specifiers_escaped(text)), text);
+        }
+    }
 
     #[test]
     fn exec_words_are_quoted_as_systemd_reads_them() {

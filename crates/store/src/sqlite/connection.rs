@@ -151,6 +151,10 @@ impl SqliteStore {
     fn prepare(conn: &mut Connection, path: &Path) -> Result<(), StoreError> {
         let open = |e| open_error(path, e);
         check_application_id(conn, path)?;
+        // Before anything is written (the journal mode is stored in the file's header): a
+        // database of another program is refused as it was found.
+        let found = user_version(conn).map_err(open)?;
+        check_version(conn, path, found)?;
         // WAL: readers (`show`, `report`) never block the writer of a running session, and a
         // commit appends to the log instead of rewriting pages
         // (https://www.sqlite.org/wal.html). The mode is persistent in the file. Where WAL is
@@ -407,6 +411,28 @@ mod tests {
         std::fs::write(&empty, b"").unwrap();
         SqliteStore::open(&empty).unwrap();
         assert!(has_sqlite_header(&empty).unwrap());
+    }
+
+    /// Another program's SQLite database is refused by every opener that writes, byte for
+    /// byte as it was: not even switched to WAL, which rewrites the header.
+    #[test]
+    fn another_programs_database_is_refused_unchanged() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("other.db");
+        Connection::open(&path)
+            .unwrap()
+            .execute_batch("CREATE TABLE t(x); INSERT INTO t VALUES (1);")
+            .unwrap();
+        let before = std::fs::read(&path).unwrap();
+        let refusals = [
+            SqliteStore::open(&path).map(|_| ()),
+            SqliteStore::open_existing(&path).map(|_| ()),
+        ];
+        for refusal in refusals {
+            let e = refusal.unwrap_err().to_string();
+            assert!(e.contains("but not one of vernier"), "{e}");
+            assert_eq!(std::fs::read(&path).unwrap(), before);
+        }
     }
 
     #[test]
