@@ -122,14 +122,15 @@ impl Draw for Forest<'_> {
         // A line wider than the plot moves left under the configurations' names.
         let room = body_width.saturating_sub(2 * MARGIN);
         let lines: Vec<String> = lines.iter().map(|l| style::fit(l, room, &font)).collect();
-        let footer_height = LINE_HEIGHT * lines.len() as u32 + MARGIN;
+        // One more line for the legend.
+        let footer_height = LINE_HEIGHT * (lines.len() as u32 + 1) + MARGIN;
         let (body, footer) = body.split_vertically(body_height.saturating_sub(footer_height));
         let mut chart = ChartBuilder::on(&body)
             .margin(MARGIN)
             .margin_bottom(0)
             .x_label_area_size(TICK_LABELS)
             .y_label_area_size(label_width)
-            .build_cartesian_2d(lo..hi, -0.5f64..(rows as f64 + 0.5))
+            .build_cartesian_2d(lo..hi, -0.5f64..(rows as f64 - 0.5))
             .or_draw()?;
         chart
             .configure_mesh()
@@ -152,7 +153,6 @@ impl Draw for Forest<'_> {
                 ))
                 .or_draw()?;
         }
-        // The row above the last is the legend's.
         let top = rows as f64 - 0.5;
         chart
             .draw_series([Rectangle::new(
@@ -228,26 +228,6 @@ impl Draw for Forest<'_> {
                 String::new(),
             ));
         }
-        for (colour, filled, name) in [
-            (FASTER, true, "faster"),
-            (SLOWER, true, "slower"),
-            (NEUTRAL, true, "equivalent"),
-            (NEUTRAL, false, "inconclusive"),
-            (WITHHELD, false, "withheld"),
-        ] {
-            chart
-                .draw_series(std::iter::empty::<Circle<(f64, f64), i32>>())
-                .or_draw()?
-                .label(name)
-                .legend(move |(x, y)| {
-                    let style = if filled {
-                        colour.filled()
-                    } else {
-                        colour.stroke_width(3)
-                    };
-                    Circle::new((x + 6, y), 6, style)
-                });
-        }
         // A name too long for the room left of the axis is shortened, its verdict kept.
         let font = style::tick();
         let room = label_width.saturating_sub(2 * MARGIN);
@@ -265,7 +245,42 @@ impl Draw for Forest<'_> {
             ))
             .or_draw()?;
         }
-        style::draw_legend(&mut chart, SeriesLabelPosition::UpperRight)?;
+        // The legend on the last line under the axis, outside the data.
+        let entries = [
+            (FASTER, true, "faster"),
+            (SLOWER, true, "slower"),
+            (NEUTRAL, true, "equivalent"),
+            (NEUTRAL, false, "inconclusive"),
+            (WITHHELD, false, "withheld"),
+        ];
+        let legend_font = style::tick();
+        const MARK: i32 = 18;
+        const GAP: i32 = 22;
+        let widths: Vec<i32> = entries
+            .iter()
+            .map(|(_, _, name)| MARK + style::text_width(name, &legend_font) as i32)
+            .collect();
+        let total = widths.iter().sum::<i32>() + GAP * (entries.len() as i32 - 1);
+        // Under the plot when it fits there, else centred in the whole width.
+        let width = footer.dim_in_pixel().0 as i32;
+        let mut x = (centre - total / 2).min(width - total).max(0);
+        let y = (LINE_HEIGHT * lines.len() as u32) as i32 + LINE_HEIGHT as i32 / 2;
+        for ((colour, filled, name), width) in entries.iter().zip(&widths) {
+            let mark = if *filled {
+                colour.filled()
+            } else {
+                colour.stroke_width(3)
+            };
+            footer.draw(&Circle::new((x + 6, y), 6, mark)).or_draw()?;
+            footer
+                .draw(&Text::new(
+                    *name,
+                    (x + MARK, y),
+                    legend_font.pos(Pos::new(HPos::Left, VPos::Center)),
+                ))
+                .or_draw()?;
+            x += width + GAP;
+        }
         Ok(())
     }
 }

@@ -436,6 +436,21 @@ mod tests {
                 texts.iter().any(|t| t.starts_with("groups=32")),
                 "{texts:?}"
             );
+            // Each row with its change; the legend under the axis' lines, below every row,
+            // not over the data.
+            assert!(texts.iter().any(|t| t.contains("+20.0% ")), "{texts:?}");
+            let all = svg_texts(&svg);
+            let y_of = |text: &str| all.iter().find(|t| t.text == text).map(|t| t.y);
+            let legend = y_of("withheld").unwrap_or_else(|| panic!("{texts:?}"));
+            assert!(
+                all.iter()
+                    .filter(|t| {
+                        let legend = ["faster", "slower", "equivalent", "inconclusive", "withheld"];
+                        !legend.contains(&t.text.as_str()) && !t.text.starts_with("kernel=")
+                    })
+                    .all(|t| t.y < legend),
+                "{width}: {texts:?}"
+            );
         }
     }
 

@@ -101,16 +101,28 @@ fn change_row(site: &Site, x: &Compared, root: &str) -> Markup {
         Some(v) => ("withheld", format!("withheld ({v})")),
         None => (x.verdict.as_str(), x.verdict.to_string()),
     };
+    // Each code once (both sides may raise it), its texts together.
+    let mut codes: Vec<(&str, Vec<String>)> = Vec::new();
+    for w in &x.warnings {
+        match codes.iter_mut().find(|(c, _)| *c == w.code()) {
+            Some((_, texts)) => texts.push(w.to_string()),
+            None => codes.push((w.code(), vec![w.to_string()])),
+        }
+    }
     html! {
-        li.(x.verdict_word()) {
+        li.{ "is-" (x.verdict_word()) } {
             (config_link(site, x, root)) " "
             strong.change { (change_text(x.ratio)) } " "
             span.interval { (x.change_interval_text()) } " "
             (word(root, id, &text))
-            @if !x.warnings.is_empty() {
-                ul.touching {
-                    @for w in &x.warnings {
-                        li { code { (w.code()) } " " (w.to_string()) }
+            // The warnings that touch this verdict, by their codes, each text its tooltip and
+            // in full on the compare page.
+            @if !codes.is_empty() {
+                span.touching {
+                    "warnings: "
+                    @for (i, (code, texts)) in codes.iter().enumerate() {
+                        @if i > 0 { ", " }
+                        a href={ (root) "compare.html#comparison" } title=(texts.join("; ")) { (code) }
                     }
                 }
             }

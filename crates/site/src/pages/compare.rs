@@ -69,6 +69,7 @@ pub fn compare(site: &Site) -> String {
         @if !notes.is_empty() {
             p.note { (notes.join("; ")) }
         }
+        h2 #comparison { "Every configuration" }
         (html::table(
             &[
                 "configuration",
@@ -88,7 +89,7 @@ pub fn compare(site: &Site) -> String {
         ))
         (warnings.list())
         @if !r.unmatched.is_empty() {
-            h2 { "Not compared" }
+            h2 #not-compared { "Not compared" }
             (html::table(
                 &["configuration", "metric", "only in", "reason"],
                 &unmatched_rows(r),
