@@ -88,6 +88,8 @@ pub enum SiteError {
     Empty,
     #[error("figure {path}: {source}")]
     Figure { path: String, source: PlotError },
+    #[error("download {path}: {reason}")]
+    Download { path: String, reason: String },
 }
 
 /// A site's files: what each path is and the analysed data they share.
@@ -146,6 +148,10 @@ enum File {
     /// Index into `Site::histories`.
     HistoryFigure(usize),
     Environment,
+    /// Index into `input.sessions`.
+    Session(usize),
+    /// Index into `input.sessions`: its runs as CSV.
+    SessionCsv(usize),
 }
 
 impl Site {
@@ -269,6 +275,10 @@ impl Site {
         }
         files.push(("environment.html".to_string(), File::Environment));
         files.push(("glossary.html".to_string(), File::Glossary));
+        for (i, s) in input.sessions.iter().enumerate() {
+            files.push((pages::session_page(s), File::Session(i)));
+            files.push((pages::session_csv(s), File::SessionCsv(i)));
+        }
         let mut site = Site {
             input,
             series,
@@ -313,6 +323,7 @@ impl Site {
             Some("css") => "text/css; charset=utf-8",
             Some("js") => "text/javascript; charset=utf-8",
             Some("svg") => "image/svg+xml",
+            Some("csv") => "text/csv; charset=utf-8",
             _ => "text/plain; charset=utf-8",
         }
     }
@@ -345,6 +356,13 @@ impl Site {
             File::HistoryFigure(i) => figure(pages::history_figure(self, i))?,
             File::Environment => pages::environment(self).into_bytes(),
             File::Glossary => pages::glossary(self).into_bytes(),
+            File::Session(i) => pages::session(self, i).into_bytes(),
+            File::SessionCsv(i) => {
+                pages::session_runs_csv(self, i).map_err(|reason| SiteError::Download {
+                    path: path.to_string(),
+                    reason,
+                })?
+            }
         })
     }
 

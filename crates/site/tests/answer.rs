@@ -152,3 +152,42 @@ fn one_tag_with_two_values_is_compared_on_its_own() {
     assert_eq!(automatic_comparison(&three), None);
     assert_eq!(automatic_comparison(&sessions[..1]), None);
 }
+
+#[test]
+fn each_session_has_a_page_with_its_configurations_and_its_runs_as_csv() {
+    let sessions = vec![
+        site_session("A", 1.0, STARTED_AT_NS, false),
+        site_session("B", 1.5, STARTED_AT_NS + 100_000_000_000, false),
+    ];
+    let site = site(Input {
+        sessions: sessions.clone(),
+        ..Input::default()
+    });
+    assert_sound(&site);
+    let index = &site["index.html"];
+    for s in &sessions {
+        let path = format!("sessions/{}.html", s.info.id);
+        assert!(index.contains(&format!("href=\"{path}\"")), "{index}");
+        let page = text(&site[&path]);
+        // Every configuration with its median, as `show` computes it.
+        for c in vernier_analysis::summarize_session(s) {
+            let median = vernier_report::format::sig(c.median.unwrap(), 4);
+            assert!(page.contains(&median), "{median} in {page}");
+        }
+        assert!(
+            page.contains("Settings") && page.contains("min_runs"),
+            "{page}"
+        );
+        // The runs: a CSV row for each (warmups included) under the export's header.
+        let csv = &site[&format!("sessions/{}.csv", s.info.id)];
+        let runs: usize = s.configurations.iter().map(|c| c.runs.len()).sum();
+        assert_eq!(csv.lines().count(), runs + 1, "{csv}");
+        assert!(csv.lines().next().unwrap().contains("session_id"), "{csv}");
+    }
+    // Every heading can be linked.
+    for (path, page) in &site {
+        if path.ends_with(".html") {
+            assert!(!page.contains("<h2>") && !page.contains("<h3>"), "{path}");
+        }
+    }
+}

@@ -130,7 +130,9 @@ fn session_row(site: &Site, i: usize, s: &StoredSession) -> Markup {
             td.when title=(html::utc(s.info.started_at_ns)) {
                 (html::utc_minute(s.info.started_at_ns))
             }
-            td.id title=(s.info.id) { (short_id(s)) }
+            td.id title=(s.info.id) {
+                a href=(super::session_page(s)) { (short_id(s)) }
+            }
             td.word { (s.info.status.as_str()) }
             // What it ran, as `vernier sessions` says it; specs wrap at their separators.
             td.text { (html::label(&describe_session(s.info.suite.as_deref(), &s.info.specs))) }

@@ -11,6 +11,7 @@ mod history;
 mod index;
 mod latency;
 mod monitors;
+mod session;
 
 use std::collections::BTreeSet;
 
@@ -27,6 +28,7 @@ pub use history::{history, history_figure};
 pub use index::index;
 pub use latency::{latency, latency_figure, maxima_figure};
 pub use monitors::{monitor_figure, monitors};
+pub use session::{session, session_csv, session_page, session_runs_csv};
 
 /// The navigation of every page, relative to the root.
 fn nav(site: &Site) -> Vec<(String, String)> {
