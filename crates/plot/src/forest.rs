@@ -134,6 +134,8 @@ impl Draw for Forest<'_> {
             .or_draw()?;
         chart
             .configure_mesh()
+            // No minor grid: the major lines are enough to read a value.
+            .light_line_style(TRANSPARENT)
             .disable_y_mesh()
             .y_labels(0)
             .label_style(style::tick())

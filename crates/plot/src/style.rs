@@ -6,16 +6,15 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use crate::{OrDraw, PlotError, FONT};
 
-/// Okabe and Ito's colour-blind-safe palette ("Color Universal Design", 2002), black last;
-/// series take them in order and wrap around.
-const PALETTE: [RGBColor; 8] = [
+/// Okabe and Ito's colour-blind-safe palette ("Color Universal Design", 2002) without its
+/// yellow, which is not seen on white, black last; series take them in order and wrap around.
+const PALETTE: [RGBColor; 7] = [
     RGBColor(0, 114, 178),   // blue
     RGBColor(230, 159, 0),   // orange
     RGBColor(0, 158, 115),   // bluish green
     RGBColor(204, 121, 167), // reddish purple
     RGBColor(86, 180, 233),  // sky blue
     RGBColor(213, 94, 0),    // vermillion
-    RGBColor(240, 228, 66),  // yellow
     RGBColor(0, 0, 0),       // black
 ];
 

@@ -191,3 +191,23 @@ fn each_session_has_a_page_with_its_configurations_and_its_runs_as_csv() {
         }
     }
 }
+
+#[test]
+fn tables_list_configurations_in_the_order_the_figures_draw_them() {
+    // Run in the order 4, 2, 1: the figures draw 1, 2, 4, and so do the tables.
+    let mut session = site_session("A", 1.0, STARTED_AT_NS, false);
+    session.configurations[..3].reverse();
+    let site = site(Input {
+        sessions: vec![session],
+        ..Input::default()
+    });
+    let page = text(&site["bench/0-command.html"]);
+    let at = |label: &str| {
+        page.find(label)
+            .unwrap_or_else(|| panic!("{label} in {page}"))
+    };
+    assert!(
+        at("level=1") < at("level=2") && at("level=2") < at("level=4"),
+        "{page}"
+    );
+}
