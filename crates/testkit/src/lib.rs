@@ -198,6 +198,16 @@ impl TestDatabase {
         }
     }
 
+    /// The SQL expression of the bytes `column` (a run's id) as lowercase hex text, as
+    /// [`sqlite_texts`] shows them: `lower(hex(x))` in SQLite, `encode(x, 'hex')` in
+    /// PostgreSQL.
+    pub fn hex(&self, column: &str) -> String {
+        match &self.engine {
+            Engine::Sqlite(_) => format!("lower(hex({column}))"),
+            Engine::Postgres(_) => format!("encode({column}, 'hex')"),
+        }
+    }
+
     /// The `vernier` binary of this build on this database, isolated as [`vernier_command`]
     /// isolates it, with its caches in the test's directory.
     pub fn vernier_command(&self) -> Command {
