@@ -5,10 +5,14 @@
 # invocation (an empty cache, as before they were cached) and taken from the per-boot cache.
 #
 # Prints the median and minimum of each, the difference and the ratio. The two alternate for
-# RUNS rounds so that background load hits both alike.
+# RUNS rounds so that background load hits both alike. With BASELINE, another vernier binary
+# (an earlier build) runs in the same rounds with the cached check, and the ratio of this build
+# to it is printed: a change that makes a session start slower shows there. The load average
+# is printed before and after.
 #
 # Environment:
-#   RUNS=20  rounds
+#   RUNS=20       rounds
+#   BASELINE=BIN  a vernier binary to compare this build with (optional)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -21,6 +25,11 @@ if ! command -v python3 >/dev/null; then
     echo "startup: python3 is needed to compute medians" >&2
     exit 2
 fi
+BASELINE=${BASELINE:-}
+if [[ -n $BASELINE && ! -x $BASELINE ]]; then
+    echo "startup: BASELINE must be an executable vernier, got '$BASELINE'" >&2
+    exit 2
+fi
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-target}
 cargo build --release -q -p vernier
 VERNIER=$CARGO_TARGET_DIR/release/vernier
@@ -30,24 +39,40 @@ trap 'rm -rf "$WORK"' EXIT
 RESULTS=$WORK/results.tsv
 : >"$RESULTS"
 
-# One session with the cache under $2; appends its wall time in milliseconds under name $1.
+# One session of binary $3 (this build by default) with the cache under $2; appends its wall
+# time in microseconds under name $1.
 session() {
-    local name=$1 cache=$2 t0 t1
+    local name=$1 cache=$2 bin=${3:-$VERNIER} db=${4:-$WORK/startup.db} t0 t1
     t0=$(date +%s%N)
-    XDG_CACHE_HOME=$cache "$VERNIER" run mock --db "$WORK/startup.db" --warmup 0 \
+    XDG_CACHE_HOME=$cache "$bin" run mock --db "$db" --warmup 0 \
         --min-runs 1 --max-runs 1 --quiet >/dev/null
     t1=$(date +%s%N)
     printf '%s\t%s\n' "$name" "$(( (t1 - t0) / 1000 ))" >>"$RESULTS"
 }
 
-# Fills the warm cache once.
+echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+# Fills the warm cache once (and the baseline's database, which may be of an older schema).
 XDG_CACHE_HOME=$WORK/warm "$VERNIER" run mock --db "$WORK/startup.db" --warmup 0 \
     --min-runs 1 --max-runs 1 --quiet >/dev/null
+if [[ -n $BASELINE ]]; then
+    XDG_CACHE_HOME=$WORK/warm "$BASELINE" run mock --db "$WORK/baseline.db" --warmup 0 \
+        --min-runs 1 --max-runs 1 --quiet >/dev/null
+fi
 for ((i = 1; i <= RUNS; i++)); do
     rm -rf "$WORK/cold"
-    session "check measured every time" "$WORK/cold"
+    # A database of its own: the cached runs of this build and of the baseline read databases
+    # of the same size.
+    session "check measured every time" "$WORK/cold" "$VERNIER" "$WORK/cold.db"
+    # This build and the baseline take turns at going first.
+    if [[ -n $BASELINE ]] && ((i % 2 == 0)); then
+        session "baseline, check cached" "$WORK/warm" "$BASELINE" "$WORK/baseline.db"
+    fi
     session "check cached for this boot" "$WORK/warm"
+    if [[ -n $BASELINE ]] && ((i % 2 == 1)); then
+        session "baseline, check cached" "$WORK/warm" "$BASELINE" "$WORK/baseline.db"
+    fi
 done
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 python3 - "$RESULTS" <<'EOF'
 import statistics, sys
@@ -61,4 +86,7 @@ for name, v in rows.items():
 cold = statistics.median(rows["check measured every time"])
 warm = statistics.median(rows["check cached for this boot"])
 print(f"  saved per invocation: {cold - warm:.1f} ms (cached/measured = {warm / cold:.2f})")
+if "baseline, check cached" in rows:
+    base = statistics.median(rows["baseline, check cached"])
+    print(f"  this build / baseline, check cached: {warm / base:.3f} ({warm - base:+.1f} ms)")
 EOF

@@ -15,17 +15,24 @@
 //! session-to-session noise of a calibration or, without one, of a stated default
 //! (`session_noise`).
 //!
+//! [`environment::diff`] says how two environments differ, and [`monitors`] summarizes what the
+//! monitors recorded.
+//!
 //! [`history()`] follows each configuration over time on each machine: the series of session
 //! medians, its change points and each step measured as compare measures two result sets.
 
+mod calibration;
 mod calls;
 mod compare;
+pub mod environment;
 pub mod history;
 mod latency;
+pub mod monitors;
 mod session_noise;
 pub mod summary;
 pub mod warnings;
 
+pub use calibration::{estimate_calibration, CalibrationEstimate, CalibrationNote};
 pub use calls::{call_distribution, CallDistribution, CallRow};
 pub use compare::{
     change_text, compare, compare_calibrated, label, verdict, CompareReport, CompareSettings,

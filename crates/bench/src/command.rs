@@ -63,9 +63,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs::File;
-use std::os::fd::{FromRawFd, OwnedFd, RawFd};
 use std::os::unix::fs::PermissionsExt;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
@@ -73,10 +71,10 @@ use std::time::Duration;
 use vernier_model::{BenchmarkInfo, Describe, MetricInfo, OptionDefault, OptionKind, OptionSpec};
 use vernier_model::{OptionValue, Options};
 use vernier_sys::clock::monotonic_ns;
+use vernier_sys::process::Group;
 use vernier_sys::MachineLimits;
 
 use crate::opts::{choice, float, text_spec, uint};
-use crate::workers::errno;
 use crate::{BenchError, Benchmark, Measurement, RunContext, PARAMETERS};
 
 /// The primary metric and the values stored beside it.
@@ -552,172 +550,47 @@ fn execute(
             return Err(BenchError::last_os("prctl(PR_SET_CHILD_SUBREAPER)"));
         }
     }
-    let group = Group::here();
+    // The process group the command runs in (see the module documentation): the run's own,
+    // when the run process leads it, or else a new one.
+    let mut group = Group::own().unwrap_or_default();
     let mut command = std::process::Command::new(program);
     command
         .args(args)
         .stdin(Stdio::null())
         .stdout(stdout)
         .stderr(stderr);
-    if group == Group::New {
-        command.process_group(0);
-    }
     let start = monotonic_ns();
-    let child = command
-        .spawn()
-        .map_err(|e| BenchError::Command(format!("cannot start '{program}': {e}")))?;
-    let pid = i32::try_from(child.id())
-        .map_err(|_| BenchError::Command(format!("'{program}' has no valid process id")))?;
-    let timed_out = match timeout {
-        Some(limit) => !wait_exit(pid, limit)?,
-        None => false,
+    let pid = group
+        .spawn(&mut command)
+        .map_err(|e| BenchError::Command(format!("cannot start '{program}': {e}")))?
+        .pid;
+    let ended = match timeout {
+        Some(limit) => group.wait_within(pid, limit)?,
+        None => Some(group.wait(pid)?),
     };
-    if timed_out {
-        group.kill(pid);
-    }
-    let (status, ru) = wait4(pid)?;
+    let timed_out = ended.is_none();
+    let exit = match ended {
+        Some(exit) => exit,
+        None => {
+            // Everything of the group but this process.
+            group.kill();
+            group.wait(pid)?
+        }
+    };
     let wall_ns = monotonic_ns().saturating_sub(start);
     if timed_out {
-        group.reap(pid);
+        // The orphans of the killed processes came back to this subreaper.
+        group.reap_all();
     }
-    let ns = |tv: libc::timeval| {
-        u64::try_from(tv.tv_sec).unwrap_or(0) * 1_000_000_000
-            + u64::try_from(tv.tv_usec).unwrap_or(0) * 1_000
-    };
+    let ns = |v: i64| u64::try_from(v).unwrap_or(0);
     Ok(Finished {
-        status,
+        status: exit.status,
         wall_ns,
-        user_ns: ns(ru.ru_utime),
-        system_ns: ns(ru.ru_stime),
-        // ru_maxrss is in kilobytes (getrusage(2)).
-        max_rss_bytes: u64::try_from(ru.ru_maxrss).unwrap_or(0) * 1024,
+        user_ns: ns(exit.rusage.user_cpu_ns),
+        system_ns: ns(exit.rusage.system_cpu_ns),
+        max_rss_bytes: ns(exit.rusage.max_rss_bytes),
         timed_out,
     })
-}
-
-/// The process group a command runs in (see the module documentation).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Group {
-    /// The run process leads its own group, as the engine starts it: the command joins it.
-    Run(i32),
-    /// Anywhere else: the command leads a new group, whose id is its pid.
-    New,
-}
-
-impl Group {
-    fn here() -> Self {
-        // SAFETY: getpgrp and getpid have no preconditions.
-        let (pgrp, pid) = unsafe { (libc::getpgrp(), libc::getpid()) };
-        if pgrp == pid {
-            Group::Run(pgrp)
-        } else {
-            Group::New
-        }
-    }
-
-    /// Kills everything of the command's group but this process: `pid` is the command.
-    fn kill(self, pid: i32) {
-        match self {
-            Group::New => {
-                // SAFETY: kill(2) with a negative pid signals only the command's own process
-                // group, whose leader is not reaped yet, so the id cannot have been reused.
-                unsafe { libc::kill(-pid, libc::SIGKILL) };
-            }
-            Group::Run(pgrp) => {
-                // SAFETY: getpid has no preconditions.
-                let me = unsafe { libc::getpid() };
-                // A process killed in one pass cannot start another; one that started a
-                // process before it was killed is found in the next pass.
-                loop {
-                    let alive: Vec<i32> =
-                        vernier_sys::process::process_group_members(pgrp.unsigned_abs())
-                            .into_iter()
-                            .filter(|(_, stat)| stat.state != 'Z')
-                            .filter_map(|(member, _)| i32::try_from(member).ok())
-                            .filter(|member| *member != me)
-                            .collect();
-                    if alive.is_empty() {
-                        return;
-                    }
-                    for member in alive {
-                        // SAFETY: kill(2) of one process of this run's own group: this
-                        // process's children and their descendants.
-                        unsafe { libc::kill(member, libc::SIGKILL) };
-                    }
-                    std::thread::sleep(Duration::from_millis(1));
-                }
-            }
-        }
-    }
-
-    /// Reaps the killed processes that reparented to this subreaper, after `pid`.
-    fn reap(self, pid: i32) {
-        let group = match self {
-            Group::New => pid,
-            Group::Run(pgrp) => pgrp,
-        };
-        // Each one's children reparent to this subreaper before it can be reaped itself, so
-        // waiting until none is left reaps the whole tree that stayed in the group.
-        loop {
-            let mut status = 0;
-            // SAFETY: `status` is a valid out pointer.
-            let r = unsafe { libc::waitpid(-group, &mut status, 0) };
-            if r < 0 && errno() != libc::EINTR {
-                return;
-            }
-        }
-    }
-}
-
-/// Waits until `pid` has exited or `limit` has passed, without reaping it; true when it
-/// exited. A pidfd (pidfd_open(2), Linux 5.3) becomes readable when its process exits.
-pub(crate) fn wait_exit(pid: i32, limit: Duration) -> Result<bool, BenchError> {
-    // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1.
-    let raw = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
-    if raw < 0 {
-        return Err(BenchError::last_os("pidfd_open"));
-    }
-    // SAFETY: `raw` is a descriptor this process just got and nothing else owns.
-    let pidfd = unsafe { OwnedFd::from_raw_fd(raw as RawFd) };
-    let deadline =
-        monotonic_ns().saturating_add(u64::try_from(limit.as_nanos()).unwrap_or(u64::MAX));
-    loop {
-        let now = monotonic_ns();
-        if now >= deadline {
-            return Ok(false);
-        }
-        let ms = (deadline - now).div_ceil(1_000_000).min(i32::MAX as u64) as i32;
-        let mut pfd = libc::pollfd {
-            fd: std::os::fd::AsRawFd::as_raw_fd(&pidfd),
-            events: libc::POLLIN,
-            revents: 0,
-        };
-        // SAFETY: one valid pollfd.
-        let r = unsafe { libc::poll(&mut pfd, 1, ms) };
-        if r > 0 {
-            return Ok(true);
-        }
-        if r < 0 && errno() != libc::EINTR {
-            return Err(BenchError::last_os("poll"));
-        }
-    }
-}
-
-/// Reaps `pid`, returning its wait status and resource usage (wait4(2)).
-fn wait4(pid: i32) -> Result<(i32, libc::rusage), BenchError> {
-    let mut status = 0;
-    // SAFETY: an all-zero rusage is valid; wait4 only writes into `status` and `ru`.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    loop {
-        // SAFETY: valid pointers to local variables.
-        let r = unsafe { libc::wait4(pid, &mut status, 0, &mut ru) };
-        if r == pid {
-            return Ok((status, ru));
-        }
-        if errno() != libc::EINTR {
-            return Err(BenchError::last_os("wait4"));
-        }
-    }
 }
 
 #[cfg(test)]
@@ -982,7 +855,7 @@ mod tests {
         let Ok(needle) = std::env::var(PROBE) else {
             return;
         };
-        assert_eq!(Group::here(), Group::New);
+        assert!(Group::own().is_none());
         let cmd = format!("sleep {needle} & sleep {needle}; true");
         let e = run(&[("cmd", &cmd), ("timeout", "0.3"), ("calibration", "1")]).unwrap_err();
         assert_eq!(

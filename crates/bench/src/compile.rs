@@ -33,7 +33,6 @@
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -41,6 +40,7 @@ use std::time::Duration;
 use vernier_model::{BenchmarkInfo, MetricInfo, OptionDefault, OptionKind, OptionSpec};
 use vernier_model::{OptionValue, Options};
 use vernier_sys::clock::monotonic_ns;
+use vernier_sys::process::Group;
 use vernier_sys::MachineLimits;
 
 use crate::opts::{choice_spec, text_spec, uint};
@@ -442,53 +442,34 @@ fn run_logged(
             .map_err(|e| BenchError::Command(format!("cannot open {}: {e}", log.display())))
     };
     let program = command.get_program().to_string_lossy().into_owned();
-    command
-        .stdin(Stdio::null())
-        .stdout(open()?)
-        .stderr(open()?)
-        .process_group(0);
+    command.stdin(Stdio::null()).stdout(open()?).stderr(open()?);
+    let mut group = Group::new();
     let start = monotonic_ns();
-    let child = command
-        .spawn()
-        .map_err(|e| BenchError::Command(format!("cannot start {program}: {e}")))?;
-    let pid = i32::try_from(child.id())
-        .map_err(|_| BenchError::Command(format!("{program} has no valid process id")))?;
-    let mut status = 0;
-    // SAFETY: an all-zero rusage is valid; wait4 only writes into `status` and `ru`.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    let pid = group
+        .spawn(command)
+        .map_err(|e| BenchError::Command(format!("cannot start {program}: {e}")))?
+        .pid;
     let mut killed = false;
-    loop {
-        // SAFETY: valid pointers to local variables.
-        let r = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut ru) };
-        if r == pid {
-            break;
-        }
-        if r < 0 && std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
-            return Err(BenchError::last_os("wait4"));
-        }
+    let exit = loop {
         if !killed && cancelled() {
-            // SAFETY: kill(2) of the command's own process group, whose leader is not reaped.
-            unsafe { libc::kill(-pid, libc::SIGKILL) };
+            group.kill();
             killed = true;
         }
-        // Waits on a pidfd, which wakes the moment the command exits, so that the timed build
-        // ends when make does rather than at the next tick; the tick is how often a
-        // cancellation is noticed. Without pidfd_open (Linux before 5.3), it sleeps the tick.
+        // The wait wakes the moment the command exits (a pidfd), so that the timed build ends
+        // when make does rather than at the next tick; the tick is how often a cancellation
+        // is noticed.
         let tick = Duration::from_millis(if killed { 10 } else { 100 });
-        if crate::command::wait_exit(pid, tick).is_err() {
-            std::thread::sleep(tick);
+        if let Some(exit) = group.wait_within(pid, tick)? {
+            break exit;
         }
-    }
-    let wall_ns = monotonic_ns().saturating_sub(start);
-    let ns = |tv: libc::timeval| {
-        u64::try_from(tv.tv_sec).unwrap_or(0) * 1_000_000_000
-            + u64::try_from(tv.tv_usec).unwrap_or(0) * 1_000
     };
+    let wall_ns = monotonic_ns().saturating_sub(start);
+    let ns = |v: i64| u64::try_from(v).unwrap_or(0);
     Ok(Finished {
-        status,
+        status: exit.status,
         wall_ns,
-        user_ns: ns(ru.ru_utime),
-        system_ns: ns(ru.ru_stime),
+        user_ns: ns(exit.rusage.user_cpu_ns),
+        system_ns: ns(exit.rusage.system_cpu_ns),
     })
 }
 

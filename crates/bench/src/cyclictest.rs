@@ -20,11 +20,11 @@
 //! as overflows, and a run whose p99 lies among them fails with the larger `-h` to use.
 //! cyclictest 2.40 refuses to start without the privilege of a real-time priority, whatever
 //! the policy (its `check_privs()` tries SCHED_FIFO first), so the machine check asks for it.
-//! The output is read by [`vernier_model::cyclictest`], the parser `vernier import` uses.
+//! The output is read by [`vernier_formats::cyclictest`], the parser `vernier import` uses.
 
 use std::collections::BTreeMap;
 
-use vernier_model::cyclictest::{metrics, read_json, run_values};
+use vernier_formats::cyclictest::{metrics, read_json, run_values};
 use vernier_model::histogram::MEMORY_LOCKED;
 use vernier_model::{BenchmarkInfo, Options, RunHistogram};
 use vernier_sys::sched::Policy;
@@ -234,7 +234,7 @@ mod tests {
 
     fn fixture(name: &str) -> Vec<u8> {
         let path = format!(
-            "{}/../model/tests/fixtures/cyclictest/{name}",
+            "{}/../formats/tests/fixtures/cyclictest/{name}",
             env!("CARGO_MANIFEST_DIR")
         );
         std::fs::read(&path).unwrap()
@@ -278,7 +278,7 @@ mod tests {
         assert!(args(&[("policy", "other")], &[0], true).contains(" --mlockall "));
         // The command line the JSON carries gives back the options.
         let line = format!("cyclictest {}", args(&[("cpus", ALL_CPUS)], &[0, 1], false));
-        let parsed = vernier_model::cyclictest::command_line_options(&line);
+        let parsed = vernier_formats::cyclictest::command_line_options(&line);
         assert_eq!(
             Options(parsed).label(),
             "affinity=0-1:duration=5:histogram=1000:interval=200:mlockall=yes:priority=99:\

@@ -32,7 +32,7 @@
 //!   `--setup rt` for the run instead). A worker that fails makes the run fail with its error
 //!   instead of printing it and exiting.
 
-use std::os::fd::RawFd;
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 
 use vernier_model::{BenchmarkInfo, MetricInfo, Options};
 use vernier_sys::clock::monotonic_ns;
@@ -40,7 +40,7 @@ use vernier_sys::MachineLimits;
 
 use crate::opts::{choice, choice_spec, uint, uint_spec};
 use crate::workers::{
-    pipe, read_exact, socket_pair, status, write_all, Fd, Gate, ProcessWorkers, StartLine,
+    pipe, read_exact, socket_pair, status, write_all, Gate, ProcessWorkers, StartLine,
 };
 use crate::{BenchError, Benchmark, Measurement, RunContext};
 
@@ -70,7 +70,7 @@ struct Params {
 }
 
 impl Params {
-    fn channel(&self) -> Result<(Fd, Fd), BenchError> {
+    fn channel(&self) -> Result<(OwnedFd, OwnedFd), BenchError> {
         if self.pipes {
             pipe()
         } else {
@@ -222,10 +222,10 @@ fn run_processes(p: &Params) -> Result<f64, BenchError> {
     let mut buf = vec![0u8; p.datasize];
     let packets = p.fds as u64 * p.loops;
     for _ in 0..p.groups {
-        let mut outs: Vec<Fd> = Vec::with_capacity(p.fds);
+        let mut outs: Vec<OwnedFd> = Vec::with_capacity(p.fds);
         for _ in 0..p.fds {
             let (rx, tx) = p.channel()?;
-            let (rx_raw, tx_raw) = (rx.raw(), tx.raw());
+            let (rx_raw, tx_raw) = (rx.as_raw_fd(), tx.as_raw_fd());
             let buf = buf.as_mut_slice();
             // SAFETY: the receiver makes only system calls on memory prepared before the fork.
             unsafe {
@@ -239,7 +239,7 @@ fn run_processes(p: &Params) -> Result<f64, BenchError> {
             drop(rx);
             outs.push(tx);
         }
-        let out_raw: Vec<RawFd> = outs.iter().map(Fd::raw).collect();
+        let out_raw: Vec<RawFd> = outs.iter().map(OwnedFd::as_raw_fd).collect();
         for _ in 0..p.fds {
             let (out, data, loops) = (out_raw.as_slice(), data.as_slice(), p.loops);
             // SAFETY: the sender makes only system calls on memory prepared before the fork.
@@ -261,13 +261,13 @@ fn run_threads(p: &Params) -> Result<f64, BenchError> {
     let gate = line.gate();
     // All channels and buffers exist before the first thread does. Threads share the
     // descriptors, so nothing is closed until every thread has been joined.
-    let mut channels: Vec<(Fd, Fd)> = Vec::with_capacity(p.groups * p.fds);
+    let mut channels: Vec<(OwnedFd, OwnedFd)> = Vec::with_capacity(p.groups * p.fds);
     for _ in 0..p.groups * p.fds {
         channels.push(p.channel()?);
     }
     let outs: Vec<Vec<RawFd>> = channels
         .chunks(p.fds)
-        .map(|group| group.iter().map(|(_, tx)| tx.raw()).collect())
+        .map(|group| group.iter().map(|(_, tx)| tx.as_raw_fd()).collect())
         .collect();
     let data = vec![b'-'; p.datasize];
     let mut bufs: Vec<Vec<u8>> = (0..p.groups * p.fds)
@@ -281,7 +281,7 @@ fn run_threads(p: &Params) -> Result<f64, BenchError> {
         let mut bufs = bufs.iter_mut();
         'groups: for (g, out) in outs.iter().enumerate() {
             for (i, buf) in bufs.by_ref().take(p.fds).enumerate() {
-                let rx = channels[g * p.fds + i].0.raw();
+                let rx = channels[g * p.fds + i].0.as_raw_fd();
                 let builder = std::thread::Builder::new().stack_size(THREAD_STACK);
                 match builder.spawn_scoped(scope, move || receive(gate, rx, buf, packets)) {
                     Ok(h) => handles.push(h),

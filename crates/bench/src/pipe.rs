@@ -9,20 +9,19 @@
 //! them to the first two, `free` leaves them to the scheduler.
 //! The CPUs the tasks ended on are reported as `cpu_a` and `cpu_b`.
 //!
-//! The system check measures the cost of a cross-CPU wake-up with the same code
-//! ([`thread_round_trip_ns`]), so its figure is the one `pipe:tasks=thread` reports.
+//! The round trips are [`vernier_sys::pingpong`]'s: its loop in both task kinds, and its
+//! threads for `tasks=thread`, with which the system check measures the cost of a cross-CPU
+//! wake-up, so that its figure is the one `pipe:tasks=thread` reports.
 
-use std::os::fd::RawFd;
+use std::os::fd::AsRawFd;
 
 use vernier_model::{BenchmarkInfo, MetricInfo, Options};
 use vernier_sys::affinity::CpuSet;
-use vernier_sys::clock::monotonic_ns;
+use vernier_sys::pingpong::Side;
 use vernier_sys::MachineLimits;
 
 use crate::opts::{choice, choice_spec, uint, uint_spec};
-use crate::workers::{
-    current_cpu, pipe, read_exact, status, write_all, Gate, ProcessWorkers, SharedSlots, StartLine,
-};
+use crate::workers::{current_cpu, pipe, status, Gate, ProcessWorkers, SharedSlots, StartLine};
 use crate::{BenchError, Benchmark, Measurement, RunContext};
 
 const TASKS: &[&str] = &["process", "thread"];
@@ -91,7 +90,7 @@ impl Benchmark for Pipe {
         };
         let slots = SharedSlots::new(2, 2)?;
         if threads {
-            run_threads(0, loops, cpus, &slots)?;
+            run_threads(loops, cpus, &slots)?;
         } else {
             run_processes(loops, cpus, &slots)?;
         }
@@ -103,28 +102,13 @@ impl Benchmark for Pipe {
     }
 }
 
-/// Nanoseconds per round trip between two threads, the first on `cpus[0]`, the second on
-/// `cpus[1]`, after `warmup` round trips that are not timed: what `pipe:tasks=thread` measures
-/// with that placement. The system check measures the cost of a cross-CPU wake-up with it.
-pub fn thread_round_trip_ns(cpus: [usize; 2], warmup: u64, loops: u64) -> Result<f64, BenchError> {
-    if loops == 0 {
-        return Err(BenchError::Options("at least one timed round trip".into()));
-    }
-    let slots = SharedSlots::new(2, 2)?;
-    run_threads(warmup, loops, Some(cpus), &slots)?;
-    Ok(slots.get(0, ELAPSED) as f64 / loops as f64)
-}
-
-/// One task of the ping-pong; `first` is task A, which starts each round trip and times the
-/// `loops` after the `warmup` ones. Async-signal-safe.
+/// One task of the ping-pong in a forked process; task A times the `loops` round trips.
+/// Async-signal-safe.
 struct Task<'a> {
     gate: Gate,
     cpu: Option<CpuSet>,
-    read_fd: RawFd,
-    write_fd: RawFd,
-    warmup: u64,
+    side: Side,
     loops: u64,
-    first: bool,
     slots: &'a SharedSlots,
     slot: usize,
 }
@@ -139,79 +123,15 @@ impl Task<'_> {
         if !self.gate.ready_and_wait() {
             return status::CALLED_OFF;
         }
-        let mut m = [0u8; 4];
-        for _ in 0..self.warmup {
-            if !self.round_trip(&mut m) {
-                return status::IO;
-            }
-        }
-        let start = monotonic_ns();
-        for _ in 0..self.loops {
-            if !self.round_trip(&mut m) {
-                return status::IO;
-            }
-        }
-        let stop = monotonic_ns();
-        if self.first {
-            self.slots
-                .set(self.slot, ELAPSED, stop.saturating_sub(start));
+        let Some(elapsed_ns) = self.side.run(0, self.loops) else {
+            return status::IO;
+        };
+        if self.side.is_first() {
+            self.slots.set(self.slot, ELAPSED, elapsed_ns);
         }
         self.slots.set(self.slot, CPU, current_cpu());
         status::OK
     }
-
-    /// A: write, then read the reply. B: read, then write it back. False on an error or end of
-    /// file (the other task is gone).
-    fn round_trip(&self, m: &mut [u8; 4]) -> bool {
-        if self.first {
-            if !write_all(self.write_fd, m) {
-                return false;
-            }
-            read_exact(self.read_fd, m)
-        } else {
-            if !read_exact(self.read_fd, m) {
-                return false;
-            }
-            write_all(self.write_fd, m)
-        }
-    }
-}
-
-/// The two tasks: A reads `b_to_a` and writes `a_to_b`, B the other way round.
-fn tasks<'a>(
-    gate: Gate,
-    warmup: u64,
-    loops: u64,
-    cpus: Option<[usize; 2]>,
-    slots: &'a SharedSlots,
-    a_to_b: (RawFd, RawFd),
-    b_to_a: (RawFd, RawFd),
-) -> [Task<'a>; 2] {
-    let set = |i: usize| cpus.map(|c| CpuSet::new(&c[i..=i]));
-    [
-        Task {
-            gate,
-            cpu: set(0),
-            read_fd: b_to_a.0,
-            write_fd: a_to_b.1,
-            warmup,
-            loops,
-            first: true,
-            slots,
-            slot: 0,
-        },
-        Task {
-            gate,
-            cpu: set(1),
-            read_fd: a_to_b.0,
-            write_fd: b_to_a.1,
-            warmup,
-            loops,
-            first: false,
-            slots,
-            slot: 1,
-        },
-    ]
 }
 
 fn run_processes(
@@ -223,15 +143,18 @@ fn run_processes(
     let (ab_r, ab_w) = pipe()?;
     let (ba_r, ba_w) = pipe()?;
     let mut workers = ProcessWorkers::new();
-    let [a, b] = tasks(
-        line.gate(),
-        0,
-        loops,
-        cpus,
-        slots,
-        (ab_r.raw(), ab_w.raw()),
-        (ba_r.raw(), ba_w.raw()),
+    let sides = Side::pair(
+        (ab_r.as_raw_fd(), ab_w.as_raw_fd()),
+        (ba_r.as_raw_fd(), ba_w.as_raw_fd()),
     );
+    let [a, b] = [0, 1].map(|i| Task {
+        gate: line.gate(),
+        cpu: cpus.map(|c| CpuSet::new(&c[i..=i])),
+        side: sides[i],
+        loops,
+        slots,
+        slot: i,
+    });
     // SAFETY: the tasks make only system calls and atomic stores on memory prepared before
     // the fork.
     unsafe {
@@ -243,73 +166,18 @@ fn run_processes(
     workers.reap_all()
 }
 
+/// Both tasks as threads of this process ([`vernier_sys::pingpong::threads`]).
 fn run_threads(
-    warmup: u64,
     loops: u64,
     cpus: Option<[usize; 2]>,
     slots: &SharedSlots,
 ) -> Result<(), BenchError> {
-    let mut line = StartLine::new()?;
-    let (ab_r, ab_w) = pipe()?;
-    let (ba_r, ba_w) = pipe()?;
-    let [a, b] = tasks(
-        line.gate(),
-        warmup,
-        loops,
-        cpus,
-        slots,
-        (ab_r.raw(), ab_w.raw()),
-        (ba_r.raw(), ba_w.raw()),
-    );
-    std::thread::scope(|scope| {
-        let ha = std::thread::Builder::new()
-            .spawn_scoped(scope, move || a.run())
-            .map_err(|e| BenchError::Syscall {
-                call: "pthread_create",
-                source: e,
-            });
-        let hb = match &ha {
-            Ok(_) => std::thread::Builder::new()
-                .spawn_scoped(scope, move || b.run())
-                .map_err(|e| BenchError::Syscall {
-                    call: "pthread_create",
-                    source: e,
-                }),
-            Err(_) => Err(BenchError::Worker("first task not started".into())),
-        };
-        let (ha, hb) = match (ha, hb) {
-            (Ok(ha), Ok(hb)) => (ha, hb),
-            (Err(e), _) | (_, Err(e)) => {
-                line.call_off();
-                return Err(e);
-            }
-        };
-        // A thread that fails to pin itself exits without reporting ready; count the
-        // finished ones so the wait cannot hang.
-        let ready = line.wait_ready(2, || {
-            if ha.is_finished() || hb.is_finished() {
-                Err(BenchError::Worker("a task ended before the start".into()))
-            } else {
-                Ok(())
-            }
-        });
-        let started = ready.and_then(|()| line.go());
-        if started.is_err() {
-            line.call_off();
-        }
-        let codes = [
-            ha.join().unwrap_or(status::PANIC),
-            hb.join().unwrap_or(status::PANIC),
-        ];
-        started?;
-        match codes.iter().find(|c| **c != status::OK) {
-            Some(code) => Err(BenchError::Worker(format!(
-                "a task failed: {}",
-                status::explain(*code)
-            ))),
-            None => Ok(()),
-        }
-    })
+    let measured = vernier_sys::pingpong::threads(cpus, 0, loops)?;
+    slots.set(0, ELAPSED, measured.elapsed_ns);
+    for (slot, cpu) in measured.cpus.into_iter().enumerate() {
+        slots.set(slot, CPU, cpu);
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -344,18 +212,6 @@ mod tests {
             default("placement"),
             OptionDefault::Value(OptionValue::Text("same-cpu".into()))
         );
-    }
-
-    #[test]
-    fn thread_round_trips_with_a_warmup() {
-        let allowed = vernier_sys::affinity::current_affinity().unwrap();
-        let cpus = [allowed[0], *allowed.last().unwrap()];
-        let ns = thread_round_trip_ns(cpus, 20, 200).unwrap();
-        assert!(ns > 0.0 && ns < 1e9, "{ns}");
-        assert!(matches!(
-            thread_round_trip_ns(cpus, 0, 0),
-            Err(BenchError::Options(_))
-        ));
     }
 
     #[test]

@@ -8,12 +8,13 @@
 //! the session's environment (`Environment::tool_versions`), from the plan's
 //! [`crate::Benchmark::tools`].
 
-use std::os::unix::process::CommandExt;
+use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
 use vernier_sys::environment::tools::find_on_path;
+use vernier_sys::process::{die_with_parent, Group};
 
 use crate::BenchError;
 
@@ -147,16 +148,7 @@ pub(crate) fn execute(program: &Path, args: &[String]) -> Result<Output, BenchEr
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .env("LC_ALL", "C");
-    // SAFETY: the closure runs between fork and exec and only makes one async-signal-safe
-    // system call.
-    unsafe {
-        command.pre_exec(|| {
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
+    die_with_parent(&mut command, libc::SIGKILL);
     command
         .output()
         .map_err(|e| BenchError::Command(format!("cannot start '{}': {e}", program.display())))
@@ -236,22 +228,23 @@ impl Pipe {
     }
 }
 
-/// Whether `pid`, an unreaped child of this process, has exited; it stays unreaped
-/// (WNOWAIT), so that its pid, which is also its process group's id, cannot be reused.
-fn has_exited(pid: i32) -> bool {
-    // SAFETY: an all-zero siginfo_t is a valid out value for waitid(2).
-    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
-    // SAFETY: `info` is a valid out pointer; `pid` is this process's unreaped child.
-    let r = unsafe {
-        libc::waitid(
-            libc::P_PID,
-            pid.unsigned_abs(),
-            &mut info,
-            libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
-        )
-    };
-    // SAFETY: waitid filled `info` (si_pid 0: no state change yet).
-    r == 0 && unsafe { info.si_pid() } != 0
+/// Kills the group, the program's descendants (while it runs, also those that left its group)
+/// and every process outside the group that holds one of its output pipes still open; returns
+/// those holders, as `PID (command)`.
+fn kill_with_holders(group: &Group, pipes: &[Pipe]) -> Vec<String> {
+    let open: Vec<u64> = pipes
+        .iter()
+        .filter(|p| !p.closed)
+        .filter_map(Pipe::inode)
+        .collect();
+    group
+        .kill_with_holders(&open)
+        .into_iter()
+        .map(|h| match h.command {
+            Some(command) => format!("PID {} ({command})", h.pid),
+            None => format!("PID {}", h.pid),
+        })
+        .collect()
 }
 
 /// Runs `program` with `args` as [`execute`] does, but in a process group of its own, for at
@@ -273,26 +266,14 @@ pub(crate) fn execute_within(
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .env("LC_ALL", "C")
-        .process_group(0);
-    // SAFETY: as in `execute`.
-    unsafe {
-        command.pre_exec(|| {
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
+        .env("LC_ALL", "C");
+    die_with_parent(&mut command, libc::SIGKILL);
     let deadline = std::time::Instant::now() + limit;
-    let mut child = command
-        .spawn()
+    let mut group = Group::new();
+    let spawned = group
+        .spawn(&mut command)
         .map_err(|e| BenchError::Command(format!("cannot start '{}': {e}", program.display())))?;
-    let pid = i32::try_from(child.id()).map_err(|_| {
-        BenchError::Command(format!("'{}' has no valid process id", program.display()))
-    })?;
-    let pipes = (child.stdout.take(), child.stderr.take());
-    let (Some(stdout), Some(stderr)) = pipes else {
+    let (Some(stdout), Some(stderr)) = (spawned.stdout, spawned.stderr) else {
         return Err(BenchError::Command(format!(
             "'{}' has no output pipes",
             program.display()
@@ -304,10 +285,11 @@ pub(crate) fn execute_within(
         for pipe in &mut pipes {
             pipe.drain(output_limit)?;
         }
-        exited = exited || has_exited(pid);
+        exited = exited || group.has_exited(spawned.pid);
         if pipes.iter().map(|p| p.bytes.len()).sum::<usize>() > output_limit {
-            kill_all(pid, exited, &pipes);
-            let _ = child.wait();
+            // Killed as at the time limit, and reaped at once.
+            kill_with_holders(&group, &pipes);
+            let _ = group.wait(spawned.pid);
             return Ok(Bounded::TooMuchOutput {
                 limit: output_limit,
             });
@@ -317,9 +299,9 @@ pub(crate) fn execute_within(
         }
         let left = deadline.saturating_duration_since(std::time::Instant::now());
         if left.is_zero() {
-            let holders = kill_all(pid, exited, &pipes);
+            let holders = kill_with_holders(&group, &pipes);
             // Killed: reaped at once (a process in uninterruptible sleep dies when it wakes).
-            let _ = child.wait();
+            let _ = group.wait(spawned.pid);
             return Ok(Bounded::Killed { exited, holders });
         }
         // Woken by output, its end, or every 10 ms for the program's exit, which no
@@ -345,57 +327,13 @@ pub(crate) fn execute_within(
             return Err(BenchError::last_os("poll"));
         }
     }
-    let status = child
-        .wait()
-        .map_err(|e| BenchError::Command(format!("waiting for '{}': {e}", program.display())))?;
+    let exit = group.wait(spawned.pid)?;
     let [stdout, stderr] = pipes;
     Ok(Bounded::Finished(Output {
-        status,
+        status: std::process::ExitStatus::from_raw(exit.status),
         stdout: stdout.bytes,
         stderr: stderr.bytes,
     }))
-}
-
-/// Kills (SIGKILL) the process group of `pid` (its unreaped leader keeps the id from reuse),
-/// the descendants of `pid` (while it runs, also those that left its group) and every other
-/// process that holds one of `pipes` open; returns the holders outside the group, as
-/// `PID (command)`.
-fn kill_all(pid: i32, exited: bool, pipes: &[Pipe]) -> Vec<String> {
-    use vernier_sys::process::{pipe_holders, process_tree, read_pid_stat};
-    let mut victims: Vec<u32> = if exited {
-        Vec::new()
-    } else {
-        process_tree(pid.unsigned_abs())
-            .into_iter()
-            .map(|(p, _)| p)
-            .collect()
-    };
-    let mut holders = Vec::new();
-    for inode in pipes.iter().filter(|p| !p.closed).filter_map(Pipe::inode) {
-        for holder in pipe_holders(inode) {
-            let stat = read_pid_stat(holder);
-            if stat.as_ref().is_some_and(|s| s.pgrp == pid.unsigned_abs()) {
-                continue;
-            }
-            if !victims.contains(&holder) {
-                victims.push(holder);
-            }
-            let name = stat.map_or_else(String::new, |s| format!(" ({})", s.comm));
-            let holder = format!("PID {holder}{name}");
-            if !holders.contains(&holder) {
-                holders.push(holder);
-            }
-        }
-    }
-    // SAFETY: kill(2) of the child's own group, whose leader is not reaped yet.
-    unsafe { libc::kill(-pid, libc::SIGKILL) };
-    for victim in victims {
-        if let Ok(victim) = i32::try_from(victim) {
-            // SAFETY: kill(2) of a process found a moment ago as a descendant or a holder.
-            unsafe { libc::kill(victim, libc::SIGKILL) };
-        }
-    }
-    holders
 }
 
 /// A number the tool printed, which must be finite and not negative (perf prints `inf` when a

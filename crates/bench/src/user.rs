@@ -522,7 +522,7 @@ mod tests {
         let recorded = std::fs::read_to_string(&pids).unwrap_or_default();
         for pid in recorded.split_whitespace() {
             let pid: i32 = pid.parse().unwrap();
-            let ended = crate::command::wait_exit(pid, Duration::from_secs(60))
+            let ended = vernier_sys::process::wait_for_exit(pid as u32, Duration::from_secs(60))
                 .unwrap_or_else(|_| vernier_sys::process::read_pid_stat(pid as u32).is_none());
             assert!(ended, "{pid} still runs a minute after it was killed");
         }
@@ -568,7 +568,7 @@ mod tests {
                 .trim()
                 .parse()
                 .unwrap();
-            let ended = crate::command::wait_exit(pid, Duration::from_secs(60))
+            let ended = vernier_sys::process::wait_for_exit(pid as u32, Duration::from_secs(60))
                 .unwrap_or_else(|_| vernier_sys::process::read_pid_stat(pid as u32).is_none());
             assert!(
                 ended,

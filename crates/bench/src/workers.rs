@@ -7,10 +7,15 @@
 //! async-signal-safe (signal-safety(7)) because the run process may have other threads (the
 //! test harness does): only system calls, no allocation, locks, printing or panics.
 
-use std::os::fd::RawFd;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use vernier_sys::process::Group;
+
 use crate::BenchError;
+
+pub(crate) use vernier_sys::affinity::current_cpu;
+pub(crate) use vernier_sys::fd::{read_exact, write_all};
 
 /// The errno of the last failed libc call (reads thread-local errno; allocation-free).
 #[inline]
@@ -18,37 +23,14 @@ pub(crate) fn errno() -> i32 {
     std::io::Error::last_os_error().raw_os_error().unwrap_or(0)
 }
 
-/// An owned file descriptor, closed on drop.
-#[derive(Debug)]
-pub(crate) struct Fd(RawFd);
-
-impl Fd {
-    pub(crate) fn raw(&self) -> RawFd {
-        self.0
-    }
-}
-
-impl Drop for Fd {
-    fn drop(&mut self) {
-        // SAFETY: we own the descriptor and close it exactly once.
-        unsafe { libc::close(self.0) };
-    }
-}
-
-/// A pipe(2) as (read end, write end). O_CLOEXEC keeps the descriptors out of programs that
-/// anything else in the process might exec; forked workers keep them.
-pub(crate) fn pipe() -> Result<(Fd, Fd), BenchError> {
-    let mut fds = [0 as RawFd; 2];
-    // SAFETY: `fds` has room for the two descriptors pipe2 writes.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-        return Err(BenchError::last_os("pipe2"));
-    }
-    Ok((Fd(fds[0]), Fd(fds[1])))
+/// A pipe(2) as (read end, write end), closed on drop ([`vernier_sys::fd::pipe`]).
+pub(crate) fn pipe() -> Result<(OwnedFd, OwnedFd), BenchError> {
+    Ok(vernier_sys::fd::pipe()?)
 }
 
 /// A connected pair of Unix stream sockets, as hackbench's fdpair() makes them
 /// (socketpair(AF_UNIX, SOCK_STREAM)). Returned as (receiving end, sending end).
-pub(crate) fn socket_pair() -> Result<(Fd, Fd), BenchError> {
+pub(crate) fn socket_pair() -> Result<(OwnedFd, OwnedFd), BenchError> {
     let mut fds = [0 as RawFd; 2];
     // SAFETY: `fds` has room for the two descriptors socketpair writes.
     let rc = unsafe {
@@ -62,46 +44,8 @@ pub(crate) fn socket_pair() -> Result<(Fd, Fd), BenchError> {
     if rc != 0 {
         return Err(BenchError::last_os("socketpair"));
     }
-    Ok((Fd(fds[0]), Fd(fds[1])))
-}
-
-/// Writes all of `buf`, retrying partial writes and EINTR. Async-signal-safe.
-#[inline]
-pub(crate) fn write_all(fd: RawFd, buf: &[u8]) -> bool {
-    let mut done = 0;
-    while done < buf.len() {
-        let rest = &buf[done..];
-        // SAFETY: `rest` is a valid readable buffer of the given length.
-        let n = unsafe { libc::write(fd, rest.as_ptr().cast(), rest.len()) };
-        if n > 0 {
-            done += n as usize;
-        } else if n < 0 && errno() == libc::EINTR {
-            continue;
-        } else {
-            return false;
-        }
-    }
-    true
-}
-
-/// Fills all of `buf`, retrying partial reads and EINTR; false on error or end of file.
-/// Async-signal-safe.
-#[inline]
-pub(crate) fn read_exact(fd: RawFd, buf: &mut [u8]) -> bool {
-    let mut done = 0;
-    while done < buf.len() {
-        let rest = &mut buf[done..];
-        // SAFETY: `rest` is a valid writable buffer of the given length.
-        let n = unsafe { libc::read(fd, rest.as_mut_ptr().cast(), rest.len()) };
-        if n > 0 {
-            done += n as usize;
-        } else if n < 0 && errno() == libc::EINTR {
-            continue;
-        } else {
-            return false;
-        }
-    }
-    true
+    // SAFETY: socketpair just made both descriptors, and nothing else owns them.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
 }
 
 /// The worker's side of the start line. Copyable into threads and forked children.
@@ -142,10 +86,10 @@ impl Gate {
 /// The controller's side of the start line.
 #[derive(Debug)]
 pub(crate) struct StartLine {
-    ready_r: Fd,
-    ready_w: Fd,
-    go_r: Fd,
-    go_w: Option<Fd>,
+    ready_r: OwnedFd,
+    ready_w: OwnedFd,
+    go_r: OwnedFd,
+    go_w: Option<OwnedFd>,
 }
 
 impl StartLine {
@@ -162,8 +106,8 @@ impl StartLine {
 
     pub(crate) fn gate(&self) -> Gate {
         Gate {
-            ready_w: self.ready_w.raw(),
-            go_r: self.go_r.raw(),
+            ready_w: self.ready_w.as_raw_fd(),
+            go_r: self.go_r.as_raw_fd(),
         }
     }
 
@@ -178,7 +122,7 @@ impl StartLine {
         let mut buf = [0u8; 512];
         while seen < n {
             let mut pfd = libc::pollfd {
-                fd: self.ready_r.raw(),
+                fd: self.ready_r.as_raw_fd(),
                 events: libc::POLLIN,
                 revents: 0,
             };
@@ -196,7 +140,8 @@ impl StartLine {
             }
             let want = (n - seen).min(buf.len());
             // SAFETY: `buf` holds at least `want` bytes.
-            let got = unsafe { libc::read(self.ready_r.raw(), buf.as_mut_ptr().cast(), want) };
+            let got =
+                unsafe { libc::read(self.ready_r.as_raw_fd(), buf.as_mut_ptr().cast(), want) };
             if got < 0 {
                 if errno() == libc::EINTR {
                     continue;
@@ -216,7 +161,7 @@ impl StartLine {
         let Some(fd) = &self.go_w else {
             return Err(BenchError::Worker("start already called off".into()));
         };
-        if !write_all(fd.raw(), b"G") {
+        if !write_all(fd.as_raw_fd(), b"G") {
             return Err(BenchError::last_os("write"));
         }
         Ok(())
@@ -310,15 +255,13 @@ where
     })
 }
 
-/// Worker processes forked from the run process, all in one process group so that they can
-/// be waited for (waitpid(-pgid)) and killed (kill(-pgid)) together without touching other
-/// children of the process. Dropping it kills and reaps whatever is left, so every error path
-/// leaves no process behind.
+/// Worker processes forked from the run process, all in one process group
+/// ([`vernier_sys::process::Group`]) so that they can be waited for and killed together
+/// without touching other children of the process. Dropping it kills and reaps whatever is
+/// left, so every error path leaves no process behind.
 #[derive(Debug, Default)]
 pub(crate) struct ProcessWorkers {
-    pgid: libc::pid_t,
-    /// Forked and not yet reaped.
-    live: usize,
+    group: Group,
 }
 
 impl ProcessWorkers {
@@ -326,125 +269,46 @@ impl ProcessWorkers {
         ProcessWorkers::default()
     }
 
-    /// Forks a worker that runs `child` and exits with the status it returns.
+    /// Forks a worker that runs `child` and exits with the status it returns; it dies with the
+    /// run process ([`status::ORPHAN`] when that died before it was set up).
     ///
     /// # Safety
     /// `child` runs in a forked copy of a possibly multi-threaded process, so it must be
     /// async-signal-safe: system calls on data prepared before the fork only; no allocation,
     /// locking, printing or panicking.
     pub(crate) unsafe fn spawn(&mut self, child: impl FnOnce() -> i32) -> Result<(), BenchError> {
-        // SAFETY: getpid has no preconditions.
-        let parent = unsafe { libc::getpid() };
-        // SAFETY: the child only runs async-signal-safe code (the caller's contract) and
-        // leaves with _exit, so it never returns into the parent's stack frames.
-        let pid = unsafe { libc::fork() };
-        if pid < 0 {
-            return Err(BenchError::last_os("fork"));
-        }
-        if pid == 0 {
-            // SAFETY: plain system calls in the child, on data prepared before the fork.
-            unsafe {
-                libc::setpgid(0, self.pgid);
-                // Die with the run process if it is killed, instead of running on
-                // (prctl(2), PR_SET_PDEATHSIG); then check it did not die before that.
-                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-                if libc::getppid() != parent {
-                    libc::_exit(status::ORPHAN);
-                }
-                // A panic must never unwind into the parent's code in this copy.
-                let code = std::panic::catch_unwind(std::panic::AssertUnwindSafe(child))
-                    .unwrap_or(status::PANIC);
-                libc::_exit(code);
-            }
-        }
-        // Set the group from both sides so that it holds whichever runs first (the usual
-        // job-control idiom; setpgid(2)).
-        // SAFETY: `pid` is our child.
-        unsafe { libc::setpgid(pid, if self.pgid == 0 { pid } else { self.pgid }) };
-        if self.pgid == 0 {
-            self.pgid = pid;
-        }
-        self.live += 1;
+        // SAFETY: the caller's contract.
+        unsafe { self.group.fork(child) }?;
         Ok(())
     }
 
     /// Fails when a worker has already exited (for [`StartLine::wait_ready`]).
     pub(crate) fn check_alive(&mut self) -> Result<(), BenchError> {
-        if self.live == 0 {
-            return Ok(());
-        }
-        let mut status = 0;
-        // SAFETY: `status` is a valid out pointer.
-        let pid = unsafe { libc::waitpid(-self.pgid, &mut status, libc::WNOHANG) };
-        if pid > 0 {
-            self.live -= 1;
-            return Err(BenchError::Worker(format!(
+        match self.group.try_wait_any()? {
+            Some(exit) => Err(BenchError::Worker(format!(
                 "a worker exited before the start ({})",
-                describe_status(status)
-            )));
+                describe_status(exit.status)
+            ))),
+            None => Ok(()),
         }
-        Ok(())
     }
 
     /// Waits for every worker. The first one that fails gets the others killed, so a broken
     /// worker cannot leave its peers blocked forever.
     pub(crate) fn reap_all(&mut self) -> Result<(), BenchError> {
         let mut failure: Option<String> = None;
-        while self.live > 0 {
-            let mut status = 0;
-            // SAFETY: `status` is a valid out pointer.
-            let pid = unsafe { libc::waitpid(-self.pgid, &mut status, 0) };
-            if pid < 0 {
-                match errno() {
-                    libc::EINTR => continue,
-                    libc::ECHILD => {
-                        self.live = 0;
-                        break;
-                    }
-                    _ => return Err(BenchError::last_os("waitpid")),
-                }
-            }
-            self.live -= 1;
-            let ok = libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0;
-            if !ok && failure.is_none() {
-                failure = Some(if libc::WIFEXITED(status) {
-                    format!(
-                        "{}, exit status {}",
-                        status::explain(libc::WEXITSTATUS(status)),
-                        libc::WEXITSTATUS(status)
-                    )
-                } else {
-                    describe_status(status)
+        while let Some(exit) = self.group.wait_any()? {
+            if !exit.success() && failure.is_none() {
+                failure = Some(match exit.code() {
+                    Some(code) => format!("{}, exit status {code}", status::explain(code)),
+                    None => describe_status(exit.status),
                 });
-                // SAFETY: signals only our own worker group.
-                unsafe { libc::kill(-self.pgid, libc::SIGKILL) };
+                self.group.kill();
             }
         }
         match failure {
             Some(why) => Err(BenchError::Worker(format!("a worker failed ({why})"))),
             None => Ok(()),
-        }
-    }
-}
-
-impl Drop for ProcessWorkers {
-    fn drop(&mut self) {
-        if self.live == 0 {
-            return;
-        }
-        // SAFETY: signals only our own worker group, then reaps it.
-        unsafe { libc::kill(-self.pgid, libc::SIGKILL) };
-        while self.live > 0 {
-            let mut status = 0;
-            // SAFETY: `status` is a valid out pointer.
-            let pid = unsafe { libc::waitpid(-self.pgid, &mut status, 0) };
-            if pid < 0 && errno() == libc::EINTR {
-                continue;
-            }
-            if pid < 0 {
-                break;
-            }
-            self.live -= 1;
         }
     }
 }
@@ -591,8 +455,8 @@ pub(crate) mod status {
     pub(crate) const AFFINITY: i32 = 3;
     pub(crate) const FORK: i32 = 4;
     /// Exit status of a worker whose parent died before it was set up.
-    pub(crate) const ORPHAN: i32 = 5;
-    pub(crate) const PANIC: i32 = 101;
+    pub(crate) const ORPHAN: i32 = vernier_sys::process::ORPHAN_STATUS;
+    pub(crate) const PANIC: i32 = vernier_sys::process::PANIC_STATUS;
 
     /// Words for a worker's exit status.
     pub(crate) fn explain(code: i32) -> &'static str {
@@ -606,13 +470,6 @@ pub(crate) mod status {
             _ => "unknown failure",
         }
     }
-}
-
-/// The CPU the calling thread runs on (sched_getcpu(3)); u64::MAX when unknown.
-pub(crate) fn current_cpu() -> u64 {
-    // SAFETY: no preconditions.
-    let cpu = unsafe { libc::sched_getcpu() };
-    u64::try_from(cpu).unwrap_or(u64::MAX)
 }
 
 #[cfg(test)]
@@ -650,7 +507,7 @@ mod tests {
         line.wait_ready(3, || workers.check_alive()).unwrap();
         line.go().unwrap();
         workers.reap_all().unwrap();
-        assert_eq!(workers.live, 0);
+        assert_eq!(workers.group.live(), 0);
         for i in 0..3 {
             assert_eq!(slots.get(i, 0), 10 + i as u64);
             assert_eq!(slots.get(i, 1), 7);
@@ -687,7 +544,7 @@ mod tests {
             err.contains("fork or waitpid failed, exit status 4"),
             "{err}"
         );
-        assert_eq!(workers.live, 0);
+        assert_eq!(workers.group.live(), 0);
     }
 
     #[test]
@@ -705,7 +562,7 @@ mod tests {
                 .unwrap();
         }
         line.wait_ready(1, || workers.check_alive()).unwrap();
-        let pgid = workers.pgid;
+        let pgid = workers.group.id().unwrap() as libc::pid_t;
         assert!(exists(pgid));
         drop(workers);
         // Reaped, not a zombie: the pid is gone and waiting for it fails.
@@ -784,16 +641,19 @@ mod tests {
     #[test]
     fn partial_io_helpers_move_everything() {
         let (r, w) = pipe().unwrap();
-        assert!(write_all(w.raw(), b"hello"));
+        assert!(write_all(w.as_raw_fd(), b"hello"));
         let mut buf = [0u8; 5];
-        assert!(read_exact(r.raw(), &mut buf));
+        assert!(read_exact(r.as_raw_fd(), &mut buf));
         assert_eq!(&buf, b"hello");
         drop(w);
-        assert!(!read_exact(r.raw(), &mut buf), "end of file is a failure");
+        assert!(
+            !read_exact(r.as_raw_fd(), &mut buf),
+            "end of file is a failure"
+        );
         let (a, b) = socket_pair().unwrap();
-        assert!(write_all(b.raw(), b"xy"));
+        assert!(write_all(b.as_raw_fd(), b"xy"));
         let mut two = [0u8; 2];
-        assert!(read_exact(a.raw(), &mut two));
+        assert!(read_exact(a.as_raw_fd(), &mut two));
         assert_eq!(&two, b"xy");
     }
 }

@@ -324,6 +324,20 @@ impl IfBusy {
     }
 }
 
+impl From<BusyArgs> for vernier_app::BusyPolicy {
+    fn from(args: BusyArgs) -> Self {
+        vernier_app::BusyPolicy {
+            if_busy: match args.if_busy {
+                IfBusy::Run => vernier_app::IfBusy::Run,
+                IfBusy::Wait => vernier_app::IfBusy::Wait,
+                IfBusy::Skip => vernier_app::IfBusy::Skip,
+            },
+            busy_load: args.busy_load,
+            busy_wait_s: args.busy_wait,
+        }
+    }
+}
+
 #[derive(Debug, Subcommand)]
 pub enum ScheduleCommand {
     /// Write a systemd service and timer that run a suite on a calendar and 5 minutes after

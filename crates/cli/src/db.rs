@@ -5,7 +5,7 @@ use std::path::Path;
 
 use anyhow::{bail, Context, Result};
 use uuid::Uuid;
-use vernier_store::{Access, Location, Store, StoreError};
+use vernier_store::{Access, Location, Store};
 
 /// `--db`/`VERNIER_DB`: an SQLite file or a `postgres://` (or `postgresql://`) URL; else the
 /// file `$XDG_DATA_HOME/vernier/vernier.db` (`~/.local/share/...`).
@@ -20,8 +20,7 @@ pub fn location(explicit: Option<&Path>) -> Result<Location> {
 
 /// Opens the database at `--db` for `access`: the one way every command opens it.
 pub fn open(explicit: Option<&Path>, access: Access) -> Result<Box<dyn Store>> {
-    let location = location(explicit)?;
-    vernier_store::open(&location, access).map_err(|e| naming(e, &location))
+    Ok(vernier_app::database::open(&location(explicit)?, access)?)
 }
 
 /// Opens the database for recording, creating it (or, in PostgreSQL, its tables) if needed.
@@ -80,15 +79,6 @@ pub fn check_copy_target(option: &str, location: &Location) -> Result<()> {
     Ok(())
 }
 
-/// A store error that names the database as it is; one that does not gets it as context.
-fn naming(e: StoreError, location: &Location) -> anyhow::Error {
-    if e.to_string().contains(&location.to_string()) {
-        e.into()
-    } else {
-        anyhow::Error::new(e).context(format!("database {location}"))
-    }
-}
-
 /// The sessions a selector names (the grammar of [`Store::select`]): tags
 /// `key=value[,key=value...]` select every session carrying all of them, oldest first; a session
 /// id, prefix, `latest` or `latest~N` one session.
@@ -109,36 +99,6 @@ pub fn resolve_one(store: &dyn Store, selector: &str) -> Result<Uuid> {
             crate::out::printable(selector)
         ),
     }
-}
-
-/// A session with what `load` asks for, and with the runs' monitor data as well when its runs
-/// carry histograms: the worst case of a latency result is shown next to what its CPU did
-/// (`vernier_analysis::worst_case`). Sessions without histograms are read once, as asked.
-pub fn load_for_display(
-    store: &dyn Store,
-    id: Uuid,
-    load: vernier_store::Load,
-) -> Result<vernier_model::StoredSession> {
-    let session = store
-        .load_session(id, load)
-        .with_context(|| format!("cannot load session {id}"))?;
-    let has_histograms = session
-        .configurations
-        .iter()
-        .flat_map(|c| &c.runs)
-        .any(|r| !r.histograms.is_empty());
-    if load.monitors || !has_histograms {
-        return Ok(session);
-    }
-    store
-        .load_session(
-            id,
-            vernier_store::Load {
-                monitors: true,
-                ..load
-            },
-        )
-        .with_context(|| format!("cannot load session {id}"))
 }
 
 /// The comparison `vernier compare BASE NEW` prints, with the stored calibrations, restricted

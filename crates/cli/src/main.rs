@@ -7,11 +7,10 @@
 
 mod cli;
 mod cmd;
-mod config;
 mod db;
-mod host;
 mod out;
 mod progress;
+mod session;
 
 use std::process::ExitCode;
 

@@ -267,19 +267,11 @@ fn remove_stale_temporaries(dir: &Path, prefix: &std::ffi::OsStr) {
             .and_then(|p| std::str::from_utf8(p).ok())
             .and_then(|p| p.parse::<i32>().ok());
         if let Some(pid) = pid.filter(|p| *p > 0) {
-            if !process_alive(pid) {
+            if !vernier_sys::process::pid_exists(pid.unsigned_abs()) {
                 let _ = fs::remove_file(dir.join(OsString::from_vec(name.into_vec())));
             }
         }
     }
-}
-
-/// kill(pid, 0) checks existence without sending a signal; EPERM means it exists but belongs
-/// to someone else (kill(2)).
-fn process_alive(pid: i32) -> bool {
-    // SAFETY: signal 0 sends nothing; kill has no memory-safety preconditions.
-    let r = unsafe { libc::kill(pid, 0) };
-    r == 0 || io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
 }
 
 /// The terminal's width, when stdout is one.

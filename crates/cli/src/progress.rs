@@ -3,6 +3,7 @@
 use std::io::IsTerminal;
 
 use indicatif::{ProgressBar, ProgressStyle};
+use vernier_app::{Notice, Observer};
 use vernier_engine::stopping::{Precision, SettingsWarning};
 use vernier_engine::Event;
 use vernier_report::format::{duration_s, pct, sig};
@@ -126,6 +127,38 @@ impl Progress {
                 }
                 Event::SessionFinished { .. } => bar.finish_and_clear(),
             },
+        }
+    }
+}
+
+/// A session's progress: the engine's events as above, the application layer's notices as
+/// lines on stderr, whatever the progress shows.
+impl Observer for Progress {
+    fn event(&mut self, event: &Event) {
+        self.handle(event);
+    }
+
+    fn notice(&mut self, notice: &Notice) {
+        eprintln!("{}", notice_line(notice));
+    }
+}
+
+fn notice_line(notice: &Notice) -> String {
+    match notice {
+        Notice::SetupSkipped(skipped) => format!(
+            "note: optional setup '{}' skipped: {}",
+            skipped.plugin, skipped.reason
+        ),
+        Notice::CalibrationWaits {
+            index,
+            sessions,
+            wait,
+        } => format!(
+            "calibrate: session {index} of {sessions} starts in {:.0} s",
+            wait.as_secs_f64()
+        ),
+        Notice::CalibrationSession { index, sessions } => {
+            format!("calibrate: session {index} of {sessions}")
         }
     }
 }

@@ -200,7 +200,7 @@ fn cyclictest_runs_cyclictest_and_stores_its_histograms() {
     let mut rows = conn
         .prepare(
             "SELECT h.thread, h.cpu, h.count, h.quantity FROM run_histograms h \
-             JOIN runs r ON r.id = h.run_id ORDER BY r.started_at_ns, h.thread",
+             JOIN runs r ON r.key = h.run_key ORDER BY r.started_at_ns, h.thread",
         )
         .unwrap();
     let histograms: Vec<(i64, i64, i64, String)> = rows

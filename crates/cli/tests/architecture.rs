@@ -28,6 +28,31 @@ const FORBIDDEN: &[(&str, &str, &str)] = &[
         "plain data shared by every crate depends on none of them",
     ),
     (
+        "formats",
+        "store",
+        "a format turns bytes into sessions and back; storing them is the caller's",
+    ),
+    (
+        "formats",
+        "analysis",
+        "an export carries what was recorded, never what was computed from it",
+    ),
+    (
+        "formats",
+        "sys",
+        "a file reads the same on every machine; formats parse bytes, never the machine",
+    ),
+    (
+        "report",
+        "formats",
+        "report presents loaded sessions; reading and writing files is formats'",
+    ),
+    (
+        "setup",
+        "bench",
+        "the system check measures wake-ups with sys::pingpong; setup runs no benchmark",
+    ),
+    (
         "report",
         "store",
         "report presents data it is given; it never reads a database",
@@ -73,13 +98,19 @@ const FORBIDDEN: &[(&str, &str, &str)] = &[
     ("engine", "cli", "only the binary wires the parts together"),
     (
         "engine",
+        "app",
+        "the engine runs the plan it is given; the application layer makes and drives it",
+    ),
+    (
+        "engine",
         "store",
         "the engine records through vernier_model::Recorder",
     ),
     (
         "engine",
         "setup",
-        "a child's own setup is in sys::sched; session setup and restore are the binary's",
+        "a child's own setup is in sys::sched; session setup and restore are the application \
+         layer's",
     ),
     (
         "load",
@@ -89,7 +120,42 @@ const FORBIDDEN: &[(&str, &str, &str)] = &[
     (
         "engine",
         "load",
-        "the engine reaches loads through its per-run hooks, which the binary fills",
+        "the engine reaches loads through its per-run hooks, which the application layer fills",
+    ),
+    (
+        "app",
+        "cli",
+        "the application layer returns what happened; only the binary parses flags and prints",
+    ),
+    (
+        "app",
+        "report",
+        "the application layer returns data; the binary presents it through report",
+    ),
+    (
+        "app",
+        "plot",
+        "the application layer returns data; figures are drawn by the binary's commands",
+    ),
+    (
+        "app",
+        "site",
+        "the application layer runs sessions; the site is made by the binary's commands",
+    ),
+    (
+        "report",
+        "app",
+        "report presents results; it never runs a session",
+    ),
+    (
+        "plot",
+        "app",
+        "figures show results; they never run a session",
+    ),
+    (
+        "site",
+        "app",
+        "the site shows stored sessions; it never runs one",
     ),
 ];
 
@@ -177,6 +243,23 @@ fn the_rules_name_existing_crates_and_nothing_depends_on_the_binary() {
         .map(|(k, _)| k)
         .collect();
     assert!(cli_users.is_empty(), "{cli_users:?} depend on the binary");
+}
+
+/// The application layer runs sessions for the binary's commands: a crate below it cannot
+/// depend on it (cargo refuses the cycle), and none beside it may (report, plot and site by
+/// FORBIDDEN, any crate added later by this test).
+#[test]
+fn only_the_binary_depends_on_the_application_layer() {
+    let graph = workspace_graph();
+    let app_users: Vec<&String> = graph
+        .iter()
+        .filter(|(krate, deps)| deps.contains("app") && krate.as_str() != "cli")
+        .map(|(k, _)| k)
+        .collect();
+    assert!(
+        app_users.is_empty(),
+        "{app_users:?} depend on the application layer"
+    );
 }
 
 /// The forbidden dependencies as docs/architecture.md lists them, one line per rule.

@@ -12,7 +12,7 @@ use vernier_testkit::{ok, record_mock_session, refused, vernier_no_input};
 /// The cyclictest --json fixture of the model's parser, edited by `edit` and written to `dir`.
 fn cyclictest_json(dir: &Path, edit: impl FnOnce(&mut serde_json::Value)) -> PathBuf {
     let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../model/tests/fixtures/cyclictest/2.4-h400.json");
+        .join("../formats/tests/fixtures/cyclictest/2.4-h400.json");
     let mut doc: serde_json::Value =
         serde_json::from_slice(&std::fs::read(fixture).unwrap()).unwrap();
     edit(&mut doc);

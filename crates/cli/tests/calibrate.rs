@@ -184,3 +184,151 @@ fn bad_calibrate_arguments_exit_2_before_anything_runs() {
         assert!(!db.exists(), "{args:?} created the database");
     }
 }
+
+/// A running calibration with its stderr read line by line.
+struct Calibrating {
+    child: std::process::Child,
+    stderr: std::io::Lines<std::io::BufReader<std::process::ChildStderr>>,
+    seen: Vec<String>,
+}
+
+impl Calibrating {
+    fn start(db: &Path, args: &[&str]) -> Calibrating {
+        let mut child = vernier_testkit::vernier_command(db)
+            .arg("calibrate")
+            .args(args)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stderr = std::io::BufRead::lines(std::io::BufReader::new(child.stderr.take().unwrap()));
+        Calibrating {
+            child,
+            stderr,
+            seen: Vec::new(),
+        }
+    }
+
+    /// Reads stderr up to a line that contains `text`.
+    fn wait_for(&mut self, text: &str) {
+        for line in self.stderr.by_ref() {
+            let line = line.unwrap();
+            let found = line.contains(text);
+            self.seen.push(line);
+            if found {
+                return;
+            }
+        }
+        panic!("stderr ended before '{text}': {:?}", self.seen);
+    }
+
+    fn signal(&self, signal: i32) {
+        // SAFETY: signalling our own child process.
+        unsafe { libc::kill(self.child.id() as i32, signal) };
+    }
+
+    /// The exit status and all of stderr.
+    fn finish(mut self) -> (Option<i32>, String) {
+        for line in self.stderr.by_ref() {
+            self.seen.push(line.unwrap());
+        }
+        (self.child.wait().unwrap().code(), self.seen.join("\n"))
+    }
+}
+
+impl Drop for Calibrating {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Rows of `table`, 0 while the database does not exist yet.
+fn count(db: &Path, table: &str) -> i64 {
+    if !db.exists() {
+        return 0;
+    }
+    let conn = rusqlite::Connection::open(db).unwrap();
+    conn.query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get(0))
+        .unwrap_or(0)
+}
+
+/// Ctrl-C during a session of the calibration ends that session as it ends any session (its
+/// completed runs stored, marked interrupted) and the calibration with it: nothing is
+/// estimated or stored, the exit status is 130.
+#[test]
+fn a_signal_during_a_session_ends_the_calibration_and_stores_none() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("v.db");
+    let mut calibrating = Calibrating::start(
+        &db,
+        &[
+            "yield:duration=0.1:workers=1",
+            "--sessions",
+            "2",
+            "--runs",
+            "200",
+        ],
+    );
+    calibrating.wait_for("calibrate: session 1 of 2");
+    // The session records its runs as they end; one is enough to be inside it.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while count(&db, "runs") == 0 {
+        assert!(std::time::Instant::now() < deadline, "no run was recorded");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    calibrating.signal(libc::SIGINT);
+    let (status, stderr) = calibrating.finish();
+    assert_eq!(status, Some(130), "{stderr}");
+    assert!(
+        stderr.contains("stopping after ending the run in progress"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("interrupted: the completed runs are stored"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("session 2 of 2"), "{stderr}");
+    assert_ended_without_calibration(&db, &stderr, "interrupted");
+}
+
+/// SIGTERM while the calibration waits for its next session's start: no further session
+/// starts, the finished one is kept, nothing is estimated or stored, the exit status is 143.
+#[test]
+fn a_signal_between_sessions_starts_no_further_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("v.db");
+    let mut calibrating = Calibrating::start(
+        &db,
+        &[
+            SPEC,
+            "--sessions=2",
+            "--runs=2",
+            "--warmup=0",
+            "--spread=600",
+        ],
+    );
+    calibrating.wait_for("calibrate: session 2 of 2 starts in");
+    calibrating.signal(libc::SIGTERM);
+    let (status, stderr) = calibrating.finish();
+    assert_eq!(status, Some(143), "{stderr}");
+    assert!(!stderr.contains("completed runs"), "{stderr}");
+    assert!(!stderr.contains("stopping after"), "{stderr}");
+    assert_ended_without_calibration(&db, &stderr, "completed");
+}
+
+/// After a calibration that a signal ended: it says that none is stored, and none is; its one
+/// session is stored with `status`.
+fn assert_ended_without_calibration(db: &Path, stderr: &str, status: &str) {
+    assert!(
+        stderr.contains(
+            "interrupted: no calibration stored (the finished sessions are kept, tag calibration="
+        ),
+        "{stderr}"
+    );
+    let store = SqliteStore::open_existing(db).unwrap();
+    let sessions = store.sessions().unwrap();
+    assert_eq!(sessions.len(), 1);
+    assert_eq!(sessions[0].status.to_string(), status);
+    assert_eq!(count(db, "calibrations"), 0);
+}

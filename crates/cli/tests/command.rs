@@ -54,7 +54,7 @@ fn run_values(db: &Path, metric: &str) -> Vec<f64> {
     let conn = rusqlite::Connection::open(db).unwrap();
     let mut stmt = conn
         .prepare(
-            "SELECT v.value FROM run_values v JOIN runs r ON r.id = v.run_id \
+            "SELECT v.value FROM run_metric_values v JOIN runs r ON r.key = v.run_key \
              WHERE v.metric = ?1 AND r.warmup = 0",
         )
         .unwrap();

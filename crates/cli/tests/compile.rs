@@ -198,7 +198,7 @@ fn prepares_once_for_a_sweep_and_removes_the_work_directory() {
         assert!(o["gcc"].as_str().unwrap().contains("gcc"), "{o}");
         assert_ne!(o["binutils"], "auto", "{o}");
     }
-    let metrics = s.query("SELECT DISTINCT metric FROM run_values ORDER BY metric");
+    let metrics = s.query("SELECT DISTINCT metric FROM run_metric_values ORDER BY metric");
     assert_eq!(metrics, ["system_time", "time", "user_time"]);
     let tools = s.query("SELECT environment FROM sessions");
     assert!(tools[0].contains("\"gcc\""), "{}", tools[0]);
@@ -238,7 +238,7 @@ fn builds_a_real_kernel_with_tinyconfig() {
     assert_eq!(code, Some(0), "{stderr}");
     assert!(s.leftovers().is_empty(), "{:?}", s.leftovers());
     let times = s.query(
-        "SELECT CAST(v.value AS TEXT) FROM run_values v JOIN runs r ON r.id = v.run_id \
+        "SELECT CAST(v.value AS TEXT) FROM run_metric_values v JOIN runs r ON r.key = v.run_key \
          WHERE v.metric = 'time' AND r.warmup = 0",
     );
     assert_eq!(times.len(), 1);

@@ -424,7 +424,7 @@ fn child_values_are_stored_and_exported_bit_for_bit() {
         .success();
     let stored = |db: &Path| -> Vec<u64> {
         let conn = rusqlite::Connection::open(db).unwrap();
-        let mut stmt = conn.prepare("SELECT value FROM run_values").unwrap();
+        let mut stmt = conn.prepare("SELECT value FROM run_metric_values").unwrap();
         stmt.query_map([], |r| r.get::<_, f64>(0))
             .unwrap()
             .map(|v| v.unwrap().to_bits())

@@ -108,7 +108,7 @@ fn sync_copies_what_the_target_lacks_and_nothing_twice() {
         third.contains("copied 1 session(s) (2 runs), 2 already present"),
         "{third}"
     );
-    for table in ["sessions", "configurations", "runs", "run_values"] {
+    for table in ["sessions", "configurations", "runs", "run_metric_values"] {
         assert_eq!(count(&central, table), count(&machine, table), "{table}");
     }
     assert_eq!(
@@ -199,8 +199,11 @@ fn merge_stores_every_session_once_and_keeps_every_id() {
     for (table, column) in [
         ("sessions", "id"),
         ("configurations", "id"),
-        ("runs", "id"),
-        ("run_values", "run_id || metric"),
+        ("runs", "lower(hex(id))"),
+        (
+            "run_metric_values v JOIN runs r ON r.key = v.run_key",
+            "lower(hex(r.id)) || v.metric",
+        ),
     ] {
         let mut inputs: Vec<String> = sqlite_texts(&a, &format!("SELECT {column} FROM {table}"));
         inputs.extend(sqlite_texts(&b, &format!("SELECT {column} FROM {table}")));
@@ -361,7 +364,8 @@ fn a_running_monitor_reaches_the_target_interval_by_interval() {
             "{engine}: {first}"
         );
         assert_eq!(sync_count(&first, " still running"), 1, "{engine}: {first}");
-        let copied = sorted(central.texts("SELECT id FROM runs"));
+        let run_ids = format!("SELECT {} FROM runs", central.hex("id"));
+        let copied = sorted(central.texts(&run_ids));
         assert!(copied.len() >= 2, "{engine}: {first}");
         assert_eq!(
             sync_count(&first, " runs)"),
@@ -382,7 +386,7 @@ fn a_running_monitor_reaches_the_target_interval_by_interval() {
             0,
             "{engine}: {second}"
         );
-        let now = sorted(central.texts("SELECT id FROM runs"));
+        let now = sorted(central.texts(&run_ids));
         assert_eq!(now.len(), copied.len() + added, "{engine}: {second}");
         assert!(copied.iter().all(|id| now.contains(id)), "{engine}");
         assert!(
@@ -402,16 +406,18 @@ fn a_running_monitor_reaches_the_target_interval_by_interval() {
         let last = sync();
         assert!(last.contains("(ended, copied whole)"), "{engine}: {last}");
         assert_eq!(sync_count(&last, " still running"), 0, "{engine}: {last}");
-        assert_eq!(
-            sorted(central.texts("SELECT id FROM runs")),
-            runs_of(&machine)
-        );
+        assert_eq!(sorted(central.texts(&run_ids)), runs_of(&machine));
         let end = "SELECT status || ' ' || ended_at_ns FROM sessions";
         assert_eq!(central.texts(end), sqlite_texts(&machine, end), "{engine}");
-        let histograms = "SELECT run_id || ':' || quantity || ':' || count FROM run_histograms";
+        let histograms = |hex: &str| {
+            format!(
+                "SELECT {hex} || ':' || quantity || ':' || count FROM run_histograms h \
+                 JOIN runs r ON r.key = h.run_key"
+            )
+        };
         assert_eq!(
-            sorted(central.texts(histograms)),
-            sorted(sqlite_texts(&machine, histograms)),
+            sorted(central.texts(&histograms(&central.hex("r.id")))),
+            sorted(sqlite_texts(&machine, &histograms("lower(hex(r.id))"))),
             "{engine}"
         );
 

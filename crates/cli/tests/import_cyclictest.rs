@@ -10,11 +10,11 @@ use predicates::prelude::*;
 use serde_json::Value;
 use vernier_testkit::vernier;
 
-/// The fixtures of the parser (crates/model/tests/fixtures/cyclictest): real cyclictest 2.40
+/// The fixtures of the parser (crates/formats/tests/fixtures/cyclictest): real cyclictest 2.40
 /// outputs, and the newer sparse form.
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../model/tests/fixtures/cyclictest")
+        .join("../formats/tests/fixtures/cyclictest")
         .join(name)
 }
 

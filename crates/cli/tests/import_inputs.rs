@@ -65,12 +65,12 @@ fn formats(dir: &Path) -> Vec<(&'static str, PathBuf, usize)> {
         ),
         (
             "cyclictest histogram",
-            fixture("../model/tests/fixtures/cyclictest/2.4-h1000.txt"),
+            fixture("../formats/tests/fixtures/cyclictest/2.4-h1000.txt"),
             1,
         ),
         (
             "cyclictest json",
-            fixture("../model/tests/fixtures/cyclictest/2.4-h400.json"),
+            fixture("../formats/tests/fixtures/cyclictest/2.4-h400.json"),
             1,
         ),
     ]

@@ -155,34 +155,34 @@ fn stored_runs(db: &Path, policy: &str) -> Vec<StoredRun> {
     let conn = rusqlite::Connection::open(db).unwrap();
     let mut runs = conn
         .prepare(
-            "SELECT r.id FROM runs r JOIN configurations c ON r.configuration_id = c.id \
+            "SELECT r.key FROM runs r JOIN configurations c ON r.configuration_key = c.key \
              WHERE c.benchmark = 'latency' AND json_extract(c.options, '$.policy') = ?1 \
              AND r.warmup = 0",
         )
         .unwrap();
-    let ids: Vec<String> = runs
+    let keys: Vec<i64> = runs
         .query_map([policy], |r| r.get(0))
         .unwrap()
         .map(Result::unwrap)
         .collect();
-    ids.iter()
-        .map(|id| {
+    keys.iter()
+        .map(|key| {
             let mut values = conn
-                .prepare("SELECT metric, value FROM run_values WHERE run_id = ?1")
+                .prepare("SELECT metric, value FROM run_metric_values WHERE run_key = ?1")
                 .unwrap();
             let values = values
-                .query_map([id], |r| Ok((r.get(0)?, r.get(1)?)))
+                .query_map([key], |r| Ok((r.get(0)?, r.get(1)?)))
                 .unwrap()
                 .map(Result::unwrap)
                 .collect();
             let mut histograms = conn
                 .prepare(
-                    "SELECT thread, cpu, count, missed FROM run_histograms WHERE run_id = ?1 \
+                    "SELECT thread, cpu, count, missed FROM run_histograms WHERE run_key = ?1 \
                      ORDER BY thread",
                 )
                 .unwrap();
             let histograms = histograms
-                .query_map([id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+                .query_map([key], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
                 .unwrap()
                 .map(Result::unwrap)
                 .collect();

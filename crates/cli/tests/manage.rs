@@ -256,9 +256,10 @@ fn delete_asks_on_a_terminal() {
 const ORPHANS: &[&str] = &[
     "SELECT count(*) FROM session_tags WHERE session_id NOT IN (SELECT id FROM sessions)",
     "SELECT count(*) FROM configurations WHERE session_id NOT IN (SELECT id FROM sessions)",
-    "SELECT count(*) FROM runs WHERE configuration_id NOT IN (SELECT id FROM configurations)",
-    "SELECT count(*) FROM run_values WHERE run_id NOT IN (SELECT id FROM runs)",
-    "SELECT count(*) FROM run_monitors WHERE run_id NOT IN (SELECT id FROM runs)",
+    "SELECT count(*) FROM runs WHERE configuration_key NOT IN (SELECT key FROM configurations)",
+    "SELECT count(*) FROM run_values WHERE run_key NOT IN (SELECT key FROM runs)",
+    "SELECT count(*) FROM run_histograms WHERE run_key NOT IN (SELECT key FROM runs)",
+    "SELECT count(*) FROM run_monitors WHERE run_key NOT IN (SELECT key FROM runs)",
 ];
 
 #[test]

@@ -142,7 +142,7 @@ fn sigterm_ends_monitoring_cleanly() {
         count(
             &db,
             "SELECT count(*) FROM runs r WHERE NOT EXISTS \
-             (SELECT 1 FROM run_histograms h WHERE h.run_id = r.id)"
+             (SELECT 1 FROM run_histograms h WHERE h.run_key = r.key)"
         ),
         0,
         "every stored interval has its histograms"

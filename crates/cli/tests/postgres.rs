@@ -132,7 +132,7 @@ fn eight_processes_record_into_one_database_exactly_once() {
     assert_eq!(db.count("configurations"), PROCESSES as i64);
     assert_eq!(db.count("runs"), (PROCESSES * (RUNS + WARMUP)) as i64);
     // One value per run, every session finished, each writer's tag on exactly one session.
-    assert_eq!(db.count("run_values"), db.count("runs"));
+    assert_eq!(db.count("run_metric_values"), db.count("runs"));
     assert_eq!(
         pg.query_i64("SELECT count(*) FROM sessions WHERE status = 'completed'"),
         PROCESSES as i64
@@ -144,7 +144,7 @@ fn eight_processes_record_into_one_database_exactly_once() {
     assert_eq!(writers.len(), PROCESSES);
     // Each session holds its own runs, no more and no fewer.
     let per_session = pg.query_texts(
-        "SELECT count(*)::text FROM runs r JOIN configurations c ON c.id = r.configuration_id \
+        "SELECT count(*)::text FROM runs r JOIN configurations c ON c.key = r.configuration_key \
          GROUP BY c.session_id",
     );
     assert_eq!(per_session, vec![(RUNS + WARMUP).to_string(); PROCESSES]);
@@ -221,7 +221,7 @@ fn a_dropped_connection_loses_at_most_the_run_in_progress() {
         stored <= stored_before + 1,
         "{stored} > {stored_before} + 1"
     );
-    assert_eq!(db.count("run_values"), stored);
+    assert_eq!(db.count("run_metric_values"), stored);
     assert_eq!(db.count("run_monitors"), stored);
     // The session reads back with those runs, abandoned: its process is gone.
     let listed = ok(vernier(&db, &["sessions"]));
@@ -232,11 +232,11 @@ fn a_dropped_connection_loses_at_most_the_run_in_progress() {
     assert_eq!(json[0]["session_status"], "abandoned", "{shown}");
 }
 
-/// The fixture of cyclictest's histogram output (crates/model/tests/fixtures/cyclictest): an
+/// The fixture of cyclictest's histogram output (crates/formats/tests/fixtures/cyclictest): an
 /// imported session with histograms, whose ids follow from the file's content.
 fn cyclictest_fixture() -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../model/tests/fixtures/cyclictest/2.4-h400-q.txt")
+        .join("../formats/tests/fixtures/cyclictest/2.4-h400-q.txt")
 }
 
 /// Eight machines syncing into one PostgreSQL database at once, each holding two sessions of
@@ -301,25 +301,31 @@ fn eight_syncs_at_once_store_every_session_and_run_exactly_once() {
 
     // The rows of the target are exactly the distinct rows of the machines.
     let pg = central.postgres().unwrap();
+    // Rows name their run by its id, as hex text (the keys differ between databases).
+    let of_run = |table: &str| format!("{table} x JOIN runs r ON r.key = x.run_key");
     for (table, row) in [
-        ("sessions", "id"),
-        ("configurations", "id"),
-        ("runs", "id"),
-        ("run_values", "run_id || ':' || metric"),
+        ("sessions".to_string(), "id"),
+        ("configurations".to_string(), "id"),
+        ("runs r".to_string(), "{r.id}"),
+        (of_run("run_metric_values"), "{r.id} || ':' || x.metric"),
         (
-            "run_histograms",
-            "run_id || ':' || quantity || ':' || thread || ':' || count",
+            of_run("run_histograms"),
+            "{r.id} || ':' || x.quantity || ':' || x.thread || ':' || x.count",
         ),
-        ("run_monitors", "run_id || ':' || length(series)"),
+        (of_run("run_monitors"), "{r.id} || ':' || length(x.series)"),
     ] {
+        let (sqlite_row, pg_row) = (
+            row.replace("{r.id}", "lower(hex(r.id))"),
+            row.replace("{r.id}", "encode(r.id, 'hex')"),
+        );
         let mut expected: Vec<String> = machines
             .iter()
-            .flat_map(|db| sqlite_texts(db, &format!("SELECT {row} FROM {table}")))
+            .flat_map(|db| sqlite_texts(db, &format!("SELECT {sqlite_row} FROM {table}")))
             .collect();
         expected.sort();
         expected.dedup();
         assert!(!expected.is_empty(), "{table}");
-        let stored = sorted(pg.query_texts(&format!("SELECT ({row})::text FROM {table}")));
+        let stored = sorted(pg.query_texts(&format!("SELECT ({pg_row})::text FROM {table}")));
         assert_eq!(stored, expected, "{table}");
     }
     assert_eq!(central.count("sessions"), (2 * MACHINES + 2) as i64);

@@ -376,7 +376,7 @@ fn env_diff_counts_the_fields_only_one_side_recorded_in_one_line() {
         .assert()
         .success();
     let json = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../model/tests/fixtures/cyclictest/2.4-h400.json");
+        .join("../formats/tests/fixtures/cyclictest/2.4-h400.json");
     e.vernier().arg("import").arg(json).assert().success();
     let diff = e
         .vernier()

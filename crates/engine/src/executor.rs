@@ -4,13 +4,12 @@
 //! The child's stdout (the reply) and stderr (diagnostics) are drained at the same time, stderr
 //! by a thread of its own: read one after the other, a child that fills the stderr pipe
 //! (64 KiB, pipe(7)) before closing stdout would block forever while the controller waits on
-//! stdout. A watchdog thread kills the child's whole process group when the run exceeds its
-//! [`RunTimeout`], so a hung benchmark or kernel ends as a failed run instead of hanging the
-//! session.
+//! stdout. The child leads a process group of its own ([`Group`]); a watchdog thread kills the
+//! whole group when the run exceeds its [`RunTimeout`], so a hung benchmark or kernel ends as a
+//! failed run instead of hanging the session.
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::{Read, Write};
-use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -21,6 +20,7 @@ use vernier_model::monitor::{MonitorFailure, RunMonitorData};
 use vernier_model::{RunHistogram, Rusage};
 use vernier_monitor::{MonitorSpec, RunSampler};
 use vernier_sys::clock::{clock_ticks_per_second, unix_now_ns};
+use vernier_sys::process::{Exit, Group, Signaller, Spawned};
 use vernier_sys::procstat::read_proc_stat_cpu;
 use vernier_sys::Roots;
 
@@ -175,19 +175,22 @@ impl Executor for ProcessExecutor {
         let started_at_ns = unix_now_ns();
         // The child leads a process group of its own: Ctrl-C at the terminal reaches only the
         // controller, which then ends the whole run (the benchmark's workers included) at once.
-        let mut child = Command::new(&self.program)
-            .args(&self.args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .process_group(0)
-            .spawn()
+        // Dropping the group on an error path kills and reaps what is left of it.
+        let mut group = Group::new();
+        let child = group
+            .spawn(
+                Command::new(&self.program)
+                    .args(&self.args)
+                    .stdin(Stdio::piped())
+                    .stdout(Stdio::piped())
+                    .stderr(Stdio::piped()),
+            )
             .map_err(|source| ExecError::Spawn {
                 program: self.program.display().to_string(),
                 source,
             })?;
-        let pid = child.id() as i32;
-        interrupt.set_child_group(pid);
+        let pid = child.pid;
+        interrupt.set_child(Some(group.signaller()));
         if interrupt.is_requested() {
             interrupt.kill_child();
         }
@@ -198,13 +201,15 @@ impl Executor for ProcessExecutor {
             None
         } else {
             Some(
-                RunSampler::start(&self.monitors, &self.roots, pid).map_err(|e| RunMonitorData {
-                    failures: vec![MonitorFailure {
-                        monitor: "sampler".into(),
-                        t_ns: 0,
-                        message: e.to_string(),
-                    }],
-                    ..RunMonitorData::default()
+                RunSampler::start(&self.monitors, &self.roots, pid as i32).map_err(|e| {
+                    RunMonitorData {
+                        failures: vec![MonitorFailure {
+                            monitor: "sampler".into(),
+                            t_ns: 0,
+                            message: e.to_string(),
+                        }],
+                        ..RunMonitorData::default()
+                    }
                 }),
             )
         };
@@ -217,16 +222,19 @@ impl Executor for ProcessExecutor {
                 .or(request.expected_s),
             self.longest_runs.get(&config_key).copied(),
         );
-        let drained = drain_and_wait(&mut child, &request_json, limit);
-        interrupt.set_child_group(0);
-        let waited = wait4(pid);
+        let drained = drain_and_wait(&mut group, child, &request_json, limit);
+        interrupt.set_child(None);
         let ended_at_ns = unix_now_ns();
         let monitors = sampler.map(|s| match s {
             Ok(sampler) => sampler.finish(),
             Err(data) => data,
         });
-        let (reply_text, stderr_text, timed_out) = drained?;
-        let (status, ru) = waited?;
+        let Drained {
+            reply: reply_text,
+            stderr: stderr_text,
+            timed_out,
+            exit,
+        } = drained?;
         let controller_cpu_ns = self_cpu_ns() - controller_before;
         let busy_after = self.machine_busy_ns();
         if interrupt.is_requested() {
@@ -238,14 +246,7 @@ impl Executor for ProcessExecutor {
         let wall = Duration::from_nanos(u64::try_from(ended_at_ns - started_at_ns).unwrap_or(0));
         let longest = self.longest_runs.entry(config_key).or_default();
         *longest = (*longest).max(wall);
-        let rusage = Rusage {
-            user_cpu_ns: timeval_ns(ru.ru_utime),
-            system_cpu_ns: timeval_ns(ru.ru_stime),
-            voluntary_cs: ru.ru_nvcsw,
-            involuntary_cs: ru.ru_nivcsw,
-            // ru_maxrss is in kilobytes (getrusage(2)).
-            max_rss_bytes: ru.ru_maxrss * 1024,
-        };
+        let rusage = exit.rusage;
         let reply: Option<ChildReply> = serde_json::from_slice(&reply_text).ok();
         let (values, histograms) = match reply {
             Some(ChildReply::Measured { values, histograms }) => (values, histograms),
@@ -253,11 +254,7 @@ impl Executor for ProcessExecutor {
             None => {
                 let stderr = String::from_utf8_lossy(&stderr_text);
                 let stderr = stderr.trim();
-                let how = if libc::WIFSIGNALED(status) {
-                    format!("was killed by signal {}", libc::WTERMSIG(status))
-                } else {
-                    format!("exited with status {}", libc::WEXITSTATUS(status))
-                };
+                let how = exit.to_string();
                 return Err(ExecError::Child(if stderr.is_empty() {
                     format!("{how} without a result")
                 } else {
@@ -286,26 +283,33 @@ impl Executor for ProcessExecutor {
 /// error is).
 const STDERR_KEEP: usize = 64 * 1024;
 
+/// What [`drain_and_wait`] got from the child.
+struct Drained {
+    reply: Vec<u8>,
+    /// The end of its standard error.
+    stderr: Vec<u8>,
+    /// The watchdog killed the process group because the run exceeded its limit.
+    timed_out: bool,
+    exit: Exit,
+}
+
 /// Writes the request to the child, reads its stdout and stderr to their ends at the same time
-/// and waits until it has exited, without reaping it (so its process group id stays reserved
-/// for the watchdog's kill(2)). Returns the reply, the end of stderr and whether the watchdog
-/// killed the process group because the run exceeded `limit`.
+/// and reaps it, with its wait status and resource usage (wait4(2); the usage includes the
+/// descendants it reaped itself, such as a benchmark's forked workers). A watchdog kills the
+/// process group if the run exceeds `limit`; the group signals nothing once its leader is
+/// reaped, so the watchdog cannot hit a process that took over the id.
 fn drain_and_wait(
-    child: &mut std::process::Child,
+    group: &mut Group,
+    child: Spawned,
     request_json: &[u8],
     limit: Duration,
-) -> Result<(Vec<u8>, Vec<u8>, bool), ExecError> {
-    let pid = child.id() as i32;
-    let kill_group = || {
-        // SAFETY: kill(2) with a negative pid signals only the child's own process group; the
-        // child is not reaped before this returns, so the id cannot have been reused.
-        unsafe { libc::kill(-pid, libc::SIGKILL) };
-    };
+) -> Result<Drained, ExecError> {
+    let signaller = group.signaller();
     let spawn_failed = |e: std::io::Error| {
-        kill_group();
+        signaller.kill();
         ExecError::Child(format!("cannot be supervised (no thread): {e}"))
     };
-    let stderr = child.stderr.take();
+    let stderr = child.stderr;
     let stderr_reader = std::thread::Builder::new()
         .name("run-stderr".into())
         .spawn(move || {
@@ -333,14 +337,13 @@ fn drain_and_wait(
     let (exited_tx, exited_rx) = mpsc::channel::<()>();
     let watchdog = {
         let timed_out = Arc::clone(&timed_out);
+        let signaller: Signaller = group.signaller();
         std::thread::Builder::new()
             .name("run-watchdog".into())
             .spawn(move || {
                 if let Err(mpsc::RecvTimeoutError::Timeout) = exited_rx.recv_timeout(limit) {
                     timed_out.store(true, Ordering::SeqCst);
-                    // SAFETY: as in `kill_group`: the child is not reaped before this thread
-                    // has been joined.
-                    unsafe { libc::kill(-pid, libc::SIGKILL) };
+                    signaller.kill();
                 }
             })
             .map_err(spawn_failed)
@@ -352,65 +355,27 @@ fn drain_and_wait(
             return Err(e);
         }
     };
-    if let Some(mut stdin) = child.stdin.take() {
+    if let Some(mut stdin) = child.stdin {
         // A child that died early makes this fail with EPIPE; its exit status tells why.
         let _ = stdin.write_all(request_json);
     }
-    let mut reply_text = Vec::new();
-    if let Some(mut stdout) = child.stdout.take() {
-        let _ = stdout.read_to_end(&mut reply_text);
+    let mut reply = Vec::new();
+    if let Some(mut stdout) = child.stdout {
+        let _ = stdout.read_to_end(&mut reply);
     }
-    let stderr_text = stderr_reader.join().unwrap_or_default();
+    let stderr = stderr_reader.join().unwrap_or_default();
     // The pipes can close before the child exits (or stay open after it did, held by a
     // worker): the watchdog runs until the child itself has exited.
-    let exited = wait_exited(pid);
+    let exit = group.wait(child.pid);
     let _ = exited_tx.send(());
     let _ = watchdog.join();
-    exited?;
-    Ok((reply_text, stderr_text, timed_out.load(Ordering::SeqCst)))
-}
-
-/// Waits until `pid` has exited, leaving it to be reaped (waitid(2) with WNOWAIT).
-fn wait_exited(pid: i32) -> Result<(), ExecError> {
-    loop {
-        // SAFETY: an all-zero siginfo_t is valid; waitid only writes into it.
-        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
-        // SAFETY: `info` is a valid, writable siginfo_t.
-        let r = unsafe {
-            libc::waitid(
-                libc::P_PID,
-                pid as libc::id_t,
-                &mut info,
-                libc::WEXITED | libc::WNOWAIT,
-            )
-        };
-        if r == 0 {
-            return Ok(());
-        }
-        let err = std::io::Error::last_os_error();
-        if err.kind() != std::io::ErrorKind::Interrupted {
-            return Err(ExecError::Child(format!("cannot be waited for: {err}")));
-        }
-    }
-}
-
-/// Reaps `pid`, returning its wait status and resource usage (wait4(2)); the usage includes
-/// the descendants it reaped itself, such as a benchmark's forked workers.
-fn wait4(pid: i32) -> Result<(i32, libc::rusage), ExecError> {
-    let mut status = 0;
-    // SAFETY: an all-zero rusage is valid; wait4 only writes into `status` and `ru`.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    loop {
-        // SAFETY: valid pointers to local variables.
-        let r = unsafe { libc::wait4(pid, &mut status, 0, &mut ru) };
-        if r == pid {
-            return Ok((status, ru));
-        }
-        let err = std::io::Error::last_os_error();
-        if err.kind() != std::io::ErrorKind::Interrupted {
-            return Err(ExecError::Child(format!("cannot be waited for: {err}")));
-        }
-    }
+    let exit = exit.map_err(|e| ExecError::Child(format!("cannot be waited for: {e}")))?;
+    Ok(Drained {
+        reply,
+        stderr,
+        timed_out: timed_out.load(Ordering::SeqCst),
+        exit,
+    })
 }
 
 #[cfg(test)]

@@ -8,10 +8,11 @@
 //! that way out is stuck, and leaves at once through the caller's hook.
 
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
+use vernier_sys::process::Signaller;
 
 /// The signals that end a session (signal(7)): their default action would terminate vernier
 /// without restoring what its setup changed or recording how the session ended.
@@ -23,8 +24,8 @@ pub struct Interrupt {
     requested: Arc<AtomicBool>,
     /// The signal that requested the interrupt, 0 when none did.
     signal: AtomicI32,
-    /// Process group of the child running now, 0 when none.
-    child_group: AtomicI32,
+    /// The process group of the child running now.
+    child_group: Mutex<Option<Signaller>>,
 }
 
 impl Interrupt {
@@ -62,19 +63,23 @@ impl Interrupt {
         Arc::clone(&self.requested)
     }
 
-    /// Kills the process group of the run in progress, if any.
+    /// Kills the process group of the run in progress, if any. Its signaller does nothing once
+    /// the child is reaped, so the kill cannot reach a process that took over the id.
     pub fn kill_child(&self) {
-        let group = self.child_group.load(Ordering::SeqCst);
-        if group > 0 {
-            // SAFETY: kill(2) with a negative pid signals that process group only. The group is
-            // the child's own (it leads it) and is cleared before the child is reaped, so the id
-            // cannot have been reused.
-            unsafe { libc::kill(-group, libc::SIGKILL) };
+        if let Some(group) = self.child().as_ref() {
+            group.kill();
         }
     }
 
-    pub(crate) fn set_child_group(&self, group: i32) {
-        self.child_group.store(group, Ordering::SeqCst);
+    pub(crate) fn set_child(&self, group: Option<Signaller>) {
+        *self.child() = group;
+    }
+
+    fn child(&self) -> std::sync::MutexGuard<'_, Option<Signaller>> {
+        // The value is one assignment: a panic while it was held left it whole.
+        self.child_group
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 }
 

@@ -147,14 +147,7 @@ pub fn build_plan(
             spec.options.iter().map(|(k, _)| k.as_str()),
         )?;
         for combo in expand(&spec) {
-            // The grammar leaves no value empty; what a parameter must be is the benchmark's
-            // to check (below).
-            let options = info.description().resolve(
-                Kind::Benchmark,
-                &[],
-                combo.iter().map(|(k, v)| (k.as_str(), v.as_str())),
-                online_cpus,
-            )?;
+            let options = configuration_options(info, &combo, online_cpus)?;
             let mut configuration = PlannedConfiguration {
                 info: info.clone(),
                 options,
@@ -176,6 +169,25 @@ pub fn build_plan(
         settings,
         specs: specs.to_vec(),
     })
+}
+
+/// The options of one configuration of benchmark `info`, `given` as a spec gives them (names
+/// and values as text), checked and typed by the benchmark's description, with the defaults of
+/// those not given (`online_cpus` resolves defaults such as the number of workers). The grammar
+/// leaves no value empty; what a parameter must be is the benchmark's to check
+/// ([`check_options`]). `vernier run` plans with it and `vernier history` matches stored
+/// configurations with it, so that `interval=1ms` means 1000 to both.
+pub fn configuration_options(
+    info: &BenchmarkInfo,
+    given: &[(String, String)],
+    online_cpus: u32,
+) -> Result<Options, PlanError> {
+    Ok(info.description().resolve(
+        Kind::Benchmark,
+        &[],
+        given.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+        online_cpus,
+    )?)
 }
 
 /// The built-in benchmark `info` describes: the same name, version and options (tests plan
@@ -263,6 +275,28 @@ mod tests {
     fn plan(specs: &[&str]) -> Result<Plan, PlanError> {
         let specs: Vec<String> = specs.iter().map(|s| s.to_string()).collect();
         build_plan(&specs, Settings::default(), &benchmarks(), 2)
+    }
+
+    #[test]
+    fn configuration_options_are_what_the_plan_resolves() {
+        let infos = benchmarks();
+        let given = |name: &str, value: &str| vec![(name.to_string(), value.to_string())];
+        let resolved = configuration_options(&infos[0], &given("groups", "4"), 2).unwrap();
+        assert_eq!(resolved.get("groups"), Some(&OptionValue::UInt(4)));
+        let planned = plan_with(&["hackbench:groups=4"]);
+        assert_eq!(planned.configurations[0].options, resolved);
+        assert!(configuration_options(&infos[0], &given("groups", "0"), 2).is_err());
+        let unknown = configuration_options(&infos[0], &given("group", "4"), 2)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            unknown,
+            "benchmark 'hackbench' has no option 'group'; valid options: groups, ipc, workers"
+        );
+        assert_eq!(
+            plan(&["hackbench:group=4"]).unwrap_err().to_string(),
+            unknown
+        );
     }
 
     #[test]

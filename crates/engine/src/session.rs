@@ -23,8 +23,9 @@ use crate::stopping::{self, Elapsed};
 /// What describes a session besides its plan.
 #[derive(Debug, Clone, Default)]
 pub struct SessionOptions {
-    /// The session's id; a new random one when not given. The CLI gives one, so that its
-    /// restore record and its signal handling can name the session before it starts.
+    /// The session's id; a new random one when not given. The application layer
+    /// (`vernier_app`) gives one, so that its restore record and its signal handling can name
+    /// the session before it starts.
     pub id: Option<Uuid>,
     pub suite: Option<String>,
     pub tags: BTreeMap<String, String>,
@@ -295,7 +296,8 @@ fn record_session<R: Recorder + ?Sized>(
 /// (`vernier_bench::Benchmark::preparation`): one per key, made under `root` before the first
 /// run that needs it, removed when no unfinished configuration needs it and, with `root`, when
 /// this is dropped: at the end of the session, on an error and on a panic. (A repeated signal
-/// leaves at once; the binary then removes `root` itself.)
+/// leaves at once; the application layer's signal handling, `vernier_app::signals`, then
+/// removes `root` itself.)
 struct Prepared {
     root: PathBuf,
     /// Per configuration: its benchmark and preparation key, when it needs one.

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 use toml::Spanned;
-use vernier_model::Settings;
+use vernier_model::{Settings, SettingsLayer};
 
 use crate::spec::parse_benchmark_spec;
 
@@ -40,26 +40,6 @@ impl fmt::Display for SuiteSource {
     }
 }
 
-/// The settings a suite may set, each the value of the `vernier run` flag of the same name;
-/// a flag given on the command line wins.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub struct SuiteSettings {
-    pub warmup: Option<u32>,
-    /// A fraction, 0.02 for 2%.
-    pub target: Option<f64>,
-    pub min_runs: Option<u32>,
-    pub max_runs: Option<u32>,
-    /// Seconds.
-    pub min_time: Option<f64>,
-    /// Seconds.
-    pub max_time: Option<f64>,
-    /// Seconds.
-    pub run_timeout: Option<f64>,
-    pub interleave: Option<bool>,
-    pub seed: Option<u64>,
-}
-
 /// A suite, read and checked (its specs against the grammar; the benchmarks and their options
 /// are checked when a plan is made of it).
 #[derive(Debug, Clone, PartialEq)]
@@ -67,7 +47,9 @@ pub struct Suite {
     pub name: String,
     pub description: String,
     pub specs: Vec<String>,
-    pub settings: SuiteSettings,
+    /// The settings the suite sets (`[settings]`), each the value of the `vernier run` flag
+    /// of the same name; a flag given on the command line wins.
+    pub settings: SettingsLayer,
     /// `--monitor` lists, as the flag takes them; empty: the flag's default.
     pub monitors: Vec<String>,
     /// `--setup` lists.
@@ -78,22 +60,6 @@ pub struct Suite {
     pub source: SuiteSource,
 }
 
-impl Suite {
-    /// `settings` with what this suite sets in place of their values: the suite's layer over
-    /// the defaults, under the command line's flags.
-    pub fn apply(&self, settings: &mut Settings) {
-        let s = &self.settings;
-        settings.warmup = s.warmup.unwrap_or(settings.warmup);
-        settings.target = s.target.unwrap_or(settings.target);
-        settings.min_runs = s.min_runs.unwrap_or(settings.min_runs);
-        settings.max_runs = s.max_runs.unwrap_or(settings.max_runs);
-        settings.min_time_s = s.min_time.unwrap_or(settings.min_time_s);
-        settings.max_time_s = s.max_time.unwrap_or(settings.max_time_s);
-        settings.interleave = s.interleave.unwrap_or(settings.interleave);
-        settings.seed = s.seed.unwrap_or(settings.seed);
-    }
-}
-
 /// A suite file as written.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -101,7 +67,7 @@ struct SuiteFile {
     description: String,
     specs: Spanned<Vec<String>>,
     #[serde(default)]
-    settings: Option<Spanned<SuiteSettings>>,
+    settings: Option<Spanned<SettingsLayer>>,
     #[serde(default)]
     monitors: Vec<String>,
     #[serde(default)]
@@ -171,22 +137,11 @@ pub fn parse_suite(name: &str, text: &str, source: SuiteSource) -> Result<Suite,
         Some(settings) => {
             let span = settings.span();
             let settings = settings.into_inner();
-            let suite = Suite {
-                name: String::new(),
-                description: String::new(),
-                specs: Vec::new(),
-                settings: settings.clone(),
-                monitors: Vec::new(),
-                setup: Vec::new(),
-                loads: Vec::new(),
-                tags: BTreeMap::new(),
-                source: source.clone(),
-            };
             let mut resolved = Settings::default();
-            suite.apply(&mut resolved);
+            settings.apply(&mut resolved);
             crate::plan::validate_settings(&resolved)
                 .map_err(|e| invalid(Some(span.clone()), format!("settings: {e}")))?;
-            if let Some(t) = settings.run_timeout {
+            if let Some(t) = settings.run_timeout_s {
                 if !(t.is_finite() && t > 0.0) {
                     return Err(invalid(
                         Some(span),
@@ -196,7 +151,7 @@ pub fn parse_suite(name: &str, text: &str, source: SuiteSource) -> Result<Suite,
             }
             settings
         }
-        None => SuiteSettings::default(),
+        None => SettingsLayer::default(),
     };
     let tags = match file.tags {
         Some(tags) => {
@@ -239,7 +194,7 @@ pub fn builtin_suites() -> Vec<Suite> {
                 name: (*name).to_string(),
                 description: format!("broken: {e}"),
                 specs: Vec::new(),
-                settings: SuiteSettings::default(),
+                settings: SettingsLayer::default(),
                 monitors: Vec::new(),
                 setup: Vec::new(),
                 loads: Vec::new(),
@@ -351,7 +306,7 @@ mod tests {
         for (name, text) in BUILTIN {
             let suite = parse_suite(name, text, SuiteSource::Builtin).unwrap();
             let mut settings = Settings::default();
-            suite.apply(&mut settings);
+            suite.settings.apply(&mut settings);
             let plan = crate::build_plan(&suite.specs, settings, &infos, 2).unwrap();
             assert!(!plan.configurations.is_empty(), "{name}");
             if !suite.monitors.is_empty() {
@@ -360,7 +315,7 @@ mod tests {
         }
         let quick = find_suite("quick", None).unwrap();
         assert_eq!(quick.specs.len(), 4);
-        assert_eq!(quick.settings.max_time, Some(20.0));
+        assert_eq!(quick.settings.max_time_s, Some(20.0));
         assert_eq!(quick.source, SuiteSource::Builtin);
     }
 
@@ -393,7 +348,7 @@ purpose = "load test"
         assert_eq!(suite.loads, ["cpu:duty=50"]);
         assert_eq!(suite.tags["purpose"], "load test");
         let mut settings = Settings::default();
-        suite.apply(&mut settings);
+        suite.settings.apply(&mut settings);
         assert_eq!(settings.warmup, 2);
         assert_eq!(settings.target, 0.05);
         assert_eq!((settings.min_runs, settings.max_runs), (3, 9));

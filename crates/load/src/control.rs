@@ -14,7 +14,8 @@ use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use vernier_sys::clock::{clock_ticks_per_second, monotonic_ns};
+use vernier_sys::clock::monotonic_ns;
+use vernier_sys::process::{die_with_parent, tree_cpu_ns, Group};
 
 use crate::spec::{LoadError, LoadPlan};
 
@@ -22,7 +23,7 @@ use crate::spec::{LoadError, LoadPlan};
 const READY_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long a supervisor has after SIGTERM to kill its load and exit before the controller
 /// kills its whole process group.
-const GRACE_NS: u64 = 3_000_000_000;
+const GRACE: Duration = Duration::from_secs(3);
 /// Most of a supervisor's standard error kept for messages.
 const STDERR_KEEP: usize = 16 * 1024;
 
@@ -36,10 +37,11 @@ pub struct LoadUsage {
     pub problems: Vec<String>,
 }
 
-/// One supervisor.
+/// One supervisor, the leader of its process group.
 struct LoadProcess {
     spec: String,
-    pid: i32,
+    group: Group,
+    pid: u32,
     /// Its CPU time when it reported ready.
     baseline_ns: i64,
     stderr: Arc<Mutex<Vec<u8>>>,
@@ -97,35 +99,30 @@ impl LoadPlan {
             command
                 .stdin(Stdio::null())
                 .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .process_group(0);
-            // SAFETY: getpid(2) cannot fail.
-            let parent = unsafe { libc::getpid() };
-            // SAFETY: sigprocmask(2), prctl(2) and getppid(2) are async-signal-safe. The
-            // supervisor gets SIGTERM, its ordinary stop, when the thread that started it dies;
-            // if that happened before prctl, the spawn fails instead of leaving an orphan.
-            // SIGTERM stays blocked across exec(2) until the supervisor has its handler, so
-            // that one arriving while it starts is handled (its directory removed), not fatal.
+                .stderr(Stdio::piped());
+            // SAFETY: sigprocmask(2) is async-signal-safe. SIGTERM stays blocked across
+            // exec(2) until the supervisor has its handler, so that one arriving while it
+            // starts is handled (its directory removed), not fatal.
             unsafe {
-                command.pre_exec(move || {
+                command.pre_exec(|| {
                     let mut set: libc::sigset_t = std::mem::zeroed();
                     libc::sigemptyset(&mut set);
                     libc::sigaddset(&mut set, libc::SIGTERM);
                     libc::sigprocmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
-                    libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
-                    if libc::getppid() != parent {
-                        return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
-                    }
                     Ok(())
                 });
             }
-            let mut child = command
-                .spawn()
+            // The supervisor gets SIGTERM, its ordinary stop, when the thread that started it
+            // dies.
+            die_with_parent(&mut command, libc::SIGTERM);
+            let mut group = Group::new();
+            let child = group
+                .spawn(&mut command)
                 .map_err(|e| start_error(format!("cannot run {}: {e}", program.display())))?;
-            let stdout = child.stdout.take();
+            let stdout = child.stdout;
             let stderr = Arc::new(Mutex::new(Vec::new()));
             let (done_tx, stderr_done) = mpsc::channel();
-            if let Some(mut pipe) = child.stderr.take() {
+            if let Some(mut pipe) = child.stderr {
                 let tail = Arc::clone(&stderr);
                 std::thread::spawn(move || {
                     let mut buffer = [0u8; 4096];
@@ -146,15 +143,13 @@ impl LoadPlan {
             }
             running.processes.push(LoadProcess {
                 spec: spec.clone(),
-                pid: child.id() as i32,
+                group,
+                pid: child.pid,
                 baseline_ns: 0,
                 stderr,
                 stderr_done,
                 reaped: false,
             });
-            // The child is waited for with wait4(2), for its resource usage; dropping the
-            // handle neither kills nor reaps it.
-            drop(child);
             let (ready_tx, ready_rx) = mpsc::channel();
             if let Some(stdout) = stdout {
                 std::thread::spawn(move || {
@@ -183,7 +178,7 @@ impl LoadPlan {
             }
         }
         for p in &mut running.processes {
-            p.baseline_ns = tree_cpu_ns(p.pid as u32);
+            p.baseline_ns = tree_cpu_ns(p.pid);
         }
         Ok(running)
     }
@@ -218,7 +213,7 @@ impl RunningLoads {
     /// The process groups of the loads (each supervisor's pid), for checks that nothing is
     /// left.
     pub fn process_groups(&self) -> Vec<u32> {
-        self.processes.iter().map(|p| p.pid as u32).collect()
+        self.processes.iter().map(|p| p.pid).collect()
     }
 
     /// The temporary directories the loads write in, removed by [`RunningLoads::stop`].
@@ -240,10 +235,7 @@ impl RunningLoads {
         self.stopped = true;
         let mut usage = LoadUsage::default();
         for p in &self.processes {
-            if !p.reaped {
-                // SAFETY: kill(2) of our unreaped child.
-                unsafe { libc::kill(p.pid, libc::SIGTERM) };
-            }
+            p.group.signal_member(p.pid, libc::SIGTERM);
         }
         for i in 0..self.processes.len() {
             if self.processes[i].reaped {
@@ -276,56 +268,23 @@ impl RunningLoads {
     fn stop_one(&mut self, i: usize, signalled: bool) -> Ended {
         let p = &mut self.processes[i];
         if !signalled {
-            // SAFETY: kill(2) of our unreaped child.
-            unsafe { libc::kill(p.pid, libc::SIGTERM) };
+            p.group.signal_member(p.pid, libc::SIGTERM);
         }
-        let deadline = monotonic_ns() + GRACE_NS;
-        // SAFETY: an all-zero rusage is valid.
-        let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-        let mut status = 0;
         let mut killed = false;
-        loop {
-            // SAFETY: wait4(2) on our child; `status` and `ru` are writable.
-            let r = unsafe { libc::wait4(p.pid, &mut status, libc::WNOHANG, &mut ru) };
-            if r == p.pid
-                || (r < 0 && std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR))
-            {
-                break;
-            }
-            if monotonic_ns() > deadline && !killed {
+        let exit = match p.group.wait_within(p.pid, GRACE) {
+            Ok(Some(exit)) => Ok(exit),
+            Ok(None) => {
                 // Its descendants first (the load's program leads a group of its own), while
-                // they are still its descendants.
-                for (pid, _) in vernier_sys::process::process_tree(p.pid as u32)
-                    .iter()
-                    .skip(1)
-                {
-                    // SAFETY: kill(2) of a descendant of our unreaped child.
-                    unsafe { libc::kill(*pid as i32, libc::SIGKILL) };
-                }
-                // SAFETY: kill(2) of the supervisor's own process group (its pid), whose
-                // leader is not reaped yet, so the id is still ours.
-                unsafe { libc::kill(-p.pid, libc::SIGKILL) };
+                // they are still its descendants, then its group.
+                p.group.kill_tree();
                 killed = true;
+                p.group.wait(p.pid)
             }
-            std::thread::sleep(Duration::from_millis(1));
-        }
+            Err(e) => Err(e),
+        };
         p.reaped = true;
         // What the supervisor could not kill, or what outlived it when it was killed.
-        let group = p.pid as u32;
-        let deadline = monotonic_ns() + GRACE_NS;
-        loop {
-            let left: Vec<u32> = vernier_sys::process::process_group_members(group)
-                .into_iter()
-                .filter(|(_, stat)| !matches!(stat.state, 'Z' | 'X'))
-                .map(|(pid, _)| pid)
-                .collect();
-            if left.is_empty() || monotonic_ns() > deadline {
-                break;
-            }
-            // SAFETY: kill(2) of the load's process group.
-            unsafe { libc::kill(-p.pid, libc::SIGKILL) };
-            std::thread::sleep(Duration::from_millis(1));
-        }
+        p.group.kill_what_outlived(GRACE);
         // Standard error ends when every process holding it has ended.
         let _ = p.stderr_done.recv_timeout(Duration::from_millis(500));
         let stderr = p
@@ -333,20 +292,17 @@ impl RunningLoads {
             .lock()
             .map(|t| String::from_utf8_lossy(&t).into_owned())
             .unwrap_or_default();
-        let failure = if killed {
-            Some(format!(
+        let failure = match &exit {
+            _ if killed => Some(format!(
                 "did not end within {} s of SIGTERM and was killed",
-                GRACE_NS / 1_000_000_000
-            ))
-        } else if libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0 {
-            None
-        } else if libc::WIFEXITED(status) {
-            Some(format!("exited with status {}", libc::WEXITSTATUS(status)))
-        } else {
-            Some(format!("was killed by signal {}", libc::WTERMSIG(status)))
+                GRACE.as_secs()
+            )),
+            Ok(exit) if exit.success() => None,
+            Ok(exit) => Some(exit.to_string()),
+            Err(e) => Some(format!("cannot be waited for: {e}")),
         };
         Ended {
-            cpu_ns: timeval_ns(ru.ru_utime) + timeval_ns(ru.ru_stime),
+            cpu_ns: exit.map_or(0, |e| e.rusage.cpu_ns()),
             failure,
             stderr,
         }
@@ -358,50 +314,6 @@ impl Drop for RunningLoads {
     fn drop(&mut self) {
         self.stop_all();
     }
-}
-
-fn timeval_ns(tv: libc::timeval) -> i64 {
-    tv.tv_sec * 1_000_000_000 + tv.tv_usec * 1000
-}
-
-/// CPU time of process `pid`, its live descendants and the children they reaped: the live
-/// threads' exact runtimes (schedstat), and the reaped children's times in clock ticks (one
-/// truncation per process that reaped some, instead of one per process of a load that starts
-/// many short-lived ones, as hackbench does).
-///
-/// Reading a busy process tree takes long on a machine the load itself saturates, and what
-/// the load uses meanwhile would count as the run's. So the descendants are stopped
-/// (SIGSTOP) while their times are read, and continued right after. The supervisor itself is
-/// not stopped: if this process dies in between, the supervisor's parent-death signal still
-/// makes it kill them (SIGKILL ends stopped processes too).
-fn tree_cpu_ns(pid: u32) -> i64 {
-    let tick_ns = 1e9 / clock_ticks_per_second() as f64;
-    let ticks = |t: u64| (t as f64 * tick_ns) as i64;
-    let members: Vec<u32> = vernier_sys::process::process_tree(pid)
-        .into_iter()
-        .filter(|(_, s)| !matches!(s.state, 'Z' | 'X'))
-        .map(|(p, _)| p)
-        .collect();
-    let descendants = members.get(1..).unwrap_or_default();
-    for &p in descendants {
-        // SAFETY: kill(2) of a descendant of our unreaped child.
-        unsafe { libc::kill(p as i32, libc::SIGSTOP) };
-    }
-    let total = members
-        .iter()
-        .filter_map(|&p| {
-            let stat = vernier_sys::process::read_pid_stat(p)?;
-            let own = vernier_sys::process::threads_runtime_ns(p)
-                .map(|ns| ns as i64)
-                .unwrap_or_else(|| ticks(stat.utime + stat.stime));
-            Some(own + ticks(stat.cutime + stat.cstime))
-        })
-        .sum();
-    for &p in descendants {
-        // SAFETY: as above.
-        unsafe { libc::kill(p as i32, libc::SIGCONT) };
-    }
-    total
 }
 
 /// A fresh directory under `base` for a load's files.

@@ -12,13 +12,14 @@
 //! ends at once does not become a fork loop.
 
 use std::io::Write;
-use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Receiver;
+use std::time::Duration;
 
 use vernier_sys::clock::monotonic_ns;
+use vernier_sys::process::{die_with_parent, end_descendants, reap_ended_children, Exit, Group};
 
 use crate::loads::Program;
 use crate::spec::Load;
@@ -28,8 +29,8 @@ pub const START_CHECK_MS: u64 = 100;
 const START_CHECK: u64 = START_CHECK_MS * 1_000_000;
 const USAGE: &str = "usage: __load SPEC [--dir DIR] [--check-ms MS]";
 
-/// How long the supervisor waits for the members of its process group to die after SIGKILL.
-const KILL_WAIT_NS: u64 = 2_000_000_000;
+/// How long the supervisor waits for its descendants to die after SIGKILL.
+const KILL_WAIT: Duration = Duration::from_secs(2);
 
 /// What the `hackbench` load runs each time: vernier's hackbench benchmark in process mode
 /// over Unix sockets, with 20 senders and 20 receivers per group (rt-tests' defaults).
@@ -42,19 +43,11 @@ pub struct HackbenchParams {
 
 static TERMINATE: AtomicBool = AtomicBool::new(false);
 
-/// The pid of the load's program, which leads a process group of its own (0: none running).
-static WORK: AtomicI32 = AtomicI32::new(0);
-
+/// Only records the request: the signal interrupts the supervisor's sleep (no SA_RESTART), so
+/// the main loop ends the load's program at once, and the controller, which counts the load's
+/// CPU time until the supervisor has ended, counts no more than that.
 extern "C" fn on_terminate(_: libc::c_int) {
     TERMINATE.store(true, Ordering::SeqCst);
-    // The load's program stops using CPU at once, not when the main loop gets to it: the
-    // controller counts the load's CPU time until it has ended.
-    let work = WORK.load(Ordering::SeqCst);
-    if work > 0 {
-        // SAFETY: kill(2) is async-signal-safe; `work` leads the process group of the load's
-        // program, cleared as soon as it is reaped.
-        unsafe { libc::kill(-work, libc::SIGKILL) };
-    }
 }
 
 /// Only there to interrupt the supervisor's sleep when a child ends.
@@ -107,20 +100,20 @@ pub fn load_main(
         ));
     }
     normal_priority();
-    let result = run(&load, dir.clone(), check_ms, ready, hackbench);
+    // The process group of the load's program while it runs.
+    let mut work: Option<Group> = None;
+    let result = run(&load, dir.clone(), check_ms, ready, hackbench, &mut work);
     // The load's CPU time runs on until its processes are dead: its program's group first, in
     // one call (hackbench's workers die with their parent, by their parent-death signal), then
-    // whatever is left in the tree. Threads end with this process.
-    let work = WORK.load(Ordering::SeqCst);
-    if work > 0 {
-        // SAFETY: kill(2) of our unreaped child and of the process group it leads.
-        unsafe {
-            libc::kill(-work, libc::SIGKILL);
-            libc::kill(work, libc::SIGKILL);
-        }
+    // whatever is left in the tree (orphans come back to this subreaper). Threads end with
+    // this process.
+    if let Some(group) = work.take() {
+        group.kill();
+        // Reaps the program.
+        drop(group);
     }
     if load.program().is_some() {
-        kill_the_descendants();
+        end_descendants(KILL_WAIT);
     }
     // The controller removes the directory too; this covers a controller that died (its
     // parent-death signal ends this supervisor the ordinary way).
@@ -186,37 +179,15 @@ fn nap(ns: u64) {
     unsafe { libc::nanosleep(&ts, std::ptr::null_mut()) };
 }
 
-/// How a child ended, from its wait status; `None` when it succeeded.
-fn failure(status: libc::c_int) -> Option<String> {
-    if libc::WIFEXITED(status) {
-        match libc::WEXITSTATUS(status) {
-            0 => None,
-            code => Some(format!("exited with status {code}")),
-        }
-    } else if libc::WIFSIGNALED(status) {
-        Some(format!("was killed by signal {}", libc::WTERMSIG(status)))
-    } else {
-        None
-    }
-}
-
 /// Reaps every child that has ended (the load's program and orphans that came back to this
-/// subreaper); returns the wait status of `work` if it was among them.
-fn reap(work: Option<i32>) -> Option<libc::c_int> {
-    let mut work_status = None;
-    loop {
-        let mut status = 0;
-        // SAFETY: waitpid(2) with WNOHANG on any child; `status` is writable.
-        let pid = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) };
-        if pid <= 0 {
-            return work_status;
-        }
-        if Some(pid) == work {
-            // What it forked and left behind is killed with the tree at the end.
-            WORK.store(0, Ordering::SeqCst);
-            work_status = Some(status);
-        }
+/// subreaper); returns how the program ended if it was among them, and forgets its group
+/// (what it forked and left behind is killed with the tree at the end).
+fn reap(work: &mut Option<Group>) -> Option<Exit> {
+    let exit = reap_ended_children(work.as_mut()).into_iter().next();
+    if exit.is_some() {
+        *work = None;
     }
+    exit
 }
 
 fn run(
@@ -225,20 +196,19 @@ fn run(
     check_ms: u64,
     ready: &mut dyn Write,
     hackbench: &dyn Fn(&HackbenchParams) -> Result<(), String>,
+    work: &mut Option<Group>,
 ) -> Result<(), String> {
     let process = load.program().is_some();
     let mut errors: Option<Receiver<String>> = None;
-    let mut work = None;
     let mut started = monotonic_ns();
     if process {
-        work = Some(start_work(load, hackbench)?);
+        *work = Some(start_work(load, hackbench)?);
         let deadline = started + check_ms * 1_000_000;
         loop {
-            if let Some(status) = reap(work) {
-                if let Some(how) = failure(status) {
-                    return Err(format!("{} {how} within {check_ms} ms", what(load)));
+            if let Some(exit) = reap(work) {
+                if !exit.success() {
+                    return Err(format!("{} {exit} within {check_ms} ms", what(load)));
                 }
-                work = None;
                 break;
             }
             let now = monotonic_ns();
@@ -258,15 +228,13 @@ fn run(
         if let Some(Ok(error)) = errors.as_ref().map(Receiver::try_recv) {
             return Err(error);
         }
-        if reap(work).is_some() {
-            work = None;
-        }
+        reap(work);
         if process && work.is_none() {
             let due = started + START_CHECK;
             let now = monotonic_ns();
             if now >= due {
                 started = now;
-                work = Some(start_work(load, hackbench)?);
+                *work = Some(start_work(load, hackbench)?);
             } else {
                 nap(due - now);
                 continue;
@@ -284,11 +252,13 @@ fn what(load: &Load) -> String {
     }
 }
 
-/// Starts the program of a process load; returns its pid.
+/// Starts the program of a process load in a process group of its own, as the group's leader;
+/// it dies with this supervisor.
 fn start_work(
     load: &Load,
     hackbench: &dyn Fn(&HackbenchParams) -> Result<(), String>,
-) -> Result<i32, String> {
+) -> Result<Group, String> {
+    let mut group = Group::new();
     match load.program() {
         Some(Program::Shell(cmd)) => {
             let mut command = Command::new("sh");
@@ -297,90 +267,36 @@ fn start_work(
                 .arg(&cmd)
                 .stdin(Stdio::null())
                 .stdout(Stdio::null());
-            // SAFETY: prctl(2) is async-signal-safe; the program dies with this supervisor.
-            unsafe {
-                command.pre_exec(|| {
-                    libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-                    Ok(())
-                });
-            }
-            let child = command
-                .process_group(0)
-                .spawn()
+            die_with_parent(&mut command, libc::SIGKILL);
+            group
+                .spawn(&mut command)
                 .map_err(|e| format!("cannot start sh -c `{cmd}`: {e}"))?;
-            WORK.store(child.id() as i32, Ordering::SeqCst);
-            Ok(child.id() as i32)
         }
         Some(Program::Hackbench(params)) => {
-            // SAFETY: the supervisor of a process load has one thread, so the child may
-            // allocate and run ordinary code; it leaves only through _exit.
-            let pid = unsafe { libc::fork() };
-            if pid < 0 {
-                return Err(format!("cannot fork: {}", std::io::Error::last_os_error()));
-            }
-            if pid == 0 {
-                // SAFETY: plain system calls, then the child's own work and _exit(2).
+            let child = || {
+                // SAFETY: signal(2) in the forked child, before its own work.
                 unsafe {
                     libc::signal(libc::SIGTERM, libc::SIG_DFL);
                     libc::signal(libc::SIGCHLD, libc::SIG_DFL);
-                    libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-                    libc::setpgid(0, 0);
                 }
-                let status = match hackbench(&params) {
+                match hackbench(&params) {
                     Ok(()) => 0,
                     Err(e) => {
                         let _ = writeln!(std::io::stderr(), "hackbench: {e}");
                         1
                     }
-                };
-                // SAFETY: ends the forked child without running the parent's exit handlers.
-                unsafe { libc::_exit(status) };
-            }
-            // Set the group from both sides, whichever runs first (setpgid(2)).
-            // SAFETY: `pid` is our child.
-            unsafe { libc::setpgid(pid, pid) };
-            WORK.store(pid, Ordering::SeqCst);
-            Ok(pid)
+                }
+            };
+            // SAFETY: the supervisor of a process load has one thread, so the child may
+            // allocate and run ordinary code.
+            unsafe { group.fork(child) }.map_err(|e| match e {
+                vernier_sys::SysError::Syscall { source, .. } => format!("cannot fork: {source}"),
+                other => format!("cannot fork: {other}"),
+            })?;
         }
-        _ => Err(format!("load '{}' runs no program", load.name())),
+        _ => return Err(format!("load '{}' runs no program", load.name())),
     }
-}
-
-/// Kills every descendant of this supervisor (the load's program and whatever it forked, also
-/// in process groups of its own, like hackbench's workers; orphans come back to this
-/// subreaper, so none leaves the tree) and reaps them, for at most [`KILL_WAIT_NS`].
-fn kill_the_descendants() {
-    // SAFETY: getpid(2) cannot fail.
-    let me = unsafe { libc::getpid() } as u32;
-    let deadline = monotonic_ns() + KILL_WAIT_NS;
-    loop {
-        reap(None);
-        let others: Vec<u32> = vernier_sys::process::process_tree(me)
-            .into_iter()
-            .filter(|(pid, stat)| *pid != me && !matches!(stat.state, 'Z' | 'X'))
-            .map(|(pid, _)| pid)
-            .collect();
-        if others.is_empty() || monotonic_ns() > deadline {
-            break;
-        }
-        for pid in others {
-            // SAFETY: kill(2) of a descendant, not reaped yet (its parent is in the tree).
-            unsafe { libc::kill(pid as i32, libc::SIGKILL) };
-        }
-        nap(1_000_000);
-    }
-    // Zombies of this process's children that died last.
-    while monotonic_ns() < deadline {
-        let mut status = 0;
-        // SAFETY: waitpid(2) with WNOHANG on any child.
-        let pid = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) };
-        if pid < 0 {
-            break;
-        }
-        if pid == 0 {
-            nap(1_000_000);
-        }
-    }
+    Ok(group)
 }
 
 #[cfg(test)]

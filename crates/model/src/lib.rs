@@ -8,7 +8,6 @@ pub mod benchmark;
 pub mod calibration;
 pub mod child;
 pub mod cpulist;
-pub mod cyclictest;
 pub mod environment;
 pub mod finding;
 pub mod histogram;
@@ -35,6 +34,6 @@ pub use record::{
     SessionStatus, SetupStep, StopReason, StoredConfiguration, StoredSession,
 };
 pub use recorder::Recorder;
-pub use settings::{level_percent, Settings, StoppingRule, CONFIDENCE_LEVEL};
+pub use settings::{level_percent, Settings, SettingsLayer, StoppingRule, CONFIDENCE_LEVEL};
 pub use spec::{parse_spec, parse_spec_list, Spec, SpecError, SpecProblem};
 pub use text::{escape_controls, Texts};

@@ -117,6 +117,47 @@ impl Default for Settings {
     }
 }
 
+/// One layer of settings: the values that a suite (its `[settings]` table) or a command's flags
+/// set, `None` for what the layer leaves to the one below. A session's settings are the
+/// defaults, then its suite's layer, then its flags' (`vernier_app`, which layers them in one
+/// place). Read from a suite file under the flags' names; the stopping rule is a hidden flag
+/// and no key of a suite.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct SettingsLayer {
+    pub warmup: Option<u32>,
+    /// A fraction, 0.02 for 2%.
+    pub target: Option<f64>,
+    pub min_runs: Option<u32>,
+    pub max_runs: Option<u32>,
+    #[serde(rename = "min-time")]
+    pub min_time_s: Option<f64>,
+    #[serde(rename = "max-time")]
+    pub max_time_s: Option<f64>,
+    /// The limit of one run; not a [`Settings`] field: the executor's.
+    #[serde(rename = "run-timeout")]
+    pub run_timeout_s: Option<f64>,
+    pub interleave: Option<bool>,
+    pub seed: Option<u64>,
+    #[serde(skip)]
+    pub stopping_rule: Option<StoppingRule>,
+}
+
+impl SettingsLayer {
+    /// `settings` with what this layer sets in place of their values.
+    pub fn apply(&self, settings: &mut Settings) {
+        settings.warmup = self.warmup.unwrap_or(settings.warmup);
+        settings.target = self.target.unwrap_or(settings.target);
+        settings.min_runs = self.min_runs.unwrap_or(settings.min_runs);
+        settings.max_runs = self.max_runs.unwrap_or(settings.max_runs);
+        settings.min_time_s = self.min_time_s.unwrap_or(settings.min_time_s);
+        settings.max_time_s = self.max_time_s.unwrap_or(settings.max_time_s);
+        settings.interleave = self.interleave.unwrap_or(settings.interleave);
+        settings.seed = self.seed.unwrap_or(settings.seed);
+        settings.stopping_rule = self.stopping_rule.unwrap_or(settings.stopping_rule);
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -138,6 +179,30 @@ mod tests {
             assert_eq!(r.as_str().parse::<StoppingRule>(), Ok(r));
         }
         assert!("sprt".parse::<StoppingRule>().is_err());
+    }
+
+    #[test]
+    fn a_layer_replaces_only_what_it_sets() {
+        let mut settings = Settings::default();
+        SettingsLayer {
+            warmup: Some(0),
+            max_time_s: Some(5.0),
+            interleave: Some(true),
+            stopping_rule: Some(StoppingRule::FixedN),
+            run_timeout_s: Some(9.0),
+            ..SettingsLayer::default()
+        }
+        .apply(&mut settings);
+        let want = Settings {
+            warmup: 0,
+            max_time_s: 5.0,
+            interleave: true,
+            stopping_rule: StoppingRule::FixedN,
+            ..Settings::default()
+        };
+        assert_eq!(settings, want);
+        SettingsLayer::default().apply(&mut settings);
+        assert_eq!(settings, want);
     }
 
     #[test]

@@ -1,11 +1,11 @@
 //! Presentation of stored results: terminal renderings of the summaries and comparisons that
-//! `vernier-analysis` computes, and the export formats ([`export`]). Every function here is a pure function of stored data; nothing
-//! is printed (the CLI prints the strings this crate returns).
+//! `vernier-analysis` computes. Every function here is a pure function of stored data; nothing
+//! is printed (the CLI prints the strings this crate returns). The files that move sessions
+//! between machines and tools are `vernier-formats`'.
 
 pub mod calibration;
 pub mod calls;
 pub mod compare;
-pub mod export;
 pub mod format;
 pub mod histogram;
 pub mod history;

@@ -1,11 +1,11 @@
-//! Monitor data of a configuration: the per-run summaries across its measured runs, and one
-//! series of every run.
+//! Monitor data of a configuration as text: the per-run summaries across its measured runs
+//! (computed by [`vernier_analysis::monitors`]), and one series of every run.
 
 use std::collections::BTreeMap;
 
+use vernier_analysis::monitors::{monitor_summaries, MonitorSummary, RecordedKey};
 use vernier_model::monitor::SeriesKind;
 use vernier_model::StoredConfiguration;
-use vernier_stats::{median, quantile};
 
 use crate::format::sig;
 use crate::table::columns;
@@ -33,121 +33,6 @@ pub const KEY_MONITORS: &[&str] = &[
     "perf.context_switches",
     "perf.cpu_migrations",
 ];
-
-/// Summary of one monitor key (`monitor.metric`) over the measured runs of a configuration.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct MonitorSummary {
-    pub key: String,
-    /// The series' unit (`ns`, `bytes`, `count`, ...) and kind, as the monitor recorded them.
-    pub unit: String,
-    pub kind: SeriesKind,
-    /// Runs that recorded the key.
-    pub runs: usize,
-    pub median: f64,
-    pub min: f64,
-    pub max: f64,
-}
-
-/// Per-key summaries over the measured runs, sorted by key.
-pub fn monitor_summaries(config: &StoredConfiguration) -> Vec<MonitorSummary> {
-    let mut by_key: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
-    let mut units: BTreeMap<String, (&str, SeriesKind)> = BTreeMap::new();
-    for run in config.runs.iter().filter(|r| !r.warmup) {
-        if let Some(m) = &run.monitors {
-            for (k, v) in &m.summary {
-                by_key.entry(k).or_default().push(*v);
-            }
-            for s in &m.series {
-                units.entry(s.key()).or_insert((s.unit.as_str(), s.kind));
-            }
-        }
-    }
-    by_key
-        .into_iter()
-        .filter_map(|(key, values)| {
-            let (unit, kind) = units.get(key).copied().unwrap_or(("", SeriesKind::Gauge));
-            Some(MonitorSummary {
-                key: key.to_string(),
-                unit: unit.to_string(),
-                kind,
-                runs: values.len(),
-                median: median(&values).ok()?,
-                min: quantile(&values, 0.0).ok()?,
-                max: quantile(&values, 1.0).ok()?,
-            })
-        })
-        .collect()
-}
-
-/// A monitor key as the measured runs of some configurations recorded it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct RecordedKey {
-    pub key: String,
-    /// The series' unit and kind, as the monitor recorded them.
-    pub unit: String,
-    pub kind: SeriesKind,
-    /// Measured runs that recorded the key.
-    pub runs: usize,
-    /// The one value of every point of every run, when they all have the same (a counter that
-    /// never rose, stored as its increase 0; a gauge that never moved): its figure would be
-    /// flat lines that say no more than this number.
-    pub constant: Option<f64>,
-}
-
-/// Every series key that a measured run of `configurations` recorded, sorted by key.
-pub fn recorded_keys<'a>(
-    configurations: impl IntoIterator<Item = &'a StoredConfiguration>,
-) -> Vec<RecordedKey> {
-    // Per key: its record, the first value seen and whether every later point equalled it.
-    let mut by_key: BTreeMap<String, (RecordedKey, Option<f64>, bool)> = BTreeMap::new();
-    for run in configurations
-        .into_iter()
-        .flat_map(|c| &c.runs)
-        .filter(|r| !r.warmup)
-    {
-        let Some(m) = &run.monitors else { continue };
-        for s in &m.series {
-            let (record, first, same) = by_key.entry(s.key()).or_insert_with(|| {
-                let record = RecordedKey {
-                    key: s.key(),
-                    unit: s.unit.clone(),
-                    kind: s.kind,
-                    runs: 0,
-                    constant: None,
-                };
-                (record, None, true)
-            });
-            record.runs += 1;
-            for p in &s.points {
-                match first {
-                    None => *first = Some(p.value),
-                    Some(v) => *same &= *v == p.value,
-                }
-            }
-        }
-    }
-    by_key
-        .into_values()
-        .map(|(mut record, first, same)| {
-            record.constant = first.filter(|_| same);
-            record
-        })
-        .collect()
-}
-
-impl RecordedKey {
-    /// The scale that shows the constant value.
-    pub fn scale(&self) -> Scale {
-        Scale::of(&self.unit, self.kind, &[self.constant.unwrap_or(0.0)])
-    }
-}
-
-impl MonitorSummary {
-    /// The scale that shows this key's median, minimum and maximum.
-    pub fn scale(&self) -> Scale {
-        Scale::of(&self.unit, self.kind, &[self.median, self.min, self.max])
-    }
-}
 
 /// How the values of a monitor key read in a row or column: times in ns or us as s, ms or us,
 /// bytes as GiB, MiB or KiB (the largest unit in which the largest value is at least 1), a
@@ -206,6 +91,16 @@ impl Scale {
             divisor,
             whole: false,
         }
+    }
+
+    /// The scale that shows a summary's median, minimum and maximum.
+    pub fn of_summary(s: &MonitorSummary) -> Scale {
+        Scale::of(&s.unit, s.kind, &[s.median, s.min, s.max])
+    }
+
+    /// The scale that shows the value of a key constant over every run (0 when it is not).
+    pub fn of_constant(k: &RecordedKey) -> Scale {
+        Scale::of(&k.unit, k.kind, &[k.constant.unwrap_or(0.0)])
     }
 
     /// `v` in this scale, without the unit.
@@ -297,7 +192,7 @@ pub fn monitor_text(config: &StoredConfiguration) -> String {
         let rows: Vec<[String; 5]> = flat
             .iter()
             .map(|s| {
-                let scale = s.scale();
+                let scale = Scale::of_summary(s);
                 [
                     s.key.clone(),
                     scale.unit.clone(),
@@ -431,85 +326,25 @@ pub fn series_text(config: &StoredConfiguration, key: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::collections::BTreeMap;
-    use uuid::Uuid;
-    use vernier_model::monitor::{MonitorPoint, MonitorSeries, RunMonitorData, SeriesKind};
-    use vernier_model::{ConfigurationRecord, MetricInfo, Options, RunRecord, Rusage};
+    use vernier_model::monitor::SeriesKind::Counter;
+    use vernier_testkit::{monitored_configuration, Series};
 
-    fn run(index: u32, ctxt: f64) -> RunRecord {
-        let mut data = RunMonitorData {
-            series: vec![MonitorSeries {
-                monitor: "stat".into(),
-                metric: "ctxt".into(),
-                unit: "count".into(),
-                kind: SeriesKind::Counter,
-                points: vec![
-                    MonitorPoint {
-                        t_ns: 0,
-                        value: 0.0,
-                    },
-                    MonitorPoint {
-                        t_ns: 2_000_000,
-                        value: ctxt,
-                    },
-                ],
-            }],
-            ..Default::default()
-        };
-        data.summary.insert("stat.ctxt".into(), ctxt);
-        data.unsupported
-            .insert("schedstat".into(), "/proc/schedstat is absent".into());
-        RunRecord {
-            id: Uuid::nil(),
-            index,
-            warmup: false,
-            round: 0,
-            preceding_executions: index,
-            started_at_ns: 0,
-            ended_at_ns: 1,
-            values: BTreeMap::new(),
-            rusage: Rusage::default(),
-            foreign_cpu_ns: 0,
-            controller_cpu_ns: 0,
-            load_cpu_ns: None,
-            histograms: Vec::new(),
-            monitors: Some(data),
-            setup_steps: vec![],
-            setup_changed: Vec::new(),
-        }
-    }
-
+    /// Three runs whose `stat.ctxt` rose by 10, 30 and 20, and which could not read schedstat.
     fn config() -> StoredConfiguration {
-        StoredConfiguration {
-            record: ConfigurationRecord {
-                id: Uuid::nil(),
-                position: 0,
-                benchmark: "pipe".into(),
-                benchmark_version: "1".into(),
-                options: Options::default(),
-                metric: MetricInfo {
-                    name: "round_trip".into(),
-                    unit: "us".into(),
-                    higher_is_better: false,
-                },
-                secondary_metrics: Vec::new(),
-                loads: Vec::new(),
-                stop_reason: None,
-                converged: false,
-                error: None,
-            },
-            runs: vec![run(0, 10.0), run(1, 30.0), run(2, 20.0)],
+        let mut c = monitored_configuration(
+            &[10.0, 30.0, 20.0].map(|ctxt| vec![("stat", "ctxt", Counter, ctxt)]),
+        );
+        for run in &mut c.runs {
+            if let Some(m) = run.monitors.as_mut() {
+                m.unsupported
+                    .insert("schedstat".into(), "/proc/schedstat is absent".into());
+            }
         }
+        c
     }
 
     #[test]
     fn summaries_over_runs() {
-        let s = monitor_summaries(&config());
-        assert_eq!(s.len(), 1);
-        assert_eq!(
-            (s[0].runs, s[0].median, s[0].min, s[0].max),
-            (3, 20.0, 10.0, 30.0)
-        );
         let text = monitor_text(&config());
         assert!(text.contains("stat.ctxt"), "{text}");
         let lines: Vec<&str> = text.lines().collect();
@@ -526,36 +361,11 @@ mod tests {
         assert_eq!(text.matches("unsupported: schedstat").count(), 1, "{text}");
     }
 
-    /// A run whose monitors recorded `series` (monitor, metric, kind, change) in that order.
-    fn run_with(index: u32, series: &[(&str, &str, SeriesKind, f64)]) -> RunRecord {
-        let mut r = run(index, 1.0);
-        let data = r.monitors.as_mut().unwrap();
-        data.unsupported.clear();
-        for &(monitor, metric, kind, value) in series {
-            let s = MonitorSeries {
-                monitor: monitor.into(),
-                metric: metric.into(),
-                unit: "count".into(),
-                kind,
-                points: vec![
-                    MonitorPoint {
-                        t_ns: 0,
-                        value: if kind == SeriesKind::Counter {
-                            0.0
-                        } else {
-                            value
-                        },
-                    },
-                    MonitorPoint {
-                        t_ns: 1_000_000,
-                        value,
-                    },
-                ],
-            };
-            data.summary.insert(s.key(), value);
-            data.series.push(s);
-        }
-        r
+    /// `series` after a `stat.ctxt` that rose by 1.
+    fn with_ctxt(series: Vec<Series<'static>>) -> Vec<Series<'static>> {
+        let mut all = vec![("stat", "ctxt", Counter, 1.0)];
+        all.extend(series);
+        all
     }
 
     #[test]
@@ -578,8 +388,7 @@ mod tests {
                 ("interrupts", "cpu1.irq.36:virtio1-req.0", Counter, 8.0 * k),
             ]
         };
-        let mut c = config();
-        c.runs = vec![run_with(0, &series(1.0)), run_with(1, &series(3.0))];
+        let c = monitored_configuration(&[with_ctxt(series(1.0)), with_ctxt(series(3.0))]);
         let text = monitor_text(&c);
         // The flat table keeps stat.ctxt; the per-CPU keys are not rows of it.
         assert!(text.contains("stat.ctxt"), "{text}");
@@ -659,50 +468,6 @@ mod tests {
         );
         // Zero in every run reads 0 in the smallest unit.
         assert_eq!(Scale::of("ns", Counter, &[0.0]).format(0.0), "0");
-    }
-
-    #[test]
-    fn keys_constant_over_every_run_carry_their_value() {
-        use SeriesKind::{Counter, Gauge};
-        let mut c = config();
-        c.runs = vec![
-            run_with(
-                0,
-                &[
-                    ("vmstat", "pswpin", Counter, 0.0),
-                    ("meminfo", "MemTotal", Gauge, 5.0),
-                    ("stat", "procs_running", Gauge, 2.0),
-                ],
-            ),
-            run_with(
-                1,
-                &[
-                    ("vmstat", "pswpin", Counter, 0.0),
-                    ("meminfo", "MemTotal", Gauge, 5.0),
-                    ("stat", "procs_running", Gauge, 3.0),
-                ],
-            ),
-        ];
-        // A warmup run's different value does not count: only measured runs are drawn.
-        let mut warmup = run_with(2, &[("meminfo", "MemTotal", Gauge, 7.0)]);
-        warmup.warmup = true;
-        c.runs.push(warmup);
-        let keys = recorded_keys([&c]);
-        let constant: Vec<(&str, usize, Option<f64>)> = keys
-            .iter()
-            .map(|k| (k.key.as_str(), k.runs, k.constant))
-            .collect();
-        assert_eq!(
-            constant,
-            [
-                ("meminfo.MemTotal", 2, Some(5.0)),
-                // Rose from 0 to 1 within each run.
-                ("stat.ctxt", 2, None),
-                // 2 in one run, 3 in the other: each run flat, the runs not alike.
-                ("stat.procs_running", 2, None),
-                ("vmstat.pswpin", 2, Some(0.0)),
-            ]
-        );
     }
 
     #[test]

@@ -679,14 +679,14 @@ fn check_wakeups(options: &CheckOptions, out: &mut Vec<Finding>) {
 }
 
 /// Round trips over two pipes between two threads (the `pipe` benchmark's own code,
-/// [`vernier_bench::pipe::thread_round_trip_ns`]); the first thread runs on `cpu_a`, the second
+/// [`vernier_sys::pingpong::thread_round_trip_ns`]); the first thread runs on `cpu_a`, the second
 /// on `cpu_b`, and then both on `cpu_a`. Each half starts with a short warmup that is not
 /// timed. Returns the time per round trip of each placement.
 pub fn measure_ping_pong(cpu_a: usize, cpu_b: usize, round_trips: u32) -> Result<PingPong, String> {
     let loops = u64::from(round_trips.max(1));
     let warmup = (loops / 10).max(10);
     let measure = |cpus| {
-        vernier_bench::pipe::thread_round_trip_ns(cpus, warmup, loops).map_err(|e| e.to_string())
+        vernier_sys::pingpong::thread_round_trip_ns(cpus, warmup, loops).map_err(|e| e.to_string())
     };
     let cross = measure([cpu_a, cpu_b])?;
     let same = measure([cpu_a, cpu_a])?;

@@ -8,8 +8,9 @@
 //!    trailing `?` (`governor?`), in which case it is listed in [`SetupPlan::skipped`].
 //! 2. [`SetupPlan::apply`] writes a restore record (JSON) *before* changing anything, when
 //!    there is anything to restore ([`SetupPlan::sets_host_state`]), applies the
-//!    once-per-session plugins and returns a [`SetupGuard`]. The binary keeps the record where
-//!    every user finds it (/run/vernier), which makes it the host's lock.
+//!    once-per-session plugins and returns a [`SetupGuard`]. The application layer
+//!    (`vernier_app::host`) keeps the record where every user finds it (/run/vernier), which
+//!    makes it the host's lock.
 //! 3. The engine calls [`SetupGuard::before_run`] before every measured run (drop caches,
 //!    cooldown, idle gate, per-run swap reset), and [`SetupGuard::changed_settings`] right
 //!    before and after it (a value something else changed); each benchmark child applies

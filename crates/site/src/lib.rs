@@ -20,10 +20,10 @@ mod pages;
 use std::collections::BTreeMap;
 
 use uuid::Uuid;
+use vernier_analysis::monitors::RecordedKey;
 use vernier_analysis::{CompareReport, ConfigSummary, HistoryReport, HistorySettings};
 use vernier_model::{OptionValue, StoredSession};
 use vernier_plot::{PlotError, Series};
-use vernier_report::monitors::RecordedKey;
 
 /// The file that marks a directory as a report, so that `vernier report -o DIR` may replace
 /// it, and nothing else.
@@ -205,7 +205,7 @@ impl Site {
             .iter()
             .enumerate()
             .filter_map(|(i, s)| {
-                let keys = vernier_report::monitors::recorded_keys(&s.configurations);
+                let keys = vernier_analysis::monitors::recorded_keys(&s.configurations);
                 (!keys.is_empty()).then_some((i, keys))
             })
             .collect();

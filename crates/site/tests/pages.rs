@@ -10,8 +10,8 @@ use std::path::Path;
 
 use common::{assert_links_resolve, comparison, file, site, site_of};
 use uuid::Uuid;
+use vernier_formats::cyclictest;
 use vernier_model::{Environment, SessionStatus, StoredSession};
-use vernier_report::export::cyclictest;
 use vernier_site::Input;
 use vernier_testkit::site::{site_session, site_sessions, STARTED_AT_NS};
 use vernier_testkit::stored_session;
@@ -35,7 +35,7 @@ fn between<'a>(page: &'a str, start: &str, end: Option<&str>) -> &'a str {
 /// (a file without times started at `now_ns`).
 fn imported(name: &str, output: cyclictest::Output, now_ns: i64) -> StoredSession {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../model/tests/fixtures/cyclictest")
+        .join("../formats/tests/fixtures/cyclictest")
         .join(name);
     let file = std::fs::File::open(path).unwrap();
     cyclictest::session(&cyclictest::read(output, file).unwrap(), now_ns).unwrap()
@@ -287,7 +287,7 @@ fn a_partial_environment_is_compared_only_in_the_fields_both_recorded() {
     let json = imported("2.4-h400.json", cyclictest::Output::Json, 0);
     full.info.started_at_ns = json.info.started_at_ns + 1;
     let fields =
-        vernier_model::environment::diff(&full.info.environment, &json.info.environment).only_a;
+        vernier_analysis::environment::diff(&full.info.environment, &json.info.environment).only_a;
     assert!(fields > 10, "{fields}");
     let site = site_of(vec![json, full]);
     let page = &site["environment.html"];

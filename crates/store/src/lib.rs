@@ -173,6 +173,18 @@ pub trait Store: Recorder<Error = StoreError> + Send {
         load: Load,
         runs: &BTreeSet<Uuid>,
     ) -> Result<StoredSession, StoreError>;
+    /// Session `id` as [`Store::load_session`] reads it, with at most `limit` of its runs: the
+    /// first ones (`after` `None`), or those after the cursor that the previous page
+    /// returned. Returns the page and the cursor of the next (`None` after the last page).
+    /// Runs come in the store's own order (that of their storing), each page in execution
+    /// order: a copy reads a session so, part by part, in bounded memory.
+    fn load_session_page(
+        &self,
+        id: Uuid,
+        load: Load,
+        after: Option<RunCursor>,
+        limit: usize,
+    ) -> Result<(StoredSession, Option<RunCursor>), StoreError>;
     /// The sessions that carry every one of `tags` (`key`, `value`), oldest first. With no
     /// tags, every session.
     fn find_sessions_by_tags(&self, tags: &[(String, String)]) -> Result<Vec<Uuid>, StoreError>;
@@ -331,11 +343,22 @@ pub trait Import {
     /// (or not at all) is left alone, which [`Extension::extended`] says. In PostgreSQL the
     /// session's row is locked first, so two copies extending it at once take turns.
     fn extend(&mut self, session: &StoredSession) -> Result<Extension, StoreError>;
+    /// Stores more runs of a session that this import stored with [`Import::session`] (then
+    /// given with only some of its runs, so that a large session is copied part by part in
+    /// bounded memory): `part` is that session with, in each configuration, runs not stored
+    /// yet. They are checked as [`Import::session`] checks a session's runs. Returns how many
+    /// it stored.
+    fn add_runs(&mut self, part: &StoredSession) -> Result<usize, StoreError>;
     /// What the import stored and skipped so far.
     fn report(&self) -> ImportReport;
     /// Commits everything stored since [`Store::importer`].
     fn commit(self: Box<Self>) -> Result<ImportReport, StoreError>;
 }
+
+/// Where [`Store::load_session_page`] goes on: after the run it read last, by its key in the
+/// database (keys are the store's own, never shown).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RunCursor(pub(crate) i64);
 
 /// What [`Store::change_token`] read: two equal tokens mean that nothing was committed to the
 /// database between the two readings.

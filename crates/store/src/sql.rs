@@ -104,6 +104,13 @@ impl<'a> From<&'a Vec<u8>> for Param<'a> {
     }
 }
 
+/// A UUID as its 16 bytes (big-endian, RFC 9562): how run ids are stored (schema version 9).
+impl<'a> From<&'a uuid::Uuid> for Param<'a> {
+    fn from(v: &'a uuid::Uuid) -> Self {
+        Param::Blob(v.as_bytes())
+    }
+}
+
 impl<'a, T: Into<Param<'a>>> From<Option<T>> for Param<'a> {
     fn from(v: Option<T>) -> Self {
         v.map_or(Param::Null, Into::into)
@@ -118,7 +125,7 @@ macro_rules! args {
 }
 pub(crate) use args;
 
-/// A column value as read.
+/// A column value as read, owned (the rows of [`Sql::query`]).
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Cell {
     Null,
@@ -131,45 +138,117 @@ pub(crate) enum Cell {
     Blob(Vec<u8>),
 }
 
-/// A row as read: its cells in the order of the query's columns.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Row(pub(crate) Vec<Cell>);
+impl Cell {
+    fn as_ref(&self) -> CellRef<'_> {
+        match self {
+            Cell::Null => CellRef::Null,
+            Cell::Int(v) => CellRef::Int(*v),
+            Cell::Real(v) => CellRef::Real(*v),
+            Cell::Bool(v) => CellRef::Bool(*v),
+            Cell::Text(v) => CellRef::Text(v),
+            Cell::Blob(v) => CellRef::Blob(v),
+        }
+    }
+}
 
-impl Row {
+/// A column value borrowed from the engine's row, as [`Sql::query_each`] hands it over: text
+/// and bytes are not copied unless the reader keeps them.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum CellRef<'a> {
+    Null,
+    Int(i64),
+    Real(f64),
+    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+    Bool(bool),
+    Text(&'a str),
+    Blob(&'a [u8]),
+}
+
+/// A row as the engine holds it: its cells, each read in place.
+pub(crate) trait RowSource {
+    /// Column `i`; out of range (or text that is not UTF-8) is [`StoreError::Corrupt`].
+    fn cell(&self, i: usize) -> Result<CellRef<'_>, StoreError>;
+}
+
+/// Typed access to the columns of a row, owned ([`Row`]) or borrowed ([`Cells`]).
+pub(crate) trait Columns {
+    fn cell_ref(&self, i: usize) -> Result<CellRef<'_>, StoreError>;
+
     /// Column `i` as a `T`; a column of another type or out of range is
     /// [`StoreError::Corrupt`].
-    pub(crate) fn get<T: FromCell>(&self, i: usize) -> Result<T, StoreError> {
-        let cell = self
-            .0
-            .get(i)
-            .ok_or_else(|| StoreError::Corrupt(format!("row has no column {i}")))?;
+    fn get<T: FromCell>(&self, i: usize) -> Result<T, StoreError> {
+        let cell = self.cell_ref(i)?;
         T::from_cell(cell).ok_or_else(|| {
             StoreError::Corrupt(format!("column {i} holds {cell:?}, not {}", T::WHAT))
         })
     }
 
     /// Column `i` as bytes without a copy.
-    pub(crate) fn blob(&self, i: usize) -> Result<&[u8], StoreError> {
-        match self.0.get(i) {
-            Some(Cell::Blob(b)) => Ok(b),
+    fn blob(&self, i: usize) -> Result<&[u8], StoreError> {
+        match self.cell_ref(i)? {
+            CellRef::Blob(b) => Ok(b),
             other => Err(StoreError::Corrupt(format!(
                 "column {i} holds {other:?}, not bytes"
             ))),
         }
     }
+
+    /// Column `i` as text without a copy.
+    fn text(&self, i: usize) -> Result<&str, StoreError> {
+        match self.cell_ref(i)? {
+            CellRef::Text(t) => Ok(t),
+            other => Err(StoreError::Corrupt(format!(
+                "column {i} holds {other:?}, not text"
+            ))),
+        }
+    }
 }
 
-/// A Rust value a [`Cell`] converts to.
+/// A row as read: its cells in the order of the query's columns.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Row(pub(crate) Vec<Cell>);
+
+impl Row {
+    /// [`Columns::get`], without the trait in scope.
+    pub(crate) fn get<T: FromCell>(&self, i: usize) -> Result<T, StoreError> {
+        Columns::get(self, i)
+    }
+
+    /// [`Columns::blob`], without the trait in scope.
+    pub(crate) fn blob(&self, i: usize) -> Result<&[u8], StoreError> {
+        Columns::blob(self, i)
+    }
+}
+
+impl Columns for Row {
+    fn cell_ref(&self, i: usize) -> Result<CellRef<'_>, StoreError> {
+        self.0
+            .get(i)
+            .map(Cell::as_ref)
+            .ok_or_else(|| StoreError::Corrupt(format!("row has no column {i}")))
+    }
+}
+
+/// A row of [`Sql::query_each`], read where the engine holds it.
+pub(crate) struct Cells<'a>(pub(crate) &'a dyn RowSource);
+
+impl Columns for Cells<'_> {
+    fn cell_ref(&self, i: usize) -> Result<CellRef<'_>, StoreError> {
+        self.0.cell(i)
+    }
+}
+
+/// A Rust value a cell converts to.
 pub(crate) trait FromCell: Sized {
     const WHAT: &'static str;
-    fn from_cell(cell: &Cell) -> Option<Self>;
+    fn from_cell(cell: CellRef<'_>) -> Option<Self>;
 }
 
 impl FromCell for i64 {
     const WHAT: &'static str = "an integer";
-    fn from_cell(cell: &Cell) -> Option<Self> {
+    fn from_cell(cell: CellRef<'_>) -> Option<Self> {
         match cell {
-            Cell::Int(v) => Some(*v),
+            CellRef::Int(v) => Some(v),
             _ => None,
         }
     }
@@ -177,25 +256,25 @@ impl FromCell for i64 {
 
 impl FromCell for u32 {
     const WHAT: &'static str = "an integer from 0 to 2^32 - 1";
-    fn from_cell(cell: &Cell) -> Option<Self> {
+    fn from_cell(cell: CellRef<'_>) -> Option<Self> {
         i64::from_cell(cell).and_then(|v| u32::try_from(v).ok())
     }
 }
 
 impl FromCell for u64 {
     const WHAT: &'static str = "a non-negative integer";
-    fn from_cell(cell: &Cell) -> Option<Self> {
+    fn from_cell(cell: CellRef<'_>) -> Option<Self> {
         i64::from_cell(cell).and_then(|v| u64::try_from(v).ok())
     }
 }
 
 impl FromCell for f64 {
     const WHAT: &'static str = "a number";
-    fn from_cell(cell: &Cell) -> Option<Self> {
+    fn from_cell(cell: CellRef<'_>) -> Option<Self> {
         match cell {
-            Cell::Real(v) => Some(*v),
+            CellRef::Real(v) => Some(v),
             // SQLite may hand back an integral REAL as an integer.
-            Cell::Int(v) => Some(*v as f64),
+            CellRef::Int(v) => Some(v as f64),
             _ => None,
         }
     }
@@ -203,12 +282,12 @@ impl FromCell for f64 {
 
 impl FromCell for bool {
     const WHAT: &'static str = "a boolean";
-    fn from_cell(cell: &Cell) -> Option<Self> {
+    fn from_cell(cell: CellRef<'_>) -> Option<Self> {
         match cell {
-            Cell::Bool(v) => Some(*v),
+            CellRef::Bool(v) => Some(v),
             // SQLite has no boolean type: 0 and 1 (the columns' CHECKs allow no other).
-            Cell::Int(0) => Some(false),
-            Cell::Int(1) => Some(true),
+            CellRef::Int(0) => Some(false),
+            CellRef::Int(1) => Some(true),
             _ => None,
         }
     }
@@ -216,9 +295,9 @@ impl FromCell for bool {
 
 impl FromCell for String {
     const WHAT: &'static str = "text";
-    fn from_cell(cell: &Cell) -> Option<Self> {
+    fn from_cell(cell: CellRef<'_>) -> Option<Self> {
         match cell {
-            Cell::Text(v) => Some(v.clone()),
+            CellRef::Text(v) => Some(v.to_string()),
             _ => None,
         }
     }
@@ -226,9 +305,19 @@ impl FromCell for String {
 
 impl FromCell for Vec<u8> {
     const WHAT: &'static str = "bytes";
-    fn from_cell(cell: &Cell) -> Option<Self> {
+    fn from_cell(cell: CellRef<'_>) -> Option<Self> {
         match cell {
-            Cell::Blob(v) => Some(v.clone()),
+            CellRef::Blob(v) => Some(v.to_vec()),
+            _ => None,
+        }
+    }
+}
+
+impl FromCell for uuid::Uuid {
+    const WHAT: &'static str = "a UUID of 16 bytes";
+    fn from_cell(cell: CellRef<'_>) -> Option<Self> {
+        match cell {
+            CellRef::Blob(v) => uuid::Uuid::from_slice(v).ok(),
             _ => None,
         }
     }
@@ -236,9 +325,9 @@ impl FromCell for Vec<u8> {
 
 impl<T: FromCell> FromCell for Option<T> {
     const WHAT: &'static str = T::WHAT;
-    fn from_cell(cell: &Cell) -> Option<Self> {
+    fn from_cell(cell: CellRef<'_>) -> Option<Self> {
         match cell {
-            Cell::Null => Some(None),
+            CellRef::Null => Some(None),
             other => T::from_cell(other).map(Some),
         }
     }
@@ -251,6 +340,14 @@ pub(crate) trait Sql {
     fn execute(&mut self, sql: &str, params: &[Param<'_>]) -> Result<usize, StoreError>;
     /// Runs a query; every row it returns.
     fn query(&mut self, sql: &str, params: &[Param<'_>]) -> Result<Vec<Row>, StoreError>;
+    /// Runs a query and hands each row to `each` as the engine reads it, without copying its
+    /// cells: what reads of many rows use.
+    fn query_each(
+        &mut self,
+        sql: &str,
+        params: &[Param<'_>],
+        each: &mut dyn FnMut(&Cells<'_>) -> Result<(), StoreError>,
+    ) -> Result<(), StoreError>;
 
     /// The first row of a query, if any.
     fn query_opt(&mut self, sql: &str, params: &[Param<'_>]) -> Result<Option<Row>, StoreError> {

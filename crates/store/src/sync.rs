@@ -190,13 +190,20 @@ fn with_retries<R>(mut store: impl FnMut() -> Result<R, StoreError>) -> Result<R
     }
 }
 
-/// Copies one session and the kernel configuration it refers to.
+/// How many runs a copy reads from the source and stores at once: the memory of a copy is
+/// bounded by this many runs (with their monitor data, a few KB each), whatever the size of
+/// the session.
+const RUNS_PER_PART: usize = 5_000;
+
+/// Copies one session and the kernel configuration it refers to, in one transaction of the
+/// target, [`RUNS_PER_PART`] runs at a time: the session with its configurations first, then
+/// its runs part by part ([`Store::load_session_page`]).
 fn copy_one<F, T>(from: &F, to: &mut T, id: Uuid) -> Result<SyncStep, StoreError>
 where
     F: Store + ?Sized,
     T: Store + ?Sized,
 {
-    let mut session = from.load_session(id, Load::ALL)?;
+    let mut session = from.load_session(id, Load::INFO)?;
     session.escape_controls();
     let mut kernel_configs = BTreeMap::new();
     if let Some(sha256) = &session.info.environment.kernel_config_sha256 {
@@ -204,10 +211,38 @@ where
             kernel_configs.insert(sha256.clone(), text);
         }
     }
-    let sessions = std::slice::from_ref(&session);
-    let stored = with_retries(|| to.import_sessions(sessions, &kernel_configs))?;
-    let runs = session.configurations.iter().map(|c| c.runs.len()).sum();
-    Ok(if stored.imported == 1 {
+    let mut attempt = 0;
+    let imported = with_retries(|| {
+        attempt += 1;
+        // A retry follows a lost race: the other copy may have stored the session whole.
+        if attempt > 1 && to.resolve(&id.to_string()).is_ok() {
+            return Ok(None);
+        }
+        // Checked whole before the transaction starts, as import_sessions does.
+        vernier_model::validate::check_kernel_configs(&kernel_configs)
+            .map_err(|e| StoreError::Invalid(e.to_string()))?;
+        let mut import = to.importer(0)?;
+        for (sha256, text) in &kernel_configs {
+            import.kernel_config(sha256, text)?;
+        }
+        import.session(&session)?;
+        if import.report().imported == 0 {
+            return Ok(None);
+        }
+        let (mut runs, mut after) = (0, None);
+        loop {
+            let (mut part, next) = from.load_session_page(id, Load::ALL, after, RUNS_PER_PART)?;
+            part.escape_controls();
+            runs += import.add_runs(&part)?;
+            match next {
+                Some(cursor) => after = Some(cursor),
+                None => break,
+            }
+        }
+        import.commit()?;
+        Ok(Some(runs))
+    })?;
+    Ok(if let Some(runs) = imported {
         SyncStep::Copied {
             id,
             runs,

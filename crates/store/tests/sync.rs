@@ -466,7 +466,7 @@ fn a_sync_step_reads_only_the_runs_the_target_lacks() {
         let changed = raw
             .execute(
                 "UPDATE runs SET setup_steps = 'unreadable' WHERE id = ?1",
-                [run.id.to_string()],
+                [run.id.as_bytes().as_slice()],
             )
             .unwrap();
         assert_eq!(changed, 1);
@@ -488,4 +488,46 @@ fn a_sync_step_reads_only_the_runs_the_target_lacks() {
     assert_eq!(report.added_runs, 2);
     let held = target.load_session(id, Load::ALL).unwrap();
     assert_eq!(held.configurations[0].runs, *runs);
+}
+
+/// `Store::load_session_page` reads a session part by part: every run once, each page in
+/// execution order, the last page saying that none follows; on both engines, with another
+/// session's runs stored between (their keys interleave).
+#[test]
+fn pages_of_a_session_take_every_run_once() {
+    for db in databases("pages_of_a_session_take_every_run_once") {
+        let mut store = vernier_store::open(&Location::parse(db.arg()), Access::Create).unwrap();
+        let values: Vec<f64> = (1..=10).map(f64::from).collect();
+        let session = stored_session(1_000, &values);
+        let other = stored_session(2_000, &[5.0, 6.0]);
+        store
+            .import_sessions(&[session.clone(), other], &BTreeMap::new())
+            .unwrap();
+        let whole = store.load_session(session.info.id, Load::ALL).unwrap();
+        let mut pages = Vec::new();
+        let mut after = None;
+        loop {
+            let (page, next) = store
+                .load_session_page(session.info.id, Load::ALL, after, 3)
+                .unwrap();
+            assert_eq!(page.info, whole.info, "{}", db.engine());
+            pages.push(page.configurations[0].runs.clone());
+            match next {
+                Some(cursor) => after = Some(cursor),
+                None => break,
+            }
+        }
+        assert_eq!(
+            pages.iter().map(Vec::len).collect::<Vec<_>>(),
+            [3, 3, 3, 1],
+            "{}",
+            db.engine()
+        );
+        let read: Vec<_> = pages.concat();
+        assert_eq!(read, whole.configurations[0].runs, "{}", db.engine());
+        // An unknown session is an error, as for load_session.
+        assert!(store
+            .load_session_page(Uuid::new_v4(), Load::ALL, None, 3)
+            .is_err());
+    }
 }

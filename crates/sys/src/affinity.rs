@@ -41,6 +41,14 @@ pub fn pin_current_thread(cpus: &[usize]) -> Result<(), SysError> {
     CpuSet::new(cpus).pin_current_thread()
 }
 
+/// The CPU the calling thread runs on (sched_getcpu(3)); u64::MAX when unknown.
+/// Async-signal-safe.
+pub fn current_cpu() -> u64 {
+    // SAFETY: no preconditions.
+    let cpu = unsafe { libc::sched_getcpu() };
+    u64::try_from(cpu).unwrap_or(u64::MAX)
+}
+
 /// The CPUs the calling thread may run on.
 pub fn current_affinity() -> Result<Vec<usize>, SysError> {
     // SAFETY: `set` is a valid cpu_set_t of the size passed.

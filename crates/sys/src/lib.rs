@@ -1,6 +1,7 @@
 //! Everything vernier knows about Linux: readers of /proc and /sys that take the root directory
-//! as a parameter (so tests run on fixture trees), CPU affinity, scheduling policy, clocks and
-//! resource usage.
+//! as a parameter (so tests run on fixture trees), CPU affinity, scheduling policy, clocks,
+//! resource usage, the process groups vernier starts ([`process::Group`]) and the pipe
+//! ping-pong that measures a wake-up ([`pingpong`]).
 //! A missing interface is reported as [`SysError::Unsupported`], never as a panic.
 
 pub mod affinity;
@@ -9,10 +10,12 @@ pub mod clock;
 pub mod cpulist;
 pub mod environment;
 mod error;
+pub mod fd;
 pub mod limits;
 pub mod loadavg;
 pub mod meminfo;
 pub mod memlock;
+pub mod pingpong;
 pub mod pmqos;
 pub mod process;
 pub mod procstat;

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use vernier_model::environment::{diff, CpuTopology};
+use vernier_model::environment::CpuTopology;
 use vernier_sys::environment::{
     capture, read_kernel_config, record_tool_versions, sha256_hex, tools::find_on_path,
 };
@@ -144,7 +144,6 @@ fn fixture_capture_is_deterministic() {
     let a = capture(&fixture());
     let b = capture(&fixture());
     assert_eq!(a, b);
-    assert!(diff(&a, &b).is_empty());
     assert_eq!(a.fingerprint(), b.fingerprint());
 }
 

@@ -62,7 +62,7 @@ pub fn record_mock_session(db: &Path, tag: &str) {
 }
 
 /// The first column of every row that `sql` returns from the SQLite file `db`, as text
-/// (integers in decimal, NULL as `NULL`), read-only.
+/// (integers in decimal, bytes such as a run's id in lowercase hex, NULL as `NULL`), read-only.
 ///
 /// # Panics
 /// When the file cannot be opened or the query fails.
@@ -79,6 +79,7 @@ pub fn sqlite_texts(db: &Path, sql: &str) -> Vec<String> {
         Value::Text(t) => t,
         Value::Integer(i) => i.to_string(),
         Value::Null => "NULL".to_string(),
+        Value::Blob(bytes) => bytes.iter().map(|b| format!("{b:02x}")).collect(),
         other => format!("{other:?}"),
     })
     .collect()

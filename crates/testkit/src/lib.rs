@@ -6,7 +6,7 @@
 //! [`databases`] gives a test one new database of each engine, the PostgreSQL one from
 //! [`PgDatabase`]. The command tests share [`ok`], [`refused`], [`record_mock_session`] and
 //! [`sqlite_texts`]; tests build whole sessions with [`stored_session`], configurations with
-//! [`configuration`] and runs with [`run`],
+//! [`configuration`] (with monitor data, [`monitored_configuration`]) and runs with [`run`],
 //! and the report site's tests show the sessions of [`site`]. A test
 //! that needs a tool the README's set-up does not install asks [`can_run`] (or
 //! [`has_programs`]), which skips it outside CI and fails it in CI.
@@ -22,7 +22,7 @@ pub use commands::{
 };
 pub use needs::{can_run, has_programs, in_ci, missing_programs, Program};
 pub use postgres::{PgDatabase, SERVER_VARIABLE};
-pub use sessions::{configuration, run, stored_session};
+pub use sessions::{configuration, monitored_configuration, run, stored_session, Series};
 
 use std::fs::File;
 use std::io;
@@ -195,6 +195,16 @@ impl TestDatabase {
         match &self.engine {
             Engine::Sqlite(path) => sqlite_texts(path, sql),
             Engine::Postgres(db) => db.query_texts(sql),
+        }
+    }
+
+    /// The SQL expression of the bytes `column` (a run's id) as lowercase hex text, as
+    /// [`sqlite_texts`] shows them: `lower(hex(x))` in SQLite, `encode(x, 'hex')` in
+    /// PostgreSQL.
+    pub fn hex(&self, column: &str) -> String {
+        match &self.engine {
+            Engine::Sqlite(_) => format!("lower(hex({column}))"),
+            Engine::Postgres(_) => format!("encode({column}, 'hex')"),
         }
     }
 

@@ -1,9 +1,10 @@
 //! Sessions built in memory, for the tests that store, import, copy, compare, analyse and
-//! show whole sessions.
+//! show whole sessions, and configurations with monitor data for the tests that summarize it.
 
 use std::collections::BTreeMap;
 
 use uuid::Uuid;
+use vernier_model::monitor::{MonitorPoint, MonitorSeries, RunMonitorData, SeriesKind};
 use vernier_model::{
     ConfigurationRecord, Environment, MetricInfo, Options, RunRecord, Rusage, SessionInfo,
     SessionStatus, Settings, StopReason, StoredConfiguration, StoredSession,
@@ -53,6 +54,49 @@ pub fn stored_session(started_at_ns: i64, values: &[f64]) -> StoredSession {
             ..configuration("command", Options::default(), ("time", "s"))
         }],
     }
+}
+
+/// A series as [`monitored_configuration`] records it: monitor, metric, kind and the value of
+/// the run.
+pub type Series<'a> = (&'a str, &'a str, SeriesKind, f64);
+
+/// The configuration of [`stored_session`] with one measured run per entry of `runs`, whose
+/// monitors recorded that entry's series in order: each of unit `count`, with points at 0 and
+/// 2 ms (a counter rising from 0 to the value, a gauge staying at it), and the value as the
+/// run's summary of the key.
+pub fn monitored_configuration(runs: &[Vec<Series<'_>>]) -> StoredConfiguration {
+    let values = vec![1.0; runs.len()];
+    let mut configuration = stored_session(0, &values).configurations.remove(0);
+    for (run, series) in configuration.runs.iter_mut().zip(runs) {
+        let mut data = RunMonitorData::default();
+        for &(monitor, metric, kind, value) in series {
+            let start = if kind == SeriesKind::Counter {
+                0.0
+            } else {
+                value
+            };
+            let s = MonitorSeries {
+                monitor: monitor.into(),
+                metric: metric.into(),
+                unit: "count".into(),
+                kind,
+                points: vec![
+                    MonitorPoint {
+                        t_ns: 0,
+                        value: start,
+                    },
+                    MonitorPoint {
+                        t_ns: 2_000_000,
+                        value,
+                    },
+                ],
+            };
+            data.summary.insert(s.key(), value);
+            data.series.push(s);
+        }
+        run.monitors = Some(data);
+    }
+    configuration
 }
 
 /// A configuration of `benchmark` with `options` and the primary metric (name, unit), lower

@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 pub fn child() -> ExitCode {
     // Benchmarks of the user's own too, as the controller found them.
-    let user_dir = crate::config::benchmark_dir();
+    let user_dir = vernier_app::config::benchmark_dir();
     let status = vernier_engine::child::child_main(
         std::io::stdin().lock(),
         std::io::stdout().lock(),

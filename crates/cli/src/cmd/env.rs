@@ -4,7 +4,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
-use vernier_model::environment::{diff, kernel_config_diff};
+use vernier_analysis::environment::{diff, kernel_config_diff};
 use vernier_model::Environment;
 use vernier_store::Load;
 use vernier_sys::Roots;

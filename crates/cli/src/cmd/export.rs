@@ -1,13 +1,13 @@
 //! `vernier export`: sessions with their environment, configurations and every run, as the
 //! versioned JSON document of docs/export-format.md, or as CSV with one row per run
-//! (`vernier_report::export::writer`). Sessions are loaded one at a time while the output is
+//! (`vernier_formats::export::writer`). Sessions are loaded one at a time while the output is
 //! written.
 
 use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::Result;
-use vernier_report::export::writer;
+use vernier_formats::export::writer;
 use vernier_store::Load;
 
 use crate::cli::{ExportArgs, ExportFormat};

@@ -7,9 +7,9 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use uuid::Uuid;
 use vernier_analysis::{CompareSettings, ConfigFilter, HistorySettings, DEFAULT_THRESHOLD};
+use vernier_engine::plan::configuration_options;
 use vernier_engine::spec::{expand, parse_benchmark_spec};
-use vernier_engine::PlanError;
-use vernier_model::{BenchmarkInfo, Describe, Kind, OptionValue, StoredSession, CONFIDENCE_LEVEL};
+use vernier_model::{BenchmarkInfo, OptionValue, StoredSession, CONFIDENCE_LEVEL};
 use vernier_report::history::{markdown, table};
 use vernier_stats::ChangePointSettings;
 use vernier_store::{Load, Store};
@@ -20,7 +20,7 @@ use crate::out::{local_time, out, printable_lines};
 
 pub fn history(args: HistoryArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
     // The user's own benchmarks are SPECs too.
-    let benchmarks = crate::config::benchmark_infos(&args.args)?;
+    let benchmarks = vernier_app::config::benchmark_infos(&args.args)?;
     let mut selectors = Vec::new();
     let mut filters = Vec::new();
     for arg in &args.args {
@@ -82,21 +82,14 @@ fn spec_name<'a>(arg: &str, benchmarks: &'a [BenchmarkInfo]) -> Option<&'a Bench
 }
 
 /// The configurations a SPEC names: its benchmark, and each option given with the values of
-/// its list, parsed as `vernier run` parses them (so `interval=1ms` matches a stored 1000).
+/// its list, parsed by the function `vernier run` plans with (so `interval=1ms` matches a
+/// stored 1000).
 fn filter(text: &str, info: &BenchmarkInfo) -> Result<ConfigFilter> {
     let spec = parse_benchmark_spec(text)?;
     let mut options: Vec<(String, Vec<OptionValue>)> = Vec::new();
     for combo in expand(&spec) {
         // Only the options given filter; the others match any value.
-        let resolved = info
-            .description()
-            .resolve(
-                Kind::Benchmark,
-                &[],
-                combo.iter().map(|(k, v)| (k.as_str(), v.as_str())),
-                0,
-            )
-            .map_err(PlanError::from)?;
+        let resolved = configuration_options(info, &combo, 0)?;
         for (name, _) in combo {
             let Some(value) = resolved.get(&name).cloned() else {
                 continue;

@@ -1,12 +1,12 @@
 //! `vernier import FILE`: a vernier export document (docs/export-format.md), hyperfine's
-//! `--export-json` output (`vernier_report::export::reader`) or cyclictest's histogram or
-//! `--json` output (`vernier_report::export::cyclictest`), checked whole and stored in one
+//! `--export-json` output (`vernier_formats::hyperfine`) or cyclictest's histogram or
+//! `--json` output (`vernier_formats::cyclictest`), checked whole and stored in one
 //! transaction. A session already present with the same content is skipped; with other content
 //! the import is refused. `-` is standard input.
 //!
 //! The input is read once, as a stream, whatever it is (a file, standard input, a pipe, a FIFO,
-//! the shell's `<(...)`): its first bytes tell its format (`reader::sniff`), and the reader of
-//! that format goes on from them. An export is checked whole before the database is opened (a
+//! the shell's `<(...)`): its first bytes tell its format (`vernier_formats::import::sniff`),
+//! and the reader of that format goes on from them. An export is checked whole before the database is opened (a
 //! bad file changes nothing and takes no lock), then stored session by session in one
 //! transaction (a failure stores none); memory holds about one session whatever the size of the
 //! file. For that second pass a regular file is read again through the descriptor opened once
@@ -22,9 +22,10 @@ use std::process::ExitCode;
 use std::time::SystemTime;
 
 use anyhow::{bail, Context, Result};
+use vernier_formats::export::reader::read_export;
+use vernier_formats::import::{sniff, without_bom, Kind, SNIFF_BYTES};
+use vernier_formats::{cyclictest, hyperfine, ReadError, SourceError};
 use vernier_model::{validate, StoredSession};
-use vernier_report::export::reader::{self, without_bom, Kind, SNIFF_BYTES};
-use vernier_report::export::{cyclictest, ReadError, SourceError};
 use vernier_store::{ImportReport, Store};
 
 use crate::cli::ImportArgs;
@@ -45,12 +46,12 @@ pub fn import(args: ImportArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
     };
     let context = || format!("cannot import {name}");
     let input = Input::open(path).with_context(|| format!("cannot read {name}"))?;
-    let report = match reader::sniff(&input.prefix, input.complete).with_context(context)? {
+    let report = match sniff(&input.prefix, input.complete).with_context(context)? {
         Kind::Export => import_export(input, &name, db_arg)?,
         Kind::Hyperfine => {
             let bytes = input.read_whole().with_context(context)?;
             let session =
-                reader::parse_hyperfine(without_bom(&bytes), now_ns()).with_context(context)?;
+                hyperfine::parse_hyperfine(without_bom(&bytes), now_ns()).with_context(context)?;
             store_one(session, db_arg).with_context(context)?
         }
         Kind::Cyclictest(output) => {
@@ -203,7 +204,7 @@ fn import_export(input: Input, name: &str, db_arg: Option<&Path>) -> Result<Impo
     // Everything is parsed and checked before the database is opened.
     let mut check = validate::FileCheck::new();
     let mut runs = 0;
-    let checked = reader::read_export(BufReader::with_capacity(1 << 16, &mut tee), |s| {
+    let checked = read_export(BufReader::with_capacity(1 << 16, &mut tee), |s| {
         check.session(&s)?;
         runs += s.configurations.iter().map(|c| c.runs.len()).sum::<usize>();
         Ok::<(), SourceError>(())
@@ -287,7 +288,7 @@ fn store_export(
     for (sha256, text) in kernel_configs {
         import.kernel_config(sha256, text)?;
     }
-    reader::read_export(input, |s: StoredSession| import.session(&s))?;
+    read_export(input, |s: StoredSession| import.session(&s))?;
     unchanged()?;
     Ok(import.commit()?)
 }
@@ -316,9 +317,9 @@ mod tests {
     use std::collections::BTreeMap;
 
     use uuid::Uuid;
+    use vernier_formats::export::{ExportDocument, FORMAT, VERSION};
+    use vernier_formats::import::parse;
     use vernier_model::{Recorder, RunRecord, StoredSession};
-    use vernier_report::export::reader::parse;
-    use vernier_report::export::{ExportDocument, FORMAT, VERSION};
     use vernier_store::Store;
 
     const HYPERFINE: &str = r#"{"results": [

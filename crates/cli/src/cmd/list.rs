@@ -24,7 +24,7 @@ pub fn list(args: ListArgs) -> Result<ExitCode> {
         listing.benchmark(b.info(), "");
     }
     let mut unusable = Vec::new();
-    if let Some(dir) = crate::config::benchmark_dir() {
+    if let Some(dir) = vernier_app::config::benchmark_dir() {
         let mine = vernier_bench::user::names(&dir);
         // A benchmark of the user's own named as a built-in is not used.
         let shadowed = |name: &str| builtins.get(name).is_some();
@@ -67,7 +67,7 @@ pub fn list(args: ListArgs) -> Result<ExitCode> {
     for s in builtin_suites() {
         list_suite(&s, args.verbose)?;
     }
-    if let Some(dir) = crate::config::suite_dir() {
+    if let Some(dir) = vernier_app::config::suite_dir() {
         let builtin: Vec<String> = builtin_suites().into_iter().map(|s| s.name).collect();
         for (name, path) in user_suite_files(&dir) {
             if builtin.contains(&name) {
@@ -111,9 +111,9 @@ fn list_suite(suite: &Suite, verbose: bool) -> Result<()> {
         s.target.map(|v| format!("--target {v}")),
         s.min_runs.map(|v| format!("--min-runs {v}")),
         s.max_runs.map(|v| format!("--max-runs {v}")),
-        s.min_time.map(|v| format!("--min-time {v}")),
-        s.max_time.map(|v| format!("--max-time {v}")),
-        s.run_timeout.map(|v| format!("--run-timeout {v}")),
+        s.min_time_s.map(|v| format!("--min-time {v}")),
+        s.max_time_s.map(|v| format!("--max-time {v}")),
+        s.run_timeout_s.map(|v| format!("--run-timeout {v}")),
         s.interleave.map(|i| {
             if i {
                 "--interleave".to_string()

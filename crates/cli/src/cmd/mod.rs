@@ -1,6 +1,5 @@
 //! One file per subcommand.
 
-mod busy;
 mod calibrate;
 mod child;
 mod compare;

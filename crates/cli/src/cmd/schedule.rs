@@ -157,7 +157,7 @@ fn units(
         (Some(suite), None) => {
             // A suite of a file is named by its absolute path: the service may run as another
             // user, with another configuration directory, or none.
-            let found = find_suite(suite, crate::config::suite_dir().as_deref())?;
+            let found = find_suite(suite, vernier_app::config::suite_dir().as_deref())?;
             let suite_arg = match &found.source {
                 SuiteSource::Builtin => suite.clone(),
                 SuiteSource::File(path) => {

@@ -7,8 +7,8 @@ use vernier_setup::RestoreRecord;
 use vernier_sys::Roots;
 
 use crate::cli::SystemCommand;
-use crate::host;
 use crate::out::{out, outln};
+use vernier_app::host;
 use vernier_report::format::findings_text;
 
 pub fn system(command: SystemCommand) -> Result<ExitCode> {

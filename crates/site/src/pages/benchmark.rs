@@ -2,10 +2,11 @@
 //! summaries of the configurations beside their results) and its figures.
 
 use maud::{html, Markup, Render};
+use vernier_analysis::monitors::{monitor_summaries, MonitorSummary};
 use vernier_analysis::ConfigSummary;
 use vernier_model::{Options, StoredConfiguration};
 use vernier_plot::{Format, PlotError, Series};
-use vernier_report::monitors::MonitorSummary;
+use vernier_report::monitors::Scale;
 
 use super::{configurations, metric_panels, nav, size};
 use crate::html::{self, interval, num};
@@ -282,7 +283,7 @@ fn against(
 }
 
 /// The monitors beside a benchmark's results: per session and configuration the median over
-/// its measured runs of the key monitors' run summaries (`vernier_report::monitors`, the
+/// its measured runs of the key monitors' run summaries (`vernier_analysis::monitors`, the
 /// numbers of the monitors pages and `show --monitors`), and links to every key's series.
 fn monitor_summary(site: &Site, bench: &Benchmark, labels: &PageLabels) -> Markup {
     let mut links = Vec::new();
@@ -301,7 +302,7 @@ fn monitor_summary(site: &Site, bench: &Benchmark, labels: &PageLabels) -> Marku
             a href={ "../monitors/" (s.info.id) ".html" } { (session_name(s)) }
         };
         for c in configs {
-            let summaries = vernier_report::monitors::monitor_summaries(c);
+            let summaries = monitor_summaries(c);
             if summaries.is_empty() {
                 continue;
             }
@@ -325,7 +326,7 @@ fn monitor_summary(site: &Site, bench: &Benchmark, labels: &PageLabels) -> Marku
         })
         .collect();
     // Each column in one unit, chosen by its largest median, named in its heading.
-    let scales: Vec<vernier_report::monitors::Scale> = keys
+    let scales: Vec<Scale> = keys
         .iter()
         .map(|k| {
             let of_key: Vec<&MonitorSummary> = rows
@@ -337,7 +338,7 @@ fn monitor_summary(site: &Site, bench: &Benchmark, labels: &PageLabels) -> Marku
                 .first()
                 .map(|x| (x.unit.as_str(), x.kind))
                 .unwrap_or(("", vernier_model::monitor::SeriesKind::Gauge));
-            vernier_report::monitors::Scale::of(unit, kind, &medians)
+            Scale::of(unit, kind, &medians)
         })
         .collect();
     let headings: Vec<String> = keys

@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 
 use maud::{html, Markup};
-use vernier_model::environment::{diff, kernel_config_diff};
+use vernier_analysis::environment::{diff, kernel_config_diff};
 use vernier_model::{Environment, StoredSession};
 
 use super::nav;

@@ -2,11 +2,12 @@
 //! of every key over its measured runs; and the figure of one key.
 
 use maud::{html, Markup, Render};
+use vernier_analysis::monitors::{monitor_summaries, MonitorSummary, RecordedKey};
 use vernier_model::monitor::SeriesKind;
 use vernier_model::StoredSession;
 use vernier_plot::{Format, MonitorTrace, PlotError, Size};
 use vernier_report::format::plural;
-use vernier_report::monitors::{MonitorSummary, RecordedKey};
+use vernier_report::monitors::Scale;
 
 use super::nav;
 use crate::html;
@@ -75,7 +76,7 @@ fn flat(key: &RecordedKey) -> String {
     if key.kind == SeriesKind::Counter && value == 0.0 {
         format!("did not rise in any of the {runs} that recorded it, in any configuration")
     } else {
-        let scale = key.scale();
+        let scale = Scale::of_constant(key);
         let value = format!("{} {}", scale.format(value), scale.unit);
         format!(
             "was {} in every sample of the {runs} that recorded it, in every configuration",
@@ -89,7 +90,7 @@ fn flat(key: &RecordedKey) -> String {
 fn summaries(s: &StoredSession) -> Markup {
     html! {
         @for c in &s.configurations {
-            @let summaries = vernier_report::monitors::monitor_summaries(c);
+            @let summaries = monitor_summaries(c);
             @if !summaries.is_empty() {
                 h3 {
                     (html::label(&vernier_analysis::label(
@@ -113,7 +114,7 @@ fn summary_rows(summaries: &[MonitorSummary]) -> Vec<Vec<Markup>> {
     summaries
         .iter()
         .map(|x| {
-            let scale = x.scale();
+            let scale = Scale::of_summary(x);
             vec![
                 html::label(&x.key),
                 scale.unit.render(),

@@ -145,7 +145,7 @@ pub fn session(site: &Site, i: usize) -> String {
 pub fn session_runs_csv(site: &Site, i: usize) -> Result<Vec<u8>, String> {
     let s = &site.input.sessions[i];
     let mut out = Vec::new();
-    vernier_report::export::writer::csv(&mut out, &[s.info.id], |_| {
+    vernier_formats::export::writer::csv(&mut out, &[s.info.id], |_| {
         Ok::<_, std::convert::Infallible>(s.clone())
     })
     .map_err(|e| e.to_string())?;

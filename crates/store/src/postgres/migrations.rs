@@ -33,6 +33,11 @@ const MIGRATIONS: &[Migration] = &[
         name: "setup_changed",
         sql: include_str!("../../migrations/postgres/0008_setup_changed.sql"),
     },
+    Migration {
+        version: 9,
+        name: "integer_keys",
+        sql: include_str!("../../migrations/postgres/0009_integer_keys.sql"),
+    },
 ];
 
 /// The key of the advisory lock that migrations hold, so that processes opening a new

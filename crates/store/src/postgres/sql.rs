@@ -8,7 +8,7 @@ use postgres::error::SqlState;
 use postgres::types::{ToSql, Type};
 use postgres::{Client, Statement};
 
-use crate::sql::{Cell, Dialect, Param, Row, Sql};
+use crate::sql::{Cell, CellRef, Cells, Dialect, Param, Row, RowSource, Sql};
 use crate::StoreError;
 
 /// A connection inside a transaction that the caller began.
@@ -164,6 +164,52 @@ fn cells(row: &postgres::Row) -> Result<Row, StoreError> {
     Ok(Row(cells))
 }
 
+/// A row of PostgreSQL, read in place.
+struct PgRow<'a>(&'a postgres::Row);
+
+impl RowSource for PgRow<'_> {
+    fn cell(&self, i: usize) -> Result<CellRef<'_>, StoreError> {
+        let row = self.0;
+        let column = row
+            .columns()
+            .get(i)
+            .ok_or_else(|| StoreError::Corrupt(format!("row has no column {i}")))?;
+        let get_error = |e: postgres::Error| StoreError::Corrupt(format!("column {i}: {e}"));
+        let cell = match *column.type_() {
+            Type::INT8 => row
+                .try_get::<_, Option<i64>>(i)
+                .map_err(get_error)?
+                .map(CellRef::Int),
+            Type::INT4 => row
+                .try_get::<_, Option<i32>>(i)
+                .map_err(get_error)?
+                .map(|v| CellRef::Int(v.into())),
+            Type::INT2 => row
+                .try_get::<_, Option<i16>>(i)
+                .map_err(get_error)?
+                .map(|v| CellRef::Int(v.into())),
+            Type::FLOAT8 => row
+                .try_get::<_, Option<f64>>(i)
+                .map_err(get_error)?
+                .map(CellRef::Real),
+            Type::BOOL => row
+                .try_get::<_, Option<bool>>(i)
+                .map_err(get_error)?
+                .map(CellRef::Bool),
+            Type::TEXT | Type::VARCHAR | Type::BPCHAR | Type::NAME | Type::UNKNOWN => row
+                .try_get::<_, Option<&str>>(i)
+                .map_err(get_error)?
+                .map(CellRef::Text),
+            Type::BYTEA => row
+                .try_get::<_, Option<&[u8]>>(i)
+                .map_err(get_error)?
+                .map(CellRef::Blob),
+            ref ty => return Err(StoreError::Corrupt(format!("a column of type {ty}"))),
+        };
+        Ok(cell.unwrap_or(CellRef::Null))
+    }
+}
+
 impl Sql for PgSql<'_> {
     fn dialect(&self) -> Dialect {
         Dialect::Postgres
@@ -190,6 +236,28 @@ impl Sql for PgSql<'_> {
             .iter()
             .map(cells)
             .collect()
+    }
+
+    fn query_each(
+        &mut self,
+        sql: &str,
+        params: &[Param<'_>],
+        each: &mut dyn FnMut(&Cells<'_>) -> Result<(), StoreError>,
+    ) -> Result<(), StoreError> {
+        use postgres::fallible_iterator::FallibleIterator;
+        let statement = self.prepare(sql)?;
+        let bound = Self::bind(&statement, params)?;
+        let refs: Vec<&(dyn ToSql + Sync)> = bound.iter().map(Bound::as_sql).collect();
+        let location = self.location;
+        // Rows stream from the server as they are read, not gathered first.
+        let mut rows = self
+            .client
+            .query_raw(&statement, refs)
+            .map_err(|e| error(location, e))?;
+        while let Some(row) = rows.next().map_err(|e| error(location, e))? {
+            each(&Cells(&PgRow(&row)))?;
+        }
+        Ok(())
     }
 }
 

@@ -189,12 +189,13 @@ impl SessionRow {
 }
 
 /// The columns [`ConfigurationRow::from_row`] reads, in its order.
-pub(crate) const CONFIGURATION_COLUMNS: &str = "id, position, benchmark, benchmark_version, \
+pub(crate) const CONFIGURATION_COLUMNS: &str = "key, id, position, benchmark, benchmark_version, \
      options, metric, unit, higher_is_better, stop_reason, converged, error, secondary_metrics, \
      loads";
 
 /// A configuration row, before its text is decoded.
 pub(crate) struct ConfigurationRow {
+    key: i64,
     id: String,
     position: u32,
     benchmark: String,
@@ -214,23 +215,25 @@ impl ConfigurationRow {
     /// Reads the columns of [`CONFIGURATION_COLUMNS`].
     pub(crate) fn from_row(r: &Row) -> Result<Self, StoreError> {
         Ok(ConfigurationRow {
-            id: r.get(0)?,
-            position: r.get(1)?,
-            benchmark: r.get(2)?,
-            benchmark_version: r.get(3)?,
-            options: r.get(4)?,
-            metric: r.get(5)?,
-            unit: r.get(6)?,
-            higher_is_better: r.get(7)?,
-            stop_reason: r.get(8)?,
-            converged: r.get(9)?,
-            error: r.get(10)?,
-            secondary_metrics: r.get(11)?,
-            loads: r.get(12)?,
+            key: r.get(0)?,
+            id: r.get(1)?,
+            position: r.get(2)?,
+            benchmark: r.get(3)?,
+            benchmark_version: r.get(4)?,
+            options: r.get(5)?,
+            metric: r.get(6)?,
+            unit: r.get(7)?,
+            higher_is_better: r.get(8)?,
+            stop_reason: r.get(9)?,
+            converged: r.get(10)?,
+            error: r.get(11)?,
+            secondary_metrics: r.get(12)?,
+            loads: r.get(13)?,
         })
     }
 
-    pub(crate) fn decode(self) -> Result<(String, ConfigurationRecord), StoreError> {
+    /// The configuration with its key in the database.
+    pub(crate) fn decode(self) -> Result<(i64, ConfigurationRecord), StoreError> {
         let record = ConfigurationRecord {
             id: parse_uuid(&self.id)?,
             position: self.position,
@@ -251,7 +254,7 @@ impl ConfigurationRow {
             secondary_metrics: from_json!("secondary metrics", &self.secondary_metrics)?,
             loads: from_json!("loads", &self.loads)?,
         };
-        Ok((self.id, record))
+        Ok((self.key, record))
     }
 }
 

@@ -18,10 +18,11 @@ fn column(what: &str, value: u64) -> Result<i64, StoreError> {
         .map_err(|_| StoreError::Invalid(format!("histogram {what} {value} exceeds 2^63 - 1")))
 }
 
-/// Stores the histograms of run `run_id`.
+/// Stores the histograms of run `run_id`, whose key in the database is `run_key`.
 pub(crate) fn insert(
     tx: &mut dyn Sql,
-    run_id: &str,
+    run_key: i64,
+    run_id: &uuid::Uuid,
     histograms: &[RunHistogram],
 ) -> Result<(), StoreError> {
     for h in histograms {
@@ -29,11 +30,11 @@ pub(crate) fn insert(
             .map_err(|e| StoreError::Invalid(format!("run {run_id}: {h}: {e}")))?;
         let buckets = encode(&h.buckets).map_err(|e| StoreError::Invalid(e.to_string()))?;
         tx.execute(
-            "INSERT INTO run_histograms (run_id, quantity, thread, cpu, count, min_ns, max_ns, \
+            "INSERT INTO run_histograms (run_key, quantity, thread, cpu, count, min_ns, max_ns, \
              max_index, sum_ns, overflows, missed, buckets) \
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
             args![
-                run_id,
+                run_key,
                 &h.quantity,
                 h.thread,
                 h.cpu,
@@ -51,29 +52,30 @@ pub(crate) fn insert(
     Ok(())
 }
 
-/// The histograms of every run `selection` takes: run id -> its histograms by quantity and
+/// The histograms of every run `selection` takes: run key -> its histograms by quantity and
 /// thread.
 pub(crate) fn read_runs(
     tx: &mut dyn Sql,
     selection: &RunsOf<'_>,
-) -> Result<HashMap<String, Vec<RunHistogram>>, StoreError> {
+) -> Result<HashMap<i64, Vec<RunHistogram>>, StoreError> {
     let rows = tx.query(
         &format!(
-            "SELECT h.run_id, h.quantity, h.thread, h.cpu, h.count, h.min_ns, h.max_ns, \
-         h.max_index, h.sum_ns, h.overflows, h.missed, h.buckets FROM run_histograms h \
-         JOIN runs r ON r.id = h.run_id JOIN configurations c ON c.id = r.configuration_id \
-         WHERE {} ORDER BY h.run_id, h.quantity, h.thread",
+            "SELECT h.run_key, h.quantity, h.thread, h.cpu, h.count, h.min_ns, h.max_ns, \
+         h.max_index, h.sum_ns, h.overflows, h.missed, h.buckets \
+         FROM {} CROSS JOIN run_histograms h WHERE h.run_key = r.key AND {} \
+         ORDER BY h.run_key, h.quantity, h.thread",
+            selection.tables(),
             selection.condition()
         ),
         &selection.params(),
     )?;
-    let mut by_run: HashMap<String, Vec<RunHistogram>> = HashMap::new();
+    let mut by_run: HashMap<i64, Vec<RunHistogram>> = HashMap::new();
     for r in rows {
-        let run_id: String = r.get(0)?;
+        let run_key: i64 = r.get(0)?;
         let unsigned = |i: usize| -> Result<u64, StoreError> {
             let v: i64 = r.get(i)?;
             u64::try_from(v)
-                .map_err(|_| corrupt(format!("negative histogram field in run {run_id}")))
+                .map_err(|_| corrupt(format!("negative histogram field in run key {run_key}")))
         };
         let histogram = RunHistogram {
             quantity: r.get(1)?,
@@ -89,9 +91,9 @@ pub(crate) fn read_runs(
             overflows: unsigned(9)?,
             missed: unsigned(10)?,
             buckets: decode(r.blob(11)?)
-                .map_err(|e| corrupt(format!("histogram of run {run_id}: {e}")))?,
+                .map_err(|e| corrupt(format!("histogram of run key {run_key}: {e}")))?,
         };
-        by_run.entry(run_id).or_default().push(histogram);
+        by_run.entry(run_key).or_default().push(histogram);
     }
     Ok(by_run)
 }

@@ -3,7 +3,7 @@
 
 use uuid::Uuid;
 use vernier_model::validate;
-use vernier_model::{SessionStatus, StoredSession};
+use vernier_model::{RunRecord, SessionStatus, StoredSession};
 
 use super::codec::{as_stored, to_json};
 use super::read::{load_session_in, session_progress_in};
@@ -81,10 +81,8 @@ impl<E: Engine> Import for Importer<'_, E> {
                 config.record.id,
                 id,
             ))?;
-            for run in &config.runs {
-                write::add_run(store, config.record.id, run)
-                    .map_err(stored_elsewhere("run", run.id, id))?;
-            }
+            write::add_runs(store, config.record.id, &config.runs)
+                .map_err(run_stored_elsewhere(config.record.id, id))?;
         }
         self.report.imported += 1;
         Ok(())
@@ -127,11 +125,11 @@ impl<E: Engine> Import for Importer<'_, E> {
         }
         // Which of the runs given are stored already (another copy may have stored them since
         // `session` was read): only those are looked up, not every run the session holds.
-        let run_ids: Vec<String> = session
+        let run_ids: Vec<Uuid> = session
             .configurations
             .iter()
             .flat_map(|c| &c.runs)
-            .map(|r| r.id.to_string())
+            .map(|r| r.id)
             .collect();
         let stored = store.write(|tx| session_progress_in(tx, id, Some(&run_ids)))?;
         let mut extension = Extension {
@@ -162,13 +160,29 @@ impl<E: Engine> Import for Importer<'_, E> {
                 }
                 Some(Some(_)) => {}
             }
-            for run in config.runs.iter().filter(|r| !stored.runs.contains(&r.id)) {
-                write::add_run(store, record.id, run)
-                    .map_err(stored_elsewhere("run", run.id, id))?;
-                extension.runs += 1;
-            }
+            let lacking: Vec<RunRecord> = config
+                .runs
+                .iter()
+                .filter(|r| !stored.runs.contains(&r.id))
+                .cloned()
+                .collect();
+            write::add_runs(store, record.id, &lacking)
+                .map_err(run_stored_elsewhere(record.id, id))?;
+            extension.runs += lacking.len();
         }
         Ok(extension)
+    }
+
+    fn add_runs(&mut self, part: &StoredSession) -> Result<usize, StoreError> {
+        validate::check_session(part).map_err(|e| StoreError::Invalid(e.to_string()))?;
+        let part = as_stored(part);
+        let mut stored = 0;
+        for config in part.configurations.iter().filter(|c| !c.runs.is_empty()) {
+            write::add_runs(self.store, config.record.id, &config.runs)
+                .map_err(run_stored_elsewhere(config.record.id, part.info.id))?;
+            stored += config.runs.len();
+        }
+        Ok(stored)
     }
 
     fn report(&self) -> ImportReport {
@@ -193,6 +207,24 @@ fn stored_elsewhere(
         if e.is_duplicate_key() {
             StoreError::Conflict(format!(
                 "{what} {record} of session {session} is already stored in another session"
+            ))
+        } else {
+            e
+        }
+    }
+}
+
+/// [`stored_elsewhere`] for the runs of `configuration`, stored many to a statement: a
+/// duplicate key is the id of one of them stored in another session.
+fn run_stored_elsewhere(
+    configuration: Uuid,
+    session: Uuid,
+) -> impl FnOnce(StoreError) -> StoreError {
+    move |e| {
+        if e.is_duplicate_key() {
+            StoreError::Conflict(format!(
+                "a run of configuration {configuration} of session {session} has an id that is \
+                 already stored in another session"
             ))
         } else {
             e

@@ -155,6 +155,19 @@ macro_rules! impl_store {
                 $crate::records::read::load_session_runs(self, id, load, runs)
             }
 
+            fn load_session_page(
+                &self,
+                id: uuid::Uuid,
+                load: $crate::Load,
+                after: Option<$crate::RunCursor>,
+                limit: usize,
+            ) -> Result<
+                (vernier_model::StoredSession, Option<$crate::RunCursor>),
+                $crate::StoreError,
+            > {
+                $crate::records::read::load_session_page(self, id, load, after, limit)
+            }
+
             fn find_sessions_by_tags(
                 &self,
                 tags: &[(String, String)],

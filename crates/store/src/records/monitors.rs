@@ -25,7 +25,7 @@ use vernier_model::monitor::{MonitorPoint, MonitorSeries, RunMonitorData, Series
 
 use super::codec::{corrupt, from_json, to_json};
 use super::read::RunsOf;
-use crate::sql::{args, Sql};
+use crate::sql::{args, Columns, Param, Sql};
 use crate::StoreError;
 
 /// The first byte of a `series` or `summary` blob: the encoding described in the module docs.
@@ -81,22 +81,32 @@ impl Names {
     }
 }
 
-/// Stores the monitor data of run `run_id` (the `runs` row is already inserted).
+/// Stores the monitor data of the run whose key is `run_key` (its `runs` row is already
+/// inserted).
 pub(crate) fn insert(
     tx: &mut dyn Sql,
     names: &mut Names,
-    run_id: &str,
+    run_key: i64,
     data: &RunMonitorData,
 ) -> Result<(), StoreError> {
-    insert_into(tx, "run_monitors", names, run_id, data)
+    insert_into(
+        tx,
+        "run_monitors",
+        "run_key",
+        names,
+        Param::Int(run_key),
+        data,
+    )
 }
 
-/// [`insert`] into `table`: `run_monitors`, or the table migration 0005 fills.
+/// [`insert`] into `table`, its run named by `run` in `run_column`: `run_monitors`, or the
+/// table migration 0005 fills (whose runs were named by their text ids).
 pub(crate) fn insert_into(
     tx: &mut dyn Sql,
     table: &str,
+    run_column: &str,
     names: &mut Names,
-    run_id: &str,
+    run: Param<'_>,
     data: &RunMonitorData,
 ) -> Result<(), StoreError> {
     let series = encode_series(tx, names, &data.series)?;
@@ -110,18 +120,18 @@ pub(crate) fn insert_into(
     // `table` is one of our own names, never input.
     tx.execute(
         &format!(
-            "INSERT INTO {table} (run_id, sampler_priority, sampler_cpu_ns, rounds, \
+            "INSERT INTO {table} ({run_column}, sampler_priority, sampler_cpu_ns, rounds, \
              unsupported, failures, series, summary) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)"
         ),
-        args![
-            run_id,
-            &data.sampler_priority,
-            data.sampler_cpu_ns,
-            data.rounds,
-            &unsupported,
-            &failures,
-            &series,
-            &summary
+        &[
+            run,
+            Param::from(&data.sampler_priority),
+            Param::from(data.sampler_cpu_ns),
+            Param::from(data.rounds),
+            Param::from(&unsupported),
+            Param::from(&failures),
+            Param::from(&series),
+            Param::from(&summary),
         ],
     )?;
     Ok(())
@@ -158,36 +168,35 @@ fn encode_series(
 pub(crate) fn read_runs(
     tx: &mut dyn Sql,
     selection: &RunsOf<'_>,
-) -> Result<HashMap<String, RunMonitorData>, StoreError> {
+) -> Result<HashMap<i64, RunMonitorData>, StoreError> {
     let names = Names::read(tx)?;
-    let rows = tx.query(
+    let mut out = HashMap::new();
+    tx.query_each(
         &format!(
-            "SELECT m.run_id, m.sampler_priority, m.sampler_cpu_ns, m.rounds, m.unsupported, \
-         m.failures, m.series, m.summary FROM run_monitors m \
-         JOIN runs r ON r.id = m.run_id JOIN configurations c ON c.id = r.configuration_id \
-         WHERE {}",
+            "SELECT m.run_key, m.sampler_priority, m.sampler_cpu_ns, m.rounds, m.unsupported, \
+         m.failures, m.series, m.summary \
+         FROM {} CROSS JOIN run_monitors m WHERE m.run_key = r.key AND {}",
+            selection.tables(),
             selection.condition()
         ),
         &selection.params(),
+        &mut |r| {
+            let run: i64 = r.get(0)?;
+            let data = RunMonitorData {
+                sampler_priority: r.get(1)?,
+                sampler_cpu_ns: r.get(2)?,
+                rounds: r.get(3)?,
+                unsupported: from_json!("monitors.unsupported", r.text(4)?)?,
+                failures: from_json!("monitors.failures", r.text(5)?)?,
+                series: decode_series(&names, r.blob(6)?)
+                    .map_err(|e| corrupt(format!("monitor series of run key {run}: {e}")))?,
+                summary: decode_summary(&names, r.blob(7)?)
+                    .map_err(|e| corrupt(format!("monitor summary of run key {run}: {e}")))?,
+            };
+            out.insert(run, data);
+            Ok(())
+        },
     )?;
-    let mut out = HashMap::new();
-    for r in rows {
-        let run_id: String = r.get(0)?;
-        let unsupported: String = r.get(4)?;
-        let failures: String = r.get(5)?;
-        let data = RunMonitorData {
-            sampler_priority: r.get(1)?,
-            sampler_cpu_ns: r.get(2)?,
-            rounds: r.get(3)?,
-            unsupported: from_json!("monitors.unsupported", &unsupported)?,
-            failures: from_json!("monitors.failures", &failures)?,
-            series: decode_series(&names, r.blob(6)?)
-                .map_err(|e| corrupt(format!("monitor series of run {run_id}: {e}")))?,
-            summary: decode_summary(&names, r.blob(7)?)
-                .map_err(|e| corrupt(format!("monitor summary of run {run_id}: {e}")))?,
-        };
-        out.insert(run_id, data);
-    }
     Ok(out)
 }
 

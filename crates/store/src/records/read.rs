@@ -11,8 +11,8 @@ use super::codec::{
 };
 use super::{histograms, monitors, Engine};
 use crate::selector::{parse_selector, Selector};
-use crate::sql::{args, Param, Sql};
-use crate::{Load, SessionHeader, SessionProgress, StoreError};
+use crate::sql::{args, Columns, Param, Sql};
+use crate::{Load, RunCursor, SessionHeader, SessionProgress, StoreError};
 
 pub(crate) fn session_tags(
     tx: &mut dyn Sql,
@@ -67,6 +67,32 @@ pub(crate) fn load_session_runs_in(
     load: Load,
     only: Option<&BTreeSet<Uuid>>,
 ) -> Result<StoredSession, StoreError> {
+    match only {
+        None => load_selected(tx, id, load, Which::All),
+        Some(ids) => {
+            let ids: Vec<Uuid> = ids.iter().copied().collect();
+            load_selected(tx, id, load, Which::Ids(&ids))
+        }
+    }
+}
+
+/// Which runs of a session a read takes.
+#[derive(Clone, Copy)]
+pub(crate) enum Which<'a> {
+    All,
+    /// Those with these ids.
+    Ids(&'a [Uuid]),
+    /// Those whose keys are after the first and at most the second.
+    Keys(i64, i64),
+}
+
+/// Session `id` with what `load` asks for and the runs `which` takes.
+fn load_selected(
+    tx: &mut dyn Sql,
+    id: Uuid,
+    load: Load,
+    which: Which<'_>,
+) -> Result<StoredSession, StoreError> {
     let key = id.to_string();
     let row = tx
         .query_opt(
@@ -91,10 +117,10 @@ pub(crate) fn load_session_runs_in(
         args![&key],
     )?;
     let mut configurations = Vec::new();
-    let mut by_id: HashMap<String, usize> = HashMap::new();
+    let mut slots: HashMap<i64, usize> = HashMap::new();
     for row in rows {
-        let (row_id, record) = ConfigurationRow::from_row(&row)?.decode()?;
-        by_id.insert(row_id, configurations.len());
+        let (row_key, record) = ConfigurationRow::from_row(&row)?.decode()?;
+        slots.insert(row_key, configurations.len());
         configurations.push(StoredConfiguration {
             record,
             runs: Vec::new(),
@@ -107,18 +133,35 @@ pub(crate) fn load_session_runs_in(
         });
     }
 
-    let only: Option<Vec<String>> = only.map(|ids| ids.iter().map(Uuid::to_string).collect());
-    let mut runs = Vec::new();
-    for selection in &RunsOf::queries(&key, only.as_deref()) {
-        read_runs(tx, selection, load, &by_id, &mut runs)?;
+    let primary: Vec<&str> = configurations
+        .iter()
+        .map(|c| c.record.metric.name.as_str())
+        .collect();
+    let mut runs = Runs::default();
+    for selection in &RunsOf::queries(&key, which) {
+        read_runs(tx, selection, load, &slots, &primary, &mut runs)?;
     }
     // Execution order: by start time; a warmup and a measured run that started in the
     // same nanosecond (a coarse clock) keep warmup first, then index order, then the order of
-    // insertion (`rowid`, a column of PostgreSQL's tables too: docs/schema.md). The runs of
-    // one query come in this order already; a stable sort only merges those of several.
-    runs.sort_by_key(|(order, _, _)| *order);
-    for (_, slot, run) in runs {
-        configurations[slot].runs.push(run);
+    // insertion (the run's key). The small order entries are sorted, and each run is moved
+    // once, into its configuration.
+    let Runs {
+        mut runs,
+        mut order,
+        ..
+    } = runs;
+    order.sort_unstable();
+    let mut per_slot = vec![0usize; configurations.len()];
+    for &(_, slot, _) in &order {
+        per_slot[slot] += 1;
+    }
+    for (configuration, count) in configurations.iter_mut().zip(per_slot) {
+        configuration.runs.reserve_exact(count);
+    }
+    for (_, slot, at) in order {
+        if let Some(run) = runs[at].take() {
+            configurations[slot].runs.push(run);
+        }
     }
     Ok(StoredSession {
         info,
@@ -131,54 +174,69 @@ pub(crate) fn load_session_runs_in(
 /// engines look each one up by its key.
 const RUNS_PER_QUERY: usize = 500;
 
-/// The runs of session `session` (its id as stored) that a read takes: all of them, or those
-/// among `only`.
+/// The runs of session `session` (its id as stored) that one query takes.
 pub(crate) struct RunsOf<'a> {
     pub(crate) session: &'a str,
-    pub(crate) only: Option<&'a [String]>,
+    pub(crate) which: Which<'a>,
 }
 
 impl<'a> RunsOf<'a> {
-    /// The selections of one query each that together take the runs of `session` among
-    /// `only` (all of them without it), at most [`RUNS_PER_QUERY`] ids a query.
-    pub(crate) fn queries(session: &'a str, only: Option<&'a [String]>) -> Vec<RunsOf<'a>> {
-        match only {
-            None => vec![RunsOf {
-                session,
-                only: None,
-            }],
-            Some(ids) => ids
+    /// The selections of one query each that together take the runs of `session` that
+    /// `which` takes, at most [`RUNS_PER_QUERY`] ids a query.
+    pub(crate) fn queries(session: &'a str, which: Which<'a>) -> Vec<RunsOf<'a>> {
+        match which {
+            Which::Ids(ids) => ids
                 .chunks(RUNS_PER_QUERY)
                 .map(|chunk| RunsOf {
                     session,
-                    only: Some(chunk),
+                    which: Which::Ids(chunk),
                 })
                 .collect(),
+            which => vec![RunsOf { session, which }],
         }
     }
 
-    /// The condition that selects these runs in a query of `runs r` joined to
-    /// `configurations c`, with [`RunsOf::params`].
+    /// The tables `runs r` and `configurations c` of a query of these runs, in the order
+    /// SQLite must join them: a CROSS JOIN keeps its left table outer
+    /// (https://www.sqlite.org/optoverview.html#crossjoin; PostgreSQL plans it as any inner
+    /// join). A whole session is read from its configurations to their runs; chosen runs are
+    /// looked up by their ids, each in the index of ids, rather than found among all of the
+    /// session's runs, which SQLite would otherwise do for each query of 500 ids. Join
+    /// further tables with CROSS JOIN after these, and [`RunsOf::condition`] in the WHERE.
+    pub(crate) fn tables(&self) -> &'static str {
+        match self.which {
+            Which::All => "configurations c CROSS JOIN runs r",
+            Which::Ids(_) | Which::Keys(..) => "runs r CROSS JOIN configurations c",
+        }
+    }
+
+    /// The condition that joins [`RunsOf::tables`] and selects these runs, with
+    /// [`RunsOf::params`].
     pub(crate) fn condition(&self) -> String {
-        match self.only {
-            None => "c.session_id = $1".to_string(),
-            Some(ids) => {
+        match self.which {
+            Which::All => "c.key = r.configuration_key AND c.session_id = $1".to_string(),
+            Which::Keys(..) => "r.key > $2 AND r.key <= $3 AND c.key = r.configuration_key \
+                 AND c.session_id = $1"
+                .to_string(),
+            Which::Ids(ids) => {
                 let list: Vec<String> = (2..ids.len() + 2).map(|i| format!("${i}")).collect();
-                format!("c.session_id = $1 AND r.id IN ({})", list.join(", "))
+                format!(
+                    "r.id IN ({}) AND c.key = r.configuration_key AND c.session_id = $1",
+                    list.join(", ")
+                )
             }
         }
     }
 
     /// The values of the parameters of [`RunsOf::condition`].
     pub(crate) fn params(&self) -> Vec<Param<'_>> {
-        std::iter::once(Param::Text(self.session))
-            .chain(
-                self.only
-                    .unwrap_or_default()
-                    .iter()
-                    .map(|id| Param::Text(id)),
-            )
-            .collect()
+        let mut params = vec![Param::Text(self.session)];
+        match self.which {
+            Which::All => {}
+            Which::Ids(ids) => params.extend(ids.iter().map(Param::from)),
+            Which::Keys(after, last) => params.extend([Param::Int(after), Param::Int(last)]),
+        }
+        params
     }
 }
 
@@ -186,102 +244,142 @@ impl<'a> RunsOf<'a> {
 /// insertion) and the configuration (its slot) it belongs to.
 type RunOrder = (i64, bool, u32, i64);
 
-/// Reads the runs `selection` takes with what `load` asks for, and appends them to `runs` with
-/// their order and their configuration's slot in `by_id`.
+/// The runs read so far: each run, where it goes (its order and its configuration's slot),
+/// and its key.
+#[derive(Default)]
+struct Runs {
+    runs: Vec<Option<RunRecord>>,
+    order: Vec<(RunOrder, usize, usize)>,
+    keys: Vec<i64>,
+    /// Where each key is among `runs`, made when a record of some run is to be joined to it
+    /// (most sessions have no secondary values, histograms or monitor data to join).
+    by_key: Option<HashMap<i64, usize>>,
+}
+
+impl Runs {
+    fn push(&mut self, key: i64, order: RunOrder, slot: usize, run: RunRecord) {
+        self.order.push((order, slot, self.runs.len()));
+        self.runs.push(Some(run));
+        self.keys.push(key);
+        self.by_key = None;
+    }
+
+    fn len(&self) -> usize {
+        self.runs.len()
+    }
+
+    fn get(&mut self, key: i64) -> Result<&mut RunRecord, StoreError> {
+        let keys = &self.keys;
+        let by_key = self
+            .by_key
+            .get_or_insert_with(|| keys.iter().enumerate().map(|(at, &k)| (k, at)).collect());
+        by_key
+            .get(&key)
+            .and_then(|&at| self.runs[at].as_mut())
+            .ok_or_else(|| corrupt(format!("a record of run key {key}, which is not read")))
+    }
+}
+
+/// The columns of a run that [`read_runs`] decodes, in its order.
+const RUN_COLUMNS: &str = "r.key, r.id, r.configuration_key, r.idx, r.warmup, r.round, \
+     r.preceding_executions, r.started_at_ns, r.ended_at_ns, r.value, r.user_cpu_ns, \
+     r.system_cpu_ns, r.voluntary_cs, r.involuntary_cs, r.max_rss_bytes, r.foreign_cpu_ns, \
+     r.controller_cpu_ns, r.load_cpu_ns, r.setup_steps, r.setup_changed";
+
+/// Reads the runs `selection` takes with what `load` asks for, each decoded from the row as the
+/// engine reads it, and appends them to `runs` with their order and their configuration's slot
+/// in `slots` (`primary` the name of each slot's primary metric, whose value is the run's
+/// column `value`).
 fn read_runs(
     tx: &mut dyn Sql,
     selection: &RunsOf<'_>,
     load: Load,
-    by_id: &HashMap<String, usize>,
-    runs: &mut Vec<(RunOrder, usize, RunRecord)>,
+    slots: &HashMap<i64, usize>,
+    primary: &[&str],
+    runs: &mut Runs,
 ) -> Result<(), StoreError> {
-    let condition = selection.condition();
+    let (tables, condition) = (selection.tables(), selection.condition());
     let params = selection.params();
-    let mut values: HashMap<String, BTreeMap<String, f64>> = HashMap::new();
-    let rows = tx.query(
-        &format!(
-            "SELECT v.run_id, v.metric, v.value FROM run_values v \
-             JOIN runs r ON r.id = v.run_id \
-             JOIN configurations c ON c.id = r.configuration_id \
-             WHERE {condition}"
-        ),
+    let first = runs.len();
+    tx.query_each(
+        &format!("SELECT {RUN_COLUMNS} FROM {tables} WHERE {condition}"),
         &params,
+        &mut |r| {
+            let key: i64 = r.get(0)?;
+            let id: Uuid = r.get(1)?;
+            let slot = slots
+                .get(&r.get::<i64>(2)?)
+                .copied()
+                .ok_or_else(|| corrupt(format!("run {id} of unknown configuration")))?;
+            let mut values = BTreeMap::new();
+            if let Some(value) = r.get::<Option<f64>>(9)? {
+                values.insert(primary[slot].to_string(), value);
+            }
+            // Most runs have no setup steps: no parser for those.
+            let setup_steps = match r.text(18)? {
+                "[]" => Vec::new(),
+                text => from_json!("setup steps", text)?,
+            };
+            let setup_changed = match r.text(19)? {
+                "[]" => Vec::new(),
+                text => from_json!("setup changed", text)?,
+            };
+            let run = RunRecord {
+                id,
+                index: r.get(3)?,
+                warmup: r.get(4)?,
+                round: r.get(5)?,
+                preceding_executions: r.get(6)?,
+                started_at_ns: r.get(7)?,
+                ended_at_ns: r.get(8)?,
+                values,
+                rusage: Rusage {
+                    user_cpu_ns: r.get(10)?,
+                    system_cpu_ns: r.get(11)?,
+                    voluntary_cs: r.get(12)?,
+                    involuntary_cs: r.get(13)?,
+                    max_rss_bytes: r.get(14)?,
+                },
+                foreign_cpu_ns: r.get(15)?,
+                controller_cpu_ns: r.get(16)?,
+                load_cpu_ns: r.get(17)?,
+                monitors: None,
+                setup_steps,
+                setup_changed,
+                histograms: Vec::new(),
+            };
+            let order = (run.started_at_ns, !run.warmup, run.index, key);
+            runs.push(key, order, slot, run);
+            Ok(())
+        },
     )?;
-    for row in rows {
-        values
-            .entry(row.get(0)?)
-            .or_default()
-            .insert(row.get(1)?, row.get(2)?);
+    if runs.len() == first {
+        return Ok(());
     }
-
-    let rows = tx.query(
+    // The other metrics than the primary one (a benchmark's secondary metrics).
+    tx.query_each(
         &format!(
-            "SELECT r.id, r.configuration_id, r.idx, r.warmup, r.round, \
-             r.preceding_executions, r.started_at_ns, r.ended_at_ns, r.user_cpu_ns, \
-             r.system_cpu_ns, r.voluntary_cs, r.involuntary_cs, r.max_rss_bytes, \
-             r.foreign_cpu_ns, r.controller_cpu_ns, r.setup_steps, r.load_cpu_ns, r.rowid, \
-             r.setup_changed \
-             FROM runs r JOIN configurations c ON c.id = r.configuration_id \
-             WHERE {condition} \
-             ORDER BY r.started_at_ns, r.warmup DESC, r.idx, r.rowid"
+            "SELECT v.run_key, v.metric, v.value FROM {tables} CROSS JOIN run_values v \
+             WHERE v.run_key = r.key AND {condition}"
         ),
         &params,
+        &mut |row| {
+            let value: f64 = row.get(2)?;
+            runs.get(row.get(0)?)?
+                .values
+                .insert(row.text(1)?.to_string(), value);
+            Ok(())
+        },
     )?;
-    let mut monitors = if load.monitors {
-        monitors::read_runs(tx, selection)?
-    } else {
-        HashMap::new()
-    };
-    let mut histograms = if load.histograms {
-        histograms::read_runs(tx, selection)?
-    } else {
-        HashMap::new()
-    };
-    for r in rows {
-        let run_id: String = r.get(0)?;
-        let configuration_id: String = r.get(1)?;
-        let setup_steps: String = r.get(15)?;
-        let setup_changed: String = r.get(18)?;
-        let mut run = RunRecord {
-            id: parse_uuid(&run_id)?,
-            index: r.get(2)?,
-            warmup: r.get(3)?,
-            round: r.get(4)?,
-            preceding_executions: r.get(5)?,
-            started_at_ns: r.get(6)?,
-            ended_at_ns: r.get(7)?,
-            values: BTreeMap::new(),
-            rusage: Rusage {
-                user_cpu_ns: r.get(8)?,
-                system_cpu_ns: r.get(9)?,
-                voluntary_cs: r.get(10)?,
-                involuntary_cs: r.get(11)?,
-                max_rss_bytes: r.get(12)?,
-            },
-            foreign_cpu_ns: r.get(13)?,
-            controller_cpu_ns: r.get(14)?,
-            load_cpu_ns: r.get(16)?,
-            monitors: None,
-            setup_steps: Vec::new(),
-            setup_changed: Vec::new(),
-            histograms: Vec::new(),
-        };
-        run.histograms = histograms.remove(&run_id).unwrap_or_default();
-        // Most runs have no setup steps: no parser for those.
-        if setup_steps != "[]" {
-            run.setup_steps = from_json!("setup steps", &setup_steps)?;
+    if load.histograms {
+        for (key, histograms) in histograms::read_runs(tx, selection)? {
+            runs.get(key)?.histograms = histograms;
         }
-        if setup_changed != "[]" {
-            run.setup_changed = from_json!("setup changed", &setup_changed)?;
+    }
+    if load.monitors {
+        for (key, data) in monitors::read_runs(tx, selection)? {
+            runs.get(key)?.monitors = Some(data);
         }
-        run.monitors = monitors.remove(&run_id);
-        run.values = values.remove(&run_id).unwrap_or_default();
-        let slot = by_id
-            .get(&configuration_id)
-            .copied()
-            .ok_or_else(|| corrupt(format!("run {run_id} of unknown configuration")))?;
-        let order = (run.started_at_ns, !run.warmup, run.index, r.get(17)?);
-        runs.push((order, slot, run));
     }
     Ok(())
 }
@@ -373,7 +471,7 @@ pub(crate) fn resolve(store: &impl Engine, selector: &str) -> Result<Uuid, Store
 pub(crate) fn session_progress_in(
     tx: &mut dyn Sql,
     id: Uuid,
-    only: Option<&[String]>,
+    only: Option<&[Uuid]>,
 ) -> Result<SessionProgress, StoreError> {
     let key = id.to_string();
     let mut progress = SessionProgress::default();
@@ -389,17 +487,20 @@ pub(crate) fn session_progress_in(
                 .transpose()?,
         );
     }
-    for selection in RunsOf::queries(&key, only) {
-        for row in tx.query(
+    let which = only.map_or(Which::All, Which::Ids);
+    for selection in RunsOf::queries(&key, which) {
+        tx.query_each(
             &format!(
-                "SELECT r.id FROM runs r JOIN configurations c ON c.id = r.configuration_id \
-                 WHERE {}",
+                "SELECT r.id FROM {} WHERE {}",
+                selection.tables(),
                 selection.condition()
             ),
             &selection.params(),
-        )? {
-            progress.runs.insert(parse_uuid(&row.get::<String>(0)?)?);
-        }
+            &mut |row| {
+                progress.runs.insert(row.get(0)?);
+                Ok(())
+            },
+        )?;
     }
     Ok(progress)
 }
@@ -426,6 +527,37 @@ pub(crate) fn load_session_runs(
     runs: &BTreeSet<Uuid>,
 ) -> Result<StoredSession, StoreError> {
     store.read(|tx| load_session_runs_in(tx, id, load, Some(runs)))
+}
+
+/// [`crate::Store::load_session_page`].
+pub(crate) fn load_session_page(
+    store: &impl Engine,
+    id: Uuid,
+    load: Load,
+    after: Option<RunCursor>,
+    limit: usize,
+) -> Result<(StoredSession, Option<RunCursor>), StoreError> {
+    let after = after.map_or(i64::MIN, |c| c.0);
+    let limit = i64::try_from(limit.max(1)).unwrap_or(i64::MAX);
+    store.read(|tx| {
+        // The keys of the page: the session's next runs in the order of their keys, found
+        // walking the runs from the last key read (a range of the table's key, in its order).
+        let mut keys = 0i64;
+        let mut last = after;
+        tx.query_each(
+            "SELECT r.key FROM runs r CROSS JOIN configurations c WHERE r.key > $2 \
+             AND c.key = r.configuration_key AND c.session_id = $1 ORDER BY r.key LIMIT $3",
+            args![&id.to_string(), after, limit],
+            &mut |row| {
+                keys += 1;
+                last = row.get(0)?;
+                Ok(())
+            },
+        )?;
+        let session = load_selected(tx, id, load, Which::Keys(after, last))?;
+        let next = (keys == limit).then_some(RunCursor(last));
+        Ok((session, next))
+    })
 }
 
 pub(crate) fn kernel_config(

@@ -14,7 +14,7 @@ use super::codec::{from_json, stored_value, to_json};
 use super::read::ensure_exists;
 use super::Engine;
 use super::{histograms, monitors};
-use crate::sql::args;
+use crate::sql::{args, Columns, Param};
 use crate::{DeleteReport, StoreError};
 
 /// Inserts a session row with its tags; `owner` is the process recording it (none for an
@@ -125,57 +125,154 @@ pub(crate) fn add_run(
     configuration: Uuid,
     run: &RunRecord,
 ) -> Result<(), StoreError> {
+    add_runs(store, configuration, std::slice::from_ref(run))
+}
+
+/// How many runs one INSERT statement stores: 19 parameters each, far below the parameter
+/// limits of both engines (SQLite's 32,766, PostgreSQL's 65,535). One statement for many rows
+/// is one round trip to a PostgreSQL server instead of hundreds, and one parse in SQLite.
+const RUNS_PER_INSERT: usize = 200;
+
+/// How many metric values one INSERT statement stores (3 parameters each).
+const VALUES_PER_INSERT: usize = 500;
+
+/// The columns of `runs` that [`add_runs`] writes, in the order of its parameters.
+const RUN_INSERT_COLUMNS: &str = "id, configuration_key, idx, warmup, round, \
+     preceding_executions, started_at_ns, ended_at_ns, value, user_cpu_ns, system_cpu_ns, \
+     voluntary_cs, involuntary_cs, max_rss_bytes, foreign_cpu_ns, controller_cpu_ns, \
+     load_cpu_ns, setup_steps, setup_changed";
+const RUN_INSERT_PARAMS: usize = 19;
+
+/// `INSERT INTO {table} ({columns}) VALUES ($1, ...), ...` for `rows` rows of `per_row`
+/// parameters each.
+fn insert_rows(table: &str, columns: &str, per_row: usize, rows: usize) -> String {
+    let mut sql = format!("INSERT INTO {table} ({columns}) VALUES ");
+    for row in 0..rows {
+        sql.push_str(if row == 0 { "(" } else { ", (" });
+        for column in 0..per_row {
+            if column > 0 {
+                sql.push_str(", ");
+            }
+            sql.push_str(&format!("${}", row * per_row + column + 1));
+        }
+        sql.push(')');
+    }
+    sql
+}
+
+/// Stores `runs` of the configuration `configuration` in one transaction (the caller's, in an
+/// import), many to a statement: each run's row with its primary value, its other values, its
+/// histograms and its monitor data.
+pub(crate) fn add_runs(
+    store: &mut impl Engine,
+    configuration: Uuid,
+    runs: &[RunRecord],
+) -> Result<(), StoreError> {
     // SQLite stores a NaN as NULL (https://www.sqlite.org/floatingpoint.html), which would
     // silently turn a broken measurement into a missing one.
-    if let Some((metric, _)) = run.values.iter().find(|(_, v)| v.is_nan()) {
-        return Err(StoreError::Invalid(format!(
-            "run {}: metric '{metric}' is NaN",
-            run.id
-        )));
-    }
-    let id = run.id.to_string();
-    let configuration_id = configuration.to_string();
-    let setup_steps = to_json!("setup steps", &run.setup_steps)?;
-    let setup_changed = to_json!("setup changed", &run.setup_changed)?;
-    store.write(|tx| {
-        ensure_exists(tx, "configurations", "configuration", configuration)?;
-        tx.execute(
-            "INSERT INTO runs (id, configuration_id, idx, warmup, round, \
-             preceding_executions, started_at_ns, ended_at_ns, user_cpu_ns, system_cpu_ns, \
-             voluntary_cs, involuntary_cs, max_rss_bytes, foreign_cpu_ns, controller_cpu_ns, \
-             setup_steps, load_cpu_ns, setup_changed) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, \
-             $18)",
-            args![
-                &id,
-                &configuration_id,
-                run.index,
-                run.warmup,
-                run.round,
-                run.preceding_executions,
-                run.started_at_ns,
-                run.ended_at_ns,
-                run.rusage.user_cpu_ns,
-                run.rusage.system_cpu_ns,
-                run.rusage.voluntary_cs,
-                run.rusage.involuntary_cs,
-                run.rusage.max_rss_bytes,
-                run.foreign_cpu_ns,
-                run.controller_cpu_ns,
-                &setup_steps,
-                run.load_cpu_ns,
-                &setup_changed,
-            ],
-        )?;
-        histograms::insert(tx, &id, &run.histograms)?;
-        if let Some(data) = &run.monitors {
-            let mut names = monitors::Names::read(tx)?;
-            monitors::insert(tx, &mut names, &id, data)?;
+    for run in runs {
+        if let Some((metric, _)) = run.values.iter().find(|(_, v)| v.is_nan()) {
+            return Err(StoreError::Invalid(format!(
+                "run {}: metric '{metric}' is NaN",
+                run.id
+            )));
         }
-        for (metric, value) in &run.values {
+    }
+    let configuration_id = configuration.to_string();
+    // Most runs have neither setup steps nor changed settings: no encoder for those.
+    let texts = runs
+        .iter()
+        .map(|run| {
+            let setup_steps = match run.setup_steps.is_empty() {
+                true => None,
+                false => Some(to_json!("setup steps", &run.setup_steps)?),
+            };
+            let setup_changed = match run.setup_changed.is_empty() {
+                true => None,
+                false => Some(to_json!("setup changed", &run.setup_changed)?),
+            };
+            Ok((setup_steps, setup_changed))
+        })
+        .collect::<Result<Vec<(Option<String>, Option<String>)>, StoreError>>()?;
+    store.write(|tx| {
+        let row = tx
+            .query_opt(
+                "SELECT key, metric FROM configurations WHERE id = $1",
+                args![&configuration_id],
+            )?
+            .ok_or(StoreError::Unknown {
+                what: "configuration",
+                id: configuration,
+            })?;
+        let configuration_key: i64 = row.get(0)?;
+        let primary = row.text(1)?;
+        let mut others: Vec<(i64, &str, f64)> = Vec::new();
+        for (chunk, texts) in runs
+            .chunks(RUNS_PER_INSERT)
+            .zip(texts.chunks(RUNS_PER_INSERT))
+        {
+            let mut params = Vec::with_capacity(chunk.len() * RUN_INSERT_PARAMS);
+            for (run, (setup_steps, setup_changed)) in chunk.iter().zip(texts) {
+                // The primary metric's value is a column of the run; the others are rows of
+                // run_values (docs/schema.md).
+                let value = run.values.get(primary).copied().map(stored_value);
+                params.extend_from_slice(args![
+                    &run.id,
+                    configuration_key,
+                    run.index,
+                    run.warmup,
+                    run.round,
+                    run.preceding_executions,
+                    run.started_at_ns,
+                    run.ended_at_ns,
+                    value,
+                    run.rusage.user_cpu_ns,
+                    run.rusage.system_cpu_ns,
+                    run.rusage.voluntary_cs,
+                    run.rusage.involuntary_cs,
+                    run.rusage.max_rss_bytes,
+                    run.foreign_cpu_ns,
+                    run.controller_cpu_ns,
+                    run.load_cpu_ns,
+                    setup_steps.as_deref().unwrap_or("[]"),
+                    setup_changed.as_deref().unwrap_or("[]"),
+                ]);
+            }
+            let sql = insert_rows("runs", RUN_INSERT_COLUMNS, RUN_INSERT_PARAMS, chunk.len());
+            // The keys the rows got, by id: RETURNING promises no order in either engine.
+            let mut keys: std::collections::HashMap<Uuid, i64> =
+                std::collections::HashMap::with_capacity(chunk.len());
+            tx.query_each(&format!("{sql} RETURNING key, id"), &params, &mut |row| {
+                keys.insert(row.get(1)?, row.get(0)?);
+                Ok(())
+            })?;
+            for run in chunk {
+                let run_key = *keys.get(&run.id).ok_or_else(|| {
+                    StoreError::Corrupt(format!("run {} was stored without a key", run.id))
+                })?;
+                histograms::insert(tx, run_key, &run.id, &run.histograms)?;
+                if let Some(data) = &run.monitors {
+                    let mut names = monitors::Names::read(tx)?;
+                    monitors::insert(tx, &mut names, run_key, data)?;
+                }
+                others.extend(
+                    run.values
+                        .iter()
+                        .filter(|(metric, _)| *metric != primary)
+                        .map(|(metric, value)| (run_key, metric.as_str(), stored_value(*value))),
+                );
+            }
+        }
+        for chunk in others.chunks(VALUES_PER_INSERT) {
+            let params: Vec<Param<'_>> = chunk
+                .iter()
+                .flat_map(|(key, metric, value)| {
+                    [Param::Int(*key), Param::Text(metric), Param::Real(*value)]
+                })
+                .collect();
             tx.execute(
-                "INSERT INTO run_values (run_id, metric, value) VALUES ($1, $2, $3)",
-                args![&id, metric, stored_value(*value)],
+                &insert_rows("run_values", "run_key, metric, value", 3, chunk.len()),
+                &params,
             )?;
         }
         Ok(())
@@ -360,12 +457,12 @@ pub(crate) fn delete_sessions(
             report.configurations +=
                 count("SELECT count(*) FROM configurations WHERE session_id = $1")?;
             report.runs += count(
-                "SELECT count(*) FROM runs JOIN configurations c ON c.id = configuration_id \
-                 WHERE c.session_id = $1",
+                "SELECT count(*) FROM runs r JOIN configurations c \
+                 ON c.key = r.configuration_key WHERE c.session_id = $1",
             )?;
             report.monitor_records += count(
-                "SELECT count(*) FROM run_monitors m JOIN runs r ON r.id = m.run_id \
-                 JOIN configurations c ON c.id = r.configuration_id WHERE c.session_id = $1",
+                "SELECT count(*) FROM run_monitors m JOIN runs r ON r.key = m.run_key \
+                 JOIN configurations c ON c.key = r.configuration_key WHERE c.session_id = $1",
             )?;
             let sha: Option<String> = tx
                 .query_one(

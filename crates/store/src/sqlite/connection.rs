@@ -23,6 +23,10 @@ pub(super) const APPLICATION_ID: i64 = 0x7672_6e72;
 /// open transaction.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// The page cache of a connection that only reads, in KiB as `PRAGMA cache_size` takes it
+/// (negative): 64 MiB at most.
+const READ_CACHE_KIB: i64 = -65_536;
+
 /// How long an operation is retried, in all, while the database stays locked. The busy handler
 /// does not cover every case: SQLite returns SQLITE_BUSY at once, without waiting, when a read
 /// transaction would have to become a write transaction while another connection writes
@@ -97,6 +101,12 @@ impl SqliteStore {
         .map_err(|e| open_error(path, e))?;
         let open = |e| open_error(path, e);
         conn.busy_timeout(BUSY_TIMEOUT).map_err(open)?;
+        // A read of a large session (a sync of it, a report) visits most pages of its runs,
+        // some several times (runs chosen by id, then their values): with SQLite's default
+        // cache of 2 MiB they are read from the file again and again. The cache takes memory
+        // only for pages read (https://www.sqlite.org/pragma.html#pragma_cache_size).
+        conn.pragma_update(None, "cache_size", READ_CACHE_KIB)
+            .map_err(open)?;
         check_application_id(&conn, path)?;
         let found = user_version(&conn).map_err(open)?;
         check_version(&conn, path, found)?;

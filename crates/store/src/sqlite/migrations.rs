@@ -68,6 +68,11 @@ const MIGRATIONS: &[Migration] = &[
         sql: include_str!("../../migrations/sqlite/0008_setup_changed.sql"),
         convert: None,
     },
+    Migration {
+        name: "integer_keys",
+        sql: include_str!("../../migrations/sqlite/0009_integer_keys.sql"),
+        convert: None,
+    },
 ];
 
 /// Migration 0005 after its SQL: every run's monitor record, JSON text in the `run_monitors` of
@@ -85,8 +90,9 @@ fn compact_monitors(conn: &Connection) -> Result<(), StoreError> {
         monitors::insert_into(
             &mut SqliteSql(conn),
             "run_monitors_v5",
+            "run_id",
             &mut names,
-            &run_id,
+            crate::sql::Param::Text(&run_id),
             &data,
         )?;
     }

@@ -7,7 +7,7 @@ use std::borrow::Cow;
 use rusqlite::types::{ToSqlOutput, Value, ValueRef};
 use rusqlite::Connection;
 
-use crate::sql::{Cell, Dialect, Param, Row, Sql};
+use crate::sql::{Cell, CellRef, Cells, Dialect, Param, Row, RowSource, Sql};
 use crate::StoreError;
 
 /// A connection inside a transaction that the caller began.
@@ -70,6 +70,24 @@ fn cell(value: ValueRef<'_>) -> Result<Cell, StoreError> {
     })
 }
 
+/// A row of SQLite, read in place.
+struct SqliteRow<'a, 'b>(&'a rusqlite::Row<'b>);
+
+impl RowSource for SqliteRow<'_, '_> {
+    fn cell(&self, i: usize) -> Result<CellRef<'_>, StoreError> {
+        Ok(match self.0.get_ref(i)? {
+            ValueRef::Null => CellRef::Null,
+            ValueRef::Integer(v) => CellRef::Int(v),
+            ValueRef::Real(v) => CellRef::Real(v),
+            ValueRef::Text(t) => CellRef::Text(
+                std::str::from_utf8(t)
+                    .map_err(|e| StoreError::Corrupt(format!("text that is not UTF-8: {e}")))?,
+            ),
+            ValueRef::Blob(b) => CellRef::Blob(b),
+        })
+    }
+}
+
 impl Sql for SqliteSql<'_> {
     fn dialect(&self) -> Dialect {
         Dialect::Sqlite
@@ -93,6 +111,20 @@ impl Sql for SqliteSql<'_> {
             out.push(Row(cells));
         }
         Ok(out)
+    }
+
+    fn query_each(
+        &mut self,
+        sql: &str,
+        params: &[Param<'_>],
+        each: &mut dyn FnMut(&Cells<'_>) -> Result<(), StoreError>,
+    ) -> Result<(), StoreError> {
+        let mut stmt = self.0.prepare_cached(&sqlite_parameters(sql))?;
+        let mut rows = stmt.query(rusqlite::params_from_iter(params))?;
+        while let Some(r) = rows.next()? {
+            each(&Cells(&SqliteRow(r)))?;
+        }
+        Ok(())
     }
 }
 

@@ -7,9 +7,11 @@ use std::io::Read;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use vernier_model::Environment;
+
+use crate::process::Group;
 
 /// A tool that does not answer `--version` or `--help` within this time is killed.
 const TIMEOUT: Duration = Duration::from_secs(5);
@@ -79,15 +81,19 @@ pub fn find_on_path(tool: &str, path_var: &OsStr) -> Option<PathBuf> {
 }
 
 /// Runs `program arg` with no input and returns stdout followed by stderr, or `None` when it
-/// cannot start or does not finish in time (it is then killed).
+/// cannot start or does not finish in time. It runs in a process group of its own, killed as
+/// a whole at the time limit, so that nothing it started keeps running or holds its output.
 fn run(program: &Path, arg: &str) -> Option<String> {
-    let mut child = Command::new(program)
-        .arg(arg)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .env("LC_ALL", "C")
-        .spawn()
+    let mut group = Group::new();
+    let spawned = group
+        .spawn(
+            Command::new(program)
+                .arg(arg)
+                .stdin(Stdio::null())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .env("LC_ALL", "C"),
+        )
         .ok()?;
     // Both pipes are drained in threads, so a tool that writes much to one of them cannot block
     // while this thread waits for it.
@@ -100,32 +106,13 @@ fn run(program: &Path, arg: &str) -> Option<String> {
             bytes
         })
     };
-    let out = drain(
-        child
-            .stdout
-            .take()
-            .map(|p| Box::new(p) as Box<dyn Read + Send>),
-    );
-    let err = drain(
-        child
-            .stderr
-            .take()
-            .map(|p| Box::new(p) as Box<dyn Read + Send>),
-    );
-    let deadline = Instant::now() + TIMEOUT;
-    let finished = loop {
-        match child.try_wait() {
-            Ok(Some(_)) => break true,
-            Ok(None) if Instant::now() < deadline => {
-                std::thread::sleep(Duration::from_millis(5));
-            }
-            _ => {
-                let _ = child.kill();
-                let _ = child.wait();
-                break false;
-            }
-        }
-    };
+    let out = drain(spawned.stdout.map(|p| Box::new(p) as Box<dyn Read + Send>));
+    let err = drain(spawned.stderr.map(|p| Box::new(p) as Box<dyn Read + Send>));
+    let finished = matches!(group.wait_within(spawned.pid, TIMEOUT), Ok(Some(_)));
+    if !finished {
+        group.kill();
+        let _ = group.wait(spawned.pid);
+    }
     let mut bytes = out.join().unwrap_or_default();
     bytes.push(b'\n');
     bytes.extend(err.join().unwrap_or_default());

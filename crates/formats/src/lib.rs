@@ -1,38 +1,22 @@
-//! The export document of docs/export-format.md: sessions with their environment,
-//! configurations and every run, versioned, so another machine or a later vernier can import
-//! them ([`reader`]) and other tools can read them; and the one-row-per-run CSV for pandas and
-//! spreadsheets. Both are written session by session ([`writer`]) and read as a stream, so
-//! memory is bounded by a few sessions, never by the file (hyperfine's `export/` is the model:
-//! plain records in, bytes out).
+//! vernier's file formats: its own export document and run CSV (docs/export-format.md), written
+//! and read as streams ([`export`]), and the files of other tools that `vernier import` reads:
+//! hyperfine's `--export-json` output ([`hyperfine`]) and cyclictest's histogram and `--json`
+//! output ([`cyclictest`], whose parser the `cyclictest` benchmark uses too). [`import`] tells
+//! a file's format from its first bytes.
+//!
+//! Bytes in, records out, and back: a format turns a file into [`vernier_model`] records and
+//! records into bytes, and nothing else. Checking what may be stored is
+//! [`vernier_model::validate`]'s, storing is the caller's, and presenting is `vernier-report`'s.
 
-use std::collections::BTreeMap;
-
-use serde::{Deserialize, Serialize};
 use uuid::Uuid;
-use vernier_model::StoredSession;
 
 pub mod cyclictest;
-pub mod reader;
-pub mod writer;
+pub mod export;
+pub mod hyperfine;
+mod ids;
+pub mod import;
 
-/// The value of the `format` field of an export document.
-pub const FORMAT: &str = "vernier-export";
-/// The version of the export format this build writes and reads.
-pub const VERSION: u32 = 1;
-
-/// The export document (docs/export-format.md), whole in memory: what [`writer::json`] writes
-/// and [`reader::parse`] reads, for documents small enough to hold.
-#[derive(Debug, Serialize, Deserialize)]
-pub struct ExportDocument {
-    pub format: String,
-    pub version: u32,
-    pub sessions: Vec<StoredSession>,
-    /// The kernel configuration texts the sessions' environments refer to
-    /// (`kernel_config_sha256` -> text), so `env diff` works on imported sessions. Optional:
-    /// absent in older exports, and readers that do not know it ignore it.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub kernel_configs: BTreeMap<String, String>,
-}
+use export::{FORMAT, VERSION};
 
 /// An error of the code that hands sessions to the writer or takes them from the reader (a
 /// store, typically).

@@ -1,20 +1,17 @@
 //! cyclictest's results as one vernier session, for `vernier import`: the file is parsed by
-//! [`vernier_model::cyclictest`] (the parser the `cyclictest` benchmark uses too), and becomes
-//! a `cyclictest` configuration with one measured run whose histograms are the threads'.
+//! [`super`] (the parser the `cyclictest` benchmark uses too), and becomes a `cyclictest`
+//! configuration with one measured run whose histograms are the threads'.
 
 use std::collections::BTreeMap;
-use std::io::Read;
 
-use vernier_model::cyclictest::{metrics, run_values, CyclictestError};
 use vernier_model::{
     ConfigurationRecord, Options, RunRecord, Rusage, SessionInfo, SessionStatus, Settings,
     StopReason, StoredConfiguration, StoredSession, Texts,
 };
 
-pub use vernier_model::cyclictest::{is_marker, Cyclictest, Output};
-
-use super::reader::IdHasher;
-use super::ReadError;
+use super::{metrics, run_values, Cyclictest, CyclictestError, Output};
+use crate::ids::IdHasher;
+use crate::ReadError;
 
 impl From<CyclictestError> for ReadError {
     fn from(e: CyclictestError) -> Self {
@@ -27,11 +24,6 @@ impl From<CyclictestError> for ReadError {
     }
 }
 
-/// Reads a cyclictest file of either output.
-pub fn read(output: Output, input: impl Read) -> Result<Cyclictest, ReadError> {
-    Ok(vernier_model::cyclictest::read(output, input)?)
-}
-
 /// A time as cyclictest writes it (`Mon, 23 Nov 2026 17:36:22 +0000`), ns since the epoch.
 fn json_time(text: &str) -> Option<i64> {
     chrono::DateTime::parse_from_rfc2822(text.trim())
@@ -40,7 +32,7 @@ fn json_time(text: &str) -> Option<i64> {
 }
 
 /// The file's start and end, ns since the epoch, when it gives both in order (JSON only).
-pub(super) fn times(c: &Cyclictest) -> Option<(i64, i64)> {
+pub(crate) fn times(c: &Cyclictest) -> Option<(i64, i64)> {
     match (
         c.start_time.as_deref().and_then(json_time),
         c.end_time.as_deref().and_then(json_time),
@@ -188,17 +180,9 @@ pub fn session(c: &Cyclictest, now_ns: i64) -> Result<StoredSession, ReadError> 
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use crate::export::reader::{parse, sniff, Kind};
-
-    /// The parser's fixtures (crates/model/tests/fixtures/cyclictest): real outputs of
-    /// cyclictest V 2.40 and the newer sparse form of the same runs.
-    fn fixture(name: &str) -> Vec<u8> {
-        let path = format!(
-            "{}/../model/tests/fixtures/cyclictest/{name}",
-            env!("CARGO_MANIFEST_DIR")
-        );
-        std::fs::read(&path).unwrap()
-    }
+    use crate::cyclictest::read;
+    use crate::cyclictest::tests::fixture;
+    use crate::import::{parse, sniff, Kind};
 
     fn text(name: &str) -> Cyclictest {
         read(Output::Histogram, &fixture(name)[..]).unwrap()

@@ -4,7 +4,9 @@
 use std::path::PathBuf;
 
 use vernier_engine::PlanError;
-use vernier_model::PluginError;
+use vernier_model::{BenchmarkInfo, PluginError};
+
+use crate::AppError;
 
 /// `vernier/` in the user's configuration directory, when there is one.
 fn config_root() -> Option<PathBuf> {
@@ -26,7 +28,7 @@ pub fn benchmark_dir() -> Option<PathBuf> {
 /// user's own that a spec names, described at the same time (`vernier_bench::user::load_all`),
 /// so that a slow or hanging `describe` of another costs nothing and one of those named costs
 /// its limit once. A named one that cannot describe itself is an error naming it.
-pub fn benchmark_infos(specs: &[String]) -> anyhow::Result<Vec<vernier_model::BenchmarkInfo>> {
+pub fn benchmark_infos(specs: &[String]) -> Result<Vec<BenchmarkInfo>, AppError> {
     use vernier_bench::Benchmark as _;
     let mut infos = vernier_bench::builtin_infos();
     let Some(dir) = benchmark_dir() else {
@@ -40,7 +42,7 @@ pub fn benchmark_infos(specs: &[String]) -> anyhow::Result<Vec<vernier_model::Be
     for (_, loaded) in vernier_bench::user::load_all(&dir, &named) {
         match loaded {
             Some(Ok(benchmark)) => infos.push(benchmark.info()),
-            Some(Err(e)) => anyhow::bail!("{e}"),
+            Some(Err(e)) => return Err(AppError::UserBenchmark(e)),
             None => {}
         }
     }

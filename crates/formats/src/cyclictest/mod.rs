@@ -27,9 +27,13 @@ use std::io::{BufRead, BufReader, Read};
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
-use crate::benchmark::MetricInfo;
-use crate::histogram::{latency_metrics, latency_values, LATENCY};
-use crate::{Environment, OptionValue, Recording, RunHistogram};
+use vernier_model::histogram::{latency_metrics, latency_values, LATENCY};
+use vernier_model::{Environment, MetricInfo, OptionValue, Recording, RunHistogram};
+
+mod session;
+
+pub(crate) use session::times;
+pub use session::{session, unreadable_times};
 
 /// Why cyclictest's output could not be read: it is not something cyclictest could have
 /// written, or vernier cannot use it.
@@ -1136,7 +1140,7 @@ pub fn run_values(
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use crate::Options;
+    use vernier_model::Options;
 
     /// Real outputs of cyclictest V 2.40 (rt-tests 2.4, Debian bookworm) on a 2-CPU virtual
     /// machine, and the newer sparse form of the same runs written by hand (RESEARCH 1.3).

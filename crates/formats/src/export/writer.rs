@@ -10,7 +10,8 @@ use serde::{Serialize, Serializer};
 use uuid::Uuid;
 use vernier_model::{StoredSession, Texts};
 
-use super::{SourceError, WriteError, FORMAT, VERSION};
+use super::{FORMAT, VERSION};
+use crate::{SourceError, WriteError};
 
 /// Writes the export document of the sessions `ids`, in that order, to `out`: the bytes of
 /// `serde_json::to_string_pretty` of the whole [`super::ExportDocument`] and a line end, with

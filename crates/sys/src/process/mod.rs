@@ -1,5 +1,7 @@
-//! Which process owns something that outlives a call (a recording session, a restore record),
-//! and whether that process still runs.
+//! Processes: which process owns something that outlives a call (a recording session, a
+//! restore record) and whether that process still runs; what /proc shows of a process, its
+//! group, its tree and the holders of a pipe; and the process groups vernier starts and kills
+//! ([`Group`]).
 //!
 //! A pid alone is not enough: after a reboot every pid is new, and within one boot the kernel
 //! hands a freed pid to a later process. The boot id (random(4):
@@ -8,6 +10,13 @@
 //! pid name one process of one boot.
 
 use std::path::Path;
+
+mod group;
+
+pub use group::{
+    die_with_parent, end_descendants, reap_ended_children, wait_for_exit, Exit, Group, Holder,
+    Signaller, Spawned, ORPHAN_STATUS, PANIC_STATUS,
+};
 
 const BOOT_ID: &str = "/proc/sys/kernel/random/boot_id";
 
@@ -77,16 +86,24 @@ pub fn boot_id() -> Option<String> {
 
 /// Whether some process has this pid: kill(2) with signal 0 checks without sending anything;
 /// EPERM means it exists but belongs to another user.
-fn pid_exists(pid: u32) -> bool {
+pub fn pid_exists(pid: u32) -> bool {
     let Ok(pid) = libc::pid_t::try_from(pid) else {
         return false;
     };
     if pid <= 0 {
         return false;
     }
-    // SAFETY: kill(2) with signal 0 performs only the existence and permission checks.
-    let r = unsafe { libc::kill(pid, 0) };
-    r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+    // Signal 0 performs only the existence and permission checks.
+    send(pid, 0) || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
+/// kill(2): sends `signal` to process `pid`, or to process group `-pid`; false when it
+/// could not (the process is gone, or another user's). Async-signal-safe. The only place
+/// vernier sends a signal to another process: who may be signalled is decided around it
+/// ([`Group`] signals only ids that cannot have been reused).
+fn send(pid: i32, signal: i32) -> bool {
+    // SAFETY: kill(2) has no memory-safety preconditions.
+    unsafe { libc::kill(pid, signal) == 0 }
 }
 
 /// The fields of a /proc/PID/stat line that vernier uses (proc(5)); times in clock ticks
@@ -207,6 +224,50 @@ pub fn pipe_holders(inode: u64) -> Vec<u32> {
             })
         })
         .collect()
+}
+
+/// CPU time of process `pid`, its live descendants and the children they reaped, in
+/// nanoseconds: the live threads' exact runtimes ([`threads_runtime_ns`]; their clock ticks
+/// without schedstat), and the reaped children's times in clock ticks (one truncation per
+/// process that reaped some, instead of one per process of a tree that starts many
+/// short-lived ones, as hackbench does).
+///
+/// Reading a busy process tree takes long on a machine the tree itself saturates, and what it
+/// uses meanwhile would count as someone else's. So the descendants are stopped (SIGSTOP)
+/// while their times are read, and continued right after. `pid` itself is not stopped: it
+/// should be a child of this process that kills its descendants when this process dies
+/// (SIGKILL ends stopped processes too).
+pub fn tree_cpu_ns(pid: u32) -> i64 {
+    let tick_ns = 1e9 / crate::clock::clock_ticks_per_second() as f64;
+    let ticks = |t: u64| (t as f64 * tick_ns) as i64;
+    let members: Vec<u32> = process_tree(pid)
+        .into_iter()
+        .filter(|(_, s)| !matches!(s.state, 'Z' | 'X'))
+        .map(|(p, _)| p)
+        .collect();
+    let descendants: Vec<i32> = members
+        .get(1..)
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|&p| i32::try_from(p).ok())
+        .collect();
+    for &p in &descendants {
+        send(p, libc::SIGSTOP);
+    }
+    let total = members
+        .iter()
+        .filter_map(|&p| {
+            let stat = read_pid_stat(p)?;
+            let own = threads_runtime_ns(p)
+                .map(|ns| ns as i64)
+                .unwrap_or_else(|| ticks(stat.utime + stat.stime));
+            Some(own + ticks(stat.cutime + stat.cstime))
+        })
+        .sum();
+    for &p in &descendants {
+        send(p, libc::SIGCONT);
+    }
+    total
 }
 
 /// Parses a /proc/PID/stat line. Field 2, the command name in parentheses, may itself hold

@@ -6,15 +6,37 @@
 
 use std::time::{Duration, Instant};
 
-use anyhow::Result;
 use vernier_model::SessionStatus;
 use vernier_store::Store;
 use vernier_sys::Roots;
 
-use crate::cli::{BusyArgs, IfBusy};
+use crate::AppError;
+
+/// What a session does when the machine is busy (`--if-busy`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum IfBusy {
+    /// Run anyway (a setup that changes the host is still refused while another session
+    /// holds it).
+    #[default]
+    Run,
+    /// Wait up to [`BusyPolicy::busy_wait_s`] for an idle machine, then skip.
+    Wait,
+    /// Skip at once.
+    Skip,
+}
+
+/// When the machine counts as busy and what to do then.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct BusyPolicy {
+    pub if_busy: IfBusy,
+    /// The 1-minute load average from which the machine is busy; `None`: not checked.
+    pub busy_load: Option<f64>,
+    /// How long [`IfBusy::Wait`] waits; `None`: [`DEFAULT_WAIT`].
+    pub busy_wait_s: Option<f64>,
+}
 
 /// How long `--if-busy wait` waits when `--busy-wait` is not given.
-const DEFAULT_WAIT: Duration = Duration::from_secs(600);
+pub const DEFAULT_WAIT: Duration = Duration::from_secs(600);
 
 /// How often a waiting run looks again: the load average is updated every 5 s
 /// (kernel/sched/loadavg.c, LOAD_FREQ), so more often would read the same value.
@@ -23,22 +45,24 @@ const POLL: Duration = Duration::from_secs(10);
 /// Why the run should not start now, or `None` when it may: `None` at once with
 /// `--if-busy run`; otherwise after waiting for an idle machine as `--if-busy` says. A wait
 /// also ends, with `None`, as soon as `interrupted` says so (the caller then looks at why).
-pub fn skip_reason(
-    args: &BusyArgs,
+pub(crate) fn skip_reason(
+    policy: &BusyPolicy,
     store: &(impl Store + ?Sized),
     roots: &Roots,
     interrupted: &dyn Fn() -> bool,
-) -> Result<Option<String>> {
-    if args.if_busy == IfBusy::Run {
+) -> Result<Option<String>, AppError> {
+    if policy.if_busy == IfBusy::Run {
         return Ok(None);
     }
-    let wait = match args.if_busy {
-        IfBusy::Wait => args.busy_wait.map_or(DEFAULT_WAIT, Duration::from_secs_f64),
+    let wait = match policy.if_busy {
+        IfBusy::Wait => policy
+            .busy_wait_s
+            .map_or(DEFAULT_WAIT, Duration::from_secs_f64),
         _ => Duration::ZERO,
     };
     let deadline = Instant::now() + wait;
     loop {
-        let Some(reason) = busy_now(args, store, roots)? else {
+        let Some(reason) = busy_now(policy, store, roots)? else {
             return Ok(None);
         };
         let left = deadline.saturating_duration_since(Instant::now());
@@ -68,10 +92,10 @@ const SLICE: Duration = Duration::from_millis(100);
 /// the running sessions of the other machines, which keep only those busy), or the 1-minute
 /// load average at or above `--busy-load`.
 fn busy_now(
-    args: &BusyArgs,
+    policy: &BusyPolicy,
     store: &(impl Store + ?Sized),
     roots: &Roots,
-) -> Result<Option<String>> {
+) -> Result<Option<String>, AppError> {
     if let Some(holder) = crate::host::holder()? {
         return Ok(Some(format!(
             "{} holds this machine's setup (restore record {})",
@@ -88,7 +112,7 @@ fn busy_now(
             other.id
         )));
     }
-    if let Some(limit) = args.busy_load {
+    if let Some(limit) = policy.busy_load {
         let load = vernier_sys::loadavg::read_loadavg(&roots.proc_root)?.load_1m;
         if load >= limit {
             return Ok(Some(format!(

@@ -25,8 +25,9 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::DirBuilderExt;
 use std::path::PathBuf;
 
-use anyhow::{Context, Result};
-use vernier_setup::RestoreRecord;
+use vernier_setup::{RestoreRecord, SetupError};
+
+use crate::AppError;
 
 /// The environment variable naming the directory of the host's records instead of
 /// [`DEFAULT_RUN_DIR`].
@@ -68,10 +69,12 @@ pub fn per_user_records() -> Vec<PathBuf> {
 
 /// The record of the session that holds the host's setup now (its process runs, and it is not
 /// this one), if there is one.
-pub fn holder() -> Result<Option<RestoreRecord>> {
+pub fn holder() -> Result<Option<RestoreRecord>, AppError> {
     let path = session_record();
-    let record =
-        RestoreRecord::load(&path).with_context(|| format!("cannot read {}", path.display()))?;
+    let record = RestoreRecord::load(&path).map_err(|source| AppError::ReadRecord {
+        path,
+        source: Box::new(source),
+    })?;
     Ok(record.filter(RestoreRecord::held_by_another_process))
 }
 
@@ -79,14 +82,13 @@ pub fn holder() -> Result<Option<RestoreRecord>> {
 /// creates the directory (mode 0755: everyone may read whose setup holds the host, only its
 /// owner may write) or says in one line why it cannot be, naming `what` needs it; `hint` ends
 /// the line.
-pub fn prepare(what: &str, hint: &str) -> Result<()> {
+pub fn prepare(what: &str, hint: &str) -> Result<(), AppError> {
     let dir = run_dir();
-    let refused = |detail: String| {
-        anyhow::anyhow!(
-            "{what} sets host state, whose restore record is the host's, in {}: {detail}; run \
-             as root{hint}",
-            dir.display()
-        )
+    let refused = |detail: String| AppError::RunDir {
+        what: what.to_string(),
+        dir: dir.clone(),
+        detail,
+        hint: hint.to_string(),
     };
     if let Err(e) = std::fs::DirBuilder::new()
         .recursive(true)
@@ -95,8 +97,8 @@ pub fn prepare(what: &str, hint: &str) -> Result<()> {
     {
         return Err(refused(format!("cannot create it ({e})")));
     }
-    let c = CString::new(dir.as_os_str().as_bytes())
-        .with_context(|| format!("{}: the path holds a NUL byte", dir.display()))?;
+    let c =
+        CString::new(dir.as_os_str().as_bytes()).map_err(|_| AppError::NulInPath(dir.clone()))?;
     // SAFETY: `c` is a valid NUL-terminated string for the duration of the call.
     if unsafe { libc::access(c.as_ptr(), libc::W_OK | libc::X_OK) } != 0 {
         let e = std::io::Error::last_os_error();
@@ -107,12 +109,14 @@ pub fn prepare(what: &str, hint: &str) -> Result<()> {
 
 /// Refuses to start while a record of an earlier vernier in this user's state directory holds
 /// changes not restored (see [`per_user_records`]).
-pub fn check_per_user_records() -> Result<()> {
+pub fn check_per_user_records() -> Result<(), AppError> {
     for path in per_user_records() {
         vernier_setup::check_absent(&path).map_err(|e| match e {
-            vernier_setup::SetupError::RecordExists { .. }
-            | vernier_setup::SetupError::RecordInUse { .. } => anyhow::Error::new(e),
-            other => anyhow::Error::new(other).context(format!("cannot read {}", path.display())),
+            SetupError::RecordExists { .. } | SetupError::RecordInUse { .. } => AppError::Setup(e),
+            source => AppError::ReadRecord {
+                path: path.clone(),
+                source: Box::new(source),
+            },
         })?;
     }
     Ok(())
