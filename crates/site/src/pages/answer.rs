@@ -7,8 +7,8 @@
 //! (`vernier_report::compare`).
 
 use maud::{html, Markup};
-use vernier_analysis::{change_text, CompareReport, Comparison as Compared, Verdict};
 use vernier_analysis::environment::{diff, kernel_config_diff};
+use vernier_analysis::{change_text, CompareReport, Comparison as Compared, Verdict};
 use vernier_model::{Severity, StoredSession};
 use vernier_report::compare::{inconclusive_reason, ranked};
 use vernier_report::format::plural;
