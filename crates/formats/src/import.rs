@@ -141,6 +141,12 @@ pub fn sniff(prefix: &[u8], complete: bool) -> Result<Kind, ReadError> {
 
 /// The kind of a JSON object from its top-level keys (see [`sniff`]).
 fn sniff_json_object(text: &str, complete: bool) -> Result<Kind, ReadError> {
+    // A prefix cut inside a number (`1.5e` of `1.5e-3`) reads as an invalid number, not as the
+    // end of the input: it is read up to its last comma, after which only the end can come.
+    let text = match text.rfind(',') {
+        Some(comma) if !complete => &text[..=comma],
+        _ => text,
+    };
     let mut top = TopKeys::default();
     let mut de = serde_json::Deserializer::from_str(text);
     let read = TopKeysSeed(&mut top).deserialize(&mut de).and_then(|()| {
@@ -457,6 +463,16 @@ mod tests {
             sniff(&cut[..cut.len() - 1], false).unwrap(),
             Kind::Hyperfine
         );
+        // Wherever the prefix ends, also inside a number.
+        let numbers = br#"{"results": [{"command": "x", "times": [-1.5e-3, 0.25, 12E+2, 7]"#;
+        for end in 14..numbers.len() {
+            assert_eq!(
+                sniff(&numbers[..end], false).unwrap(),
+                Kind::Hyperfine,
+                "{}",
+                String::from_utf8_lossy(&numbers[..end])
+            );
+        }
         // Other files are named.
         let named = |bytes: &[u8]| match sniff(bytes, true) {
             Err(ReadError::NotImportable(what)) => what,

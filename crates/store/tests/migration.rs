@@ -41,7 +41,10 @@ struct RunFacts {
 
 /// Every run of a version-8 file, by id, read with version 8's columns.
 fn facts_v8(path: &Path) -> BTreeMap<Uuid, RunFacts> {
-    let conn = rusqlite::Connection::open(path).unwrap();
+    // Read-only: a missing fixture is an error, never a new empty file in the source tree.
+    let conn =
+        rusqlite::Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .unwrap();
     let version: i64 = conn
         .query_row("PRAGMA user_version", [], |r| r.get(0))
         .unwrap();
