@@ -1,7 +1,8 @@
 // The ten-second test: a reader opens the index of a report of two kernels at 1400x900 and,
 // without clicking or scrolling, sees each planted change with its sign, its interval and its
-// verdict; one click on a change leads to the page with the runs behind it. Screenshots of
-// the first screen, the whole index and the compare page go to SHOTS.
+// verdict; one click on a change leads to the page with the runs behind it, one click on a
+// session's id to its page. Screenshots of the first screen, the whole index, the compare, a
+// benchmark and a session page go to SHOTS.
 //
 // node answer.mjs SITE_DIR SHOTS_DIR EXPECTED_JSON
 // EXPECTED_JSON: [{"label", "change", "interval", "verdict"}], largest change first, as
@@ -63,6 +64,14 @@ for (const [i, want] of expected.entries()) {
 
 await page.goto(index.replace(/index\.html$/, "compare.html"), { waitUntil: "load" });
 await page.screenshot({ path: join(shotsDir, "answer-compare.png"), fullPage: true });
+
+// A session's page, one click from its id on the index: its configurations with their results.
+await page.goto(index, { waitUntil: "load" });
+await Promise.all([page.waitForLoadState("load"), page.click("#sessions td.id a")]);
+if (!/\/sessions\/[0-9a-f-]+\.html$/.test(page.url())) problem(`a session id leads to ${page.url()}`);
+const configurations = await page.$$eval("#configurations + p + div.scroll tbody tr", (rs) => rs.length);
+if (configurations !== 3) problem(`${page.url()} lists ${configurations} configurations, expected 3`);
+await page.screenshot({ path: join(shotsDir, "answer-session.png"), fullPage: true });
 await browser.close();
 
 for (const p of problems) console.log(p);
