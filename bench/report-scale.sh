@@ -12,15 +12,19 @@
 #
 # Environment:
 #   SESSIONS=2 CONFIGS=20 RUNS_PER_CONFIG=250 POINTS=50
+#   KERNELS=N  tag the sessions with N kernels in turn (K1, K2, ..., K1 again) [default: SESSIONS]:
+#              a farm of SESSIONS=1000 KERNELS=2 is two kernels of 500 sessions each
+#   VERNIER=PATH  the binary to time [default: a release build of this checkout]
 #   KEEP=DIR   keep the database and the site in DIR
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 SESSIONS=${SESSIONS:-2}
+KERNELS=${KERNELS:-$SESSIONS}
 CONFIGS=${CONFIGS:-20}
 RUNS_PER_CONFIG=${RUNS_PER_CONFIG:-250}
 POINTS=${POINTS:-50}
-for v in SESSIONS CONFIGS RUNS_PER_CONFIG POINTS; do
+for v in SESSIONS KERNELS CONFIGS RUNS_PER_CONFIG POINTS; do
     if ! [[ ${!v} =~ ^[1-9][0-9]*$ ]]; then
         echo "report-scale: $v must be a positive integer, got '${!v}'" >&2
         exit 2
@@ -29,17 +33,21 @@ done
 [[ -x /usr/bin/time ]] || { echo "report-scale: /usr/bin/time (GNU time) is needed" >&2; exit 2; }
 command -v python3 >/dev/null || { echo "report-scale: python3 is needed" >&2; exit 2; }
 
-cargo build --release -q -p vernier
-bin=$PWD/target/release/vernier
+if [[ -n ${VERNIER:-} ]]; then
+    bin=$(realpath "$VERNIER")
+else
+    cargo build --release -q -p vernier
+    bin=$PWD/target/release/vernier
+fi
 work=${KEEP:-$(mktemp -d)}
 mkdir -p "$work"
 [[ -n ${KEEP:-} ]] || trap 'rm -rf "$work"' EXIT
 rm -rf "$work/results.db" "$work/site"
 
-python3 - "$work/export.json" "$SESSIONS" "$CONFIGS" "$RUNS_PER_CONFIG" "$POINTS" <<'PY'
+python3 - "$work/export.json" "$SESSIONS" "$CONFIGS" "$RUNS_PER_CONFIG" "$POINTS" "$KERNELS" <<'PY'
 import json, math, random, sys, uuid
 
-path, sessions, configs, runs, points = sys.argv[1], *map(int, sys.argv[2:])
+path, sessions, configs, runs, points, kernels = sys.argv[1], *map(int, sys.argv[2:])
 rng = random.Random(1)
 def uid():
     return str(uuid.UUID(int=rng.getrandbits(128), version=4))
@@ -51,16 +59,16 @@ for s in range(sessions):
     session = {
         "id": uid(), "started_at_ns": start, "status": "completed", "suite": None,
         "specs": ["hackbench:groups=1-%d" % configs],
-        "tags": {"kernel": "K%d" % (s + 1)}, "note": None,
+        "tags": {"kernel": "K%d" % (s % kernels + 1)}, "note": None,
         "settings": {"warmup": 0, "target": 0.02, "min_runs": 6, "max_runs": runs,
                      "min_time_s": 0.0, "max_time_s": 600.0, "interleave": False, "seed": 1},
         "vernier_version": "0.1.0",
-        "environment": {"online_cpus": 2, "kernel_release": "6.%d.0" % (10 + s)},
-        "fingerprint": "scale%d" % s, "configurations": [],
+        "environment": {"online_cpus": 2, "kernel_release": "6.%d.0" % (10 + s % kernels)},
+        "fingerprint": "scale%d" % (s % kernels), "configurations": [],
     }
     for c in range(configs):
         groups = c + 1
-        centre = 0.05 * groups * (1 + 0.03 * s)
+        centre = 0.05 * groups * (1 + 0.03 * (s % kernels))
         config = {
             "id": uid(), "position": c, "benchmark": "hackbench", "benchmark_version": "1",
             "options": {"groups": groups, "loops": 1000},
@@ -93,10 +101,11 @@ with open(path, "w") as f:
 PY
 
 runs_total=$((SESSIONS * CONFIGS * RUNS_PER_CONFIG))
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 import_s=$( { /usr/bin/time -f %e "$bin" --db "$work/results.db" import "$work/export.json" >/dev/null; } 2>&1 )
 timing=$(mktemp)
 /usr/bin/time -v -o "$timing" "$bin" --db "$work/results.db" report --by kernel \
-    --compare kernel=K1 "kernel=K$SESSIONS" -o "$work/site" >/dev/null
+    --compare kernel=K1 "kernel=K$KERNELS" -o "$work/site" >/dev/null
 field() { sed -n "s/^[[:space:]]*$1: //p" "$timing"; }
 wall=$(field 'Elapsed (wall clock) time (h:mm:ss or m:ss)' |
     awk -F: '{ s = 0; for (i = 1; i <= NF; i++) s = s * 60 + $i; printf "%.2f", s }')
@@ -108,8 +117,9 @@ site_mb=$(du -sk "$work/site" | awk '{ printf "%.1f", $1 / 1024 }')
 files=$(find "$work/site" -type f | wc -l)
 largest=$(find "$work/site" -type f -printf '%s %P\n' | sort -n | tail -1 |
     awk '{ printf "%s (%.1f MB)", $2, $1 / 1e6 }')
-printf 'runs %d (%d sessions x %d configurations x %d runs, %d monitor points each)\n' \
-    "$runs_total" "$SESSIONS" "$CONFIGS" "$RUNS_PER_CONFIG" "$POINTS"
+printf 'runs %d (%d sessions of %d kernels x %d configurations x %d runs, %d monitor points each)\n' \
+    "$runs_total" "$SESSIONS" "$KERNELS" "$CONFIGS" "$RUNS_PER_CONFIG" "$POINTS"
+printf 'load average before: %s\n' "$load_before"
 printf 'import %s s\n' "$import_s"
 printf 'report: wall %s s, cpu %s s, max RSS %s MB; site %s MB in %d files, largest %s\n' \
     "$wall" "$cpu" "$rss" "$site_mb" "$files" "$largest"

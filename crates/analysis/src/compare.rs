@@ -173,6 +173,53 @@ impl Comparison {
     }
 }
 
+impl Comparison {
+    /// The verdict this comparison would have had, when it was withheld because runs were
+    /// contaminated (the verdict itself is then inconclusive).
+    pub fn withheld(&self) -> Option<Verdict> {
+        self.warnings.iter().find_map(|w| match w {
+            Warning::VerdictWithheld { verdict, .. } => Some(*verdict),
+            _ => None,
+        })
+    }
+
+    /// The verdict's name where verdicts are shown apart: `faster`, `slower`, `equivalent`,
+    /// `inconclusive`, or `withheld` for an inconclusive verdict that would have been another
+    /// but for contaminated runs.
+    pub fn verdict_word(&self) -> &'static str {
+        if self.withheld().is_some() {
+            "withheld"
+        } else {
+            self.verdict.as_str()
+        }
+    }
+
+    /// The interval of the ratio as changes in percent (`[+17.7%, +20.0%]`), or `-`.
+    pub fn change_interval_text(&self) -> String {
+        match (self.ratio_ci_low, self.ratio_ci_high) {
+            (Some(lo), Some(hi)) => format!("[{}, {}]", change_text(lo), change_text(hi)),
+            _ => "-".to_string(),
+        }
+    }
+}
+
+/// A ratio NEW/BASE as a signed change in percent with one decimal: 1.19 is `+19.0%`, 0.9
+/// `-10.0%`. The sign says which way the metric moved; the verdict says whether that is
+/// better (a rate) or worse (a time). The one text of a change wherever one is shown
+/// (`compare`, the site, the forest plot).
+pub fn change_text(ratio: f64) -> String {
+    if !ratio.is_finite() {
+        return ratio.to_string();
+    }
+    let p = (ratio - 1.0) * 100.0;
+    // -0.04 would round to "-0.0": no sign for what rounds to no change.
+    if format!("{:.1}", p.abs()) == "0.0" {
+        "0.0%".to_string()
+    } else {
+        format!("{p:+.1}%")
+    }
+}
+
 /// A configuration present on one side only (or without measured runs on one side).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Unmatched {
@@ -819,6 +866,14 @@ fn summarize(comparisons: &[Comparison], level: f64) -> Summary {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn changes_are_signed_percentages() {
+        assert_eq!(change_text(1.19), "+19.0%");
+        assert_eq!(change_text(0.9), "-10.0%");
+        assert_eq!(change_text(0.99996), "0.0%");
+        assert_eq!(change_text(1.0004), "0.0%");
+    }
     use rand_chacha::rand_core::{RngCore, SeedableRng};
     use rand_chacha::ChaCha8Rng;
     use std::collections::BTreeMap;

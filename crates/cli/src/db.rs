@@ -144,18 +144,34 @@ pub fn compare_sides(
             s.configurations.retain(|c| c.record.benchmark == b);
         }
     }
+    let report = compare_loaded(store, &base, &new, threshold)?;
+    Ok((base, new, report))
+}
+
+/// The comparison of the loaded sessions `base` and `new`, with the stored calibrations of
+/// their environments' session-to-session noise.
+pub fn compare_loaded(
+    store: &dyn Store,
+    base: &[vernier_model::StoredSession],
+    new: &[vernier_model::StoredSession],
+    threshold: f64,
+) -> Result<vernier_analysis::CompareReport> {
     let settings = vernier_analysis::CompareSettings {
         threshold,
         level: vernier_model::CONFIDENCE_LEVEL,
     };
     let fingerprints: Vec<String> = base
         .iter()
-        .chain(&new)
+        .chain(new)
         .map(|s| s.info.fingerprint.clone())
         .collect();
     let calibrations = store
         .calibrations(&fingerprints)
         .context("cannot read the calibrations")?;
-    let report = vernier_analysis::compare_calibrated(&base, &new, &settings, &calibrations)?;
-    Ok((base, new, report))
+    Ok(vernier_analysis::compare_calibrated(
+        base,
+        new,
+        &settings,
+        &calibrations,
+    )?)
 }

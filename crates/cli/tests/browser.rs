@@ -140,3 +140,152 @@ fn every_page_works_in_chromium_from_disk_and_from_serve() {
         assert!(size > 10_000, "screenshot {shot}: {size} bytes");
     }
 }
+
+/// An export of two kernels, three sessions each, of one benchmark in three configurations:
+/// in kernel B `mode=cross-cpu` takes 15% longer, `mode=same-cpu` 10% less and `mode=idle` the
+/// same; each session's runs vary by a few tenths of a percent around its own level.
+fn two_kernels_export() -> serde_json::Value {
+    let modes = [("cross-cpu", 1.15), ("same-cpu", 0.90), ("idle", 1.0)];
+    let mut sessions = Vec::new();
+    for (k, kernel) in ["A", "B"].iter().enumerate() {
+        for s in 0..3u64 {
+            let n = k as u64 * 3 + s;
+            let start = 1_700_000_000_000_000_000u64 + n * 1_000_000_000_000;
+            let configurations: Vec<serde_json::Value> = modes
+                .iter()
+                .enumerate()
+                .map(|(c, (mode, change))| {
+                    let factor = if k == 1 { *change } else { 1.0 };
+                    // The session's level, within ±0.4% in no order, the same on both kernels.
+                    let level = 10.0 * (c + 1) as f64 * factor * [1.0, 1.004, 0.997][s as usize];
+                    let runs: Vec<serde_json::Value> = (0..12u64)
+                        .map(|i| {
+                            let at = start + (c as u64 * 12 + i) * 1_000_000_000;
+                            // Twelve distinct values in no order: no ties, no drift.
+                            let step = [5, -2, 9, -7, 1, -11, 7, -4, 11, -9, 3, -1][i as usize];
+                            let wobble = 0.0003 * f64::from(step);
+                            serde_json::json!({
+                                "id": format!("{:08}-0000-4000-8000-{:02}{:010}", n + 1, c, i),
+                                "index": i, "warmup": false, "round": 0, "preceding_executions": i,
+                                "started_at_ns": at, "ended_at_ns": at + 500_000_000,
+                                "values": { "time": level * (1.0 + wobble) },
+                                "rusage": { "user_cpu_ns": 1000, "system_cpu_ns": 1000,
+                                            "voluntary_cs": 1, "involuntary_cs": 0,
+                                            "max_rss_bytes": 4096 },
+                                "foreign_cpu_ns": 0, "controller_cpu_ns": 1000
+                            })
+                        })
+                        .collect();
+                    serde_json::json!({
+                        "id": format!("{:08}-0000-4000-9000-{:012}", n + 1, c),
+                        "position": c, "benchmark": "pipe", "benchmark_version": "1",
+                        "options": { "mode": mode, "messages": 10000 },
+                        "metric": { "name": "time", "unit": "ms", "higher_is_better": false },
+                        "stop_reason": "converged", "converged": true, "error": null,
+                        "runs": runs
+                    })
+                })
+                .collect();
+            sessions.push(serde_json::json!({
+                "id": format!("{:08}-0000-4000-a000-000000000000", n + 1),
+                "started_at_ns": start, "ended_at_ns": start + 900_000_000_000,
+                "status": "completed", "suite": null, "specs": ["pipe"],
+                "tags": { "kernel": kernel },
+                "note": null,
+                "settings": { "warmup": 0, "target": 0.02, "min_runs": 12, "max_runs": 12,
+                              "min_time_s": 0.0, "max_time_s": 60.0, "interleave": false,
+                              "seed": 1 },
+                "vernier_version": "0.1.0",
+                "environment": { "online_cpus": 2,
+                                 "kernel_release": if k == 0 { "6.17.9" } else { "6.18.0-rc4" } },
+                "fingerprint": "",
+                "configurations": configurations
+            }));
+        }
+    }
+    serde_json::json!({ "format": "vernier-export", "version": 1, "sessions": sessions })
+}
+
+#[test]
+fn the_answer_is_on_the_first_screen_and_one_click_from_its_runs() {
+    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let browser_dir = manifest.join("tests/browser");
+    if !can_run(
+        "the_answer_is_on_the_first_screen_and_one_click_from_its_runs",
+        missing(&browser_dir),
+    ) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.db");
+    let file = dir.path().join("two-kernels.json");
+    std::fs::write(&file, two_kernels_export().to_string()).unwrap();
+    vernier(&db).arg("import").arg(&file).assert().success();
+    // No --compare: the sessions split by their kernel tag, A (the oldest) against B.
+    let site = dir.path().join("site");
+    vernier(&db)
+        .arg("report")
+        .arg("-o")
+        .arg(&site)
+        .assert()
+        .success();
+    // What the index must show, as `vernier compare` computes it.
+    let out = vernier(&db)
+        .args(["compare", "kernel=A", "kernel=B", "--format", "json"])
+        .output()
+        .unwrap();
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mut changes: Vec<(f64, serde_json::Value)> = report["comparisons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["verdict"] == "slower" || c["verdict"] == "faster")
+        .map(|c| {
+            let ratio = c["ratio"].as_f64().unwrap();
+            let change = vernier_analysis::change_text;
+            let interval = format!(
+                "[{}, {}]",
+                change(c["ratio_ci_low"].as_f64().unwrap()),
+                change(c["ratio_ci_high"].as_f64().unwrap())
+            );
+            let options = c["options"].as_object().unwrap();
+            let label = format!(
+                "pipe:messages={}:mode={}",
+                options["messages"],
+                options["mode"].as_str().unwrap()
+            );
+            let expected = serde_json::json!({
+                "label": label, "change": change(ratio), "interval": interval,
+                "verdict": c["verdict"],
+            });
+            (ratio.ln().abs(), expected)
+        })
+        .collect();
+    changes.sort_by(|a, b| b.0.total_cmp(&a.0));
+    let expected: Vec<serde_json::Value> = changes.into_iter().map(|(_, e)| e).collect();
+    // Both planted changes, with their signs.
+    assert_eq!(expected.len(), 2, "{report}");
+    assert_eq!(expected[0]["change"], "+15.0%", "{expected:?}");
+    assert_eq!(expected[1]["change"], "-10.0%", "{expected:?}");
+    // Kept after the test, apart from the other test's screenshots, which it replaces whole.
+    let shots = manifest.join("../../target/browser-screenshots-answer");
+    let result = Command::new("node")
+        .arg(browser_dir.join("answer.mjs"))
+        .arg(site.canonicalize().unwrap())
+        .arg(&shots)
+        .arg(serde_json::Value::from(expected).to_string())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&result.stdout);
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    println!("{stdout}");
+    assert!(result.status.success(), "{stdout}\n{stderr}");
+    for shot in [
+        "answer-first-screen.png",
+        "answer-index.png",
+        "answer-compare.png",
+    ] {
+        let size = std::fs::metadata(shots.join(shot)).map_or(0, |m| m.len());
+        assert!(size > 10_000, "screenshot {shot}: {size} bytes");
+    }
+}

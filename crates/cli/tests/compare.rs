@@ -236,6 +236,17 @@ fn every_output_format() {
         "{table}"
     );
 
+    // The changes that count, ranked, as signed percentages with their intervals.
+    let ranked = table
+        .split("changes, largest first (NEW against BASE):\n")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no ranked changes in {table}"));
+    let line = ranked.lines().nth(1).unwrap();
+    assert!(
+        line.trim_start().starts_with("slower") && line.contains("bench:case=doubled  +100.0%"),
+        "{table}"
+    );
+
     let md = vernier(&db)
         .args(["compare", "kernel=A", "kernel=B", "--format", "markdown"])
         .output()
@@ -252,6 +263,7 @@ fn every_output_format() {
         "{md}"
     );
     assert!(md.contains("- unmatched: `bench:case=new-only` (new): not in base"));
+    assert!(md.contains("1. `bench:case=doubled` +100.0% "), "{md}");
 
     let csv = vernier(&db)
         .args(["compare", "kernel=A", "kernel=B", "--format", "csv"])

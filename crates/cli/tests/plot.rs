@@ -459,13 +459,22 @@ fn forest_draws_each_ratio_with_its_interval_and_the_geometric_mean() {
     // calibration assumes the default session noise (docs/compare.md), and the runs lie on a
     // grid of 0.1 ms (ties): 20% more is a verdict only where the runs' spread and the grid
     // are small against the medians, at groups=8.
+    // Each row with its change in percent before its verdict.
+    let row = |g: u32, verdict: &str| {
+        texts(&text).iter().any(|t| {
+            t.strip_prefix(&format!("groups={g}  +"))
+                .and_then(|rest| rest.strip_suffix(&format!("% {verdict}")))
+                .is_some_and(|change| change.parse::<f64>().is_ok())
+        })
+    };
     for g in [1, 2, 4] {
-        assert!(has_text(&text, &format!("groups={g}  inconclusive")), "{g}");
+        assert!(row(g, "inconclusive"), "{g}: {:?}", texts(&text));
     }
-    assert!(has_text(&text, "groups=8  slower"));
+    assert!(row(8, "slower"), "{:?}", texts(&text));
     assert!(has_text(&text, "geometric mean of 4"));
     assert!(has_text(&text, "faster") && has_text(&text, "slower"));
-    assert_eq!(count(&text, "<circle"), 4);
+    // A point per row and one per verdict of the legend under the axis.
+    assert_eq!(count(&text, "<circle"), 4 + 5);
     fails(&db, &["forest", "latest"], "--compare");
 }
 

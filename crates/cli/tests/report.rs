@@ -53,6 +53,8 @@ fn report_writes_the_files_of_the_site_of_the_selected_sessions_and_nothing_else
             base: "kernel=B".into(),
             new: "latest~1".into(),
             report: vernier_analysis::compare(b, a, &CompareSettings::default()).unwrap(),
+            base_sessions: b.iter().map(|s| s.info.id).collect(),
+            new_sessions: a.iter().map(|s| s.info.id).collect(),
         }),
         sessions,
         group_by: Some("kernel".into()),
@@ -202,4 +204,28 @@ fn bars_draw_a_bar_per_series_and_configuration() {
         .filter(|(n, a)| n == "rect" && a.get("opacity").is_some_and(|o| o == "0.75"))
         .count();
     assert_eq!(bars, 6, "{text}");
+}
+
+#[test]
+fn sessions_split_by_one_tag_are_compared_without_being_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let sessions = site_sessions();
+    let db = database(dir.path());
+    let out = dir.path().join("site");
+    let written = report(&db, &out, &[]);
+    // kernel=A... (the oldest) against kernel=B, as `--compare` with those selectors would.
+    let (a, b) = (&sessions[..1], &sessions[1..]);
+    let report = vernier_analysis::compare(a, b, &CompareSettings::default()).unwrap();
+    assert!(written.contains_key("compare.html"), "{:?}", written.keys());
+    let index = String::from_utf8(written["index.html"].clone()).unwrap();
+    assert!(index.contains("What changed"), "{index}");
+    assert!(index.contains("kernel=B"), "{index}");
+    let s = &report.summary;
+    for count in [
+        format!("<span class=\"slower\">{} <a", s.slower),
+        format!("<span class=\"faster\">{} <a", s.faster),
+        format!(", {} <a class=\"verdict inconclusive\"", s.inconclusive),
+    ] {
+        assert!(index.contains(&count), "{count} in {index}");
+    }
 }

@@ -1,7 +1,8 @@
 //! Box plots: per configuration, one box per series side by side (a session, or the sessions a
 //! tag selector pools), as cbenchsuite's result plots. The box spans the quartiles, the
 //! whiskers reach the furthest run within 1.5 interquartile ranges (Tukey), the thick line is
-//! the median of `ConfigSummary`, the dark bar its confidence interval, and every measured run
+//! the median of `ConfigSummary`, the thin capped bar right of the box its confidence interval
+//! (beside the box, where it hides no run), and every measured run
 //! is a dot, so a reader sees the sample size and any second mode. Configurations of
 //! different metrics or units get panels of their own, one above the other.
 
@@ -119,13 +120,17 @@ impl SlotMarks for Boxes {
                 ])
                 .or_draw()?;
         }
+        // The median's interval as a thin bar with caps beside the box, right of it, where it
+        // hides no run and no quartile.
         if let (Some(l), Some(h)) = (summary.ci_low, summary.ci_high) {
-            let half = width * 0.08;
+            let at = x1 + width * 0.12;
+            let cap = width * 0.06;
             chart
-                .draw_series([Rectangle::new(
-                    [(x - half, l), (x + half, h)],
-                    c.mix(0.85).filled(),
-                )])
+                .draw_series([
+                    PathElement::new(vec![(at, l), (at, h)], BLACK.stroke_width(2)),
+                    PathElement::new(vec![(at - cap, l), (at + cap, l)], BLACK.stroke_width(2)),
+                    PathElement::new(vec![(at - cap, h), (at + cap, h)], BLACK.stroke_width(2)),
+                ])
                 .or_draw()?;
         }
         if let Some(m) = summary.median {

@@ -6,10 +6,10 @@
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
-use vernier_analysis::{CompareReport, Verdict};
+use vernier_analysis::{change_text, CompareReport, Comparison, Verdict};
 
 use crate::labels::{config_parts, distinguish, join_config};
-use crate::style::{self, FASTER, NEUTRAL, SLOWER};
+use crate::style::{self, FASTER, NEUTRAL, SLOWER, WITHHELD};
 use crate::{render, Draw, Format, OrDraw, PlotError, Size};
 
 /// The forest plot of `report`.
@@ -27,11 +27,18 @@ pub fn forest(
     render(&Forest { report, title }, format, size)
 }
 
-fn verdict_colour(v: Verdict) -> RGBColor {
-    match v {
-        Verdict::Faster => FASTER,
-        Verdict::Slower => SLOWER,
-        Verdict::Equivalent | Verdict::Inconclusive => NEUTRAL,
+/// How a row is drawn: its colour, and whether its point is filled. Equivalent is a filled
+/// grey point; an inconclusive verdict a hollow one, a withheld verdict (contaminated runs) a
+/// hollow one in its own colour, so that neither reads as "no change".
+fn verdict_look(c: &Comparison) -> (RGBColor, bool) {
+    if c.withheld().is_some() {
+        return (WITHHELD, false);
+    }
+    match c.verdict {
+        Verdict::Faster => (FASTER, true),
+        Verdict::Slower => (SLOWER, true),
+        Verdict::Equivalent => (NEUTRAL, true),
+        Verdict::Inconclusive => (NEUTRAL, false),
     }
 }
 
@@ -88,10 +95,11 @@ impl Draw for Forest<'_> {
             .collect();
         let (common, own) = distinguish(&named);
         let body = style::titled(root, self.title)?;
-        // Configuration names on the left, a third of the width; the plot right of them,
+        // Configuration names with their change and verdict on the left, two fifths of the
+        // width; the plot right of them,
         // inside the chart's margins.
         let (body_width, body_height) = body.dim_in_pixel();
-        let label_width = (body_width / 3).min(420);
+        let label_width = (body_width * 2 / 5).min(560);
         let plot_width = body_width.saturating_sub(label_width + 2 * MARGIN);
         // Under the axis, its caption (on two lines where one is too narrow, so that it stays
         // whole) and, on a line of its own, what every row shares: no shared options can
@@ -114,17 +122,20 @@ impl Draw for Forest<'_> {
         // A line wider than the plot moves left under the configurations' names.
         let room = body_width.saturating_sub(2 * MARGIN);
         let lines: Vec<String> = lines.iter().map(|l| style::fit(l, room, &font)).collect();
-        let footer_height = LINE_HEIGHT * lines.len() as u32 + MARGIN;
+        // One more line for the legend.
+        let footer_height = LINE_HEIGHT * (lines.len() as u32 + 1) + MARGIN;
         let (body, footer) = body.split_vertically(body_height.saturating_sub(footer_height));
         let mut chart = ChartBuilder::on(&body)
             .margin(MARGIN)
             .margin_bottom(0)
             .x_label_area_size(TICK_LABELS)
             .y_label_area_size(label_width)
-            .build_cartesian_2d(lo..hi, -0.5f64..(rows as f64 + 0.5))
+            .build_cartesian_2d(lo..hi, -0.5f64..(rows as f64 - 0.5))
             .or_draw()?;
         chart
             .configure_mesh()
+            // No minor grid: the major lines are enough to read a value.
+            .light_line_style(TRANSPARENT)
             .disable_y_mesh()
             .y_labels(0)
             .label_style(style::tick())
@@ -144,7 +155,6 @@ impl Draw for Forest<'_> {
                 ))
                 .or_draw()?;
         }
-        // The row above the last is the legend's.
         let top = rows as f64 - 0.5;
         chart
             .draw_series([Rectangle::new(
@@ -163,7 +173,7 @@ impl Draw for Forest<'_> {
         // Per row: its height, its name and what follows the name (the verdict).
         let mut labels: Vec<(f64, String, String)> = Vec::new();
         for (i, c) in r.comparisons.iter().enumerate() {
-            let colour = verdict_colour(c.verdict);
+            let (colour, filled) = verdict_look(c);
             if let (Some(l), Some(h)) = (c.ratio_ci_low, c.ratio_ci_high) {
                 chart
                     .draw_series([PathElement::new(
@@ -172,15 +182,25 @@ impl Draw for Forest<'_> {
                     )])
                     .or_draw()?;
             }
+            let point = if filled {
+                colour.filled()
+            } else {
+                colour.stroke_width(3)
+            };
             chart
-                .draw_series([Circle::new((c.ratio, y(i)), 6, colour.filled())])
+                .draw_series([Circle::new((c.ratio, y(i)), 6, point)])
                 .or_draw()?;
             let name = if own[i].is_empty() {
                 c.label()
             } else {
                 join_config(&own[i])
             };
-            labels.push((y(i), name, format!("  {}", c.verdict)));
+            // The change beside its name, as `compare` prints it.
+            labels.push((
+                y(i),
+                name,
+                format!("  {} {}", change_text(c.ratio), c.verdict_word()),
+            ));
         }
         if let Some(g) = r.summary.geomean_ratio {
             let i = r.comparisons.len();
@@ -210,17 +230,6 @@ impl Draw for Forest<'_> {
                 String::new(),
             ));
         }
-        for (v, name) in [
-            (Verdict::Faster, "faster"),
-            (Verdict::Slower, "slower"),
-            (Verdict::Equivalent, "equivalent or inconclusive"),
-        ] {
-            chart
-                .draw_series(std::iter::empty::<Circle<(f64, f64), i32>>())
-                .or_draw()?
-                .label(name)
-                .legend(style::legend_square(verdict_colour(v)));
-        }
         // A name too long for the room left of the axis is shortened, its verdict kept.
         let font = style::tick();
         let room = label_width.saturating_sub(2 * MARGIN);
@@ -238,7 +247,42 @@ impl Draw for Forest<'_> {
             ))
             .or_draw()?;
         }
-        style::draw_legend(&mut chart, SeriesLabelPosition::UpperRight)?;
+        // The legend on the last line under the axis, outside the data.
+        let entries = [
+            (FASTER, true, "faster"),
+            (SLOWER, true, "slower"),
+            (NEUTRAL, true, "equivalent"),
+            (NEUTRAL, false, "inconclusive"),
+            (WITHHELD, false, "withheld"),
+        ];
+        let legend_font = style::tick();
+        const MARK: i32 = 18;
+        const GAP: i32 = 22;
+        let widths: Vec<i32> = entries
+            .iter()
+            .map(|(_, _, name)| MARK + style::text_width(name, &legend_font) as i32)
+            .collect();
+        let total = widths.iter().sum::<i32>() + GAP * (entries.len() as i32 - 1);
+        // Under the plot when it fits there, else centred in the whole width.
+        let width = footer.dim_in_pixel().0 as i32;
+        let mut x = (centre - total / 2).min(width - total).max(0);
+        let y = (LINE_HEIGHT * lines.len() as u32) as i32 + LINE_HEIGHT as i32 / 2;
+        for ((colour, filled, name), width) in entries.iter().zip(&widths) {
+            let mark = if *filled {
+                colour.filled()
+            } else {
+                colour.stroke_width(3)
+            };
+            footer.draw(&Circle::new((x + 6, y), 6, mark)).or_draw()?;
+            footer
+                .draw(&Text::new(
+                    *name,
+                    (x + MARK, y),
+                    legend_font.pos(Pos::new(HPos::Left, VPos::Center)),
+                ))
+                .or_draw()?;
+            x += width + GAP;
+        }
         Ok(())
     }
 }

@@ -93,6 +93,15 @@ pub(crate) fn natural_order(a: &[String], b: &[String]) -> Ordering {
     a.len().cmp(&b.len())
 }
 
+/// The order in which the figures show configurations (options and loads): their natural order
+/// ([`natural_order`]), so that a page's tables can list them in the same order.
+pub fn config_order(
+    (a, a_loads): (&Options, &[String]),
+    (b, b_loads): (&Options, &[String]),
+) -> Ordering {
+    natural_order(&config_parts(a, a_loads), &config_parts(b, b_loads))
+}
+
 /// Items given as configuration labels without the benchmark, `groups=4:ipc=pipe`, as parts.
 #[cfg(test)]
 pub(crate) fn parts(items: &[&str]) -> Vec<Vec<String>> {

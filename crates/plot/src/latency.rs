@@ -190,6 +190,8 @@ impl Draw for Latency<'_> {
             let end_f = end as f64;
             chart
                 .configure_mesh()
+                // No minor grid: the major lines are enough to read a value.
+                .light_line_style(TRANSPARENT)
                 .label_style(style::tick())
                 .axis_desc_style(style::axis_label())
                 .x_desc(style::axis_caption(&x_desc, plot_width))

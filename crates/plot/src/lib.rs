@@ -38,6 +38,7 @@ pub use bars::bars;
 pub use boxes::box_plot;
 pub use forest::forest;
 pub use history::history;
+pub use labels::config_order;
 pub use latency::latency;
 pub use line::{line, line_panels, swept_options};
 pub use maxima::maxima;
@@ -436,6 +437,51 @@ mod tests {
                 texts.iter().any(|t| t.starts_with("groups=32")),
                 "{texts:?}"
             );
+            // Each row with its change; the legend under the axis' lines, below every row,
+            // not over the data.
+            assert!(texts.iter().any(|t| t.contains("+20.0% ")), "{texts:?}");
+            let all = svg_texts(&svg);
+            let y_of = |text: &str| all.iter().find(|t| t.text == text).map(|t| t.y);
+            let legend = y_of("withheld").unwrap_or_else(|| panic!("{texts:?}"));
+            assert!(
+                all.iter()
+                    .filter(|t| {
+                        let legend = ["faster", "slower", "equivalent", "inconclusive", "withheld"];
+                        !legend.contains(&t.text.as_str()) && !t.text.starts_with("kernel=")
+                    })
+                    .all(|t| t.y < legend),
+                "{width}: {texts:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn figures_have_no_minor_grid_and_no_colour_lost_on_white() {
+        let series = long_series();
+        for (kind, svg) in [
+            ("box", box_plot(&series, "t", Format::Svg, SMALL)),
+            ("bars", bars(&series, "t", Format::Svg, SMALL)),
+            ("line", line(&series, "groups", "t", Format::Svg, SMALL)),
+        ] {
+            let svg = String::from_utf8(svg.unwrap_or_else(|e| panic!("{kind}: {e}"))).unwrap();
+            // plotters draws its minor grid lines at 10% of the major ones' opacity.
+            assert!(!svg.contains("opacity=\"0.1\""), "{kind}: a minor grid");
+        }
+        // WCAG's relative luminance (sRGB), and the contrast of each series' colour with
+        // white: at least 2:1, which the Okabe-Ito yellow (1.3:1) is not.
+        let linear = |c: u8| {
+            let c = f64::from(c) / 255.0;
+            if c <= 0.039_28 {
+                c / 12.92
+            } else {
+                ((c + 0.055) / 1.055).powf(2.4)
+            }
+        };
+        for i in 0..16 {
+            let c = style::colour(i);
+            let l = 0.2126 * linear(c.0) + 0.7152 * linear(c.1) + 0.0722 * linear(c.2);
+            let contrast = 1.05 / (l + 0.05);
+            assert!(contrast >= 2.0, "colour {i} {c:?}: contrast {contrast:.2}");
         }
     }
 

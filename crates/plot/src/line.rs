@@ -239,6 +239,8 @@ impl Draw for Lines<'_> {
             };
             chart
                 .configure_mesh()
+                // No minor grid: the major lines are enough to read a value.
+                .light_line_style(TRANSPARENT)
                 .label_style(style::tick())
                 .axis_desc_style(style::axis_label())
                 .x_desc(style::axis_caption(&x_caption, plot_width))
@@ -251,6 +253,7 @@ impl Draw for Lines<'_> {
                 ))
                 .draw()
                 .or_draw()?;
+            // The bands first, translucent, so that no band paints over another series' line.
             for l in &panel.lines {
                 // A name keeps its colour in every panel.
                 let i = colours
@@ -274,9 +277,13 @@ impl Draw for Lines<'_> {
                     .collect();
                 if band.len() >= 4 {
                     chart
-                        .draw_series([Polygon::new(band, c.mix(0.2).filled())])
+                        .draw_series([Polygon::new(band, c.mix(0.15).filled())])
                         .or_draw()?;
                 }
+            }
+            for l in &panel.lines {
+                let i = colours.iter().position(|n| n == &l.name).unwrap_or(0);
+                let c = colour(i);
                 chart
                     .draw_series(LineSeries::new(
                         l.points.iter().map(|&(x, m, _)| (x, m)),

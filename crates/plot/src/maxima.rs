@@ -108,6 +108,8 @@ impl Draw for Maxima<'_> {
         let plot_width = chart.plotting_area().dim_in_pixel().0;
         chart
             .configure_mesh()
+            // No minor grid: the major lines are enough to read a value.
+            .light_line_style(TRANSPARENT)
             .label_style(style::tick())
             .axis_desc_style(style::axis_label())
             .x_desc(format!(

@@ -293,6 +293,8 @@ impl<M: SlotMarks> SlotFigure<'_, M> {
         let plot_width = chart.plotting_area().dim_in_pixel().0;
         chart
             .configure_mesh()
+            // No minor grid: the major lines are enough to read a value.
+            .light_line_style(TRANSPARENT)
             .disable_x_mesh()
             .x_labels(0)
             .y_labels(8)

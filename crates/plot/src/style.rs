@@ -7,16 +7,15 @@ use vernier_report::units;
 
 use crate::{OrDraw, PlotError, FONT};
 
-/// Okabe and Ito's colour-blind-safe palette ("Color Universal Design", 2002), black last;
-/// series take them in order and wrap around.
-const PALETTE: [RGBColor; 8] = [
+/// Okabe and Ito's colour-blind-safe palette ("Color Universal Design", 2002) without its
+/// yellow, which is not seen on white, black last; series take them in order and wrap around.
+const PALETTE: [RGBColor; 7] = [
     RGBColor(0, 114, 178),   // blue
     RGBColor(230, 159, 0),   // orange
     RGBColor(0, 158, 115),   // bluish green
     RGBColor(204, 121, 167), // reddish purple
     RGBColor(86, 180, 233),  // sky blue
     RGBColor(213, 94, 0),    // vermillion
-    RGBColor(240, 228, 66),  // yellow
     RGBColor(0, 0, 0),       // black
 ];
 
@@ -25,10 +24,14 @@ pub fn colour(i: usize) -> RGBColor {
     PALETTE[i % PALETTE.len()]
 }
 
-/// Verdict colours of the forest plot: faster green, slower vermillion, the rest grey.
+/// Verdict colours of the forest plot: faster green, slower vermillion, equivalent and
+/// inconclusive grey (filled and hollow).
 pub const FASTER: RGBColor = RGBColor(0, 158, 115);
 pub const SLOWER: RGBColor = RGBColor(213, 94, 0);
 pub const NEUTRAL: RGBColor = RGBColor(110, 110, 110);
+/// A verdict withheld for contaminated runs: Okabe-Ito's reddish purple, apart from the grey
+/// of no change.
+pub const WITHHELD: RGBColor = RGBColor(204, 121, 167);
 
 /// The sizes of a title, largest first: a title too wide for the figure on one line is
 /// wrapped to two, set smaller until both lines fit.

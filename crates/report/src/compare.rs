@@ -6,7 +6,7 @@
 use std::fmt::Write as _;
 
 use serde::Serialize;
-use vernier_analysis::{CompareReport, Comparison, NoiseSource};
+use vernier_analysis::{change_text, CompareReport, Comparison, NoiseSource, Verdict, Warning};
 use vernier_model::{level_percent, Severity, StoredSession};
 
 use crate::format::{pct, sig};
@@ -22,7 +22,8 @@ fn ratio_text(v: f64) -> String {
     format!("{v:.3}")
 }
 
-fn p_text(p: f64) -> String {
+/// A p-value as `compare` prints it: three decimals, `<0.001` below.
+pub fn p_text(p: f64) -> String {
     if p < 0.001 {
         "<0.001".to_string()
     } else {
@@ -112,6 +113,81 @@ fn summary_lines(report: &CompareReport) -> Vec<String> {
     lines
 }
 
+/// Why a comparison is inconclusive (or withheld), in words: the warning that decided it, or
+/// what its interval does against the threshold band. `None` for a conclusive verdict.
+pub fn inconclusive_reason(c: &Comparison, threshold: f64) -> Option<String> {
+    if c.verdict != Verdict::Inconclusive {
+        return None;
+    }
+    let decisive = c.warnings.iter().find(|w| {
+        matches!(
+            w,
+            Warning::VerdictWithheld { .. }
+                | Warning::TooFewRunsForRatio { .. }
+                | Warning::ZeroWidthInterval { .. }
+                | Warning::WithinThreshold { .. }
+                | Warning::Rounded { limits: true, .. }
+        )
+    });
+    Some(match (decisive, c.ratio_ci_low, c.ratio_ci_high) {
+        (Some(w), _, _) => w.to_string(),
+        (None, Some(_), Some(_)) => format!(
+            "the interval {} reaches across a boundary of the {} band of no practical change: \
+             the change may be smaller or larger than that",
+            c.change_interval_text(),
+            pct(threshold)
+        ),
+        (None, _, _) => "no interval of the ratio".to_string(),
+    })
+}
+
+/// The changes that count, largest first: the faster and slower verdicts and the withheld
+/// ones (their size and interval are known, their runs were contaminated), by the size of the
+/// change on the log scale (a halving as large as a doubling). Primary metrics only.
+pub fn ranked(report: &CompareReport) -> Vec<&Comparison> {
+    let mut out: Vec<&Comparison> = report
+        .comparisons
+        .iter()
+        .filter(|c| {
+            matches!(c.verdict, Verdict::Faster | Verdict::Slower) || c.withheld().is_some()
+        })
+        .collect();
+    let size = |c: &Comparison| c.ratio.ln().abs();
+    out.sort_by(|a, b| size(b).total_cmp(&size(a)));
+    out
+}
+
+/// The ranked changes as aligned lines (`slower  pipe:mode=cross-cpu  +19.0%  [+17.7%,
+/// +20.0%]`), a withheld one with the verdict it would have had; empty without any.
+fn ranked_lines(report: &CompareReport) -> Vec<String> {
+    let rows: Vec<[String; 4]> = ranked(report)
+        .into_iter()
+        .map(|c| {
+            let word = match c.withheld() {
+                Some(v) => format!("withheld ({v})"),
+                None => c.verdict.to_string(),
+            };
+            [
+                word,
+                c.label(),
+                change_text(c.ratio),
+                c.change_interval_text(),
+            ]
+        })
+        .collect();
+    if rows.is_empty() {
+        return Vec::new();
+    }
+    columns(
+        &["verdict", "configuration", "change", "interval"],
+        &rows,
+        &[0, 1],
+    )
+    .lines()
+    .map(str::to_string)
+    .collect()
+}
+
 /// Aligned columns, then warnings, unmatched configurations and the summary.
 pub fn table(report: &CompareReport) -> String {
     let rows: Vec<[String; 9]> = report.comparisons.iter().map(row).collect();
@@ -151,6 +227,15 @@ pub fn table(report: &CompareReport) -> String {
     for l in summary_lines(report) {
         out.push_str(&l);
         out.push('\n');
+    }
+    let ranked = ranked_lines(report);
+    if !ranked.is_empty() {
+        out.push_str("\nchanges, largest first (NEW against BASE):\n");
+        for l in ranked {
+            out.push_str("  ");
+            out.push_str(l.trim_end());
+            out.push('\n');
+        }
     }
     out
 }
@@ -218,6 +303,24 @@ pub fn markup(report: &CompareReport, m: &impl Markup) -> String {
     }
     for l in summary_lines(report) {
         out.push_str(&m.item(&l));
+    }
+    let ranked = ranked(report);
+    if !ranked.is_empty() {
+        let _ = writeln!(out, "\nChanges, largest first (NEW against BASE):\n");
+        for c in ranked {
+            let word = match c.withheld() {
+                Some(v) => format!("withheld ({v})"),
+                None => c.verdict.to_string(),
+            };
+            let _ = writeln!(
+                out,
+                "1. {} {} {} {}",
+                m.code(&c.label()),
+                change_text(c.ratio),
+                c.change_interval_text(),
+                word
+            );
+        }
     }
     out
 }

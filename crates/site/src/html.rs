@@ -54,7 +54,70 @@ pub fn page(root: &str, title: &str, nav: &[(String, String)], body: &Markup) ->
             }
         }
     };
-    vernier_model::text::printable_in_markup(&page.0).into_owned()
+    let page = with_heading_ids(&page.0);
+    vernier_model::text::printable_in_markup(&page).into_owned()
+}
+
+/// `markup` with an id on every `h2` and `h3` that has none, made of its text (`Runs of each
+/// configuration` is `runs-of-each-configuration`; a second of the same text gets `-2`), so
+/// that every heading can be linked. Only ASCII letters, digits and `-` go into an id, so it
+/// needs no escaping; the headings maud made are found by their exact start tags.
+fn with_heading_ids(markup: &str) -> String {
+    let mut out = String::with_capacity(markup.len() + 256);
+    let mut used: Vec<String> = Vec::new();
+    let mut rest = markup;
+    loop {
+        let next = ["<h2>", "<h3>"]
+            .iter()
+            .filter_map(|t| rest.find(t).map(|i| (i, *t)))
+            .min();
+        let Some((at, tag)) = next else {
+            out.push_str(rest);
+            return out;
+        };
+        out.push_str(&rest[..at]);
+        let inner = &rest[at + tag.len()..];
+        let end = inner.find("</h").unwrap_or(inner.len());
+        let base = slug(&inner[..end]);
+        let mut id = base.clone();
+        let mut n = 1;
+        while used.contains(&id) || markup.contains(&format!(" id=\"{id}\"")) {
+            n += 1;
+            id = format!("{base}-{n}");
+        }
+        used.push(id.clone());
+        out.push_str(&format!("<{} id=\"{id}\">", &tag[1..3]));
+        rest = inner;
+    }
+}
+
+/// The words of a heading's markup as an id: tags and character references left out, ASCII
+/// letters and digits in lower case, anything else one `-`.
+fn slug(markup: &str) -> String {
+    let mut text = String::new();
+    let mut in_tag = false;
+    let mut in_ref = false;
+    for c in markup.chars() {
+        match c {
+            '<' => in_tag = true,
+            '>' if in_tag => in_tag = false,
+            '&' if !in_tag => in_ref = true,
+            ';' if in_ref => in_ref = false,
+            _ if in_tag || in_ref => {}
+            c if c.is_ascii_alphanumeric() => text.push(c.to_ascii_lowercase()),
+            _ => {
+                if !text.ends_with('-') {
+                    text.push('-');
+                }
+            }
+        }
+    }
+    let text = text.trim_matches('-').to_string();
+    if text.is_empty() {
+        "section".to_string()
+    } else {
+        text
+    }
 }
 
 /// A table: `head` cells (text) and rows of cells, each text (escaped) or [`Markup`]. Numeric
@@ -337,6 +400,29 @@ mod tests {
         assert!(list.contains("<li id=\"w-3\"><code>few-runs</code> only 3 measured runs"));
         assert_eq!(notes.cell(&vernier_analysis::Warnings::default()).0, "");
         assert_eq!(WarningNotes::new("x").list().0, "");
+    }
+
+    #[test]
+    fn every_heading_gets_an_id_of_its_words() {
+        let page = page(
+            "",
+            "T",
+            &[],
+            &html! {
+                h2 { "Runs & <b>" } h3 { "Runs & <b>" } h2 id="kept" { "Kept" } h3 { "kept" }
+                h2 { "Ä" }
+            },
+        );
+        assert!(
+            page.contains("<h2 id=\"runs-b\">Runs &amp; &lt;b&gt;</h2>"),
+            "{page}"
+        );
+        assert!(page.contains("<h3 id=\"runs-b-2\">"), "{page}");
+        assert!(
+            page.contains("<h2 id=\"kept\">Kept</h2><h3 id=\"kept-2\">"),
+            "{page}"
+        );
+        assert!(page.contains("<h2 id=\"section\">"), "{page}");
     }
 
     #[test]

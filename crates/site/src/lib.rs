@@ -19,6 +19,7 @@ mod pages;
 
 use std::collections::BTreeMap;
 
+use uuid::Uuid;
 use vernier_analysis::monitors::RecordedKey;
 use vernier_analysis::{CompareReport, ConfigSummary, HistoryReport, HistorySettings};
 use vernier_model::{OptionValue, StoredSession};
@@ -51,6 +52,33 @@ pub struct Comparison {
     pub base: String,
     pub new: String,
     pub report: CompareReport,
+    /// The sessions of each side (for the environments' differences; those among the site's
+    /// sessions are linked).
+    pub base_sessions: Vec<Uuid>,
+    pub new_sessions: Vec<Uuid>,
+}
+
+/// The comparison a site makes when none is asked for: the selected sessions all carry a tag
+/// whose value is not the same in all of them, exactly one such tag, with two values (such as
+/// `kernel=A` and `kernel=B`). Returns the tag's key and its two values, the value of the
+/// oldest session first (BASE); `None` when no single tag splits the sessions in two.
+pub fn automatic_comparison(sessions: &[StoredSession]) -> Option<(String, String, String)> {
+    let first = sessions.first()?;
+    let mut split = first.info.tags.keys().filter_map(|key| {
+        let mut values: Vec<&String> = Vec::new();
+        for s in sessions {
+            let v = s.info.tags.get(key)?;
+            if !values.contains(&v) {
+                values.push(v);
+            }
+        }
+        (values.len() > 1).then_some((key, values))
+    });
+    let (key, values) = split.next()?;
+    if split.next().is_some() || values.len() != 2 {
+        return None;
+    }
+    Some((key.clone(), values[0].clone(), values[1].clone()))
 }
 
 /// Why a site (or one of its files) could not be made.
@@ -60,6 +88,8 @@ pub enum SiteError {
     Empty,
     #[error("figure {path}: {source}")]
     Figure { path: String, source: PlotError },
+    #[error("download {path}: {reason}")]
+    Download { path: String, reason: String },
 }
 
 /// A site's files: what each path is and the analysed data they share.
@@ -113,10 +143,15 @@ enum File {
     MonitorFigure(usize, usize),
     Compare,
     ForestFigure,
+    Glossary,
     History,
     /// Index into `Site::histories`.
     HistoryFigure(usize),
     Environment,
+    /// Index into `input.sessions`.
+    Session(usize),
+    /// Index into `input.sessions`: its runs as CSV.
+    SessionCsv(usize),
 }
 
 impl Site {
@@ -239,6 +274,11 @@ impl Site {
             }
         }
         files.push(("environment.html".to_string(), File::Environment));
+        files.push(("glossary.html".to_string(), File::Glossary));
+        for (i, s) in input.sessions.iter().enumerate() {
+            files.push((pages::session_page(s), File::Session(i)));
+            files.push((pages::session_csv(s), File::SessionCsv(i)));
+        }
         let mut site = Site {
             input,
             series,
@@ -283,6 +323,7 @@ impl Site {
             Some("css") => "text/css; charset=utf-8",
             Some("js") => "text/javascript; charset=utf-8",
             Some("svg") => "image/svg+xml",
+            Some("csv") => "text/csv; charset=utf-8",
             _ => "text/plain; charset=utf-8",
         }
     }
@@ -314,6 +355,14 @@ impl Site {
             File::History => pages::history(self).into_bytes(),
             File::HistoryFigure(i) => figure(pages::history_figure(self, i))?,
             File::Environment => pages::environment(self).into_bytes(),
+            File::Glossary => pages::glossary(self).into_bytes(),
+            File::Session(i) => pages::session(self, i).into_bytes(),
+            File::SessionCsv(i) => {
+                pages::session_runs_csv(self, i).map_err(|reason| SiteError::Download {
+                    path: path.to_string(),
+                    reason,
+                })?
+            }
         })
     }
 
@@ -339,6 +388,14 @@ impl Site {
                     .map(|l| (s.name.clone(), l))
             })
             .collect()
+    }
+
+    /// The page of the benchmark named `name`, relative to the root.
+    fn benchmark_page(&self, name: &str) -> Option<String> {
+        self.benchmarks
+            .iter()
+            .find(|b| b.name == name)
+            .map(|b| format!("bench/{}.html", b.stem))
     }
 
     /// The series restricted to benchmark `b`'s configurations.

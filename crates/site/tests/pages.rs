@@ -144,7 +144,7 @@ fn benchmark_pages_show_the_monitors_summary_beside_the_results_and_no_empty_sec
     assert!(summary.contains(&format!("href=\"../{}\"", with[0])));
     assert!(summary.contains(&format!("href=\"../{}\"", without[0])));
     // The hostile session's runs have no summaries: its page has no heading over nothing.
-    assert!(!site[without[0]].contains("<h2>Summaries per configuration</h2>"));
+    assert!(!site[without[0]].contains(">Summaries per configuration</h2>"));
 }
 
 #[test]
@@ -161,7 +161,7 @@ fn sessions_of_one_environment_share_one_difference_that_names_them_all() {
         1,
         "{page}"
     );
-    let differences = between(page, "<h2>Differences</h2>", Some("<h2>Environments</h2>"));
+    let differences = between(page, ">Differences</h2>", Some(">Environments</h2>"));
     assert!(
         differences.contains("The sessions of environment 2"),
         "{differences}"
@@ -228,7 +228,7 @@ fn a_session_that_recorded_no_environment_is_one_line_not_a_difference_per_field
     let a = site_session("A", 1.0, STARTED_AT_NS + 100_000_000_000, false);
     let site = site_of(vec![histogram, a]);
     let page = &site["environment.html"];
-    let differences = between(page, "<h2>Differences</h2>", Some("<h2>Environments</h2>"));
+    let differences = between(page, ">Differences</h2>", Some(">Environments</h2>"));
     assert!(
         differences.contains(
             "recorded no environment (imported from cyclictest's histogram output): nothing \
@@ -237,13 +237,13 @@ fn a_session_that_recorded_no_environment_is_one_line_not_a_difference_per_field
         "{differences}"
     );
     assert!(
-        differences.contains("<h3>Environment 1 against environment 2</h3>"),
+        differences.contains(">Environment 1 against environment 2</h3>"),
         "{differences}"
     );
     assert!(!differences.contains("<table"), "{differences}");
     assert!(!page.contains("(absent)"), "{page}");
     // The environment that recorded nothing is listed as such, not as an empty table.
-    let environments = between(page, "<h2>Environments</h2>", None);
+    let environments = between(page, ">Environments</h2>", None);
     assert_eq!(environments.matches("<table").count(), 1, "{environments}");
     assert!(
         environments.contains("<p>No field recorded.</p>"),
@@ -291,7 +291,7 @@ fn a_partial_environment_is_compared_only_in_the_fields_both_recorded() {
     assert!(fields > 10, "{fields}");
     let site = site_of(vec![json, full]);
     let page = &site["environment.html"];
-    let differences = between(page, "<h2>Differences</h2>", Some("<h2>Environments</h2>"));
+    let differences = between(page, ">Differences</h2>", Some(">Environments</h2>"));
     assert!(
         differences.contains(&format!(
             "<p>{fields} fields recorded only by environment 2 are not compared \
@@ -314,7 +314,7 @@ fn a_failed_configuration_shows_why_beside_its_row() {
     session.configurations[0].record.error = Some(reason.into());
     let site = site_of(vec![session]);
     let page = file(&site, "bench/", "-command.html");
-    let table = between(page, "<h2>Runs of each configuration</h2>", Some("</ul>"));
+    let table = between(page, ">Runs of each configuration</h2>", Some("</ul>"));
     // The row links to the reason under the code `error`, before the warnings it causes.
     let row = between(table, "<tbody>", Some("</tbody>"));
     let error = row.find(&format!("title=\"{reason}\">error</a>"));

@@ -78,18 +78,45 @@ pub fn site_input(store: &dyn Store, args: &SiteArgs) -> Result<Input> {
             }
         }
     }
+    let threshold = args
+        .threshold
+        .unwrap_or(vernier_analysis::DEFAULT_THRESHOLD);
+    let ids = |sessions: &[vernier_model::StoredSession]| -> Vec<Uuid> {
+        sessions.iter().map(|s| s.info.id).collect()
+    };
     let comparison = match args.compare.as_deref() {
         Some([base, new]) => {
-            let threshold = args
-                .threshold
-                .unwrap_or(vernier_analysis::DEFAULT_THRESHOLD);
+            let (b, n, report) = db::compare_sides(store, base, new, threshold, None)?;
             Some(Comparison {
                 base: base.clone(),
                 new: new.clone(),
-                report: db::compare_report(store, base, new, threshold, None)?,
+                report,
+                base_sessions: ids(&b),
+                new_sessions: ids(&n),
             })
         }
-        _ => None,
+        // Without --compare, the sessions split by one tag into two (kernel=A, kernel=B)
+        // are compared, the oldest session's value as BASE.
+        _ => match vernier_site::automatic_comparison(&sessions) {
+            Some((key, base, new)) => {
+                let side = |value: &str| -> Vec<vernier_model::StoredSession> {
+                    sessions
+                        .iter()
+                        .filter(|s| s.info.tags.get(&key).map(String::as_str) == Some(value))
+                        .cloned()
+                        .collect()
+                };
+                let (b, n) = (side(&base), side(&new));
+                Some(Comparison {
+                    report: db::compare_loaded(store, &b, &n, threshold)?,
+                    base: format!("{key}={base}"),
+                    new: format!("{key}={new}"),
+                    base_sessions: ids(&b),
+                    new_sessions: ids(&n),
+                })
+            }
+            None => None,
+        },
     };
     if let Some(key) = &args.by {
         if !sessions.iter().any(|s| s.info.tags.contains_key(key)) {

@@ -23,17 +23,20 @@ const expected = JSON.parse(expectedJson);
 const problems = [];
 const problem = (text) => problems.push(text);
 
-function pagesOf(dir) {
+function filesOf(dir) {
   const out = [];
   for (const name of readdirSync(dir)) {
     const path = join(dir, name);
-    if (statSync(path).isDirectory()) out.push(...pagesOf(path));
-    else if (name.endsWith(".html")) out.push(relative(siteDir, path));
+    if (statSync(path).isDirectory()) out.push(...filesOf(path));
+    else out.push(relative(siteDir, path));
   }
   return out.sort();
 }
 
-const pages = pagesOf(siteDir);
+// Every file of the site (a link may lead to a download, such as a session's runs as CSV);
+// the pages among them are opened.
+const files = filesOf(siteDir);
+const pages = files.filter((f) => f.endsWith(".html"));
 if (!pages.includes("index.html")) problem("no index.html in " + siteDir);
 mkdirSync(shotsDir, { recursive: true });
 
@@ -75,8 +78,8 @@ for (const [origin, base] of origins) {
     for (const href of links) {
       const url = new URL(href);
       const target = decodeURIComponent(url.href.slice(base.length).split("#")[0]);
-      if (!href.startsWith(base) || !pages.includes(target)) {
-        problem(`${where}: link to ${href} is not a page of the site`);
+      if (!href.startsWith(base) || !files.includes(target)) {
+        problem(`${where}: link to ${href} is not a file of the site`);
       } else if (url.hash) {
         fragments.push([where, target, decodeURIComponent(url.hash.slice(1))]);
       }
@@ -230,6 +233,28 @@ async function tagFilter(page, where) {
   }
   await page.selectOption("#tag-filter", "");
   if ((await rows()) !== expected.rows) problem(`${where}: "all sessions" shows ${await rows()} rows`);
+  // The filter is kept in the address: the page opened with it shows the same rows.
+  const [tag, count] = Object.entries(expected.filter)[0];
+  await page.selectOption("#tag-filter", tag);
+  const url = page.url();
+  if (new URL(url).searchParams.get("tag") !== tag) problem(`${where}: the address ${url} does not keep the filter ${tag}`);
+  // Opened in a page of its own, so that this page's loads are not cut short.
+  const again = await page.context().newPage();
+  await again.goto(url, { waitUntil: "load" });
+  const shown = await again.$$eval("tr[data-tags]", (rs) => rs.filter((r) => !r.hidden).length);
+  if (shown !== count) problem(`${where}: ${url} shows ${shown} rows, expected ${count}`);
+  if ((await again.inputValue("#tag-filter")) !== tag) problem(`${where}: ${url} does not select ${tag}`);
+  await again.close();
+  await page.selectOption("#tag-filter", "");
+  // A click on a heading sorts the table by that column, a second click the other way.
+  const runs = () => page.$$eval("#sessions tbody tr", (rs) => rs.map((r) => Number(r.cells[8].textContent)));
+  const heading = page.locator("#sessions th", { hasText: /^runs$/ });
+  await heading.click();
+  const up = await runs();
+  if (up.some((v, i) => i > 0 && up[i - 1] > v)) problem(`${where}: sorted by runs: ${up}`);
+  await heading.click();
+  const down = await runs();
+  if (down.some((v, i) => i > 0 && down[i - 1] < v)) problem(`${where}: sorted by runs, descending: ${down}`);
 }
 
 // The pages kept as screenshots: the index, latency, compare, environment, hackbench's page and

@@ -94,7 +94,14 @@ impl PageLabels {
 
 pub fn benchmark(site: &Site, b: usize) -> String {
     let bench = &site.benchmarks[b];
-    let series = site.benchmark_series(b);
+    let mut series = site.benchmark_series(b);
+    // The tables list the configurations in the order the figures draw them: groups=1, 2, 4,
+    // 10, whatever order they ran in.
+    for s in &mut series {
+        s.summaries.sort_by(|x, y| {
+            vernier_plot::config_order((&x.options, &x.loads), (&y.options, &y.loads))
+        });
+    }
     let labels = PageLabels::new(
         &bench.name,
         series
@@ -179,7 +186,7 @@ pub fn benchmark(site: &Site, b: usize) -> String {
                 &format!("{}-box.svg", bench.stem),
                 &format!(
                     "{}: per configuration a box per series (quartiles, whiskers at 1.5 IQR), \
-                     the median's interval as a dark bar, every run a dot",
+                     the median's interval as a thin bar right of the box, every run a dot",
                     bench.name
                 ),
                 None,

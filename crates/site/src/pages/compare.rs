@@ -4,7 +4,8 @@ use maud::{html, Markup, Render};
 use vernier_analysis::{CompareReport, Warning};
 use vernier_plot::{Format, PlotError, Size};
 
-use super::nav;
+use super::glossary::word;
+use super::{answer, nav};
 use crate::html::{self, interval, num};
 use crate::Site;
 
@@ -54,6 +55,7 @@ pub fn compare(site: &Site) -> String {
         @if r.comparisons.is_empty() {
             p { "No configuration is on both sides of the comparison." }
         } @else {
+            (answer::answer(site, c, ""))
             (html::figure(
                 "compare-forest.svg",
                 "the ratio NEW/BASE of each configuration with its interval, coloured by \
@@ -61,15 +63,13 @@ pub fn compare(site: &Site) -> String {
                 None,
             ))
         }
-        p {
-            (s.compared) " compared: "
-            span.faster { (s.faster) " faster" } ", "
-            span.slower { (s.slower) " slower" } ", "
-            (s.equivalent) " equivalent, " (s.inconclusive) " inconclusive." (geomean)
+        @if !geomean.is_empty() {
+            p { (geomean.trim_start()) }
         }
         @if !notes.is_empty() {
             p.note { (notes.join("; ")) }
         }
+        h2 #comparison { "Every configuration" }
         (html::table(
             &[
                 "configuration",
@@ -89,7 +89,7 @@ pub fn compare(site: &Site) -> String {
         ))
         (warnings.list())
         @if !r.unmatched.is_empty() {
-            h2 { "Not compared" }
+            h2 #not-compared { "Not compared" }
             (html::table(
                 &["configuration", "metric", "only in", "reason"],
                 &unmatched_rows(r),
@@ -116,8 +116,8 @@ fn rows(r: &CompareReport, warnings: &mut html::WarningNotes) -> Vec<Vec<Markup>
                 num(Some(x.new_median)).render(),
                 num(Some(x.ratio)).render(),
                 interval(x.ratio_ci_low, x.ratio_ci_high).render(),
-                num(Some(x.p_adjusted)).render(),
-                x.verdict.as_str().render(),
+                vernier_report::compare::p_text(x.p_adjusted).render(),
+                word("", x.verdict_word(), x.verdict_word()),
                 warnings.cell(&x.warnings),
             ]
         })

@@ -37,7 +37,7 @@ pub fn environment(site: &Site) -> String {
                 // Each session a target of the index's links, `#s-ID`.
                 @for (n, s) in members.iter().enumerate() {
                     @if n > 0 { ", " }
-                    span id={ "s-" (s.info.id) } { (session_name(s)) }
+                    a id={ "s-" (s.info.id) } href=(super::session_page(s)) { (session_name(s)) }
                 }
                 "."
             }

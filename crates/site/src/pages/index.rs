@@ -7,7 +7,7 @@ use vernier_model::{ShortId, StoredSession};
 use vernier_report::format::{describe_session, plural};
 use vernier_report::units::{self, TimeForm, Zone};
 
-use super::{configurations, nav};
+use super::{answer, configurations, nav};
 use crate::html;
 use crate::{session_name, Site};
 
@@ -19,12 +19,18 @@ pub fn index(site: &Site) -> String {
         .flat_map(|s| s.info.tags.iter().map(|(k, v)| format!("{k}={v}")))
         .collect();
     let body = html! {
+        @if let Some(c) = site.input.comparison.as_ref().filter(|c| answer::has_answer(&c.report)) {
+            h2 #what-changed { "What changed" }
+            (answer::answer(site, c, ""))
+            p { a href="compare.html" { "The whole comparison" } ": every configuration with its \
+                medians, interval, MDC and warnings, and the forest plot." }
+        }
         p {
             (plural(sessions.len(), "session")) ", " (plural(runs, "measured run"))
             ". Every statistic is computed as " code { "vernier show" } " and "
             code { "vernier compare" } " compute it."
         }
-        h2 { "Sessions" }
+        h2 #sessions-list { "Sessions" }
         @if !tags.is_empty() {
             p {
                 label {
@@ -125,7 +131,9 @@ fn session_row(site: &Site, i: usize, s: &StoredSession) -> Markup {
             td.when title=(units::utc_named(s.info.started_at_ns)) {
                 (units::time(s.info.started_at_ns, Zone::Utc, TimeForm::Minute))
             }
-            td.id title=(s.info.id) { (ShortId(s.info.id)) }
+            td.id title=(s.info.id) {
+                a href=(super::session_page(s)) { (ShortId(s.info.id)) }
+            }
             td.word { (s.info.status.as_str()) }
             // What it ran, as `vernier sessions` says it; specs wrap at their separators.
             td.text { (html::label(&describe_session(s.info.suite.as_deref(), &s.info.specs))) }

@@ -2,13 +2,16 @@
 //! pure function of the site's analysed data. Pages are maud markup made with the pieces of
 //! [`crate::html`]; figures are `vernier_plot`'s SVG.
 
+mod answer;
 mod benchmark;
 mod compare;
 mod environment;
+mod glossary;
 mod history;
 mod index;
 mod latency;
 mod monitors;
+mod session;
 
 use std::collections::BTreeSet;
 
@@ -20,10 +23,12 @@ use crate::Site;
 pub use benchmark::{bars_figure, benchmark, box_figure, line_figure};
 pub use compare::{compare, forest_figure};
 pub use environment::environment;
+pub use glossary::glossary;
 pub use history::{history, history_figure};
 pub use index::index;
 pub use latency::{latency, latency_figure, maxima_figure};
 pub use monitors::{monitor_figure, monitors};
+pub use session::{session, session_csv, session_page, session_runs_csv};
 
 /// The navigation of every page, relative to the root.
 fn nav(site: &Site) -> Vec<(String, String)> {
@@ -41,6 +46,7 @@ fn nav(site: &Site) -> Vec<(String, String)> {
         nav.push(("history.html".to_string(), "History".to_string()));
     }
     nav.push(("environment.html".to_string(), "Environment".to_string()));
+    nav.push(("glossary.html".to_string(), "Glossary".to_string()));
     nav
 }
 

@@ -39,6 +39,8 @@ pub fn comparison(
         base: base.0.to_string(),
         new: new.0.to_string(),
         report: vernier_analysis::compare(base.1, new.1, &CompareSettings::default()).unwrap(),
+        base_sessions: base.1.iter().map(|s| s.info.id).collect(),
+        new_sessions: new.1.iter().map(|s| s.info.id).collect(),
     })
 }
 
@@ -135,6 +137,14 @@ const HTML_TAGS: &[&str] = &[
     "li",
     "script",
     "wbr",
+    "section",
+    "strong",
+    "ol",
+    "details",
+    "summary",
+    "dl",
+    "dt",
+    "dd",
 ];
 const SVG_TAGS: &[&str] = &[
     "svg", "rect", "line", "polyline", "polygon", "circle", "text", "path", "g",

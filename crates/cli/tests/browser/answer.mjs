@@ -1,0 +1,79 @@
+// The ten-second test: a reader opens the index of a report of two kernels at 1400x900 and,
+// without clicking or scrolling, sees each planted change with its sign, its interval and its
+// verdict; one click on a change leads to the page with the runs behind it, one click on a
+// session's id to its page. Screenshots of the first screen, the whole index, the compare, a
+// benchmark and a session page go to SHOTS.
+//
+// node answer.mjs SITE_DIR SHOTS_DIR EXPECTED_JSON
+// EXPECTED_JSON: [{"label", "change", "interval", "verdict"}], largest change first, as
+// `vernier compare` computed them. Prints one line per problem and exits 1 if there is any.
+
+import { chromium } from "playwright-core";
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+
+const [siteDir, shotsDir, expectedJson] = process.argv.slice(2);
+const expected = JSON.parse(expectedJson);
+const problems = [];
+const problem = (text) => problems.push(text);
+mkdirSync(shotsDir, { recursive: true });
+
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
+  args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"],
+});
+const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
+const page = await context.newPage();
+page.on("pageerror", (e) => problem(`script error: ${e.message}`));
+const index = "file://" + siteDir.replace(/\/$/, "") + "/index.html";
+await page.goto(index, { waitUntil: "load" });
+await page.screenshot({ path: join(shotsDir, "answer-first-screen.png") });
+await page.screenshot({ path: join(shotsDir, "answer-index.png"), fullPage: true });
+
+// Each change's line, as a reader sees it, and where it is.
+const rows = await page.$$eval("ol.changes > li", (items) => items.map((li) => {
+  const box = li.getBoundingClientRect();
+  const own = li.cloneNode(true);
+  own.querySelectorAll(".touching").forEach((u) => u.remove());
+  return { text: own.textContent.replace(/\s+/g, " ").trim(), bottom: box.bottom, visible: box.height > 0 };
+}));
+if (rows.length !== expected.length) problem(`${rows.length} changes shown, expected ${expected.length}: ${JSON.stringify(rows)}`);
+for (const [i, want] of expected.entries()) {
+  const line = `${want.label} ${want.change} ${want.interval} ${want.verdict}`;
+  const row = rows[i];
+  if (!row || row.text !== line) problem(`change ${i + 1}: "${row?.text}", expected "${line}"`);
+  else if (!row.visible || row.bottom > 900) problem(`change ${i + 1} "${line}" is not on the first screen (bottom ${row.bottom} px)`);
+}
+
+// One click from each change reaches the runs behind it: the benchmark's page, with the
+// configuration in its tables and its runs drawn.
+for (const [i, want] of expected.entries()) {
+  await page.goto(index, { waitUntil: "load" });
+  const link = (await page.$$("ol.changes > li > a.config"))[i];
+  if (!link) { problem(`change ${i + 1} has no link`); continue; }
+  await Promise.all([page.waitForLoadState("load"), link.click()]);
+  const url = page.url();
+  if (!/\/bench\/[^/]+\.html$/.test(url)) problem(`change ${i + 1} leads to ${url}, not a benchmark page`);
+  const text = (await page.textContent("main")).replace(/\s+/g, "");
+  const options = want.label.split(":").slice(1);
+  for (const o of options) if (!text.includes(o)) problem(`change ${i + 1}: ${url} does not show ${o}`);
+  const runs = await page.$$eval("figure img", (is) => is.filter((i) => /-box\.svg$/.test(i.getAttribute("src"))).length);
+  if (runs === 0) problem(`change ${i + 1}: ${url} draws no runs`);
+  if (i === 0) await page.screenshot({ path: join(shotsDir, "answer-benchmark.png"), fullPage: true });
+}
+
+await page.goto(index.replace(/index\.html$/, "compare.html"), { waitUntil: "load" });
+await page.screenshot({ path: join(shotsDir, "answer-compare.png"), fullPage: true });
+
+// A session's page, one click from its id on the index: its configurations with their results.
+await page.goto(index, { waitUntil: "load" });
+await Promise.all([page.waitForLoadState("load"), page.click("#sessions td.id a")]);
+if (!/\/sessions\/[0-9a-f-]+\.html$/.test(page.url())) problem(`a session id leads to ${page.url()}`);
+const configurations = await page.$$eval("#configurations + p + div.scroll tbody tr", (rs) => rs.length);
+if (configurations !== 3) problem(`${page.url()} lists ${configurations} configurations, expected 3`);
+await page.screenshot({ path: join(shotsDir, "answer-session.png"), fullPage: true });
+await browser.close();
+
+for (const p of problems) console.log(p);
+console.log(`${expected.length} changes checked in ${index}; ${problems.length} problems`);
+process.exitCode = problems.length ? 1 : 0;
