@@ -504,3 +504,29 @@ mod tests {
         }
     }
 }
+
+/// The unit tests that fork workers and those that time a user benchmark's `describe` take
+/// turns: a worker forked without exec keeps every descriptor the test process had at the
+/// fork, also the write end of the output of a `describe` that another test has just started,
+/// which then ends only when the worker does, past the short limits those tests set.
+#[cfg(test)]
+pub(crate) mod test_turns {
+    use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+    static TURNS: RwLock<()> = RwLock::new(());
+
+    /// Held by a set of forked workers for its life.
+    #[derive(Debug)]
+    pub(crate) struct Forking(#[allow(dead_code)] RwLockReadGuard<'static, ()>);
+
+    impl Default for Forking {
+        fn default() -> Self {
+            Forking(TURNS.read().unwrap_or_else(|e| e.into_inner()))
+        }
+    }
+
+    /// Held by a test of `describe` while it runs.
+    pub(crate) fn describing() -> RwLockWriteGuard<'static, ()> {
+        TURNS.write().unwrap_or_else(|e| e.into_inner())
+    }
+}

@@ -467,6 +467,7 @@ mod tests {
 
     #[test]
     fn a_describe_that_writes_without_end_is_killed_at_the_output_limit() {
+        let _turn = crate::test_turns::describing();
         let dir = tempfile::tempdir().unwrap();
         let script = dir.path().join("floods");
         std::fs::write(&script, "#!/bin/sh\nexec cat /dev/zero\n").unwrap();
@@ -486,6 +487,7 @@ mod tests {
 
     #[test]
     fn a_describe_that_never_ends_is_killed_at_the_limit() {
+        let _turn = crate::test_turns::describing();
         let dir = tempfile::tempdir().unwrap();
         let fifo = dir.path().join("never-written");
         let made = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
@@ -539,6 +541,7 @@ mod tests {
 
     #[test]
     fn a_setsid_child_holding_the_output_does_not_outlast_the_limit() {
+        let _turn = crate::test_turns::describing();
         let dir = tempfile::tempdir().unwrap();
         let pids = dir.path().join("pids");
         let description = DESCRIPTION.replace('\n', " ");

@@ -262,6 +262,8 @@ where
 #[derive(Debug, Default)]
 pub(crate) struct ProcessWorkers {
     group: Group,
+    #[cfg(test)]
+    _turn: crate::test_turns::Forking,
 }
 
 impl ProcessWorkers {
