@@ -6,7 +6,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use vernier_app::{Notice, Observer};
 use vernier_engine::stopping::{Precision, SettingsWarning};
 use vernier_engine::Event;
-use vernier_report::format::{pct, sig};
+use vernier_report::format::{pct, plural, sig};
 use vernier_report::units::duration_s;
 
 /// How progress is shown.
@@ -232,9 +232,9 @@ fn line(event: &Event) -> Option<String> {
         } => Some(match error {
             Some(e) => format!("[{}] {label}: failed: {e}", position + 1),
             None => format!(
-                "[{}] {label}: {} runs, median {} {unit}, {} ({reason}{})",
+                "[{}] {label}: {}, median {} {unit}, {} ({reason}{})",
                 position + 1,
-                precision.n,
+                plural(precision.n, "run"),
                 precision
                     .median
                     .map(|m| sig(m, 4))
