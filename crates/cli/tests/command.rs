@@ -3,16 +3,10 @@
 //! start-up it subtracts. Only facts are asserted, never timings.
 #![allow(clippy::unwrap_used)] // test helpers panic on unexpected failures by design
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde_json::Value;
-use vernier_testkit::vernier;
-
-fn temp_db() -> (tempfile::TempDir, PathBuf) {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("results.db");
-    (dir, db)
-}
+use vernier_testkit::{temp_db, vernier, vernier_json};
 
 /// Runs `specs` with `runs` measured runs and `warmup` warmups; returns the exit code and
 /// stderr.
@@ -37,16 +31,7 @@ fn run(db: &Path, specs: &[&str], warmup: u32, runs: u32) -> (Option<i32>, Strin
 }
 
 fn show_json(db: &Path) -> Vec<Value> {
-    let out = vernier(db)
-        .args(["show", "latest", "--format", "json"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+    vernier_json(db, &["show", "latest", "--format", "json"])
 }
 
 /// The values of `metric` of every measured run in the database.

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
 use vernier_testkit::{
-    ok, record_mock_session, refused, sorted, sqlite_texts, sync_count, vernier_no_input,
+    ok, record_mock_session, refused, sorted, sqlite_texts, sync_count, temp_db, vernier_no_input,
 };
 
 fn this_hostname() -> String {
@@ -15,12 +15,6 @@ fn this_hostname() -> String {
         .unwrap()
         .trim()
         .to_string()
-}
-
-fn temp_db() -> (tempfile::TempDir, PathBuf) {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("results.db");
-    (dir, db)
 }
 
 #[test]

@@ -2,12 +2,11 @@
 //! with its CDF.
 #![allow(clippy::unwrap_used)] // test helpers panic on unexpected failures by design
 
-use vernier_testkit::vernier;
+use vernier_testkit::{temp_db, vernier, vernier_stdout};
 
 #[test]
 fn show_histogram_draws_the_distribution_and_cdf_of_the_calls() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("results.db");
+    let (_dir, db) = temp_db();
     vernier(&db)
         .args([
             "run",
@@ -24,16 +23,7 @@ fn show_histogram_draws_the_distribution_and_cdf_of_the_calls() {
         ])
         .assert()
         .success();
-    let out = vernier(&db)
-        .args(["show", "latest", "--histogram"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8(out.stdout).unwrap();
+    let text = vernier_stdout(&db, &["show", "latest", "--histogram"]);
     let at = text
         .find("time per call, every call")
         .unwrap_or_else(|| panic!("no distribution of calls:\n{text}"));

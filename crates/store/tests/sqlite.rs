@@ -15,7 +15,7 @@ use vernier_model::{
     Rusage, SessionInfo, SessionStatus, Settings, StopReason,
 };
 use vernier_store::{Access, Load, Location, SqliteStore, Store, StoreError, SCHEMA_VERSION};
-use vernier_testkit::{databases, TestDatabase};
+use vernier_testkit::{databases, temp_db, TestDatabase};
 
 /// The store of `db` opened for `access`.
 fn open(db: &TestDatabase, access: Access) -> Box<dyn Store> {
@@ -158,12 +158,6 @@ fn run(index: u32, warmup: bool, started_at_ns: i64, value: f64) -> RunRecord {
             found: "60".into(),
         }],
     }
-}
-
-fn temp_db() -> (tempfile::TempDir, std::path::PathBuf) {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("results.db");
-    (dir, path)
 }
 
 fn count(path: &Path, table: &str) -> i64 {
