@@ -99,7 +99,7 @@ fn session(values: &[f64], ids: &mut Ids) -> StoredSession {
             preceding_executions: i as u32,
             started_at_ns: 0,
             ended_at_ns: 1_000_000,
-            values: BTreeMap::from([("time".to_string(), v)]),
+            values: BTreeMap::from([("time".to_string(), v)]).into(),
             rusage: Rusage::default(),
             foreign_cpu_ns: 0,
             controller_cpu_ns: 0,

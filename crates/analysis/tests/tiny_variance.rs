@@ -43,7 +43,7 @@ fn session(index: usize, values: &[f64]) -> StoredSession {
             preceding_executions: i,
             started_at_ns: started_at_ns + i64::from(i),
             ended_at_ns: started_at_ns + 1_000 + i64::from(i),
-            values: BTreeMap::from([("time".to_string(), *v)]),
+            values: BTreeMap::from([("time".to_string(), *v)]).into(),
             rusage: Rusage::default(),
             foreign_cpu_ns: 0,
             controller_cpu_ns: 0,

@@ -91,7 +91,7 @@ fn record_with(
                 preceding_executions: i as u32,
                 started_at_ns: start,
                 ended_at_ns: start + 500_000_000,
-                values: BTreeMap::from([("time".to_string(), v)]),
+                values: BTreeMap::from([("time".to_string(), v)]).into(),
                 histograms: Vec::new(),
                 rusage: Rusage::default(),
                 foreign_cpu_ns: 0,
@@ -494,7 +494,7 @@ fn monitor_draws_a_key_during_each_run_of_each_configuration() {
                 value: (i * (c as i64 + 1) * (run as i64 + 1) * 1_000) as f64,
             })
             .collect();
-        r.monitors = Some(RunMonitorData {
+        r.monitors = Some(Box::new(RunMonitorData {
             series: vec![MonitorSeries {
                 monitor: "stat".into(),
                 metric: "ctxt".into(),
@@ -503,7 +503,7 @@ fn monitor_draws_a_key_during_each_run_of_each_configuration() {
                 points,
             }],
             ..Default::default()
-        });
+        }));
     });
     let text = svg(&db, &["monitor", "latest", "--key", "stat.ctxt"]);
     assert!(has_text(&text, "stat.ctxt during the runs"));
