@@ -1380,8 +1380,8 @@ mod tests {
         c.record.loads = loads.iter().map(|l| l.to_string()).collect();
         for r in &mut c.runs {
             let v = r.values["time"];
-            r.values.insert("max".into(), 2.0 * v);
-            r.values.insert("missed".into(), 0.0);
+            r.values.insert("max", 2.0 * v);
+            r.values.insert("missed", 0.0);
         }
         c
     }

@@ -439,7 +439,7 @@ fn monitor_draws_a_key_during_each_run_of_each_configuration() {
                 value: (i * (c as i64 + 1) * (run as i64 + 1) * 1_000) as f64,
             })
             .collect();
-        r.monitors = Some(RunMonitorData {
+        r.monitors = Some(Box::new(RunMonitorData {
             series: vec![MonitorSeries {
                 monitor: "stat".into(),
                 metric: "ctxt".into(),
@@ -448,7 +448,7 @@ fn monitor_draws_a_key_during_each_run_of_each_configuration() {
                 points,
             }],
             ..Default::default()
-        });
+        }));
     });
     let text = svg(&db, &["monitor", "latest", "--key", "stat.ctxt"]);
     assert!(has_text(&text, "stat.ctxt during the runs"));

@@ -566,7 +566,7 @@ impl<R: Recorder + ?Sized> Runner<'_, R> {
         let mut record = run_record(&outcome, index, warmup, round, state.executions());
         record.setup_steps = setup_steps;
         record.setup_changed = setup_changed;
-        record.values = values;
+        record.values = values.into();
         if let Some(cpu) = load_cpu_ns {
             // The loads ran during the measurement window; what they used is theirs, not
             // foreign.
@@ -776,12 +776,12 @@ fn run_record(
         preceding_executions,
         started_at_ns: outcome.started_at_ns,
         ended_at_ns: outcome.ended_at_ns,
-        values: outcome.values.clone(),
+        values: outcome.values.clone().into(),
         rusage: outcome.rusage,
         foreign_cpu_ns: outcome.foreign_cpu_ns,
         controller_cpu_ns: outcome.controller_cpu_ns,
         load_cpu_ns: None,
-        monitors: outcome.monitors.clone(),
+        monitors: outcome.monitors.clone().map(Box::new),
         setup_steps: Vec::new(),
         setup_changed: Vec::new(),
         histograms: outcome.histograms.clone(),

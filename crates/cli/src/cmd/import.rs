@@ -435,8 +435,8 @@ mod tests {
             let run = RunRecord {
                 id: Uuid::new_v4(),
                 index: j as u32,
-                values,
-                monitors: Some(RunMonitorData {
+                values: values.into(),
+                monitors: Some(Box::new(RunMonitorData {
                     series: vec![MonitorSeries {
                         monitor: "m".into(),
                         metric: "x".into(),
@@ -446,7 +446,7 @@ mod tests {
                     }],
                     summary: BTreeMap::from([("m.x".to_string(), chunk[1])]),
                     ..RunMonitorData::default()
-                }),
+                })),
                 ..template.clone()
             };
             a.add_run(config.record.id, &run).unwrap();
@@ -479,7 +479,7 @@ mod tests {
                 .iter()
                 .find(|r| r.id == run.id)
                 .unwrap();
-            for (name, v) in &run.values {
+            for (name, v) in run.values.iter() {
                 // SQLite keeps -0.0 as 0.0 (a REAL of integral value); every other double is
                 // stored as it is.
                 let want = if *v == 0.0 { 0.0f64 } else { *v };
