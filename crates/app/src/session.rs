@@ -235,6 +235,7 @@ fn measure(
     observer: &mut dyn Observer,
 ) -> Result<SessionOutcome, AppError> {
     let mut executor = ProcessExecutor::new(checked.exe.clone(), vec!["__child".to_string()]);
+    executor.serve_args = Some(vec!["__child".to_string(), "--serve".to_string()]);
     executor.monitors = checked.monitors.clone();
     if let Some(seconds) = checked.run_timeout_s {
         executor.timeout = RunTimeout::Fixed(Duration::from_secs_f64(seconds));
