@@ -186,7 +186,11 @@ pub enum Command {
     },
     /// Runs one measurement in a fresh process (used by `run`)
     #[command(name = "__child", hide = true)]
-    Child,
+    Child {
+        /// Serves runs, one request per line, until standard input ends
+        #[arg(long)]
+        serve: bool,
+    },
     /// Runs one load until SIGTERM (used by `run --load`)
     #[command(name = "__load", hide = true)]
     Load {
