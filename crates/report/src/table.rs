@@ -18,11 +18,23 @@ fn interval(lo: Option<f64>, hi: Option<f64>) -> String {
     }
 }
 
+/// How a bordered table fits a terminal `width` columns wide (`None` when stdout is not a
+/// terminal): wrapped to the width when it is known, unwrapped otherwise. A width of 0 is what
+/// a serial console or `script` reports for a terminal whose size nobody set: unknown, not a
+/// table of one-character columns.
+fn arrangement(width: Option<u16>) -> ContentArrangement {
+    match width {
+        Some(w) if w > 0 => ContentArrangement::Dynamic,
+        _ => ContentArrangement::Disabled,
+    }
+}
+
 fn new_table(header: &[&str]) -> Table {
     let mut table = Table::new();
+    let fit = arrangement(table.width());
     table
         .load_preset(UTF8_FULL_CONDENSED)
-        .set_content_arrangement(ContentArrangement::Dynamic)
+        .set_content_arrangement(fit)
         .set_header(header.to_vec());
     for i in 1..header.len() {
         if let Some(col) = table.column_mut(i) {
@@ -190,4 +202,17 @@ pub fn show_text(summaries: &[ConfigSummary], width: Option<u16>) -> String {
         out.push('\n');
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_terminal_of_width_zero_is_of_unknown_width() {
+        let dynamic = |w| matches!(arrangement(w), ContentArrangement::Dynamic);
+        assert!(!dynamic(Some(0)));
+        assert!(!dynamic(None));
+        assert!(dynamic(Some(80)));
+    }
 }
