@@ -28,11 +28,7 @@ fn a_terminal_of_size_zero_gets_whole_columns() {
     }
     let (dir, db) = database();
     let binary = assert_cmd::cargo::cargo_bin("vernier");
-    let command = format!(
-        "{} --db {} show kernel=A",
-        binary.display(),
-        db.display()
-    );
+    let command = format!("{} --db {} show kernel=A", binary.display(), db.display());
     let out = Command::new("script")
         .args(["-qec", &command, "/dev/null"])
         .env_remove("VERNIER_DB")
@@ -46,4 +42,85 @@ fn a_terminal_of_size_zero_gets_whole_columns() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{text}");
     assert!(text.contains("│ median "), "one-character columns: {text}");
+}
+
+/// `compare` in a terminal 80 columns wide: no line longer, the verdict whole.
+#[test]
+fn compare_fits_a_terminal_of_80_columns() {
+    if Command::new("script").arg("--version").output().is_err() {
+        println!("skipped: script(1) (util-linux) is not installed");
+        return;
+    }
+    let (dir, db) = database();
+    let binary = assert_cmd::cargo::cargo_bin("vernier");
+    let command = format!(
+        "stty cols 80; {} --db {} compare kernel=A kernel=B",
+        binary.display(),
+        db.display()
+    );
+    let out = Command::new("script")
+        .args(["-qec", &command, "/dev/null"])
+        .env_remove("VERNIER_DB")
+        .env("XDG_CACHE_HOME", dir.path())
+        .env("XDG_CONFIG_HOME", dir.path())
+        .env("VERNIER_RUN_DIR", dir.path().join("run"))
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).replace('\r', "");
+    assert!(out.status.success(), "{text}");
+    let table: Vec<&str> = text.lines().take_while(|l| !l.is_empty()).collect();
+    assert!(table.iter().all(|l| l.chars().count() <= 80), "{text}");
+    assert!(table[..2].join(" ").contains("verdict"), "{text}");
+    assert!(table.iter().any(|l| l.ends_with("inconclusive")), "{text}");
+}
+
+#[test]
+fn compare_help_explains_mdc_and_p_adj() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = vernier(&dir.path().join("r.db"))
+        .args(["compare", "--help"])
+        .assert()
+        .success();
+    let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    assert!(
+        text.contains("MDC      minimum detectable change"),
+        "{text}"
+    );
+    assert!(text.contains("p adj    p adjusted across"), "{text}");
+}
+
+/// The top page has EXAMPLES and EXIT STATUS, and every page it points to is produced.
+#[test]
+fn the_man_page_has_examples_exit_status_and_its_pages() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let out = vernier(&db).arg("man").assert().success();
+    let top = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    for section in [".SH \"EXAMPLES\"", ".SH \"EXIT STATUS\""] {
+        assert!(top.contains(section), "{section}");
+    }
+    assert!(!top.contains(".SH EXTRA"), "{top}");
+    assert!(top.contains("vernier\\-compare(1)"), "{top}");
+    let page = vernier(&db)
+        .args(["man", "vernier-compare"])
+        .assert()
+        .success();
+    let page = String::from_utf8_lossy(&page.get_output().stdout).into_owned();
+    assert!(page.contains(".SH \"NOTES\""), "{page}");
+    assert!(page.contains("minimum detectable change"), "{page}");
+}
+
+#[test]
+fn export_takes_several_selectors() {
+    let (_dir, db) = database();
+    let both = vernier(&db)
+        .args(["export", "kernel=A", "kernel=B", "kernel=A"])
+        .assert()
+        .success();
+    let doc: serde_json::Value = serde_json::from_slice(&both.get_output().stdout).unwrap();
+    assert_eq!(doc["sessions"].as_array().unwrap().len(), 2, "{doc}");
+    let one = vernier(&db).args(["export", "kernel=B"]).assert().success();
+    let doc: serde_json::Value = serde_json::from_slice(&one.get_output().stdout).unwrap();
+    assert_eq!(doc["sessions"].as_array().unwrap().len(), 1, "{doc}");
 }
