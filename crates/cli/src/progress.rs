@@ -93,6 +93,14 @@ fn warning_text(position: Option<usize>, warning: &SettingsWarning) -> String {
             verdict_runs(),
             seconds(would)
         ),
+        (
+            SettingsWarning::MaxRunsBelowInterval { max_runs, .. }
+            | SettingsWarning::MaxRunsBelowModality { max_runs, .. },
+            _,
+        ) if (*max_runs as usize) < verdict_runs() => format!(
+            "{warning}, and compare needs {} runs a side to give a verdict",
+            verdict_runs()
+        ),
         _ => warning.to_string(),
     };
     match position {
@@ -483,6 +491,21 @@ mod tests {
             "{note}"
         );
         assert_eq!(shortfall_note(&[], Some(8)), None);
+    }
+
+    #[test]
+    fn max_runs_below_a_verdict_says_so_at_plan_time() {
+        let w = warning_text(
+            None,
+            &SettingsWarning::MaxRunsBelowInterval {
+                max_runs: 3,
+                needed: 8,
+            },
+        );
+        assert!(
+            w.ends_with("can converge, and compare needs 4 runs a side to give a verdict"),
+            "{w}"
+        );
     }
 
     #[test]
