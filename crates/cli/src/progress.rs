@@ -307,7 +307,8 @@ fn line(event: &Event) -> Option<String> {
             session,
             configurations,
         } => Some(format!(
-            "session {session}: {configurations} configuration(s)"
+            "session {session}: {}",
+            plural(*configurations, "configuration")
         )),
         Event::ConfigurationStarted { position, label } => {
             Some(format!("[{}] {label}", position + 1))
@@ -361,6 +362,7 @@ fn line(event: &Event) -> Option<String> {
             label,
             reason,
             precision,
+            metric,
             unit,
             error,
             reachable,
@@ -368,7 +370,7 @@ fn line(event: &Event) -> Option<String> {
         } => Some(match error {
             Some(e) => format!("[{}] {label}: failed: {e}", position + 1),
             None => format!(
-                "[{}] {label}: {}, median {} {unit}, {} ({reason}{})",
+                "[{}] {label}: {}, {metric} {} {unit} (median of the runs), {} ({reason}{})",
                 position + 1,
                 plural(precision.n, "run"),
                 precision
@@ -551,6 +553,7 @@ mod tests {
                 ci: None,
                 relative_half_width: Some(0.1),
             },
+            metric: "forks".into(),
             unit: "forks/s".into(),
             error: None,
         })
@@ -560,5 +563,9 @@ mod tests {
             "{finished}"
         );
         assert!(finished.contains("±5"), "{finished}");
+        assert!(
+            finished.contains("12 runs, forks 100.0 forks/s (median of the runs)"),
+            "{finished}"
+        );
     }
 }

@@ -124,3 +124,29 @@ fn export_takes_several_selectors() {
     let doc: serde_json::Value = serde_json::from_slice(&one.get_output().stdout).unwrap();
     assert_eq!(doc["sessions"].as_array().unwrap().len(), 1, "{doc}");
 }
+
+/// `run`'s summary names the metric whose median it shows, and counts in words.
+#[test]
+fn the_run_summary_names_its_statistic() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let out = vernier(&db)
+        .args([
+            "run",
+            "command:cmd=true",
+            "--warmup",
+            "0",
+            "--min-runs",
+            "2",
+            "--max-runs",
+            "2",
+        ])
+        .assert()
+        .success();
+    let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    assert!(text.contains(": 1 configuration\n"), "{text}");
+    assert!(text.contains("2 runs, time "), "{text}");
+    assert!(text.contains(" s (median of the runs)"), "{text}");
+    assert!(text.contains("median of runs"), "{text}");
+    assert!(!text.contains("(s)"), "{text}");
+}

@@ -81,6 +81,9 @@ pub enum Event {
         /// reach.
         reachable: Option<f64>,
         precision: Precision,
+        /// The name of the primary metric whose runs `precision` describes (`p99` for
+        /// latency: the median of the runs' p99).
+        metric: String,
         unit: String,
         error: Option<String>,
     },

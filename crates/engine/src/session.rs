@@ -763,6 +763,7 @@ impl<R: Recorder + ?Sized> Runner<'_, R> {
             converged,
             reachable,
             precision: stopping::precision(&state.values, self.settings),
+            metric: state.record.metric.name.clone(),
             unit: state.record.metric.unit.clone(),
             error,
         });

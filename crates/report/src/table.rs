@@ -96,7 +96,17 @@ pub fn run_summary_table(summaries: &[ConfigSummary], width: Option<u16>) -> Str
     // One session's configurations share its level.
     let level = summaries.first().map_or(CONFIDENCE_LEVEL, |s| s.level);
     let ci = format!("{} CI", level_percent(level));
-    let mut table = new_table(&["configuration", "n", "median", &ci, "±", "unit", "stop"]);
+    // Each run gives one value of the metric (latency: its p99); the table shows their median.
+    let mut table = new_table(&[
+        "configuration",
+        "n",
+        "metric",
+        "median of runs",
+        &ci,
+        "±",
+        "unit",
+        "stop",
+    ]);
     if let Some(w) = width {
         table.set_width(w);
     }
@@ -104,6 +114,7 @@ pub fn run_summary_table(summaries: &[ConfigSummary], width: Option<u16>) -> Str
         table.add_row(vec![
             s.label(),
             s.n.to_string(),
+            s.metric.clone(),
             opt(s.median),
             interval(s.ci_low, s.ci_high),
             s.relative_half_width()
