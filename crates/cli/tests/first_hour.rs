@@ -150,3 +150,34 @@ fn the_run_summary_names_its_statistic() {
     assert!(text.contains("median of runs"), "{text}");
     assert!(!text.contains("(s)"), "{text}");
 }
+
+/// Bash completes benchmark, option and suite names from the registries.
+#[test]
+fn bash_completes_benchmarks_options_and_suites() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = vernier(&dir.path().join("r.db"))
+        .args(["completions", "bash"])
+        .assert()
+        .success();
+    let script = dir.path().join("vernier.bash");
+    std::fs::write(&script, &out.get_output().stdout).unwrap();
+    let complete = |words: &str| -> String {
+        let test = format!(
+            "source {}; COMP_WORDS=({words}); COMP_CWORD=$((${{#COMP_WORDS[@]}}-1)); \
+             COMP_LINE=\"{words}\"; COMP_POINT=${{#COMP_LINE}}; \
+             _vernier vernier \"${{COMP_WORDS[-1]}}\" \"${{COMP_WORDS[-2]}}\"; \
+             echo \"${{COMPREPLY[*]}}\"",
+            script.display()
+        );
+        let out = Command::new("bash").args(["-c", &test]).output().unwrap();
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    let specs = complete("vernier run hack");
+    assert!(specs.split(' ').any(|w| w == "hackbench"), "{specs}");
+    assert!(
+        specs.split(' ').any(|w| w == "hackbench:groups="),
+        "{specs}"
+    );
+    assert_eq!(complete("vernier run --suite sched"), "scheduler");
+    assert_eq!(complete("vernier run --setup swap-r"), "swap-reset");
+}

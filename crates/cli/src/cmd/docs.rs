@@ -7,8 +7,99 @@ use anyhow::{bail, Result};
 
 use crate::out;
 
+/// The words a shell completes for specs and plugin lists, from the registries: every built-in
+/// benchmark and the executables in the user's benchmark directory, each also as
+/// `NAME:OPTION=` for each of its options (the built-ins'), and the names of the suites,
+/// monitors, setup plugins and loads. The script holds them as they are when it is made.
+struct Words {
+    specs: Vec<String>,
+    suites: Vec<String>,
+    monitors: Vec<String>,
+    setups: Vec<String>,
+    loads: Vec<String>,
+}
+
+fn words() -> Words {
+    let mut specs = Vec::new();
+    for b in vernier_bench::builtins().listed() {
+        let info = b.info();
+        specs.push(info.name().to_string());
+        for o in info.options() {
+            specs.push(format!("{}:{}=", info.name(), o.name));
+        }
+    }
+    if let Some(dir) = vernier_app::config::benchmark_dir() {
+        for name in vernier_bench::user::names(&dir) {
+            if !specs.contains(&name) {
+                specs.push(name);
+            }
+        }
+    }
+    let mut suites: Vec<String> = vernier_engine::suite::builtin_suites()
+        .into_iter()
+        .map(|s| s.name)
+        .collect();
+    // The user's suites: NAME for $XDG_CONFIG_HOME/vernier/suites/NAME.toml.
+    if let Some(dir) = vernier_app::config::suite_dir() {
+        let mut mine: Vec<String> = std::fs::read_dir(dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|e| {
+                let path = e.path();
+                (path.extension()? == "toml")
+                    .then(|| path.file_stem()?.to_str().map(str::to_string))
+                    .flatten()
+            })
+            .filter(|name| !suites.contains(name))
+            .collect();
+        mine.sort();
+        suites.extend(mine);
+    }
+    let names = |v: Vec<&str>| v.into_iter().map(str::to_string).collect::<Vec<_>>();
+    let mut monitors = names(vernier_monitor::registry().names());
+    monitors.extend(["default", "all", "none"].map(String::from));
+    Words {
+        specs,
+        suites,
+        monitors,
+        setups: names(vernier_setup::registry().names()),
+        loads: names(vernier_load::registry().names()),
+    }
+}
+
+/// `command` with the words as the possible values of its specs, `--suite`, `--monitor`,
+/// `--setup` and `--load`, which the shells' scripts complete. Only the script's copy of the
+/// command gets them: parsing accepts any spec, as before.
+fn with_words(command: clap::Command, words: &Words) -> clap::Command {
+    let values = |list: &[String]| {
+        clap::builder::PossibleValuesParser::new(
+            list.iter()
+                .map(|s| clap::builder::PossibleValue::new(s.clone())),
+        )
+    };
+    let mut command = command;
+    let ids: Vec<String> = command
+        .get_arguments()
+        .map(|a| a.get_id().to_string())
+        .collect();
+    for id in ids {
+        let list = match id.as_str() {
+            "specs" => &words.specs,
+            "suite" => &words.suites,
+            "monitors" => &words.monitors,
+            "setup" => &words.setups,
+            "loads" => &words.loads,
+            _ => continue,
+        };
+        let parser = values(list);
+        command = command.mut_arg(id, |a| a.value_parser(parser));
+    }
+    command.mut_subcommands(|sub| with_words(sub, words))
+}
+
 pub fn completions(shell: clap_complete::Shell) -> Result<ExitCode> {
-    let mut command = crate::cli::command();
+    let mut command = with_words(crate::cli::command(), &words());
     let mut script = Vec::new();
     clap_complete::generate(shell, &mut command, "vernier", &mut script);
     out::write_bytes(&script)?;
