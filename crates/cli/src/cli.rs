@@ -502,6 +502,11 @@ pub struct ShowArgs {
     /// Print one monitor series of every run, e.g. `stat.ctxt` (see --monitors for names)
     #[arg(long, value_name = "MONITOR.METRIC")]
     pub series: Option<String>,
+
+    /// Also list every option of each configuration, defaults included (labels leave the
+    /// defaults out; `--format json` always has them all)
+    #[arg(short, long)]
+    pub verbose: bool,
 }
 
 #[derive(Debug, Args)]

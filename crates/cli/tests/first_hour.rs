@@ -149,6 +149,23 @@ fn the_run_summary_names_its_statistic() {
     assert!(text.contains(" s (median of the runs)"), "{text}");
     assert!(text.contains("median of runs"), "{text}");
     assert!(!text.contains("(s)"), "{text}");
+    // The label names the option given; show -v and JSON have them all.
+    assert!(text.contains("[1] command:cmd=true\n"), "{text}");
+    assert!(!text.contains("spawn_warmup"), "{text}");
+    let shown = vernier(&db).args(["show", "-v"]).assert().success();
+    let shown = String::from_utf8_lossy(&shown.get_output().stdout).into_owned();
+    assert!(shown.contains("command:cmd=true  ("), "{shown}");
+    assert!(
+        shown.contains("options: command:calibration=20:cleanup=:cmd=true:"),
+        "{shown}"
+    );
+    assert!(shown.contains("spawn_warmup=10"), "{shown}");
+    let json = vernier(&db)
+        .args(["show", "--format", "json"])
+        .assert()
+        .success();
+    let doc: serde_json::Value = serde_json::from_slice(&json.get_output().stdout).unwrap();
+    assert_eq!(doc[0]["options"]["spawn_warmup"], 10, "{doc}");
 }
 
 /// Bash completes benchmark, option and suite names from the registries.

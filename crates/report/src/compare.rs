@@ -213,9 +213,9 @@ fn fitted_columns(headers: &[String; 9], rows: &[[String; 9]], width: Option<usi
     let fits = |text: &str, w: usize| text.lines().all(|l| l.chars().count() <= w);
     let full = render(&[]);
     let Some(w) = width else { return full };
-    // Left out one by one in the table, then with the names above their numbers once the
-    // p-value and the MDC are gone and the names alone are too long.
-    let candidates = (0..=2)
+    // Left out one by one in the table (a line per configuration reads best), then, when the
+    // names alone are too long for that, with the names above their numbers, the medians back.
+    let candidates = (0..=SECONDARY_COLUMNS.len())
         .map(|k| (false, k))
         .chain((2..=SECONDARY_COLUMNS.len()).map(|k| (true, k)));
     let mut text = full;

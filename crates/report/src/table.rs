@@ -127,8 +127,10 @@ pub fn run_summary_table(summaries: &[ConfigSummary], width: Option<u16>) -> Str
     table.to_string()
 }
 
-/// The detailed per-configuration view of `vernier show`: one block per configuration.
-pub fn show_text(summaries: &[ConfigSummary], width: Option<u16>) -> String {
+/// The detailed per-configuration view of `vernier show`: one block per configuration, headed
+/// by its label (the options given, defaults left out) and, when `every_option`, a line with all
+/// of its options (`show -v`).
+pub fn show_text(summaries: &[ConfigSummary], width: Option<u16>, every_option: bool) -> String {
     let mut out = String::new();
     for s in summaries {
         out.push_str(&format!(
@@ -139,6 +141,12 @@ pub fn show_text(summaries: &[ConfigSummary], width: Option<u16>) -> String {
             direction(s),
             s.benchmark_version
         ));
+        if every_option {
+            out.push_str(&format!(
+                "options: {}\n",
+                vernier_model::ConfigKey::loaded(&s.benchmark, &s.options, &s.loads).full_label()
+            ));
+        }
         let mut table = new_table(&["statistic", "value"]);
         if let Some(w) = width {
             table.set_width(w);
