@@ -246,11 +246,15 @@ pub fn histogram_text(summary: &LatencySummary) -> String {
             .windows(2)
             .find(|w| w[1] - w[0] > 1)
             .map_or(low, |w| w[0]);
-        format!(
-            "rows 1 us wide up to {widening} us, then each {:.0}% wider than the one before \
-             (each row's range on its left)",
+        let growth = format!(
+            "{:.0}% wider than the one before (each row's range on its left)",
             (ratio - 1.0) * 100.0
-        )
+        );
+        if widening > low {
+            format!("rows 1 us wide up to {widening} us, then each {growth}")
+        } else {
+            format!("rows from {low} us, each {growth}")
+        }
     };
     let mut out = format!(
         "\nlatency histogram, {rows_text}, log10 count bars ({})\n",
@@ -433,6 +437,10 @@ mod tests {
             .count();
         assert!(body_rows >= 10, "the body is in {body_rows} rows: {text}");
         assert!(text.contains("% wider than the one before"), "{text}");
+        // A body that starts wide says so, without a 1 us part it does not have.
+        let wide: Vec<(u64, u64)> = (0..100).map(|i| (15_000 + 7_000 * i, 10)).collect();
+        let text = histogram_text(&summary(vec![thread(0, &wide)]));
+        assert!(text.contains("rows from 15 us, each "), "{text}");
     }
 
     #[test]
