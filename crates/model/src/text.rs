@@ -543,6 +543,17 @@ impl Texts for StoredSession {
     }
 }
 
+/// `n` things, the noun in the plural unless `n` is 1: "1 configuration", "4 configurations".
+/// `what` is a noun whose plural adds an s. Here, below every crate that words a count (the
+/// warnings of analysis, the terminal's report, the binary), so that none says "1 runs".
+pub fn plural(n: usize, what: &str) -> String {
+    if n == 1 {
+        format!("1 {what}")
+    } else {
+        format!("{n} {what}s")
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {

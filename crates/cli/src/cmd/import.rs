@@ -25,6 +25,7 @@ use anyhow::{bail, Context, Result};
 use vernier_formats::export::reader::read_export;
 use vernier_formats::import::{sniff, without_bom, Kind, SNIFF_BYTES};
 use vernier_formats::{cyclictest, hyperfine, ReadError, SourceError};
+use vernier_model::text::plural;
 use vernier_model::{validate, StoredSession};
 use vernier_store::{ImportReport, Store};
 
@@ -75,8 +76,8 @@ pub fn import(args: ImportArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
         }
     };
     outln!(
-        "imported {} session(s), skipped {} already present with the same content",
-        report.imported,
+        "imported {}, skipped {} already present with the same content",
+        plural(report.imported, "session"),
         report.skipped
     );
     Ok(ExitCode::SUCCESS)
