@@ -210,23 +210,6 @@ pub fn figure(src: &str, caption: &str, key: Option<&str>) -> Markup {
     }
 }
 
-/// A drop-down that shows one of the figures of the element `group` (by their `data-key`)
-/// at a time, the `selected`-th first; without the script every figure stays visible.
-pub fn switch(group: &str, label: &str, keys: &[String], selected: usize) -> Markup {
-    html! {
-        p {
-            label {
-                (label) " "
-                select.switch data-group=(group) {
-                    @for (i, k) in keys.iter().enumerate() {
-                        option value=(k) selected[i == selected] { (k) }
-                    }
-                }
-            }
-        }
-    }
-}
-
 /// The code under which a configuration's stored error is listed with its warnings.
 const ERROR_CODE: &str = "error";
 

@@ -121,30 +121,119 @@ fn a_benchmark_without_runs_and_a_comparison_without_matches_still_make_a_site()
 #[test]
 fn benchmark_pages_show_the_monitors_summary_beside_the_results_and_no_empty_section() {
     let site = site_of(site_sessions());
-    let monitors: Vec<&String> = site
-        .keys()
-        .filter(|p| p.starts_with("monitors/") && p.ends_with(".html"))
-        .collect();
-    assert_eq!(monitors.len(), 2, "{monitors:?}");
-    // Kernel B's runs increased stat.ctxt by 1900, 3800, ... 15200: the median of the eight
-    // is 8550, on its monitors page and beside the results on the benchmark's page.
-    let (with, without): (Vec<&String>, Vec<&String>) = monitors
-        .into_iter()
-        .partition(|p| site[*p].contains("Summaries per configuration"));
-    assert_eq!((with.len(), without.len()), (1, 1));
-    let b = &site[with[0]];
-    assert!(b.contains("<td class=\"num\">8550</td>"), "{b}");
     let bench = file(&site, "bench/", "-command.html");
     let summary = between(bench, "Monitors during these runs", None);
     assert!(
         summary.contains("<th class=\"num\">stat.<wbr>ctxt</th>"),
         "{summary}"
     );
+    // Kernel B's runs increased stat.ctxt by 1900, 3800, ... 15200: the median of the eight
+    // is 8550 in each of its three configurations.
     assert_eq!(summary.matches("<td class=\"num\">8550</td>").count(), 3);
-    assert!(summary.contains(&format!("href=\"../{}\"", with[0])));
-    assert!(summary.contains(&format!("href=\"../{}\"", without[0])));
-    // The hostile session's runs have no summaries: its page has no heading over nothing.
-    assert!(!site[without[0]].contains(">Summaries per configuration</h2>"));
+    // Every key of the benchmark is a link away, opening on stat.ctxt.
+    assert!(summary.contains("5 keys, 3 of them constant"), "{summary}");
+    let opened = summary
+        .split("href=\"../monitors/")
+        .nth(1)
+        .and_then(|l| l.split('"').next())
+        .unwrap();
+    let page = &site[&format!("monitors/{opened}")];
+    assert!(
+        page.contains("<h2 id=\"stat-ctxt\">stat.<wbr>ctxt</h2>"),
+        "{page}"
+    );
+}
+
+#[test]
+fn monitors_are_a_page_per_benchmark_and_key_shared_by_every_session() {
+    // Three sessions of two kernels: one figure per key that changed, not one per session.
+    let sessions = vec![
+        site_session("A", 1.0, STARTED_AT_NS, false),
+        site_session("B", 1.5, STARTED_AT_NS + 100_000_000_000, false),
+        site_session("B", 1.6, STARTED_AT_NS + 200_000_000_000, false),
+    ];
+    let site = site(Input {
+        sessions,
+        group_by: Some("kernel".to_string()),
+        ..Input::default()
+    });
+    let monitors: Vec<&String> = site.keys().filter(|p| p.starts_with("monitors/")).collect();
+    // stat.ctxt alone rose: its page and its figure; the constant keys have neither.
+    assert_eq!(monitors.len(), 2, "{monitors:?}");
+    let page = &site[monitors
+        .iter()
+        .find(|p| p.ends_with(".html"))
+        .unwrap()
+        .as_str()];
+    let figure = &site[monitors
+        .iter()
+        .find(|p| p.ends_with(".svg"))
+        .unwrap()
+        .as_str()];
+    // One figure on the page, whether the script runs or not.
+    assert_eq!(page.matches("<img ").count(), 1, "{page}");
+    assert!(!page.contains("<select"), "{page}");
+    // A panel per configuration, a line per series: its median run of the pooled runs.
+    let texts = common::text(figure);
+    assert!(texts.contains("kernel=B (median run of 16)"), "{texts}");
+    assert!(texts.contains("kernel=A (median run of 8)"), "{texts}");
+    // The summaries per configuration and series, pooled over the series' sessions:
+    // kernel=B's 16 runs rose by 1900 ... 15200 twice, a median of 8550.
+    let table = between(page, ">Per configuration</h2>", None);
+    assert_eq!(
+        table.matches("<td class=\"num\">16</td>").count(),
+        3,
+        "{table}"
+    );
+    assert_eq!(
+        table.matches("<td class=\"num\">8550</td>").count(),
+        6,
+        "{table}"
+    );
+    // The flat keys are said with their values, folded away.
+    assert!(
+        page.contains(
+            "meminfo.<wbr>MemTotal_bytes was 8.000 GiB in every sample of the 72 measured runs"
+        ),
+        "{page}"
+    );
+    assert!(
+        page.contains("vmstat.<wbr>pswpin did not rise in any of the 72"),
+        "{page}"
+    );
+    let index = &site["index.html"];
+    assert!(index.contains("3 keys, 2 of them constant"), "{index}");
+    assert_links_resolve(&site);
+}
+
+#[test]
+fn a_site_of_many_sessions_has_monitors_of_a_size_that_does_not_grow_with_them() {
+    let sessions = |n: i64| -> Vec<StoredSession> {
+        (0..n)
+            .map(|i| {
+                let kernel = if i % 2 == 0 { "A" } else { "B" };
+                site_session(kernel, 1.0, STARTED_AT_NS + i * 100_000_000_000, false)
+            })
+            .collect()
+    };
+    let monitors = |n: i64| -> (usize, usize) {
+        let site = site(Input {
+            sessions: sessions(n),
+            group_by: Some("kernel".to_string()),
+            ..Input::default()
+        });
+        let files: Vec<&String> = site.keys().filter(|p| p.starts_with("monitors/")).collect();
+        (files.len(), files.iter().map(|f| site[*f].len()).sum())
+    };
+    let (few_files, few_bytes) = monitors(2);
+    let (many_files, many_bytes) = monitors(20);
+    assert_eq!(few_files, many_files);
+    // The lines are the series' median runs: the same points whatever their number; the
+    // numbers in the table may be a digit longer.
+    assert!(
+        many_bytes < few_bytes + few_bytes / 10,
+        "{few_bytes} -> {many_bytes}"
+    );
 }
 
 #[test]
@@ -178,42 +267,6 @@ fn sessions_of_one_environment_share_one_difference_that_names_them_all() {
     for id in ids {
         assert!(page.contains(&format!("id=\"s-{id}\"")), "{page}");
     }
-}
-
-#[test]
-fn a_monitor_key_constant_over_every_run_is_stated_with_its_value_not_drawn() {
-    let b = site_session("B", 1.5, STARTED_AT_NS, false);
-    let id = b.info.id;
-    let site = site_of(vec![b]);
-    let page = &site[&format!("monitors/{id}.html")];
-    // Every key is a choice of the switch; only stat.ctxt, which rose, has a figure.
-    for key in ["meminfo.MemTotal_bytes", "stat.ctxt", "vmstat.pswpin"] {
-        assert!(page.contains(&format!("<option value=\"{key}\"")), "{page}");
-    }
-    let figures: Vec<&String> = site
-        .keys()
-        .filter(|p| p.starts_with(&format!("monitors/{id}/")))
-        .collect();
-    assert_eq!(figures.len(), 1, "{figures:?}");
-    assert!(page.contains(&format!("<img src=\"{id}/")), "{page}");
-    assert_eq!(page.matches("<img ").count(), 1, "{page}");
-    // The constant keys say what they were, in their unit, in an element the switch shows.
-    assert!(
-        page.contains(
-            "<p data-key=\"meminfo.MemTotal_bytes\">meminfo.<wbr>MemTotal_bytes was 8.000 GiB in \
-             every sample of the 24 measured runs that recorded it"
-        ),
-        "{page}"
-    );
-    assert!(
-        page.contains(
-            "<p data-key=\"vmstat.pswpin\">vmstat.<wbr>pswpin did not rise in any of the 24 \
-             measured runs"
-        ),
-        "{page}"
-    );
-    let index = &site["index.html"];
-    assert!(index.contains("3 series, 2 of them constant"), "{index}");
 }
 
 #[test]

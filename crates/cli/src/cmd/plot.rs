@@ -141,7 +141,13 @@ pub fn plot(args: PlotArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
                 .title
                 .clone()
                 .unwrap_or_else(|| format!("{} during the runs", printable(key)));
-            vernier_plot::monitor(&traces, key, &title, format, size(traces.len()))?
+            vernier_plot::monitor(
+                &traces,
+                key,
+                &title,
+                format,
+                size(vernier_plot::monitor_grid(traces.len()).1),
+            )?
         }
     };
     crate::out::stream_output(Some(&args.output), |w| {

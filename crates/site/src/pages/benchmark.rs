@@ -6,6 +6,7 @@ use vernier_analysis::monitors::{monitor_summaries, MonitorSummary};
 use vernier_analysis::ConfigSummary;
 use vernier_model::{ConfigKey, Options, StoredConfiguration};
 use vernier_plot::{Format, PlotError, Series};
+use vernier_report::format::plural;
 use vernier_report::monitors::Scale;
 
 use super::{configurations, metric_panels, nav, size};
@@ -16,7 +17,7 @@ use crate::{session_name, Benchmark, Site};
 /// have the same value in every configuration of the page (and the loads, when every one ran
 /// the same) are said once above the tables, and each configuration is named by the rest
 /// (`groups=4`), so that a table's column is not the whole spec.
-struct PageLabels {
+pub(super) struct PageLabels {
     benchmark: String,
     common: Options,
     /// The loads of every configuration, when they are the same in all.
@@ -24,7 +25,7 @@ struct PageLabels {
 }
 
 impl PageLabels {
-    fn new<'a>(
+    pub(super) fn new<'a>(
         benchmark: &str,
         configs: impl Iterator<Item = (&'a Options, &'a [String])>,
     ) -> Self {
@@ -53,7 +54,7 @@ impl PageLabels {
 
     /// The configuration's name on this page: the options (and loads) that are not common to
     /// every configuration (`groups=4`), or the benchmark's name when all are.
-    fn short(&self, options: &Options, loads: &[String]) -> String {
+    pub(super) fn short(&self, options: &Options, loads: &[String]) -> String {
         let rest = Options(
             options
                 .0
@@ -75,7 +76,7 @@ impl PageLabels {
     }
 
     /// The sentence that names what every configuration shares, or nothing.
-    fn about(&self) -> Markup {
+    pub(super) fn about(&self) -> Markup {
         let options = !self.common.0.is_empty();
         let loads = self.common_loads.as_deref().unwrap_or(&[]);
         html! {
@@ -286,10 +287,15 @@ fn against(
 /// its measured runs of the key monitors' run summaries (`vernier_analysis::monitors`, the
 /// numbers of the monitors pages and `show --monitors`), and links to every key's series.
 fn monitor_summary(site: &Site, bench: &Benchmark, labels: &PageLabels) -> Markup {
-    let mut links = Vec::new();
+    let Some(monitors) = site
+        .monitors
+        .iter()
+        .find(|m| site.benchmarks[m.benchmark].name == bench.name)
+    else {
+        return html! {};
+    };
     let mut rows: Vec<(Markup, String, Vec<MonitorSummary>)> = Vec::new();
-    for (i, _) in &site.monitors {
-        let s = &site.input.sessions[*i];
+    for s in &site.input.sessions {
         let configs: Vec<&StoredConfiguration> = s
             .configurations
             .iter()
@@ -299,7 +305,7 @@ fn monitor_summary(site: &Site, bench: &Benchmark, labels: &PageLabels) -> Marku
             continue;
         }
         let link = html! {
-            a href={ "../monitors/" (s.info.id) ".html" } { (session_name(s)) }
+            a href={ "../" (super::session_page(s)) } { (session_name(s)) }
         };
         for c in configs {
             let summaries = monitor_summaries(c);
@@ -309,10 +315,6 @@ fn monitor_summary(site: &Site, bench: &Benchmark, labels: &PageLabels) -> Marku
             let label = labels.short(&c.record.options, &c.record.loads);
             rows.push((link.clone(), label, summaries));
         }
-        links.push(link);
-    }
-    if links.is_empty() {
-        return html! {};
     }
     // The key monitors that any of the rows recorded as other than zero, in their order of
     // importance: a column of zeros (no steal time on bare metal, no nice time) says nothing
@@ -368,12 +370,13 @@ fn monitor_summary(site: &Site, bench: &Benchmark, labels: &PageLabels) -> Marku
             (html::table(&head, &cells, &(2..head.len()).collect::<Vec<_>>()))
         }
         p {
-            "Every monitor key as a series during each run: "
-            @for (i, link) in links.iter().enumerate() {
-                @if i > 0 { ", " }
-                (link)
+            a href={ "../monitors/" (bench.stem) "/" (monitors.shown) ".html" } {
+                "Every monitor key during the runs"
             }
-            "."
+            ", a page per key ("
+            (plural(monitors.keys.len(), "key")) ", "
+            (monitors.keys.iter().filter(|k| k.constant.is_some()).count())
+            " of them constant)."
         }
     };
     html::section(
