@@ -15,6 +15,7 @@
 
 mod bars;
 mod boxes;
+mod calls;
 #[cfg(test)]
 mod fixtures;
 mod forest;
@@ -36,6 +37,7 @@ use plotters::prelude::*;
 
 pub use bars::bars;
 pub use boxes::box_plot;
+pub use calls::{calls, calls_size, CallPanel};
 pub use forest::forest;
 pub use history::history;
 pub use labels::config_order;

@@ -120,6 +120,8 @@ struct Benchmark {
     stem: String,
     has_runs: bool,
     has_medians: bool,
+    /// Whether a configuration recorded per-call times (the `syscall` benchmark).
+    has_calls: bool,
     swept: Vec<String>,
 }
 
@@ -162,6 +164,7 @@ enum File {
     Benchmark(usize),
     BoxFigure(usize),
     BarsFigure(usize),
+    CallsFigure(usize),
     /// Benchmark, swept option.
     LineFigure(usize, usize),
     Latency,
@@ -202,6 +205,7 @@ impl Site {
                         stem: stem(benchmarks.len(), &c.benchmark),
                         has_runs: false,
                         has_medians: false,
+                        has_calls: false,
                         swept: Vec::new(),
                     });
                 }
@@ -218,6 +222,7 @@ impl Site {
             let all = || of.iter().flat_map(|s| &s.summaries);
             b.has_runs = all().any(|c| !c.values.is_empty());
             b.has_medians = all().any(|c| c.median.is_some());
+            b.has_calls = all().any(|c| c.calls.is_some());
             b.swept = vernier_plot::swept_options(&of)
                 .into_iter()
                 .filter(|o| {
@@ -270,6 +275,9 @@ impl Site {
             }
             if b.has_medians {
                 files.push((format!("bench/{}-bars.svg", b.stem), File::BarsFigure(i)));
+            }
+            if b.has_calls {
+                files.push((format!("bench/{}-calls.svg", b.stem), File::CallsFigure(i)));
             }
             for o in 0..b.swept.len() {
                 files.push((
@@ -393,6 +401,7 @@ impl Site {
             File::Benchmark(b) => pages::benchmark(self, b).into_bytes(),
             File::BoxFigure(b) => figure(pages::box_figure(self, b))?,
             File::BarsFigure(b) => figure(pages::bars_figure(self, b))?,
+            File::CallsFigure(b) => figure(pages::calls_figure(self, b))?,
             File::LineFigure(b, o) => figure(pages::line_figure(self, b, o))?,
             File::Latency => pages::latency(self).into_bytes(),
             File::LatencyFigure(i) => figure(pages::latency_figure(self, i))?,

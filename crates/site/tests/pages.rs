@@ -378,3 +378,66 @@ fn a_failed_configuration_shows_why_beside_its_row() {
         "{table}"
     );
 }
+
+/// A session of `kernel` with a `syscall` configuration whose runs recorded per-call times:
+/// 450 calls of 100 ns, 350 of 110, 190 of 120 (each `shift` ns later) and 10 of 5000 ns.
+fn syscall_session(kernel: &str, shift: u64, started_at_ns: i64) -> StoredSession {
+    use vernier_model::histogram::{Recording, CALL};
+    use vernier_model::{OptionValue, Options};
+    let mut s = site_session(kernel, 1.0, started_at_ns, false);
+    let mut c = s.configurations[0].clone();
+    c.record.benchmark = "syscall".into();
+    c.record.options = Options(BTreeMap::from([(
+        "call".to_string(),
+        OptionValue::Text("getpid".into()),
+    )]));
+    for run in &mut c.runs {
+        let mut r = Recording::new();
+        for (v, n) in [(100, 450), (110, 350), (120, 190), (5000, 10)] {
+            r.record_n(if v < 5000 { v + shift } else { v }, n);
+        }
+        run.histograms = vec![r.finish(CALL, 0, Some(0))];
+        run.monitors = None;
+    }
+    s.configurations.push(c);
+    s
+}
+
+#[test]
+fn the_syscall_page_shows_the_per_call_distribution_as_show_prints_it() {
+    let a = syscall_session("A", 0, STARTED_AT_NS);
+    let b = syscall_session("B", 50, STARTED_AT_NS + 100_000_000_000);
+    let expected = vernier_analysis::summarize(a.configurations.last().unwrap(), 1)
+        .calls
+        .unwrap();
+    let site = site_of(vec![a, b]);
+    let page = file(&site, "bench/", "-syscall.html");
+    let section = between(page, ">Per-call times</h2>", Some("</table>"));
+    // The numbers of `show --histogram`: 8 runs of 1000 calls, p50 110 ns, p99 120, max 5000.
+    assert_eq!(expected.count, 8000);
+    for cell in [
+        expected.count.to_string(),
+        expected.min_ns.to_string(),
+        expected.p50_ns.unwrap().to_string(),
+        expected.p99_ns.unwrap().to_string(),
+        expected.max_ns.to_string(),
+    ] {
+        assert!(
+            section.contains(&format!("<td class=\"num\">{cell}</td>")),
+            "{cell} in {section}"
+        );
+    }
+    assert!(
+        section.contains("<td class=\"num\">160</td>"),
+        "B's p50: {section}"
+    );
+    assert!(section.contains("-syscall-calls.svg"), "{section}");
+    // Both kernels on one axis, in one figure, each with its percentiles in the legend.
+    let figure = common::text(file(&site, "bench/", "-syscall-calls.svg"));
+    assert!(figure.contains("p50 110 p99 120 max 5000 ns"), "{figure}");
+    assert!(figure.contains("p50 160 p99 170 max 5000 ns"), "{figure}");
+    // Benchmarks without per-call times have no such section.
+    let command = file(&site, "bench/", "-command.html");
+    assert!(!command.contains("Per-call times"));
+    assert_links_resolve(&site);
+}

@@ -213,6 +213,7 @@ pub fn benchmark(site: &Site, b: usize) -> String {
             &[3, 4, 5, 6, 7, 8, 9],
         ))
         (notes.list())
+        (calls(bench, &series, &short))
         (monitor_summary(site, bench, &labels))
         h2 { "Medians of all configurations" }
         @if bench.has_medians {
@@ -246,6 +247,90 @@ pub fn benchmark(site: &Site, b: usize) -> String {
         }
     };
     html::page("../", &bench.name, &nav(site), &body)
+}
+
+/// The per-call times of the configurations that recorded them (the `syscall` benchmark), as
+/// `show --histogram` prints them: the figure of their distributions and CDFs, and per series
+/// and configuration the calls, minimum, percentiles, MAD and maximum in nanoseconds.
+fn calls(
+    bench: &Benchmark,
+    series: &[Series],
+    short: &impl Fn(&ConfigSummary) -> String,
+) -> Markup {
+    if !bench.has_calls {
+        return html! {};
+    }
+    let ns = |v: Option<u64>| v.map_or_else(|| "-".to_string(), |v| v.to_string());
+    let rows: Vec<Vec<Markup>> = series
+        .iter()
+        .flat_map(|s| s.summaries.iter().map(move |c| (s, c)))
+        .filter_map(|(s, c)| {
+            let d = c.calls.as_ref()?;
+            Some(vec![
+                s.name.render(),
+                html::label(&short(c)),
+                d.runs.render(),
+                d.count.render(),
+                d.min_ns.render(),
+                ns(d.p50_ns).render(),
+                ns(d.p90_ns).render(),
+                ns(d.p95_ns).render(),
+                ns(d.p99_ns).render(),
+                ns(d.mad_ns).render(),
+                d.max_ns.render(),
+            ])
+        })
+        .collect();
+    html! {
+        h2 { "Per-call times" }
+        (html::figure(
+            &format!("{}-calls.svg", bench.stem),
+            &format!(
+                "{}: per configuration the share of calls at each time up to the p99 and \
+                 their CDF, a line per series on one time axis",
+                bench.name
+            ),
+            None,
+        ))
+        (html::table(
+            &[
+                "series", "configuration", "runs", "calls", "min (ns)", "p50", "p90", "p95",
+                "p99", "MAD", "max (ns)",
+            ],
+            &rows,
+            &[2, 3, 4, 5, 6, 7, 8, 9, 10],
+        ))
+    }
+}
+
+pub fn calls_figure(site: &Site, b: usize) -> Result<Vec<u8>, PlotError> {
+    let mut series = site.benchmark_series(b);
+    for s in &mut series {
+        s.summaries.sort_by(|x, y| {
+            vernier_plot::config_order((&x.options, &x.loads), (&y.options, &y.loads))
+        });
+    }
+    let mut panels: Vec<vernier_plot::CallPanel> = Vec::new();
+    for s in &series {
+        for c in &s.summaries {
+            let Some(d) = &c.calls else { continue };
+            let name = c.label();
+            match panels.iter_mut().find(|p| p.name == name) {
+                Some(p) => p.series.push((s.name.clone(), d.clone())),
+                None => panels.push(vernier_plot::CallPanel {
+                    name,
+                    series: vec![(s.name.clone(), d.clone())],
+                }),
+            }
+        }
+    }
+    let title = title("per-call times", &site.benchmarks[b].name, &series);
+    vernier_plot::calls(
+        &panels,
+        &title,
+        Format::Svg,
+        vernier_plot::calls_size(1200, panels.len()),
+    )
 }
 
 /// The rows of the table beside the line against `option`: per series each configuration
