@@ -441,3 +441,51 @@ fn the_syscall_page_shows_the_per_call_distribution_as_show_prints_it() {
     assert!(!command.contains("Per-call times"));
     assert_links_resolve(&site);
 }
+
+#[test]
+fn the_command_page_shows_user_and_system_time_and_max_rss_as_show_summarizes_them() {
+    use vernier_model::MetricInfo;
+    let mut a = site_session("A", 1.0, STARTED_AT_NS, false);
+    for c in a
+        .configurations
+        .iter_mut()
+        .filter(|c| c.record.benchmark == "command")
+    {
+        c.record.secondary_metrics = vec![
+            MetricInfo::lower("user_time", "s"),
+            MetricInfo::lower("system_time", "s"),
+            MetricInfo::lower("max_rss_bytes", "bytes"),
+        ];
+        for (i, run) in c.runs.iter_mut().enumerate() {
+            run.values.insert("user_time".into(), 0.5 + i as f64);
+            run.values.insert("system_time".into(), 0.25);
+            run.values.insert("max_rss_bytes".into(), 4_000_000.0);
+        }
+    }
+    let expected = vernier_analysis::summarize(&a.configurations[0], 1);
+    let user = expected
+        .secondary
+        .iter()
+        .find(|m| m.metric == "user_time")
+        .unwrap();
+    // Eight runs of 0.5, 1.5, ... 7.5 s: the median is 4.
+    assert_eq!(user.median, Some(4.0));
+    let site = site_of(vec![a]);
+    let page = file(&site, "bench/", "-command.html");
+    let section = between(page, ">Secondary metrics</h3>", Some("</table>"));
+    for metric in ["user_time (s)", "system_time (s)", "max_rss_bytes (bytes)"] {
+        assert_eq!(
+            section.matches(&format!("<td>{metric}</td>")).count(),
+            3,
+            "{metric} in {section}"
+        );
+    }
+    assert!(
+        section.contains("<td class=\"num\">4.000</td>"),
+        "{section}"
+    );
+    assert!(
+        section.contains("<td class=\"num\">0.5000</td>"),
+        "{section}"
+    );
+}

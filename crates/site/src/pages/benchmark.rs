@@ -213,6 +213,7 @@ pub fn benchmark(site: &Site, b: usize) -> String {
             &[3, 4, 5, 6, 7, 8, 9],
         ))
         (notes.list())
+        (secondary(&series, &short, &ci))
         (calls(bench, &series, &short))
         (monitor_summary(site, bench, &labels))
         h2 { "Medians of all configurations" }
@@ -247,6 +248,41 @@ pub fn benchmark(site: &Site, b: usize) -> String {
         }
     };
     html::page("../", &bench.name, &nav(site), &body)
+}
+
+/// The secondary metrics of the configurations that have some (`command`'s user and system
+/// time and maximum resident set, `latency`'s percentiles), as `show` summarizes them: per
+/// series, configuration and metric the runs that reported it, the median with its interval,
+/// the minimum and the maximum.
+fn secondary(series: &[Series], short: &impl Fn(&ConfigSummary) -> String, ci: &str) -> Markup {
+    let rows: Vec<Vec<Markup>> = series
+        .iter()
+        .flat_map(|s| s.summaries.iter().map(move |c| (s, c)))
+        .flat_map(|(s, c)| c.secondary.iter().map(move |m| (s, c, m)))
+        .map(|(s, c, m)| {
+            vec![
+                s.name.render(),
+                html::label(&short(c)),
+                format!("{} ({})", m.metric, m.unit).render(),
+                m.n.render(),
+                num(m.median).render(),
+                interval(m.ci_low, m.ci_high).render(),
+                num(m.min).render(),
+                num(m.max).render(),
+            ]
+        })
+        .collect();
+    if rows.is_empty() {
+        return html! {};
+    }
+    html! {
+        h3 { "Secondary metrics" }
+        (html::table(
+            &["series", "configuration", "metric (unit)", "runs", "median", ci, "min", "max"],
+            &rows,
+            &[3, 4, 5, 6, 7],
+        ))
+    }
 }
 
 /// The per-call times of the configurations that recorded them (the `syscall` benchmark), as
