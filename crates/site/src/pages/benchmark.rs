@@ -159,10 +159,17 @@ pub fn benchmark(site: &Site, b: usize) -> String {
             .map(|s| format!("{}: median [{percent} CI]", s.name)),
     );
     let medians_head: Vec<&str> = medians_head.iter().map(String::as_str).collect();
+    // The first row of each configuration is the target of the links from ranked changes.
+    let mut anchored: Vec<String> = Vec::new();
     let medians: Vec<Vec<Markup>> = configs
         .iter()
         .map(|config| {
-            let mut row = vec![html! { (html::label(&short(config))) " (" (config.metric) ")" }];
+            let label = config.label();
+            let id = (!anchored.contains(&label)).then(|| html::config_anchor(&label));
+            anchored.push(label);
+            let mut row = vec![html! {
+                span id=[id] { (html::label(&short(config))) " (" (config.metric) ")" }
+            }];
             for s in &series {
                 let cell = s
                     .summaries
