@@ -489,3 +489,37 @@ fn the_command_page_shows_user_and_system_time_and_max_rss_as_show_summarizes_th
         "{section}"
     );
 }
+
+#[test]
+fn the_environment_page_opens_with_the_systems_side_by_side_and_folds_the_raw_fields() {
+    let mut a = site_session("A", 1.0, STARTED_AT_NS, false);
+    let mut b = site_session("B", 1.0, STARTED_AT_NS + 100_000_000_000, false);
+    a.info.environment.memory_bytes = Some(8 * 1_073_741_824);
+    b.info.environment.memory_bytes = Some(16 * 1_073_741_824);
+    a.info.environment.online_cpus = Some(2);
+    b.info.environment.online_cpus = Some(2);
+    let site = site_of(vec![a, b]);
+    let page = &site["environment.html"];
+    let table = between(page, "<table class=\"system\">", Some("</table>"));
+    // Memory in binary units; B's kernel and memory marked as differing, the CPUs not.
+    assert!(table.contains("<td class=\"text\">8.0 GiB</td>"), "{table}");
+    assert!(
+        table.contains("<td class=\"text differs\">16.0 GiB</td>"),
+        "{table}"
+    );
+    assert!(
+        table.contains("<td class=\"text differs\">B</td>"),
+        "{table}"
+    );
+    assert_eq!(
+        table.matches("<td class=\"text\">2</td>").count(),
+        2,
+        "{table}"
+    );
+    // Every field of each environment is folded away under it.
+    assert_eq!(
+        page.matches("<summary>Every field recorded").count(),
+        2,
+        "{page}"
+    );
+}
