@@ -100,7 +100,9 @@ pub fn monitors(site: &Site, m: usize, k: usize) -> String {
             details {
                 summary {
                     (plural(flat.len(), "key")) " had one value in every sample of every run \
-                     and are not drawn"
+                     and "
+                    (if flat.len() == 1 { "is" } else { "are" })
+                    " not drawn"
                 }
                 ul {
                     @for f in &flat {
