@@ -760,6 +760,13 @@ pub enum PlotKind {
     Forest,
     /// The time series of a monitor key (--key) during the runs of each configuration
     Monitor,
+    /// The distribution of each configuration's samples, as `show --histogram` prints it:
+    /// the per-call times of `syscall` (share and CDF, the SELECTORs on one axis), else the
+    /// latency histograms per CPU
+    Histogram,
+    /// A configuration's session medians over time with their intervals and the change points
+    /// `vernier history` finds in them (one configuration: narrow with --benchmark)
+    History,
 }
 
 #[derive(Debug, Args)]
