@@ -6,7 +6,7 @@ use vernier_testkit::{temp_db, vernier, vernier_stdout};
 
 #[test]
 fn show_histogram_draws_the_distribution_and_cdf_of_the_calls() {
-    let (_dir, db) = temp_db();
+    let (dir, db) = temp_db();
     vernier(&db)
         .args([
             "run",

@@ -457,9 +457,9 @@ fn the_command_page_shows_user_and_system_time_and_max_rss_as_show_summarizes_th
             MetricInfo::lower("max_rss_bytes", "bytes"),
         ];
         for (i, run) in c.runs.iter_mut().enumerate() {
-            run.values.insert("user_time".into(), 0.5 + i as f64);
-            run.values.insert("system_time".into(), 0.25);
-            run.values.insert("max_rss_bytes".into(), 4_000_000.0);
+            run.values.insert("user_time", 0.5 + i as f64);
+            run.values.insert("system_time", 0.25);
+            run.values.insert("max_rss_bytes", 4_000_000.0);
         }
     }
     let expected = vernier_analysis::summarize(&a.configurations[0], 1);
