@@ -102,6 +102,7 @@ fn session(values: &[f64]) -> StoredSession {
                 error: None,
             },
             runs,
+            profiles: Vec::new(),
         }],
     }
 }

@@ -147,6 +147,7 @@ fn session(values: &[f64], ids: &mut Ids) -> StoredSession {
                 error: None,
             },
             runs,
+            profiles: Vec::new(),
         }],
     }
 }

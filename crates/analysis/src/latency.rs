@@ -341,6 +341,7 @@ mod tests {
                     ],
                 ),
             ],
+            profiles: Vec::new(),
         };
         let s = latency_summary(&config, LATENCY).unwrap();
         assert_eq!(s.runs, 2);
@@ -433,6 +434,7 @@ mod tests {
                 error: None,
             },
             runs,
+            profiles: Vec::new(),
         };
         let summary = latency_summary(&config, LATENCY).unwrap();
         assert_eq!(

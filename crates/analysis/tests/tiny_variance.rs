@@ -94,6 +94,7 @@ fn session(index: usize, values: &[f64]) -> StoredSession {
                 error: None,
             },
             runs,
+            profiles: Vec::new(),
         }],
     }
 }

@@ -121,7 +121,9 @@ impl Progress {
                 }
                 Event::ConfigurationFinished { .. }
                 | Event::Warning { .. }
-                | Event::SetupChanged { .. } => {
+                | Event::SetupChanged { .. }
+                | Event::ProfileFinished { .. }
+                | Event::ProfileFailed { .. } => {
                     if let Some(line) = line(event) {
                         bar.println(line);
                     }
@@ -161,6 +163,7 @@ fn notice_line(notice: &Notice) -> String {
         Notice::CalibrationSession { index, sessions } => {
             format!("calibrate: session {index} of {sessions}")
         }
+        Notice::Profile(note) => format!("note: --profile: {note}"),
     }
 }
 
@@ -194,6 +197,33 @@ fn line(event: &Event) -> Option<String> {
             ))
         }
         Event::RunPreparing { .. } => None,
+        Event::ProfileFinished {
+            position,
+            label,
+            index,
+            runs,
+            event,
+            distinct_stacks,
+            overhead,
+        } => Some(format!(
+            "[{}] {label}: profiled run {} of {runs} ({event}): {} distinct stacks{}",
+            position + 1,
+            index + 1,
+            distinct_stacks,
+            overhead
+                .map(|o| format!(", {o:.2}x the timed runs' mean time"))
+                .unwrap_or_default()
+        )),
+        Event::ProfileFailed {
+            position,
+            label,
+            index,
+            error,
+        } => Some(format!(
+            "warning: [{}] {label}: profiled run {} failed: {error}",
+            position + 1,
+            index + 1
+        )),
         Event::Preparing { position, .. } => Some(format!(
             "[{}] preparing the work directory (once per session)",
             position + 1

@@ -157,6 +157,7 @@ fn from_hyperfine(
                 }),
             },
             runs,
+            profiles: Vec::new(),
         });
     }
     let environment = Environment::default();

@@ -17,6 +17,7 @@ mod bars;
 mod boxes;
 #[cfg(test)]
 mod fixtures;
+mod flame;
 mod forest;
 mod history;
 mod labels;
@@ -36,6 +37,7 @@ use plotters::prelude::*;
 
 pub use bars::bars;
 pub use boxes::box_plot;
+pub use flame::{differential_flame_graph, flame_graph};
 pub use forest::forest;
 pub use history::history;
 pub use labels::config_order;

@@ -125,6 +125,7 @@ pub fn configuration(
             error: None,
         },
         runs: Vec::new(),
+        profiles: Vec::new(),
     }
 }
 
