@@ -2,8 +2,9 @@
 //! difference must be found. A C helper built here spends a set share of its work in one
 //! function, `planted_work` (20% in BASE, 40% in NEW, read from a file so that BASE and NEW are
 //! the same configuration, as two kernels would be); `compare` must rank it first among the
-//! changes of self share, with an interval that holds the planted +20 points. The same
-//! sessions then go through `plot flame`, export, import and delete.
+//! changes of self share, with an interval that holds the planted change: +20 points of the
+//! helper's work, in points of all samples the profiles hold. The same sessions then go
+//! through `plot flame`, export, import and delete.
 #![allow(clippy::unwrap_used)] // test helpers panic on unexpected failures by design
 
 use std::path::Path;
@@ -152,16 +153,54 @@ fn a_planted_share_is_found_first_with_its_interval() {
         first["interval"][0].as_f64().unwrap(),
         first["interval"][1].as_f64().unwrap(),
     );
+    // The planted change is 20 points of the helper's work; in points of all samples it is
+    // smaller by what else the profile holds (the run's process before it starts the helper,
+    // the kernel's interrupts and exec): 40% of NEW's work share minus 20% of BASE's, the work
+    // share being the five work functions' self share in the same profiles.
+    let export: Value =
+        serde_json::from_str(&ok(vernier(&db).arg("export").output().unwrap())).unwrap();
+    let work_share = |tag: &str| -> f64 {
+        let session = export["sessions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["tags"]["side"] == tag)
+            .unwrap();
+        let (mut work, mut total) = (0u64, 0u64);
+        for p in session["configurations"][0]["profiles"].as_array().unwrap() {
+            let frames = p["stacks"]["frames"].as_array().unwrap();
+            for stack in p["stacks"]["stacks"].as_array().unwrap() {
+                let (indexes, weight) = stack.as_str().unwrap().rsplit_once(' ').unwrap();
+                let weight: u64 = weight.parse().unwrap();
+                let leaf: usize = indexes.rsplit(';').next().unwrap().parse().unwrap();
+                let name = frames[leaf].as_str().unwrap();
+                if name == "planted_work" || name.starts_with("other_work_") {
+                    work += weight;
+                }
+                total += weight;
+            }
+        }
+        work as f64 / total as f64
+    };
+    let (base_work, new_work) = (work_share("base"), work_share("new"));
+    let planted = 100.0 * (0.40 * new_work - 0.20 * base_work);
     // The figures the closing note quotes.
     eprintln!(
-        "planted: rank 1 {} {:+.1} points [{low:.1}, {high:.1}], overhead BASE {} NEW {}",
+        "planted: rank 1 {} {:+.1} points [{low:.1}, {high:.1}], planted {planted:.1} points \
+         (work {:.1}% of BASE's samples, {:.1}% of NEW's), overhead BASE {} NEW {}",
         first["function"],
         first["change_points"],
+        base_work * 100.0,
+        new_work * 100.0,
         profile["base_overhead"],
         profile["new_overhead"]
     );
+    assert!(base_work > 0.5 && new_work > 0.5, "{base_work} {new_work}");
     assert_eq!(first["function"], "planted_work", "{profile:#}");
-    assert!(low < 20.0 && 20.0 < high, "{first}");
+    assert!(
+        low < planted && planted < high,
+        "planted {planted}: {first}"
+    );
     assert_eq!(first["changed"], true);
     let text = ok(vernier(&db)
         .args(["compare", "side=base", "side=new"])
@@ -234,7 +273,15 @@ fn profile_options_are_checked_before_anything_runs() {
     // Without perf on PATH, the error names the package.
     let out = vernier(&db)
         .env("PATH", dir.path())
-        .args(["run", "mock", "--profile", "--max-runs", "2"])
+        .args([
+            "run",
+            "mock",
+            "--profile",
+            "--min-runs",
+            "2",
+            "--max-runs",
+            "2",
+        ])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
