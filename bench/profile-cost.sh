@@ -8,6 +8,7 @@
 #
 # Usage: bench/profile-cost.sh [PROFILED RUNS per configuration, default 5]
 #   VERNIER=path/to/vernier (default: target/release/vernier, built if absent)
+#   BENCHMARKS="hackbench compile" (the default; either alone)
 set -eu
 cd "$(dirname "$0")/.."
 runs="${1:-5}"
@@ -18,12 +19,13 @@ fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 db="$work/profile.db"
-# A compile-like command: 24 C files of a few hundred functions each, built by make -j2.
+benchmarks="${BENCHMARKS:-hackbench compile}"
+# A compile-like command: 8 C files of 80 functions each, built by make -j2.
 src="$work/src"
 mkdir -p "$src"
 i=0
-while [ $i -lt 24 ]; do
-    awk -v n=$i 'BEGIN { for (f = 0; f < 300; f++)
+while [ $i -lt 8 ]; do
+    awk -v n=$i 'BEGIN { for (f = 0; f < 80; f++)
         printf "int f%d_%d(int x) { int s = 0; for (int i = 0; i < x; i++) s += i * %d; return s; }\n", n, f, f }' \
         > "$src/f$i.c"
     i=$((i + 1))
@@ -31,10 +33,14 @@ done
 printf 'OBJS := $(patsubst %%.c,%%.o,$(wildcard *.c))\nall: $(OBJS)\n%%.o: %%.c\n\tcc -O2 -c $< -o $@\n' \
     > "$src/Makefile"
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
-"$vernier" --db "$db" run hackbench:groups=4 --warmup 1 --min-runs 10 --max-runs 10 \
-    --profile="$runs" --tag what=hackbench --quiet
-"$vernier" --db "$db" run "command:cmd=make -s -B -j2 -C $src" --warmup 1 --min-runs 10 \
-    --max-runs 10 --profile="$runs" --tag what=compile --quiet
+case " $benchmarks " in *" hackbench "*)
+    "$vernier" --db "$db" run hackbench:groups=4 --warmup 1 --min-runs 10 --max-runs 10 \
+        --profile="$runs" --tag what=hackbench --quiet ;;
+esac
+case " $benchmarks " in *" compile "*)
+    "$vernier" --db "$db" run "command:cmd=make -s -B -j2 -C $src" --warmup 1 --min-runs 10 \
+        --max-runs 10 --profile="$runs" --tag what=compile --quiet ;;
+esac
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 sqlite3 -header -column "$db" "
 WITH timed AS (
