@@ -13,7 +13,6 @@
 //! comparison.
 #![allow(clippy::print_stdout, clippy::print_stderr)] // an example is a program that prints what it measured
 
-use std::collections::BTreeMap;
 use std::process::ExitCode;
 use std::time::Instant;
 
@@ -21,11 +20,9 @@ use rand_chacha::rand_core::{RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use uuid::Uuid;
 use vernier_analysis::{compare, CompareSettings};
-use vernier_model::{
-    ConfigurationRecord, Environment, MetricInfo, Options, RunRecord, Rusage, SessionInfo,
-    SessionStatus, Settings, StopReason, StoredConfiguration, StoredSession,
-};
+use vernier_model::StoredSession;
 use vernier_stats::normal_quantile;
+use vernier_testkit::synthetic_session;
 
 fn values(n: usize, scale: f64, resolution_ns: f64, rng: &mut ChaCha8Rng) -> Vec<f64> {
     (0..n)
@@ -42,69 +39,9 @@ fn values(n: usize, scale: f64, resolution_ns: f64, rng: &mut ChaCha8Rng) -> Vec
         .collect()
 }
 
+/// A session of `values` under nil ids.
 fn session(values: &[f64]) -> StoredSession {
-    let runs = values
-        .iter()
-        .enumerate()
-        .map(|(i, &v)| RunRecord {
-            id: Uuid::nil(),
-            index: i as u32,
-            warmup: false,
-            round: 0,
-            preceding_executions: i as u32,
-            started_at_ns: 0,
-            ended_at_ns: 1_000_000,
-            values: BTreeMap::from([("time".to_string(), v)]),
-            rusage: Rusage::default(),
-            foreign_cpu_ns: 0,
-            controller_cpu_ns: 0,
-            load_cpu_ns: None,
-            histograms: Vec::new(),
-            monitors: None,
-            setup_steps: Vec::new(),
-            setup_changed: Vec::new(),
-        })
-        .collect();
-    StoredSession {
-        info: SessionInfo {
-            id: Uuid::nil(),
-            started_at_ns: 0,
-            ended_at_ns: Some(1),
-            status: SessionStatus::Completed,
-            suite: None,
-            specs: Vec::new(),
-            tags: BTreeMap::new(),
-            note: None,
-            settings: Settings::default(),
-            vernier_version: "0".into(),
-            environment: Environment::default(),
-            fingerprint: "f".into(),
-            findings: Vec::new(),
-            setup: Vec::new(),
-            monitors: Vec::new(),
-        },
-        configurations: vec![StoredConfiguration {
-            record: ConfigurationRecord {
-                id: Uuid::nil(),
-                position: 0,
-                benchmark: "synthetic".into(),
-                benchmark_version: "1".into(),
-                options: Options::default(),
-                metric: MetricInfo {
-                    name: "time".into(),
-                    unit: "s".into(),
-                    higher_is_better: false,
-                },
-                secondary_metrics: Vec::new(),
-                loads: Vec::new(),
-                stop_reason: Some(StopReason::Converged),
-                converged: true,
-                error: None,
-            },
-            runs,
-            profiles: Vec::new(),
-        }],
-    }
+    synthetic_session(values).build(Uuid::nil)
 }
 
 fn main() -> ExitCode {

@@ -31,18 +31,15 @@
 //!        [--slow F] [--seed N] [--calibration-sessions N] [--layout L] [--tau F]
 #![allow(clippy::print_stdout, clippy::print_stderr)] // an example is a program that prints what it measured
 
-use std::collections::BTreeMap;
 use std::process::ExitCode;
 
 use rand_chacha::rand_core::{RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use uuid::Uuid;
 use vernier_analysis::{compare_calibrated, CompareSettings, Comparison, Verdict};
-use vernier_model::{
-    Calibration, ConfigurationRecord, Environment, MetricInfo, Options, RunRecord, Rusage,
-    SessionInfo, SessionStatus, Settings, StopReason, StoredConfiguration, StoredSession,
-};
+use vernier_model::{Calibration, Options, StoredSession};
 use vernier_stats::{between_session_variance, SessionMedian};
+use vernier_testkit::synthetic_session;
 
 /// A standard normal deviate (Box-Muller on two 53-bit uniforms in (0, 1)).
 fn normal(rng: &mut ChaCha8Rng) -> f64 {
@@ -88,68 +85,7 @@ fn session_values(runs: usize, shift: f64, noise: Noise, rng: &mut ChaCha8Rng) -
 }
 
 fn session(values: &[f64], ids: &mut Ids) -> StoredSession {
-    let runs = values
-        .iter()
-        .enumerate()
-        .map(|(i, &v)| RunRecord {
-            id: ids.next(),
-            index: i as u32,
-            warmup: false,
-            round: 0,
-            preceding_executions: i as u32,
-            started_at_ns: 0,
-            ended_at_ns: 1_000_000,
-            values: BTreeMap::from([("time".to_string(), v)]),
-            rusage: Rusage::default(),
-            foreign_cpu_ns: 0,
-            controller_cpu_ns: 0,
-            load_cpu_ns: None,
-            histograms: Vec::new(),
-            monitors: None,
-            setup_steps: Vec::new(),
-            setup_changed: Vec::new(),
-        })
-        .collect();
-    StoredSession {
-        info: SessionInfo {
-            id: ids.next(),
-            started_at_ns: 0,
-            ended_at_ns: Some(1),
-            status: SessionStatus::Completed,
-            suite: None,
-            specs: Vec::new(),
-            tags: BTreeMap::new(),
-            note: None,
-            settings: Settings::default(),
-            vernier_version: "0".into(),
-            environment: Environment::default(),
-            fingerprint: "f".into(),
-            findings: Vec::new(),
-            setup: Vec::new(),
-            monitors: Vec::new(),
-        },
-        configurations: vec![StoredConfiguration {
-            record: ConfigurationRecord {
-                id: ids.next(),
-                position: 0,
-                benchmark: "synthetic".into(),
-                benchmark_version: "1".into(),
-                options: Options::default(),
-                metric: MetricInfo {
-                    name: "time".into(),
-                    unit: "s".into(),
-                    higher_is_better: false,
-                },
-                secondary_metrics: Vec::new(),
-                loads: Vec::new(),
-                stop_reason: Some(StopReason::Converged),
-                converged: true,
-                error: None,
-            },
-            runs,
-            profiles: Vec::new(),
-        }],
-    }
+    synthetic_session(values).build(|| ids.next())
 }
 
 /// Ids of sessions, configurations and runs: nil, or distinct ones for the sessions that

@@ -266,17 +266,13 @@ pub fn latency_summary(config: &StoredConfiguration, quantity: &str) -> Option<L
 mod tests {
     use super::*;
     use uuid::Uuid;
-    use vernier_model::histogram::{latency_metrics, LATENCY};
-    use vernier_model::{ConfigurationRecord, Options, Recording, RunRecord, Rusage};
+    use vernier_model::histogram::LATENCY;
+    use vernier_model::{RunRecord, Rusage};
+    use vernier_testkit::{latency_configuration, latency_histogram_of};
 
     fn thread(thread: u32, base_ns: u64, n: u64, spike_ns: u64) -> RunHistogram {
-        let mut r = Recording::new();
-        for i in 0..n {
-            r.record(base_ns + i % 500);
-        }
-        r.record(spike_ns);
-        r.miss(1);
-        r.finish(LATENCY, thread, Some(thread))
+        let samples = (0..n).map(|i| base_ns + i % 500);
+        latency_histogram_of(thread, samples.chain([spike_ns]), 1)
     }
 
     fn run(index: u32, warmup: bool, histograms: Vec<RunHistogram>) -> RunRecord {
@@ -292,7 +288,8 @@ mod tests {
             values: BTreeMap::from([(
                 "missed".to_string(),
                 histograms.iter().map(|h| h.missed as f64).sum(),
-            )]),
+            )])
+            .into(),
             histograms,
             rusage: Rusage::default(),
             foreign_cpu_ns: 0,
@@ -306,21 +303,8 @@ mod tests {
 
     #[test]
     fn threads_merge_over_measured_runs_and_the_worst_interval_is_the_headline() {
-        let (metric, secondary_metrics) = latency_metrics();
         let config = StoredConfiguration {
-            record: ConfigurationRecord {
-                id: Uuid::new_v4(),
-                position: 0,
-                benchmark: "latency".into(),
-                benchmark_version: "1".into(),
-                options: Options::default(),
-                metric,
-                secondary_metrics,
-                loads: Vec::new(),
-                stop_reason: None,
-                converged: false,
-                error: None,
-            },
+            record: latency_configuration(),
             runs: vec![
                 // A warmup's spike is not part of the result.
                 run(0, true, vec![thread(0, 3_000, 1_000, 900_000)]),
@@ -379,7 +363,6 @@ mod tests {
 
     #[test]
     fn the_worst_case_comes_with_what_its_cpu_did_against_the_other_runs() {
-        let (metric, secondary_metrics) = latency_metrics();
         let monitors = |timer: f64| {
             Some(vernier_model::monitor::RunMonitorData {
                 summary: BTreeMap::from([
@@ -417,22 +400,10 @@ mod tests {
             ),
         ];
         for (r, timer) in runs.iter_mut().zip([100.0, 900.0, 120.0]) {
-            r.monitors = monitors(timer);
+            r.monitors = monitors(timer).map(Box::new);
         }
         let config = StoredConfiguration {
-            record: ConfigurationRecord {
-                id: Uuid::new_v4(),
-                position: 0,
-                benchmark: "latency".into(),
-                benchmark_version: "1".into(),
-                options: Options::default(),
-                metric,
-                secondary_metrics,
-                loads: Vec::new(),
-                stop_reason: None,
-                converged: false,
-                error: None,
-            },
+            record: latency_configuration(),
             runs,
             profiles: Vec::new(),
         };

@@ -8,7 +8,6 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::collections::BTreeMap;
 use std::sync::mpsc;
 use std::time::Duration;
 
@@ -18,85 +17,22 @@ use uuid::Uuid;
 use vernier_analysis::{
     compare_calibrated, history, predicted_mdc, CompareSettings, HistorySettings,
 };
-use vernier_model::{
-    Calibration, ConfigurationRecord, Environment, MetricInfo, Options, RunRecord, Rusage,
-    SessionInfo, SessionStatus, Settings, StopReason, StoredConfiguration, StoredSession,
-};
+use vernier_model::{Calibration, Options, StoredSession};
 use vernier_stats::{
     between_session_variance, normal_quantile, satterthwaite, Component, SessionMedian,
 };
+use vernier_testkit::synthetic_session;
 
 const SESSIONS: usize = 27;
 const FIRST_LEVEL: usize = 13;
 const RUNS: usize = 10;
 
 fn session(index: usize, values: &[f64]) -> StoredSession {
-    let started_at_ns = (index as i64 + 1) * 86_400_000_000_000;
-    let runs = values
-        .iter()
-        .zip(0u32..)
-        .map(|(v, i)| RunRecord {
-            id: Uuid::new_v4(),
-            index: i,
-            warmup: false,
-            round: 0,
-            preceding_executions: i,
-            started_at_ns: started_at_ns + i64::from(i),
-            ended_at_ns: started_at_ns + 1_000 + i64::from(i),
-            values: BTreeMap::from([("time".to_string(), *v)]),
-            rusage: Rusage::default(),
-            foreign_cpu_ns: 0,
-            controller_cpu_ns: 0,
-            load_cpu_ns: None,
-            histograms: Vec::new(),
-            monitors: None,
-            setup_steps: Vec::new(),
-            setup_changed: Vec::new(),
-        })
-        .collect();
-    StoredSession {
-        info: SessionInfo {
-            id: Uuid::new_v4(),
-            started_at_ns,
-            ended_at_ns: Some(started_at_ns + 2_000),
-            status: SessionStatus::Completed,
-            suite: None,
-            specs: Vec::new(),
-            tags: BTreeMap::new(),
-            note: None,
-            settings: Settings::default(),
-            vernier_version: "0".into(),
-            environment: Environment {
-                hostname: Some("farm1".into()),
-                ..Environment::default()
-            },
-            fingerprint: "f".into(),
-            findings: Vec::new(),
-            setup: Vec::new(),
-            monitors: Vec::new(),
-        },
-        configurations: vec![StoredConfiguration {
-            record: ConfigurationRecord {
-                id: Uuid::new_v4(),
-                position: 0,
-                benchmark: "bench".into(),
-                benchmark_version: "1".into(),
-                options: Options::default(),
-                metric: MetricInfo {
-                    name: "time".into(),
-                    unit: "s".into(),
-                    higher_is_better: false,
-                },
-                secondary_metrics: Vec::new(),
-                loads: Vec::new(),
-                stop_reason: Some(StopReason::Converged),
-                converged: true,
-                error: None,
-            },
-            runs,
-            profiles: Vec::new(),
-        }],
-    }
+    synthetic_session(values)
+        .benchmark("bench")
+        .started_at((index as i64 + 1) * 86_400_000_000_000)
+        .hostname("farm1")
+        .build(Uuid::new_v4)
 }
 
 /// Sample mean and the sums of squares and products about it.

@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-use vernier_testkit::{ok, record_mock_session, refused, vernier_no_input};
+use vernier_testkit::{ok, record_mock_session, refused, temp_db, vernier_no_input};
 
 /// The cyclictest --json fixture of the model's parser, edited by `edit` and written to `dir`.
 fn cyclictest_json(dir: &Path, edit: impl FnOnce(&mut serde_json::Value)) -> PathBuf {
@@ -23,8 +23,7 @@ fn cyclictest_json(dir: &Path, edit: impl FnOnce(&mut serde_json::Value)) -> Pat
 
 #[test]
 fn figure_sizes_are_bounded_before_anything_is_drawn() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("results.db");
+    let (dir, db) = temp_db();
     record_mock_session(&db, "kernel=A");
     let png = dir.path().join("x.png");
     let png_arg = png.to_str().unwrap();
@@ -66,8 +65,7 @@ fn figure_sizes_are_bounded_before_anything_is_drawn() {
 
 #[test]
 fn a_suite_file_is_read_up_to_its_bound() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("results.db");
+    let (_dir, db) = temp_db();
     let err = refused(
         vernier_no_input(&db)
             .args(["run", "--suite", "/dev/zero"])
@@ -86,8 +84,7 @@ fn a_suite_file_is_read_up_to_its_bound() {
 
 #[test]
 fn imported_texts_and_numbers_are_bounded_and_nothing_is_written() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("results.db");
+    let (dir, db) = temp_db();
     let import = |file: &Path| {
         refused(
             vernier_no_input(&db)
@@ -132,8 +129,7 @@ fn imported_texts_and_numbers_are_bounded_and_nothing_is_written() {
 
 #[test]
 fn a_stored_text_of_any_length_is_listed() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("results.db");
+    let (_dir, db) = temp_db();
     record_mock_session(&db, "kernel=A");
     // Stored by an older vernier, or by another program: whatever the database holds.
     let conn = rusqlite::Connection::open(&db).unwrap();
@@ -154,8 +150,7 @@ fn a_stored_text_of_any_length_is_listed() {
 /// of 4294967295 with a warmup made the estimate of the time left overflow (a panic).
 #[test]
 fn run_counts_at_their_largest_end_by_time() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("results.db");
+    let (_dir, db) = temp_db();
     let out = ok(vernier_no_input(&db)
         .args([
             "run",

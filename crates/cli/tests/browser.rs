@@ -16,7 +16,7 @@ mod site_fixture;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use vernier_testkit::{can_run, vernier};
+use vernier_testkit::{can_run, temp_db, vernier};
 
 /// What is missing for the test, if anything.
 fn missing(browser_dir: &Path) -> Option<String> {
@@ -216,8 +216,7 @@ fn the_answer_is_on_the_first_screen_and_one_click_from_its_runs() {
     ) {
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("results.db");
+    let (dir, db) = temp_db();
     let file = dir.path().join("two-kernels.json");
     std::fs::write(&file, two_kernels_export().to_string()).unwrap();
     vernier(&db).arg("import").arg(&file).assert().success();

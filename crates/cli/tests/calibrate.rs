@@ -7,22 +7,16 @@ use std::path::Path;
 
 use serde_json::Value;
 use vernier_store::{SqliteStore, Store};
-use vernier_testkit::vernier;
+use vernier_testkit::{ok, vernier};
 
 const SPEC: &str = "mock:values=1/1.1/1.2";
 
 fn calibrate(db: &Path) -> String {
-    let out = vernier(db)
+    ok(vernier(db)
         .args(["calibrate", SPEC, "--sessions", "3", "--runs", "4"])
         .args(["--warmup", "0", "--max-time", "30"])
         .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
+        .unwrap())
 }
 
 #[test]

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use predicates::prelude::*;
 use serde_json::{json, Value};
-use vernier_testkit::vernier;
+use vernier_testkit::{export_runs, imported_db, temp_db, vernier, vernier_json};
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -19,27 +19,11 @@ fn fixture(name: &str) -> PathBuf {
 /// (new); `doubled` has every time doubled, `ties` is all 5.0 on both sides, `base-only` and
 /// `new-only` are on one side only.
 fn two_kernels() -> (tempfile::TempDir, PathBuf) {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("results.db");
-    vernier(&db)
-        .arg("import")
-        .arg(fixture("two-kernels.json"))
-        .assert()
-        .success();
-    (dir, db)
+    imported_db(&fixture("two-kernels.json"))
 }
 
 fn compare_json(db: &Path, base: &str, new: &str) -> Value {
-    let out = vernier(db)
-        .args(["compare", base, new, "--format", "json"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+    vernier_json(db, &["compare", base, new, "--format", "json"])
 }
 
 fn by_case<'a>(report: &'a Value, case: &str) -> &'a Value {
@@ -53,21 +37,9 @@ fn by_case<'a>(report: &'a Value, case: &str) -> &'a Value {
 
 /// A one-session export document with configuration `case` holding `values`.
 fn session_doc(session: u32, kernel: &str, case: &str, values: &[f64]) -> Value {
-    let runs: Vec<Value> = values
-        .iter()
-        .enumerate()
-        .map(|(i, v)| {
-            json!({
-                "id": format!("00000000-0000-4000-8000-{session:04}{i:08}"),
-                "index": i, "warmup": false, "round": 0, "preceding_executions": i,
-                "started_at_ns": 1000 + i, "ended_at_ns": 2000 + i,
-                "values": {"runtime": v},
-                "rusage": {"user_cpu_ns": 0, "system_cpu_ns": 0, "voluntary_cs": 0,
-                           "involuntary_cs": 0, "max_rss_bytes": 0},
-                "foreign_cpu_ns": 0, "controller_cpu_ns": 0
-            })
-        })
-        .collect();
+    let runs = export_runs(values, |i| {
+        format!("00000000-0000-4000-8000-{session:04}{i:08}")
+    });
     json!({
         "format": "vernier-export",
         "version": 1,
@@ -93,8 +65,7 @@ fn session_doc(session: u32, kernel: &str, case: &str, values: &[f64]) -> Value 
 
 /// A database with session 1 (kernel=A) and session 2 (kernel=B), one configuration each.
 fn pair(base: &[f64], new: &[f64]) -> (tempfile::TempDir, PathBuf) {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("results.db");
+    let (dir, db) = temp_db();
     for (i, (kernel, values)) in [("A", base), ("B", new)].into_iter().enumerate() {
         let file = dir.path().join(format!("{kernel}.json"));
         let doc = session_doc(i as u32 + 1, kernel, "c", values);
@@ -348,8 +319,7 @@ fn zero_and_negative_values_are_rejected() {
                 "field 'values.runtime' is {bad}, expected a positive duration in s"
             )));
         // A metric of another unit may be 0 or negative, but a ratio cannot use it.
-        let dir = tempfile::tempdir().unwrap();
-        let db = dir.path().join("results.db");
+        let (dir, db) = temp_db();
         for (i, (kernel, values)) in [("A", [1.0, 2.0, 3.0]), ("B", [1.0, bad, 3.0])]
             .into_iter()
             .enumerate()
@@ -394,8 +364,7 @@ fn selectors_that_match_nothing_are_errors() {
 
 #[test]
 fn sessions_matched_by_tags_are_pooled() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("results.db");
+    let (dir, db) = temp_db();
     let sets: [(u32, &str, [f64; 4]); 3] = [
         (1, "A", [1.0, 1.1, 1.2, 1.3]),
         (2, "A", [1.05, 1.15, 1.25, 1.35]),

@@ -9,12 +9,11 @@
 
 use std::path::{Path, PathBuf};
 
-use vernier_testkit::{ok, record_mock_session, refused, vernier_no_input};
+use vernier_testkit::{ok, record_mock_session, refused, temp_db, vernier_no_input};
 
 /// A directory with a database of one recorded session (`kernel=A`).
 fn database() -> (tempfile::TempDir, PathBuf) {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("results.db");
+    let (dir, db) = temp_db();
     record_mock_session(&db, "kernel=A");
     (dir, db)
 }

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use assert_cmd::Command;
 use predicates::prelude::*;
 use serde_json::Value;
-use vernier_testkit::vernier;
+use vernier_testkit::{imported_db, ok_json, vernier};
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -17,13 +17,7 @@ fn fixture(name: &str) -> PathBuf {
 }
 
 fn stdout_json(cmd: &mut Command) -> Value {
-    let out = cmd.output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+    ok_json(cmd.output().unwrap())
 }
 
 fn session_count(db: &Path) -> usize {
@@ -75,13 +69,13 @@ fn recorded_sessions_round_trip_through_export_and_import() {
         .arg(&file)
         .assert()
         .success()
-        .stdout("imported 2 session(s), skipped 0 already present with the same content\n");
+        .stdout("imported 2 sessions, skipped 0 already present with the same content\n");
     vernier(&b)
         .arg("import")
         .arg(&file)
         .assert()
         .success()
-        .stdout("imported 0 session(s), skipped 2 already present with the same content\n");
+        .stdout("imported 0 sessions, skipped 2 already present with the same content\n");
     assert_eq!(session_count(&b), 2);
     // What the second database exports is what the first one did.
     let again = stdout_json(vernier(&b).arg("export"));
@@ -98,13 +92,7 @@ fn recorded_sessions_round_trip_through_export_and_import() {
 
 #[test]
 fn csv_has_one_row_per_run() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("a.db");
-    vernier(&db)
-        .arg("import")
-        .arg(fixture("two-kernels.json"))
-        .assert()
-        .success();
+    let (_dir, db) = imported_db(&fixture("two-kernels.json"));
     let out = vernier(&db)
         .args(["export", "--format", "csv", "kernel=A"])
         .output()
@@ -135,13 +123,13 @@ fn hyperfine_files_import_once_and_compare() {
         .arg(&file)
         .assert()
         .success()
-        .stdout(predicate::str::contains("imported 1 session(s)"));
+        .stdout(predicate::str::contains("imported 1 session,"));
     vernier(&db)
         .arg("import")
         .arg(&file)
         .assert()
         .success()
-        .stdout(predicate::str::contains("imported 0 session(s), skipped 1"));
+        .stdout(predicate::str::contains("imported 0 sessions, skipped 1"));
     let show = stdout_json(vernier(&db).args(["show", "latest", "--format", "json"]));
     let hf: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
     let configs = show.as_array().unwrap();
@@ -219,13 +207,7 @@ fn bad_files_are_refused_with_their_place_and_import_nothing() {
 
 #[test]
 fn export_to_an_unwritable_place_fails_and_leaves_nothing() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("a.db");
-    vernier(&db)
-        .arg("import")
-        .arg(fixture("two-kernels.json"))
-        .assert()
-        .success();
+    let (dir, db) = imported_db(&fixture("two-kernels.json"));
     let target = dir.path().join("no-such-dir").join("out.json");
     vernier(&db)
         .args(["export", "-o"])
@@ -366,7 +348,7 @@ fn a_stored_session_with_other_content_is_a_conflict() {
         .arg(fixture("two-kernels.json"))
         .assert()
         .success()
-        .stdout("imported 0 session(s), skipped 2 already present with the same content\n");
+        .stdout("imported 0 sessions, skipped 2 already present with the same content\n");
 }
 
 /// The file is read as a stream and stored session by session, in one transaction: a conflict
@@ -571,7 +553,7 @@ fn a_fingerprint_is_computed_on_import_never_taken_from_the_file() {
         .arg(&file)
         .assert()
         .success()
-        .stdout("imported 0 session(s), skipped 2 already present with the same content\n");
+        .stdout("imported 0 sessions, skipped 2 already present with the same content\n");
 }
 
 #[test]
@@ -644,13 +626,7 @@ fn imports_refuse_control_characters_in_every_text() {
 
 #[test]
 fn texts_stored_raw_are_exported_escaped_and_import_again() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("a.db");
-    vernier(&db)
-        .arg("import")
-        .arg(fixture("two-kernels.json"))
-        .assert()
-        .success();
+    let (dir, db) = imported_db(&fixture("two-kernels.json"));
     // What a vernier before the rule recorded: a child's standard error with a colour
     // sequence and a carriage return in a configuration's error.
     let conn = rusqlite::Connection::open(&db).unwrap();

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
 use vernier_testkit::{
-    ok, record_mock_session, refused, sorted, sqlite_texts, sync_count, vernier_no_input,
+    ok, record_mock_session, refused, sorted, sqlite_texts, sync_count, temp_db, vernier_no_input,
 };
 
 fn this_hostname() -> String {
@@ -15,12 +15,6 @@ fn this_hostname() -> String {
         .unwrap()
         .trim()
         .to_string()
-}
-
-fn temp_db() -> (tempfile::TempDir, PathBuf) {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("results.db");
-    (dir, db)
 }
 
 #[test]
@@ -187,11 +181,11 @@ fn merge_stores_every_session_once_and_keeps_every_id() {
         .output()
         .unwrap());
     assert!(
-        out.contains("a.db: 2 session(s) merged, 0 already present"),
+        out.contains("a.db: 2 sessions merged, 0 already present"),
         "{out}"
     );
     assert!(
-        out.contains("b.db: 1 session(s) merged, 1 already present"),
+        out.contains("b.db: 1 session merged, 1 already present"),
         "{out}"
     );
     // No row twice (cbenchsuite's db_merge duplicated rows) and no id renumbered (it lost
@@ -227,7 +221,7 @@ fn merge_stores_every_session_once_and_keeps_every_id() {
         ])
         .output()
         .unwrap());
-    assert!(out.contains("0 session(s) added"), "{out}");
+    assert!(out.contains("0 sessions added"), "{out}");
     assert_eq!(count(&c, "runs"), before);
 }
 

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use predicates::prelude::*;
 use serde_json::Value;
-use vernier_testkit::vernier;
+use vernier_testkit::{imported_db, vernier, vernier_json};
 
 /// The fixtures of the parser (crates/formats/tests/fixtures/cyclictest): real cyclictest 2.40
 /// outputs, and the newer sparse form.
@@ -19,16 +19,7 @@ fn fixture(name: &str) -> PathBuf {
 }
 
 fn show_json(db: &Path, selector: &str) -> Value {
-    let out = vernier(db)
-        .args(["show", selector, "--format", "json"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+    vernier_json(db, &["show", selector, "--format", "json"])
 }
 
 /// The session list, its times in UTC.
@@ -52,7 +43,7 @@ fn json_and_histogram_outputs_import_once_and_show() {
             .arg(fixture(name))
             .assert()
             .success()
-            .stdout("imported 1 session(s), skipped 0 already present with the same content\n");
+            .stdout("imported 1 session, skipped 0 already present with the same content\n");
         // Again: the ids follow the content, and a file without times keeps those of its
         // first import.
         vernier(&db)
@@ -60,7 +51,7 @@ fn json_and_histogram_outputs_import_once_and_show() {
             .arg(fixture(name))
             .assert()
             .success()
-            .stdout("imported 0 session(s), skipped 1 already present with the same content\n");
+            .stdout("imported 0 sessions, skipped 1 already present with the same content\n");
     }
     let listed = sessions(&db);
     assert_eq!(listed.matches("source=cyclictest").count(), 3, "{listed}");
@@ -113,13 +104,7 @@ fn json_and_histogram_outputs_import_once_and_show() {
 
 #[test]
 fn the_histograms_are_stored_per_thread_and_exported() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("a.db");
-    vernier(&db)
-        .arg("import")
-        .arg(fixture("2.4-h400.json"))
-        .assert()
-        .success();
+    let (_dir, db) = imported_db(&fixture("2.4-h400.json"));
     let out = vernier(&db).args(["export", "latest"]).output().unwrap();
     assert!(out.status.success());
     let doc: Value = serde_json::from_slice(&out.stdout).unwrap();

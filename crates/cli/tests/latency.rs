@@ -7,6 +7,7 @@ use std::os::unix::process::CommandExt;
 use std::path::Path;
 
 use vernier_sys::{MachineLimits, Roots};
+use vernier_testkit::temp_db;
 use vernier_testkit::vernier_command as vernier;
 
 fn refused(cmd: &mut std::process::Command, db: &Path) -> String {
@@ -21,8 +22,7 @@ fn refused(cmd: &mut std::process::Command, db: &Path) -> String {
 
 #[test]
 fn bad_options_are_refused_in_one_line() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("results.db");
+    let (_dir, db) = temp_db();
     for (spec, message) in [
         (
             "latency:interval=0",
@@ -121,8 +121,7 @@ fn without_real_time_privileges(cmd: &mut std::process::Command) -> bool {
 
 #[test]
 fn a_real_time_policy_without_its_privileges_is_refused_before_anything_starts() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("results.db");
+    let (_dir, db) = temp_db();
     for (spec, policy) in [("latency", "fifo"), ("latency:policy=rr:priority=1", "rr")] {
         let mut cmd = vernier(&db);
         cmd.args(["run", spec]);
@@ -220,8 +219,7 @@ fn measurement_threads(mark: &str) -> usize {
 
 #[test]
 fn short_real_runs_store_a_histogram_per_cpu() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("results.db");
+    let (_dir, db) = temp_db();
     let limits = MachineLimits::read(&Roots::real());
     let real_time = limits
         .check_rt_priority(99)

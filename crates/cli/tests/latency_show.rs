@@ -4,28 +4,20 @@
 
 #![allow(clippy::unwrap_used)]
 
-use std::collections::BTreeMap;
 use std::path::Path;
 
 use uuid::Uuid;
-use vernier_model::histogram::{
-    latency_metrics, latency_values, DMA_LATENCY_HELD, LATENCY, MEMORY_LOCKED,
-};
-use vernier_model::{
-    ConfigurationRecord, Environment, Options, Recorder, Recording, RunRecord, Rusage, SessionInfo,
-    SessionStatus, Settings, StopReason,
-};
+use vernier_model::histogram::{latency_values, DMA_LATENCY_HELD, MEMORY_LOCKED};
+use vernier_model::{Recorder, RunRecord, Rusage, SessionInfo, SessionStatus, StopReason};
 use vernier_store::SqliteStore;
-use vernier_testkit::vernier;
+use vernier_testkit::{
+    begun_session, latency_configuration, latency_histogram_of, temp_db, vernier,
+};
 
 /// A thread's histogram: `n` samples from `base_ns` up in 1 ns steps over 2 us, and one spike.
 fn thread(cpu: u32, base_ns: u64, n: u64, spike_ns: u64) -> vernier_model::RunHistogram {
-    let mut r = Recording::new();
-    for i in 0..n {
-        r.record(base_ns + (i * 37) % 2_000);
-    }
-    r.record(spike_ns);
-    r.finish(LATENCY, cpu, Some(cpu))
+    let samples = (0..n).map(|i| base_ns + (i * 37) % 2_000);
+    latency_histogram_of(cpu, samples.chain([spike_ns]), 0)
 }
 
 /// A latency session of `runs` runs on two CPUs, the spikes of run `i` at `spike_us[i]`, and
@@ -37,36 +29,10 @@ fn record(path: &Path, tag: &str, spikes_us: &[u64], scale: f64) -> Uuid {
     store
         .begin_session(&SessionInfo {
             id,
-            started_at_ns: 1_000,
-            ended_at_ns: None,
-            status: SessionStatus::Running,
-            suite: None,
-            specs: vec!["latency".into()],
-            tags: BTreeMap::from([("kernel".to_string(), tag.to_string())]),
-            note: None,
-            settings: Settings::default(),
-            vernier_version: "test".into(),
-            environment: Environment::default(),
-            fingerprint: "f".into(),
-            findings: Vec::new(),
-            setup: Vec::new(),
-            monitors: Vec::new(),
+            ..begun_session("latency", tag)
         })
         .unwrap();
-    let (metric, secondary_metrics) = latency_metrics();
-    let config = ConfigurationRecord {
-        id: Uuid::new_v4(),
-        position: 0,
-        benchmark: "latency".into(),
-        benchmark_version: "1".into(),
-        options: Options::default(),
-        metric,
-        secondary_metrics,
-        loads: Vec::new(),
-        stop_reason: None,
-        converged: false,
-        error: None,
-    };
+    let config = latency_configuration();
     store.add_configuration(id, &config).unwrap();
     for (i, &spike) in spikes_us.iter().enumerate() {
         let base = (4_000.0 * scale) as u64;
@@ -90,7 +56,7 @@ fn record(path: &Path, tag: &str, spikes_us: &[u64], scale: f64) -> Uuid {
                         let mut values = latency_values(&histograms).unwrap();
                         values.insert(MEMORY_LOCKED.into(), 1.0);
                         values.insert(DMA_LATENCY_HELD.into(), if i == 1 { 0.0 } else { 1.0 });
-                        values
+                        values.into()
                     },
                     histograms,
                     rusage: Rusage::default(),
@@ -115,8 +81,7 @@ fn record(path: &Path, tag: &str, spikes_us: &[u64], scale: f64) -> Uuid {
 
 #[test]
 fn show_prints_latency_per_cpu_with_its_histogram_and_the_maximum_of_interval_maxima() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("results.db");
+    let (_dir, db) = temp_db();
     record(&db, "a", &[40, 95, 60], 1.0);
     let out = vernier(&db).args(["show", "latest"]).assert().success();
     let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
@@ -182,8 +147,7 @@ fn show_prints_latency_per_cpu_with_its_histogram_and_the_maximum_of_interval_ma
 
 #[test]
 fn compare_reports_every_latency_metric() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("results.db");
+    let (_dir, db) = temp_db();
     let spikes: Vec<u64> = (0..12).map(|i| 50 + i).collect();
     let slow: Vec<u64> = spikes.iter().map(|s| s * 3).collect();
     record(&db, "a", &spikes, 1.0);

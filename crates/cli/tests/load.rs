@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use vernier_load::{LoadPlan, LoadSet, RunningLoads};
 use vernier_sys::process::{process_group_members, process_tree, ProcessIdentity};
-use vernier_testkit::vernier;
+use vernier_testkit::{temp_db, vernier};
 
 fn plan(values: &[&str]) -> LoadPlan {
     let values: Vec<String> = values.iter().map(|s| s.to_string()).collect();
@@ -232,8 +232,7 @@ fn a_load_that_dies_during_the_run_is_reported_at_stop() {
 }
 #[test]
 fn bad_loads_are_one_line_and_status_2_before_anything_runs() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("results.db");
+    let (_dir, db) = temp_db();
     for (value, message) in [
         (
             "cpu:duty=0",
@@ -285,8 +284,7 @@ fn supervisors_of(spec: &str) -> Vec<u32> {
 
 #[test]
 fn run_with_a_load_records_it_and_its_cpu_time_per_run() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("results.db");
+    let (dir, db) = temp_db();
     let cpu = "cpu:cpus=0:duty=50";
     // A command only this test runs, to find its processes afterwards.
     let command = format!("command:cmd=sleep 600 #{}", unique(&dir));
@@ -349,8 +347,7 @@ fn run_with_a_load_records_it_and_its_cpu_time_per_run() {
 
 #[test]
 fn run_with_a_load_that_cannot_start_fails_before_measuring() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("results.db");
+    let (_dir, db) = temp_db();
     let out = vernier(&db)
         .args([
             "run",
@@ -376,8 +373,7 @@ fn run_with_a_load_that_cannot_start_fails_before_measuring() {
 
 #[test]
 fn loads_die_with_a_killed_vernier_and_remove_their_directory() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("results.db");
+    let (dir, db) = temp_db();
     // Loads only this test runs, to find their supervisors.
     let specs = [
         format!("command:cmd=sleep 600 #{}", unique(&dir)),

@@ -7,7 +7,7 @@ use std::os::fd::FromRawFd;
 use std::path::{Path, PathBuf};
 use std::process::{Output, Stdio};
 
-use vernier_testkit::vernier_command;
+use vernier_testkit::{temp_db, vernier_command};
 
 /// The binary on `db`, with nothing on standard input (`delete` asks first).
 fn vernier(db: &Path) -> std::process::Command {
@@ -17,13 +17,7 @@ fn vernier(db: &Path) -> std::process::Command {
 }
 
 fn ok(cmd: &mut std::process::Command) -> String {
-    let out = cmd.output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
+    vernier_testkit::ok(cmd.output().unwrap())
 }
 
 /// Exit status 2 with one line on standard error, which is returned.
@@ -36,8 +30,7 @@ fn refused(out: Output) -> String {
 
 /// A database with `n` sessions of two mock runs each, tagged `n=<index>` and `kernel=A`.
 fn sessions(n: usize) -> (tempfile::TempDir, PathBuf, Vec<String>) {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("results.db");
+    let (dir, db) = temp_db();
     for i in 0..n {
         ok(vernier(&db).args([
             "run",

@@ -7,15 +7,11 @@
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
-use vernier_testkit::vernier;
+use vernier_testkit::{imported_db, temp_db, vernier};
 
 /// A database with two imported sessions: kernel=A,host=x (older) and kernel=B,host=x.
 fn database() -> (tempfile::TempDir, PathBuf) {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("results.db");
-    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/two-kernels.json");
-    vernier(&db).arg("import").arg(fixture).assert().success();
-    (dir, db)
+    imported_db(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/two-kernels.json"))
 }
 
 /// Runs and returns (status, stdout, stderr).
@@ -40,8 +36,7 @@ fn assert_one_line_error(cmd: &mut Command, expected: &str) -> String {
 
 #[test]
 fn option_errors_are_one_line_said_once() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("results.db");
+    let (_dir, db) = temp_db();
     let cases: &[(&[&str], &str)] = &[
         (
             &["run", "yield:duration=-1"],
@@ -96,8 +91,7 @@ fn database_errors_are_one_line_said_once() {
 
 #[test]
 fn control_characters_are_refused_at_input() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("results.db");
+    let (_dir, db) = temp_db();
     for (flag, value) in [
         ("--tag", "kernel=6.18\nfake line"),
         ("--tag", "kernel\u{1b}[2J=6.18"),
@@ -287,8 +281,7 @@ fn system_reset_lists_restored_values_in_the_order_and_direction_restored() {
 
 #[test]
 fn list_and_help_show_setup_and_monitor_options() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("results.db");
+    let (_dir, db) = temp_db();
     let (code, list, _) = output(vernier(&db).args(["list", "-v"]));
     assert_eq!(code, Some(0));
     let (code, help, _) = output(vernier(&db).args(["run", "--help"]));
@@ -317,8 +310,7 @@ fn list_and_help_show_setup_and_monitor_options() {
 /// option the same way.
 #[test]
 fn every_kind_of_plugin_checks_and_lists_its_options_alike() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("results.db");
+    let (_dir, db) = temp_db();
     // What each kind says, given to `run` beside the scripted benchmark (or as the spec).
     let cases: &[(&str, &str, &str)] = &[
         (
@@ -410,8 +402,7 @@ fn every_kind_of_plugin_checks_and_lists_its_options_alike() {
 
 #[test]
 fn completions_and_manual_pages_come_from_the_command_line_definition() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("results.db");
+    let (_dir, db) = temp_db();
     for (shell, expected) in [
         ("bash", "_vernier()"),
         ("zsh", "#compdef vernier"),
@@ -443,8 +434,7 @@ fn completions_and_manual_pages_come_from_the_command_line_definition() {
 
 #[test]
 fn a_spec_with_a_control_character_is_refused_before_anything_runs() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("results.db");
+    let (_dir, db) = temp_db();
     let out = vernier(&db)
         .args(["run", "command:cmd=printf a\rb"])
         .output()

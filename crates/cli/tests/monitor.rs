@@ -8,7 +8,7 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use predicates::prelude::*;
-use vernier_testkit::{vernier, vernier_command};
+use vernier_testkit::{temp_db, vernier, vernier_command};
 
 fn count(db: &Path, sql: &str) -> i64 {
     let conn = rusqlite::Connection::open(db).unwrap();
@@ -17,8 +17,7 @@ fn count(db: &Path, sql: &str) -> i64 {
 
 #[test]
 fn bad_monitor_input_is_refused_before_anything_starts() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("results.db");
+    let (_dir, db) = temp_db();
     for (args, message) in [
         (
             vec!["hackbench"],
@@ -47,8 +46,7 @@ fn bad_monitor_input_is_refused_before_anything_starts() {
 
 #[test]
 fn monitoring_for_a_time_stores_each_interval_with_its_histograms() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("results.db");
+    let (_dir, db) = temp_db();
     vernier(&db)
         .args([
             "monitor",
@@ -81,8 +79,7 @@ fn monitoring_for_a_time_stores_each_interval_with_its_histograms() {
 /// is complete, the session is no longer running, and the exit status is 0.
 #[test]
 fn sigterm_ends_monitoring_cleanly() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("results.db");
+    let (_dir, db) = temp_db();
     let mut child = vernier_command(&db)
         .args([
             "monitor",

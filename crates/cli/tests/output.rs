@@ -9,15 +9,11 @@ use std::os::unix::fs::FileTypeExt as _;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
-use vernier_testkit::{vernier, vernier_command};
+use vernier_testkit::{imported_db, temp_db, vernier, vernier_command};
 
 /// A database with two imported sessions (tags kernel=A and kernel=B).
 fn database() -> (tempfile::TempDir, PathBuf) {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("results.db");
-    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/two-kernels.json");
-    vernier(&db).arg("import").arg(fixture).assert().success();
-    (dir, db)
+    imported_db(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/two-kernels.json"))
 }
 
 fn is_export(bytes: &[u8]) -> bool {
@@ -222,8 +218,7 @@ fn full_standard_output_is_one_line_and_status_2() {
 
 #[test]
 fn a_session_whose_output_reader_left_is_recorded_and_ends_quietly() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("results.db");
+    let (dir, db) = temp_db();
     let (reader, writer) = std::io::pipe().unwrap();
     drop(reader);
     // Progress lines (stdout is not a terminal) and the summary both meet the closed pipe.
@@ -284,8 +279,7 @@ fn export_through_dev_stdout_to_a_closed_pipe_ends_quietly() {
 
 #[test]
 fn intervals_are_labelled_with_the_sessions_confidence_level() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("results.db");
+    let (dir, db) = temp_db();
     let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/two-kernels.json");
     let mut export: serde_json::Value =
         serde_json::from_str(&fs::read_to_string(fixture).unwrap()).unwrap();

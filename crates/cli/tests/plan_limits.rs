@@ -5,6 +5,7 @@
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 
+use vernier_testkit::temp_db;
 use vernier_testkit::vernier_command as vernier;
 
 fn refused(cmd: &mut std::process::Command, db: &Path) -> String {
@@ -18,15 +19,14 @@ fn refused(cmd: &mut std::process::Command, db: &Path) -> String {
 
 #[test]
 fn more_tasks_than_the_pid_space_holds_are_refused() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("results.db");
+    let (_dir, db) = temp_db();
     // 2 * 10000 * 1000 workers: more than any pid_max (at most 2^22 on 64-bit Linux).
     let stderr = refused(
         vernier(&db).args(["run", "hackbench:groups=10000:fds=1000"]),
         &db,
     );
     assert!(
-        stderr.starts_with("error: hackbench:datasize=100:fds=1000:groups=10000:")
+        stderr.starts_with("error: hackbench:fds=1000:groups=10000 cannot run")
             && stderr.contains("cannot run on this machine: needs 20000001 tasks; only"),
         "{stderr}"
     );
@@ -34,8 +34,7 @@ fn more_tasks_than_the_pid_space_holds_are_refused() {
 
 #[test]
 fn more_files_than_rlimit_nofile_are_refused() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("results.db");
+    let (_dir, db) = temp_db();
     let mut cmd = vernier(&db);
     cmd.args(["run", "hackbench:groups=2:fds=20:tasks=thread:loops=1"]);
     // SAFETY: setrlimit is async-signal-safe; the limit applies to the vernier process only.

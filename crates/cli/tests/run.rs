@@ -2,18 +2,12 @@
 #![allow(clippy::unwrap_used)] // test helpers panic on unexpected failures by design
 
 use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Stdio;
 
 use predicates::prelude::*;
 use serde_json::Value;
-use vernier_testkit::vernier;
-
-fn temp_db() -> (tempfile::TempDir, PathBuf) {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("results.db");
-    (dir, db)
-}
+use vernier_testkit::{temp_db, vernier};
 
 fn show_json(db: &Path, session: &str) -> Vec<Value> {
     let out = vernier(db)
@@ -64,7 +58,7 @@ fn every_benchmark_runs_with_tiny_settings_and_is_stored() {
         .assert()
         .success()
         .stdout(predicate::str::contains(
-            "hackbench:datasize=100:fds=2:groups=1",
+            "hackbench:fds=2:groups=1:loops=10",
         ));
     let configs = show_json(&db, "latest");
     let configurations = 4 + pipes + 1 + 1 + 1 + 2 + 2;

@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use vernier_model::{Recorder, SessionStatus};
 use vernier_store::{SqliteStore, Store};
-use vernier_testkit::{can_run, missing_programs, ok, refused, vernier_no_input, Program};
+use vernier_testkit::{can_run, missing_programs, ok, refused, temp_db, vernier_no_input, Program};
 
 fn files(dir: &Path) -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(dir)
@@ -53,8 +53,7 @@ fn setting<'a>(text: &'a str, key: &str) -> Vec<&'a str> {
 
 #[test]
 fn a_scheduled_suite_is_a_verified_service_and_timer_until_removed() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("results.db");
+    let (dir, db) = temp_db();
     let units = dir.path().join("units");
     let central = dir.path().join("central db.db");
     let install = |extra: &[&str]| {
@@ -156,8 +155,7 @@ fn a_scheduled_suite_is_a_verified_service_and_timer_until_removed() {
 
 #[test]
 fn the_latency_monitor_is_a_verified_service_restarted_on_failure() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("results.db");
+    let (dir, db) = temp_db();
     let units = dir.path().join("units");
     ok(vernier_no_input(&db)
         .args([
@@ -189,8 +187,7 @@ fn the_latency_monitor_is_a_verified_service_restarted_on_failure() {
 
 #[test]
 fn bad_schedules_are_refused_and_write_nothing() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("results.db");
+    let (dir, db) = temp_db();
     let units = dir.path().join("units");
     let unit_dir = units.to_str().unwrap();
     let mut cases: Vec<(&[&str], &str)> = vec![
@@ -311,8 +308,7 @@ fn mock_run(db: &Path, busy: &[&str]) -> Output {
 
 #[test]
 fn a_busy_machine_is_skipped_with_a_session_saying_why() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("results.db");
+    let (_dir, db) = temp_db();
 
     // Every load average is at or above 0: busy.
     let out = ok(mock_run(&db, &["--if-busy", "skip", "--busy-load", "0"]));

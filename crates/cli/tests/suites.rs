@@ -6,15 +6,10 @@ use std::path::{Path, PathBuf};
 
 use predicates::prelude::*;
 use serde_json::Value;
-use vernier_testkit::vernier;
+use vernier_testkit::{temp_db, vernier, vernier_json};
 
-/// A database in a temporary directory, which is also the configuration directory
-/// (`XDG_CONFIG_HOME`) the binary reads suites from.
-fn temp_db() -> (tempfile::TempDir, PathBuf) {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("results.db");
-    (dir, db)
-}
+// Each test's database is in a temporary directory (`temp_db`), which is also the
+// configuration directory (`XDG_CONFIG_HOME`) the binary reads suites from.
 
 /// Writes the user suite `name` into the configuration directory next to `db`.
 fn write_suite(db: &Path, name: &str, text: &str) -> PathBuf {
@@ -27,13 +22,7 @@ fn write_suite(db: &Path, name: &str, text: &str) -> PathBuf {
 
 /// The one session of the export of `latest`.
 fn latest_session(db: &Path) -> Value {
-    let out = vernier(db).args(["export", "latest"]).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let export: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let export: Value = vernier_json(db, &["export", "latest"]);
     export["sessions"][0].clone()
 }
 

@@ -9,7 +9,7 @@ use std::process::Stdio;
 use assert_cmd::Command;
 use predicates::prelude::*;
 use vernier_store::Store;
-use vernier_testkit::host_turn;
+use vernier_testkit::{host_turn, temp_db};
 
 struct Env {
     _dir: tempfile::TempDir,
@@ -18,8 +18,7 @@ struct Env {
 }
 
 fn env() -> Env {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("results.db");
+    let (dir, db) = temp_db();
     let state = dir.path().join("state");
     Env {
         _dir: dir,

@@ -8,14 +8,10 @@ use std::path::{Path, PathBuf};
 
 use predicates::prelude::*;
 use serde_json::Value;
-use vernier_testkit::vernier;
+use vernier_testkit::{temp_db, vernier};
 
-/// A database in a temporary directory, which is also the configuration directory.
-fn temp_db() -> (tempfile::TempDir, PathBuf) {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("results.db");
-    (dir, db)
-}
+// Each test's database is in a temporary directory (`temp_db`), which is also the
+// configuration directory.
 
 /// Installs the executable `name` with `script` into the benchmark directory next to `db`.
 fn install(db: &Path, name: &str, script: &str) -> PathBuf {

@@ -22,6 +22,7 @@ pub mod settings;
 pub mod spec;
 pub mod text;
 pub mod validate;
+pub mod values;
 
 pub use benchmark::{BenchmarkInfo, MetricInfo};
 pub use calibration::Calibration;
@@ -41,3 +42,4 @@ pub use recorder::Recorder;
 pub use settings::{level_percent, Settings, SettingsLayer, StoppingRule, CONFIDENCE_LEVEL};
 pub use spec::{parse_spec, parse_spec_list, Spec, SpecError, SpecProblem};
 pub use text::{escape_controls, Texts};
+pub use values::{MetricName, RunValues};

@@ -10,11 +10,10 @@ use std::time::Duration;
 
 use uuid::Uuid;
 use vernier_model::{
-    ConfigurationRecord, MetricInfo, Options, SessionInfo, SessionStatus, Settings, StopReason,
-    StoredSession,
+    ConfigurationRecord, Options, SessionInfo, SessionStatus, StopReason, StoredSession,
 };
 use vernier_store::{Access, Load, Location, SqliteStore, Store, StoreError, SCHEMA_VERSION};
-use vernier_testkit::{databases, TestDatabase};
+use vernier_testkit::{begun_configuration, databases, session_info, temp_db, TestDatabase};
 
 /// The store of `db` waiting at most `lock_wait` for another process's lock.
 fn open(db: &TestDatabase, lock_wait: Duration) -> Box<dyn Store> {
@@ -22,49 +21,19 @@ fn open(db: &TestDatabase, lock_wait: Duration) -> Box<dyn Store> {
         .unwrap_or_else(|e| panic!("{}: {e}", db.engine()))
 }
 
-fn temp_db() -> (tempfile::TempDir, std::path::PathBuf) {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("results.db");
-    (dir, path)
-}
-
+/// A session that has begun and not ended.
 fn session() -> SessionInfo {
     SessionInfo {
-        id: Uuid::new_v4(),
-        started_at_ns: 1,
         ended_at_ns: None,
         status: SessionStatus::Running,
-        suite: None,
-        specs: vec!["mock".into()],
-        tags: BTreeMap::new(),
-        note: None,
-        settings: Settings::default(),
-        vernier_version: "0.1.0".into(),
-        environment: Default::default(),
-        fingerprint: "0000000000000000".into(),
-        findings: Vec::new(),
-        setup: Vec::new(),
-        monitors: Vec::new(),
+        ..session_info()
     }
 }
 
 fn configuration(position: u32) -> ConfigurationRecord {
     ConfigurationRecord {
-        id: Uuid::new_v4(),
         position,
-        benchmark: "mock".into(),
-        benchmark_version: "1".into(),
-        options: Options(BTreeMap::new()),
-        metric: MetricInfo {
-            name: "time".into(),
-            unit: "s".into(),
-            higher_is_better: false,
-        },
-        secondary_metrics: Vec::new(),
-        loads: Vec::new(),
-        stop_reason: None,
-        converged: false,
-        error: None,
+        ..begun_configuration("mock", Options::default(), ("time", "s"))
     }
 }
 

@@ -8,34 +8,19 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use uuid::Uuid;
-use vernier_model::{Environment, SessionInfo, SessionStatus, Settings};
+use vernier_model::{Environment, SessionInfo};
 use vernier_store::{Access, Location, SqliteStore, Store, StoreError};
-use vernier_testkit::databases;
+use vernier_testkit::{databases, session_info};
 
 fn session(hostname: Option<&str>, machine_id: Option<&str>, tags: &[(&str, &str)]) -> SessionInfo {
     SessionInfo {
-        id: Uuid::new_v4(),
-        started_at_ns: 1,
-        ended_at_ns: Some(2),
-        status: SessionStatus::Completed,
-        suite: None,
-        specs: vec!["mock".into()],
-        tags: tags
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect(),
-        note: None,
-        settings: Settings::default(),
-        vernier_version: "0.1.0".into(),
+        tags: vernier_testkit::tags(tags),
         environment: Environment {
             hostname: hostname.map(Into::into),
             machine_id: machine_id.map(Into::into),
             ..Environment::default()
         },
-        fingerprint: "0000000000000000".into(),
-        findings: Vec::new(),
-        setup: Vec::new(),
-        monitors: Vec::new(),
+        ..session_info()
     }
 }
 

@@ -10,12 +10,9 @@ use uuid::Uuid;
 use vernier_model::monitor::{
     MonitorFailure, MonitorPoint, MonitorSeries, RunMonitorData, SeriesKind,
 };
-use vernier_model::{
-    ConfigurationRecord, MetricInfo, Options, RunRecord, Rusage, SessionInfo, SessionStatus,
-    Settings,
-};
+use vernier_model::{ConfigurationRecord, Options, RunRecord, Rusage, SessionInfo};
 use vernier_store::{Access, Load, Location, SqliteStore, Store, SCHEMA_VERSION};
-use vernier_testkit::{databases, TestDatabase};
+use vernier_testkit::{begun_configuration, databases, session_info, tags, temp_db, TestDatabase};
 
 /// The store of a new database of `db`'s engine.
 fn open(db: &TestDatabase) -> Box<dyn Store> {
@@ -23,50 +20,17 @@ fn open(db: &TestDatabase) -> Box<dyn Store> {
         .unwrap_or_else(|e| panic!("{}: {e}", db.engine()))
 }
 
-fn temp_db() -> (tempfile::TempDir, std::path::PathBuf) {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("results.db");
-    (dir, path)
-}
-
 fn session() -> SessionInfo {
     SessionInfo {
-        id: Uuid::new_v4(),
-        started_at_ns: 1,
-        ended_at_ns: Some(2),
-        status: SessionStatus::Completed,
-        suite: None,
-        specs: vec!["mock".into()],
-        tags: BTreeMap::from([("k".into(), "v".into())]),
+        tags: tags(&[("k", "v")]),
         note: Some("n".into()),
-        settings: Settings::default(),
-        vernier_version: "0.1.0".into(),
-        environment: Default::default(),
-        fingerprint: "0000000000000000".into(),
-        findings: Vec::new(),
-        setup: Vec::new(),
         monitors: vec!["stat".into()],
+        ..session_info()
     }
 }
 
 fn configuration() -> ConfigurationRecord {
-    ConfigurationRecord {
-        id: Uuid::new_v4(),
-        position: 0,
-        benchmark: "mock".into(),
-        benchmark_version: "1".into(),
-        options: Options(BTreeMap::new()),
-        metric: MetricInfo {
-            name: "time".into(),
-            unit: "s".into(),
-            higher_is_better: false,
-        },
-        secondary_metrics: Vec::new(),
-        loads: Vec::new(),
-        stop_reason: None,
-        converged: false,
-        error: None,
-    }
+    begun_configuration("mock", Options::default(), ("time", "s"))
 }
 
 /// Monitor data with what the encoding must keep: integral and fractional values, -0.0, times
@@ -140,7 +104,7 @@ fn run(index: u32, monitors: Option<RunMonitorData>) -> RunRecord {
         preceding_executions: index,
         started_at_ns: 10 + i64::from(index),
         ended_at_ns: 20 + i64::from(index),
-        values: BTreeMap::from([("time".into(), 0.5 + f64::from(index))]),
+        values: BTreeMap::from([("time".into(), 0.5 + f64::from(index))]).into(),
         rusage: Rusage {
             user_cpu_ns: 1,
             system_cpu_ns: 2,
@@ -152,7 +116,7 @@ fn run(index: u32, monitors: Option<RunMonitorData>) -> RunRecord {
         controller_cpu_ns: 7,
         load_cpu_ns: None,
         histograms: Vec::new(),
-        monitors,
+        monitors: monitors.map(Box::new),
         setup_steps: Vec::new(),
         setup_changed: Vec::new(),
     }

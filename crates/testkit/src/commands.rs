@@ -1,10 +1,71 @@
-//! What the command tests of a farm share: the outcome of a `vernier` process, a quick session
-//! recorded into a database, and the rows of an SQLite file as text.
+//! What the command tests share: a database of a test's own, the outcome of a `vernier`
+//! process (its text or its JSON), a quick session recorded into a database, and the rows of
+//! an SQLite file as text.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-use crate::vernier_command;
+use crate::{vernier, vernier_command};
+
+/// A new temporary directory and the path of the database `results.db` in it (not created
+/// yet: the first `vernier` command creates it). The directory, and with it the database, is
+/// removed when the returned `TempDir` is dropped, so a test keeps it as long as it needs the
+/// database.
+///
+/// # Panics
+/// When no temporary directory can be created.
+pub fn temp_db() -> (tempfile::TempDir, PathBuf) {
+    let dir = crate::temp_dir();
+    let db = dir.path().join("results.db");
+    (dir, db)
+}
+
+/// A [`temp_db`] into which `vernier import` has read the document `document` (an export or
+/// any file it imports).
+///
+/// # Panics
+/// When the import fails.
+pub fn imported_db(document: &Path) -> (tempfile::TempDir, PathBuf) {
+    let (dir, db) = temp_db();
+    vernier(&db).arg("import").arg(document).assert().success();
+    (dir, db)
+}
+
+/// The standard output of `vernier ARGS` on the database `db` (with an empty standard input),
+/// which must succeed.
+///
+/// # Panics
+/// When it cannot start or fails (with its exit status and both outputs), or its output is
+/// not UTF-8.
+pub fn vernier_stdout(db: &Path, args: &[&str]) -> String {
+    ok(vernier(db)
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot start vernier: {e}")))
+}
+
+/// The standard output of `vernier ARGS` on the database `db`, which must succeed, read as
+/// JSON (a `serde_json::Value` or any type the document deserializes to).
+///
+/// # Panics
+/// As [`vernier_stdout`], and when the output is not a JSON document of that type.
+pub fn vernier_json<T: serde::de::DeserializeOwned>(db: &Path, args: &[&str]) -> T {
+    ok_json(
+        vernier(db)
+            .args(args)
+            .output()
+            .unwrap_or_else(|e| panic!("cannot start vernier: {e}")),
+    )
+}
+
+/// The standard output of a process that must have succeeded, read as JSON.
+///
+/// # Panics
+/// As [`ok`], and when the output is not a JSON document of type `T`.
+pub fn ok_json<T: serde::de::DeserializeOwned>(out: Output) -> T {
+    let stdout = ok(out);
+    serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("not the JSON expected: {e}\n{stdout}"))
+}
 
 /// [`vernier_command`] with nothing on standard input, for a process that must not wait for
 /// it (a prompt, a piped file).

@@ -6,23 +6,34 @@
 //! [`databases`] gives a test one new database of each engine, the PostgreSQL one from
 //! [`PgDatabase`]. The command tests share [`ok`], [`refused`], [`record_mock_session`] and
 //! [`sqlite_texts`]; tests build whole sessions with [`stored_session`], configurations with
-//! [`configuration`] (with monitor data, [`monitored_configuration`]) and runs with [`run`],
-//! and the report site's tests show the sessions of [`site`]. A test
+//! [`configuration`] (with monitor data, [`monitored_configuration`]) and runs with [`run`]
+//! (sessions of simulated values with [`synthetic_session`], records with [`session_info`],
+//! [`begun_session`] and [`begun_configuration`]), and the report site's tests show the
+//! sessions of [`site`]. A command test takes a database of its own from [`temp_db`] and the
+//! output of `vernier` from [`vernier_stdout`] or [`vernier_json`]; the runs of an export
+//! document written by hand come from [`export_runs`]. A test
 //! that needs a tool the README's set-up does not install asks [`can_run`] (or
 //! [`has_programs`]), which skips it outside CI and fails it in CI.
 
 mod commands;
+mod documents;
 mod needs;
 mod postgres;
 mod sessions;
 pub mod site;
 
 pub use commands::{
-    ok, record_mock_session, refused, sorted, sqlite_texts, sync_count, vernier_no_input,
+    imported_db, ok, ok_json, record_mock_session, refused, sorted, sqlite_texts, sync_count,
+    temp_db, vernier_json, vernier_no_input, vernier_stdout,
 };
+pub use documents::export_runs;
 pub use needs::{can_run, has_programs, in_ci, missing_programs, Program};
 pub use postgres::{PgDatabase, SERVER_VARIABLE};
-pub use sessions::{configuration, monitored_configuration, run, stored_session, Series};
+pub use sessions::{
+    begun_configuration, begun_session, configuration, latency_configuration, latency_histogram_of,
+    monitored_configuration, run, session_info, stored_session, synthetic_session, tags, Series,
+    SyntheticSession,
+};
 
 use std::fs::File;
 use std::io;

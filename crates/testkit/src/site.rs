@@ -18,7 +18,7 @@ use vernier_model::{
     StoredConfiguration, StoredSession,
 };
 
-use crate::sessions::{configuration, run};
+use crate::sessions::{configuration, latency_histogram_of, run};
 
 /// Kernel A's tag value after `A`: an element that would run.
 pub const SCRIPT: &str = "<script>alert('tag&amp;')</script>";
@@ -82,7 +82,7 @@ pub fn site_session(kernel: &str, scale: f64, started_at_ns: i64, hostile: bool)
                     let start = started_at_ns + i64::from(i) * 1_000_000_000;
                     let time = scale * level as f64 + f64::from(i) * 0.01;
                     let mut run = run(i, start, start + 500_000_000, ("time", time));
-                    run.monitors = Some(monitors(i, hostile));
+                    run.monitors = Some(Box::new(monitors(i, hostile)));
                     run
                 })
                 .collect();
@@ -176,12 +176,8 @@ fn monitors(i: u32, hostile: bool) -> RunMonitorData {
 
 /// A latency histogram of one CPU: `n` samples of 4 to 6 us and one of `max_us`.
 pub fn latency_histogram(cpu: u32, n: u64, max_us: u64) -> RunHistogram {
-    let mut r = vernier_model::Recording::new();
-    for i in 0..n {
-        r.record(4_000 + (i * 37) % 2_000);
-    }
-    r.record(max_us * 1_000);
-    r.finish(vernier_model::histogram::LATENCY, cpu, Some(cpu))
+    let samples = (0..n).map(|i| 4_000 + (i * 37) % 2_000);
+    latency_histogram_of(cpu, samples.chain([max_us * 1_000]), 0)
 }
 
 /// The start tags of an HTML or SVG document as a browser's tokenizer (html5gum, WHATWG) sees

@@ -20,7 +20,10 @@ pub fn compare(args: CompareArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
         db::compare_sides(store.as_ref(), &args.base, &args.new, threshold, None)?;
     let text = match args.format {
         CompareFormat::Json => serde_json::to_string_pretty(&report)? + "\n",
-        CompareFormat::Table => table(&report) + &profile_text(&report.profiles, report.level),
+        CompareFormat::Table => {
+            table(&report, crate::out::terminal_width().map(usize::from))
+                + &profile_text(&report.profiles, report.level)
+        }
         CompareFormat::Markdown => {
             markdown(&report) + &profile_markup(&Markdown, &report.profiles, report.level)
         }
