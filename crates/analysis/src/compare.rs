@@ -275,6 +275,10 @@ pub struct CompareReport {
     pub secondary: Vec<Comparison>,
     pub unmatched: Vec<Unmatched>,
     pub summary: Summary,
+    /// The differential profiles of the configurations profiled on both sides (`run
+    /// --profile`): where the time went ([`crate::profile::compare_profiles`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub profiles: Vec<crate::profile::ProfileComparison>,
 }
 
 impl CompareReport {
@@ -794,6 +798,7 @@ pub fn compare_calibrated(
         secondary,
         unmatched,
         summary,
+        profiles: Vec::new(),
     })
 }
 

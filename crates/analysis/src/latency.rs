@@ -325,6 +325,7 @@ mod tests {
                     ],
                 ),
             ],
+            profiles: Vec::new(),
         };
         let s = latency_summary(&config, LATENCY).unwrap();
         assert_eq!(s.runs, 2);
@@ -404,6 +405,7 @@ mod tests {
         let config = StoredConfiguration {
             record: latency_configuration(),
             runs,
+            profiles: Vec::new(),
         };
         let summary = latency_summary(&config, LATENCY).unwrap();
         assert_eq!(

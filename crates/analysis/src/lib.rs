@@ -28,6 +28,7 @@ pub mod environment;
 pub mod history;
 mod latency;
 pub mod monitors;
+pub mod profile;
 mod session_noise;
 pub mod summary;
 pub mod warnings;

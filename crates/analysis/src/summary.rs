@@ -466,6 +466,7 @@ mod tests {
                 error: None,
             },
             runs,
+            profiles: Vec::new(),
         }
     }
 

@@ -40,6 +40,8 @@ pub enum AppError {
     LoadTrial(String),
     #[error(transparent)]
     Setup(#[from] vernier_setup::SetupError),
+    #[error(transparent)]
+    Profile(#[from] vernier_engine::ProfileError),
     /// The host's record directory cannot be written by this process.
     #[error("{what} sets host state, whose restore record is the host's, in {}: {detail}; run as root{hint}", .dir.display())]
     RunDir {

@@ -62,6 +62,9 @@ pub enum Notice {
     },
     /// `calibrate`: session `index` (from 1) of `sessions` starts.
     CalibrationSession { index: u32, sessions: u32 },
+    /// What the profiles of this session will lack on this machine, and what would give it
+    /// (`--profile`: kernel frames without names, or none at all).
+    Profile(String),
 }
 
 /// How a request ended.
@@ -123,6 +126,8 @@ pub(crate) struct Checked {
     roots: Roots,
     /// This executable, which runs every run's child (`vernier __child`).
     exe: PathBuf,
+    /// How profiled runs are recorded (`--profile`), checked against the machine.
+    profiler: Option<vernier_engine::Profiler>,
 }
 
 /// Runs the session `request` asks for, recording into the database at `database`, with its
@@ -192,6 +197,7 @@ pub fn run_session(
         loads: checked.loads.canonical(),
         child_setup: checked.setup_plan.child.clone(),
         work_root: Some(work_root),
+        profiler: checked.profiler.clone(),
     };
     let outcome = measure(
         &checked,
@@ -320,6 +326,10 @@ pub(crate) fn check(
         limits.cpus = cpus.clone();
     }
     vernier_engine::check_machine(&plan, &limits)?;
+    let profiler = profiler(&plan.settings.profile, &roots)?;
+    for note in profiler.iter().flat_map(|p| &p.notes) {
+        observer.notice(&Notice::Profile(note.clone()));
+    }
     // A load that cannot start (a missing program, a command that fails at once) is an error
     // now, not a failed first run. Once, with a second for a failing program to fail even on a
     // busy machine; before every run the check is the supervisor's short one.
@@ -345,7 +355,26 @@ pub(crate) fn check(
         setup_plan,
         roots,
         exe,
+        profiler,
     })
+}
+
+/// What `perf record` needs of this machine, when the settings ask for profiled runs: perf
+/// itself and the privileges to sample (vernier_engine::profile::check).
+fn profiler(
+    settings: &vernier_model::ProfileSettings,
+    roots: &Roots,
+) -> Result<Option<vernier_engine::Profiler>, AppError> {
+    if settings.is_off() {
+        return Ok(None);
+    }
+    let perf = vernier_engine::profile::find_perf(std::env::var_os("PATH").as_deref());
+    let privileges = vernier_engine::profile::Privileges::read(roots);
+    Ok(Some(vernier_engine::profile::check(
+        *settings,
+        &privileges,
+        perf,
+    )?))
 }
 
 /// The suite's tags, each replaced by a given one of the same key.

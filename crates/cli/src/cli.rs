@@ -261,6 +261,21 @@ pub struct RunArgs {
     #[arg(long, value_name = "N", value_parser = parse_seed)]
     pub seed: Option<u64>,
 
+    /// After each configuration's timed runs, N more under `perf record -g`, never counted in
+    /// its statistics: where the time goes, for `compare` and `plot flame` (needs perf,
+    /// Debian's linux-perf) [default: none; --profile alone: 3]
+    #[arg(long, value_name = "N", num_args = 0..=1, require_equals = true, default_missing_value = "3")]
+    pub profile: Option<u32>,
+
+    /// What a profiled run samples: process (the run's processes and their children) or
+    /// system (every CPU while it lasts, perf -a) [default: process]
+    #[arg(long, value_name = "SCOPE")]
+    pub profile_scope: Option<vernier_model::ProfileScope>,
+
+    /// Samples per second of a profiled run, 1 to 100000 [default: 999]
+    #[arg(long, value_name = "HZ", value_parser = parse_profile_frequency)]
+    pub profile_frequency: Option<u32>,
+
     /// Tag the session, e.g. --tag kernel=6.18 (repeatable)
     #[arg(long = "tag", value_name = "KEY=VALUE", value_parser = parse_tag)]
     pub tags: Vec<(String, String)>,
@@ -767,6 +782,12 @@ pub enum PlotKind {
     /// A configuration's session medians over time with their intervals and the change points
     /// `vernier history` finds in them (one configuration: narrow with --benchmark)
     History,
+    /// The flame graph of a configuration's profiled runs (`run --profile`), SVG; with two
+    /// SELECTORs, BASE NEW, the differential one
+    Flame,
+    /// The differential flame graph of BASE NEW: NEW's stacks coloured by the change of each
+    /// frame's share (red larger, blue smaller), SVG
+    FlameDiff,
 }
 
 #[derive(Debug, Args)]
@@ -915,6 +936,15 @@ pub struct MergeArgs {
 
 /// A seed: a whole number in 0..=18446744073709551615 (u64), said in the message, as clap
 /// says the range of the u32 options (its u64 parser only says "invalid digit").
+/// `--profile-frequency`: samples per second (vernier_model::profile::check_frequency).
+fn parse_profile_frequency(text: &str) -> Result<u32, String> {
+    let hz: u32 = text
+        .parse()
+        .map_err(|_| format!("'{text}' is not a whole number of samples per second"))?;
+    vernier_model::profile::check_frequency(hz)?;
+    Ok(hz)
+}
+
 fn parse_seed(text: &str) -> Result<u64, String> {
     text.trim().parse::<u64>().map_err(|_| {
         format!(

@@ -146,7 +146,13 @@ pub fn compare_sides(
             .into_iter()
             .map(|id| {
                 store
-                    .load_session(id, vernier_store::Load::MEASUREMENTS)
+                    .load_session(
+                        id,
+                        vernier_store::Load {
+                            profiles: true,
+                            ..vernier_store::Load::MEASUREMENTS
+                        },
+                    )
                     .with_context(|| format!("cannot load session {id}"))
             })
             .collect()
@@ -163,7 +169,8 @@ pub fn compare_sides(
 }
 
 /// The comparison of the loaded sessions `base` and `new`, with the stored calibrations of
-/// their environments' session-to-session noise.
+/// their environments' session-to-session noise, and the differential profiles of the
+/// configurations profiled on both sides (when loaded with their profiles).
 pub fn compare_loaded(
     store: &dyn Store,
     base: &[vernier_model::StoredSession],
@@ -182,10 +189,7 @@ pub fn compare_loaded(
     let calibrations = store
         .calibrations(&fingerprints)
         .context("cannot read the calibrations")?;
-    Ok(vernier_analysis::compare_calibrated(
-        base,
-        new,
-        &settings,
-        &calibrations,
-    )?)
+    let mut report = vernier_analysis::compare_calibrated(base, new, &settings, &calibrations)?;
+    report.profiles = vernier_analysis::profile::compare_profiles(base, new, report.level);
+    Ok(report)
 }

@@ -244,7 +244,9 @@ impl Progress {
                 } => bar.set_message(started_text(*warmup, *index, *eta_s)),
                 Event::ConfigurationFinished { .. }
                 | Event::Warning { .. }
-                | Event::SetupChanged { .. } => {
+                | Event::SetupChanged { .. }
+                | Event::ProfileFinished { .. }
+                | Event::ProfileFailed { .. } => {
                     if let Some(line) = line(event) {
                         bar.println(line);
                     }
@@ -297,6 +299,7 @@ fn notice_line(notice: &Notice) -> String {
         Notice::CalibrationSession { index, sessions } => {
             format!("calibrate: session {index} of {sessions}")
         }
+        Notice::Profile(note) => format!("note: --profile: {note}"),
     }
 }
 
@@ -331,6 +334,33 @@ fn line(event: &Event) -> Option<String> {
             ))
         }
         Event::RunPreparing { .. } | Event::RunStarted { .. } => None,
+        Event::ProfileFinished {
+            position,
+            label,
+            index,
+            runs,
+            event,
+            distinct_stacks,
+            overhead,
+        } => Some(format!(
+            "[{}] {label}: profiled run {} of {runs} ({event}): {} distinct stacks{}",
+            position + 1,
+            index + 1,
+            distinct_stacks,
+            overhead
+                .map(|o| format!(", {o:.2}x the timed runs' mean time"))
+                .unwrap_or_default()
+        )),
+        Event::ProfileFailed {
+            position,
+            label,
+            index,
+            error,
+        } => Some(format!(
+            "warning: [{}] {label}: profiled run {} failed: {error}",
+            position + 1,
+            index + 1
+        )),
         Event::Preparing { position, .. } => Some(format!(
             "[{}] preparing the work directory (once per session)",
             position + 1

@@ -42,6 +42,13 @@ impl Recorder for LockedAt {
         }
         self.inner.add_run(configuration, run)
     }
+    fn add_profile(
+        &mut self,
+        c: Uuid,
+        profile: &vernier_model::ProfileRecord,
+    ) -> Result<(), StoreError> {
+        self.inner.add_profile(c, profile)
+    }
     fn finish_configuration(
         &mut self,
         c: Uuid,

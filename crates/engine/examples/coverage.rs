@@ -38,6 +38,13 @@ impl Recorder for NullRecorder {
     fn add_run(&mut self, _: Uuid, _: &RunRecord) -> Result<(), Self::Error> {
         Ok(())
     }
+    fn add_profile(
+        &mut self,
+        _: Uuid,
+        _: &vernier_model::ProfileRecord,
+    ) -> Result<(), Self::Error> {
+        Ok(())
+    }
     fn finish_configuration(
         &mut self,
         _: Uuid,

@@ -87,6 +87,26 @@ pub enum Event {
         unit: String,
         error: Option<String>,
     },
+    /// A profiled run (`--profile`) of a configuration ended, after its timed runs.
+    ProfileFinished {
+        position: usize,
+        label: String,
+        /// Index among the configuration's profiled runs, from 0, and how many there are.
+        index: u32,
+        runs: u32,
+        /// The event sampled and its samples' total weight (`FoldedStacks::total`).
+        event: String,
+        distinct_stacks: usize,
+        /// The profiled run's time over the timed runs' mean time: what profiling cost.
+        overhead: Option<f64>,
+    },
+    /// A profiled run failed; the configuration's timed runs stand, its profile is incomplete.
+    ProfileFailed {
+        position: usize,
+        label: String,
+        index: u32,
+        error: String,
+    },
     SessionFinished {
         session: Uuid,
         status: SessionStatus,

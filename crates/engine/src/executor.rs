@@ -21,6 +21,7 @@
 //! reaped), and the configuration's next run starts a new one.
 
 use std::collections::{BTreeMap, HashMap};
+use std::ffi::OsString;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::PathBuf;
 use std::process::{ChildStdin, Command, Stdio};
@@ -29,7 +30,7 @@ use std::sync::{mpsc, Arc, Mutex};
 use std::time::Duration;
 
 use vernier_model::monitor::{MonitorFailure, RunMonitorData};
-use vernier_model::{ConfigKey, RunHistogram, Rusage};
+use vernier_model::{ConfigKey, FoldedStacks, RunHistogram, Rusage};
 use vernier_monitor::{MonitorSpec, RunSampler};
 use vernier_sys::clock::{clock_ticks_per_second, unix_now_ns};
 use vernier_sys::process::{Exit, Group, Signaller, Spawned};
@@ -38,6 +39,7 @@ use vernier_sys::Roots;
 
 use crate::child::{ChildReply, ChildRequest, ServedReply, SERVER_READY};
 use crate::interrupt::Interrupt;
+use crate::profile::Profiler;
 
 /// What one run produced.
 #[derive(Debug, Clone, PartialEq)]
@@ -73,6 +75,8 @@ pub enum ExecError {
     Timeout { limit: Duration },
     #[error("interrupted")]
     Interrupted,
+    #[error("the profile could not be recorded: {0}")]
+    Profile(String),
 }
 
 /// How long one run may take before its process group is killed and the run fails.
@@ -125,6 +129,20 @@ pub trait Executor {
         request: &ChildRequest,
         interrupt: &Interrupt,
     ) -> Result<RunOutcome, ExecError>;
+
+    /// Executes one run under `profiler` (`perf record`) and returns it with the folded stacks
+    /// of its samples. An executor that runs no processes cannot.
+    fn profile(
+        &mut self,
+        request: &ChildRequest,
+        interrupt: &Interrupt,
+        profiler: &Profiler,
+    ) -> Result<(RunOutcome, FoldedStacks), ExecError> {
+        let _ = (request, interrupt, profiler);
+        Err(ExecError::Profile(
+            "this executor cannot profile runs".into(),
+        ))
+    }
 }
 
 /// Runs each request in a fresh child process: `program args...` reading the request on stdin.
@@ -233,6 +251,43 @@ impl Executor for ProcessExecutor {
         request: &ChildRequest,
         interrupt: &Interrupt,
     ) -> Result<RunOutcome, ExecError> {
+        self.run(request, interrupt, &[])
+    }
+
+    fn profile(
+        &mut self,
+        request: &ChildRequest,
+        interrupt: &Interrupt,
+        profiler: &Profiler,
+    ) -> Result<(RunOutcome, FoldedStacks), ExecError> {
+        let dir = tempfile::Builder::new()
+            .prefix("vernier-profile-")
+            .tempdir()
+            .map_err(|e| ExecError::Profile(format!("no temporary directory: {e}")))?;
+        let data = dir.path().join("perf.data");
+        let outcome = self.run(request, interrupt, &profiler.record_args(&data))?;
+        let stacks = profiler
+            .collapse(&data)
+            .map_err(|e| ExecError::Profile(e.to_string()))?;
+        if stacks.total() == 0 {
+            return Err(ExecError::Profile(format!(
+                "perf recorded no samples of {} at {} Hz",
+                profiler.event, profiler.settings.frequency_hz
+            )));
+        }
+        Ok((outcome, stacks))
+    }
+}
+
+impl ProcessExecutor {
+    /// One run whose child is started by the words of `wrapper` (`perf record ... --`) when
+    /// there are some; monitors sample only unwrapped measured runs.
+    fn run(
+        &mut self,
+        request: &ChildRequest,
+        interrupt: &Interrupt,
+        wrapper: &[OsString],
+    ) -> Result<RunOutcome, ExecError> {
         let request_json = serde_json::to_vec(request)
             .map_err(|e| ExecError::Child(format!("request cannot be encoded: {e}")))?;
         let config_key = ConfigKey::new(&request.benchmark, &request.options);
@@ -244,7 +299,8 @@ impl Executor for ProcessExecutor {
                 .or(request.expected_s),
             self.longest_runs.get(&config_key).copied(),
         );
-        if self.is_served(&request.benchmark) {
+        // A profiled run is a fresh child under perf, also of a served benchmark.
+        if wrapper.is_empty() && self.is_served(&request.benchmark) {
             return self.execute_served(request, &request_json, config_key, limit, interrupt);
         }
         let busy_before = self.machine_busy_ns();
@@ -254,16 +310,27 @@ impl Executor for ProcessExecutor {
         // controller, which then ends the whole run (the benchmark's workers included) at once.
         // Dropping the group on an error path kills and reaps what is left of it.
         let mut group = Group::new();
+        let mut command = match wrapper.split_first() {
+            Some((program, args)) => {
+                let mut c = Command::new(program);
+                c.args(args).arg(&self.program);
+                c
+            }
+            None => Command::new(&self.program),
+        };
         let child = group
             .spawn(
-                Command::new(&self.program)
+                command
                     .args(&self.args)
                     .stdin(Stdio::piped())
                     .stdout(Stdio::piped())
                     .stderr(Stdio::piped()),
             )
             .map_err(|source| ExecError::Spawn {
-                program: self.program.display().to_string(),
+                program: match wrapper.first() {
+                    Some(program) => program.to_string_lossy().into_owned(),
+                    None => self.program.display().to_string(),
+                },
                 source,
             })?;
         let pid = child.pid;
@@ -274,7 +341,12 @@ impl Executor for ProcessExecutor {
         // The monitors start before the child has its request, so they see all of its work
         // (the perf counters must exist before it forks its workers). A monitor that cannot
         // start is recorded as a failure; the run goes on.
-        let sampler = self.start_sampler(request, pid);
+        // A profiled run's monitors would sample perf too: none.
+        let sampler = if wrapper.is_empty() {
+            self.start_sampler(request, pid)
+        } else {
+            None
+        };
         let drained = drain_and_wait(&mut group, child, &request_json, limit);
         interrupt.set_child(None);
         let ended_at_ns = unix_now_ns();

@@ -45,6 +45,9 @@ pub struct SessionOptions {
     /// (`vernier_bench::Benchmark::preparation`); removed with everything in it when the
     /// session ends. `None`: `vernier-work-SESSION` in the system's temporary directory.
     pub work_root: Option<PathBuf>,
+    /// How profiled runs are recorded, when the settings ask for some
+    /// (`Settings::profile`), as checked at plan time ([`crate::profile::check`]).
+    pub profiler: Option<crate::profile::Profiler>,
 }
 
 /// What runs around every measured run: the per-run setup plugins and the loads.
@@ -236,6 +239,10 @@ fn record_session<R: Recorder + ?Sized>(
         settings,
         child_setup: options.child_setup,
         prepared: Prepared::new(work_root, plan),
+        profiler: options
+            .profiler
+            .clone()
+            .filter(|_| !settings.profile.is_off()),
         executor,
         hooks,
         recorder,
@@ -396,6 +403,7 @@ struct Runner<'a, R: Recorder + ?Sized> {
     settings: &'a vernier_model::Settings,
     child_setup: vernier_model::ChildSetup,
     prepared: Prepared,
+    profiler: Option<crate::profile::Profiler>,
     executor: &'a mut dyn Executor,
     hooks: &'a mut dyn RunHooks,
     recorder: &'a mut R,
@@ -432,8 +440,122 @@ impl<R: Recorder + ?Sized> Runner<'_, R> {
         }
         let state = &states[i];
         if let Some(reason) = stopping::decide(&state.values, state.elapsed, self.settings) {
+            // Before the configuration finishes: its work directory is still prepared.
+            self.profile_runs(states, i)?;
             self.finish(states, i, reason, None)?;
         }
+        Ok(())
+    }
+
+    /// The profiled runs of configuration `i` after its timed runs (`--profile`): each run
+    /// under `perf record`, its stacks recorded. A failure is said and stored as a finding;
+    /// the timed runs stand.
+    fn profile_runs(&mut self, states: &mut [ConfigState], i: usize) -> Result<(), EngineError> {
+        let Some(profiler) = self.profiler.clone() else {
+            return Ok(());
+        };
+        let runs = self.settings.profile.runs;
+        let state = &states[i];
+        let measured = state.values.len();
+        let mean_run_s = (measured > 0).then(|| state.elapsed.measured_s / measured as f64);
+        for index in 0..runs {
+            if self.interrupt.is_requested() {
+                return Ok(());
+            }
+            let interrupt = self.interrupt;
+            let prepared = match self
+                .prepared
+                .dir_for(i, &states[i].record.options, &|| interrupt.is_requested())
+            {
+                Ok(dir) => dir,
+                Err(e) => return self.profile_failed(states, i, index, e),
+            };
+            let state = &states[i];
+            let request = ChildRequest {
+                benchmark: state.record.benchmark.clone(),
+                options: state.record.options.clone(),
+                warmup: false,
+                index,
+                setup: self.child_setup.clone(),
+                work_dir: prepared.as_ref().map(|(dir, _)| dir.clone()),
+                expected_s: prepared.and_then(|(_, expected_s)| expected_s),
+            };
+            // The same per-run steps and loads as a measured run, so that the profile is of
+            // what was measured.
+            if let Err(e) = self.hooks.before_run() {
+                return self.profile_failed(states, i, index, e);
+            }
+            let profiled = self.executor.profile(&request, self.interrupt, &profiler);
+            let after = self.hooks.after_run();
+            let (outcome, stacks) = match profiled {
+                Ok(done) => done,
+                Err(ExecError::Interrupted) => return Ok(()),
+                Err(e) => return self.profile_failed(states, i, index, e.to_string()),
+            };
+            if let Err(e) = after {
+                let error = format!("a load failed during the profiled run: {e}");
+                return self.profile_failed(states, i, index, error);
+            }
+            let state = &states[i];
+            let mut record = vernier_model::ProfileRecord {
+                id: Uuid::new_v4(),
+                index,
+                event: profiler.event.clone(),
+                frequency_hz: profiler.settings.frequency_hz,
+                scope: profiler.settings.scope,
+                started_at_ns: outcome.started_at_ns,
+                ended_at_ns: outcome.ended_at_ns,
+                value: outcome
+                    .values
+                    .get(&state.record.metric.name)
+                    .copied()
+                    .filter(|v| v.is_finite()),
+                stacks,
+            };
+            // Frame names are the symbols of whatever ran.
+            record.escape_controls();
+            self.recorder
+                .add_profile(state.record.id, &record)
+                .map_err(EngineError::record)?;
+            let wall_s = record.duration_ns() as f64 / 1e9;
+            (self.observer)(&Event::ProfileFinished {
+                position: i,
+                label: state.label.clone(),
+                index,
+                runs,
+                event: record.event.clone(),
+                distinct_stacks: record.stacks.stacks.len(),
+                overhead: mean_run_s.filter(|m| *m > 0.0).map(|m| wall_s / m),
+            });
+        }
+        Ok(())
+    }
+
+    /// Says and stores that profiled run `index` of configuration `i` failed.
+    fn profile_failed(
+        &mut self,
+        states: &[ConfigState],
+        i: usize,
+        index: u32,
+        error: String,
+    ) -> Result<(), EngineError> {
+        let label = states[i].label.clone();
+        let error = vernier_model::escape_controls(&error).into_owned();
+        let finding = Finding::new(
+            "profile-failed",
+            Severity::Warning,
+            "a profiled run failed",
+            format!("profiled run {} of {label}: {error}", index + 1),
+        );
+        self.recorder
+            .add_finding(self.session, &finding)
+            .map_err(EngineError::record)?;
+        (self.observer)(&Event::ProfileFailed {
+            position: i,
+            label,
+            index,
+            error,
+        });
         Ok(())
     }
 

@@ -334,6 +334,9 @@ max-runs = 9
 max-time = 30
 interleave = true
 seed = 7
+profile = 2
+profile-scope = "system"
+profile-frequency = 499
 
 [tags]
 purpose = "load test"
@@ -356,6 +359,14 @@ purpose = "load test"
         assert_eq!(settings.min_time_s, Settings::default().min_time_s);
         assert!(settings.interleave);
         assert_eq!(settings.seed, 7);
+        assert_eq!(
+            settings.profile,
+            vernier_model::ProfileSettings {
+                runs: 2,
+                scope: vernier_model::ProfileScope::System,
+                frequency_hz: 499,
+            }
+        );
     }
 
     fn error(text: &str) -> String {

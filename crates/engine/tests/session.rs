@@ -58,11 +58,22 @@ impl Recorder for MemoryRecorder {
             .push(StoredConfiguration {
                 record: c.clone(),
                 runs: vec![],
+                profiles: Vec::new(),
             });
         Ok(())
     }
     fn add_run(&mut self, configuration: Uuid, run: &RunRecord) -> Result<(), Self::Error> {
         self.configuration(configuration).runs.push(run.clone());
+        Ok(())
+    }
+    fn add_profile(
+        &mut self,
+        configuration: Uuid,
+        profile: &vernier_model::ProfileRecord,
+    ) -> Result<(), Self::Error> {
+        self.configuration(configuration)
+            .profiles
+            .push(profile.clone());
         Ok(())
     }
     fn finish_configuration(
@@ -799,4 +810,158 @@ fn what_is_recorded_from_outside_is_escaped_and_passes_an_import_s_checks() {
     assert_eq!(stored.info.fingerprint, env.fingerprint());
     assert_ne!(stored.info.fingerprint, environment.fingerprint());
     vernier_model::validate::check_session(&stored).unwrap();
+}
+
+/// Runs like [`ScriptedExecutor`]; profiles each taking two simulated seconds (twice a timed
+/// run) with fixed stacks, or failing from the `fail_profile_from`-th.
+struct ProfilingExecutor {
+    inner: ScriptedExecutor,
+    profiled: Vec<ChildRequest>,
+    fail_profile_from: Option<usize>,
+}
+
+impl Executor for ProfilingExecutor {
+    fn execute(
+        &mut self,
+        request: &ChildRequest,
+        interrupt: &Interrupt,
+    ) -> Result<RunOutcome, ExecError> {
+        self.inner.execute(request, interrupt)
+    }
+
+    fn profile(
+        &mut self,
+        request: &ChildRequest,
+        interrupt: &Interrupt,
+        _profiler: &vernier_engine::Profiler,
+    ) -> Result<(RunOutcome, vernier_model::FoldedStacks), ExecError> {
+        self.profiled.push(request.clone());
+        if self
+            .fail_profile_from
+            .is_some_and(|from| self.profiled.len() > from)
+        {
+            return Err(ExecError::Profile("perf was killed".into()));
+        }
+        let mut outcome = self.inner.execute(request, interrupt)?;
+        self.inner.clock_ns += 1_000_000_000;
+        outcome.ended_at_ns = self.inner.clock_ns;
+        let stacks = vernier_model::FoldedStacks::from_folded("main;work 3\nmain 1\n")
+            .expect("folded stacks");
+        Ok((outcome, stacks))
+    }
+}
+
+fn profiler(runs: u32) -> vernier_engine::Profiler {
+    vernier_engine::Profiler {
+        perf: "/usr/bin/perf".into(),
+        event: "cpu-clock".into(),
+        settings: vernier_model::ProfileSettings {
+            runs,
+            ..Default::default()
+        },
+        notes: Vec::new(),
+    }
+}
+
+fn run_profiled(
+    executor: &mut ProfilingExecutor,
+    runs: u32,
+) -> (SessionOutcome, StoredSession, Vec<Event>) {
+    let mut settings = settings();
+    settings.profile.runs = runs;
+    let specs = ["scripted:id=1".to_string(), "scripted:id=2".to_string()];
+    let plan = build_plan(&specs, settings, &scripted_benchmark(), 2).expect("valid plan");
+    let mut recorder = MemoryRecorder::default();
+    let mut events = Vec::new();
+    let outcome = run_session(
+        &plan,
+        SessionOptions {
+            profiler: Some(profiler(runs)),
+            ..SessionOptions::default()
+        },
+        executor,
+        &mut vernier_engine::NoHooks,
+        &mut recorder,
+        &Interrupt::new(),
+        &mut |e| events.push(e.clone()),
+    )
+    .expect("session runs");
+    let stored = recorder.session(outcome.session).clone();
+    (outcome, stored, events)
+}
+
+#[test]
+fn profiled_runs_follow_the_timed_runs_and_stay_out_of_the_statistics() {
+    let mut exec = ProfilingExecutor {
+        inner: ScriptedExecutor::new(&[(1, &[1.0]), (2, &[2.0])]),
+        profiled: Vec::new(),
+        fail_profile_from: None,
+    };
+    let (outcome, stored, events) = run_profiled(&mut exec, 3);
+    assert_eq!(outcome.status, SessionStatus::Completed);
+    for c in &stored.configurations {
+        assert_eq!(c.profiles.len(), 3);
+        assert_eq!(
+            c.profiles.iter().map(|p| p.index).collect::<Vec<_>>(),
+            [0, 1, 2]
+        );
+        assert_eq!(c.profiles[0].event, "cpu-clock");
+        assert_eq!(c.profiles[0].stacks.total(), 4);
+        // The timed runs alone: the profiled ones are not runs.
+        assert_eq!(c.values().len(), 6);
+        // After every timed run of the configuration.
+        let last_run = c.runs.iter().map(|r| r.ended_at_ns).max().expect("runs");
+        assert!(c.profiles.iter().all(|p| p.started_at_ns >= last_run));
+        assert_eq!(c.record.stop_reason, Some(StopReason::Converged));
+    }
+    // A profiled run of 2 s against timed runs of 1 s: an overhead of 2.
+    let overheads: Vec<Option<f64>> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::ProfileFinished { overhead, .. } => Some(*overhead),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(overheads, vec![Some(2.0); 6]);
+    // Each profile before its configuration's end, the first configuration's before the
+    // second starts.
+    let kinds: Vec<&str> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::ProfileFinished { position, .. } if *position == 0 => Some("profile"),
+            Event::ConfigurationFinished { position, .. } if *position == 0 => Some("finished"),
+            Event::ConfigurationStarted { position, .. } if *position == 1 => Some("next"),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(kinds, ["profile", "profile", "profile", "finished", "next"]);
+    assert!(exec.profiled.iter().all(|r| !r.warmup));
+}
+
+#[test]
+fn a_failed_profile_is_a_finding_and_the_timed_runs_stand() {
+    let mut exec = ProfilingExecutor {
+        inner: ScriptedExecutor::new(&[(1, &[1.0]), (2, &[2.0])]),
+        profiled: Vec::new(),
+        fail_profile_from: Some(1),
+    };
+    let (outcome, stored, events) = run_profiled(&mut exec, 3);
+    assert_eq!(outcome.status, SessionStatus::Completed);
+    assert_eq!(stored.configurations[0].profiles.len(), 1);
+    // The configuration's profiling stops at its first failure.
+    assert!(stored.configurations[1].profiles.is_empty());
+    assert!(stored
+        .configurations
+        .iter()
+        .all(|c| c.record.stop_reason == Some(StopReason::Converged)));
+    let failures = stored
+        .info
+        .findings
+        .iter()
+        .filter(|f| f.id == "profile-failed")
+        .count();
+    assert_eq!(failures, 2);
+    assert!(events.iter().any(
+        |e| matches!(e, Event::ProfileFailed { error, .. } if error.contains("perf was killed"))
+    ));
 }

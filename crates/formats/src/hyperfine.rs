@@ -160,6 +160,7 @@ fn from_hyperfine(
                 }),
             },
             runs,
+            profiles: Vec::new(),
         });
     }
     let environment = Environment::default();

@@ -2,7 +2,8 @@
 //! and read as streams ([`export`]), and the files of other tools that `vernier import` reads:
 //! hyperfine's `--export-json` output ([`hyperfine`]) and cyclictest's histogram and `--json`
 //! output ([`cyclictest`], whose parser the `cyclictest` benchmark uses too). [`import`] tells
-//! a file's format from its first bytes.
+//! a file's format from its first bytes. [`perf`] collapses the output of `perf script` into the
+//! folded stacks a profiled run stores.
 //!
 //! Bytes in, records out, and back: a format turns a file into [`vernier_model`] records and
 //! records into bytes, and nothing else. Checking what may be stored is
@@ -15,6 +16,7 @@ pub mod export;
 pub mod hyperfine;
 mod ids;
 pub mod import;
+pub mod perf;
 
 use export::{FORMAT, VERSION};
 

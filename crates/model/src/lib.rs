@@ -15,6 +15,7 @@ pub mod ids;
 pub mod monitor;
 pub mod options;
 pub mod plugin;
+pub mod profile;
 pub mod record;
 pub mod recorder;
 pub mod settings;
@@ -32,6 +33,7 @@ pub use histogram::{Recording, RunHistogram};
 pub use ids::{ConfigKey, ShortId};
 pub use options::{OptionDefault, OptionKind, OptionSpec, OptionValue, Options};
 pub use plugin::{Describe, Description, Kind, PluginError, Registry, Text};
+pub use profile::{FoldedStacks, ProfileRecord, ProfileScope, ProfileSettings};
 pub use record::{
     check_user_text, ChangedSetting, ConfigurationRecord, RunRecord, Rusage, SessionInfo,
     SessionStatus, SetupStep, StopReason, StoredConfiguration, StoredSession,

@@ -271,6 +271,9 @@ pub struct StoredConfiguration {
     #[serde(flatten)]
     pub record: ConfigurationRecord,
     pub runs: Vec<RunRecord>,
+    /// Its profiled runs (`--profile`), after the timed ones; never part of its statistics.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub profiles: Vec<crate::profile::ProfileRecord>,
 }
 
 impl StoredConfiguration {

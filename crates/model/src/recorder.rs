@@ -18,6 +18,7 @@
 use uuid::Uuid;
 
 use crate::finding::Finding;
+use crate::profile::ProfileRecord;
 use crate::record::{ConfigurationRecord, RunRecord, SessionInfo, SessionStatus, StopReason};
 
 /// Keeps what a session records, as it happens. Each method should make its record durable
@@ -36,6 +37,13 @@ pub trait Recorder {
     ) -> Result<(), Self::Error>;
     /// Records one finished run (warmup or measured).
     fn add_run(&mut self, configuration: Uuid, run: &RunRecord) -> Result<(), Self::Error>;
+    /// Records one profiled run of a configuration (`--profile`), after its timed runs and
+    /// before [`Recorder::finish_configuration`].
+    fn add_profile(
+        &mut self,
+        configuration: Uuid,
+        profile: &ProfileRecord,
+    ) -> Result<(), Self::Error>;
     /// Records why a configuration stopped.
     fn finish_configuration(
         &mut self,

@@ -2,6 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::profile::{ProfileScope, ProfileSettings};
+
 /// The confidence level of every interval vernier computes: the stopping rule's, the summaries'
 /// and the comparisons'. Stored with each session ([`Settings::confidence_level`]); sessions
 /// recorded before it was stored read as this level, the only one vernier has used.
@@ -44,6 +46,10 @@ pub struct Settings {
     /// recorded; absent in older sessions, which read as 0.95).
     #[serde(default = "default_confidence_level")]
     pub confidence_level: f64,
+    /// The profiled runs after each configuration's timed runs (`--profile`); off in sessions
+    /// recorded before profiles existed.
+    #[serde(default, skip_serializing_if = "ProfileSettings::is_off")]
+    pub profile: ProfileSettings,
 }
 
 /// The interval of the median that decides when to stop (docs/statistics.md).
@@ -113,6 +119,7 @@ impl Default for Settings {
             seed: 0,
             stopping_rule: StoppingRule::ConfidenceSequence,
             confidence_level: CONFIDENCE_LEVEL,
+            profile: ProfileSettings::default(),
         }
     }
 }
@@ -141,6 +148,10 @@ pub struct SettingsLayer {
     pub seed: Option<u64>,
     #[serde(skip)]
     pub stopping_rule: Option<StoppingRule>,
+    /// Profiled runs per configuration (`--profile[=N]`; 0: none).
+    pub profile: Option<u32>,
+    pub profile_scope: Option<ProfileScope>,
+    pub profile_frequency: Option<u32>,
 }
 
 impl SettingsLayer {
@@ -155,6 +166,11 @@ impl SettingsLayer {
         settings.interleave = self.interleave.unwrap_or(settings.interleave);
         settings.seed = self.seed.unwrap_or(settings.seed);
         settings.stopping_rule = self.stopping_rule.unwrap_or(settings.stopping_rule);
+        settings.profile.runs = self.profile.unwrap_or(settings.profile.runs);
+        settings.profile.scope = self.profile_scope.unwrap_or(settings.profile.scope);
+        settings.profile.frequency_hz = self
+            .profile_frequency
+            .unwrap_or(settings.profile.frequency_hz);
     }
 }
 

@@ -27,6 +27,7 @@ use crate::finding::{Finding, Severity};
 use crate::histogram::RunHistogram;
 use crate::monitor::{MonitorFailure, MonitorPoint, MonitorSeries, RunMonitorData, SeriesKind};
 use crate::options::{OptionValue, Options};
+use crate::profile::{FoldedStack, FoldedStacks, ProfileRecord, ProfileScope, ProfileSettings};
 use crate::record::{
     ChangedSetting, ConfigurationRecord, RunRecord, Rusage, SessionInfo, SessionStatus, SetupStep,
     StopReason, StoredConfiguration, StoredSession,
@@ -297,6 +298,9 @@ no_texts!(
     StopReason,
     StoppingRule,
     SeriesKind,
+    ProfileSettings,
+    ProfileScope,
+    FoldedStack,
     MonitorPoint,
     Rusage,
     CpuTopology,
@@ -355,6 +359,7 @@ texts!(Settings {
     seed,
     stopping_rule,
     confidence_level,
+    profile,
 });
 texts!(Environment {
     kernel_release,
@@ -416,6 +421,19 @@ texts!(MetricInfo {
     name,
     unit,
     higher_is_better,
+});
+// Frame names come from the symbols of the profiled programs.
+texts!(FoldedStacks { frames, stacks });
+texts!(ProfileRecord {
+    id,
+    index,
+    event,
+    frequency_hz,
+    scope,
+    started_at_ns,
+    ended_at_ns,
+    value,
+    stacks,
 });
 texts!(RunRecord {
     id,
@@ -510,15 +528,21 @@ impl Texts for Options {
 /// runs'.
 impl Texts for StoredConfiguration {
     fn find_control(&self) -> Option<Found> {
-        let StoredConfiguration { record, runs } = self;
+        let StoredConfiguration {
+            record,
+            runs,
+            profiles,
+        } = self;
         record
             .find_control()
             .or_else(|| runs.find_control().map(|f| f.within("runs")))
+            .or_else(|| profiles.find_control().map(|f| f.within("profiles")))
     }
 
     fn escape_controls(&mut self) {
         self.record.escape_controls();
         self.runs.escape_controls();
+        self.profiles.escape_controls();
     }
 }
 

@@ -345,6 +345,27 @@ pub fn check_session(s: &StoredSession) -> Result<(), Invalid> {
             }
             check_run(&c.record.metric, run).map_err(at(place()))?;
         }
+        let mut profile_indices = HashSet::with_capacity(c.profiles.len());
+        for p in &c.profiles {
+            let place = || format!("{config}, profiled run {} ({})", p.index, p.id);
+            if !profile_indices.insert(p.index) {
+                return Err(at(place())(format!(
+                    "field 'index' {} occurs twice among the profiled runs",
+                    p.index
+                )));
+            }
+            if p.ended_at_ns < p.started_at_ns {
+                return Err(at(place())(format!(
+                    "field 'ended_at_ns' is {}, before 'started_at_ns' {}",
+                    p.ended_at_ns, p.started_at_ns
+                )));
+            }
+            crate::profile::check_frequency(p.frequency_hz).map_err(at(place()))?;
+            p.stacks.check().map_err(at(place()))?;
+            if let Some(found) = p.find_control() {
+                return Err(at(place())(found.problem()));
+            }
+        }
     }
     Ok(())
 }
@@ -402,6 +423,14 @@ impl FileCheck {
                 if !self.seen.insert(run.id) {
                     return Err(Invalid {
                         place: format!("{config}, {}", run_place(run)),
+                        problem: "the id occurs more than once in the file".into(),
+                    });
+                }
+            }
+            for p in &c.profiles {
+                if !self.seen.insert(p.id) {
+                    return Err(Invalid {
+                        place: format!("{config}, profiled run {}", p.index),
                         problem: "the id occurs more than once in the file".into(),
                     });
                 }

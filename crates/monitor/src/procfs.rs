@@ -339,6 +339,15 @@ pub struct SlabCache {
     pub objsize: u64,
 }
 
+/// Parses a CONFIG_SLUB_STATS counter of /sys/kernel/slab/CACHE/ (mm/slub.c, `show_stat`):
+/// the total over the CPUs, then ` C<cpu>=<count>` for each CPU with a count.
+pub fn parse_slub_stat(text: &str) -> Result<u64, String> {
+    let total = text.split_whitespace().next().ok_or("empty file")?;
+    total
+        .parse()
+        .map_err(|_| format!("'{total}' is not a count"))
+}
+
 /// Parses /proc/slabinfo; only format version 2 (Linux >= 2.6.10) is understood.
 pub fn parse_slabinfo(text: &str) -> Result<Vec<SlabCache>, String> {
     let mut out = Vec::new();
@@ -794,6 +803,14 @@ MIS:          0\n";
             .unwrap_err()
             .contains("CPUx"));
         assert!(parse_interrupts_per_cpu("").is_err());
+    }
+
+    #[test]
+    fn parses_slub_stats() {
+        assert_eq!(parse_slub_stat("68000 C0=34000 C1=34000\n"), Ok(68000));
+        assert_eq!(parse_slub_stat("0\n"), Ok(0));
+        assert!(parse_slub_stat("").is_err());
+        assert!(parse_slub_stat("C0=1\n").is_err());
     }
 
     #[test]

@@ -18,6 +18,7 @@ mod boxes;
 mod calls;
 #[cfg(test)]
 mod fixtures;
+mod flame;
 mod forest;
 mod history;
 mod labels;
@@ -38,6 +39,7 @@ use plotters::prelude::*;
 pub use bars::bars;
 pub use boxes::box_plot;
 pub use calls::{calls, calls_size, CallPanel};
+pub use flame::{differential_flame_graph, flame_graph};
 pub use forest::forest;
 pub use history::history;
 pub use labels::config_order;

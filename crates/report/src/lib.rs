@@ -12,5 +12,6 @@ pub mod history;
 pub mod latency;
 pub mod markup;
 pub mod monitors;
+pub mod profile;
 pub mod table;
 pub mod units;

@@ -185,6 +185,10 @@ enum File {
     Session(usize),
     /// Index into `input.sessions`: its runs as CSV.
     SessionCsv(usize),
+    /// Index into `input.sessions`, position of the configuration in it: its flame graph.
+    FlameFigure(usize, usize),
+    /// Index into the comparison's profiles: the differential flame graph.
+    FlameDiffFigure(usize),
 }
 
 impl Site {
@@ -311,7 +315,9 @@ impl Site {
             if !c.report.comparisons.is_empty() {
                 files.push(("compare-forest.svg".to_string(), File::ForestFigure));
             }
+            files.extend(pages::flame_diff_files(c));
         }
+        files.extend(pages::flame_files(&input.sessions));
         let history =
             vernier_analysis::history(&input.sessions, &[], &HistorySettings::default(), &[])
                 .map_err(|e| e.to_string());
@@ -415,6 +421,8 @@ impl Site {
             File::Environment => pages::environment(self).into_bytes(),
             File::Glossary => pages::glossary(self).into_bytes(),
             File::Session(i) => pages::session(self, i).into_bytes(),
+            File::FlameFigure(s, c) => figure(pages::flame_figure(self, s, c))?,
+            File::FlameDiffFigure(i) => figure(pages::flame_diff_figure(self, i))?,
             File::SessionCsv(i) => {
                 pages::session_runs_csv(self, i).map_err(|reason| SiteError::Download {
                     path: path.to_string(),

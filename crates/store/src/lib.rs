@@ -398,6 +398,9 @@ pub struct Load {
     pub monitors: bool,
     /// Each run's histograms ([`vernier_model::RunHistogram`], only with `runs`).
     pub histograms: bool,
+    /// Each configuration's profiled runs ([`vernier_model::ProfileRecord`], with or without
+    /// `runs`; not in the pages of [`Store::load_session_page`]).
+    pub profiles: bool,
 }
 
 impl Load {
@@ -407,24 +410,28 @@ impl Load {
         runs: false,
         monitors: false,
         histograms: false,
+        profiles: false,
     };
     /// The measurements only: what statistics, comparisons and CSV need.
     pub const MEASUREMENTS: Load = Load {
         runs: true,
         monitors: false,
         histograms: false,
+        profiles: false,
     };
     /// The measurements and the runs' histograms: what shows distributions needs.
     pub const DISTRIBUTIONS: Load = Load {
         runs: true,
         monitors: false,
         histograms: true,
+        profiles: false,
     };
     /// Everything stored: what an export and the monitor views need.
     pub const ALL: Load = Load {
         runs: true,
         monitors: true,
         histograms: true,
+        profiles: true,
     };
 }
 

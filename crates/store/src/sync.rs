@@ -2,8 +2,8 @@
 //! the target lacks, by its UUID, each in its own transaction, so that copying again copies
 //! nothing twice and an interrupted copy resumes where it stopped.
 //!
-//! A session is the unit: its configurations, runs, values, histograms and monitor data go
-//! together through [`Store::import_sessions`], which stores the ids as they are (nothing is
+//! A session is the unit: its configurations, runs, values, histograms, monitor data and
+//! profiled runs go together through [`Store::import_sessions`], which stores the ids as they are (nothing is
 //! renumbered, so a session keeps its identity on every machine) and refuses an id stored with
 //! other content. A session still being recorded (a latency monitor runs for days) is copied
 //! as far as it has been recorded, every run of it finished; each later copy adds the runs
@@ -203,7 +203,15 @@ where
     F: Store + ?Sized,
     T: Store + ?Sized,
 {
-    let mut session = from.load_session(id, Load::INFO)?;
+    // The configurations with their profiled runs (a few KiB each), stored with the session;
+    // the runs follow in parts.
+    let mut session = from.load_session(
+        id,
+        Load {
+            profiles: true,
+            ..Load::INFO
+        },
+    )?;
     session.escape_controls();
     let mut kernel_configs = BTreeMap::new();
     if let Some(sha256) = &session.info.environment.kernel_config_sha256 {

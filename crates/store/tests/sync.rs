@@ -531,3 +531,44 @@ fn pages_of_a_session_take_every_run_once() {
             .is_err());
     }
 }
+
+/// A session's profiled runs (`run --profile`) with it, on both engines.
+#[test]
+fn profiled_runs_are_copied_with_their_session() {
+    for db in databases("profiled_runs_are_copied_with_their_session") {
+        let dir = tempfile::tempdir().unwrap();
+        let mut source = open(&dir, "machine.db");
+        let mut session = stored_session(1_000, &[1.0, 2.0]);
+        let stacks = vernier_model::FoldedStacks::from_folded(
+            "hackbench;sender;kmem_cache_alloc_node_[k] 3003003\nhackbench;receiver 1001001\n",
+        )
+        .unwrap();
+        session.configurations[0].profiles = (0..2)
+            .map(|index| vernier_model::ProfileRecord {
+                id: Uuid::from_u128(0x70 + u128::from(index)),
+                index,
+                event: "cpu-clock".into(),
+                frequency_hz: 999,
+                scope: vernier_model::ProfileScope::Process,
+                started_at_ns: 10_000 + i64::from(index),
+                ended_at_ns: 20_000,
+                value: Some(1.5),
+                stacks: stacks.clone(),
+            })
+            .collect();
+        source
+            .import_sessions(std::slice::from_ref(&session), &BTreeMap::new())
+            .unwrap();
+        let mut target = vernier_store::open(&Location::parse(db.arg()), Access::Create)
+            .unwrap_or_else(|e| panic!("{}: {e}", db.engine()));
+        copy_to(&source, target.as_mut());
+        let copied = target.load_session(session.info.id, Load::ALL).unwrap();
+        assert_eq!(
+            copied.configurations[0].profiles,
+            session.configurations[0].profiles
+        );
+        // Deleted with their session.
+        target.delete_session(session.info.id).unwrap();
+        assert_eq!(db.count("profiles"), 0);
+    }
+}

@@ -126,6 +126,7 @@ pub fn configuration(
             error: None,
         },
         runs: Vec::new(),
+        profiles: Vec::new(),
     }
 }
 

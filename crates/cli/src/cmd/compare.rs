@@ -6,6 +6,8 @@ use std::process::ExitCode;
 use anyhow::Result;
 use vernier_analysis::DEFAULT_THRESHOLD;
 use vernier_report::compare::{csv, markdown, side_findings, table};
+use vernier_report::markup::Markdown;
+use vernier_report::profile::{profile_markup, profile_text};
 
 use crate::cli::{CompareArgs, CompareFormat};
 use crate::db;
@@ -18,8 +20,13 @@ pub fn compare(args: CompareArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
         db::compare_sides(store.as_ref(), &args.base, &args.new, threshold, None)?;
     let text = match args.format {
         CompareFormat::Json => serde_json::to_string_pretty(&report)? + "\n",
-        CompareFormat::Table => table(&report, crate::out::terminal_width().map(usize::from)),
-        CompareFormat::Markdown => markdown(&report),
+        CompareFormat::Table => {
+            table(&report, crate::out::terminal_width().map(usize::from))
+                + &profile_text(&report.profiles, report.level)
+        }
+        CompareFormat::Markdown => {
+            markdown(&report) + &profile_markup(&Markdown, &report.profiles, report.level)
+        }
         CompareFormat::Csv => csv(&report)?,
     };
     match args.format {

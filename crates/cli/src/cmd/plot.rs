@@ -27,6 +27,7 @@ pub fn plot(args: PlotArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
     let size = |panels: usize| figure_size(&args, panels);
     let store = db::open_for_reading(db_arg)?;
     let bytes = match args.kind {
+        PlotKind::Flame | PlotKind::FlameDiff => flame(store.as_ref(), &args, format)?,
         PlotKind::Box => {
             let series = series(store.as_ref(), &args, Load::MEASUREMENTS)?;
             let title = args
@@ -145,6 +146,7 @@ pub fn plot(args: PlotArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
                 runs: true,
                 monitors: true,
                 histograms: false,
+                profiles: false,
             };
             let mut traces = Vec::new();
             for (name, sessions) in self::sessions(store.as_ref(), &args.selectors, load)? {
@@ -190,6 +192,119 @@ pub fn plot(args: PlotArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
         Ok(std::io::Write::write_all(w, &bytes)?)
     })?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// `flame SELECTOR`: the flame graph of a configuration's profiled runs; `flame BASE NEW` or
+/// `flame-diff BASE NEW`: NEW's, coloured by the change of each frame's share against BASE.
+fn flame(store: &dyn Store, args: &PlotArgs, format: Format) -> Result<Vec<u8>> {
+    if format != Format::Svg {
+        bail!("a flame graph is an interactive SVG: give -o NAME.svg");
+    }
+    let load = Load {
+        profiles: true,
+        ..Load::MEASUREMENTS
+    };
+    let sides = sessions(store, &args.selectors, load)?;
+    let width = Some(args.width);
+    match (args.kind, sides.as_slice()) {
+        (PlotKind::Flame, [(name, sessions)]) => {
+            let (label, profiles) = profiled(name, sessions, args.benchmark.as_deref())?;
+            let stacks = vernier_model::FoldedStacks::merged(profiles.iter().map(|p| &p.stacks));
+            let title = args.title.clone().unwrap_or_else(|| {
+                format!(
+                    "{label}: {} ({} profiled runs)",
+                    printable(name),
+                    profiles.len()
+                )
+            });
+            Ok(vernier_plot::flame_graph(
+                &stacks,
+                &title,
+                &count_name(&profiles),
+                width,
+            )?)
+        }
+        (_, [(base_name, base), (new_name, new)]) => {
+            let (base_label, base) = profiled(base_name, base, args.benchmark.as_deref())?;
+            let (new_label, new) = profiled(new_name, new, args.benchmark.as_deref())?;
+            if base_label != new_label {
+                bail!(
+                    "BASE's profiles are of {base_label}, NEW's of {new_label}: a differential                      flame graph compares one configuration; choose it with --benchmark"
+                );
+            }
+            let merged = |p: &[vernier_model::ProfileRecord]| {
+                vernier_model::FoldedStacks::merged(p.iter().map(|p| &p.stacks))
+            };
+            let title = args.title.clone().unwrap_or_else(|| {
+                format!(
+                    "{new_label}: {} against {}",
+                    printable(new_name),
+                    printable(base_name)
+                )
+            });
+            Ok(vernier_plot::differential_flame_graph(
+                &merged(&base),
+                &merged(&new),
+                &title,
+                &count_name(&new),
+                width,
+            )?)
+        }
+        (PlotKind::Flame, _) => {
+            bail!("flame takes one SELECTOR (a flame graph) or two, BASE NEW (a differential one)")
+        }
+        _ => bail!("flame-diff takes two SELECTORs: BASE NEW"),
+    }
+}
+
+/// The one configuration of `sessions` with profiled runs (of `benchmark` when given), as its
+/// label and its profiles.
+fn profiled(
+    name: &str,
+    sessions: &[StoredSession],
+    benchmark: Option<&str>,
+) -> Result<(String, Vec<vernier_model::ProfileRecord>)> {
+    let mut found: Vec<(String, Vec<vernier_model::ProfileRecord>)> = Vec::new();
+    for c in sessions.iter().flat_map(|s| &s.configurations) {
+        if c.profiles.is_empty() || benchmark.is_some_and(|b| c.record.benchmark != b) {
+            continue;
+        }
+        let label = printable(&c.record.key().to_string()).into_owned();
+        match found.iter_mut().find(|(l, _)| *l == label) {
+            Some((_, profiles)) => profiles.extend(c.profiles.iter().cloned()),
+            None => found.push((label, c.profiles.clone())),
+        }
+    }
+    match found.len() {
+        0 => bail!(
+            "{}: no profiled runs{}; record some with `vernier run --profile`",
+            printable(name),
+            benchmark
+                .map(|b| format!(" of benchmark '{}'", printable(b)))
+                .unwrap_or_default()
+        ),
+        1 => Ok(found.remove(0)),
+        _ => {
+            let labels: Vec<&str> = found.iter().map(|(l, _)| l.as_str()).collect();
+            bail!(
+                "{}: profiles of {} configurations ({}); choose one with --benchmark",
+                printable(name),
+                labels.len(),
+                labels.join(", ")
+            )
+        }
+    }
+}
+
+/// What a flame graph's widths count: the events' weights.
+fn count_name(profiles: &[vernier_model::ProfileRecord]) -> String {
+    if profiles.iter().all(|p| p.event.starts_with("cpu-clock")) {
+        "ns of CPU time".into()
+    } else if profiles.iter().all(|p| p.event.starts_with("cycles")) {
+        "cycles".into()
+    } else {
+        "samples".into()
+    }
 }
 
 /// The figure's size for `panels` panels one above the other: `--height` when given (with a

@@ -33,6 +33,7 @@ pub fn show(args: ShowArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
         runs: true,
         monitors: args.monitors || args.series.is_some(),
         histograms: true,
+        profiles: false,
     };
     let session = vernier_app::database::load_for_display(store.as_ref(), id, load)?;
     let summaries = vernier_analysis::summarize_session(&session);

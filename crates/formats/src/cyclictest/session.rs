@@ -138,6 +138,7 @@ pub fn session(c: &Cyclictest, now_ns: i64) -> Result<StoredSession, ReadError> 
                 .map(|code| format!("cyclictest exited with return code {code}")),
         },
         runs: vec![run],
+        profiles: Vec::new(),
     };
     let mut note = match (c.output, &c.cmdline) {
         (Output::Json, Some(cmd)) => format!("imported from cyclictest --json: {cmd}"),

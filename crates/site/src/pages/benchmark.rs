@@ -253,6 +253,7 @@ pub fn benchmark(site: &Site, b: usize) -> String {
                 &[2, 3, 4],
             ))
         }
+        (super::profiles::benchmark_section(site, b))
     };
     html::page("../", &bench.name, &nav(site), &body)
 }

@@ -69,6 +69,7 @@ pub fn compare(site: &Site) -> String {
         @if !notes.is_empty() {
             p.note { (notes.join("; ")) }
         }
+        (super::profiles::compare_section(site))
         h2 #comparison { "Every configuration" }
         (html::table(
             &[

@@ -11,6 +11,7 @@ mod history;
 mod index;
 mod latency;
 mod monitors;
+mod profiles;
 mod session;
 
 use std::collections::BTreeSet;
@@ -28,6 +29,7 @@ pub use history::{history, history_figure};
 pub use index::index;
 pub use latency::{latency, latency_figure, maxima_figure};
 pub use monitors::{monitor_figure, monitors};
+pub use profiles::{flame_diff_figure, flame_diff_files, flame_figure, flame_files};
 pub use session::{session, session_csv, session_page, session_runs_csv};
 
 /// The navigation of every page, relative to the root.

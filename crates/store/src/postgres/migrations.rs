@@ -38,6 +38,11 @@ const MIGRATIONS: &[Migration] = &[
         name: "integer_keys",
         sql: include_str!("../../migrations/postgres/0009_integer_keys.sql"),
     },
+    Migration {
+        version: 10,
+        name: "profiles",
+        sql: include_str!("../../migrations/postgres/0010_profiles.sql"),
+    },
 ];
 
 /// The key of the advisory lock that migrations hold, so that processes opening a new

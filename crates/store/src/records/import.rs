@@ -7,7 +7,7 @@ use vernier_model::{RunRecord, SessionStatus, StoredSession};
 
 use super::codec::{as_stored, to_json};
 use super::read::{load_session_in, session_progress_in};
-use super::{write, Engine};
+use super::{profiles, write, Engine};
 use crate::sql::args;
 use crate::{Extension, Import, ImportReport, Load, StoreError};
 
@@ -83,6 +83,8 @@ impl<E: Engine> Import for Importer<'_, E> {
             ))?;
             write::add_runs(store, config.record.id, &config.runs)
                 .map_err(run_stored_elsewhere(config.record.id, id))?;
+            profiles::add_all(store, config.record.id, &config.profiles)
+                .map_err(stored_elsewhere("profiled run", config.record.id, id))?;
         }
         self.report.imported += 1;
         Ok(())
@@ -169,6 +171,8 @@ impl<E: Engine> Import for Importer<'_, E> {
             write::add_runs(store, record.id, &lacking)
                 .map_err(run_stored_elsewhere(record.id, id))?;
             extension.runs += lacking.len();
+            // Profiled runs come after a configuration's timed runs: those recorded since.
+            profiles::add_lacking(store, record.id, &config.profiles)?;
         }
         Ok(extension)
     }

@@ -5,6 +5,7 @@
 //! - [`read`] and [`mod@write`]: sessions, configurations, runs, tags, notes, deletion;
 //! - [`monitors`]: the runs' monitor data, in a compact binary encoding;
 //! - [`histograms`]: the runs' distributions (latency histograms);
+//! - [`profiles`]: the configurations' profiled runs (folded stacks, compressed);
 //! - [`calibration`]: the calibrations of `vernier calibrate`;
 //! - [`import`]: whole sessions from an export, in one transaction.
 //!
@@ -18,6 +19,7 @@ pub(crate) mod codec;
 pub(crate) mod histograms;
 pub(crate) mod import;
 pub(crate) mod monitors;
+pub(crate) mod profiles;
 pub(crate) mod read;
 pub(crate) mod write;
 
@@ -78,6 +80,14 @@ macro_rules! impl_store {
                 run: &vernier_model::RunRecord,
             ) -> Result<(), $crate::StoreError> {
                 $crate::records::write::add_run(self, configuration, run)
+            }
+
+            fn add_profile(
+                &mut self,
+                configuration: uuid::Uuid,
+                profile: &vernier_model::ProfileRecord,
+            ) -> Result<(), $crate::StoreError> {
+                $crate::records::profiles::add(self, configuration, profile)
             }
 
             fn finish_configuration(

@@ -11,6 +11,7 @@ use super::codec::{
     corrupt, from_json, parse_text, parse_uuid, ConfigurationRow, SessionRow,
     CONFIGURATION_COLUMNS, SESSION_COLUMNS, SESSION_HEADER_COLUMNS,
 };
+use super::profiles;
 use super::{histograms, monitors, Engine};
 use crate::selector::{parse_selector, Selector};
 use crate::sql::{args, Columns, Param, Sql};
@@ -126,7 +127,17 @@ fn load_selected(
         configurations.push(StoredConfiguration {
             record,
             runs: Vec::new(),
+            profiles: Vec::new(),
         });
+    }
+    // A session's profiles come with it whole or with chosen runs, not with each page of runs
+    // (a copy stores them with the session's configurations, `sync`).
+    if load.profiles && !matches!(which, Which::Keys(..)) {
+        for (key, profiles) in profiles::read_session(tx, &key)? {
+            if let Some(&slot) = slots.get(&key) {
+                configurations[slot].profiles = profiles;
+            }
+        }
     }
     if !load.runs {
         return Ok(StoredSession {

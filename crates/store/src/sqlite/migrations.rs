@@ -73,6 +73,11 @@ const MIGRATIONS: &[Migration] = &[
         sql: include_str!("../../migrations/sqlite/0009_integer_keys.sql"),
         convert: None,
     },
+    Migration {
+        name: "profiles",
+        sql: include_str!("../../migrations/sqlite/0010_profiles.sql"),
+        convert: None,
+    },
 ];
 
 /// Migration 0005 after its SQL: every run's monitor record, JSON text in the `run_monitors` of
@@ -247,6 +252,7 @@ mod tests {
                 "configurations",
                 "kernel_configs",
                 "monitor_names",
+                "profiles",
                 "run_histograms",
                 "run_monitors",
                 "run_values",

@@ -1,0 +1,291 @@
+//! Profiled runs end to end, through a real `perf record` (docs/profiles.md): a planted
+//! difference must be found. A C helper built here spends a set share of its work in one
+//! function, `planted_work` (20% in BASE, 40% in NEW, read from a file so that BASE and NEW are
+//! the same configuration, as two kernels would be); `compare` must rank it first among the
+//! changes of self share, with an interval that holds the planted change: +20 points of the
+//! helper's work, in points of all samples the profiles hold. The same sessions then go
+//! through `plot flame`, export, import and delete.
+#![allow(clippy::unwrap_used)] // test helpers panic on unexpected failures by design
+
+use std::path::Path;
+
+use serde_json::Value;
+use vernier_testkit::vernier;
+use vernier_testkit::{can_run, missing_programs, Program};
+
+/// The helper: `planted SHARE_FILE`: `planted_work` gets SHARE% of the iterations, four other
+/// functions of the same loop the rest in equal parts, so that none of them changes as much as
+/// the planted one (each -5 points).
+const HELPER: &str = r#"
+#include <stdio.h>
+#include <stdlib.h>
+
+#define WORK(name) \
+    __attribute__((noinline)) unsigned long name(unsigned long n) { \
+        volatile unsigned long x = 0; \
+        for (unsigned long i = 0; i < n; i++) x += i * i; \
+        return x; \
+    }
+WORK(planted_work)
+WORK(other_work_a)
+WORK(other_work_b)
+WORK(other_work_c)
+WORK(other_work_d)
+
+int main(int argc, char **argv) {
+    FILE *f = fopen(argv[1], "r");
+    unsigned long share = 0;
+    if (!f || fscanf(f, "%lu", &share) != 1) return 2;
+    const unsigned long total = 400000000UL;
+    unsigned long planted = total / 100 * share, rest = (total - planted) / 4;
+    unsigned long sum = planted_work(planted) + other_work_a(rest) + other_work_b(rest)
+        + other_work_c(rest) + other_work_d(rest);
+    return sum == 1; /* keeps the work */
+}
+"#;
+
+/// Why perf cannot sample this process's children here, if it cannot.
+fn perf_forbidden() -> Option<String> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } == 0 {
+        return None;
+    }
+    let paranoid: i32 = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
+        .ok()
+        .and_then(|t| t.trim().parse().ok())
+        .unwrap_or(2);
+    // 2 lets a user sample user space, which the planted function is in.
+    (paranoid > 2).then(|| {
+        format!("kernel.perf_event_paranoid is {paranoid} and this is not root (2 or less needed)")
+    })
+}
+
+fn ok(out: std::process::Output) -> String {
+    assert!(
+        out.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn count(db: &Path, table: &str) -> i64 {
+    let conn = rusqlite::Connection::open(db).unwrap();
+    conn.query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get(0))
+        .unwrap()
+}
+
+fn record(db: &Path, spec: &str, share_file: &Path, share: u32, tag: &str) {
+    std::fs::write(share_file, share.to_string()).unwrap();
+    ok(vernier(db)
+        .args([
+            "run",
+            spec,
+            "--warmup",
+            "0",
+            "--min-runs",
+            "2",
+            "--max-runs",
+            "2",
+        ])
+        .args([
+            "--profile=4",
+            "--profile-frequency",
+            "999",
+            "--tag",
+            tag,
+            "--quiet",
+        ])
+        .output()
+        .unwrap());
+}
+
+#[test]
+fn a_planted_share_is_found_first_with_its_interval() {
+    let test = "a_planted_share_is_found_first_with_its_interval";
+    let programs = [
+        Program {
+            name: "perf",
+            package: "linux-perf",
+        },
+        Program {
+            name: "cc",
+            package: "gcc",
+        },
+    ];
+    if !can_run(test, missing_programs(&programs).or_else(perf_forbidden)) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let source = dir.path().join("planted.c");
+    let helper = dir.path().join("planted");
+    std::fs::write(&source, HELPER).unwrap();
+    let built = std::process::Command::new("cc")
+        .args(["-O1", "-fno-omit-frame-pointer", "-o"])
+        .arg(&helper)
+        .arg(&source)
+        .output()
+        .unwrap();
+    assert!(built.status.success(), "{built:?}");
+    let share_file = dir.path().join("share");
+    let db = dir.path().join("results.db");
+    // shell=none: no shell between the run and the helper; no calibration or warm-up spawns,
+    // so that nearly all samples are the helper's.
+    let spec = format!(
+        "command:cmd={} {}:shell=none:calibration=0:spawn_warmup=0",
+        helper.display(),
+        share_file.display()
+    );
+    record(&db, &spec, &share_file, 20, "side=base");
+    record(&db, &spec, &share_file, 40, "side=new");
+    assert_eq!(count(&db, "profiles"), 8);
+
+    let json: Value = serde_json::from_str(&ok(vernier(&db)
+        .args(["compare", "side=base", "side=new", "--format", "json"])
+        .output()
+        .unwrap()))
+    .unwrap();
+    let profile = &json["profiles"][0];
+    assert_eq!(profile["base_runs"], 4, "{profile}");
+    let first = &profile["self_changes"][0];
+    let (low, high) = (
+        first["interval"][0].as_f64().unwrap(),
+        first["interval"][1].as_f64().unwrap(),
+    );
+    // The planted change is 20 points of the helper's work; in points of all samples it is
+    // smaller by what else the profile holds (the run's process before it starts the helper,
+    // the kernel's interrupts and exec): 40% of NEW's work share minus 20% of BASE's, the work
+    // share being the five work functions' self share in the same profiles.
+    let export: Value =
+        serde_json::from_str(&ok(vernier(&db).arg("export").output().unwrap())).unwrap();
+    let work_share = |tag: &str| -> f64 {
+        let session = export["sessions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["tags"]["side"] == tag)
+            .unwrap();
+        let (mut work, mut total) = (0u64, 0u64);
+        for p in session["configurations"][0]["profiles"].as_array().unwrap() {
+            let frames = p["stacks"]["frames"].as_array().unwrap();
+            for stack in p["stacks"]["stacks"].as_array().unwrap() {
+                let (indexes, weight) = stack.as_str().unwrap().rsplit_once(' ').unwrap();
+                let weight: u64 = weight.parse().unwrap();
+                let leaf: usize = indexes.rsplit(';').next().unwrap().parse().unwrap();
+                let name = frames[leaf].as_str().unwrap();
+                if name == "planted_work" || name.starts_with("other_work_") {
+                    work += weight;
+                }
+                total += weight;
+            }
+        }
+        work as f64 / total as f64
+    };
+    let (base_work, new_work) = (work_share("base"), work_share("new"));
+    let planted = 100.0 * (0.40 * new_work - 0.20 * base_work);
+    // The figures the closing note quotes.
+    eprintln!(
+        "planted: rank 1 {} {:+.1} points [{low:.1}, {high:.1}], planted {planted:.1} points \
+         (work {:.1}% of BASE's samples, {:.1}% of NEW's), overhead BASE {} NEW {}",
+        first["function"],
+        first["change_points"],
+        base_work * 100.0,
+        new_work * 100.0,
+        profile["base_overhead"],
+        profile["new_overhead"]
+    );
+    assert!(base_work > 0.5 && new_work > 0.5, "{base_work} {new_work}");
+    assert_eq!(first["function"], "planted_work", "{profile:#}");
+    assert!(
+        low < planted && planted < high,
+        "planted {planted}: {first}"
+    );
+    assert_eq!(first["changed"], true);
+    let text = ok(vernier(&db)
+        .args(["compare", "side=base", "side=new"])
+        .output()
+        .unwrap());
+    assert!(text.contains("Where the time went"), "{text}");
+    assert!(text
+        .lines()
+        .any(|l| l.starts_with("self") && l.contains("planted_work")));
+
+    // Flame graphs: one side's, and the differential one.
+    let svg = dir.path().join("flame.svg");
+    ok(vernier(&db)
+        .args(["plot", "flame", "side=new", "-o"])
+        .arg(&svg)
+        .output()
+        .unwrap());
+    assert!(std::fs::read_to_string(&svg)
+        .unwrap()
+        .contains("planted_work"));
+    ok(vernier(&db)
+        .args(["plot", "flame-diff", "side=base", "side=new", "-o"])
+        .arg(&svg)
+        .output()
+        .unwrap());
+    assert!(std::fs::read_to_string(&svg)
+        .unwrap()
+        .contains("planted_work"));
+
+    // Carried by export and import, deleted with their session.
+    let export = dir.path().join("export.json");
+    ok(vernier(&db)
+        .args(["export", "-o"])
+        .arg(&export)
+        .output()
+        .unwrap());
+    let copy = dir.path().join("copy.db");
+    ok(vernier(&copy).arg("import").arg(&export).output().unwrap());
+    assert_eq!(count(&copy, "profiles"), 8);
+    let again: Value = serde_json::from_str(&ok(vernier(&copy)
+        .args(["compare", "side=base", "side=new", "--format", "json"])
+        .output()
+        .unwrap()))
+    .unwrap();
+    assert_eq!(again["profiles"], json["profiles"]);
+    ok(vernier(&copy)
+        .args(["delete", "side=base", "--yes"])
+        .output()
+        .unwrap());
+    assert_eq!(count(&copy, "profiles"), 4);
+}
+
+#[test]
+fn profile_options_are_checked_before_anything_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.db");
+    let out = vernier(&db)
+        .args(["run", "mock", "--profile", "--profile-frequency", "0"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("1 to 100000"), "{stderr}");
+    let out = vernier(&db)
+        .args(["run", "mock", "--profile", "--profile-scope", "cgroup"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("valid: process, system"));
+    // Without perf on PATH, the error names the package.
+    let out = vernier(&db)
+        .env("PATH", dir.path())
+        .args([
+            "run",
+            "mock",
+            "--profile",
+            "--min-runs",
+            "2",
+            "--max-runs",
+            "2",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("linux-perf"), "{stderr}");
+    assert!(!db.exists() || count(&db, "sessions") == 0);
+}
