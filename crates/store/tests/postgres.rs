@@ -13,7 +13,7 @@ use vernier_store::{Access, Location, Store, StoreError, SCHEMA_VERSION};
 use vernier_testkit::{postgres_database, TestDatabase};
 
 fn open(db: &TestDatabase, access: Access) -> Result<Box<dyn Store>, StoreError> {
-    vernier_store::open(&Location::parse(db.arg()), access)
+    vernier_store::open(&Location::parse(db.arg()).unwrap(), access)
 }
 
 #[test]

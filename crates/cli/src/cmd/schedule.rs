@@ -61,7 +61,7 @@ fn install(args: ScheduleInstallArgs, db_arg: Option<&Path>) -> Result<ExitCode>
     };
     let database = as_in_unit(db::location(db_arg)?)?;
     let sync = match &args.sync {
-        Some(target) => Some(as_in_unit(vernier_store::Location::parse(target))?),
+        Some(target) => Some(as_in_unit(db::parse(target)?)?),
         None => None,
     };
     // Everything of the user's that the units will hold is checked before anything is
