@@ -457,16 +457,47 @@ fn a_mistyped_url_is_refused_everywhere_and_a_file_with_a_colon_is_named_dot_sla
     let units = dir.path().join("units");
     let units = units.to_str().unwrap();
     for (what, mut cmd, scheme) in [
-        ("--db", bare("postgress://bench@host/db", &["sessions"]), "postgress"),
-        ("--db of run", bare("postgresql:/x", &["run", "mock:values=1/2", "--quiet"]), "postgresql"),
-        ("sync --to", in_dir(&["sync", "--to", "postgress://bench@host/db"]), "postgress"),
-        ("sync --to", in_dir(&["sync", "--to", "postgresql:/x"]), "postgresql"),
-        ("merge -o", in_dir(&["merge", "results.db", "-o", "sqlite:merged.db"]), "sqlite"),
-        ("merge input", in_dir(&["merge", "postgres:/x", "-o", "merged.db"]), "postgres"),
+        (
+            "--db",
+            bare("postgress://bench@host/db", &["sessions"]),
+            "postgress",
+        ),
+        (
+            "--db of run",
+            bare("postgresql:/x", &["run", "mock:values=1/2", "--quiet"]),
+            "postgresql",
+        ),
+        (
+            "sync --to",
+            in_dir(&["sync", "--to", "postgress://bench@host/db"]),
+            "postgress",
+        ),
+        (
+            "sync --to",
+            in_dir(&["sync", "--to", "postgresql:/x"]),
+            "postgresql",
+        ),
+        (
+            "merge -o",
+            in_dir(&["merge", "results.db", "-o", "sqlite:merged.db"]),
+            "sqlite",
+        ),
+        (
+            "merge input",
+            in_dir(&["merge", "postgres:/x", "-o", "merged.db"]),
+            "postgres",
+        ),
         (
             "schedule --sync",
             in_dir(&[
-                "schedule", "install", "n", "--suite", "quick", "--unit-dir", units, "--sync",
+                "schedule",
+                "install",
+                "n",
+                "--suite",
+                "quick",
+                "--unit-dir",
+                units,
+                "--sync",
                 "postgress://u:secret@h/db",
             ]),
             "postgress",
@@ -475,7 +506,15 @@ fn a_mistyped_url_is_refused_everywhere_and_a_file_with_a_colon_is_named_dot_sla
             "schedule --db",
             bare(
                 "postgres:/x",
-                &["schedule", "install", "n", "--suite", "quick", "--unit-dir", units],
+                &[
+                    "schedule",
+                    "install",
+                    "n",
+                    "--suite",
+                    "quick",
+                    "--unit-dir",
+                    units,
+                ],
             ),
             "postgres",
         ),

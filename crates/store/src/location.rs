@@ -45,6 +45,20 @@ impl Location {
         }
     }
 
+    /// Whether the location holds a password: a PostgreSQL URL with one in its user
+    /// information or its `password` parameter.
+    pub fn holds_password(&self) -> bool {
+        match self {
+            Location::File(_) => false,
+            Location::Postgres(url) => {
+                without_password(url) != *url
+                    || url.split_once('?').is_some_and(|(_, query)| {
+                        query.split('&').any(|p| p.starts_with("password="))
+                    })
+            }
+        }
+    }
+
     /// The value to pass on to another vernier process as `--db`.
     pub fn as_arg(&self) -> &std::ffi::OsStr {
         match self {
@@ -231,6 +245,11 @@ mod tests {
             "postgresql://u:***@h:5432/db?x=1"
         );
         assert_eq!(shown("postgres://u@h/db"), "postgres://u@h/db");
+        let holds = |url: &str| Location::Postgres(url.to_string()).holds_password();
+        assert!(holds("postgres://u:secret@h/db"));
+        assert!(holds("postgres://u@h/db?sslmode=require&password=x"));
+        assert!(!holds("postgres://u@h/db?application_name=password"));
+        assert!(!Location::File(PathBuf::from("u:p@h.db")).holds_password());
         assert_eq!(
             shown("postgres:///db?host=/tmp"),
             "postgres:///db?host=/tmp"
