@@ -146,6 +146,9 @@ pub enum Command {
     /// latency as a service: install, list and remove the units
     #[command(subcommand)]
     Schedule(ScheduleCommand),
+    /// The database itself: `migrate` brings its schema to this vernier's version
+    #[command(subcommand)]
+    Db(DbCommand),
     /// Monitor continuously, OSADL style: `latency` runs one interval after another, each stored
     /// as a run of one session, until stopped (SIGTERM, SIGINT) or for a given time
     Monitor(MonitorArgs),
@@ -360,6 +363,13 @@ pub enum ScheduleCommand {
         #[arg(long, value_name = "DIR")]
         unit_dir: Option<PathBuf>,
     },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum DbCommand {
+    /// Bring the database (--db) to this vernier's schema version: the one way a PostgreSQL
+    /// database shared by a farm is migrated (docs/farm.md, "Upgrading a farm")
+    Migrate,
 }
 
 #[derive(Debug, Args)]

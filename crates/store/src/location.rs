@@ -162,6 +162,20 @@ pub fn open_with_lock_wait(
     }
 }
 
+/// Brings the database at `location` to [`crate::SCHEMA_VERSION`] (`vernier db migrate`).
+/// A PostgreSQL database, shared by a farm, is migrated only so; returns the version it had. An
+/// SQLite file, which the vernier recording into it owns, is migrated by any command that
+/// writes to it as well (`None`: not known here).
+pub fn migrate(location: &Location) -> Result<Option<i64>, StoreError> {
+    match location {
+        Location::File(path) => SqliteStore::open_existing(path).map(|_| None),
+        #[cfg(feature = "postgres")]
+        Location::Postgres(url) => crate::PgStore::migrate(url).map(Some),
+        #[cfg(not(feature = "postgres"))]
+        Location::Postgres(_) => open(location, Access::Write).map(|_| None),
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
