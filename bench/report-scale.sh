@@ -6,12 +6,15 @@
 # A vernier export (docs/export-format.md) is generated and brought in through `vernier import`
 # into a fresh database: SESSIONS sessions tagged kernel=K1, K2, ..., each a hackbench-like
 # sweep of CONFIGS configurations (groups=1..CONFIGS) of RUNS_PER_CONFIG measured runs, every
-# run with a context-switch counter of POINTS monitor samples. The defaults make
-# 2 x 20 x 250 = 10,000 runs and 500,000 monitor points. Then `vernier report --by kernel
-# --compare kernel=K1 kernel=K2` writes the site, timed by /usr/bin/time -v.
+# run with KEYS monitor series of POINTS samples each: a context-switch counter, then keys of
+# which two in five never change (a counter that stays at 0, a gauge at one value: the default
+# monitors record 80 to 110 keys, 30 to 60 of them constant), the others rising counters and
+# moving gauges. The defaults make 2 x 20 x 250 = 10,000 runs and 500,000 monitor points. Then
+# `vernier report --by kernel --compare kernel=K1 kernel=K2` writes the site, timed by
+# /usr/bin/time -v.
 #
 # Environment:
-#   SESSIONS=2 CONFIGS=20 RUNS_PER_CONFIG=250 POINTS=50
+#   SESSIONS=2 CONFIGS=20 RUNS_PER_CONFIG=250 POINTS=50 KEYS=1
 #   KERNELS=N  tag the sessions with N kernels in turn (K1, K2, ..., K1 again) [default: SESSIONS]:
 #              a farm of SESSIONS=1000 KERNELS=2 is two kernels of 500 sessions each
 #   VERNIER=PATH  the binary to time [default: a release build of this checkout]
@@ -24,7 +27,8 @@ KERNELS=${KERNELS:-$SESSIONS}
 CONFIGS=${CONFIGS:-20}
 RUNS_PER_CONFIG=${RUNS_PER_CONFIG:-250}
 POINTS=${POINTS:-50}
-for v in SESSIONS KERNELS CONFIGS RUNS_PER_CONFIG POINTS; do
+KEYS=${KEYS:-1}
+for v in SESSIONS KERNELS CONFIGS RUNS_PER_CONFIG POINTS KEYS; do
     if ! [[ ${!v} =~ ^[1-9][0-9]*$ ]]; then
         echo "report-scale: $v must be a positive integer, got '${!v}'" >&2
         exit 2
@@ -44,14 +48,42 @@ mkdir -p "$work"
 [[ -n ${KEEP:-} ]] || trap 'rm -rf "$work"' EXIT
 rm -rf "$work/results.db" "$work/site"
 
-python3 - "$work/export.json" "$SESSIONS" "$CONFIGS" "$RUNS_PER_CONFIG" "$POINTS" "$KERNELS" <<'PY'
+python3 - "$work/export.json" "$SESSIONS" "$CONFIGS" "$RUNS_PER_CONFIG" "$POINTS" "$KERNELS" "$KEYS" <<'PY'
 import json, math, random, sys, uuid
 
-path, sessions, configs, runs, points, kernels = sys.argv[1], *map(int, sys.argv[2:])
+path, sessions, configs, runs, points, kernels, keys = sys.argv[1], *map(int, sys.argv[2:])
 rng = random.Random(1)
 def uid():
     return str(uuid.UUID(int=rng.getrandbits(128), version=4))
-out = {"format": "vernier-export", "version": 1, "sessions": []}
+
+def monitor_series(dur, groups):
+    """KEYS series of POINTS samples: stat.ctxt, then keys of which two in five are constant."""
+    times = [i * dur // max(points - 1, 1) for i in range(points)]
+    out = [("stat", "ctxt", "count", "counter",
+            [float(i * 1000 * groups + rng.randrange(100)) for i in range(points)])]
+    for j in range(1, keys):
+        kind = j % 5
+        if kind == 1:
+            out.append(("vmstat", "idle%d" % j, "count", "counter", [0.0] * points))
+        elif kind == 2:
+            out.append(("meminfo", "fixed%d" % j, "bytes", "gauge", [float(j << 20)] * points))
+        elif kind == 4:
+            out.append(("meminfo", "moving%d" % j, "bytes", "gauge",
+                        [float((j << 20) + rng.randrange(1 << 16)) for _ in range(points)]))
+        else:
+            out.append(("vmstat", "rising%d" % j, "count", "counter",
+                        [float(i * j * groups + rng.randrange(10)) for i in range(points)]))
+    series, summary = [], {}
+    for monitor, metric, unit, kind, values in out:
+        series.append({"monitor": monitor, "metric": metric, "unit": unit, "kind": kind,
+                       "points": [{"t_ns": t, "value": v} for t, v in zip(times, values)]})
+        summary["%s.%s" % (monitor, metric)] = (values[-1] - values[0] if kind == "counter"
+                                                else sum(values) / len(values))
+    return series, summary
+
+# Written a session at a time: a farm's export does not fit in memory as one object.
+f = open(path, "w")
+f.write('{"format": "vernier-export", "version": 1, "sessions": [')
 t0 = 1_700_000_000_000_000_000
 for s in range(sessions):
     start = t0 + s * 86_400_000_000_000
@@ -78,26 +110,23 @@ for s in range(sessions):
         for r in range(runs):
             value = centre * math.exp(rng.gauss(0, 0.02))
             dur = int(value * 1e9)
-            series = [{"t_ns": i * dur // max(points - 1, 1), "value": float(i * 1000 * groups + rng.randrange(100))}
-                      for i in range(points)]
+            series, summary = monitor_series(dur, groups)
             config["runs"].append({
                 "id": uid(), "index": r, "warmup": False, "round": r, "preceding_executions": r,
                 "started_at_ns": t, "ended_at_ns": t + dur, "values": {"time": value},
                 "rusage": {"user_cpu_ns": dur, "system_cpu_ns": dur // 2, "voluntary_cs": 10,
                            "involuntary_cs": 1, "max_rss_bytes": 4_000_000},
                 "foreign_cpu_ns": 0, "controller_cpu_ns": 1_000_000,
-                "monitors": {"series": [{"monitor": "stat", "metric": "ctxt", "unit": "count",
-                                         "kind": "counter", "points": series}],
-                             "summary": {"stat.ctxt": series[-1]["value"] - series[0]["value"]},
+                "monitors": {"series": series, "summary": summary,
                              "unsupported": {}, "failures": [], "sampler_priority": "normal",
                              "sampler_cpu_ns": 0, "rounds": points},
             })
             t += dur + 10_000_000
         session["configurations"].append(config)
     session["ended_at_ns"] = t
-    out["sessions"].append(session)
-with open(path, "w") as f:
-    json.dump(out, f)
+    f.write(("," if s else "") + json.dumps(session, separators=(",", ":")))
+f.write("]}")
+f.close()
 PY
 
 runs_total=$((SESSIONS * CONFIGS * RUNS_PER_CONFIG))
@@ -117,9 +146,14 @@ site_mb=$(du -sk "$work/site" | awk '{ printf "%.1f", $1 / 1024 }')
 files=$(find "$work/site" -type f | wc -l)
 largest=$(find "$work/site" -type f -printf '%s %P\n' | sort -n | tail -1 |
     awk '{ printf "%s (%.1f MB)", $2, $1 / 1e6 }')
-printf 'runs %d (%d sessions of %d kernels x %d configurations x %d runs, %d monitor points each)\n' \
-    "$runs_total" "$SESSIONS" "$KERNELS" "$CONFIGS" "$RUNS_PER_CONFIG" "$POINTS"
+printf 'runs %d (%d sessions of %d kernels x %d configurations x %d runs, %d monitor keys of %d points each)\n' \
+    "$runs_total" "$SESSIONS" "$KERNELS" "$CONFIGS" "$RUNS_PER_CONFIG" "$KEYS" "$POINTS"
 printf 'load average before: %s\n' "$load_before"
 printf 'import %s s\n' "$import_s"
 printf 'report: wall %s s, cpu %s s, max RSS %s MB; site %s MB in %d files, largest %s\n' \
     "$wall" "$cpu" "$rss" "$site_mb" "$files" "$largest"
+# Where the bytes are: per top-level directory of the site (sessions/, monitors/, bench/...).
+for dir in "$work/site"/*/; do
+    printf '  %s: %s MB in %d files\n' "$(basename "$dir")" \
+        "$(du -sk "$dir" | awk '{ printf "%.1f", $1 / 1024 }')" "$(find "$dir" -type f | wc -l)"
+done

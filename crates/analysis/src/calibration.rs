@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 use uuid::Uuid;
+use vernier_model::text::plural;
 use vernier_model::{Calibration, ConfigKey, StoredSession};
 use vernier_stats::{between_session_variance, SessionMedian};
 
@@ -56,9 +57,10 @@ impl fmt::Display for CalibrationNote {
                 fingerprint,
             } => write!(
                 f,
-                "{configuration}: measured in {sessions} session(s) of environment {fingerprint}, \
+                "{configuration}: measured in {} of environment {fingerprint}, \
                  two are needed (the environment changed during the calibration; `vernier env \
-                 diff` shows how)"
+                 diff` shows how)",
+                plural(*sessions, "session")
             ),
         }
     }
@@ -226,7 +228,7 @@ mod tests {
             )
         );
         assert!(
-            notes[1].starts_with("command: measured in 1 session(s) of environment a, two"),
+            notes[1].starts_with("command: measured in 1 session of environment a, two"),
             "{notes:?}"
         );
         assert!(notes[2].contains("of environment b"), "{notes:?}");

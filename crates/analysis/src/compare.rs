@@ -633,6 +633,16 @@ fn compare_one(
     })
 }
 
+/// The fewest runs a side (as many on each) with which a comparison at `level` can give a
+/// verdict: below them the ratio has no interval ([`Warning::TooFewRunsForRatio`]) and every
+/// verdict is inconclusive; 4 at 95% (C(8, 4) = 70 ways to split the runs, where 40 are
+/// needed; 3 against 3 has 20). Ties can need more.
+pub fn min_runs_for_verdict(level: f64) -> usize {
+    (1..=10_000)
+        .find(|&n| enough_arrangements(n, n, level))
+        .unwrap_or(10_000)
+}
+
 /// What a Hodges-Lehmann interval needs at `level`: enough ways to split the pooled runs
 /// between the sides (`vernier_stats::hodges_lehmann::enough_arrangements`), with the
 /// smallest such sizes for 1 to 4 runs on one side.
@@ -866,6 +876,12 @@ fn summarize(comparisons: &[Comparison], level: f64) -> Summary {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_verdict_needs_four_runs_a_side_at_95_percent() {
+        assert_eq!(min_runs_for_verdict(0.95), 4);
+        assert_eq!(min_runs_for_verdict(0.99), 5);
+    }
 
     #[test]
     fn changes_are_signed_percentages() {
@@ -1234,7 +1250,7 @@ mod tests {
         assert!((r.summary.geomean_ratio.unwrap() - 2.0).abs() < 1e-12);
         assert!(r.summary.warnings[0]
             .to_string()
-            .starts_with("1 comparison(s) without an interval"));
+            .starts_with("1 comparison without an interval is left out"));
     }
 
     #[test]
@@ -1380,8 +1396,8 @@ mod tests {
         c.record.loads = loads.iter().map(|l| l.to_string()).collect();
         for r in &mut c.runs {
             let v = r.values["time"];
-            r.values.insert("max".into(), 2.0 * v);
-            r.values.insert("missed".into(), 0.0);
+            r.values.insert("max", 2.0 * v);
+            r.values.insert("missed", 0.0);
         }
         c
     }

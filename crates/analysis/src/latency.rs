@@ -288,7 +288,8 @@ mod tests {
             values: BTreeMap::from([(
                 "missed".to_string(),
                 histograms.iter().map(|h| h.missed as f64).sum(),
-            )]),
+            )])
+            .into(),
             histograms,
             rusage: Rusage::default(),
             foreign_cpu_ns: 0,
@@ -398,7 +399,7 @@ mod tests {
             ),
         ];
         for (r, timer) in runs.iter_mut().zip([100.0, 900.0, 120.0]) {
-            r.monitors = monitors(timer);
+            r.monitors = monitors(timer).map(Box::new);
         }
         let config = StoredConfiguration {
             record: latency_configuration(),

@@ -35,8 +35,8 @@ pub mod warnings;
 pub use calibration::{estimate_calibration, CalibrationEstimate, CalibrationNote};
 pub use calls::{call_distribution, CallDistribution, CallRow};
 pub use compare::{
-    change_text, compare, compare_calibrated, verdict, CompareReport, CompareSettings, Comparison,
-    Side, Summary, Unmatched, Verdict, DEFAULT_THRESHOLD,
+    change_text, compare, compare_calibrated, min_runs_for_verdict, verdict, CompareReport,
+    CompareSettings, Comparison, Side, Summary, Unmatched, Verdict, DEFAULT_THRESHOLD,
 };
 pub use history::{
     history, ConfigFilter, Direction, HistoryPoint, HistoryReport, HistorySeries, HistorySettings,

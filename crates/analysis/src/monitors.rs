@@ -5,8 +5,8 @@
 
 use std::collections::BTreeMap;
 
-use vernier_model::monitor::SeriesKind;
-use vernier_model::StoredConfiguration;
+use vernier_model::monitor::{MonitorSeries, SeriesKind};
+use vernier_model::{RunRecord, StoredConfiguration};
 use vernier_stats::{median, quantile};
 
 /// Summary of one monitor key (`monitor.metric`) over the measured runs of a configuration.
@@ -41,17 +41,76 @@ pub fn monitor_summaries(config: &StoredConfiguration) -> Vec<MonitorSummary> {
         .into_iter()
         .filter_map(|(key, values)| {
             let (unit, kind) = units.get(key).copied().unwrap_or(("", SeriesKind::Gauge));
-            Some(MonitorSummary {
-                key: key.to_string(),
-                unit: unit.to_string(),
-                kind,
-                runs: values.len(),
-                median: median(&values).ok()?,
-                min: quantile(&values, 0.0).ok()?,
-                max: quantile(&values, 1.0).ok()?,
-            })
+            summary_of(key, unit, kind, &values)
         })
         .collect()
+}
+
+/// The summary of one key over the measured runs of `configurations` together (the runs of
+/// one configuration in several sessions, pooled as a tag selector pools them); `None` when
+/// no run has a summary of it.
+pub fn key_summary<'a>(
+    configurations: impl IntoIterator<Item = &'a StoredConfiguration>,
+    key: &str,
+) -> Option<MonitorSummary> {
+    let mut values = Vec::new();
+    let mut unit_kind = None;
+    for run in configurations
+        .into_iter()
+        .flat_map(|c| &c.runs)
+        .filter(|r| !r.warmup)
+    {
+        let Some(m) = &run.monitors else { continue };
+        if let Some(v) = m.summary.get(key) {
+            values.push(*v);
+        }
+        if unit_kind.is_none() {
+            unit_kind = m
+                .series
+                .iter()
+                .find(|s| s.key() == key)
+                .map(|s| (s.unit.as_str(), s.kind));
+        }
+    }
+    let (unit, kind) = unit_kind.unwrap_or(("", SeriesKind::Gauge));
+    summary_of(key, unit, kind, &values)
+}
+
+fn summary_of(key: &str, unit: &str, kind: SeriesKind, values: &[f64]) -> Option<MonitorSummary> {
+    Some(MonitorSummary {
+        key: key.to_string(),
+        unit: unit.to_string(),
+        kind,
+        runs: values.len(),
+        median: median(values).ok()?,
+        min: quantile(values, 0.0).ok()?,
+        max: quantile(values, 1.0).ok()?,
+    })
+}
+
+/// The measured run of `configurations` whose summary of `key` is the median of theirs (the
+/// lower of the two middle ones for an even number; a run without stored summaries by its
+/// series' own), with its series of the key: the one run that stands for them all in a figure
+/// of many sessions. `None` when no run recorded the key.
+pub fn median_run<'a>(
+    configurations: impl IntoIterator<Item = &'a StoredConfiguration>,
+    key: &str,
+) -> Option<(&'a RunRecord, &'a MonitorSeries)> {
+    let mut runs: Vec<(f64, &RunRecord, &MonitorSeries)> = configurations
+        .into_iter()
+        .flat_map(|c| &c.runs)
+        .filter(|r| !r.warmup)
+        .filter_map(|r| {
+            let m = r.monitors.as_ref()?;
+            let series = m.series.iter().find(|s| s.key() == key)?;
+            // A run whose monitors failed stored no summaries: its series' own.
+            let value = m.summary.get(key).copied().or_else(|| series.summary())?;
+            Some((value, r, series))
+        })
+        .collect();
+    runs.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let middle = runs.len().checked_sub(1)? / 2;
+    runs.get(middle).map(|&(_, r, s)| (r, s))
 }
 
 /// A monitor key as the measured runs of some configurations recorded it.
@@ -139,6 +198,31 @@ mod tests {
                 ("stat.ctxt", "count", Counter, 3, 20.0, 10.0, 30.0),
             ]
         );
+    }
+
+    #[test]
+    fn a_key_pooled_over_configurations_and_its_median_run() {
+        let a = monitored_configuration(
+            &[10.0, 30.0].map(|ctxt| vec![("stat", "ctxt", Counter, ctxt)]),
+        );
+        let b = monitored_configuration(
+            &[50.0, 20.0, 40.0].map(|ctxt| vec![("stat", "ctxt", Counter, ctxt)]),
+        );
+        let s = key_summary([&a, &b], "stat.ctxt").unwrap();
+        assert_eq!((s.runs, s.median, s.min, s.max), (5, 30.0, 10.0, 50.0));
+        assert_eq!(s.unit, "count");
+        assert!(key_summary([&a, &b], "stat.intr").is_none());
+        // Of 10, 20, 30, 40, 50 the median run is a's second (30); of four, the lower middle.
+        let (run, series) = median_run([&a, &b], "stat.ctxt").unwrap();
+        assert_eq!(run.monitors.as_ref().unwrap().summary["stat.ctxt"], 30.0);
+        assert_eq!(series.key(), "stat.ctxt");
+        let (run, _) = median_run([&b, &a], "stat.ctxt").unwrap();
+        assert_eq!(run.monitors.as_ref().unwrap().summary["stat.ctxt"], 30.0);
+        let (run, _) = median_run([&b], "stat.ctxt").unwrap();
+        assert_eq!(run.monitors.as_ref().unwrap().summary["stat.ctxt"], 40.0);
+        let (run, _) = median_run([&a], "stat.ctxt").unwrap();
+        assert_eq!(run.monitors.as_ref().unwrap().summary["stat.ctxt"], 10.0);
+        assert!(median_run([&a], "stat.intr").is_none());
     }
 
     #[test]

@@ -434,7 +434,7 @@ mod tests {
             preceding_executions: index,
             started_at_ns: 0,
             ended_at_ns: 1_000_000_000,
-            values: BTreeMap::from([("runtime".to_string(), value)]),
+            values: BTreeMap::from([("runtime".to_string(), value)]).into(),
             rusage: Rusage::default(),
             foreign_cpu_ns,
             controller_cpu_ns: 0,

@@ -9,6 +9,8 @@ use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
 use vernier_stats::BIMODALITY_THRESHOLD;
 
+use vernier_model::text::plural;
+
 use crate::{Side, Verdict};
 
 /// What threatens the validity of a result.
@@ -299,10 +301,10 @@ impl fmt::Display for Warning {
                 configurations,
             } => write!(
                 f,
-                "no calibration for environment {} ({configurations} configuration(s) with one \
-                 session a side): their intervals and verdicts assume a session-to-session noise \
+                "no calibration for environment {} ({} with one session a side): their intervals and verdicts assume a session-to-session noise \
                  of {} (docs/compare.md); vernier calibrate measures this machine's",
                 environments.join(", "),
+                plural(*configurations, "configuration"),
                 percent(crate::session_noise::DEFAULT_SESSION_NOISE)
             ),
             Warning::OppositeDirections => f.write_str(
@@ -311,7 +313,9 @@ impl fmt::Display for Warning {
             ),
             Warning::LeftOutOfGeomean { count } => write!(
                 f,
-                "{count} comparison(s) without an interval are left out of the geometric mean"
+                "{} without an interval {} left out of the geometric mean",
+                plural(*count, "comparison"),
+                if *count == 1 { "is" } else { "are" }
             ),
         }
     }

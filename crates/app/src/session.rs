@@ -235,6 +235,7 @@ fn measure(
     observer: &mut dyn Observer,
 ) -> Result<SessionOutcome, AppError> {
     let mut executor = ProcessExecutor::new(checked.exe.clone(), vec!["__child".to_string()]);
+    executor.serve_args = Some(vec!["__child".to_string(), "--serve".to_string()]);
     executor.monitors = checked.monitors.clone();
     if let Some(seconds) = checked.run_timeout_s {
         executor.timeout = RunTimeout::Fixed(Duration::from_secs_f64(seconds));
@@ -389,15 +390,16 @@ fn monitors(plan: &Plan, lists: &[String]) -> Result<Vec<MonitorSpec>, AppError>
 /// The environment of the session, with the versions of the plan's tools; its kernel
 /// configuration is stored in `store` (or, when it cannot be read, not referred to).
 fn capture_environment(checked: &Checked, store: &mut dyn Store) -> Result<Environment, AppError> {
-    let roots = &checked.roots;
-    let mut environment = vernier_sys::environment::capture(roots);
+    // What cannot change before a reboot is read once per boot (sys::environment).
+    let cache = dirs::cache_dir().map(|dir| dir.join("vernier/environment.json"));
+    let captured =
+        vernier_sys::environment::capture_with_kernel_config(&checked.roots, cache.as_deref());
+    let mut environment = captured.environment;
     vernier_sys::environment::record_tool_versions(&mut environment, &checked.plan.tools());
     if let Some(sha) = environment.kernel_config_sha256.clone() {
-        let release = environment.kernel_release.clone().unwrap_or_default();
-        if let Ok(text) = vernier_sys::environment::read_kernel_config(roots, &release) {
-            store.put_kernel_config(&sha, &text)?;
-        } else {
-            environment.kernel_config_sha256 = None;
+        match &captured.kernel_config {
+            Some(text) => store.put_kernel_config(&sha, text)?,
+            None => environment.kernel_config_sha256 = None,
         }
     }
     Ok(environment)

@@ -51,6 +51,20 @@ const STACK_BYTES: usize = 256 * 1024;
 
 const NS_PER_S: u64 = 1_000_000_000;
 
+/// The longest warmup run: a warmup pages in and locks the memory, starts the threads under
+/// their policy and wakes the CPUs from deep idle; what it measures is discarded. A run of
+/// `duration=60` as its own warmup doubled the session's time for nothing; the default
+/// duration (5 s) is the bound, so a default run's warmup is unchanged.
+pub const WARMUP_MAX_NS: u64 = 5 * NS_PER_S;
+
+/// The settings a run measures with: a warmup's duration bounded by [`WARMUP_MAX_NS`].
+fn for_run(mut settings: Settings, ctx: &RunContext) -> Settings {
+    if ctx.warmup {
+        settings.duration_ns = settings.duration_ns.min(WARMUP_MAX_NS);
+    }
+    settings
+}
+
 pub struct Latency;
 
 impl Benchmark for Latency {
@@ -96,8 +110,8 @@ impl Benchmark for Latency {
         &["softirqs", "cpuidle"]
     }
 
-    fn run(&self, options: &Options, _ctx: &RunContext) -> Result<Measurement, BenchError> {
-        let settings = Settings::read(&self.info(), options)?;
+    fn run(&self, options: &Options, ctx: &RunContext) -> Result<Measurement, BenchError> {
+        let settings = for_run(Settings::read(&self.info(), options)?, ctx);
         let cpus = settings.run_cpus()?;
         // Everything the loops write is allocated before the memory is locked, so that locking
         // faults it in and no sample waits for a page fault.
@@ -432,6 +446,25 @@ mod tests {
                 "{next} {now} {interval}"
             );
         }
+    }
+
+    #[test]
+    fn a_warmup_runs_at_most_the_default_duration() {
+        let info = Latency.info();
+        let options = resolve_options(&info, &[("duration", "60")]).unwrap();
+        let read = || Settings::read(&info, &options).unwrap();
+        let warmup = RunContext {
+            warmup: true,
+            ..RunContext::default()
+        };
+        assert_eq!(for_run(read(), &warmup).duration_ns, 5 * NS_PER_S);
+        assert_eq!(
+            for_run(read(), &RunContext::default()).duration_ns,
+            60 * NS_PER_S
+        );
+        let short = resolve_options(&info, &[("duration", "1")]).unwrap();
+        let s = Settings::read(&info, &short).unwrap();
+        assert_eq!(for_run(s, &warmup).duration_ns, NS_PER_S);
     }
 
     #[test]

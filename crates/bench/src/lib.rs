@@ -45,6 +45,10 @@ pub struct RunContext {
     /// The work directory [`Benchmark::prepare`] filled for this configuration, when its
     /// benchmark has a [`Benchmark::preparation`].
     pub work_dir: Option<PathBuf>,
+    /// How many runs the process executing this one executed before it: 0 in a fresh run
+    /// process; more in the run process of a benchmark that [`Benchmark::measures_a_fresh_process`],
+    /// which serves all of a configuration's runs.
+    pub runs_before: u32,
 }
 
 /// The values one run measured: metric name -> value. The primary metric must be present.
@@ -155,6 +159,17 @@ pub trait Benchmark: Send + Sync {
     fn complete_options(&self, options: &mut Options) -> Result<(), BenchError> {
         let _ = options;
         Ok(())
+    }
+
+    /// Whether what a run measures is a process that the run starts afresh (`command`: the
+    /// command, spawned and waited for). Then the engine may execute all of a
+    /// configuration's runs in one run process that stays warm, one request after the other,
+    /// instead of a fresh run process each ([`RunContext::runs_before`] tells them apart): the
+    /// measured work is still a fresh process in every run, and the spawner's own start-up,
+    /// a cost of the harness, is paid once. The default: false, a fresh run process per run,
+    /// for benchmarks whose measured work runs in the run process or its forks.
+    fn measures_a_fresh_process(&self) -> bool {
+        false
     }
 
     /// Whether `options` need a work directory prepared once per session (`compile`'s

@@ -283,6 +283,7 @@ mod tests {
                 warmup,
                 index,
                 work_dir: None,
+                runs_before: 0,
             },
         )
         .map(|m| m.values["value"])
@@ -322,6 +323,7 @@ mod tests {
             warmup: false,
             index,
             work_dir: None,
+            runs_before: 0,
         };
         let a: Vec<f64> = (0..5)
             .map(|i| Mock.run(&o, &ctx(i)).unwrap().values["value"])

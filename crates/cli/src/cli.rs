@@ -153,6 +153,7 @@ pub enum Command {
     /// as a run of one session, until stopped (SIGTERM, SIGINT) or for a given time
     Monitor(MonitorArgs),
     /// Compare two result sets: ratio NEW/BASE with CI, p-values and a verdict per configuration
+    #[command(after_long_help = COMPARE_COLUMNS)]
     Compare(CompareArgs),
     /// Results over time per configuration and machine: session medians, change points, steps
     History(HistoryArgs),
@@ -183,13 +184,17 @@ pub enum Command {
     },
     /// Print the manual page (roff), of vernier or of one command: `vernier man | man -l -`
     Man {
-        /// A command, e.g. `run`, for its own page
+        /// A command, e.g. `run` (or `vernier-run`, as the top page names it), for its own page
         #[arg(value_name = "COMMAND")]
         command: Option<String>,
     },
     /// Runs one measurement in a fresh process (used by `run`)
     #[command(name = "__child", hide = true)]
-    Child,
+    Child {
+        /// Serves runs, one request per line, until standard input ends
+        #[arg(long)]
+        serve: bool,
+    },
     /// Runs one load until SIGTERM (used by `run --load`)
     #[command(name = "__load", hide = true)]
     Load {
@@ -535,6 +540,11 @@ pub struct ShowArgs {
     /// Print one monitor series of every run, e.g. `stat.ctxt` (see --monitors for names)
     #[arg(long, value_name = "MONITOR.METRIC")]
     pub series: Option<String>,
+
+    /// Also list every option of each configuration, defaults included (labels leave the
+    /// defaults out; `--format json` always has them all)
+    #[arg(short, long)]
+    pub verbose: bool,
 }
 
 #[derive(Debug, Args)]
@@ -626,6 +636,22 @@ pub enum CompareFormat {
     Markdown,
     Csv,
 }
+
+/// What `compare`'s columns mean (docs/compare.md has the methods).
+const COMPARE_COLUMNS: &str = "\
+Columns of the table:
+  ratio    NEW/BASE of the configuration's runs (above 1: NEW larger; for a rate, faster)
+  95% CI   the interval of the ratio at the comparison's confidence level, session-to-session
+           noise included; the verdict is read from it
+  MDC      minimum detectable change: the change this comparison reports as faster or slower
+           with 80% probability; smaller changes mostly come out inconclusive
+  p        two-sided Mann-Whitney U test of the runs
+  p adj    p adjusted across all configurations of the comparison (Benjamini-Hochberg, the
+           false discovery rate): read this one when many configurations are compared
+  verdict  faster or slower (the interval is outside the threshold's band), equivalent (inside
+           it), inconclusive (it reaches across a boundary of the band, or there is no interval:
+           a warning says why)
+A narrow terminal loses p, MDC and the medians first; --format markdown, csv or json keep them.";
 
 #[derive(Debug, Args)]
 pub struct CompareArgs {
@@ -736,10 +762,10 @@ pub enum ExportFormat {
 
 #[derive(Debug, Args)]
 pub struct ExportArgs {
-    /// Sessions to export: an id (or prefix), `latest`, `latest~N` or tags KEY=VALUE[,...]
-    /// [default: every session]
+    /// Sessions to export: ids (or prefixes), `latest`, `latest~N` or tags KEY=VALUE[,...];
+    /// several are joined, each session once [default: every session]
     #[arg(value_name = "SELECTOR")]
-    pub selector: Option<String>,
+    pub selectors: Vec<String>,
 
     /// Output file: a regular file is replaced atomically, a device, FIFO or symbolic link is
     /// written through; `-` is standard output [default: standard output]
@@ -768,6 +794,13 @@ pub enum PlotKind {
     Forest,
     /// The time series of a monitor key (--key) during the runs of each configuration
     Monitor,
+    /// The distribution of each configuration's samples, as `show --histogram` prints it:
+    /// the per-call times of `syscall` (share and CDF, the SELECTORs on one axis), else the
+    /// latency histograms per CPU
+    Histogram,
+    /// A configuration's session medians over time with their intervals and the change points
+    /// `vernier history` finds in them (one configuration: narrow with --benchmark)
+    History,
 }
 
 #[derive(Debug, Args)]

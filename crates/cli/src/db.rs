@@ -93,6 +93,20 @@ pub fn select(store: &dyn Store, selector: &str) -> Result<Vec<Uuid>> {
     Ok(store.select(selector)?)
 }
 
+/// The sessions that any of `selectors` names, each once, in the order they are first named
+/// (`export kernel=A kernel=B`, as `report` and `plot` join theirs).
+pub fn select_all(store: &dyn Store, selectors: &[String]) -> Result<Vec<Uuid>> {
+    let mut ids = Vec::new();
+    for selector in selectors {
+        for id in select(store, selector)? {
+            if !ids.contains(&id) {
+                ids.push(id);
+            }
+        }
+    }
+    Ok(ids)
+}
+
 /// The one session a selector names, for commands that show one (`show`, `env`): tags that
 /// select several sessions are an error listing how many.
 pub fn resolve_one(store: &dyn Store, selector: &str) -> Result<Uuid> {

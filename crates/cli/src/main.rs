@@ -17,7 +17,29 @@ use std::process::ExitCode;
 /// 128 + SIGPIPE (13).
 const EXIT_CLOSED_PIPE: u8 = 141;
 
+/// The default of every option of every built-in benchmark, which labels leave out
+/// (`vernier_model::ids::set_label_defaults`).
+fn label_defaults() -> std::collections::BTreeMap<String, vernier_model::Options> {
+    use vernier_model::options::OptionDefault;
+    vernier_bench::builtins()
+        .iter()
+        .map(|b| {
+            let info = b.info();
+            let defaults = info
+                .options()
+                .iter()
+                .filter_map(|o| match &o.default {
+                    OptionDefault::Value(v) => Some((o.name.to_string(), v.clone())),
+                    _ => None,
+                })
+                .collect();
+            (info.name().to_string(), vernier_model::Options(defaults))
+        })
+        .collect()
+}
+
 fn main() -> ExitCode {
+    vernier_model::ids::set_label_defaults(label_defaults());
     let cli = match cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => return usage_error(e),

@@ -275,7 +275,8 @@ fn remove_stale_temporaries(dir: &Path, prefix: &std::ffi::OsStr) {
     }
 }
 
-/// The terminal's width, when stdout is one.
+/// The terminal's width, when stdout is one; `None` also when the terminal reports a width of 0
+/// (a serial console, script(1)): unknown, so nothing is narrowed for it.
 pub fn terminal_width() -> Option<u16> {
     use std::io::IsTerminal;
     if !std::io::stdout().is_terminal() {

@@ -245,3 +245,43 @@ fn the_shell_start_up_is_measured_and_recorded_with_the_usage() {
         "{values:?}"
     );
 }
+
+#[test]
+fn one_warm_process_spawns_a_fresh_command_in_every_run_of_a_configuration() {
+    // Each execution of the command appends its parent's pid (the process that spawned it)
+    // and its own: the spawner stays for all of a configuration's runs, warmup included,
+    // while the measured command is a new process every time; another configuration has a
+    // spawner of its own.
+    let (dir, db) = temp_db();
+    let log = dir.path().join("pids");
+    let cmd = |tag: &str| {
+        format!(
+            "command:cmd=sh -c 'echo {tag} $PPID $$ >> {}':shell=none",
+            log.display()
+        )
+    };
+    let (code, stderr) = run(&db, &[&cmd("a"), &cmd("b")], 1, 4);
+    assert_eq!(code, Some(0), "{stderr}");
+    let text = std::fs::read_to_string(&log).unwrap();
+    let lines: Vec<Vec<&str>> = text.lines().map(|l| l.split(' ').collect()).collect();
+    assert_eq!(lines.len(), 10, "{text}");
+    let spawners = |tag: &str| -> std::collections::BTreeSet<&str> {
+        lines.iter().filter(|l| l[0] == tag).map(|l| l[1]).collect()
+    };
+    assert_eq!(spawners("a").len(), 1, "{text}");
+    assert_eq!(spawners("b").len(), 1, "{text}");
+    assert_ne!(spawners("a"), spawners("b"), "{text}");
+    let commands: std::collections::BTreeSet<&str> = lines.iter().map(|l| l[2]).collect();
+    assert_eq!(commands.len(), 10, "a command process ran twice: {text}");
+    // The runs are stored as ever: four measured runs of each, with their resource usage.
+    assert_eq!(run_values(&db, "time").len(), 8);
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let cpu: i64 = conn
+        .query_row(
+            "SELECT MIN(user_cpu_ns + system_cpu_ns) FROM runs WHERE warmup = 0",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert!(cpu > 0, "a run without CPU time");
+}

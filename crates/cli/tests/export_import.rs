@@ -69,13 +69,13 @@ fn recorded_sessions_round_trip_through_export_and_import() {
         .arg(&file)
         .assert()
         .success()
-        .stdout("imported 2 session(s), skipped 0 already present with the same content\n");
+        .stdout("imported 2 sessions, skipped 0 already present with the same content\n");
     vernier(&b)
         .arg("import")
         .arg(&file)
         .assert()
         .success()
-        .stdout("imported 0 session(s), skipped 2 already present with the same content\n");
+        .stdout("imported 0 sessions, skipped 2 already present with the same content\n");
     assert_eq!(session_count(&b), 2);
     // What the second database exports is what the first one did.
     let again = stdout_json(vernier(&b).arg("export"));
@@ -123,13 +123,13 @@ fn hyperfine_files_import_once_and_compare() {
         .arg(&file)
         .assert()
         .success()
-        .stdout(predicate::str::contains("imported 1 session(s)"));
+        .stdout(predicate::str::contains("imported 1 session,"));
     vernier(&db)
         .arg("import")
         .arg(&file)
         .assert()
         .success()
-        .stdout(predicate::str::contains("imported 0 session(s), skipped 1"));
+        .stdout(predicate::str::contains("imported 0 sessions, skipped 1"));
     let show = stdout_json(vernier(&db).args(["show", "latest", "--format", "json"]));
     let hf: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
     let configs = show.as_array().unwrap();
@@ -348,7 +348,7 @@ fn a_stored_session_with_other_content_is_a_conflict() {
         .arg(fixture("two-kernels.json"))
         .assert()
         .success()
-        .stdout("imported 0 session(s), skipped 2 already present with the same content\n");
+        .stdout("imported 0 sessions, skipped 2 already present with the same content\n");
 }
 
 /// The file is read as a stream and stored session by session, in one transaction: a conflict
@@ -553,7 +553,7 @@ fn a_fingerprint_is_computed_on_import_never_taken_from_the_file() {
         .arg(&file)
         .assert()
         .success()
-        .stdout("imported 0 session(s), skipped 2 already present with the same content\n");
+        .stdout("imported 0 sessions, skipped 2 already present with the same content\n");
 }
 
 #[test]

@@ -43,7 +43,7 @@ fn json_and_histogram_outputs_import_once_and_show() {
             .arg(fixture(name))
             .assert()
             .success()
-            .stdout("imported 1 session(s), skipped 0 already present with the same content\n");
+            .stdout("imported 1 session, skipped 0 already present with the same content\n");
         // Again: the ids follow the content, and a file without times keeps those of its
         // first import.
         vernier(&db)
@@ -51,7 +51,7 @@ fn json_and_histogram_outputs_import_once_and_show() {
             .arg(fixture(name))
             .assert()
             .success()
-            .stdout("imported 0 session(s), skipped 1 already present with the same content\n");
+            .stdout("imported 0 sessions, skipped 1 already present with the same content\n");
     }
     let listed = sessions(&db);
     assert_eq!(listed.matches("source=cyclictest").count(), 3, "{listed}");

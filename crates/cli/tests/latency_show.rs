@@ -56,7 +56,7 @@ fn record(path: &Path, tag: &str, spikes_us: &[u64], scale: f64) -> Uuid {
                         let mut values = latency_values(&histograms).unwrap();
                         values.insert(MEMORY_LOCKED.into(), 1.0);
                         values.insert(DMA_LATENCY_HELD.into(), if i == 1 { 0.0 } else { 1.0 });
-                        values
+                        values.into()
                     },
                     histograms,
                     rusage: Rusage::default(),

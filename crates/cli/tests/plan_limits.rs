@@ -26,7 +26,7 @@ fn more_tasks_than_the_pid_space_holds_are_refused() {
         &db,
     );
     assert!(
-        stderr.starts_with("error: hackbench:datasize=100:fds=1000:groups=10000:")
+        stderr.starts_with("error: hackbench:fds=1000:groups=10000 cannot run")
             && stderr.contains("cannot run on this machine: needs 20000001 tasks; only"),
         "{stderr}"
     );

@@ -84,7 +84,7 @@ fn every_command_works_on_postgres() {
     assert_eq!(db.count("sessions"), 1);
     let imported = ok(vernier(&db, &["import", file.to_str().unwrap()]));
     assert!(
-        imported.contains("imported 1 session(s), skipped 1"),
+        imported.contains("imported 1 session, skipped 1"),
         "{imported}"
     );
     assert_eq!(

@@ -58,7 +58,7 @@ fn every_benchmark_runs_with_tiny_settings_and_is_stored() {
         .assert()
         .success()
         .stdout(predicate::str::contains(
-            "hackbench:datasize=100:fds=2:groups=1",
+            "hackbench:fds=2:groups=1:loops=10",
         ));
     let configs = show_json(&db, "latest");
     let configurations = 4 + pipes + 1 + 1 + 1 + 2 + 2;

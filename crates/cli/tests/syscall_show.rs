@@ -6,7 +6,7 @@ use vernier_testkit::{temp_db, vernier, vernier_stdout};
 
 #[test]
 fn show_histogram_draws_the_distribution_and_cdf_of_the_calls() {
-    let (_dir, db) = temp_db();
+    let (dir, db) = temp_db();
     vernier(&db)
         .args([
             "run",
@@ -36,6 +36,28 @@ fn show_histogram_draws_the_distribution_and_cdf_of_the_calls() {
         assert!(figures.contains(name), "{figures}");
     }
     assert!(figures.ends_with("(ns, 2 measured runs)"), "{figures}");
+    // `plot histogram` draws the same distribution, its percentiles those `show` prints.
+    let figure = dir.path().join("calls.svg");
+    vernier(&db)
+        .args(["plot", "histogram", "latest", "-o"])
+        .arg(&figure)
+        .assert()
+        .success();
+    let svg = std::fs::read_to_string(&figure).unwrap();
+    let value = |name: &str| {
+        figures
+            .split(' ')
+            .find_map(|f| f.strip_prefix(&format!("{name}=")))
+            .unwrap()
+            .to_string()
+    };
+    let legend = format!(
+        "p50 {} p99 {} max {} ns",
+        value("p50"),
+        value("p99"),
+        value("max")
+    );
+    assert!(svg.contains(&legend), "{legend} in {svg}");
     let rows: Vec<&str> = lines[3..]
         .iter()
         .copied()

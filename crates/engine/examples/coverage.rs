@@ -68,6 +68,7 @@ impl Executor for InProcess {
             warmup: r.warmup,
             index: r.index,
             work_dir: None,
+            runs_before: 0,
         };
         let m = bench
             .run(&r.options, &ctx)

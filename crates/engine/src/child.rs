@@ -4,13 +4,21 @@
 //! [`ChildRequest`] as JSON to its stdin and reads one [`ChildReply`] from its stdout. The child
 //! runs exactly one measurement; the controller, monitors and database stay in the parent, so
 //! nothing of theirs shares the child's address space, caches or allocator state.
+//!
+//! A benchmark whose measured work is a process it starts afresh in every run
+//! (`vernier_bench::Benchmark::measures_a_fresh_process`: `command`) is served instead: the
+//! controller starts `vernier __child --serve` once for a configuration, and [`serve_main`]
+//! reads one request per line and answers each with one [`ServedReply`] line, after a first
+//! line [`SERVER_READY`] once it is ready. Every run's measured work is still a fresh process;
+//! what stays warm is the process that spawns it, as in hyperfine, which spawns every
+//! execution from one process.
 
 use std::collections::BTreeMap;
-use std::io::{Read, Write};
+use std::io::{BufRead, Read, Write};
 
 use serde::{Deserialize, Serialize};
 use vernier_bench::RunContext;
-use vernier_model::{ChildSetup, Options, RunHistogram};
+use vernier_model::{ChildSetup, Options, RunHistogram, Rusage};
 
 /// What the child is to run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -46,6 +54,17 @@ pub enum ChildReply {
     },
 }
 
+/// What a served run process answers to one request: the reply and the resource usage of the
+/// run (the server's own and that of the processes it waited for during the run).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ServedReply {
+    pub reply: ChildReply,
+    pub rusage: Rusage,
+}
+
+/// The first line a served run process writes, once it is ready for requests.
+pub const SERVER_READY: &str = "ready";
+
 /// Finds the benchmark a request names: the built-ins, and the user's own where the binary
 /// knows their directory (`vernier_bench::find`).
 pub type Finder<'a> = &'a dyn Fn(&str) -> Option<Box<dyn vernier_bench::Benchmark>>;
@@ -57,7 +76,7 @@ pub fn child_main(mut input: impl Read, mut output: impl Write, find: Finder<'_>
     // SAFETY: prctl(PR_SET_PDEATHSIG) only changes a flag of this process.
     unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) };
     let reply = match read_request(&mut input) {
-        Ok(request) => measure(&request, find),
+        Ok(request) => measure(&request, find, 0),
         Err(message) => ChildReply::Failed { message },
     };
     let status = match reply {
@@ -85,7 +104,87 @@ fn read_request(input: &mut impl Read) -> Result<ChildRequest, String> {
     serde_json::from_str(&text).map_err(|e| format!("malformed run request: {e}"))
 }
 
-fn measure(request: &ChildRequest, find: Finder<'_>) -> ChildReply {
+/// Serves runs (see the module documentation): writes [`SERVER_READY`], then reads one
+/// [`ChildRequest`] per line from `input` and writes one [`ServedReply`] per line to `output`,
+/// until `input` ends (status 0) or a request or reply cannot cross (status 1).
+pub fn serve_main(mut input: impl BufRead, mut output: impl Write, find: Finder<'_>) -> i32 {
+    // SAFETY: prctl(PR_SET_PDEATHSIG) only changes a flag of this process.
+    unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) };
+    let mut line = String::new();
+    let written = |output: &mut dyn Write, text: &str| {
+        output
+            .write_all(text.as_bytes())
+            .and_then(|_| output.write_all(b"\n"))
+            .and_then(|_| output.flush())
+            .is_ok()
+    };
+    if !written(&mut output, SERVER_READY) {
+        return 1;
+    }
+    let mut runs_before = 0u32;
+    loop {
+        line.clear();
+        match input.read_line(&mut line) {
+            Ok(0) => return 0,
+            Ok(_) => {}
+            Err(_) => return 1,
+        }
+        let before = usage_so_far();
+        let (reply, malformed) = match serde_json::from_str::<ChildRequest>(&line) {
+            Ok(request) => (measure(&request, find, runs_before), false),
+            Err(e) => (
+                ChildReply::Failed {
+                    message: format!("malformed run request: {e}"),
+                },
+                true,
+            ),
+        };
+        runs_before = runs_before.saturating_add(1);
+        let rusage = usage_between(&before, &usage_so_far());
+        let Ok(text) = serde_json::to_string(&ServedReply { reply, rusage }) else {
+            return 1;
+        };
+        if !written(&mut output, &text) || malformed {
+            return 1;
+        }
+    }
+}
+
+/// The resource usage of this process and of the children it waited for, so far
+/// (getrusage(2), RUSAGE_SELF and RUSAGE_CHILDREN).
+fn usage_so_far() -> Rusage {
+    let get = |who| {
+        // SAFETY: an all-zero rusage is valid; getrusage only writes into it.
+        let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+        // SAFETY: `ru` is a valid, writable rusage.
+        unsafe { libc::getrusage(who, &mut ru) };
+        ru
+    };
+    let (me, children) = (get(libc::RUSAGE_SELF), get(libc::RUSAGE_CHILDREN));
+    let ns = |tv: libc::timeval| tv.tv_sec * 1_000_000_000 + tv.tv_usec * 1_000;
+    Rusage {
+        user_cpu_ns: ns(me.ru_utime) + ns(children.ru_utime),
+        system_cpu_ns: ns(me.ru_stime) + ns(children.ru_stime),
+        voluntary_cs: me.ru_nvcsw + children.ru_nvcsw,
+        involuntary_cs: me.ru_nivcsw + children.ru_nivcsw,
+        // KiB (getrusage(2)); the largest of either, which only grows: a run's own peak is
+        // not told apart from an earlier run's.
+        max_rss_bytes: me.ru_maxrss.max(children.ru_maxrss) * 1024,
+    }
+}
+
+/// The usage between `before` and `after`; the maximum resident set size is `after`'s.
+fn usage_between(before: &Rusage, after: &Rusage) -> Rusage {
+    Rusage {
+        user_cpu_ns: after.user_cpu_ns - before.user_cpu_ns,
+        system_cpu_ns: after.system_cpu_ns - before.system_cpu_ns,
+        voluntary_cs: after.voluntary_cs - before.voluntary_cs,
+        involuntary_cs: after.involuntary_cs - before.involuntary_cs,
+        max_rss_bytes: after.max_rss_bytes,
+    }
+}
+
+fn measure(request: &ChildRequest, find: Finder<'_>, runs_before: u32) -> ChildReply {
     let Some(benchmark) = find(&request.benchmark) else {
         return ChildReply::Failed {
             message: format!("unknown benchmark '{}'", request.benchmark),
@@ -100,6 +199,7 @@ fn measure(request: &ChildRequest, find: Finder<'_>) -> ChildReply {
         warmup: request.warmup,
         index: request.index,
         work_dir: request.work_dir.clone(),
+        runs_before,
     };
     match benchmark.run(&request.options, &ctx) {
         Ok(m) => ChildReply::Measured {
@@ -150,6 +250,50 @@ mod tests {
                 message: "unknown benchmark 'nope'".into()
             }
         );
+    }
+
+    #[test]
+    fn a_server_answers_each_request_line_until_its_input_ends() {
+        let req = |benchmark: &str| {
+            let mut text = serde_json::to_string(&ChildRequest {
+                benchmark: benchmark.into(),
+                options: Options::default(),
+                warmup: false,
+                index: 0,
+                setup: ChildSetup::default(),
+                work_dir: None,
+                expected_s: None,
+            })
+            .unwrap();
+            text.push('\n');
+            text
+        };
+        let input = format!("{}{}", req("first"), req("second"));
+        let seen = std::cell::RefCell::new(Vec::new());
+        let mut out = Vec::new();
+        let status = serve_main(input.as_bytes(), &mut out, &|name| {
+            seen.borrow_mut().push(name.to_string());
+            None
+        });
+        assert_eq!(status, 0);
+        let text = String::from_utf8(out).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0], SERVER_READY);
+        assert_eq!(lines.len(), 3, "{text}");
+        let second: ServedReply = serde_json::from_str(lines[2]).unwrap();
+        assert_eq!(
+            second.reply,
+            ChildReply::Failed {
+                message: "unknown benchmark 'second'".into()
+            }
+        );
+        assert_eq!(*seen.borrow(), ["first", "second"]);
+        // A request that is not one ends the server after its answer.
+        let mut out = Vec::new();
+        assert_eq!(serve_main(&b"{not json\n"[..], &mut out, &|_| None), 1);
+        assert!(String::from_utf8(out)
+            .unwrap()
+            .contains("malformed run request"));
     }
 
     #[test]

@@ -34,6 +34,16 @@ pub enum Event {
         /// Index of the measured run about to start, from 0.
         index: u32,
     },
+    /// A run's child starts (a measured run's setup is done): the run is in progress.
+    RunStarted {
+        position: usize,
+        warmup: bool,
+        /// Index among the runs of its kind, from 0.
+        index: u32,
+        /// Estimated seconds left in the whole session, this run included; `None` before
+        /// the session's first run has ended (nothing to estimate from).
+        eta_s: Option<f64>,
+    },
     /// Values that the session's setup set were found changed by something else, `when`
     /// ("before" or "after") measured run `index` (from 0): said once per setting and value
     /// found; every run measured while they differ is marked.
@@ -71,6 +81,9 @@ pub enum Event {
         /// reach.
         reachable: Option<f64>,
         precision: Precision,
+        /// The name of the primary metric whose runs `precision` describes (`p99` for
+        /// latency: the median of the runs' p99).
+        metric: String,
         unit: String,
         error: Option<String>,
     },

@@ -7,13 +7,25 @@
 //! stdout. The child leads a process group of its own ([`Group`]); a watchdog thread kills the
 //! whole group when the run exceeds its [`RunTimeout`], so a hung benchmark or kernel ends as a
 //! failed run instead of hanging the session.
+//!
+//! A benchmark whose measured work is a fresh process of its own
+//! (`vernier_bench::Benchmark::measures_a_fresh_process`) is served when the executor has
+//! [`ProcessExecutor::serve_args`]: one run process per configuration ([`Server`]) executes
+//! its runs one request after the other (`crate::child::serve_main`), so that neither the
+//! start of a ~100 MB binary nor the spawner's warm-up is paid in every run. Everything else
+//! holds as for a fresh child: the server leads a process group of its own, which the
+//! watchdog (here a time limit on the reply) and Ctrl-C kill as a whole; the monitors sample
+//! the run with the server's pid (perf counters opened per run count it and what it spawns
+//! from then on); the run's resource usage is what the server and the children it waited for
+//! used during the run. A server that failed a run, timed out or died is dropped (killed and
+//! reaped), and the configuration's next run starts a new one.
 
 use std::collections::{BTreeMap, HashMap};
-use std::io::{Read, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::process::{ChildStdin, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{mpsc, Arc};
+use std::sync::{mpsc, Arc, Mutex};
 use std::time::Duration;
 
 use vernier_model::monitor::{MonitorFailure, RunMonitorData};
@@ -24,7 +36,7 @@ use vernier_sys::process::{Exit, Group, Signaller, Spawned};
 use vernier_sys::procstat::read_proc_stat_cpu;
 use vernier_sys::Roots;
 
-use crate::child::{ChildReply, ChildRequest};
+use crate::child::{ChildReply, ChildRequest, ServedReply, SERVER_READY};
 use crate::interrupt::Interrupt;
 
 /// What one run produced.
@@ -116,7 +128,7 @@ pub trait Executor {
 }
 
 /// Runs each request in a fresh child process: `program args...` reading the request on stdin.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct ProcessExecutor {
     pub program: PathBuf,
     pub args: Vec<String>,
@@ -128,7 +140,20 @@ pub struct ProcessExecutor {
     /// The longest completed run of each configuration (benchmark and options), for
     /// [`RunTimeout::Auto`].
     longest_runs: HashMap<ConfigKey, Duration>,
+    /// The arguments that start `program` as a server of runs (`__child --serve`); `None`:
+    /// every run in a fresh process.
+    pub serve_args: Option<Vec<String>>,
+    /// The servers of configurations, with the number of the run that last used each.
+    servers: HashMap<ConfigKey, (Server, u64)>,
+    /// Whether each benchmark met so far is served.
+    served: HashMap<String, bool>,
+    /// Runs executed, to tell which server was used longest ago.
+    runs: u64,
 }
+
+/// At most this many servers stay; beyond, the one used longest ago is ended. A sweep of
+/// many configurations keeps this many idle processes, each a few MB of its own.
+const MAX_SERVERS: usize = 16;
 
 impl ProcessExecutor {
     pub fn new(program: PathBuf, args: Vec<String>) -> Self {
@@ -139,7 +164,47 @@ impl ProcessExecutor {
             monitors: Vec::new(),
             timeout: RunTimeout::Auto,
             longest_runs: HashMap::new(),
+            serve_args: None,
+            servers: HashMap::new(),
+            served: HashMap::new(),
+            runs: 0,
         }
+    }
+
+    /// Whether the runs of `benchmark` go to a server.
+    fn is_served(&mut self, benchmark: &str) -> bool {
+        if self.serve_args.is_none() {
+            return false;
+        }
+        *self.served.entry(benchmark.to_string()).or_insert_with(|| {
+            vernier_bench::builtin(benchmark).is_some_and(|b| b.measures_a_fresh_process())
+        })
+    }
+
+    /// The server of `key`, started when there is none.
+    fn server(&mut self, key: &ConfigKey, limit: Duration) -> Result<&mut Server, ExecError> {
+        self.runs += 1;
+        if !self.servers.contains_key(key) {
+            if self.servers.len() >= MAX_SERVERS {
+                let oldest = self
+                    .servers
+                    .iter()
+                    .min_by_key(|(_, (_, used))| *used)
+                    .map(|(k, _)| k.clone());
+                if let Some(oldest) = oldest {
+                    self.servers.remove(&oldest);
+                }
+            }
+            let args = self.serve_args.clone().unwrap_or_default();
+            let server = Server::start(&self.program, &args, limit)?;
+            self.servers.insert(key.clone(), (server, 0));
+        }
+        let (server, used) = self
+            .servers
+            .get_mut(key)
+            .ok_or_else(|| ExecError::Child("has no server".into()))?;
+        *used = self.runs;
+        Ok(server)
     }
 
     /// Busy CPU time of the whole machine in nanoseconds; `None` without /proc/stat.
@@ -170,6 +235,18 @@ impl Executor for ProcessExecutor {
     ) -> Result<RunOutcome, ExecError> {
         let request_json = serde_json::to_vec(request)
             .map_err(|e| ExecError::Child(format!("request cannot be encoded: {e}")))?;
+        let config_key = ConfigKey::new(&request.benchmark, &request.options);
+        let limit = self.timeout.limit(
+            request
+                .options
+                .get("duration")
+                .map(|_| request.options.float("duration"))
+                .or(request.expected_s),
+            self.longest_runs.get(&config_key).copied(),
+        );
+        if self.is_served(&request.benchmark) {
+            return self.execute_served(request, &request_json, config_key, limit, interrupt);
+        }
         let busy_before = self.machine_busy_ns();
         let controller_before = self_cpu_ns();
         let started_at_ns = unix_now_ns();
@@ -197,38 +274,11 @@ impl Executor for ProcessExecutor {
         // The monitors start before the child has its request, so they see all of its work
         // (the perf counters must exist before it forks its workers). A monitor that cannot
         // start is recorded as a failure; the run goes on.
-        let sampler = if request.warmup || self.monitors.is_empty() {
-            None
-        } else {
-            Some(
-                RunSampler::start(&self.monitors, &self.roots, pid as i32).map_err(|e| {
-                    RunMonitorData {
-                        failures: vec![MonitorFailure {
-                            monitor: "sampler".into(),
-                            t_ns: 0,
-                            message: e.to_string(),
-                        }],
-                        ..RunMonitorData::default()
-                    }
-                }),
-            )
-        };
-        let config_key = ConfigKey::new(&request.benchmark, &request.options);
-        let limit = self.timeout.limit(
-            request
-                .options
-                .get("duration")
-                .map(|_| request.options.float("duration"))
-                .or(request.expected_s),
-            self.longest_runs.get(&config_key).copied(),
-        );
+        let sampler = self.start_sampler(request, pid);
         let drained = drain_and_wait(&mut group, child, &request_json, limit);
         interrupt.set_child(None);
         let ended_at_ns = unix_now_ns();
-        let monitors = sampler.map(|s| match s {
-            Ok(sampler) => sampler.finish(),
-            Err(data) => data,
-        });
+        let monitors = finish_sampler(sampler);
         let Drained {
             reply: reply_text,
             stderr: stderr_text,
@@ -243,9 +293,7 @@ impl Executor for ProcessExecutor {
         if timed_out {
             return Err(ExecError::Timeout { limit });
         }
-        let wall = Duration::from_nanos(u64::try_from(ended_at_ns - started_at_ns).unwrap_or(0));
-        let longest = self.longest_runs.entry(config_key).or_default();
-        *longest = (*longest).max(wall);
+        self.note_run_length(config_key, started_at_ns, ended_at_ns);
         let rusage = exit.rusage;
         let reply: Option<ChildReply> = serde_json::from_slice(&reply_text).ok();
         let (values, histograms) = match reply {
@@ -276,6 +324,283 @@ impl Executor for ProcessExecutor {
             controller_cpu_ns,
             monitors,
         })
+    }
+}
+
+impl ProcessExecutor {
+    /// Starts the monitors for a measured run whose process is `pid` (see [`RunSampler`]);
+    /// `None` for a warmup run or without monitors. A sampler that cannot start is the
+    /// run's monitor failure; the run goes on.
+    fn start_sampler(
+        &self,
+        request: &ChildRequest,
+        pid: u32,
+    ) -> Option<Result<RunSampler, RunMonitorData>> {
+        if request.warmup || self.monitors.is_empty() {
+            return None;
+        }
+        Some(
+            RunSampler::start(&self.monitors, &self.roots, pid as i32).map_err(|e| {
+                RunMonitorData {
+                    failures: vec![MonitorFailure {
+                        monitor: "sampler".into(),
+                        t_ns: 0,
+                        message: e.to_string(),
+                    }],
+                    ..RunMonitorData::default()
+                }
+            }),
+        )
+    }
+
+    /// Remembers a completed run's length for [`RunTimeout::Auto`].
+    fn note_run_length(&mut self, key: ConfigKey, started_at_ns: i64, ended_at_ns: i64) {
+        let wall = Duration::from_nanos(u64::try_from(ended_at_ns - started_at_ns).unwrap_or(0));
+        let longest = self.longest_runs.entry(key).or_default();
+        *longest = (*longest).max(wall);
+    }
+
+    /// [`Executor::execute`] of a served benchmark: the request goes to the configuration's
+    /// server (see the module documentation).
+    fn execute_served(
+        &mut self,
+        request: &ChildRequest,
+        request_json: &[u8],
+        key: ConfigKey,
+        limit: Duration,
+        interrupt: &Interrupt,
+    ) -> Result<RunOutcome, ExecError> {
+        let server = self.server(&key, limit)?;
+        let (pid, signaller) = (server.pid, server.group.signaller());
+        let busy_before = self.machine_busy_ns();
+        let controller_before = self_cpu_ns();
+        let started_at_ns = unix_now_ns();
+        interrupt.set_child(Some(signaller));
+        if interrupt.is_requested() {
+            interrupt.kill_child();
+        }
+        let sampler = self.start_sampler(request, pid);
+        let answer = match self.servers.get_mut(&key) {
+            Some((server, _)) => server.ask(request_json, limit),
+            None => Err(Asked::Died),
+        };
+        interrupt.set_child(None);
+        let ended_at_ns = unix_now_ns();
+        let monitors = finish_sampler(sampler);
+        let controller_cpu_ns = self_cpu_ns() - controller_before;
+        let busy_after = self.machine_busy_ns();
+        let served = match answer {
+            Ok(served) => served,
+            Err(failure) => {
+                let ended = self.servers.remove(&key).map(|(server, _)| server.end());
+                if interrupt.is_requested() {
+                    return Err(ExecError::Interrupted);
+                }
+                return Err(match failure {
+                    Asked::TimedOut => ExecError::Timeout { limit },
+                    Asked::Died => ExecError::Child(ended.unwrap_or_else(|| "ended".into())),
+                    Asked::Garbled(e) => ExecError::Child(format!("answered garbled: {e}")),
+                });
+            }
+        };
+        if interrupt.is_requested() {
+            return Err(ExecError::Interrupted);
+        }
+        let (values, histograms) = match served.reply {
+            ChildReply::Measured { values, histograms } => (values, histograms),
+            ChildReply::Failed { message } => {
+                // A fresh server for the next run: nothing of a failed run stays.
+                self.servers.remove(&key);
+                return Err(ExecError::Benchmark(message));
+            }
+        };
+        self.note_run_length(key, started_at_ns, ended_at_ns);
+        let rusage = served.rusage;
+        let foreign_cpu_ns = match (busy_before, busy_after) {
+            (Some(b), Some(a)) => a - b - rusage.cpu_ns() - controller_cpu_ns,
+            _ => 0,
+        };
+        Ok(RunOutcome {
+            started_at_ns,
+            ended_at_ns,
+            values,
+            histograms,
+            rusage,
+            foreign_cpu_ns,
+            controller_cpu_ns,
+            monitors,
+        })
+    }
+}
+
+/// What the monitors recorded, or why they could not start.
+fn finish_sampler(sampler: Option<Result<RunSampler, RunMonitorData>>) -> Option<RunMonitorData> {
+    sampler.map(|s| match s {
+        Ok(sampler) => sampler.finish(),
+        Err(data) => data,
+    })
+}
+
+/// A run process that serves a configuration's runs (see the module documentation).
+#[derive(Debug)]
+struct Server {
+    group: Group,
+    pid: u32,
+    stdin: Option<ChildStdin>,
+    /// The lines of its standard output, read by a thread of their own; closed at its end.
+    lines: mpsc::Receiver<Vec<u8>>,
+    /// The end of its standard error, read by a thread of its own.
+    stderr: Arc<Mutex<Vec<u8>>>,
+}
+
+/// How long a server that failed is given to exit by itself, before it is killed.
+const SERVER_END_WAIT: Duration = Duration::from_secs(1);
+
+/// Why a served run has no answer.
+enum Asked {
+    /// The run exceeded its limit; the server's group was killed.
+    TimedOut,
+    /// The server ended (or was killed) before it answered.
+    Died,
+    /// The answer is not a [`ServedReply`].
+    Garbled(String),
+}
+
+impl Server {
+    /// Starts `program args...` and waits up to `limit` for it to say that it is ready.
+    fn start(
+        program: &std::path::Path,
+        args: &[String],
+        limit: Duration,
+    ) -> Result<Self, ExecError> {
+        let mut group = Group::new();
+        let spawned = group
+            .spawn(
+                Command::new(program)
+                    .args(args)
+                    .stdin(Stdio::piped())
+                    .stdout(Stdio::piped())
+                    .stderr(Stdio::piped()),
+            )
+            .map_err(|source| ExecError::Spawn {
+                program: program.display().to_string(),
+                source,
+            })?;
+        let no_thread =
+            |e: std::io::Error| ExecError::Child(format!("cannot be supervised (no thread): {e}"));
+        let (tx, lines) = mpsc::channel();
+        if let Some(stdout) = spawned.stdout {
+            std::thread::Builder::new()
+                .name("run-server-out".into())
+                .spawn(move || {
+                    let mut stdout = BufReader::new(stdout);
+                    loop {
+                        let mut line = Vec::new();
+                        match stdout.read_until(b'\n', &mut line) {
+                            Ok(0) | Err(_) => break,
+                            Ok(_) => {
+                                if tx.send(line).is_err() {
+                                    break;
+                                }
+                            }
+                        }
+                    }
+                })
+                .map_err(no_thread)?;
+        }
+        let stderr = Arc::new(Mutex::new(Vec::new()));
+        if let Some(mut pipe) = spawned.stderr {
+            let kept = Arc::clone(&stderr);
+            std::thread::Builder::new()
+                .name("run-server-err".into())
+                .spawn(move || {
+                    let mut buf = [0u8; 8192];
+                    loop {
+                        match pipe.read(&mut buf) {
+                            Ok(0) => break,
+                            Ok(n) => {
+                                let mut kept = kept.lock().unwrap_or_else(|e| e.into_inner());
+                                kept.extend_from_slice(&buf[..n]);
+                                if kept.len() > 2 * STDERR_KEEP {
+                                    let excess = kept.len() - STDERR_KEEP;
+                                    kept.drain(..excess);
+                                }
+                            }
+                            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                            Err(_) => break,
+                        }
+                    }
+                })
+                .map_err(no_thread)?;
+        }
+        let server = Server {
+            group,
+            pid: spawned.pid,
+            stdin: spawned.stdin,
+            lines,
+            stderr,
+        };
+        match server.lines.recv_timeout(limit) {
+            Ok(line) if line.trim_ascii() == SERVER_READY.as_bytes() => Ok(server),
+            Ok(line) => Err(ExecError::Child(format!(
+                "started as a server, said '{}' instead of '{SERVER_READY}'",
+                String::from_utf8_lossy(line.trim_ascii())
+            ))),
+            Err(mpsc::RecvTimeoutError::Timeout) => Err(ExecError::Timeout { limit }),
+            Err(mpsc::RecvTimeoutError::Disconnected) => Err(ExecError::Child(
+                server.end().replace("ended", "ended at its start"),
+            )),
+        }
+    }
+
+    /// Sends one request line and waits up to `limit` for its answer; kills the server's
+    /// group at the limit.
+    fn ask(&mut self, request_json: &[u8], limit: Duration) -> Result<ServedReply, Asked> {
+        let sent = self.stdin.as_mut().is_some_and(|stdin| {
+            stdin
+                .write_all(request_json)
+                .and_then(|_| stdin.write_all(b"\n"))
+                .and_then(|_| stdin.flush())
+                .is_ok()
+        });
+        if !sent {
+            return Err(Asked::Died);
+        }
+        match self.lines.recv_timeout(limit) {
+            Ok(line) => serde_json::from_slice(&line).map_err(|e| Asked::Garbled(e.to_string())),
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                self.group.kill();
+                Err(Asked::TimedOut)
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => Err(Asked::Died),
+        }
+    }
+
+    /// Ends the server (its group killed, its leader reaped) and says how it ended, with the
+    /// end of its standard error: "exited with status 1 ...".
+    fn end(mut self) -> String {
+        // A server that closed its output is exiting: its own status says why, unless it
+        // does not come soon.
+        self.stdin = None;
+        let exit = match self.group.wait_within(self.pid, SERVER_END_WAIT) {
+            Ok(Some(exit)) => Ok(exit),
+            _ => {
+                self.group.kill();
+                self.group.wait(self.pid)
+            }
+        };
+        let how = match exit {
+            Ok(exit) => exit.to_string(),
+            Err(e) => format!("cannot be waited for: {e}"),
+        };
+        let stderr = self.stderr.lock().map(|s| s.clone()).unwrap_or_default();
+        let stderr = String::from_utf8_lossy(&stderr);
+        let stderr = stderr.trim();
+        if stderr.is_empty() {
+            format!("{how} without a result")
+        } else {
+            format!("{how} without a result: {stderr}")
+        }
     }
 }
 
@@ -437,6 +762,78 @@ mod tests {
             "{err}"
         );
         assert!(err.to_string().contains("time limit of 0.2 s"), "{err}");
+    }
+
+    /// A request of the served benchmark `command`.
+    fn served_request() -> ChildRequest {
+        serde_json::from_str(r#"{"benchmark":"command","options":{},"warmup":false,"index":0}"#)
+            .unwrap()
+    }
+
+    /// A server that is the shell script `script`, started for `command`'s runs.
+    fn shell_server(script: &str, timeout: RunTimeout) -> ProcessExecutor {
+        let mut e = shell(script, timeout);
+        e.serve_args = Some(e.args.clone());
+        e
+    }
+
+    /// Answers each request line with its own pid as the value, after the ready line.
+    const PID_SERVER: &str = r#"echo ready; while read -r line; do
+        printf '{"reply":{"measured":{"values":{"value":%s}}},"rusage":{"user_cpu_ns":1,"system_cpu_ns":2,"voluntary_cs":0,"involuntary_cs":0,"max_rss_bytes":4096}}\n' $$
+    done"#;
+
+    #[test]
+    fn a_served_configuration_runs_in_one_process_and_a_failed_one_is_replaced() {
+        let mut e = shell_server(PID_SERVER, RunTimeout::Fixed(Duration::from_secs(120)));
+        let run = |e: &mut ProcessExecutor| e.execute(&served_request(), &Interrupt::new());
+        let first = run(&mut e).unwrap();
+        assert_eq!(first.rusage.cpu_ns(), 3);
+        assert_eq!(first.rusage.max_rss_bytes, 4096);
+        let pid = first.values["value"];
+        assert_eq!(run(&mut e).unwrap().values["value"], pid);
+        assert_eq!(e.servers.len(), 1);
+        // Another benchmark still gets a fresh process per run (the plain child protocol).
+        let mut plain = request();
+        plain.benchmark = "mock".into();
+        assert!(e.execute(&plain, &Interrupt::new()).is_err());
+        assert_eq!(e.servers.len(), 1);
+        // Killed from outside, the server's run fails with how it ended; the next run has a
+        // new server.
+        // SAFETY: kill(2) of the server this test started.
+        unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+        let err = run(&mut e).unwrap_err().to_string();
+        assert!(err.contains("was killed by signal 9"), "{err}");
+        assert!(e.servers.is_empty());
+        assert_ne!(run(&mut e).unwrap().values["value"], pid);
+    }
+
+    #[test]
+    fn a_served_run_beyond_its_timeout_kills_the_server() {
+        let script = "echo ready; read -r line; sleep 1000";
+        let limit = Duration::from_millis(300);
+        let mut e = shell_server(script, RunTimeout::Fixed(limit));
+        let err = e.execute(&served_request(), &Interrupt::new()).unwrap_err();
+        assert!(
+            matches!(err, ExecError::Timeout { limit: l } if l == limit),
+            "{err}"
+        );
+        assert!(e.servers.is_empty());
+    }
+
+    #[test]
+    fn a_server_that_fails_to_start_says_why() {
+        let mut e = shell_server(
+            "echo 'no such thing' >&2; exit 3",
+            RunTimeout::Fixed(Duration::from_secs(120)),
+        );
+        let err = e
+            .execute(&served_request(), &Interrupt::new())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("exited with status 3") && err.contains("no such thing"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -508,6 +508,14 @@ impl<R: Recorder + ?Sized> Runner<'_, R> {
         } else {
             self.check_setup(&states[i].label, i, index, "before")?
         };
+        let started = states.iter().any(|st| st.runs > 0);
+        let eta_s = started.then(|| self.eta_s(states));
+        (self.observer)(&Event::RunStarted {
+            position: i,
+            warmup,
+            index,
+            eta_s,
+        });
         let executed = self.executor.execute(&request, self.interrupt);
         let load_cpu_ns = if warmup {
             None
@@ -566,7 +574,7 @@ impl<R: Recorder + ?Sized> Runner<'_, R> {
         let mut record = run_record(&outcome, index, warmup, round, state.executions());
         record.setup_steps = setup_steps;
         record.setup_changed = setup_changed;
-        record.values = values;
+        record.values = values.into();
         if let Some(cpu) = load_cpu_ns {
             // The loads ran during the measurement window; what they used is theirs, not
             // foreign.
@@ -695,7 +703,17 @@ impl<R: Recorder + ?Sized> Runner<'_, R> {
             }
             let remaining = stopping::estimated_remaining_runs(&state.values, state.elapsed, s);
             let left = f64::from(remaining) * state.elapsed.mean_run_s;
-            known.push(left.min((s.max_time_s - state.elapsed.total_s).max(0.0)));
+            // A configuration measures once whatever its time limit says (its warmups may
+            // have spent it all): that run is still to come.
+            let floor = if state.values.is_empty() {
+                state.elapsed.mean_run_s
+            } else {
+                0.0
+            };
+            known.push(
+                left.min((s.max_time_s - state.elapsed.total_s).max(0.0))
+                    .max(floor),
+            );
         }
         let finished: Vec<f64> = states
             .iter()
@@ -745,6 +763,7 @@ impl<R: Recorder + ?Sized> Runner<'_, R> {
             converged,
             reachable,
             precision: stopping::precision(&state.values, self.settings),
+            metric: state.record.metric.name.clone(),
             unit: state.record.metric.unit.clone(),
             error,
         });
@@ -776,12 +795,12 @@ fn run_record(
         preceding_executions,
         started_at_ns: outcome.started_at_ns,
         ended_at_ns: outcome.ended_at_ns,
-        values: outcome.values.clone(),
+        values: outcome.values.clone().into(),
         rusage: outcome.rusage,
         foreign_cpu_ns: outcome.foreign_cpu_ns,
         controller_cpu_ns: outcome.controller_cpu_ns,
         load_cpu_ns: None,
-        monitors: outcome.monitors.clone(),
+        monitors: outcome.monitors.clone().map(Box::new),
         setup_steps: Vec::new(),
         setup_changed: Vec::new(),
         histograms: outcome.histograms.clone(),

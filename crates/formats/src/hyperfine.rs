@@ -5,8 +5,9 @@ use std::collections::BTreeMap;
 
 use serde::Deserialize;
 use vernier_model::{
-    ConfigurationRecord, Environment, MetricInfo, OptionValue, Options, RunRecord, Rusage,
-    SessionInfo, SessionStatus, Settings, StopReason, StoredConfiguration, StoredSession, Texts,
+    ConfigurationRecord, Environment, MetricInfo, MetricName, OptionValue, Options, RunRecord,
+    RunValues, Rusage, SessionInfo, SessionStatus, Settings, StopReason, StoredConfiguration,
+    StoredSession, Texts,
 };
 
 use crate::ids::IdHasher;
@@ -97,6 +98,8 @@ fn from_hyperfine(
             .count();
         let mut runs = Vec::with_capacity(result.times.len());
         let mut start = now_ns;
+        // Every run's value is named "time": one name, shared.
+        let time = MetricName::from("time");
         for (j, &t) in result.times.iter().enumerate() {
             let run_index = (j as u64).to_le_bytes();
             // A non-positive time, or one beyond validate::MAX_DURATION_S, is refused by the
@@ -120,7 +123,7 @@ fn from_hyperfine(
                 preceding_executions: j as u32,
                 started_at_ns: start,
                 ended_at_ns: end,
-                values: BTreeMap::from([("time".to_string(), t)]),
+                values: RunValues::one(time.clone(), t),
                 rusage: Rusage::default(),
                 foreign_cpu_ns: 0,
                 controller_cpu_ns: 0,

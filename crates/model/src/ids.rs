@@ -2,8 +2,10 @@
 //! of a session id that tables, legends and pages show ([`ShortId`]).
 
 use std::cmp::Ordering;
+use std::collections::BTreeMap;
 use std::fmt;
 use std::hash::{Hash, Hasher};
+use std::sync::OnceLock;
 
 use uuid::Uuid;
 
@@ -17,7 +19,9 @@ use crate::Options;
 /// Options are compared by their canonical JSON text (sorted keys, numbers as stored), so that
 /// `groups=10` and `groups=10.0` stay apart and the order is that of the text. Displayed as the
 /// label every output shows: `benchmark:opt=value:...`, then ` [load cpu + io]` when there are
-/// loads.
+/// loads. The label leaves out the options at their benchmark's default (see
+/// [`set_label_defaults`]); [`ConfigKey::full_label`] has them all, and the identity always
+/// holds every option.
 #[derive(Debug, Clone)]
 pub struct ConfigKey {
     pub benchmark: String,
@@ -52,6 +56,45 @@ impl ConfigKey {
     }
 }
 
+/// The default value of each option of each benchmark, which labels leave out: given once per
+/// process by the binary, from the benchmarks' descriptions (model cannot see them). Without
+/// it, labels hold every option.
+static LABEL_DEFAULTS: OnceLock<BTreeMap<String, Options>> = OnceLock::new();
+
+/// Sets the defaults that labels leave out: benchmark name -> its options at their defaults.
+/// The first call wins; later ones change nothing (a process has one set of benchmarks).
+pub fn set_label_defaults(defaults: BTreeMap<String, Options>) {
+    let _ = LABEL_DEFAULTS.set(defaults);
+}
+
+impl ConfigKey {
+    /// The label with every option, defaults included: `show -v`, and what identifies the
+    /// configuration (`hackbench:datasize=100:fds=20:groups=10:...`).
+    pub fn full_label(&self) -> String {
+        self.label_with(&Options::default())
+    }
+
+    /// The label without the options whose value is in `defaults`.
+    fn label_with(&self, defaults: &Options) -> String {
+        let shown: Vec<String> = self
+            .options
+            .0
+            .iter()
+            .filter(|(name, value)| defaults.get(name) != Some(value))
+            .map(|(name, value)| format!("{name}={value}"))
+            .collect();
+        let mut label = self.benchmark.clone();
+        if !shown.is_empty() {
+            label.push(':');
+            label.push_str(&shown.join(":"));
+        }
+        if !self.loads.is_empty() {
+            label.push_str(&format!(" [load {}]", self.loads.join(" + ")));
+        }
+        label
+    }
+}
+
 impl PartialEq for ConfigKey {
     fn eq(&self, other: &Self) -> bool {
         self.identity() == other.identity()
@@ -80,14 +123,13 @@ impl Ord for ConfigKey {
 
 impl fmt::Display for ConfigKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.benchmark)?;
-        if !self.options.0.is_empty() {
-            write!(f, ":{}", self.options.label())?;
+        let defaults = LABEL_DEFAULTS
+            .get()
+            .and_then(|all| all.get(&self.benchmark));
+        match defaults {
+            Some(d) => f.write_str(&self.label_with(d)),
+            None => f.write_str(&self.full_label()),
         }
-        if !self.loads.is_empty() {
-            write!(f, " [load {}]", self.loads.join(" + "))?;
-        }
-        Ok(())
     }
 }
 
@@ -141,6 +183,39 @@ mod tests {
             ConfigKey::loaded("hackbench", &o, &loads).to_string(),
             "hackbench:groups=10:ipc=pipe [load cpu + io]"
         );
+    }
+
+    #[test]
+    fn the_label_leaves_out_defaults_and_the_identity_keeps_them() {
+        let o = options(&[
+            ("ipc", OptionValue::Text("pipe".into())),
+            ("groups", OptionValue::UInt(10)),
+            ("loops", OptionValue::UInt(1000)),
+        ]);
+        let defaults = options(&[
+            ("ipc", OptionValue::Text("socket".into())),
+            ("groups", OptionValue::UInt(10)),
+            ("loops", OptionValue::UInt(1000)),
+        ]);
+        let key = ConfigKey::loaded("hackbench", &o, &["cpu".into()]);
+        assert_eq!(key.label_with(&defaults), "hackbench:ipc=pipe [load cpu]");
+        assert_eq!(
+            key.full_label(),
+            "hackbench:groups=10:ipc=pipe:loops=1000 [load cpu]"
+        );
+        let at_defaults = ConfigKey::new("hackbench", &defaults);
+        assert_eq!(at_defaults.label_with(&defaults), "hackbench");
+        // Two configurations that differ only in a default's value stay apart.
+        let other = ConfigKey::new(
+            "hackbench",
+            &options(&[
+                ("ipc", OptionValue::Text("socket".into())),
+                ("groups", OptionValue::UInt(20)),
+                ("loops", OptionValue::UInt(1000)),
+            ]),
+        );
+        assert_ne!(at_defaults, other);
+        assert_eq!(other.label_with(&defaults), "hackbench:groups=20");
     }
 
     #[test]

@@ -21,6 +21,7 @@ pub mod settings;
 pub mod spec;
 pub mod text;
 pub mod validate;
+pub mod values;
 
 pub use benchmark::{BenchmarkInfo, MetricInfo};
 pub use calibration::Calibration;
@@ -39,3 +40,4 @@ pub use recorder::Recorder;
 pub use settings::{level_percent, Settings, SettingsLayer, StoppingRule, CONFIDENCE_LEVEL};
 pub use spec::{parse_spec, parse_spec_list, Spec, SpecError, SpecProblem};
 pub use text::{escape_controls, Texts};
+pub use values::{MetricName, RunValues};

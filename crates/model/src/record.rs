@@ -16,6 +16,7 @@ use crate::histogram::RunHistogram;
 use crate::monitor::RunMonitorData;
 use crate::options::Options;
 use crate::settings::Settings;
+use crate::values::RunValues;
 
 /// The state of a session.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -207,7 +208,7 @@ pub struct RunRecord {
     pub started_at_ns: i64,
     pub ended_at_ns: i64,
     /// The metric values the benchmark reported; the primary metric is always present.
-    pub values: BTreeMap<String, f64>,
+    pub values: RunValues,
     /// The distributions of the run's samples, one per measurement thread, for benchmarks that
     /// take many samples per run (latency); their summaries are among `values`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -225,7 +226,7 @@ pub struct RunRecord {
     pub load_cpu_ns: Option<i64>,
     /// What the monitors recorded during the run (measured runs only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub monitors: Option<RunMonitorData>,
+    pub monitors: Option<Box<RunMonitorData>>,
     /// The per-run setup steps executed before the run (drop caches, idle gate, ...).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub setup_steps: Vec<SetupStep>,

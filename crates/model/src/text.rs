@@ -32,6 +32,7 @@ use crate::record::{
     StopReason, StoredConfiguration, StoredSession,
 };
 use crate::settings::{Settings, StoppingRule};
+use crate::values::RunValues;
 
 /// The first character of `text` that vernier never stores, if any.
 pub fn first_control(text: &str) -> Option<char> {
@@ -194,6 +195,39 @@ impl<T: Texts> Texts for Option<T> {
     fn escape_controls(&mut self) {
         if let Some(v) = self {
             v.escape_controls();
+        }
+    }
+}
+
+impl<T: Texts> Texts for Box<T> {
+    fn find_control(&self) -> Option<Found> {
+        (**self).find_control()
+    }
+
+    fn escape_controls(&mut self) {
+        (**self).escape_controls();
+    }
+}
+
+/// Metric names are keys, as in a map.
+impl Texts for RunValues {
+    fn find_control(&self) -> Option<Found> {
+        self.keys().find_map(|k| {
+            first_control(k).map(|control| Found {
+                path_rev: Vec::new(),
+                text: k.to_string(),
+                control,
+                key: true,
+            })
+        })
+    }
+
+    fn escape_controls(&mut self) {
+        if self.keys().any(|k| first_control(k).is_some()) {
+            *self = self
+                .iter()
+                .map(|(k, v)| (escape_controls(k).into_owned(), *v))
+                .collect();
         }
     }
 }
@@ -509,6 +543,17 @@ impl Texts for StoredSession {
     }
 }
 
+/// `n` things, the noun in the plural unless `n` is 1: "1 configuration", "4 configurations".
+/// `what` is a noun whose plural adds an s. Here, below every crate that words a count (the
+/// warnings of analysis, the terminal's report, the binary), so that none says "1 runs".
+pub fn plural(n: usize, what: &str) -> String {
+    if n == 1 {
+        format!("1 {what}")
+    } else {
+        format!("{n} {what}s")
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -604,7 +649,7 @@ mod tests {
         let mut session = clean.clone();
         session.configurations[0].runs[0]
             .values
-            .insert("ti\0me".into(), 2.0);
+            .insert("ti\0me", 2.0);
         let found = session.find_control().unwrap();
         assert_eq!(found.field(), "configurations[0].runs[0].values");
         assert!(found.problem().starts_with("a key of field"), "{found:?}");

@@ -13,6 +13,7 @@ use crate::benchmark::MetricInfo;
 use crate::record::{ConfigurationRecord, RunRecord, StoredSession};
 use crate::settings::Settings;
 use crate::text::Texts;
+use crate::values::RunValues;
 
 /// A record that vernier could not have written, with where it is.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -102,23 +103,39 @@ fn check_text_lengths(value: &impl serde::Serialize) -> Result<(), String> {
 /// value, the primary one present, every value finite, a duration positive. The engine applies
 /// the same check to what a child reports, so a recorded run always passes it.
 pub fn check_values(metric: &MetricInfo, values: &BTreeMap<String, f64>) -> Result<(), String> {
-    if values.is_empty() {
+    check_entries(metric, values.iter().map(|(name, v)| (name.as_str(), *v)))
+}
+
+/// [`check_values`] of a stored run's values.
+pub fn check_run_values(metric: &MetricInfo, values: &RunValues) -> Result<(), String> {
+    check_entries(metric, values.iter().map(|(name, v)| (name, *v)))
+}
+
+fn check_entries<'a>(
+    metric: &MetricInfo,
+    mut values: impl Iterator<Item = (&'a str, f64)> + Clone,
+) -> Result<(), String> {
+    if values.clone().next().is_none() {
         return Err("field 'values' is empty (it holds at least the primary metric)".into());
     }
-    let Some(primary) = values.get(&metric.name) else {
+    let Some(primary) = values
+        .clone()
+        .find(|(name, _)| *name == metric.name)
+        .map(|(_, v)| v)
+    else {
         return Err(format!(
             "field 'values' lacks the primary metric '{}' of its configuration",
             metric.name
         ));
     };
-    if let Some((name, v)) = values.iter().find(|(_, v)| !v.is_finite()) {
+    if let Some((name, v)) = values.find(|(_, v)| !v.is_finite()) {
         return Err(format!(
             "field 'values.{name}' is {v}, expected a finite number"
         ));
     }
     if let Some((unit, per_second)) = TIME_UNITS.iter().find(|(u, _)| *u == metric.unit) {
         let most = MAX_DURATION_S * per_second;
-        if *primary <= 0.0 || *primary > most {
+        if primary <= 0.0 || primary > most {
             // 1e300 in exponent form, not as 301 digits; ordinary numbers as they are.
             let value = if primary.abs() >= 1e15 {
                 format!("{primary:e}")
@@ -171,7 +188,7 @@ fn check_run(metric: &MetricInfo, run: &RunRecord) -> Result<(), String> {
             run.ended_at_ns, run.started_at_ns
         ));
     }
-    check_values(metric, &run.values)?;
+    check_run_values(metric, &run.values)?;
     if let Some(found) = run.find_control() {
         return Err(found.problem());
     }
@@ -484,7 +501,7 @@ fn run_difference(a: &RunRecord, b: &RunRecord) -> Option<String> {
     let same_bits = a.values.len() == b.values.len()
         && a.values
             .iter()
-            .zip(&b.values)
+            .zip(b.values.iter())
             .all(|((ka, va), (kb, vb))| ka == kb && va.to_bits() == vb.to_bits());
     if !same_bits {
         return Some("values".into());

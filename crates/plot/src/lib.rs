@@ -15,6 +15,7 @@
 
 mod bars;
 mod boxes;
+mod calls;
 #[cfg(test)]
 mod fixtures;
 mod forest;
@@ -36,13 +37,14 @@ use plotters::prelude::*;
 
 pub use bars::bars;
 pub use boxes::box_plot;
+pub use calls::{calls, calls_size, CallPanel};
 pub use forest::forest;
 pub use history::history;
 pub use labels::config_order;
 pub use latency::latency;
 pub use line::{line, line_panels, swept_options};
 pub use maxima::maxima;
-pub use monitor::{monitor, MonitorTrace};
+pub use monitor::{monitor, monitor_grid, monitor_size, MonitorTrace};
 pub use slots::slot_panels;
 
 /// A figure's file format, from the output file's extension.
@@ -512,9 +514,10 @@ mod tests {
             .iter()
             .map(|s| MonitorTrace {
                 name: format!("{}: {}", s.name, s.summaries[0].label()),
-                runs: vec![(1, vec![(0.0, 1.0), (1.0, 123_456_789_012.0)])],
+                runs: vec![("run 1".into(), vec![(0.0, 1.0), (1.0, 123_456_789_012.0)])],
                 unit: "bytes".into(),
                 counter: true,
+                lines_are: "runs",
             })
             .collect();
         let key = "meminfo.SReclaimable_of_every_node_together";

@@ -1,7 +1,10 @@
 //! A monitor's time series during the runs of a configuration (`show --series` as a figure):
 //! the stored points of one key (`stat.ctxt`, `meminfo.Cached`) of every measured run against
 //! the time since the run started, a line per run, a panel per configuration. A counter's
-//! points are its increase since the run's first sample, as stored.
+//! points are its increase since the run's first sample, as stored. A line may also stand for
+//! a series of many runs (the report site draws each series' median run): its name says so.
+//! Panels fill a grid of up to four columns, so that a sweep of many configurations stays a
+//! figure of a screen or two.
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -16,9 +19,11 @@ use crate::{render, Draw, Format, OrDraw, PlotError, Size};
 pub struct MonitorTrace {
     /// The panel's caption: the series and the configuration.
     pub name: String,
-    /// Per measured run that recorded the key: its number (from 1) and its points (seconds
-    /// since the run started, value).
-    pub runs: Vec<(u32, Vec<(f64, f64)>)>,
+    /// Per line (a measured run that recorded the key): its legend entry and its points
+    /// (seconds since the run started, value).
+    pub runs: Vec<(String, Vec<(f64, f64)>)>,
+    /// What a line is, for the legend of many (`runs` in "40 of 200 runs drawn").
+    pub lines_are: &'static str,
     pub unit: String,
     pub counter: bool,
 }
@@ -44,19 +49,41 @@ impl MonitorTrace {
                 .iter()
                 .map(|p| (p.t_ns as f64 / 1e9, p.value))
                 .collect();
-            runs.push((run.index + 1, points));
+            runs.push((format!("run {}", run.index + 1), points));
         }
         (!runs.is_empty()).then_some(MonitorTrace {
             name,
             runs,
             unit,
             counter,
+            lines_are: "runs",
         })
     }
 }
 
 /// Legend entries per run up to this many runs; beyond, one entry says how many.
 const MAX_LEGEND_RUNS: usize = 8;
+
+/// Panels of a column before a second column (up to four) is started.
+const PANELS_PER_COLUMN: usize = 4;
+
+/// The most columns of panels.
+const MAX_COLUMNS: usize = 4;
+
+/// The columns and rows of the grid of `panels` panels: one column up to
+/// [`PANELS_PER_COLUMN`], then as many columns (up to [`MAX_COLUMNS`]) as keep each at most
+/// that tall, then taller columns.
+pub fn monitor_grid(panels: usize) -> (usize, usize) {
+    let panels = panels.max(1);
+    let columns = panels.div_ceil(PANELS_PER_COLUMN).min(MAX_COLUMNS);
+    (columns, panels.div_ceil(columns))
+}
+
+/// A monitor figure `width` wide for `panels` panels in their grid ([`monitor_grid`]): each
+/// row of panels [`crate::MIN_PANEL_HEIGHT`] high (the height of [`Size::least_height`]).
+pub fn monitor_size(width: u32, panels: usize) -> Size {
+    Size::for_panels(width, monitor_grid(panels).1)
+}
 
 /// The series `key` of each trace, a panel each.
 pub fn monitor(
@@ -84,7 +111,8 @@ impl Draw for Monitor<'_> {
         DB::ErrorType: 'static,
     {
         let body = style::titled(root, self.title)?;
-        let areas = body.split_evenly((self.traces.len(), 1));
+        let (columns, rows) = monitor_grid(self.traces.len());
+        let areas = body.split_evenly((rows, columns));
         for (trace, area) in self.traces.iter().zip(&areas) {
             let points = trace.runs.iter().flat_map(|(_, p)| p);
             let (mut x1, mut y0, mut y1) = (0f64, f64::INFINITY, f64::NEG_INFINITY);
@@ -115,7 +143,7 @@ impl Draw for Monitor<'_> {
                 .y_label_area_size(100)
                 .build_cartesian_2d(0f64..x1, y0..y1)
                 .or_draw()?;
-            let plot_height = chart.plotting_area().dim_in_pixel().1;
+            let (plot_width, plot_height) = chart.plotting_area().dim_in_pixel();
             chart
                 .configure_mesh()
                 // No minor grid: it was most of the bytes of a site's monitor figures (a
@@ -135,7 +163,7 @@ impl Draw for Monitor<'_> {
             let each = trace.runs.len() <= MAX_LEGEND_RUNS;
             // For display only: an even subset of many runs, each line thinned (`thin`).
             let drawn_runs = thin::even(&trace.runs, thin::MAX_RUNS_DRAWN);
-            for (i, (number, points)) in drawn_runs.iter().enumerate() {
+            for (i, (name, points)) in drawn_runs.iter().enumerate() {
                 let c = if each { colour(i) } else { colour(0) };
                 let points = thin::min_max(points, thin::per_line(drawn_runs.len()));
                 let drawn = chart
@@ -143,13 +171,14 @@ impl Draw for Monitor<'_> {
                     .or_draw()?;
                 if each {
                     drawn
-                        .label(format!("run {number}"))
+                        .label(style::legend_entry(name, plot_width))
                         .legend(style::legend_square(c));
                 } else if i == 0 {
-                    let label = if drawn_runs.len() < trace.runs.len() {
-                        format!("{} of {} runs drawn", drawn_runs.len(), trace.runs.len())
+                    let (shown, all, what) = (drawn_runs.len(), trace.runs.len(), trace.lines_are);
+                    let label = if shown < all {
+                        format!("{shown} of {all} {what} drawn")
                     } else {
-                        format!("{} runs", trace.runs.len())
+                        format!("{all} {what}")
                     };
                     drawn.label(label).legend(style::legend_square(c));
                 }
@@ -157,5 +186,67 @@ impl Draw for Monitor<'_> {
             style::draw_legend(&mut chart, SeriesLabelPosition::UpperLeft)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixtures::svg_texts;
+
+    #[test]
+    fn panels_fill_up_to_four_columns_of_four() {
+        let grids: Vec<(usize, usize)> = [0, 1, 4, 5, 8, 9, 16, 20, 40]
+            .into_iter()
+            .map(monitor_grid)
+            .collect();
+        assert_eq!(
+            grids,
+            [
+                (1, 1),
+                (1, 1),
+                (1, 4),
+                (2, 3),
+                (2, 4),
+                (3, 3),
+                (4, 4),
+                (4, 5),
+                (4, 10)
+            ]
+        );
+        // Twenty configurations: five rows, not twenty panels one above the other.
+        assert_eq!(monitor_size(1200, 20).height, 80 + 5 * 300);
+    }
+
+    #[test]
+    fn lines_of_series_are_named_in_the_legend() {
+        let trace = |name: &str| MonitorTrace {
+            name: name.to_string(),
+            runs: vec![
+                (
+                    "kernel=A (median run of 10)".into(),
+                    vec![(0.0, 0.0), (1.0, 5.0)],
+                ),
+                (
+                    "kernel=B (median run of 10)".into(),
+                    vec![(0.0, 0.0), (1.0, 7.0)],
+                ),
+            ],
+            unit: "count".into(),
+            counter: true,
+            lines_are: "series",
+        };
+        let traces: Vec<MonitorTrace> = (1..=5).map(|g| trace(&format!("groups={g}"))).collect();
+        let size = monitor_size(1200, traces.len());
+        let svg = monitor(&traces, "stat.ctxt", "stat.ctxt", Format::Svg, size).unwrap();
+        let texts: Vec<String> = svg_texts(&svg).into_iter().map(|t| t.text).collect();
+        assert_eq!(
+            texts
+                .iter()
+                .filter(|t| t.as_str() == "kernel=B (median run of 10)")
+                .count(),
+            5,
+            "{texts:?}"
+        );
     }
 }

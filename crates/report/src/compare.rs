@@ -188,34 +188,131 @@ fn ranked_lines(report: &CompareReport) -> Vec<String> {
     .collect()
 }
 
-/// Aligned columns, then warnings, unmatched configurations and the summary.
-pub fn table(report: &CompareReport) -> String {
+/// The columns that a narrow terminal loses first, in that order (indexes into [`headers`]):
+/// the raw p-value (its adjusted one stays), the minimum detectable change, then the two
+/// medians (the ratio and its interval say the change). The configuration, ratio, interval,
+/// adjusted p-value and verdict always stay.
+const SECONDARY_COLUMNS: [usize; 4] = [6, 5, 1, 2];
+
+/// `rows` under `headers` as aligned columns no wider than `width` when it is known: the
+/// secondary columns are left out one by one until the lines fit (a line longer than the
+/// terminal wraps in the middle of its verdict), and the names of those left out are said
+/// below the table.
+fn fitted_columns(headers: &[String; 9], rows: &[[String; 9]], width: Option<usize>) -> String {
+    let render = |dropped: &[usize]| {
+        let keep: Vec<usize> = (0..headers.len())
+            .filter(|i| !dropped.contains(i))
+            .collect();
+        let h: Vec<&str> = keep.iter().map(|&i| headers[i].as_str()).collect();
+        let r: Vec<Vec<String>> = rows
+            .iter()
+            .map(|row| keep.iter().map(|&i| row[i].clone()).collect())
+            .collect();
+        columns(&h, &r, &[0, h.len() - 1])
+    };
+    let fits = |text: &str, w: usize| text.lines().all(|l| l.chars().count() <= w);
+    let full = render(&[]);
+    let Some(w) = width else { return full };
+    // Left out one by one in the table (a line per configuration reads best), then, when the
+    // names alone are too long for that, with the names above their numbers, the medians back.
+    let candidates = (0..=SECONDARY_COLUMNS.len())
+        .map(|k| (false, k))
+        .chain((2..=SECONDARY_COLUMNS.len()).map(|k| (true, k)));
+    let mut text = full;
+    let mut dropped: &[usize] = &[];
+    for (stack, k) in candidates {
+        dropped = &SECONDARY_COLUMNS[..k];
+        text = if stack {
+            stacked(headers, rows, dropped)
+        } else {
+            render(dropped)
+        };
+        if fits(&text, w) {
+            break;
+        }
+    }
+    if !dropped.is_empty() {
+        let names: Vec<&str> = dropped.iter().map(|&i| headers[i].as_str()).collect();
+        let _ = writeln!(
+            text,
+            "(narrowed to {w} columns, without: {})",
+            names.join(", ")
+        );
+    }
+    text
+}
+
+/// The rows without the columns `dropped`, each configuration's name on a line of its own above
+/// its numbers: for names too long to share a line of a narrow terminal with them.
+fn stacked(headers: &[String; 9], rows: &[[String; 9]], dropped: &[usize]) -> String {
+    let keep: Vec<usize> = (1..headers.len())
+        .filter(|i| !dropped.contains(i))
+        .collect();
+    let h: Vec<&str> = keep.iter().map(|&i| headers[i].as_str()).collect();
+    let r: Vec<Vec<String>> = rows
+        .iter()
+        .map(|row| keep.iter().map(|&i| row[i].clone()).collect())
+        .collect();
+    let numbers = columns(&h, &r, &[h.len() - 1]);
+    let mut lines = numbers.lines();
+    let mut out = format!("{}\n{}\n", headers[0], lines.next().unwrap_or_default());
+    for (row, values) in rows.iter().zip(lines) {
+        let _ = writeln!(out, "{}\n{values}", row[0]);
+    }
+    out
+}
+
+/// The warnings of the comparisons, each distinct text once, in the order first met: a text
+/// that several configurations share (`base: not converged (stopped: max-time)`) is one line
+/// with their count instead of one line each.
+pub fn folded_warnings(comparisons: &[Comparison]) -> Vec<(Vec<String>, String)> {
+    fold(
+        comparisons
+            .iter()
+            .flat_map(|c| c.warnings.iter().map(|w| (c.label(), w.to_string()))),
+    )
+}
+
+/// (configuration, text) pairs as each distinct text with the configurations that have it.
+fn fold(pairs: impl IntoIterator<Item = (String, String)>) -> Vec<(Vec<String>, String)> {
+    let mut folded: Vec<(Vec<String>, String)> = Vec::new();
+    for (label, text) in pairs {
+        match folded.iter_mut().find(|(_, t)| *t == text) {
+            Some((labels, _)) => labels.push(label),
+            None => folded.push((vec![label], text)),
+        }
+    }
+    folded
+}
+
+/// Whom a folded warning is about: the configuration, or how many share it.
+fn warned_configurations(labels: &[String]) -> String {
+    match labels {
+        [one] => one.clone(),
+        _ => format!("{} configurations", labels.len()),
+    }
+}
+
+/// Aligned columns that fit a terminal `width` columns wide when it is known (see
+/// [`fitted_columns`]), then the warnings (each text once, with the count of configurations
+/// that share it), unmatched configurations and the summary.
+pub fn table(report: &CompareReport, width: Option<usize>) -> String {
     let rows: Vec<[String; 9]> = report.comparisons.iter().map(row).collect();
     let mut out = String::new();
     if !rows.is_empty() {
-        let headers = headers(report.level);
-        let headers: Vec<&str> = headers.iter().map(String::as_str).collect();
-        out.push_str(&columns(&headers, &rows, &[0, headers.len() - 1]));
+        out.push_str(&fitted_columns(&headers(report.level), &rows, width));
     }
-    let warned: Vec<&Comparison> = report
-        .comparisons
-        .iter()
-        .filter(|c| !c.warnings.is_empty())
-        .collect();
-    if !warned.is_empty() {
+    let warnings = folded_warnings(&report.comparisons);
+    if !warnings.is_empty() {
         out.push_str("\nwarnings:\n");
-        for c in warned {
-            for w in &c.warnings {
-                let _ = writeln!(out, "  {}: {w}", c.label());
-            }
+        for (labels, text) in &warnings {
+            let _ = writeln!(out, "  {}: {text}", warned_configurations(labels));
         }
     }
     if !report.secondary.is_empty() {
         out.push_str("\nother metrics of these configurations (not in the summary):\n");
         let rows: Vec<[String; 9]> = report.secondary.iter().map(secondary_row).collect();
-        let headers = headers(report.level);
-        let headers: Vec<&str> = headers.iter().map(String::as_str).collect();
-        out.push_str(&columns(&headers, &rows, &[0, headers.len() - 1]));
+        out.push_str(&fitted_columns(&headers(report.level), &rows, width));
     }
     if !report.unmatched.is_empty() {
         out.push_str("\nunmatched:\n");
@@ -282,15 +379,13 @@ pub fn markup(report: &CompareReport, m: &impl Markup) -> String {
         out.push_str(&m.table(&headers, &COLUMNS, &rows));
         out.push('\n');
     }
-    for c in &report.comparisons {
-        for w in &c.warnings {
-            let text = format!(
-                "warning: {}: {}",
-                m.code(&c.label()),
-                m.escape(&w.to_string())
-            );
-            out.push_str(&m.item(&text));
-        }
+    for (labels, w) in folded_warnings(&report.comparisons) {
+        let whom = match labels.as_slice() {
+            [one] => m.code(one),
+            _ => warned_configurations(&labels),
+        };
+        let text = format!("warning: {whom}: {}", m.escape(&w));
+        out.push_str(&m.item(&text));
     }
     for u in &report.unmatched {
         let text = format!(
@@ -472,6 +567,61 @@ pub fn csv(report: &CompareReport) -> Result<String, csv::Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn repeated_warnings_are_one_line_with_a_count() {
+        let pair = |l: &str, t: &str| (l.to_string(), t.to_string());
+        let folded = fold([
+            pair("a", "not converged"),
+            pair("a", "contaminated"),
+            pair("b", "not converged"),
+            pair("c", "not converged"),
+        ]);
+        assert_eq!(folded.len(), 2);
+        assert_eq!(folded[0].0, ["a", "b", "c"]);
+        assert_eq!(warned_configurations(&folded[0].0), "3 configurations");
+        assert_eq!(warned_configurations(&folded[1].0), "a");
+    }
+
+    #[test]
+    fn a_narrow_terminal_loses_the_secondary_columns_first() {
+        let headers = headers(0.95);
+        let row = [
+            "hackbench:datasize=100:groups=10:ipc=socket".to_string(),
+            "12.13 s".into(),
+            "11.28 s".into(),
+            "0.929".into(),
+            "[0.643, 1.200]".into(),
+            "63.4%".into(),
+            "0.111".into(),
+            "0.222".into(),
+            "inconclusive".into(),
+        ];
+        let wide = fitted_columns(&headers, std::slice::from_ref(&row), None);
+        assert!(
+            wide.lines().next().unwrap().contains("base median"),
+            "{wide}"
+        );
+        let narrow = fitted_columns(&headers, std::slice::from_ref(&row), Some(80));
+        assert!(narrow.lines().all(|l| l.chars().count() <= 80), "{narrow}");
+        let header = narrow.lines().take(2).collect::<Vec<_>>().join("\n");
+        for kept in [
+            "configuration",
+            "base median",
+            "ratio",
+            "95% CI",
+            "p adj",
+            "verdict",
+        ] {
+            assert!(header.contains(kept), "{narrow}");
+        }
+        assert!(
+            !header.contains("MDC") && !header.contains("  p  "),
+            "{narrow}"
+        );
+        assert!(narrow.contains("inconclusive\n"), "{narrow}");
+        assert!(narrow.contains("without: p, MDC"), "{narrow}");
+    }
 
     #[test]
     fn p_values_are_short() {

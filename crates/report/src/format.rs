@@ -34,15 +34,8 @@ pub fn pct(v: f64) -> String {
     }
 }
 
-/// `n` things, the noun in the plural unless `n` is 1: "1 configuration", "4 configurations".
-/// `what` is a noun whose plural adds an s.
-pub fn plural(n: usize, what: &str) -> String {
-    if n == 1 {
-        format!("1 {what}")
-    } else {
-        format!("{n} {what}s")
-    }
-}
+/// Counted nouns, defined in model for every crate that words a count (analysis's warnings).
+pub use vernier_model::text::plural;
 
 /// What a session ran: its suite, else its specs.
 pub fn describe_session(suite: Option<&str>, specs: &[String]) -> String {

@@ -146,9 +146,9 @@ fn worst_text(worst: &vernier_analysis::WorstCase, runs: usize) -> String {
     out
 }
 
-/// The histogram: one row per microsecond (or per `step` microseconds when more than
-/// [`MAX_ROWS`] rows are occupied), a bar per CPU whose length is log10 of the count, empty rows
-/// between occupied ones folded into one line.
+/// The histogram: one row per microsecond (or, when more than [`MAX_ROWS`] rows are occupied,
+/// log-spaced rows: 1 us wide in the body, wider and wider in the tail), a bar per CPU whose
+/// length is log10 of the count, empty rows between occupied ones folded into one line.
 pub fn histogram_text(summary: &LatencySummary) -> String {
     // Counts per CPU per whole microsecond (truncated, as cyclictest counts).
     let per_cpu: Vec<BTreeMap<u64, u64>> = summary
@@ -176,34 +176,55 @@ pub fn histogram_text(summary: &LatencySummary) -> String {
     ) else {
         return String::new();
     };
-    let bin = |step: u64| -> Vec<BTreeMap<u64, u64>> {
+    // Rows of 1 us while they fit; otherwise log-spaced rows, each `ratio` times as wide as
+    // the one before (at least 1 us): a noisy machine's tail reaches milliseconds while its
+    // body spans a few microseconds, and rows of equal width put the whole body in one row.
+    // The smallest ratio whose occupied rows fit in MAX_ROWS is taken.
+    let edges_for = |ratio: f64| -> Vec<u64> {
+        let mut edges = vec![low];
+        while let Some(&last) = edges.last() {
+            if last > high {
+                break;
+            }
+            let next = ((last as f64 * ratio).ceil() as u64).max(last + 1);
+            edges.push(next);
+        }
+        edges
+    };
+    let bin = |edges: &[u64]| -> Vec<BTreeMap<u64, u64>> {
         per_cpu
             .iter()
             .map(|m| {
                 let mut rows = BTreeMap::new();
                 for (&row, &n) in m {
-                    *rows.entry(low + (row - low) / step * step).or_insert(0) += n;
+                    let i = edges.partition_point(|&e| e <= row).saturating_sub(1);
+                    *rows.entry(edges[i]).or_insert(0) += n;
                 }
                 rows
             })
             .collect()
     };
-    let occupied = |rows: &[BTreeMap<u64, u64>]| -> usize {
-        let mut keys: Vec<u64> = rows.iter().flat_map(|m| m.keys().copied()).collect();
-        keys.sort_unstable();
-        keys.dedup();
-        keys.len()
+    // The lines the rows take: each occupied row, and one for each run of empty rows between
+    // them (folded).
+    let lines = |edges: &[u64], rows: &[BTreeMap<u64, u64>]| -> usize {
+        let occupied: Vec<bool> = edges
+            .iter()
+            .map(|e| rows.iter().any(|m| m.contains_key(e)))
+            .collect();
+        let filled = occupied.iter().filter(|&&o| o).count();
+        let gaps = occupied.windows(2).filter(|w| w[0] && !w[1]).count();
+        filled + gaps.saturating_sub(1)
     };
-    // 1 us per row unless more than MAX_ROWS rows are occupied; then the smallest of
-    // 2, 5, 10, 20, 50, ... us that brings them within it.
-    let mut step = 1;
-    let mut binned = bin(step);
-    for candidate in (0..7).flat_map(|e| [2u64, 5, 10].map(|m| m * 10u64.pow(e))) {
-        if occupied(&binned) as u64 <= MAX_ROWS {
+    let mut ratio = 1.0;
+    let mut edges = edges_for(ratio);
+    let mut binned = bin(&edges);
+    for candidate in [1.02, 1.05, 1.1, 1.2, 1.5, 2.0, 4.0, 10.0] {
+        if lines(&edges, &binned) as u64 <= MAX_ROWS {
             break;
         }
-        step = candidate;
-        binned = bin(step);
+        ratio = candidate;
+        edges = edges_for(ratio);
+        binned = bin(&edges);
     }
     let largest = binned
         .iter()
@@ -217,29 +238,46 @@ pub fn histogram_text(summary: &LatencySummary) -> String {
         .iter()
         .map(|t| format!("{} max {} us", t.label(), us(t.max_us)))
         .collect();
+    let rows_text = if ratio == 1.0 {
+        "1 us per row".to_string()
+    } else {
+        // The first row wider than 1 us: below it every row is 1 us wide.
+        let widening = edges
+            .windows(2)
+            .find(|w| w[1] - w[0] > 1)
+            .map_or(low, |w| w[0]);
+        let growth = format!(
+            "{:.0}% wider than the one before (each row's range on its left)",
+            (ratio - 1.0) * 100.0
+        );
+        if widening > low {
+            format!("rows 1 us wide up to {widening} us, then each {growth}")
+        } else {
+            format!("rows from {low} us, each {growth}")
+        }
+    };
     let mut out = format!(
-        "\nlatency histogram, {} us per row, log10 count bars ({})\n",
-        step,
+        "\nlatency histogram, {rows_text}, log10 count bars ({})\n",
         legend.join(", ")
     );
-    let label_width = row_label(high / step * step, step).chars().count().max(8);
+    let label_width = edges
+        .windows(2)
+        .map(|w| row_label(w[0], w[1] - w[0]).chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(8);
     let mut empty_run = 0u64;
-    let mut row = low;
-    while row <= high {
+    for w in edges.windows(2) {
+        let (row, step) = (w[0], w[1] - w[0]);
         let counts: Vec<u64> = binned
             .iter()
             .map(|m| m.get(&row).copied().unwrap_or(0))
             .collect();
         if counts.iter().all(|&c| c == 0) {
-            empty_run += 1;
+            empty_run += step;
         } else {
             if empty_run > 0 {
-                let _ = writeln!(
-                    out,
-                    "{:>label_width$} ⋮ {} empty",
-                    "",
-                    plural(empty_run * step)
-                );
+                let _ = writeln!(out, "{:>label_width$} ⋮ {} empty", "", plural(empty_run));
                 empty_run = 0;
             }
             let mut line = format!("{:>label_width$} │", row_label(row, step));
@@ -257,7 +295,6 @@ pub fn histogram_text(summary: &LatencySummary) -> String {
             out.push_str(line.trim_end());
             out.push('\n');
         }
-        row += step;
     }
     out
 }
@@ -369,10 +406,41 @@ mod tests {
         assert!(histogram_text(&s).contains("1 us per row"));
         let dense: Vec<(u64, u64)> = (0..200).map(|i| (3_000 + 1_000 * i, 1 + i)).collect();
         let text = histogram_text(&summary(vec![thread(0, &dense)]));
-        assert!(text.contains("5 us per row"), "{text}");
-        assert!(text.contains("\n     3-7 │"), "{text}");
-        assert!(text.contains("\n 198-202 │"), "{text}");
+        assert!(
+            text.contains("rows 1 us wide up to 21 us, then each 5% wider"),
+            "{text}"
+        );
+        assert!(text.contains("\n    3 us │"), "{text}");
+        assert!(text.contains("\n 201-211 │"), "{text}");
         assert!(text.lines().count() <= 2 + MAX_ROWS as usize, "{text}");
+    }
+
+    #[test]
+    fn a_noisy_machine_keeps_its_body_in_narrow_rows() {
+        // 99.9% of the samples between 14 and 60 us, a tail to 10 ms: equal rows of 500 us
+        // would hold the whole body in one row.
+        let mut samples: Vec<(u64, u64)> = (14..60).map(|us| (us * 1_000, 2_000)).collect();
+        samples.extend((1..=40).map(|i| (250_000 * i, 1)));
+        let text = histogram_text(&summary(vec![thread(0, &samples)]));
+        assert!(text.lines().count() <= 2 + MAX_ROWS as usize, "{text}");
+        let body_rows = text
+            .lines()
+            .filter(|l| {
+                l.contains("│ █")
+                    && l.trim_start().split(' ').next().is_some_and(|r| {
+                        r.split('-')
+                            .next()
+                            .and_then(|v| v.parse::<u64>().ok())
+                            .is_some_and(|v| v < 60)
+                    })
+            })
+            .count();
+        assert!(body_rows >= 10, "the body is in {body_rows} rows: {text}");
+        assert!(text.contains("% wider than the one before"), "{text}");
+        // A body that starts wide says so, without a 1 us part it does not have.
+        let wide: Vec<(u64, u64)> = (0..100).map(|i| (15_000 + 7_000 * i, 10)).collect();
+        let text = histogram_text(&summary(vec![thread(0, &wide)]));
+        assert!(text.contains("rows from 15 us, each "), "{text}");
     }
 
     #[test]

@@ -18,11 +18,23 @@ fn interval(lo: Option<f64>, hi: Option<f64>) -> String {
     }
 }
 
+/// How a bordered table fits a terminal `width` columns wide (`None` when stdout is not a
+/// terminal): wrapped to the width when it is known, unwrapped otherwise. A width of 0 is what
+/// a serial console or `script` reports for a terminal whose size nobody set: unknown, not a
+/// table of one-character columns.
+fn arrangement(width: Option<u16>) -> ContentArrangement {
+    match width {
+        Some(w) if w > 0 => ContentArrangement::Dynamic,
+        _ => ContentArrangement::Disabled,
+    }
+}
+
 fn new_table(header: &[&str]) -> Table {
     let mut table = Table::new();
+    let fit = arrangement(table.width());
     table
         .load_preset(UTF8_FULL_CONDENSED)
-        .set_content_arrangement(ContentArrangement::Dynamic)
+        .set_content_arrangement(fit)
         .set_header(header.to_vec());
     for i in 1..header.len() {
         if let Some(col) = table.column_mut(i) {
@@ -84,7 +96,17 @@ pub fn run_summary_table(summaries: &[ConfigSummary], width: Option<u16>) -> Str
     // One session's configurations share its level.
     let level = summaries.first().map_or(CONFIDENCE_LEVEL, |s| s.level);
     let ci = format!("{} CI", level_percent(level));
-    let mut table = new_table(&["configuration", "n", "median", &ci, "±", "unit", "stop"]);
+    // Each run gives one value of the metric (latency: its p99); the table shows their median.
+    let mut table = new_table(&[
+        "configuration",
+        "n",
+        "metric",
+        "median of runs",
+        &ci,
+        "±",
+        "unit",
+        "stop",
+    ]);
     if let Some(w) = width {
         table.set_width(w);
     }
@@ -92,6 +114,7 @@ pub fn run_summary_table(summaries: &[ConfigSummary], width: Option<u16>) -> Str
         table.add_row(vec![
             s.label(),
             s.n.to_string(),
+            s.metric.clone(),
             opt(s.median),
             interval(s.ci_low, s.ci_high),
             s.relative_half_width()
@@ -104,8 +127,10 @@ pub fn run_summary_table(summaries: &[ConfigSummary], width: Option<u16>) -> Str
     table.to_string()
 }
 
-/// The detailed per-configuration view of `vernier show`: one block per configuration.
-pub fn show_text(summaries: &[ConfigSummary], width: Option<u16>) -> String {
+/// The detailed per-configuration view of `vernier show`: one block per configuration, headed
+/// by its label (the options given, defaults left out) and, when `every_option`, a line with all
+/// of its options (`show -v`).
+pub fn show_text(summaries: &[ConfigSummary], width: Option<u16>, every_option: bool) -> String {
     let mut out = String::new();
     for s in summaries {
         out.push_str(&format!(
@@ -116,6 +141,12 @@ pub fn show_text(summaries: &[ConfigSummary], width: Option<u16>) -> String {
             direction(s),
             s.benchmark_version
         ));
+        if every_option {
+            out.push_str(&format!(
+                "options: {}\n",
+                vernier_model::ConfigKey::loaded(&s.benchmark, &s.options, &s.loads).full_label()
+            ));
+        }
         let mut table = new_table(&["statistic", "value"]);
         if let Some(w) = width {
             table.set_width(w);
@@ -190,4 +221,17 @@ pub fn show_text(summaries: &[ConfigSummary], width: Option<u16>) -> String {
         out.push('\n');
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_terminal_of_width_zero_is_of_unknown_width() {
+        let dynamic = |w| matches!(arrangement(w), ContentArrangement::Dynamic);
+        assert!(!dynamic(Some(0)));
+        assert!(!dynamic(None));
+        assert!(dynamic(Some(80)));
+    }
 }

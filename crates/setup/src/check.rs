@@ -191,14 +191,7 @@ fn unix_s() -> u64 {
 /// Writes the cache through a temporary file renamed into place, so that a concurrent reader
 /// sees the old or the new file, never half of one.
 fn write_cache(path: &Path, file: &CacheFile) -> std::io::Result<()> {
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)?;
-    }
-    let tmp = path.with_extension(format!("tmp.{}", std::process::id()));
-    std::fs::write(&tmp, serde_json::to_vec(file)?)?;
-    std::fs::rename(&tmp, path).inspect_err(|_| {
-        let _ = std::fs::remove_file(&tmp);
-    })
+    vernier_sys::write_file_atomic(path, &serde_json::to_vec(file)?)
 }
 
 /// Runs the instant checks and takes the sampled and measured findings from `measured`

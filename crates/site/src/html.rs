@@ -165,6 +165,23 @@ fn table_with(
     }
 }
 
+/// The id of a configuration's row on its benchmark's page (`c-pipe-mode-cross-cpu` for
+/// `pipe:mode=cross-cpu`): ASCII letters and digits of its label kept, anything else a `-`, so
+/// that a link from a ranked change leads to the row of its medians.
+pub fn config_anchor(label: &str) -> String {
+    let clean: String = label
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    format!("c-{clean}")
+}
+
 /// A configuration label (`hackbench:groups=4:ipc=pipe`) or monitor key that may wrap after
 /// each `:`, `,` and `.` rather than only at spaces, so that a long spec does not widen its
 /// column to the whole option string. `<wbr>` is a line-break opportunity only; copied text
@@ -206,23 +223,6 @@ pub fn figure(src: &str, caption: &str, key: Option<&str>) -> Markup {
         figure data-key=[key] {
             img src=(src) alt=(caption) loading="lazy";
             figcaption { (caption) }
-        }
-    }
-}
-
-/// A drop-down that shows one of the figures of the element `group` (by their `data-key`)
-/// at a time, the `selected`-th first; without the script every figure stays visible.
-pub fn switch(group: &str, label: &str, keys: &[String], selected: usize) -> Markup {
-    html! {
-        p {
-            label {
-                (label) " "
-                select.switch data-group=(group) {
-                    @for (i, k) in keys.iter().enumerate() {
-                        option value=(k) selected[i == selected] { (k) }
-                    }
-                }
-            }
         }
     }
 }

@@ -97,11 +97,13 @@ pub struct Site {
     input: Input,
     /// The series of every figure and table, in the order of their first session.
     series: Vec<Series>,
+    /// The sessions (indices into `input.sessions`) of each series, in `series` order.
+    members: Vec<Vec<usize>>,
     benchmarks: Vec<Benchmark>,
     /// Configuration labels with latency histograms, in first-seen order.
     latency: Vec<String>,
-    /// Per session (index into `input.sessions`) with monitor data, its monitor keys.
-    monitors: Vec<(usize, Vec<RecordedKey>)>,
+    /// Per benchmark with monitor data, its monitor keys over the runs of every session.
+    monitors: Vec<BenchmarkMonitors>,
     /// Every configuration over time on each machine, as `vernier history` finds it with its
     /// defaults; the error's text when it cannot be computed (a value a ratio cannot use).
     history: Result<HistoryReport, String>,
@@ -118,7 +120,37 @@ struct Benchmark {
     stem: String,
     has_runs: bool,
     has_medians: bool,
+    /// Whether a configuration recorded per-call times (the `syscall` benchmark).
+    has_calls: bool,
     swept: Vec<String>,
+}
+
+/// The monitor keys of a benchmark's runs: a page per key that changed (its figure shared by
+/// every session, so that a site's monitors grow with its benchmarks and keys, not with its
+/// sessions).
+struct BenchmarkMonitors {
+    /// Index into `Site::benchmarks`.
+    benchmark: usize,
+    /// Every key that a measured run of the benchmark recorded, in any session, sorted.
+    keys: Vec<RecordedKey>,
+    /// The key a link to the benchmark's monitors opens: the first key monitor recorded that
+    /// changed (context switches before CPU time), not the first by name, which is often a
+    /// flat line; else the first that changed; else the first.
+    shown: usize,
+}
+
+impl BenchmarkMonitors {
+    /// The keys with a page: those that changed, or the one shown when none did.
+    fn pages(&self) -> Vec<usize> {
+        let drawn: Vec<usize> = (0..self.keys.len())
+            .filter(|&k| self.keys[k].constant.is_none())
+            .collect();
+        if drawn.is_empty() {
+            vec![self.shown]
+        } else {
+            drawn
+        }
+    }
 }
 
 /// What a path holds.
@@ -132,13 +164,14 @@ enum File {
     Benchmark(usize),
     BoxFigure(usize),
     BarsFigure(usize),
+    CallsFigure(usize),
     /// Benchmark, swept option.
     LineFigure(usize, usize),
     Latency,
     LatencyFigure(usize),
     MaximaFigure(usize),
-    /// Index into `Site::monitors`.
-    Monitors(usize),
+    /// Index into `Site::monitors`, key.
+    Monitors(usize, usize),
     /// Index into `Site::monitors`, key.
     MonitorFigure(usize, usize),
     Compare,
@@ -160,7 +193,8 @@ impl Site {
         if input.sessions.is_empty() {
             return Err(SiteError::Empty);
         }
-        let series = series(&input);
+        let members = series_members(&input);
+        let series = series(&input, &members);
         let mut benchmarks: Vec<Benchmark> = Vec::new();
         let mut latency: Vec<String> = Vec::new();
         for s in &series {
@@ -171,6 +205,7 @@ impl Site {
                         stem: stem(benchmarks.len(), &c.benchmark),
                         has_runs: false,
                         has_medians: false,
+                        has_calls: false,
                         swept: Vec::new(),
                     });
                 }
@@ -187,6 +222,7 @@ impl Site {
             let all = || of.iter().flat_map(|s| &s.summaries);
             b.has_runs = all().any(|c| !c.values.is_empty());
             b.has_medians = all().any(|c| c.median.is_some());
+            b.has_calls = all().any(|c| c.calls.is_some());
             b.swept = vernier_plot::swept_options(&of)
                 .into_iter()
                 .filter(|o| {
@@ -200,13 +236,28 @@ impl Site {
                 })
                 .collect();
         }
-        let monitors: Vec<(usize, Vec<RecordedKey>)> = input
-            .sessions
+        let monitors: Vec<BenchmarkMonitors> = benchmarks
             .iter()
             .enumerate()
-            .filter_map(|(i, s)| {
-                let keys = vernier_analysis::monitors::recorded_keys(&s.configurations);
-                (!keys.is_empty()).then_some((i, keys))
+            .filter_map(|(b, bench)| {
+                let keys = vernier_analysis::monitors::recorded_keys(
+                    input
+                        .sessions
+                        .iter()
+                        .flat_map(|s| &s.configurations)
+                        .filter(|c| c.record.benchmark == bench.name),
+                );
+                let changed = |k: &&RecordedKey| k.constant.is_none();
+                let shown = vernier_report::monitors::KEY_MONITORS
+                    .iter()
+                    .find_map(|m| keys.iter().position(|k| k.key == *m && changed(&k)))
+                    .or_else(|| keys.iter().position(|k| changed(&k)))
+                    .unwrap_or(0);
+                (!keys.is_empty()).then_some(BenchmarkMonitors {
+                    benchmark: b,
+                    keys,
+                    shown,
+                })
             })
             .collect();
 
@@ -225,6 +276,9 @@ impl Site {
             if b.has_medians {
                 files.push((format!("bench/{}-bars.svg", b.stem), File::BarsFigure(i)));
             }
+            if b.has_calls {
+                files.push((format!("bench/{}-calls.svg", b.stem), File::CallsFigure(i)));
+            }
             for o in 0..b.swept.len() {
                 files.push((
                     format!("bench/{}-line-{o}.svg", b.stem),
@@ -238,16 +292,18 @@ impl Site {
                 files.push((format!("latency/{i}.svg"), File::LatencyFigure(i)));
             }
         }
-        for (m, (session, keys)) in monitors.iter().enumerate() {
-            let id = input.sessions[*session].info.id;
-            files.push((format!("monitors/{id}.html"), File::Monitors(m)));
-            // A key of one value in every run has no figure: its page gives the value.
-            for (k, _) in keys
-                .iter()
-                .enumerate()
-                .filter(|(_, k)| k.constant.is_none())
-            {
-                files.push((format!("monitors/{id}/{k}.svg"), File::MonitorFigure(m, k)));
+        for (m, monitors) in monitors.iter().enumerate() {
+            let stem = &benchmarks[monitors.benchmark].stem;
+            // A key of one value in every run has neither page nor figure: every page of the
+            // benchmark's monitors gives its value.
+            for k in monitors.pages() {
+                files.push((format!("monitors/{stem}/{k}.html"), File::Monitors(m, k)));
+                if monitors.keys[k].constant.is_none() {
+                    files.push((
+                        format!("monitors/{stem}/{k}.svg"),
+                        File::MonitorFigure(m, k),
+                    ));
+                }
             }
         }
         if let Some(c) = &input.comparison {
@@ -282,6 +338,7 @@ impl Site {
         let mut site = Site {
             input,
             series,
+            members: members.into_iter().map(|(_, m)| m).collect(),
             benchmarks,
             latency,
             monitors,
@@ -344,11 +401,12 @@ impl Site {
             File::Benchmark(b) => pages::benchmark(self, b).into_bytes(),
             File::BoxFigure(b) => figure(pages::box_figure(self, b))?,
             File::BarsFigure(b) => figure(pages::bars_figure(self, b))?,
+            File::CallsFigure(b) => figure(pages::calls_figure(self, b))?,
             File::LineFigure(b, o) => figure(pages::line_figure(self, b, o))?,
             File::Latency => pages::latency(self).into_bytes(),
             File::LatencyFigure(i) => figure(pages::latency_figure(self, i))?,
             File::MaximaFigure(i) => figure(pages::maxima_figure(self, i))?,
-            File::Monitors(m) => pages::monitors(self, m).into_bytes(),
+            File::Monitors(m, k) => pages::monitors(self, m, k).into_bytes(),
             File::MonitorFigure(m, k) => figure(pages::monitor_figure(self, m, k))?,
             File::Compare => pages::compare(self).into_bytes(),
             File::ForestFigure => figure(pages::forest_figure(self))?,
@@ -413,17 +471,16 @@ pub fn build(input: Input) -> Result<Vec<(String, Vec<u8>)>, SiteError> {
         .collect()
 }
 
-/// The series of `input`: one per session, or one per value of the `group_by` tag (sessions
-/// without the tag form a series of their own).
-fn series(input: &Input) -> Vec<Series> {
+/// The series of `input` and their sessions (indices into `input.sessions`): one per
+/// session, or one per value of the `group_by` tag (sessions without the tag form a series of
+/// their own).
+fn series_members(input: &Input) -> Vec<(String, Vec<usize>)> {
     let Some(key) = &input.group_by else {
         return input
             .sessions
             .iter()
-            .map(|s| Series {
-                name: session_name(s),
-                summaries: vernier_analysis::summarize_session(s),
-            })
+            .enumerate()
+            .map(|(i, s)| (session_name(s), vec![i]))
             .collect();
     };
     let mut groups: Vec<(String, Vec<usize>)> = Vec::new();
@@ -438,7 +495,13 @@ fn series(input: &Input) -> Vec<Series> {
         }
     }
     groups
-        .into_iter()
+}
+
+/// The series of `input` ([`series_members`]), each summarized by `vernier_analysis` (a
+/// series of several sessions pooled).
+fn series(input: &Input, members: &[(String, Vec<usize>)]) -> Vec<Series> {
+    members
+        .iter()
         .map(|(name, members)| {
             let summaries = if let [one] = members.as_slice() {
                 vernier_analysis::summarize_session(&input.sessions[*one])
@@ -447,7 +510,10 @@ fn series(input: &Input) -> Vec<Series> {
                     members.iter().map(|&i| input.sessions[i].clone()).collect();
                 vernier_analysis::summarize_pooled(&sessions)
             };
-            Series { name, summaries }
+            Series {
+                name: name.clone(),
+                summaries,
+            }
         })
         .collect()
 }

@@ -1,6 +1,6 @@
 // The report's only script (no library, nothing fetched): the index's tag filter (kept in the
-// address, `?tag=kernel%3DA`), the drop-downs that switch between figures and the sorting of
-// tables by a click on a column's heading. Every page reads fully without it.
+// address, `?tag=kernel%3DA`) and the sorting of tables by a click on a column's heading.
+// Every page reads fully without it.
 "use strict";
 
 // Index: show only the sessions that carry the chosen tag.
@@ -74,17 +74,4 @@ document.querySelectorAll("table").forEach(function (table) {
       rows.forEach(function (row) { body.appendChild(row); });
     });
   });
-});
-
-// Switches: a drop-down shows one figure of its group (by data-key) at a time.
-document.querySelectorAll("select.switch").forEach(function (select) {
-  var group = document.getElementById(select.getAttribute("data-group"));
-  if (!group) return;
-  function apply() {
-    group.querySelectorAll("[data-key]").forEach(function (item) {
-      item.hidden = item.getAttribute("data-key") !== select.value;
-    });
-  }
-  select.addEventListener("change", apply);
-  apply();
 });

@@ -63,6 +63,20 @@ fn the_index_opens_with_the_changes_ranked_linked_and_explained() {
         assert!(c.verdict == Verdict::Slower, "B is 50% slower: {line}");
     }
     assert!(index.contains("href=\"bench/0-command.html\""), "{index}");
+    // Each change leads to its configuration's row of medians, not only to the page.
+    let anchor = "c-command-cmd-true-level-4";
+    assert!(
+        index.contains(&format!("href=\"bench/0-command.html#{anchor}\"")),
+        "{index}"
+    );
+    let bench = &site["bench/0-command.html"];
+    let row = &bench[bench
+        .find(&format!("id=\"{anchor}\""))
+        .unwrap_or_else(|| panic!("{anchor}"))..];
+    assert!(
+        row[..row.find("</tr>").unwrap()].contains("level=4"),
+        "{row}"
+    );
     assert!(index.contains("href=\"glossary.html#slower\""), "{index}");
     // The environments' difference and the findings of each side.
     assert!(page.contains("kernel kernel_release: "), "{page}");

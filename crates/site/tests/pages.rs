@@ -121,30 +121,119 @@ fn a_benchmark_without_runs_and_a_comparison_without_matches_still_make_a_site()
 #[test]
 fn benchmark_pages_show_the_monitors_summary_beside_the_results_and_no_empty_section() {
     let site = site_of(site_sessions());
-    let monitors: Vec<&String> = site
-        .keys()
-        .filter(|p| p.starts_with("monitors/") && p.ends_with(".html"))
-        .collect();
-    assert_eq!(monitors.len(), 2, "{monitors:?}");
-    // Kernel B's runs increased stat.ctxt by 1900, 3800, ... 15200: the median of the eight
-    // is 8550, on its monitors page and beside the results on the benchmark's page.
-    let (with, without): (Vec<&String>, Vec<&String>) = monitors
-        .into_iter()
-        .partition(|p| site[*p].contains("Summaries per configuration"));
-    assert_eq!((with.len(), without.len()), (1, 1));
-    let b = &site[with[0]];
-    assert!(b.contains("<td class=\"num\">8550</td>"), "{b}");
     let bench = file(&site, "bench/", "-command.html");
     let summary = between(bench, "Monitors during these runs", None);
     assert!(
         summary.contains("<th class=\"num\">stat.<wbr>ctxt</th>"),
         "{summary}"
     );
+    // Kernel B's runs increased stat.ctxt by 1900, 3800, ... 15200: the median of the eight
+    // is 8550 in each of its three configurations.
     assert_eq!(summary.matches("<td class=\"num\">8550</td>").count(), 3);
-    assert!(summary.contains(&format!("href=\"../{}\"", with[0])));
-    assert!(summary.contains(&format!("href=\"../{}\"", without[0])));
-    // The hostile session's runs have no summaries: its page has no heading over nothing.
-    assert!(!site[without[0]].contains(">Summaries per configuration</h2>"));
+    // Every key of the benchmark is a link away, opening on stat.ctxt.
+    assert!(summary.contains("5 keys, 3 of them constant"), "{summary}");
+    let opened = summary
+        .split("href=\"../monitors/")
+        .nth(1)
+        .and_then(|l| l.split('"').next())
+        .unwrap();
+    let page = &site[&format!("monitors/{opened}")];
+    assert!(
+        page.contains("<h2 id=\"stat-ctxt\">stat.<wbr>ctxt</h2>"),
+        "{page}"
+    );
+}
+
+#[test]
+fn monitors_are_a_page_per_benchmark_and_key_shared_by_every_session() {
+    // Three sessions of two kernels: one figure per key that changed, not one per session.
+    let sessions = vec![
+        site_session("A", 1.0, STARTED_AT_NS, false),
+        site_session("B", 1.5, STARTED_AT_NS + 100_000_000_000, false),
+        site_session("B", 1.6, STARTED_AT_NS + 200_000_000_000, false),
+    ];
+    let site = site(Input {
+        sessions,
+        group_by: Some("kernel".to_string()),
+        ..Input::default()
+    });
+    let monitors: Vec<&String> = site.keys().filter(|p| p.starts_with("monitors/")).collect();
+    // stat.ctxt alone rose: its page and its figure; the constant keys have neither.
+    assert_eq!(monitors.len(), 2, "{monitors:?}");
+    let page = &site[monitors
+        .iter()
+        .find(|p| p.ends_with(".html"))
+        .unwrap()
+        .as_str()];
+    let figure = &site[monitors
+        .iter()
+        .find(|p| p.ends_with(".svg"))
+        .unwrap()
+        .as_str()];
+    // One figure on the page, whether the script runs or not.
+    assert_eq!(page.matches("<img ").count(), 1, "{page}");
+    assert!(!page.contains("<select"), "{page}");
+    // A panel per configuration, a line per series: its median run of the pooled runs.
+    let texts = common::text(figure);
+    assert!(texts.contains("kernel=B (median run of 16)"), "{texts}");
+    assert!(texts.contains("kernel=A (median run of 8)"), "{texts}");
+    // The summaries per configuration and series, pooled over the series' sessions:
+    // kernel=B's 16 runs rose by 1900 ... 15200 twice, a median of 8550.
+    let table = between(page, ">Per configuration</h2>", None);
+    assert_eq!(
+        table.matches("<td class=\"num\">16</td>").count(),
+        3,
+        "{table}"
+    );
+    assert_eq!(
+        table.matches("<td class=\"num\">8550</td>").count(),
+        6,
+        "{table}"
+    );
+    // The flat keys are said with their values, folded away.
+    assert!(
+        page.contains(
+            "meminfo.<wbr>MemTotal_bytes was 8.000 GiB in every sample of the 72 measured runs"
+        ),
+        "{page}"
+    );
+    assert!(
+        page.contains("vmstat.<wbr>pswpin did not rise in any of the 72"),
+        "{page}"
+    );
+    let index = &site["index.html"];
+    assert!(index.contains("3 keys, 2 of them constant"), "{index}");
+    assert_links_resolve(&site);
+}
+
+#[test]
+fn a_site_of_many_sessions_has_monitors_of_a_size_that_does_not_grow_with_them() {
+    let sessions = |n: i64| -> Vec<StoredSession> {
+        (0..n)
+            .map(|i| {
+                let kernel = if i % 2 == 0 { "A" } else { "B" };
+                site_session(kernel, 1.0, STARTED_AT_NS + i * 100_000_000_000, false)
+            })
+            .collect()
+    };
+    let monitors = |n: i64| -> (usize, usize) {
+        let site = site(Input {
+            sessions: sessions(n),
+            group_by: Some("kernel".to_string()),
+            ..Input::default()
+        });
+        let files: Vec<&String> = site.keys().filter(|p| p.starts_with("monitors/")).collect();
+        (files.len(), files.iter().map(|f| site[*f].len()).sum())
+    };
+    let (few_files, few_bytes) = monitors(2);
+    let (many_files, many_bytes) = monitors(20);
+    assert_eq!(few_files, many_files);
+    // The lines are the series' median runs: the same points whatever their number; the
+    // numbers in the table may be a digit longer.
+    assert!(
+        many_bytes < few_bytes + few_bytes / 10,
+        "{few_bytes} -> {many_bytes}"
+    );
 }
 
 #[test]
@@ -178,42 +267,6 @@ fn sessions_of_one_environment_share_one_difference_that_names_them_all() {
     for id in ids {
         assert!(page.contains(&format!("id=\"s-{id}\"")), "{page}");
     }
-}
-
-#[test]
-fn a_monitor_key_constant_over_every_run_is_stated_with_its_value_not_drawn() {
-    let b = site_session("B", 1.5, STARTED_AT_NS, false);
-    let id = b.info.id;
-    let site = site_of(vec![b]);
-    let page = &site[&format!("monitors/{id}.html")];
-    // Every key is a choice of the switch; only stat.ctxt, which rose, has a figure.
-    for key in ["meminfo.MemTotal_bytes", "stat.ctxt", "vmstat.pswpin"] {
-        assert!(page.contains(&format!("<option value=\"{key}\"")), "{page}");
-    }
-    let figures: Vec<&String> = site
-        .keys()
-        .filter(|p| p.starts_with(&format!("monitors/{id}/")))
-        .collect();
-    assert_eq!(figures.len(), 1, "{figures:?}");
-    assert!(page.contains(&format!("<img src=\"{id}/")), "{page}");
-    assert_eq!(page.matches("<img ").count(), 1, "{page}");
-    // The constant keys say what they were, in their unit, in an element the switch shows.
-    assert!(
-        page.contains(
-            "<p data-key=\"meminfo.MemTotal_bytes\">meminfo.<wbr>MemTotal_bytes was 8.000 GiB in \
-             every sample of the 24 measured runs that recorded it"
-        ),
-        "{page}"
-    );
-    assert!(
-        page.contains(
-            "<p data-key=\"vmstat.pswpin\">vmstat.<wbr>pswpin did not rise in any of the 24 \
-             measured runs"
-        ),
-        "{page}"
-    );
-    let index = &site["index.html"];
-    assert!(index.contains("3 series, 2 of them constant"), "{index}");
 }
 
 #[test]
@@ -323,5 +376,150 @@ fn a_failed_configuration_shows_why_beside_its_row() {
     assert!(
         table.contains(&format!("<code>error</code> {reason}</li>")),
         "{table}"
+    );
+}
+
+/// A session of `kernel` with a `syscall` configuration whose runs recorded per-call times:
+/// 450 calls of 100 ns, 350 of 110, 190 of 120 (each `shift` ns later) and 10 of 5000 ns.
+fn syscall_session(kernel: &str, shift: u64, started_at_ns: i64) -> StoredSession {
+    use vernier_model::histogram::{Recording, CALL};
+    use vernier_model::{OptionValue, Options};
+    let mut s = site_session(kernel, 1.0, started_at_ns, false);
+    let mut c = s.configurations[0].clone();
+    c.record.benchmark = "syscall".into();
+    c.record.options = Options(BTreeMap::from([(
+        "call".to_string(),
+        OptionValue::Text("getpid".into()),
+    )]));
+    for run in &mut c.runs {
+        let mut r = Recording::new();
+        for (v, n) in [(100, 450), (110, 350), (120, 190), (5000, 10)] {
+            r.record_n(if v < 5000 { v + shift } else { v }, n);
+        }
+        run.histograms = vec![r.finish(CALL, 0, Some(0))];
+        run.monitors = None;
+    }
+    s.configurations.push(c);
+    s
+}
+
+#[test]
+fn the_syscall_page_shows_the_per_call_distribution_as_show_prints_it() {
+    let a = syscall_session("A", 0, STARTED_AT_NS);
+    let b = syscall_session("B", 50, STARTED_AT_NS + 100_000_000_000);
+    let expected = vernier_analysis::summarize(a.configurations.last().unwrap(), 1)
+        .calls
+        .unwrap();
+    let site = site_of(vec![a, b]);
+    let page = file(&site, "bench/", "-syscall.html");
+    let section = between(page, ">Per-call times</h2>", Some("</table>"));
+    // The numbers of `show --histogram`: 8 runs of 1000 calls, p50 110 ns, p99 120, max 5000.
+    assert_eq!(expected.count, 8000);
+    for cell in [
+        expected.count.to_string(),
+        expected.min_ns.to_string(),
+        expected.p50_ns.unwrap().to_string(),
+        expected.p99_ns.unwrap().to_string(),
+        expected.max_ns.to_string(),
+    ] {
+        assert!(
+            section.contains(&format!("<td class=\"num\">{cell}</td>")),
+            "{cell} in {section}"
+        );
+    }
+    assert!(
+        section.contains("<td class=\"num\">160</td>"),
+        "B's p50: {section}"
+    );
+    assert!(section.contains("-syscall-calls.svg"), "{section}");
+    // Both kernels on one axis, in one figure, each with its percentiles in the legend.
+    let figure = common::text(file(&site, "bench/", "-syscall-calls.svg"));
+    assert!(figure.contains("p50 110 p99 120 max 5000 ns"), "{figure}");
+    assert!(figure.contains("p50 160 p99 170 max 5000 ns"), "{figure}");
+    // Benchmarks without per-call times have no such section.
+    let command = file(&site, "bench/", "-command.html");
+    assert!(!command.contains("Per-call times"));
+    assert_links_resolve(&site);
+}
+
+#[test]
+fn the_command_page_shows_user_and_system_time_and_max_rss_as_show_summarizes_them() {
+    use vernier_model::MetricInfo;
+    let mut a = site_session("A", 1.0, STARTED_AT_NS, false);
+    for c in a
+        .configurations
+        .iter_mut()
+        .filter(|c| c.record.benchmark == "command")
+    {
+        c.record.secondary_metrics = vec![
+            MetricInfo::lower("user_time", "s"),
+            MetricInfo::lower("system_time", "s"),
+            MetricInfo::lower("max_rss_bytes", "bytes"),
+        ];
+        for (i, run) in c.runs.iter_mut().enumerate() {
+            run.values.insert("user_time", 0.5 + i as f64);
+            run.values.insert("system_time", 0.25);
+            run.values.insert("max_rss_bytes", 4_000_000.0);
+        }
+    }
+    let expected = vernier_analysis::summarize(&a.configurations[0], 1);
+    let user = expected
+        .secondary
+        .iter()
+        .find(|m| m.metric == "user_time")
+        .unwrap();
+    // Eight runs of 0.5, 1.5, ... 7.5 s: the median is 4.
+    assert_eq!(user.median, Some(4.0));
+    let site = site_of(vec![a]);
+    let page = file(&site, "bench/", "-command.html");
+    let section = between(page, ">Secondary metrics</h3>", Some("</table>"));
+    for metric in ["user_time (s)", "system_time (s)", "max_rss_bytes (bytes)"] {
+        assert_eq!(
+            section.matches(&format!("<td>{metric}</td>")).count(),
+            3,
+            "{metric} in {section}"
+        );
+    }
+    assert!(
+        section.contains("<td class=\"num\">4.000</td>"),
+        "{section}"
+    );
+    assert!(
+        section.contains("<td class=\"num\">0.5000</td>"),
+        "{section}"
+    );
+}
+
+#[test]
+fn the_environment_page_opens_with_the_systems_side_by_side_and_folds_the_raw_fields() {
+    let mut a = site_session("A", 1.0, STARTED_AT_NS, false);
+    let mut b = site_session("B", 1.0, STARTED_AT_NS + 100_000_000_000, false);
+    a.info.environment.memory_bytes = Some(8 * 1_073_741_824);
+    b.info.environment.memory_bytes = Some(16 * 1_073_741_824);
+    a.info.environment.online_cpus = Some(2);
+    b.info.environment.online_cpus = Some(2);
+    let site = site_of(vec![a, b]);
+    let page = &site["environment.html"];
+    let table = between(page, "<table class=\"system\">", Some("</table>"));
+    // Memory in binary units; B's kernel and memory marked as differing, the CPUs not.
+    assert!(table.contains("<td class=\"text\">8.0 GiB</td>"), "{table}");
+    assert!(
+        table.contains("<td class=\"text differs\">16.0 GiB</td>"),
+        "{table}"
+    );
+    assert!(
+        table.contains("<td class=\"text differs\">B</td>"),
+        "{table}"
+    );
+    assert_eq!(
+        table.matches("<td class=\"text\">2</td>").count(),
+        2,
+        "{table}"
+    );
+    // Every field of each environment is folded away under it.
+    assert_eq!(
+        page.matches("<summary>Every field recorded").count(),
+        2,
+        "{page}"
     );
 }

@@ -159,13 +159,11 @@ fn invalid_sessions_are_refused_before_anything_is_stored() {
         type Case = (&'static str, fn(&mut StoredSession));
         let cases: Vec<Case> = vec![
             ("values.time", |s| {
-                s.configurations[0].runs[0]
-                    .values
-                    .insert("time".into(), 0.0);
+                s.configurations[0].runs[0].values.insert("time", 0.0);
             }),
             ("lacks the primary metric", |s| {
                 let v = s.configurations[0].runs[0].values.remove("time").unwrap();
-                s.configurations[0].runs[0].values.insert("other".into(), v);
+                s.configurations[0].runs[0].values.insert("other", v);
             }),
             ("'values' is empty", |s| {
                 s.configurations[0].runs[0].values.clear()

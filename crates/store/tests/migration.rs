@@ -136,7 +136,7 @@ fn check_against(sessions: &[StoredSession], before: &BTreeMap<Uuid, RunFacts>) 
                 let bits: BTreeMap<String, u64> = run
                     .values
                     .iter()
-                    .map(|(m, v)| (m.clone(), v.to_bits()))
+                    .map(|(m, v)| (m.to_string(), v.to_bits()))
                     .collect();
                 assert_eq!(bits, facts.values, "run {}", run.id);
                 assert!(bits.contains_key(&c.record.metric.name));

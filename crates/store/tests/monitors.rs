@@ -104,7 +104,7 @@ fn run(index: u32, monitors: Option<RunMonitorData>) -> RunRecord {
         preceding_executions: index,
         started_at_ns: 10 + i64::from(index),
         ended_at_ns: 20 + i64::from(index),
-        values: BTreeMap::from([("time".into(), 0.5 + f64::from(index))]),
+        values: BTreeMap::from([("time".into(), 0.5 + f64::from(index))]).into(),
         rusage: Rusage {
             user_cpu_ns: 1,
             system_cpu_ns: 2,
@@ -116,7 +116,7 @@ fn run(index: u32, monitors: Option<RunMonitorData>) -> RunRecord {
         controller_cpu_ns: 7,
         load_cpu_ns: None,
         histograms: Vec::new(),
-        monitors,
+        monitors: monitors.map(Box::new),
         setup_steps: Vec::new(),
         setup_changed: Vec::new(),
     }

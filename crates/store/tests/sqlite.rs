@@ -110,7 +110,7 @@ fn run(index: u32, warmup: bool, started_at_ns: i64, value: f64) -> RunRecord {
         preceding_executions: index + u32::from(!warmup),
         started_at_ns,
         ended_at_ns: started_at_ns + 1_000_000,
-        values: BTreeMap::from([("runtime".into(), value), ("messages".into(), 4000.0)]),
+        values: BTreeMap::from([("runtime".into(), value), ("messages".into(), 4000.0)]).into(),
         rusage: Rusage {
             user_cpu_ns: 300_000,
             system_cpu_ns: 500_000,
@@ -144,7 +144,7 @@ fn run(index: u32, warmup: bool, started_at_ns: i64, value: f64) -> RunRecord {
                 ..Default::default()
             };
             data.summary.insert("stat.ctxt".into(), 42.0);
-            data
+            Box::new(data)
         }),
         setup_steps: vec![vernier_model::SetupStep {
             plugin: "idle-gate".into(),

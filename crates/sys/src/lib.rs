@@ -32,3 +32,17 @@ use std::path::Path;
 pub fn read_file(path: &Path) -> Result<String, SysError> {
     std::fs::read_to_string(path).map_err(|source| SysError::from_io(path, source))
 }
+
+/// Writes `bytes` to `path` whole or not at all: into a file beside it, renamed over it
+/// (rename(2) is atomic), creating the directory. For caches that several processes may
+/// read while one writes.
+pub fn write_file_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let tmp = path.with_extension(format!("tmp.{}", std::process::id()));
+    std::fs::write(&tmp, bytes)?;
+    std::fs::rename(&tmp, path).inspect_err(|_| {
+        let _ = std::fs::remove_file(&tmp);
+    })
+}

@@ -95,7 +95,7 @@ pub fn monitored_configuration(runs: &[Vec<Series<'_>>]) -> StoredConfiguration 
             data.summary.insert(s.key(), value);
             data.series.push(s);
         }
-        run.monitors = Some(data);
+        run.monitors = Some(Box::new(data));
     }
     configuration
 }
@@ -140,7 +140,7 @@ pub fn run(index: u32, started_at_ns: i64, ended_at_ns: i64, value: (&str, f64))
         preceding_executions: index,
         started_at_ns,
         ended_at_ns,
-        values: BTreeMap::from([(value.0.to_string(), value.1)]),
+        values: [(value.0, value.1)].into(),
         rusage: Rusage::default(),
         foreign_cpu_ns: 0,
         controller_cpu_ns: 0,

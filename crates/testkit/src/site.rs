@@ -82,7 +82,7 @@ pub fn site_session(kernel: &str, scale: f64, started_at_ns: i64, hostile: bool)
                     let start = started_at_ns + i64::from(i) * 1_000_000_000;
                     let time = scale * level as f64 + f64::from(i) * 0.01;
                     let mut run = run(i, start, start + 500_000_000, ("time", time));
-                    run.monitors = Some(monitors(i, hostile));
+                    run.monitors = Some(Box::new(monitors(i, hostile)));
                     run
                 })
                 .collect();

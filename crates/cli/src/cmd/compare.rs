@@ -18,7 +18,7 @@ pub fn compare(args: CompareArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
         db::compare_sides(store.as_ref(), &args.base, &args.new, threshold, None)?;
     let text = match args.format {
         CompareFormat::Json => serde_json::to_string_pretty(&report)? + "\n",
-        CompareFormat::Table => table(&report),
+        CompareFormat::Table => table(&report, crate::out::terminal_width().map(usize::from)),
         CompareFormat::Markdown => markdown(&report),
         CompareFormat::Csv => csv(&report)?,
     };

@@ -15,9 +15,10 @@ use crate::db;
 
 pub fn export(args: ExportArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
     let store = db::open_for_reading(db_arg)?;
-    let ids = match &args.selector {
-        Some(selector) => db::select(store.as_ref(), selector)?,
-        None => store.session_headers()?.into_iter().map(|s| s.id).collect(),
+    let ids = if args.selectors.is_empty() {
+        store.session_headers()?.into_iter().map(|s| s.id).collect()
+    } else {
+        db::select_all(store.as_ref(), &args.selectors)?
     };
     // CSV has one row of measurements per run; the JSON document holds everything.
     let all = |id| store.load_session(id, Load::ALL);

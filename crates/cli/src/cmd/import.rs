@@ -25,6 +25,7 @@ use anyhow::{bail, Context, Result};
 use vernier_formats::export::reader::read_export;
 use vernier_formats::import::{sniff, without_bom, Kind, SNIFF_BYTES};
 use vernier_formats::{cyclictest, hyperfine, ReadError, SourceError};
+use vernier_model::text::plural;
 use vernier_model::{validate, StoredSession};
 use vernier_store::{ImportReport, Store};
 
@@ -75,8 +76,8 @@ pub fn import(args: ImportArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
         }
     };
     outln!(
-        "imported {} session(s), skipped {} already present with the same content",
-        report.imported,
+        "imported {}, skipped {} already present with the same content",
+        plural(report.imported, "session"),
         report.skipped
     );
     Ok(ExitCode::SUCCESS)
@@ -435,8 +436,8 @@ mod tests {
             let run = RunRecord {
                 id: Uuid::new_v4(),
                 index: j as u32,
-                values,
-                monitors: Some(RunMonitorData {
+                values: values.into(),
+                monitors: Some(Box::new(RunMonitorData {
                     series: vec![MonitorSeries {
                         monitor: "m".into(),
                         metric: "x".into(),
@@ -446,7 +447,7 @@ mod tests {
                     }],
                     summary: BTreeMap::from([("m.x".to_string(), chunk[1])]),
                     ..RunMonitorData::default()
-                }),
+                })),
                 ..template.clone()
             };
             a.add_run(config.record.id, &run).unwrap();
@@ -479,7 +480,7 @@ mod tests {
                 .iter()
                 .find(|r| r.id == run.id)
                 .unwrap();
-            for (name, v) in &run.values {
+            for (name, v) in run.values.iter() {
                 // SQLite keeps -0.0 as 0.0 (a REAL of integral value); every other double is
                 // stored as it is.
                 let want = if *v == 0.0 { 0.0f64 } else { *v };

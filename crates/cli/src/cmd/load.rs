@@ -37,6 +37,7 @@ fn run_hackbench(p: &HackbenchParams) -> Result<(), String> {
         warmup: false,
         index: 0,
         work_dir: None,
+        runs_before: 0,
     };
     bench
         .run(&options, &context)

@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{bail, Context, Result};
+use vernier_model::text::plural;
 use vernier_model::SessionStatus;
 use vernier_store::Load;
 
@@ -82,9 +83,9 @@ pub fn merge(args: MergeArgs) -> Result<ExitCode> {
         }
         let after = import.report();
         lines.push(format!(
-            "{}: {} session(s) merged, {} already present, {} still running (not merged)",
+            "{}: {} merged, {} already present, {} still running (not merged)",
             path.display(),
-            after.imported - before.imported,
+            plural(after.imported - before.imported, "session"),
             after.skipped - before.skipped,
             running
         ));
@@ -97,7 +98,11 @@ pub fn merge(args: MergeArgs) -> Result<ExitCode> {
     for line in lines {
         outln!("{line}");
     }
-    outln!("{}: {} session(s) added", output.display(), report.imported);
+    outln!(
+        "{}: {} added",
+        output.display(),
+        plural(report.imported, "session")
+    );
     Ok(ExitCode::SUCCESS)
 }
 

@@ -59,7 +59,7 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::Serve(args) => serve::serve(args, db),
         Command::Completions { shell } => docs::completions(shell),
         Command::Man { command } => docs::man(command.as_deref()),
-        Command::Child => Ok(child::child()),
+        Command::Child { serve } => Ok(child::child(serve)),
         Command::Load { args } => Ok(load::load(&args)),
     }
 }

@@ -47,14 +47,7 @@ pub fn plot(args: PlotArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
         }
         PlotKind::Latency => {
             let series = series(store.as_ref(), &args, Load::DISTRIBUTIONS)?;
-            let mut panels = Vec::new();
-            for s in &series {
-                for c in &s.summaries {
-                    if let Some(latency) = &c.latency {
-                        panels.push((format!("{}: {}", s.name, c.label()), latency.clone()));
-                    }
-                }
-            }
+            let panels = latency_panels(&series);
             if panels.is_empty() {
                 bail!(
                     "no latency histograms in the selected sessions; `latency` draws those of the \
@@ -66,6 +59,49 @@ pub fn plot(args: PlotArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
             });
             vernier_plot::latency(&panels, &title, format, size(1))?
         }
+        PlotKind::Histogram => {
+            let series = series(store.as_ref(), &args, Load::DISTRIBUTIONS)?;
+            let mut panels: Vec<vernier_plot::CallPanel> = Vec::new();
+            for s in &series {
+                for c in &s.summaries {
+                    let Some(d) = &c.calls else { continue };
+                    let name = c.label();
+                    match panels.iter_mut().find(|p| p.name == name) {
+                        Some(p) => p.series.push((s.name.clone(), d.clone())),
+                        None => panels.push(vernier_plot::CallPanel {
+                            name,
+                            series: vec![(s.name.clone(), d.clone())],
+                        }),
+                    }
+                }
+            }
+            if panels.is_empty() {
+                let latency = latency_panels(&series);
+                if latency.is_empty() {
+                    bail!(
+                        "no distribution in the selected sessions; `histogram` draws the per-call \
+                         times of syscall and the latency histograms of latency and of imported \
+                         cyclictest results"
+                    );
+                }
+                let title = args.title.clone().unwrap_or_else(|| {
+                    default_title("latency per CPU", &series).replacen(
+                        "latency latency",
+                        "latency",
+                        1,
+                    )
+                });
+                vernier_plot::latency(&latency, &title, format, size(1))?
+            } else {
+                let title = args
+                    .title
+                    .clone()
+                    .unwrap_or_else(|| default_title("per-call times", &series));
+                let size = size(2 * panels.len());
+                vernier_plot::calls(&panels, &title, format, size)?
+            }
+        }
+        PlotKind::History => history_figure(store.as_ref(), &args, format, &size)?,
         PlotKind::Line => {
             let series = series(store.as_ref(), &args, Load::MEASUREMENTS)?;
             let option = match &args.option {
@@ -141,7 +177,13 @@ pub fn plot(args: PlotArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
                 .title
                 .clone()
                 .unwrap_or_else(|| format!("{} during the runs", printable(key)));
-            vernier_plot::monitor(&traces, key, &title, format, size(traces.len()))?
+            vernier_plot::monitor(
+                &traces,
+                key,
+                &title,
+                format,
+                size(vernier_plot::monitor_grid(traces.len()).1),
+            )?
         }
     };
     crate::out::stream_output(Some(&args.output), |w| {
@@ -224,6 +266,83 @@ fn series(store: &dyn Store, args: &PlotArgs, load: Load) -> Result<Vec<Series>>
         }
     }
     Ok(all)
+}
+
+/// Per series and configuration with latency histograms, its panel: its name and summary.
+fn latency_panels(series: &[Series]) -> Vec<(String, vernier_analysis::LatencySummary)> {
+    let mut panels = Vec::new();
+    for s in series {
+        for c in &s.summaries {
+            if let Some(latency) = &c.latency {
+                panels.push((format!("{}: {}", s.name, c.label()), latency.clone()));
+            }
+        }
+    }
+    panels
+}
+
+/// The history of the one configuration of the selected sessions (of `--benchmark`), as
+/// `vernier history` computes it with its defaults: the sessions of every selector together.
+fn history_figure(
+    store: &dyn Store,
+    args: &PlotArgs,
+    format: Format,
+    size: &dyn Fn(usize) -> Size,
+) -> Result<Vec<u8>> {
+    let mut sessions: Vec<StoredSession> = Vec::new();
+    for (_, selected) in self::sessions(store, &args.selectors, Load::MEASUREMENTS)? {
+        for s in selected {
+            if !sessions.iter().any(|x| x.info.id == s.info.id) {
+                sessions.push(s);
+            }
+        }
+    }
+    let fingerprints: Vec<String> = sessions
+        .iter()
+        .map(|s| s.info.fingerprint.clone())
+        .collect();
+    let calibrations = store
+        .calibrations(&fingerprints)
+        .context("cannot read the calibrations")?;
+    let settings = vernier_analysis::HistorySettings::default();
+    let report = vernier_analysis::history(&sessions, &[], &settings, &calibrations)?;
+    let series: Vec<&vernier_analysis::HistorySeries> = report
+        .series
+        .iter()
+        .filter(|s| args.benchmark.as_ref().is_none_or(|b| &s.benchmark == b))
+        .collect();
+    let one = match series.as_slice() {
+        [one] => *one,
+        [] => bail!(
+            "no configuration of the selected sessions has a history{}; `vernier history` \
+             lists them",
+            args.benchmark
+                .as_ref()
+                .map(|b| format!(" in benchmark '{}'", printable(b)))
+                .unwrap_or_default()
+        ),
+        more => bail!(
+            "the selected sessions have {} histories ({}); select the sessions of one \
+             configuration, or one benchmark with --benchmark",
+            more.len(),
+            more.iter()
+                .take(5)
+                .map(|s| format!("{} on {}", printable(&s.label()), printable(&s.host)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
+    let title = args
+        .title
+        .clone()
+        .unwrap_or_else(|| format!("{} on {}: session medians over time", one.label(), one.host));
+    let size = Size {
+        width: size(1)
+            .width
+            .max((400 + 24 * one.points.len() as u32).min(6000)),
+        height: size(1).height,
+    };
+    Ok(vernier_plot::history(one, &title, format, size)?)
 }
 
 /// The one numeric option whose value differs between configurations of a benchmark.

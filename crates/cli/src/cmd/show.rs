@@ -86,7 +86,7 @@ pub fn show(args: ShowArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
             write!(
                 text,
                 "{}",
-                vernier_report::table::show_text(&summaries, terminal_width())
+                vernier_report::table::show_text(&summaries, terminal_width(), args.verbose)
             )?;
             for s in &summaries {
                 if let Some(latency) = &s.latency {

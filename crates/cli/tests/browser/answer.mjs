@@ -45,15 +45,25 @@ for (const [i, want] of expected.entries()) {
   else if (!row.visible || row.bottom > 900) problem(`change ${i + 1} "${line}" is not on the first screen (bottom ${row.bottom} px)`);
 }
 
-// One click from each change reaches the runs behind it: the benchmark's page, with the
-// configuration in its tables and its runs drawn.
+// One click from each change reaches the runs behind it: the benchmark's page at the
+// configuration's row of medians, with the configuration in its tables and its runs drawn.
 for (const [i, want] of expected.entries()) {
   await page.goto(index, { waitUntil: "load" });
   const link = (await page.$$("ol.changes > li > a.config"))[i];
   if (!link) { problem(`change ${i + 1} has no link`); continue; }
   await Promise.all([page.waitForLoadState("load"), link.click()]);
   const url = page.url();
-  if (!/\/bench\/[^/]+\.html$/.test(url)) problem(`change ${i + 1} leads to ${url}, not a benchmark page`);
+  if (!/\/bench\/[^/]+\.html#c-[a-z0-9-]+$/.test(url)) problem(`change ${i + 1} leads to ${url}, not a configuration's row of a benchmark page`);
+  // The row of the configuration's medians, its target.
+  // The row names the configuration by the options that vary; those every configuration of
+  // the page shares are said once above the tables.
+  const [target, shared] = await page.evaluate(() => {
+    const e = document.getElementById(decodeURIComponent(location.hash.slice(1)));
+    const p = [...document.querySelectorAll("main p")].find((x) => x.textContent.startsWith("Every configuration below has"));
+    return [e ? e.closest("tr").textContent.replace(/\s+/g, "") : null, p ? p.textContent.replace(/\s+/g, "") : ""];
+  });
+  if (target === null) problem(`change ${i + 1}: ${url} has no element of its fragment`);
+  else for (const o of want.label.split(":").slice(1)) if (!target.includes(o) && !shared.includes(o)) problem(`change ${i + 1}: the row of ${url} does not show ${o}: ${target}`);
   const text = (await page.textContent("main")).replace(/\s+/g, "");
   const options = want.label.split(":").slice(1);
   for (const o of options) if (!text.includes(o)) problem(`change ${i + 1}: ${url} does not show ${o}`);

@@ -3,7 +3,8 @@
 // no console error, no failed request, no request outside the site, no dialog (an injected
 // script would open one), every figure drawn (an image with a size, whose SVG has marks and
 // text), every link leading to a page of the site and a fragment to an element of it, the tag
-// filter and the figure switches doing what they say, and a layout without sideways scrolling,
+// filter doing what it says, a page per monitor key showing one figure with or without the
+// script, and a layout without sideways scrolling,
 // overlong table cells or empty sections at 1300x900 and 1920x1080. Screenshots of the main
 // pages (at 1300 px) go to SHOTS.
 //
@@ -88,34 +89,24 @@ for (const [origin, base] of origins) {
       if (!figures.has(src)) figures.set(src, where);
     }
 
-    // A session's monitors open on context switches (the first key monitor it recorded), not on
-    // the first key by name.
-    if (path.startsWith("monitors/")) {
-      const [value, hasCtxt] = await page.$eval("select.switch", (s) =>
-        [s.value, [...s.options].some((o) => o.value === "stat.ctxt")]);
-      if (hasCtxt && value !== "stat.ctxt") problem(`${where}: opens on ${value}, not stat.ctxt`);
-    }
-
-    // Switches: each choice shows its figure and only it; the figure drawn for a few choices
-    // spread over the list (every figure file is checked on its own below).
-    for (const select of await page.$$("select.switch")) {
-      const values = await select.$$eval("option", (os) => os.map((o) => o.value));
-      const group = await select.getAttribute("data-group");
-      const step = Math.max(1, Math.floor(values.length / 4));
-      for (const [i, value] of values.entries()) {
-        await select.selectOption(value);
-        const shown = await page.$$eval(`#${group} [data-key]`, (items) =>
-          items.filter((i) => !i.hidden).map((i) => i.getAttribute("data-key")));
-        if (shown.length !== 1 || shown[0] !== value) problem(`${where}: switch to ${value} shows ${JSON.stringify(shown)}`);
-        if (i % step === 0 || i === values.length - 1) {
-          await drawn(page, `#${group} [data-key]:not([hidden]) img`, `${where} [${value}]`);
-        }
-      }
-    }
+    // A benchmark's monitors: a page per key, one figure on it, within three screens of the
+    // smaller window; the key chosen by the links of the index and the benchmark page is
+    // context switches (the first key monitor recorded), not the first key by name.
+    if (path.startsWith("monitors/")) await monitorPage(page, where);
     await drawn(page, "figure:not([hidden]) img", where);
     await drawnInline(page, where);
 
-    if (path === "index.html") await tagFilter(page, where);
+    if (path === "index.html") {
+      await tagFilter(page, where);
+      // Each benchmark's monitors open on context switches when they were recorded.
+      for (const href of await page.$$eval('a[href^="monitors/"]', (as) => as.map((a) => a.href))) {
+        const target = await context.newPage();
+        await target.goto(href, { waitUntil: "load" });
+        const [title, keys] = await target.evaluate(() => [document.querySelector("h1").textContent, document.querySelector("p.keys").textContent]);
+        if (keys.includes("stat.ctxt") && !title.endsWith(": stat.ctxt")) problem(`${where}: ${href} opens on "${title}", not stat.ctxt`);
+        await target.close();
+      }
+    }
     const shot = origin === "file" && (await shotName(path, page));
     if (shot) await page.screenshot({ path: join(shotsDir, shot), fullPage: true });
     for (const viewport of VIEWPORTS) {
@@ -220,6 +211,23 @@ async function drawnInline(page, where) {
   if (empty) problem(`${where}: ${empty} inline svg not drawn`);
 }
 
+// A monitor page shows one figure, with or without the script (checked in a context that
+// runs none), and is at most three screens of 900 px tall.
+async function monitorPage(page, where) {
+  const figures = await page.$$eval("img", (is) => is.filter((i) => i.getClientRects().length > 0).length);
+  if (figures > 1) problem(`${where}: ${figures} figures shown, one expected`);
+  const height = await page.evaluate(() => document.documentElement.scrollHeight);
+  if (height > 3 * VIEWPORTS[0].height) problem(`${where}: ${height} px tall, more than three screens`);
+  const bare = await page.context().browser().newContext({ viewport: VIEWPORTS[0], javaScriptEnabled: false });
+  const without = await bare.newPage();
+  await without.goto(page.url(), { waitUntil: "load" });
+  const shown = await without.$$eval("img", (is) => is.filter((i) => i.getClientRects().length > 0).length);
+  if (shown > 1) problem(`${where}: without the script ${shown} figures shown, one expected`);
+  const barely = await without.evaluate(() => document.documentElement.scrollHeight);
+  if (barely > 3 * 900) problem(`${where}: without the script ${barely} px tall`);
+  await bare.close();
+}
+
 // The index's tag filter: each tag shows the rows expected, "all" every row.
 async function tagFilter(page, where) {
   const rows = () => page.$$eval("tr[data-tags]", (rs) => rs.filter((r) => !r.hidden).length);
@@ -258,11 +266,11 @@ async function tagFilter(page, where) {
 }
 
 // The pages kept as screenshots: the index, latency, compare, environment, hackbench's page and
-// the monitors of the first hackbench session.
+// the page of hackbench's monitors that its links open (context switches).
 async function shotName(path, page) {
   if (["index.html", "latency.html", "compare.html", "environment.html"].includes(path)) return path.replace(".html", ".png");
   if (/^bench\/\d+-hackbench\.html$/.test(path)) return "benchmark.png";
-  if (path.startsWith("monitors/") && (await page.textContent("h1")).includes("try=1")) return "monitors.png";
+  if (path.startsWith("monitors/") && (await page.textContent("h1")).includes("hackbench: stat.ctxt")) return "monitors.png";
   return null;
 }
 

@@ -110,7 +110,7 @@ pub fn session(c: &Cyclictest, now_ns: i64) -> Result<StoredSession, ReadError> 
         preceding_executions: 0,
         started_at_ns: started,
         ended_at_ns: ended,
-        values,
+        values: values.into(),
         histograms,
         rusage: Rusage::default(),
         foreign_cpu_ns: 0,

@@ -134,7 +134,9 @@ fn change_row(site: &Site, x: &Compared, root: &str) -> Markup {
 fn config_link(site: &Site, x: &Compared, root: &str) -> Markup {
     let label = crate::html::label(&x.label());
     match site.benchmark_page(&x.benchmark) {
-        Some(page) => html! { a.config href={ (root) (page) } { (label) } },
+        Some(page) => html! {
+            a.config href={ (root) (page) "#" (crate::html::config_anchor(&x.label())) } { (label) }
+        },
         None => html! { span.config { (label) } },
     }
 }

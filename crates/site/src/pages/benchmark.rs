@@ -6,6 +6,7 @@ use vernier_analysis::monitors::{monitor_summaries, MonitorSummary};
 use vernier_analysis::ConfigSummary;
 use vernier_model::{ConfigKey, Options, StoredConfiguration};
 use vernier_plot::{Format, PlotError, Series};
+use vernier_report::format::plural;
 use vernier_report::monitors::Scale;
 
 use super::{configurations, metric_panels, nav, size};
@@ -16,7 +17,7 @@ use crate::{session_name, Benchmark, Site};
 /// have the same value in every configuration of the page (and the loads, when every one ran
 /// the same) are said once above the tables, and each configuration is named by the rest
 /// (`groups=4`), so that a table's column is not the whole spec.
-struct PageLabels {
+pub(super) struct PageLabels {
     benchmark: String,
     common: Options,
     /// The loads of every configuration, when they are the same in all.
@@ -24,7 +25,7 @@ struct PageLabels {
 }
 
 impl PageLabels {
-    fn new<'a>(
+    pub(super) fn new<'a>(
         benchmark: &str,
         configs: impl Iterator<Item = (&'a Options, &'a [String])>,
     ) -> Self {
@@ -53,7 +54,7 @@ impl PageLabels {
 
     /// The configuration's name on this page: the options (and loads) that are not common to
     /// every configuration (`groups=4`), or the benchmark's name when all are.
-    fn short(&self, options: &Options, loads: &[String]) -> String {
+    pub(super) fn short(&self, options: &Options, loads: &[String]) -> String {
         let rest = Options(
             options
                 .0
@@ -75,7 +76,7 @@ impl PageLabels {
     }
 
     /// The sentence that names what every configuration shares, or nothing.
-    fn about(&self) -> Markup {
+    pub(super) fn about(&self) -> Markup {
         let options = !self.common.0.is_empty();
         let loads = self.common_loads.as_deref().unwrap_or(&[]);
         html! {
@@ -158,10 +159,17 @@ pub fn benchmark(site: &Site, b: usize) -> String {
             .map(|s| format!("{}: median [{percent} CI]", s.name)),
     );
     let medians_head: Vec<&str> = medians_head.iter().map(String::as_str).collect();
+    // The first row of each configuration is the target of the links from ranked changes.
+    let mut anchored: Vec<String> = Vec::new();
     let medians: Vec<Vec<Markup>> = configs
         .iter()
         .map(|config| {
-            let mut row = vec![html! { (html::label(&short(config))) " (" (config.metric) ")" }];
+            let label = config.label();
+            let id = (!anchored.contains(&label)).then(|| html::config_anchor(&label));
+            anchored.push(label);
+            let mut row = vec![html! {
+                span id=[id] { (html::label(&short(config))) " (" (config.metric) ")" }
+            }];
             for s in &series {
                 let cell = s
                     .summaries
@@ -212,6 +220,8 @@ pub fn benchmark(site: &Site, b: usize) -> String {
             &[3, 4, 5, 6, 7, 8, 9],
         ))
         (notes.list())
+        (secondary(&series, &short, &ci))
+        (calls(bench, &series, &short))
         (monitor_summary(site, bench, &labels))
         h2 { "Medians of all configurations" }
         @if bench.has_medians {
@@ -245,6 +255,125 @@ pub fn benchmark(site: &Site, b: usize) -> String {
         }
     };
     html::page("../", &bench.name, &nav(site), &body)
+}
+
+/// The secondary metrics of the configurations that have some (`command`'s user and system
+/// time and maximum resident set, `latency`'s percentiles), as `show` summarizes them: per
+/// series, configuration and metric the runs that reported it, the median with its interval,
+/// the minimum and the maximum.
+fn secondary(series: &[Series], short: &impl Fn(&ConfigSummary) -> String, ci: &str) -> Markup {
+    let rows: Vec<Vec<Markup>> = series
+        .iter()
+        .flat_map(|s| s.summaries.iter().map(move |c| (s, c)))
+        .flat_map(|(s, c)| c.secondary.iter().map(move |m| (s, c, m)))
+        .map(|(s, c, m)| {
+            vec![
+                s.name.render(),
+                html::label(&short(c)),
+                format!("{} ({})", m.metric, m.unit).render(),
+                m.n.render(),
+                num(m.median).render(),
+                interval(m.ci_low, m.ci_high).render(),
+                num(m.min).render(),
+                num(m.max).render(),
+            ]
+        })
+        .collect();
+    if rows.is_empty() {
+        return html! {};
+    }
+    html! {
+        h3 { "Secondary metrics" }
+        (html::table(
+            &["series", "configuration", "metric (unit)", "runs", "median", ci, "min", "max"],
+            &rows,
+            &[3, 4, 5, 6, 7],
+        ))
+    }
+}
+
+/// The per-call times of the configurations that recorded them (the `syscall` benchmark), as
+/// `show --histogram` prints them: the figure of their distributions and CDFs, and per series
+/// and configuration the calls, minimum, percentiles, MAD and maximum in nanoseconds.
+fn calls(
+    bench: &Benchmark,
+    series: &[Series],
+    short: &impl Fn(&ConfigSummary) -> String,
+) -> Markup {
+    if !bench.has_calls {
+        return html! {};
+    }
+    let ns = |v: Option<u64>| v.map_or_else(|| "-".to_string(), |v| v.to_string());
+    let rows: Vec<Vec<Markup>> = series
+        .iter()
+        .flat_map(|s| s.summaries.iter().map(move |c| (s, c)))
+        .filter_map(|(s, c)| {
+            let d = c.calls.as_ref()?;
+            Some(vec![
+                s.name.render(),
+                html::label(&short(c)),
+                d.runs.render(),
+                d.count.render(),
+                d.min_ns.render(),
+                ns(d.p50_ns).render(),
+                ns(d.p90_ns).render(),
+                ns(d.p95_ns).render(),
+                ns(d.p99_ns).render(),
+                ns(d.mad_ns).render(),
+                d.max_ns.render(),
+            ])
+        })
+        .collect();
+    html! {
+        h2 { "Per-call times" }
+        (html::figure(
+            &format!("{}-calls.svg", bench.stem),
+            &format!(
+                "{}: per configuration the share of calls at each time up to the p99 and \
+                 their CDF, a line per series on one time axis",
+                bench.name
+            ),
+            None,
+        ))
+        (html::table(
+            &[
+                "series", "configuration", "runs", "calls", "min (ns)", "p50", "p90", "p95",
+                "p99", "MAD", "max (ns)",
+            ],
+            &rows,
+            &[2, 3, 4, 5, 6, 7, 8, 9, 10],
+        ))
+    }
+}
+
+pub fn calls_figure(site: &Site, b: usize) -> Result<Vec<u8>, PlotError> {
+    let mut series = site.benchmark_series(b);
+    for s in &mut series {
+        s.summaries.sort_by(|x, y| {
+            vernier_plot::config_order((&x.options, &x.loads), (&y.options, &y.loads))
+        });
+    }
+    let mut panels: Vec<vernier_plot::CallPanel> = Vec::new();
+    for s in &series {
+        for c in &s.summaries {
+            let Some(d) = &c.calls else { continue };
+            let name = c.label();
+            match panels.iter_mut().find(|p| p.name == name) {
+                Some(p) => p.series.push((s.name.clone(), d.clone())),
+                None => panels.push(vernier_plot::CallPanel {
+                    name,
+                    series: vec![(s.name.clone(), d.clone())],
+                }),
+            }
+        }
+    }
+    let title = title("per-call times", &site.benchmarks[b].name, &series);
+    vernier_plot::calls(
+        &panels,
+        &title,
+        Format::Svg,
+        vernier_plot::calls_size(1200, panels.len()),
+    )
 }
 
 /// The rows of the table beside the line against `option`: per series each configuration
@@ -286,10 +415,15 @@ fn against(
 /// its measured runs of the key monitors' run summaries (`vernier_analysis::monitors`, the
 /// numbers of the monitors pages and `show --monitors`), and links to every key's series.
 fn monitor_summary(site: &Site, bench: &Benchmark, labels: &PageLabels) -> Markup {
-    let mut links = Vec::new();
+    let Some(monitors) = site
+        .monitors
+        .iter()
+        .find(|m| site.benchmarks[m.benchmark].name == bench.name)
+    else {
+        return html! {};
+    };
     let mut rows: Vec<(Markup, String, Vec<MonitorSummary>)> = Vec::new();
-    for (i, _) in &site.monitors {
-        let s = &site.input.sessions[*i];
+    for s in &site.input.sessions {
         let configs: Vec<&StoredConfiguration> = s
             .configurations
             .iter()
@@ -299,7 +433,7 @@ fn monitor_summary(site: &Site, bench: &Benchmark, labels: &PageLabels) -> Marku
             continue;
         }
         let link = html! {
-            a href={ "../monitors/" (s.info.id) ".html" } { (session_name(s)) }
+            a href={ "../" (super::session_page(s)) } { (session_name(s)) }
         };
         for c in configs {
             let summaries = monitor_summaries(c);
@@ -309,10 +443,6 @@ fn monitor_summary(site: &Site, bench: &Benchmark, labels: &PageLabels) -> Marku
             let label = labels.short(&c.record.options, &c.record.loads);
             rows.push((link.clone(), label, summaries));
         }
-        links.push(link);
-    }
-    if links.is_empty() {
-        return html! {};
     }
     // The key monitors that any of the rows recorded as other than zero, in their order of
     // importance: a column of zeros (no steal time on bare metal, no nice time) says nothing
@@ -368,12 +498,13 @@ fn monitor_summary(site: &Site, bench: &Benchmark, labels: &PageLabels) -> Marku
             (html::table(&head, &cells, &(2..head.len()).collect::<Vec<_>>()))
         }
         p {
-            "Every monitor key as a series during each run: "
-            @for (i, link) in links.iter().enumerate() {
-                @if i > 0 { ", " }
-                (link)
+            a href={ "../monitors/" (bench.stem) "/" (monitors.shown) ".html" } {
+                "Every monitor key during the runs"
             }
-            "."
+            ", a page per key ("
+            (plural(monitors.keys.len(), "key")) ", "
+            (monitors.keys.iter().filter(|k| k.constant.is_some()).count())
+            " of them constant)."
         }
     };
     html::section(

@@ -29,6 +29,7 @@ pub fn environment(site: &Site) -> String {
             (difference(site, &groups, reference, i))
         }
         h2 { "Environments" }
+        (system_table(&groups, reference))
         @for (i, (e, members)) in groups.iter().enumerate() {
             h3 id={ "env-" (i + 1) } { "Environment " (i + 1) }
             p {
@@ -42,13 +43,87 @@ pub fn environment(site: &Site) -> String {
                 "."
             }
             @if recorded(e) {
-                (html::text_table(&["field", "value"], &fields(e)))
+                details {
+                    summary { "Every field recorded (" (fields(e).len()) ")" }
+                    (html::text_table(&["field", "value"], &fields(e)))
+                }
             } @else {
                 p { "No field recorded." }
             }
         }
     };
     html::page("", "Environment", &nav(site), &body)
+}
+
+/// The main fields of every environment side by side, in human units (`7.8 GiB`, `2 CPUs`),
+/// each value that differs from the reference environment's marked (`class="differs"`): the
+/// system at a glance, every field under each environment's fold.
+fn system_table(groups: &[Group<'_>], reference: usize) -> Markup {
+    let bytes = |b: u64| {
+        let (unit, size) =
+            vernier_report::units::unit_or_smallest(vernier_report::units::BYTES, b as f64, 1.0);
+        format!("{:.1} {unit}", b as f64 / size)
+    };
+    type Field = (&'static str, fn(&Environment) -> Option<String>);
+    let rows: [Field; 12] = [
+        ("kernel", |e| e.kernel_release.clone()),
+        ("preemption", |e| e.preemption.clone()),
+        ("CPU", |e| e.cpu_model.clone()),
+        ("online CPUs", |e| e.online_cpus.map(|n| n.to_string())),
+        ("memory", |_| None),
+        ("virtualization", |e| e.virtualization.clone()),
+        ("governor", |e| e.governor.clone()),
+        ("clocksource", |e| e.clocksource.clone()),
+        ("tick", |e| e.tick.clone()),
+        ("transparent huge pages", |e| e.thp_enabled.clone()),
+        ("distribution", |e| e.distro.clone()),
+        ("host", |e| e.hostname.clone()),
+    ];
+    let value = |name: &str, get: fn(&Environment) -> Option<String>, e: &Environment| {
+        if name == "memory" {
+            e.memory_bytes.map(bytes)
+        } else {
+            get(e)
+        }
+    };
+    let recorded_groups: Vec<usize> = (0..groups.len())
+        .filter(|&i| recorded(groups[i].0))
+        .collect();
+    if recorded_groups.len() < 2 {
+        return html! {};
+    }
+    html! {
+        div.scroll {
+            table.system {
+                thead {
+                    tr {
+                        th { "system" }
+                        @for &i in &recorded_groups {
+                            th { a href={ "#env-" (i + 1) } { "environment " (i + 1) } }
+                        }
+                    }
+                }
+                tbody {
+                    @for (name, get) in rows {
+                        @let of = |i: usize| value(name, get, groups[i].0);
+                        @if recorded_groups.iter().any(|&i| of(i).is_some()) {
+                            tr {
+                                td { (name) }
+                                @for &i in &recorded_groups {
+                                    @let v = of(i);
+                                    @let differs = i != reference && v != of(reference);
+                                    td.text.differs[differs] {
+                                        (v.as_deref().unwrap_or("-"))
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        p.about { "A marked value differs from environment " (reference + 1) "'s." }
+    }
 }
 
 /// How environment `i` of `groups` differs from environment `reference`, as `vernier env diff`

@@ -9,7 +9,7 @@ use vernier_report::units::{self, TimeForm, Zone};
 
 use super::{answer, configurations, nav};
 use crate::html;
-use crate::{session_name, Site};
+use crate::Site;
 
 pub fn index(site: &Site) -> String {
     let sessions = &site.input.sessions;
@@ -56,7 +56,7 @@ pub fn index(site: &Site) -> String {
                     }
                 }
                 tbody {
-                    @for (i, s) in sessions.iter().enumerate() { (session_row(site, i, s)) }
+                    @for s in sessions.iter() { (session_row(s)) }
                 }
             }
         }
@@ -83,12 +83,12 @@ pub fn index(site: &Site) -> String {
         @if !site.monitors.is_empty() {
             h2 { "Monitors" }
             ul {
-                @for (session, keys) in &site.monitors {
-                    @let s = &site.input.sessions[*session];
+                @for m in &site.monitors {
+                    @let bench = &site.benchmarks[m.benchmark];
                     li {
-                        a href={ "monitors/" (s.info.id) ".html" } { (session_name(s)) } ": "
-                        (keys.len()) " series, "
-                        (keys.iter().filter(|k| k.constant.is_some()).count())
+                        a href={ "monitors/" (bench.stem) "/" (m.shown) ".html" } { (bench.name) }
+                        ": " (plural(m.keys.len(), "key")) ", "
+                        (m.keys.iter().filter(|k| k.constant.is_some()).count())
                         " of them constant"
                     }
                 }
@@ -117,7 +117,7 @@ fn measured_runs(s: &StoredSession) -> usize {
 }
 
 /// A session's row: its tags (one per line) are what the tag filter reads.
-fn session_row(site: &Site, i: usize, s: &StoredSession) -> Markup {
+fn session_row(s: &StoredSession) -> Markup {
     let tags: Vec<String> = s
         .info
         .tags
@@ -125,7 +125,6 @@ fn session_row(site: &Site, i: usize, s: &StoredSession) -> Markup {
         .map(|(k, v)| format!("{k}={v}"))
         .collect();
     let fingerprint: String = s.info.fingerprint.chars().take(8).collect();
-    let has_monitors = site.monitors.iter().any(|(x, _)| *x == i);
     html! {
         tr data-tags=(tags.join("\n")) {
             td.when title=(units::utc_named(s.info.started_at_ns)) {
@@ -152,9 +151,6 @@ fn session_row(site: &Site, i: usize, s: &StoredSession) -> Markup {
             td.text { (s.info.note.as_deref().unwrap_or("")) }
             td.word {
                 a href={ "environment.html#s-" (s.info.id) } { "environment" }
-                @if has_monitors {
-                    " " a href={ "monitors/" (s.info.id) ".html" } { "monitors" }
-                }
             }
         }
     }

@@ -20,7 +20,7 @@ use vernier_plot::{Series, Size};
 
 use crate::Site;
 
-pub use benchmark::{bars_figure, benchmark, box_figure, line_figure};
+pub use benchmark::{bars_figure, benchmark, box_figure, calls_figure, line_figure};
 pub use compare::{compare, forest_figure};
 pub use environment::environment;
 pub use glossary::glossary;

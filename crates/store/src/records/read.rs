@@ -3,7 +3,9 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use uuid::Uuid;
-use vernier_model::{RunRecord, Rusage, SessionInfo, StoredConfiguration, StoredSession};
+use vernier_model::{
+    MetricName, RunRecord, RunValues, Rusage, SessionInfo, StoredConfiguration, StoredSession,
+};
 
 use super::codec::{
     corrupt, from_json, parse_text, parse_uuid, ConfigurationRow, SessionRow,
@@ -133,35 +135,17 @@ fn load_selected(
         });
     }
 
-    let primary: Vec<&str> = configurations
+    // Each configuration's primary metric: one name shared by all of its runs.
+    let primary: Vec<MetricName> = configurations
         .iter()
-        .map(|c| c.record.metric.name.as_str())
+        .map(|c| MetricName::from(c.record.metric.name.as_str()))
         .collect();
-    let mut runs = Runs::default();
+    let mut runs = Runs::new(configurations.len());
     for selection in &RunsOf::queries(&key, which) {
         read_runs(tx, selection, load, &slots, &primary, &mut runs)?;
     }
-    // Execution order: by start time; a warmup and a measured run that started in the
-    // same nanosecond (a coarse clock) keep warmup first, then index order, then the order of
-    // insertion (the run's key). The small order entries are sorted, and each run is moved
-    // once, into its configuration.
-    let Runs {
-        mut runs,
-        mut order,
-        ..
-    } = runs;
-    order.sort_unstable();
-    let mut per_slot = vec![0usize; configurations.len()];
-    for &(_, slot, _) in &order {
-        per_slot[slot] += 1;
-    }
-    for (configuration, count) in configurations.iter_mut().zip(per_slot) {
-        configuration.runs.reserve_exact(count);
-    }
-    for (_, slot, at) in order {
-        if let Some(run) = runs[at].take() {
-            configurations[slot].runs.push(run);
-        }
+    for (configuration, slot) in configurations.iter_mut().zip(runs.into_ordered()) {
+        configuration.runs = slot;
     }
     Ok(StoredSession {
         info,
@@ -241,42 +225,101 @@ impl<'a> RunsOf<'a> {
 }
 
 /// Where a run goes in its session's execution order (start time, warmups first, index,
-/// insertion) and the configuration (its slot) it belongs to.
+/// insertion: the run's key).
 type RunOrder = (i64, bool, u32, i64);
 
-/// The runs read so far: each run, where it goes (its order and its configuration's slot),
-/// and its key.
-#[derive(Default)]
+/// The runs read so far, each moved once into its configuration's list (its slot), with where
+/// it goes in execution order.
 struct Runs {
-    runs: Vec<Option<RunRecord>>,
-    order: Vec<(RunOrder, usize, usize)>,
-    keys: Vec<i64>,
-    /// Where each key is among `runs`, made when a record of some run is to be joined to it
+    slots: Vec<SlotRuns>,
+    /// Where each key is (slot, position), made when a record of some run is to be joined to it
     /// (most sessions have no secondary values, histograms or monitor data to join).
-    by_key: Option<HashMap<i64, usize>>,
+    by_key: Option<HashMap<i64, (usize, usize)>>,
+    /// Metric names other than the primary ones, shared by the runs that report them.
+    names: HashMap<String, MetricName>,
+}
+
+#[derive(Default)]
+struct SlotRuns {
+    runs: Vec<RunRecord>,
+    order: Vec<RunOrder>,
 }
 
 impl Runs {
-    fn push(&mut self, key: i64, order: RunOrder, slot: usize, run: RunRecord) {
-        self.order.push((order, slot, self.runs.len()));
-        self.runs.push(Some(run));
-        self.keys.push(key);
+    fn new(slots: usize) -> Self {
+        Runs {
+            slots: (0..slots).map(|_| SlotRuns::default()).collect(),
+            by_key: None,
+            names: HashMap::new(),
+        }
+    }
+
+    fn push(&mut self, order: RunOrder, slot: usize, run: RunRecord) {
+        let slot = &mut self.slots[slot];
+        slot.order.push(order);
+        slot.runs.push(run);
         self.by_key = None;
     }
 
     fn len(&self) -> usize {
-        self.runs.len()
+        self.slots.iter().map(|s| s.runs.len()).sum()
     }
 
     fn get(&mut self, key: i64) -> Result<&mut RunRecord, StoreError> {
-        let keys = &self.keys;
-        let by_key = self
-            .by_key
-            .get_or_insert_with(|| keys.iter().enumerate().map(|(at, &k)| (k, at)).collect());
+        let slots = &self.slots;
+        let by_key = self.by_key.get_or_insert_with(|| {
+            let mut by_key = HashMap::with_capacity(slots.iter().map(|s| s.order.len()).sum());
+            for (slot, runs) in slots.iter().enumerate() {
+                for (at, order) in runs.order.iter().enumerate() {
+                    by_key.insert(order.3, (slot, at));
+                }
+            }
+            by_key
+        });
         by_key
             .get(&key)
-            .and_then(|&at| self.runs[at].as_mut())
+            .and_then(|&(slot, at)| self.slots[slot].runs.get_mut(at))
             .ok_or_else(|| corrupt(format!("a record of run key {key}, which is not read")))
+    }
+
+    /// `metric` as a name shared with the other runs that report it.
+    fn name(&mut self, metric: &str) -> MetricName {
+        if let Some(name) = self.names.get(metric) {
+            return name.clone();
+        }
+        let name = MetricName::from(metric);
+        self.names.insert(metric.to_string(), name.clone());
+        name
+    }
+
+    /// Each slot's runs in execution order. The rows come in that order nearly always (by key
+    /// within a configuration), so a slot is only reordered when they did not, in place.
+    fn into_ordered(self) -> impl Iterator<Item = Vec<RunRecord>> {
+        self.slots.into_iter().map(|SlotRuns { mut runs, order }| {
+            if !order.is_sorted() {
+                let mut permutation: Vec<usize> = (0..runs.len()).collect();
+                permutation.sort_unstable_by_key(|&at| order[at]);
+                permute(&mut runs, &mut permutation);
+            }
+            runs
+        })
+    }
+}
+
+/// Reorders `items` so that position k holds what was at `permutation[k]`, by following each
+/// cycle of the permutation with swaps (each item moves once; `permutation` is used up).
+fn permute<T>(items: &mut [T], permutation: &mut [usize]) {
+    for start in 0..items.len() {
+        let mut at = start;
+        while permutation[at] != at {
+            let from = permutation[at];
+            permutation[at] = at;
+            if from == start {
+                break;
+            }
+            items.swap(at, from);
+            at = from;
+        }
     }
 }
 
@@ -295,7 +338,7 @@ fn read_runs(
     selection: &RunsOf<'_>,
     load: Load,
     slots: &HashMap<i64, usize>,
-    primary: &[&str],
+    primary: &[MetricName],
     runs: &mut Runs,
 ) -> Result<(), StoreError> {
     let (tables, condition) = (selection.tables(), selection.condition());
@@ -311,10 +354,10 @@ fn read_runs(
                 .get(&r.get::<i64>(2)?)
                 .copied()
                 .ok_or_else(|| corrupt(format!("run {id} of unknown configuration")))?;
-            let mut values = BTreeMap::new();
-            if let Some(value) = r.get::<Option<f64>>(9)? {
-                values.insert(primary[slot].to_string(), value);
-            }
+            let values = match r.get::<Option<f64>>(9)? {
+                Some(value) => RunValues::one(primary[slot].clone(), value),
+                None => RunValues::new(),
+            };
             // Most runs have no setup steps: no parser for those.
             let setup_steps = match r.text(18)? {
                 "[]" => Vec::new(),
@@ -349,7 +392,7 @@ fn read_runs(
                 histograms: Vec::new(),
             };
             let order = (run.started_at_ns, !run.warmup, run.index, key);
-            runs.push(key, order, slot, run);
+            runs.push(order, slot, run);
             Ok(())
         },
     )?;
@@ -365,9 +408,8 @@ fn read_runs(
         &params,
         &mut |row| {
             let value: f64 = row.get(2)?;
-            runs.get(row.get(0)?)?
-                .values
-                .insert(row.text(1)?.to_string(), value);
+            let name = runs.name(row.text(1)?);
+            runs.get(row.get(0)?)?.values.insert(name, value);
             Ok(())
         },
     )?;
@@ -378,7 +420,7 @@ fn read_runs(
     }
     if load.monitors {
         for (key, data) in monitors::read_runs(tx, selection)? {
-            runs.get(key)?.monitors = Some(data);
+            runs.get(key)?.monitors = Some(Box::new(data));
         }
     }
     Ok(())
@@ -600,4 +642,22 @@ pub(crate) fn find_sessions_by_tags(
             .map(|r| parse_uuid(&r.get::<String>(0)?))
             .collect()
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::permute;
+
+    #[test]
+    fn permute_moves_each_item_to_its_place() {
+        // Cycles of one, two and three items, and position k takes what was at permutation[k].
+        let mut items = vec!['a', 'b', 'c', 'd', 'e', 'f'];
+        let mut permutation = vec![0, 2, 1, 5, 3, 4];
+        permute(&mut items, &mut permutation);
+        assert_eq!(items, ['a', 'c', 'b', 'f', 'd', 'e']);
+        let mut reversed: Vec<u32> = (0..7).collect();
+        let mut permutation: Vec<usize> = (0..7).rev().collect();
+        permute(&mut reversed, &mut permutation);
+        assert_eq!(reversed, [6, 5, 4, 3, 2, 1, 0]);
+    }
 }

@@ -259,7 +259,7 @@ pub(crate) fn add_runs(
                     run.values
                         .iter()
                         .filter(|(metric, _)| *metric != primary)
-                        .map(|(metric, value)| (run_key, metric.as_str(), stored_value(*value))),
+                        .map(|(metric, value)| (run_key, metric, stored_value(*value))),
                 );
             }
         }

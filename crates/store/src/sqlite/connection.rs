@@ -1,5 +1,5 @@
 //! Opening a database and every connection-level choice: which files are accepted, the
-//! pragmas (WAL journal, `synchronous=FULL`, foreign keys), the busy timeout with a bounded
+//! pragmas (WAL journal, `synchronous=NORMAL`, foreign keys), the busy timeout with a bounded
 //! retry (see [`LOCK_WAIT`]), and the read and `BEGIN IMMEDIATE` write transactions every
 //! query and change runs in, so several vernier processes can record into one file at once.
 
@@ -175,12 +175,16 @@ impl SqliteStore {
         let _mode: String = conn
             .pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get(0))
             .map_err(open)?;
-        // synchronous=FULL: in WAL mode NORMAL survives an application crash but may lose the
-        // last commits on power loss or an OS crash (https://www.sqlite.org/pragma.html
-        // #pragma_synchronous). vernier's users benchmark experimental kernels, and a kernel
-        // panic is exactly that case; FULL fsyncs the WAL at each commit so a run, once
-        // recorded, survives it. The cost is one fsync per run, between runs, never inside one.
-        conn.pragma_update(None, "synchronous", "FULL")
+        // synchronous=NORMAL: in WAL mode a commit is complete once its frames are written to
+        // the log, without an fsync, so every committed run survives kill -9 of vernier; the
+        // log is synced at each checkpoint (every 1000 pages, and when the last connection
+        // closes), the database file after it (https://www.sqlite.org/pragma.html
+        // #pragma_synchronous, https://www.sqlite.org/wal.html). A power loss or an OS crash
+        // can therefore lose the runs committed since the last checkpoint, each whole (the
+        // log's frames carry checksums: recovery stops at the first torn one), never the
+        // file's consistency (docs/schema.md). FULL fsynced at every commit: nine fsyncs for
+        // a session of one run, and a run's cost several times hyperfine's on a fast command.
+        conn.pragma_update(None, "synchronous", "NORMAL")
             .map_err(open)?;
         // Off by default in SQLite, per connection (https://www.sqlite.org/foreignkeys.html).
         conn.pragma_update(None, "foreign_keys", true)
@@ -443,6 +447,23 @@ mod tests {
             assert!(e.contains("but not one of vernier"), "{e}");
             assert_eq!(std::fs::read(&path).unwrap(), before);
         }
+    }
+
+    /// A commit is complete without an fsync (WAL, synchronous=NORMAL: 1); docs/schema.md says
+    /// what a power loss can cost.
+    #[test]
+    fn a_database_commits_to_its_wal_without_an_fsync() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SqliteStore::open(&dir.path().join("a.db")).unwrap();
+        let mode: String = store
+            .conn
+            .pragma_query_value(None, "journal_mode", |r| r.get(0))
+            .unwrap();
+        let synchronous: i64 = store
+            .conn
+            .pragma_query_value(None, "synchronous", |r| r.get(0))
+            .unwrap();
+        assert_eq!((mode.as_str(), synchronous), ("wal", 1));
     }
 
     #[test]

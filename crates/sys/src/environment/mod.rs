@@ -3,8 +3,16 @@
 //! [`capture`] never fails. Every field is read on its own; a field whose source is missing or
 //! cannot be parsed stays `None` and `unsupported` says why, so a machine without cpufreq or a
 //! locked-down debugfs still gets a full record of everything else. The kernel configuration
-//! text is read separately by [`read_kernel_config`] (the environment keeps only its hash) and
-//! tool versions by [`record_tool_versions`], with the tools a plan actually uses.
+//! text comes with it from [`capture_with_kernel_config`] (the environment keeps only its
+//! hash) and tool versions from [`record_tool_versions`], with the tools a plan actually uses.
+//!
+//! Each file is read once. What cannot change while the machine runs ([`BootFacts`]: the
+//! kernel's version, command line and configuration, the CPU model, the virtualization) can
+//! be kept in a cache file for the boot: `vernier run` then reads neither /proc/config.gz
+//! (decompressed and hashed: most of a capture's time) nor /proc/cpuinfo nor the DMI tables
+//! again until the machine reboots, the kernel release changes or the /boot configuration
+//! file does. Everything that can be changed at run time (sysctls, governor, THP, SMT, idle
+//! states, online CPUs, the preemption mode of a PREEMPT_DYNAMIC kernel) is read every time.
 
 pub mod parse;
 pub mod sysctl;
@@ -12,7 +20,9 @@ pub mod tools;
 
 use std::collections::BTreeMap;
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
 
 use vernier_model::Environment;
 
@@ -26,15 +36,140 @@ const MAX_CONFIG_BYTES: u64 = 64 * 1024 * 1024;
 
 /// Captures the environment from the files under `roots`. See the module documentation.
 pub fn capture(roots: &Roots) -> Environment {
+    capture_with_kernel_config(roots, None).environment
+}
+
+/// An environment and the kernel configuration text whose hash it holds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Captured {
+    pub environment: Environment,
+    /// `None` when it cannot be read (`environment.unsupported` says why).
+    pub kernel_config: Option<String>,
+}
+
+/// [`capture`], with the kernel configuration's text, and with the [`BootFacts`] taken from
+/// the cache file `cache` when it holds them for this boot (and stored there otherwise).
+/// Without a boot id, or with a cache that cannot be read, they are read anew; a cache that
+/// cannot be written is left as it is: the cache only saves time.
+pub fn capture_with_kernel_config(roots: &Roots, cache: Option<&Path>) -> Captured {
+    let proc_sys_kernel = roots.proc_root.join("sys/kernel");
+    let release = text(&proc_sys_kernel.join("osrelease"));
+    let facts = match cache {
+        Some(cache) => cached_boot_facts(roots, release.as_deref().unwrap_or(""), cache),
+        None => BootFacts::read(roots, release.as_deref().unwrap_or("")),
+    };
+    capture_from(roots, release, facts)
+}
+
+/// What cannot change while the machine runs (see the module documentation).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct BootFacts {
+    kernel_version: Result<String, String>,
+    kernel_cmdline: Result<String, String>,
+    arch: Result<String, String>,
+    cpu_model: Result<String, String>,
+    virtualization: Result<String, String>,
+    /// The configuration's text.
+    kernel_config: Result<String, String>,
+    kernel_config_sha256: Option<String>,
+}
+
+impl BootFacts {
+    /// Reads them, each file once.
+    fn read(roots: &Roots, release: &str) -> Self {
+        let proc_sys_kernel = roots.proc_root.join("sys/kernel");
+        let cpuinfo = text(&roots.proc_root.join("cpuinfo"));
+        let kernel_config = read_kernel_config(roots, release).map_err(|e| e.to_string());
+        BootFacts {
+            kernel_version: text(&proc_sys_kernel.join("version")),
+            kernel_cmdline: text(&roots.proc_root.join("cmdline")),
+            arch: read_arch(roots),
+            cpu_model: cpuinfo
+                .as_deref()
+                .map_err(Clone::clone)
+                .and_then(parse::parse_cpuinfo_model),
+            virtualization: detect_virtualization(roots, cpuinfo.as_deref().ok()),
+            kernel_config_sha256: kernel_config.as_deref().ok().map(sha256_hex),
+            kernel_config,
+        }
+    }
+}
+
+/// What a cache of [`BootFacts`] holds them for: one boot of one machine, as vernier of this
+/// version reads them under these roots, with this kernel release and /boot configuration
+/// file, in this PID namespace (a container shares its host's boot id, not its view).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct BootKey {
+    boot_id: String,
+    version: String,
+    roots: [PathBuf; 4],
+    kernel_release: String,
+    /// Size and modification time (ns) of `<boot_root>/config-<release>`, when it exists.
+    boot_config: Option<(u64, i128)>,
+    pid_namespace: Option<PathBuf>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct BootCache {
+    key: BootKey,
+    facts: BootFacts,
+}
+
+fn cached_boot_facts(roots: &Roots, release: &str, cache: &Path) -> BootFacts {
+    let Ok(boot_id) = text(&roots.proc_root.join("sys/kernel/random/boot_id")) else {
+        return BootFacts::read(roots, release);
+    };
+    let boot_config = std::fs::metadata(roots.boot_root.join(format!("config-{release}")))
+        .ok()
+        .map(|m| {
+            let mtime = m.modified().ok().and_then(|t| {
+                t.duration_since(std::time::UNIX_EPOCH)
+                    .ok()
+                    .map(|d| d.as_nanos() as i128)
+            });
+            (m.len(), mtime.unwrap_or(-1))
+        });
+    let key = BootKey {
+        boot_id,
+        version: env!("CARGO_PKG_VERSION").to_string(),
+        roots: [
+            roots.proc_root.clone(),
+            roots.sys_root.clone(),
+            roots.etc_root.clone(),
+            roots.boot_root.clone(),
+        ],
+        kernel_release: release.to_string(),
+        boot_config,
+        pid_namespace: std::fs::read_link(roots.proc_root.join("self/ns/pid")).ok(),
+    };
+    let cached = std::fs::read(cache)
+        .ok()
+        .and_then(|bytes| serde_json::from_slice::<BootCache>(&bytes).ok())
+        .filter(|c| c.key == key);
+    if let Some(cached) = cached {
+        return cached.facts;
+    }
+    let facts = BootFacts::read(roots, release);
+    if let Ok(bytes) = serde_json::to_vec(&BootCache {
+        key,
+        facts: facts.clone(),
+    }) {
+        let _ = crate::write_file_atomic(cache, &bytes);
+    }
+    facts
+}
+
+/// The environment from the boot's facts and what is read now.
+fn capture_from(roots: &Roots, release: Result<String, String>, facts: BootFacts) -> Captured {
     let mut env = Environment::default();
     let mut u = Unsupported::default();
     let proc_sys_kernel = roots.proc_root.join("sys/kernel");
     let cpu_dir = roots.sys_root.join("devices/system/cpu");
 
-    env.kernel_release = u.take("kernel_release", text(&proc_sys_kernel.join("osrelease")));
-    env.kernel_version = u.take("kernel_version", text(&proc_sys_kernel.join("version")));
-    env.kernel_cmdline = u.take("kernel_cmdline", text(&roots.proc_root.join("cmdline")));
-    env.arch = u.take("arch", read_arch(roots));
+    env.kernel_release = u.take("kernel_release", release);
+    env.kernel_version = u.take("kernel_version", facts.kernel_version);
+    env.kernel_cmdline = u.take("kernel_cmdline", facts.kernel_cmdline);
+    env.arch = u.take("arch", facts.arch);
     env.hostname = u.take("hostname", text(&proc_sys_kernel.join("hostname")));
     env.machine_id = u.take("machine_id", read_machine_id(roots));
     env.distro = u.take(
@@ -50,18 +185,8 @@ pub fn capture(roots: &Roots) -> Environment {
         ),
     );
 
-    let cpuinfo = text(&roots.proc_root.join("cpuinfo"));
-    env.cpu_model = u.take(
-        "cpu_model",
-        cpuinfo
-            .as_deref()
-            .map_err(Clone::clone)
-            .and_then(parse::parse_cpuinfo_model),
-    );
-    env.virtualization = u.take(
-        "virtualization",
-        detect_virtualization(roots, cpuinfo.as_deref().ok()),
-    );
+    env.cpu_model = u.take("cpu_model", facts.cpu_model);
+    env.virtualization = u.take("virtualization", facts.virtualization);
 
     let cpus = match cpulist::read_online_cpus(&roots.sys_root) {
         Ok(cpus) => {
@@ -82,11 +207,13 @@ pub fn capture(roots: &Roots) -> Environment {
             .and_then(|m| m.require("MemTotal")),
     );
 
-    let release = env.kernel_release.as_deref().unwrap_or("");
-    let config = read_kernel_config(roots, release).map_err(|e| e.to_string());
+    let config = facts.kernel_config;
     env.kernel_config_sha256 = u.take(
         "kernel_config_sha256",
-        config.as_deref().map(sha256_hex).map_err(Clone::clone),
+        config
+            .as_ref()
+            .map(|_| facts.kernel_config_sha256.unwrap_or_default())
+            .map_err(Clone::clone),
     );
     let config_map = config
         .as_deref()
@@ -185,7 +312,10 @@ pub fn capture(roots: &Roots) -> Environment {
     env.unsupported = u.0;
     // Texts of files, recorded as vernier records text from outside (vernier_model::text).
     vernier_model::Texts::escape_controls(&mut env);
-    env
+    Captured {
+        environment: env,
+        kernel_config: config.ok(),
+    }
 }
 
 /// Collects the reason of every field that could not be read.
@@ -550,6 +680,75 @@ mod tests {
         ] {
             assert!(env.unsupported.contains_key(field), "{field} not listed");
         }
+    }
+
+    #[test]
+    fn the_boots_facts_are_read_once_per_boot_and_the_rest_every_time() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let roots = Roots::under(root);
+        let cache = root.join("cache/environment.json");
+        write(root, "proc/sys/kernel/random/boot_id", "boot-1\n");
+        write(root, "proc/sys/kernel/osrelease", "6.9.0\n");
+        write(
+            root,
+            "proc/cpuinfo",
+            "processor\t: 0\nmodel name\t: First CPU\n",
+        );
+        write(root, "boot/config-6.9.0", "CONFIG_HZ=250\n");
+        write(
+            root,
+            "sys/kernel/mm/transparent_hugepage/enabled",
+            "[always] never\n",
+        );
+        let first = capture_with_kernel_config(&roots, Some(&cache));
+        assert_eq!(first.kernel_config.as_deref(), Some("CONFIG_HZ=250\n"));
+        assert_eq!(
+            first.environment.kernel_config_sha256,
+            Some(sha256_hex("CONFIG_HZ=250\n"))
+        );
+        assert_eq!(first.environment.tick_hz, Some(250));
+        assert_eq!(first.environment.cpu_model.as_deref(), Some("First CPU"));
+        assert!(cache.is_file());
+        // Within the boot the cached facts stand; what can change at run time is read anew.
+        write(
+            root,
+            "proc/cpuinfo",
+            "processor\t: 0\nmodel name\t: Second CPU\n",
+        );
+        write(
+            root,
+            "sys/kernel/mm/transparent_hugepage/enabled",
+            "always [never]\n",
+        );
+        let second = capture_with_kernel_config(&roots, Some(&cache));
+        assert_eq!(second.environment.cpu_model.as_deref(), Some("First CPU"));
+        assert_eq!(second.environment.thp_enabled.as_deref(), Some("never"));
+        assert_eq!(second.kernel_config, first.kernel_config);
+        assert_eq!(second.environment.tick_hz, Some(250));
+        // The same capture as without a cache, but for the file that changed.
+        let uncached = capture_with_kernel_config(&roots, None);
+        assert_eq!(
+            uncached.environment.cpu_model.as_deref(),
+            Some("Second CPU")
+        );
+        // A new /boot configuration file, and a new boot, are read anew.
+        write(root, "boot/config-6.9.0", "CONFIG_HZ=1000\n");
+        let third = capture_with_kernel_config(&roots, Some(&cache));
+        assert_eq!(third.environment.tick_hz, Some(1000));
+        assert_eq!(third.environment.cpu_model.as_deref(), Some("Second CPU"));
+        write(
+            root,
+            "proc/cpuinfo",
+            "processor\t: 0\nmodel name\t: Third CPU\n",
+        );
+        write(root, "proc/sys/kernel/random/boot_id", "boot-2\n");
+        let fourth = capture_with_kernel_config(&roots, Some(&cache));
+        assert_eq!(fourth.environment.cpu_model.as_deref(), Some("Third CPU"));
+        // A cache that cannot be read is ignored (and replaced).
+        std::fs::write(&cache, "garbage").unwrap();
+        let fifth = capture_with_kernel_config(&roots, Some(&cache));
+        assert_eq!(fifth, fourth);
     }
 
     #[test]
