@@ -29,10 +29,14 @@ const WATCHDOG: Duration = Duration::from_secs(120);
 /// runs with 1% noise; every third slows down by 10% from night 8 on.
 fn values(rng: &mut SeededRng, b: usize, h: usize, night: usize) -> Vec<f64> {
     let level = (1.0 + b as f64 / 10.0 + h as f64 / 100.0)
-        * if b % 3 == 0 && night >= 8 { 1.1 } else { 1.0 };
+        * if b.is_multiple_of(3) && night >= 8 {
+            1.1
+        } else {
+            1.0
+        };
     let (runs, noise) = match b {
-        _ if b % 5 == 0 => (10, 0.0),
-        _ if b % 7 == 0 => (1_000, 0.01),
+        _ if b.is_multiple_of(5) => (10, 0.0),
+        _ if b.is_multiple_of(7) => (1_000, 0.01),
         _ => (10, 0.01),
     };
     (0..runs)

@@ -511,7 +511,12 @@ fn histogram_draws_latency_histograms_and_says_when_there_is_no_distribution() {
         &db,
         "A",
         &[config("latency", &[], &[1.0, 1.0])],
-        |_, _, run| run.histograms = vec![latency_histogram(0, 1000, 40), latency_histogram(1, 1000, 55)],
+        |_, _, run| {
+            run.histograms = vec![
+                latency_histogram(0, 1000, 40),
+                latency_histogram(1, 1000, 55),
+            ]
+        },
     );
     let figure = svg(&db, &["histogram", "kernel=A"]);
     assert!(count(&figure, "<text") > 5, "{figure}");
