@@ -146,6 +146,9 @@ pub enum Command {
     /// latency as a service: install, list and remove the units
     #[command(subcommand)]
     Schedule(ScheduleCommand),
+    /// The database itself: `migrate` brings its schema to this vernier's version
+    #[command(subcommand)]
+    Db(DbCommand),
     /// Monitor continuously, OSADL style: `latency` runs one interval after another, each stored
     /// as a run of one session, until stopped (SIGTERM, SIGINT) or for a given time
     Monitor(MonitorArgs),
@@ -364,7 +367,7 @@ impl From<BusyArgs> for vernier_app::BusyPolicy {
 pub enum ScheduleCommand {
     /// Write a systemd service and timer that run a suite on a calendar and 5 minutes after
     /// every boot (--suite), or a service that monitors latency continuously (--service)
-    Install(ScheduleInstallArgs),
+    Install(Box<ScheduleInstallArgs>),
     /// The scheduled runs installed in the unit directory
     List {
         /// Where the units are [default: /etc/systemd/system as root, else
@@ -380,6 +383,13 @@ pub enum ScheduleCommand {
         #[arg(long, value_name = "DIR")]
         unit_dir: Option<PathBuf>,
     },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum DbCommand {
+    /// Bring the database (--db) to this vernier's schema version: the one way a PostgreSQL
+    /// database shared by a farm is migrated (docs/farm.md, "Upgrading a farm")
+    Migrate,
 }
 
 #[derive(Debug, Args)]
@@ -425,6 +435,30 @@ pub struct ScheduleInstallArgs {
     /// As for `run`: how long to wait for an idle machine [default: 10m]
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub busy_wait: Option<f64>,
+
+    /// Monitors, as for `run` (repeatable)
+    #[arg(long = "monitor", value_name = "LIST")]
+    pub monitors: Vec<String>,
+
+    /// Prepare the system, as for `run` (repeatable)
+    #[arg(long = "setup", value_name = "LIST")]
+    pub setup: Vec<String>,
+
+    /// Loads during every measured run, as for `run` (repeatable): with two schedules of
+    /// their own calendars, a machine measured under load at some hours and idle at others
+    #[arg(long = "load", value_name = "LIST")]
+    pub loads: Vec<String>,
+
+    /// Start each scheduled suite at a random moment up to this long after its time, so that
+    /// the machines of a farm do not all reach the database at once (RandomizedDelaySec=)
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration_or_zero,
+          default_value = "10m")]
+    pub randomized_delay: f64,
+
+    /// The longest a scheduled suite may take, after which systemd stops it
+    /// (TimeoutStartSec=) [default: 6h]
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "6h")]
+    pub time_limit: f64,
 
     /// Where to write the units [default: /etc/systemd/system as root, else
     /// ~/.config/systemd/user]
@@ -906,8 +940,9 @@ pub struct ImportArgs {
 
 #[derive(Debug, Args)]
 pub struct SyncArgs {
-    /// The database to copy to; created if missing
-    #[arg(long, value_name = "PATH")]
+    /// The database to copy to; created if missing (VERNIER_SYNC_TO, which keeps a password
+    /// off the command line that other users can read)
+    #[arg(long, env = "VERNIER_SYNC_TO", value_name = "PATH|URL")]
     pub to: PathBuf,
 
     /// The database to copy from [default: --db]

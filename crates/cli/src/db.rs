@@ -11,11 +11,18 @@ use vernier_store::{Access, Location, Store};
 /// file `$XDG_DATA_HOME/vernier/vernier.db` (`~/.local/share/...`).
 pub fn location(explicit: Option<&Path>) -> Result<Location> {
     if let Some(p) = explicit {
-        return Ok(Location::parse(p));
+        return parse(p);
     }
     let data = dirs::data_dir()
         .context("cannot find the data directory (set HOME or XDG_DATA_HOME, or give --db)")?;
     Ok(Location::File(data.join("vernier").join("vernier.db")))
+}
+
+/// A database named on the command line (`--db`, `VERNIER_DB`, `sync --to`, `merge`'s files,
+/// `schedule --sync`): what looks like a URL of a scheme vernier does not support is refused
+/// (`Location::parse`).
+pub fn parse(value: &Path) -> Result<Location> {
+    Ok(Location::parse(value)?)
 }
 
 /// Opens the database at `--db` for `access`: the one way every command opens it.

@@ -422,3 +422,125 @@ fn a_running_monitor_reaches_the_target_interval_by_interval() {
         );
     }
 }
+
+/// Files of `dir`, sorted.
+fn names_in(dir: &Path) -> Vec<String> {
+    sorted(
+        std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect(),
+    )
+}
+
+#[test]
+fn a_mistyped_url_is_refused_everywhere_and_a_file_with_a_colon_is_named_dot_slash() {
+    let (dir, db) = temp_db();
+    record_mock_session(&db, "kernel=A");
+    let before = names_in(dir.path());
+    let in_dir = |args: &[&str]| {
+        let mut cmd = vernier_no_input(&db);
+        cmd.current_dir(dir.path()).args(args);
+        cmd
+    };
+    let bare = |database: &str, args: &[&str]| {
+        let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("vernier"));
+        cmd.current_dir(dir.path())
+            .env("XDG_CONFIG_HOME", dir.path())
+            .env("XDG_CACHE_HOME", dir.path())
+            .env("VERNIER_RUN_DIR", dir.path().join("run"))
+            .stdin(Stdio::null())
+            .args(["--db", database])
+            .args(args);
+        cmd
+    };
+    let units = dir.path().join("units");
+    let units = units.to_str().unwrap();
+    for (what, mut cmd, scheme) in [
+        (
+            "--db",
+            bare("postgress://bench@host/db", &["sessions"]),
+            "postgress",
+        ),
+        (
+            "--db of run",
+            bare("postgresql:/x", &["run", "mock:values=1/2", "--quiet"]),
+            "postgresql",
+        ),
+        (
+            "sync --to",
+            in_dir(&["sync", "--to", "postgress://bench@host/db"]),
+            "postgress",
+        ),
+        (
+            "sync --to",
+            in_dir(&["sync", "--to", "postgresql:/x"]),
+            "postgresql",
+        ),
+        (
+            "merge -o",
+            in_dir(&["merge", "results.db", "-o", "sqlite:merged.db"]),
+            "sqlite",
+        ),
+        (
+            "merge input",
+            in_dir(&["merge", "postgres:/x", "-o", "merged.db"]),
+            "postgres",
+        ),
+        (
+            "schedule --sync",
+            in_dir(&[
+                "schedule",
+                "install",
+                "n",
+                "--suite",
+                "quick",
+                "--unit-dir",
+                units,
+                "--sync",
+                "postgress://u:secret@h/db",
+            ]),
+            "postgress",
+        ),
+        (
+            "schedule --db",
+            bare(
+                "postgres:/x",
+                &[
+                    "schedule",
+                    "install",
+                    "n",
+                    "--suite",
+                    "quick",
+                    "--unit-dir",
+                    units,
+                ],
+            ),
+            "postgres",
+        ),
+    ] {
+        let err = refused(cmd.output().unwrap());
+        assert!(
+            err.contains(&format!("scheme '{scheme}:'"))
+                && err.contains("postgres:// or postgresql://"),
+            "{what}: {err}"
+        );
+        assert!(!err.contains("secret"), "{err}");
+        assert_eq!(names_in(dir.path()), before, "{what} wrote something");
+    }
+    let mut from_env = std::process::Command::new(assert_cmd::cargo::cargo_bin("vernier"));
+    from_env
+        .current_dir(dir.path())
+        .env("VERNIER_DB", "postgress://bench@host/db")
+        .stdin(Stdio::null())
+        .arg("sessions");
+    let err = refused(from_env.output().unwrap());
+    assert!(err.contains("scheme 'postgress:'"), "{err}");
+
+    // A file whose name has a colon is named as a path.
+    let copied = ok(in_dir(&["sync", "--to", "./a:b.db"]).output().unwrap());
+    assert!(copied.contains("copied 1 session"), "{copied}");
+    assert!(dir.path().join("a:b.db").is_file());
+    let listed = ok(bare("./a:b.db", &["sessions"]).output().unwrap());
+    assert_eq!(listed.lines().count(), 2, "{listed}");
+}

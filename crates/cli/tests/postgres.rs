@@ -612,3 +612,79 @@ fn a_session_running_on_another_machine_leaves_this_one_idle() {
         "{out}"
     );
 }
+
+/// A farm's central database is migrated only by `vernier db migrate`: a sync (or run) of a
+/// newer vernier into an older schema is refused, naming the command, and changes nothing;
+/// `db migrate` then migrates it, and a schema one version ahead whose change was additive is
+/// still read (`sessions`) while writing to it is refused.
+#[test]
+fn only_db_migrate_migrates_a_central_database() {
+    let Some(central) = postgres_database("only_db_migrate_migrates_a_central_database") else {
+        return;
+    };
+    let machine = central.dir().join("machine.db");
+    record_mock_session(&machine, "kernel=A");
+    // As an older vernier left it: the schema of the version before this one's.
+    let pg = central.postgres().unwrap();
+    let current = vernier_store::SCHEMA_VERSION;
+    let migrations =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../store/migrations/postgres");
+    let mut files: Vec<_> = std::fs::read_dir(&migrations)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    let mut client = pg.client();
+    for file in files.iter().take((current - 1 - 5) as usize) {
+        client
+            .batch_execute(&std::fs::read_to_string(file).unwrap())
+            .unwrap();
+    }
+    client
+        .batch_execute(&format!(
+            "CREATE TABLE schema_version (version BIGINT NOT NULL); \
+             INSERT INTO schema_version VALUES ({})",
+            current - 1
+        ))
+        .unwrap();
+    let sync = || {
+        vernier_no_input(&machine)
+            .args(["sync", "--to"])
+            .arg(central.arg())
+            .output()
+            .unwrap()
+    };
+    let err = vernier_testkit::refused(sync());
+    assert!(err.contains("vernier db migrate --db URL"), "{err}");
+    let err = vernier_testkit::refused(vernier(&central, &["run", QUICK, "--quiet"]));
+    assert!(err.contains("vernier db migrate --db URL"), "{err}");
+    assert_eq!(
+        pg.query_i64("SELECT version FROM schema_version"),
+        current - 1
+    );
+    assert_eq!(central.count("sessions"), 0);
+
+    let migrated = ok(vernier(&central, &["db", "migrate"]));
+    assert!(
+        migrated.contains(&format!(
+            "migrated from schema version {} to {current}",
+            current - 1
+        )),
+        "{migrated}"
+    );
+    let copied = ok(sync());
+    assert!(copied.contains("copied 1 session(s)"), "{copied}");
+
+    // One version ahead, additive: read, never written.
+    pg.client()
+        .batch_execute(&format!(
+            "ALTER TABLE sessions ADD COLUMN added_later TEXT; \
+             UPDATE schema_version SET version = {}, readable_by = {current}",
+            current + 1
+        ))
+        .unwrap();
+    let listed = ok(vernier(&central, &["sessions"]));
+    assert_eq!(listed.lines().count(), 2, "{listed}");
+    let err = vernier_testkit::refused(vernier(&central, &["tag", "latest", "x=1"]));
+    assert!(err.contains("newer than this vernier knows"), "{err}");
+}

@@ -107,7 +107,13 @@ fn a_scheduled_suite_is_a_verified_service_and_timer_until_removed() {
     assert_eq!(setting(&service, "Type"), ["oneshot"]);
     assert_eq!(setting(&timer, "OnCalendar"), ["Mon..Fri 02:00"]);
     assert_eq!(setting(&timer, "OnBootSec"), ["5min"]);
-    assert_eq!(setting(&timer, "Persistent"), ["true"]);
+    // Persistent=true would start a missed run at once at boot, before the settle time.
+    assert!(setting(&timer, "Persistent").is_empty(), "{timer}");
+    assert_eq!(setting(&timer, "RandomizedDelaySec"), ["600s"]);
+    assert_eq!(setting(&service, "TimeoutStartSec"), ["21600s"]);
+    // A file database needs no network for the run; the sync to a file neither, but the
+    // unit cannot tell a file from a network share.
+    assert_eq!(setting(&service, "After"), ["network-online.target"]);
     verify(&[
         units.join("vernier-nightly.service"),
         units.join("vernier-nightly.timer"),
@@ -182,6 +188,10 @@ fn the_latency_monitor_is_a_verified_service_restarted_on_failure() {
     assert_eq!(setting(&service, "KillSignal"), ["SIGTERM"]);
     assert_eq!(setting(&service, "KillMode"), ["mixed"]);
     assert_eq!(setting(&service, "WantedBy"), ["multi-user.target"]);
+    assert_eq!(setting(&service, "LimitRTPRIO"), ["99"]);
+    assert_eq!(setting(&service, "LimitMEMLOCK"), ["infinity"]);
+    // A file database and no sync: nothing waits for the network.
+    assert!(setting(&service, "After").is_empty(), "{service}");
     verify(&[units.join("vernier-latency.service")]);
 }
 
@@ -388,8 +398,8 @@ fn scheduled_units_carry_postgres_urls_and_absolute_paths() {
     let unit_dir = units.to_str().unwrap();
     let exe = env!("CARGO_BIN_EXE_vernier");
     let local = "postgresql:///vernier?host=/run/postgresql&user=bench";
-    let central = "postgres://bench:pa%24s@db.lab:5433/farm?application_name=vernier%20$night";
-    let in_unit = "postgres://bench:pa%%24s@db.lab:5433/farm?application_name=vernier%%20$$night";
+    let central = "postgres://bench@db.lab:5433/farm?application_name=vernier%20$night";
+    let in_unit = "postgres://bench@db.lab:5433/farm?application_name=vernier%%20$$night";
 
     // Recording into PostgreSQL, syncing to another PostgreSQL database.
     ok(vernier_at(local, dir.path())
@@ -440,6 +450,111 @@ fn scheduled_units_carry_postgres_urls_and_absolute_paths() {
         units.join("vernier-latency.service"),
         units.join("vernier-latency-pg.service"),
     ]);
+}
+
+/// A password in `--db` or `--sync` is never written into a unit (mode 0644, readable by
+/// everyone): it goes into an environment file of mode 0600 that the service reads, vernier
+/// takes it from there (VERNIER_DB, VERNIER_SYNC_TO), and install warns where it is.
+/// `--load`, `--setup` and `--monitor` reach the command line; every unit kind verifies.
+#[test]
+fn passwords_stay_out_of_units_and_plugins_reach_them() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let units = dir.path().join("units");
+    let unit_dir = units.to_str().unwrap();
+    let exe = env!("CARGO_BIN_EXE_vernier");
+    let local = "postgres://bench:l0cal@db.lab/farm";
+    let central = "postgresql://bench@db.lab/farm?password=c3ntral&sslmode=require";
+    let out = vernier_at(local, dir.path())
+        .args(["schedule", "install", "loaded", "--suite", "quick"])
+        .args(["--on-calendar", "*-*-* 07,19:00:00", "--load", "hackbench"])
+        .args([
+            "--setup",
+            "governor?:policy=performance",
+            "--monitor",
+            "none",
+        ])
+        .args(["--randomized-delay", "0", "--time-limit", "2h"])
+        .args(["--sync", central, "--unit-dir", unit_dir])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let stdout = ok(out);
+    assert!(
+        stdout.contains("enable --now vernier-loaded.timer"),
+        "{stdout}"
+    );
+    let env = units.join("vernier-loaded.env");
+    assert!(
+        stderr.starts_with("warning: the database password is in ")
+            && stderr.contains(env.to_str().unwrap()),
+        "{stderr}"
+    );
+    assert_eq!(
+        files(&units),
+        [
+            "vernier-loaded.env",
+            "vernier-loaded.service",
+            "vernier-loaded.timer"
+        ]
+    );
+    let service = std::fs::read_to_string(units.join("vernier-loaded.service")).unwrap();
+    let timer = std::fs::read_to_string(units.join("vernier-loaded.timer")).unwrap();
+    for text in [&service, &timer, &stdout, &stderr] {
+        assert!(
+            !text.contains("l0cal") && !text.contains("c3ntral"),
+            "{text}"
+        );
+    }
+    let mode = std::fs::metadata(&env).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+    assert_eq!(
+        std::fs::read_to_string(&env)
+            .unwrap()
+            .lines()
+            .skip(1)
+            .collect::<Vec<_>>(),
+        [
+            format!("VERNIER_DB='{local}'"),
+            format!("VERNIER_SYNC_TO='{central}'")
+        ]
+    );
+    assert_eq!(
+        setting(&service, "EnvironmentFile"),
+        [env.to_str().unwrap()]
+    );
+    assert_eq!(
+        setting(&service, "ExecStart"),
+        [format!(
+            "{exe} run --suite quick --monitor none --setup governor?:policy=performance \
+             --load hackbench --quiet --if-busy wait"
+        )]
+    );
+    assert_eq!(setting(&service, "ExecStopPost"), [format!("{exe} sync")]);
+    assert_eq!(setting(&service, "Wants"), ["network-online.target"]);
+    assert_eq!(setting(&service, "TimeoutStartSec"), ["7200s"]);
+    assert!(setting(&timer, "RandomizedDelaySec").is_empty(), "{timer}");
+    verify(&[
+        units.join("vernier-loaded.service"),
+        units.join("vernier-loaded.timer"),
+    ]);
+
+    // What the service reads from the file is what vernier is given: `sync` without --to
+    // takes VERNIER_SYNC_TO, and a mistyped one is refused as --to would be.
+    let err = refused(
+        vernier_at("box.db", dir.path())
+            .arg("sync")
+            .env("VERNIER_SYNC_TO", "postgress://u:p@h/db")
+            .output()
+            .unwrap(),
+    );
+    assert!(err.contains("scheme 'postgress:'"), "{err}");
+
+    ok(vernier_at(local, dir.path())
+        .args(["schedule", "remove", "loaded", "--unit-dir", unit_dir])
+        .output()
+        .unwrap());
+    assert!(files(&units).is_empty());
 }
 
 /// Characters that mean something in a unit file or to systemd's command-line parser (white

@@ -24,7 +24,7 @@ use std::time::Duration;
 use uuid::Uuid;
 use vernier_model::{Calibration, Recorder, SessionInfo, SessionStatus, StopReason, StoredSession};
 
-pub use location::{open, open_with_lock_wait, Access, Location};
+pub use location::{migrate, open, open_with_lock_wait, Access, Location};
 #[cfg(feature = "postgres")]
 pub use postgres::PgStore;
 pub use selector::{parse_tag_selector, SessionFilter};

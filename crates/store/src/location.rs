@@ -19,13 +19,43 @@ pub enum Location {
 }
 
 impl Location {
-    /// A `--db` or `VERNIER_DB` value: a PostgreSQL URL by its scheme, anything else a path.
-    pub fn parse(value: &Path) -> Location {
-        match value.to_str() {
-            Some(text) if POSTGRES_SCHEMES.iter().any(|s| text.starts_with(s)) => {
-                Location::Postgres(text.to_string())
+    /// A `--db`, `VERNIER_DB`, `sync --to`, `merge` or `schedule --sync` value: a PostgreSQL
+    /// URL by its scheme, anything else a path. A value that looks like a URL (a scheme of
+    /// RFC 3986 section 3.1 and a colon before any `/`, as `postgress://h/db` or
+    /// `postgresql:/x`) and is not a supported one is refused rather than taken as a
+    /// relative path: a mistyped URL would otherwise create an SQLite file of that name and
+    /// record there. A file whose name starts so is named `./a:b.db`.
+    pub fn parse(value: &Path) -> Result<Location, StoreError> {
+        let Some(text) = value.to_str() else {
+            return Ok(Location::File(value.to_path_buf()));
+        };
+        if POSTGRES_SCHEMES.iter().any(|s| text.starts_with(s)) {
+            return Ok(Location::Postgres(text.to_string()));
+        }
+        match url_scheme(text) {
+            Some(scheme) => Err(StoreError::Location(format!(
+                "'{}' looks like a URL of the scheme '{scheme}:', which vernier does not \
+                 support; valid: a URL starting {} or a file's path (./{} for a file whose \
+                 name has a colon)",
+                without_password(text),
+                POSTGRES_SCHEMES.join(" or "),
+                without_password(text),
+            ))),
+            None => Ok(Location::File(value.to_path_buf())),
+        }
+    }
+
+    /// Whether the location holds a password: a PostgreSQL URL with one in its user
+    /// information or its `password` parameter.
+    pub fn holds_password(&self) -> bool {
+        match self {
+            Location::File(_) => false,
+            Location::Postgres(url) => {
+                without_password(url) != *url
+                    || url.split_once('?').is_some_and(|(_, query)| {
+                        query.split('&').any(|p| p.starts_with("password="))
+                    })
             }
-            _ => Location::File(value.to_path_buf()),
         }
     }
 
@@ -52,6 +82,18 @@ impl fmt::Debug for Location {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "Location({self})")
     }
+}
+
+/// The scheme of a value that looks like a URL: `ALPHA *( ALPHA / DIGIT / "+" / "-" / "." )`
+/// followed by `:` before any `/` (RFC 3986, section 3.1). A path that starts with `/` or `.`,
+/// or has its first colon after a `/` (`results/a:b.db`), has none.
+fn url_scheme(text: &str) -> Option<&str> {
+    let scheme = &text[..text.find(':')?];
+    let mut chars = scheme.chars();
+    let first = chars.next()?;
+    let valid = first.is_ascii_alphabetic()
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
+    valid.then_some(scheme)
 }
 
 /// `url` with the password of its user information replaced by `***`.
@@ -120,6 +162,20 @@ pub fn open_with_lock_wait(
     }
 }
 
+/// Brings the database at `location` to [`crate::SCHEMA_VERSION`] (`vernier db migrate`).
+/// A PostgreSQL database, shared by a farm, is migrated only so; returns the version it had. An
+/// SQLite file, which the vernier recording into it owns, is migrated by any command that
+/// writes to it as well (`None`: not known here).
+pub fn migrate(location: &Location) -> Result<Option<i64>, StoreError> {
+    match location {
+        Location::File(path) => SqliteStore::open_existing(path).map(|_| None),
+        #[cfg(feature = "postgres")]
+        Location::Postgres(url) => crate::PgStore::migrate(url).map(Some),
+        #[cfg(not(feature = "postgres"))]
+        Location::Postgres(_) => open(location, Access::Write).map(|_| None),
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -132,21 +188,49 @@ mod tests {
             "postgresql://u:p@h:5433/db?sslmode=disable",
         ] {
             assert_eq!(
-                Location::parse(Path::new(url)),
+                Location::parse(Path::new(url)).unwrap(),
                 Location::Postgres(url.to_string())
             );
         }
         for path in [
             "results.db",
             "/tmp/postgres/x.db",
-            "postgres:/x",
             "./postgres://x",
+            "./a:b.db",
+            "results/a:b.db",
+            "/srv/postgres:/x",
+            "1a:b.db",
+            ":x.db",
         ] {
             assert_eq!(
-                Location::parse(Path::new(path)),
+                Location::parse(Path::new(path)).unwrap(),
                 Location::File(PathBuf::from(path))
             );
         }
+    }
+
+    #[test]
+    fn what_looks_like_an_unsupported_url_is_refused_naming_the_supported_schemes() {
+        for (value, scheme) in [
+            ("postgress://bench@host/db", "postgress"),
+            ("postgresql:/x", "postgresql"),
+            ("postgres:/x", "postgres"),
+            ("sqlite:///tmp/x.db", "sqlite"),
+            ("a:b.db", "a"),
+            ("pg+ssl://h/db", "pg+ssl"),
+        ] {
+            let message = Location::parse(Path::new(value)).unwrap_err().to_string();
+            assert!(
+                message.contains(&format!("scheme '{scheme}:'"))
+                    && message.contains("postgres:// or postgresql://")
+                    && message.contains(&format!("./{value}")),
+                "{message}"
+            );
+        }
+        let message = Location::parse(Path::new("postgress://u:secret@h/db"))
+            .unwrap_err()
+            .to_string();
+        assert!(!message.contains("secret"), "{message}");
     }
 
     #[cfg(not(feature = "postgres"))]
@@ -175,6 +259,11 @@ mod tests {
             "postgresql://u:***@h:5432/db?x=1"
         );
         assert_eq!(shown("postgres://u@h/db"), "postgres://u@h/db");
+        let holds = |url: &str| Location::Postgres(url.to_string()).holds_password();
+        assert!(holds("postgres://u:secret@h/db"));
+        assert!(holds("postgres://u@h/db?sslmode=require&password=x"));
+        assert!(!holds("postgres://u@h/db?application_name=password"));
+        assert!(!Location::File(PathBuf::from("u:p@h.db")).holds_password());
         assert_eq!(
             shown("postgres:///db?host=/tmp"),
             "postgres:///db?host=/tmp"

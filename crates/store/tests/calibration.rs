@@ -10,7 +10,7 @@ use vernier_testkit::{databases, TestDatabase};
 
 /// The store of a new database of `db`'s engine.
 fn open(db: &TestDatabase) -> Box<dyn Store> {
-    vernier_store::open(&Location::parse(db.arg()), Access::Create)
+    vernier_store::open(&Location::parse(db.arg()).unwrap(), Access::Create)
         .unwrap_or_else(|e| panic!("{}: {e}", db.engine()))
 }
 
@@ -52,7 +52,7 @@ fn every_calibration_of_the_fingerprints_is_returned_oldest_first() {
             .unwrap();
         drop(store);
 
-        let store = vernier_store::open(&Location::parse(db.arg()), Access::Read).unwrap();
+        let store = vernier_store::open(&Location::parse(db.arg()).unwrap(), Access::Read).unwrap();
         let got = store.calibrations(&["f1".to_string()]).unwrap();
         assert_eq!(got, vec![old.clone(), new.clone(), other_config.clone()]);
         let got = store

@@ -11,7 +11,7 @@ use vernier_testkit::{databases, stored_session, TestDatabase};
 
 /// The store of a new database of `db`'s engine.
 fn open(db: &TestDatabase) -> Box<dyn Store> {
-    vernier_store::open(&Location::parse(db.arg()), Access::Create)
+    vernier_store::open(&Location::parse(db.arg()).unwrap(), Access::Create)
         .unwrap_or_else(|e| panic!("{}: {e}", db.engine()))
 }
 

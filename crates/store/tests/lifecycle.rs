@@ -17,8 +17,12 @@ use vernier_testkit::{begun_configuration, databases, session_info, temp_db, Tes
 
 /// The store of `db` waiting at most `lock_wait` for another process's lock.
 fn open(db: &TestDatabase, lock_wait: Duration) -> Box<dyn Store> {
-    vernier_store::open_with_lock_wait(&Location::parse(db.arg()), Access::Create, lock_wait)
-        .unwrap_or_else(|e| panic!("{}: {e}", db.engine()))
+    vernier_store::open_with_lock_wait(
+        &Location::parse(db.arg()).unwrap(),
+        Access::Create,
+        lock_wait,
+    )
+    .unwrap_or_else(|e| panic!("{}: {e}", db.engine()))
 }
 
 /// A session that has begun and not ended.

@@ -29,7 +29,7 @@ const ID_A: &str = "0123456789abcdef0123456789abcdef";
 #[test]
 fn host_selects_by_hostname_or_machine_id_and_combines_with_tags() {
     for db in databases("host_selects_by_hostname_or_machine_id_and_combines_with_tags") {
-        let mut store = vernier_store::open(&Location::parse(db.arg()), Access::Create)
+        let mut store = vernier_store::open(&Location::parse(db.arg()).unwrap(), Access::Create)
             .unwrap_or_else(|e| panic!("{}: {e}", db.engine()));
         let a1 = session(Some("box1"), Some(ID_A), &[("kernel", "A")]);
         let a2 = session(

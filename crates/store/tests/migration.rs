@@ -268,7 +268,9 @@ fn a_version_8_postgres_database_is_converted_in_place_as_sqlite_is() {
     let before = facts_v8(&path);
     assert_eq!(runs_v8 as usize, before.len());
 
-    let store = vernier_store::open(&Location::parse(db.arg()), Access::Write).unwrap();
+    let location = Location::parse(db.arg()).unwrap();
+    vernier_store::migrate(&location).unwrap();
+    let store = vernier_store::open(&location, Access::Write).unwrap();
     let sessions = every_session(store.as_ref());
     check_against(&sessions, &before);
     drop(store);

@@ -16,7 +16,7 @@ use vernier_testkit::{begun_configuration, databases, session_info, tags, temp_d
 
 /// The store of a new database of `db`'s engine.
 fn open(db: &TestDatabase) -> Box<dyn Store> {
-    vernier_store::open(&Location::parse(db.arg()), Access::Create)
+    vernier_store::open(&Location::parse(db.arg()).unwrap(), Access::Create)
         .unwrap_or_else(|e| panic!("{}: {e}", db.engine()))
 }
 

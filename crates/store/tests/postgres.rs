@@ -13,7 +13,7 @@ use vernier_store::{Access, Location, Store, StoreError, SCHEMA_VERSION};
 use vernier_testkit::{postgres_database, TestDatabase};
 
 fn open(db: &TestDatabase, access: Access) -> Result<Box<dyn Store>, StoreError> {
-    vernier_store::open(&Location::parse(db.arg()), access)
+    vernier_store::open(&Location::parse(db.arg()).unwrap(), access)
 }
 
 #[test]
@@ -46,20 +46,33 @@ fn a_version_6_database_is_migrated_to_the_current_version() {
             )
             .unwrap();
     }
-    // A read-only command does not upgrade it, and says which command does.
-    match open(&db, Access::Read) {
-        Err(StoreError::Schema { detail, .. }) => {
-            assert!(detail.contains("upgrades it"), "{detail}")
+    // No command migrates it as a side effect, not even one that records: each says which
+    // command does.
+    for access in [Access::Read, Access::Write, Access::Create] {
+        match open(&db, access) {
+            Err(StoreError::Schema { detail, .. }) => {
+                assert!(detail.contains("`vernier db migrate --db URL`"), "{detail}")
+            }
+            other => panic!("{access:?}: {:?}", other.map(|_| ())),
         }
-        other => panic!("{:?}", other.map(|_| ())),
     }
     assert_eq!(pg.query_i64("SELECT version FROM schema_version"), 6);
 
-    let store = open(&db, Access::Write).unwrap();
+    let location = Location::parse(db.arg()).unwrap();
+    assert_eq!(vernier_store::migrate(&location).unwrap(), Some(6));
     assert_eq!(
         pg.query_i64("SELECT version FROM schema_version"),
         SCHEMA_VERSION
     );
+    assert_eq!(
+        pg.query_i64("SELECT readable_by FROM schema_version"),
+        SCHEMA_VERSION
+    );
+    assert_eq!(
+        vernier_store::migrate(&location).unwrap(),
+        Some(SCHEMA_VERSION)
+    );
+    let store = open(&db, Access::Write).unwrap();
     assert_eq!(store.select("host=box1").unwrap(), [old]);
     let hosts: Vec<Option<String>> = store
         .session_headers()
@@ -113,6 +126,51 @@ fn foreign_newer_and_empty_databases_are_refused() {
             other => panic!("{access:?}: {:?}", other.map(|_| ())),
         }
     }
+}
+
+/// A database one version ahead of this vernier, written by a newer one whose migration only
+/// added (a column here): this vernier reads it, and refuses to write to it or migrate it.
+/// Unless its `readable_by` says this version cannot read it.
+#[test]
+fn a_newer_additive_schema_is_read_and_never_written() {
+    let Some(db) = postgres_database("a_newer_additive_schema_is_read_and_never_written") else {
+        return;
+    };
+    let pg = db.postgres().unwrap();
+    let mut store = open(&db, Access::Create).unwrap();
+    let session = vernier_testkit::session_info();
+    store.begin_session(&session).unwrap();
+    let id = session.id;
+    drop(store);
+    let ahead = SCHEMA_VERSION + 1;
+    pg.client()
+        .batch_execute(&format!(
+            "ALTER TABLE sessions ADD COLUMN added_later TEXT NOT NULL DEFAULT ''; \
+             UPDATE schema_version SET version = {ahead}, readable_by = {SCHEMA_VERSION}"
+        ))
+        .unwrap();
+    let reader = open(&db, Access::Read).unwrap();
+    assert_eq!(reader.select("latest").unwrap(), [id]);
+    assert_eq!(reader.session_headers().unwrap().len(), 1);
+    drop(reader);
+    for access in [Access::Create, Access::Write] {
+        match open(&db, access) {
+            Err(StoreError::TooNew { found, .. }) if found == ahead => {}
+            other => panic!("{access:?}: {:?}", other.map(|_| ())),
+        }
+    }
+    match vernier_store::migrate(&Location::parse(db.arg()).unwrap()) {
+        Err(StoreError::TooNew { found, .. }) if found == ahead => {}
+        other => panic!("{other:?}"),
+    }
+    pg.client()
+        .batch_execute(&format!("UPDATE schema_version SET readable_by = {ahead}"))
+        .unwrap();
+    match open(&db, Access::Read) {
+        Err(StoreError::TooNew { found, .. }) if found == ahead => {}
+        other => panic!("{:?}", other.map(|_| ())),
+    }
+    assert_eq!(pg.query_i64("SELECT version FROM schema_version"), ahead);
 }
 
 #[test]

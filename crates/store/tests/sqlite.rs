@@ -19,7 +19,7 @@ use vernier_testkit::{databases, temp_db, TestDatabase};
 
 /// The store of `db` opened for `access`.
 fn open(db: &TestDatabase, access: Access) -> Box<dyn Store> {
-    vernier_store::open(&Location::parse(db.arg()), access)
+    vernier_store::open(&Location::parse(db.arg()).unwrap(), access)
         .unwrap_or_else(|e| panic!("{}: {e}", db.engine()))
 }
 

@@ -183,7 +183,8 @@ fn a_running_session_is_copied_as_far_as_recorded_and_followed_until_it_ends() {
     {
         let dir = tempfile::tempdir().unwrap();
         let mut source = open(&dir, "machine.db");
-        let mut target = vernier_store::open(&Location::parse(db.arg()), Access::Create).unwrap();
+        let mut target =
+            vernier_store::open(&Location::parse(db.arg()).unwrap(), Access::Create).unwrap();
 
         let mut session = stored_session(1_000, &[1.0, 2.0, 3.0, 4.0, 5.0]);
         // The third run was measured while something else had changed the setup, which the
@@ -370,7 +371,8 @@ fn a_target_ahead_of_the_source_is_left_alone() {
 fn a_load_of_chosen_runs_holds_only_them() {
     for db in databases("a_load_of_chosen_runs_holds_only_them") {
         let engine = db.engine();
-        let mut store = vernier_store::open(&Location::parse(db.arg()), Access::Create).unwrap();
+        let mut store =
+            vernier_store::open(&Location::parse(db.arg()).unwrap(), Access::Create).unwrap();
         let values: Vec<f64> = (1..=1_010).map(f64::from).collect();
         let mut session = stored_session(1_000, &values);
         // A histogram costs megabytes to encode: some runs have one.
@@ -496,7 +498,8 @@ fn a_sync_step_reads_only_the_runs_the_target_lacks() {
 #[test]
 fn pages_of_a_session_take_every_run_once() {
     for db in databases("pages_of_a_session_take_every_run_once") {
-        let mut store = vernier_store::open(&Location::parse(db.arg()), Access::Create).unwrap();
+        let mut store =
+            vernier_store::open(&Location::parse(db.arg()).unwrap(), Access::Create).unwrap();
         let values: Vec<f64> = (1..=10).map(f64::from).collect();
         let session = stored_session(1_000, &values);
         let other = stored_session(2_000, &[5.0, 6.0]);

@@ -15,7 +15,7 @@ use std::process::ExitCode;
 use anyhow::{bail, Context, Result};
 use vernier_model::text::plural;
 use vernier_model::SessionStatus;
-use vernier_store::{Load, Location};
+use vernier_store::Load;
 
 use crate::cli::MergeArgs;
 use crate::db;
@@ -27,8 +27,9 @@ pub fn merge(args: MergeArgs) -> Result<ExitCode> {
         (None, Some(path)) => (path, false),
         _ => bail!("give the merged database as -o NEW.db (a new file) or --into EXISTING.db"),
     };
+    let output_location = db::parse(output)?;
     if new {
-        db::check_copy_target("-o", &Location::parse(output))?;
+        db::check_copy_target("-o", &output_location)?;
     }
     if new && output.exists() {
         bail!(
@@ -38,7 +39,7 @@ pub fn merge(args: MergeArgs) -> Result<ExitCode> {
         );
     }
     for input in &args.inputs {
-        if db::same_database(&Location::parse(input), &Location::parse(output)) {
+        if db::same_database(&db::parse(input)?, &output_location) {
             bail!(
                 "{} is both an input and the output; give the output another name",
                 input.display()

@@ -3,6 +3,7 @@
 mod calibrate;
 mod child;
 mod compare;
+mod database;
 mod delete;
 mod docs;
 mod env;
@@ -45,6 +46,7 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::System(command) => system::system(command),
         Command::Monitor(args) => monitor::monitor(args, db),
         Command::Schedule(command) => schedule::schedule(command, db),
+        Command::Db(command) => database::database(command, db),
         Command::Compare(args) => compare::compare(args, db),
         Command::History(args) => history::history(args, db),
         Command::Calibrate(args) => calibrate::calibrate(args, db),

@@ -32,18 +32,38 @@ const MARKER: &str =
 /// a benchmark disturbs or needs (network, time synchronisation) to have settled.
 const ON_BOOT_DELAY: &str = "5min";
 
+/// The environment file of a schedule whose database URLs hold a password: `VERNIER_DB` and
+/// `VERNIER_SYNC_TO`, which vernier reads in place of `--db` and `sync --to`.
+const ENV_FILE_SUFFIX: &str = "env";
+
 pub fn schedule(command: ScheduleCommand, db_arg: Option<&Path>) -> Result<ExitCode> {
     match command {
-        ScheduleCommand::Install(args) => install(args, db_arg),
+        ScheduleCommand::Install(args) => install(*args, db_arg),
         ScheduleCommand::List { unit_dir } => list(unit_dir.as_deref()),
         ScheduleCommand::Remove { name, unit_dir } => remove(&name, unit_dir.as_deref()),
     }
 }
 
-/// One unit file: its name and text.
+/// One unit file (or the environment file beside the units): its name, its text, and whether
+/// only its owner may read it (mode 0600: it holds a password).
 struct Unit {
     file: String,
     text: String,
+    private: bool,
+}
+
+/// The databases as the units name them.
+struct Databases {
+    /// `--db`: a file by its absolute path, a URL as it is.
+    database: PathBuf,
+    /// `--sync`, as `database`.
+    sync: Option<PathBuf>,
+    /// Whether `database` holds a password, so goes into the environment file, not a unit.
+    database_secret: bool,
+    /// Whether `sync` holds a password.
+    sync_secret: bool,
+    /// Whether a run needs the network: it records into PostgreSQL, or syncs.
+    network: bool,
 }
 
 fn install(args: ScheduleInstallArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
@@ -59,15 +79,23 @@ fn install(args: ScheduleInstallArgs, db_arg: Option<&Path>) -> Result<ExitCode>
             vernier_store::Location::Postgres(url) => PathBuf::from(url),
         })
     };
-    let database = as_in_unit(db::location(db_arg)?)?;
-    let sync = match &args.sync {
-        Some(target) => Some(as_in_unit(vernier_store::Location::parse(target))?),
-        None => None,
+    let database_location = db::location(db_arg)?;
+    let sync_location = args.sync.as_deref().map(db::parse).transpose()?;
+    let databases = Databases {
+        database_secret: database_location.holds_password(),
+        sync_secret: sync_location
+            .as_ref()
+            .is_some_and(vernier_store::Location::holds_password),
+        network: sync_location.is_some()
+            || matches!(database_location, vernier_store::Location::Postgres(_)),
+        database: as_in_unit(database_location)?,
+        sync: sync_location.map(as_in_unit).transpose()?,
     };
+    let (database, sync) = (&databases.database, &databases.sync);
     // Everything of the user's that the units will hold is checked before anything is
     // written or printed.
     check_unit_path("the vernier executable's path", &exe)?;
-    check_unit_path("--db (or VERNIER_DB)", &database)?;
+    check_unit_path("--db (or VERNIER_DB)", database)?;
     if let Some(sync) = &sync {
         check_unit_path("--sync", sync)?;
     }
@@ -77,11 +105,18 @@ fn install(args: ScheduleInstallArgs, db_arg: Option<&Path>) -> Result<ExitCode>
     for (key, value) in &args.tags {
         check_unit_value("--tag", &format!("{key}={value}"))?;
     }
-    let units = units(&args, &exe, &database, sync.as_deref())?;
+    for value in args.monitors.iter().chain(&args.setup).chain(&args.loads) {
+        check_unit_value("--monitor, --setup or --load", value)?;
+    }
+    let units = units(&args, &exe, &databases, &absolute(&dir)?)?;
     if args.dry_run {
         for unit in &units {
             outln!("# {}", dir.join(&unit.file).display());
-            out!("{}\n", unit.text);
+            if unit.private {
+                outln!("# (mode 0600; holds the password, not printed)\n");
+            } else {
+                out!("{}\n", unit.text);
+            }
         }
         return Ok(ExitCode::SUCCESS);
     }
@@ -99,8 +134,20 @@ fn install(args: ScheduleInstallArgs, db_arg: Option<&Path>) -> Result<ExitCode>
     for unit in &units {
         outln!("wrote {}", dir.join(&unit.file).display());
     }
+    if let Some(env) = units.iter().find(|u| u.private) {
+        eprintln!(
+            "warning: the database password is in {} (mode 0600, read by the service as \
+             EnvironmentFile=), not in the units; whoever can read that file (or a backup of \
+             it) can use it",
+            dir.join(&env.file).display()
+        );
+    }
     let user = if system { "" } else { " --user" };
-    let start = units.last().map(|u| u.file.as_str()).unwrap_or_default();
+    let start = units
+        .iter()
+        .rfind(|u| !u.private)
+        .map(|u| u.file.as_str())
+        .unwrap_or_default();
     outln!("enable it with: systemctl{user} daemon-reload && systemctl{user} enable --now {start}");
     if !system {
         outln!(
@@ -112,39 +159,79 @@ fn install(args: ScheduleInstallArgs, db_arg: Option<&Path>) -> Result<ExitCode>
 }
 
 /// The service (and for a suite the timer) that `args` describe.
+/// `dir` is where they are written, absolute.
 fn units(
     args: &ScheduleInstallArgs,
     exe: &Path,
-    database: &Path,
-    sync: Option<&Path>,
+    databases: &Databases,
+    dir: &Path,
 ) -> Result<Vec<Unit>> {
     let base = format!("vernier-{}", args.name);
-    // Paths were checked to be UTF-8 (check_unit_path), so nothing is lost here.
+    // Paths were checked to be UTF-8 (check_unit_path), so nothing is lost here. A database
+    // with a password is named by the environment file instead (VERNIER_DB), which keeps it
+    // out of the world-readable unit and out of the command line that `ps` shows.
     let vernier = |words: &[String]| -> String {
         let mut line = vec![exec_word(&exe.to_string_lossy())];
-        line.push("--db".to_string());
-        line.push(exec_word(&database.to_string_lossy()));
+        if !databases.database_secret {
+            line.push("--db".to_string());
+            line.push(exec_word(&databases.database.to_string_lossy()));
+        }
         line.extend(words.iter().map(|w| exec_word(w)));
         line.join(" ")
     };
+    let mut environment = Vec::new();
+    if databases.database_secret {
+        environment.push(env_assignment("VERNIER_DB", &databases.database)?);
+    }
     let tags: Vec<String> = args
         .tags
         .iter()
         .flat_map(|(k, v)| ["--tag".to_string(), format!("{k}={v}")])
         .collect();
-    let sync = sync.map(|target| {
-        vernier(&[
+    // --monitor, --setup and --load, as `run` and `monitor latency` take them.
+    let plugins: Vec<String> = [
+        ("--monitor", &args.monitors),
+        ("--setup", &args.setup),
+        ("--load", &args.loads),
+    ]
+    .into_iter()
+    .flat_map(|(flag, values)| {
+        values
+            .iter()
+            .flat_map(move |v| [flag.to_string(), v.clone()])
+    })
+    .collect();
+    let sync = match &databases.sync {
+        Some(target) if databases.sync_secret => {
+            environment.push(env_assignment("VERNIER_SYNC_TO", target)?);
+            Some(vernier(&["sync".to_string()]))
+        }
+        Some(target) => Some(vernier(&[
             "sync".to_string(),
             "--to".to_string(),
             target.to_string_lossy().into_owned(),
-        ])
-    });
-    let network = if sync.is_some() {
-        // The sync needs the network; the run does not wait for it beyond what systemd's
-        // network-online.target gives (a run without network still records locally).
+        ])),
+        None => None,
+    };
+    let network = if databases.network {
+        // Recording into PostgreSQL or syncing needs the network: the run starts once
+        // network-online.target is reached (systemd.special(7)); a run syncing to a server
+        // that is down still records locally, and the next sync copies it.
         "Wants=network-online.target\nAfter=network-online.target\n"
     } else {
         ""
+    };
+    let env_file = format!("{base}.{ENV_FILE_SUFFIX}");
+    let environment_file = if environment.is_empty() {
+        String::new()
+    } else {
+        let path = dir.join(&env_file);
+        check_unit_path("--unit-dir", &path)?;
+        // EnvironmentFile= resolves specifiers (systemd.exec(5)).
+        format!(
+            "EnvironmentFile={}\n",
+            specifiers_escaped(&path.to_string_lossy())
+        )
     };
     // ExecStopPost runs after the run however it ended, so sessions recorded earlier and not
     // yet copied (the server was down) are copied as soon as the network is back.
@@ -168,6 +255,7 @@ fn units(
             };
             let mut words = vec!["run".to_string(), "--suite".to_string(), suite_arg];
             words.extend(tags);
+            words.extend(plugins);
             words.extend(["--quiet".to_string(), "--if-busy".to_string()]);
             words.push(args.if_busy.as_str().to_string());
             if let Some(load) = args.busy_load {
@@ -187,10 +275,16 @@ fn units(
                 text: format!(
                     "{MARKER}\n[Unit]\nDescription=vernier: the {suite} suite ({name})\n\
                      {network}\n\
-                     [Service]\nType=oneshot\nExecStart={run}\n{sync_line}",
+                     [Service]\nType=oneshot\n{environment_file}ExecStart={run}\n{sync_line}\
+                     # A suite that hangs is stopped after --time-limit (a oneshot service has no\n\
+                     # start timeout otherwise, and RuntimeMaxSec= does not apply to it:\n\
+                     # systemd.service(5)); the sync after it gets TimeoutStopSec=.\n\
+                     TimeoutStartSec={limit}\nTimeoutStopSec=30min\n",
                     name = args.name,
                     run = vernier(&words),
+                    limit = seconds(args.time_limit),
                 ),
+                private: false,
             });
             units.push(Unit {
                 file: format!("{base}.timer"),
@@ -198,9 +292,23 @@ fn units(
                     "{MARKER}\n[Unit]\nDescription=vernier: the {suite} suite ({name}) on \
                      {calendar} and after every boot\n\n\
                      [Timer]\nOnCalendar={calendar}\nOnBootSec={ON_BOOT_DELAY}\n\
-                     Persistent=true\n\n[Install]\nWantedBy=timers.target\n",
+                     {delay}\
+                     # Not Persistent=true: it would start a run missed while the machine was\n\
+                     # off at once at boot (systemd.timer(5)), before the settle time of\n\
+                     # OnBootSec=, and a second one then; the run after boot is the one missed.\n\
+                     \n[Install]\nWantedBy=timers.target\n",
                     name = args.name,
+                    delay = if args.randomized_delay > 0.0 {
+                        format!(
+                            "# Spreads the machines of a farm over this time.\n\
+                             RandomizedDelaySec={}\n",
+                            seconds(args.randomized_delay)
+                        )
+                    } else {
+                        String::new()
+                    },
                 ),
+                private: false,
             });
         }
         (None, Some(ScheduledService::LatencyMonitor)) => {
@@ -215,23 +323,43 @@ fn units(
                 "--quiet".to_string(),
             ];
             words.extend(tags);
+            words.extend(plugins);
             units.push(Unit {
                 file: format!("{base}.service"),
                 text: format!(
                     "{MARKER}\n[Unit]\nDescription=vernier: continuous latency monitoring \
                      ({name})\n{network}\n\
-                     [Service]\nType=simple\nExecStart={run}\n{sync_line}\
+                     [Service]\nType=simple\n{environment_file}ExecStart={run}\n{sync_line}\
                      # SIGTERM ends the monitor's session cleanly (the interval in progress is \
                      discarded);\n# only the main process gets it, which then ends its runs.\n\
                      KillMode=mixed\nKillSignal=SIGTERM\nTimeoutStopSec=120\n\
-                     Restart=on-failure\nRestartSec=30\n\n\
+                     Restart=on-failure\nRestartSec=30\n\
+                     # The measuring thread runs at real-time priority with its memory locked,\n\
+                     # which a service of a user may only do within these limits\n\
+                     # (systemd.exec(5), setrlimit(2) RLIMIT_RTPRIO and RLIMIT_MEMLOCK). The\n\
+                     # service itself keeps the normal policy (no CPUSchedulingPolicy=): only\n\
+                     # the measuring thread takes SCHED_FIFO, the recorder must not compete\n\
+                     # with it.\n\
+                     LimitRTPRIO=99\nLimitMEMLOCK=infinity\n\n\
                      [Install]\nWantedBy=multi-user.target\n",
                     name = args.name,
                     run = vernier(&words),
                 ),
+                private: false,
             });
         }
         _ => bail!("give what to schedule: --suite NAME or --service latency-monitor"),
+    }
+    if !environment.is_empty() {
+        // First, so that the units are renamed into place after it (write_units).
+        units.insert(
+            0,
+            Unit {
+                file: env_file,
+                text: format!("{MARKER}\n{}", environment.join("")),
+                private: true,
+            },
+        );
     }
     Ok(units)
 }
@@ -279,7 +407,7 @@ fn remove(name: &str, unit_dir_arg: Option<&Path>) -> Result<ExitCode> {
     check_name(name)?;
     let system = is_root();
     let dir = unit_dir(unit_dir_arg, system)?;
-    let files: Vec<PathBuf> = ["service", "timer"]
+    let files: Vec<PathBuf> = ["service", "timer", ENV_FILE_SUFFIX]
         .iter()
         .map(|kind| dir.join(format!("vernier-{name}.{kind}")))
         .filter(|p| p.exists())
@@ -445,13 +573,33 @@ fn exec_word(word: &str) -> String {
     }
 }
 
+/// A duration in whole seconds as systemd.time(7) reads it (`90s`), at least 1 s.
+fn seconds(duration_s: f64) -> String {
+    format!("{}s", duration_s.ceil().max(1.0))
+}
+
+/// One line of an environment file (systemd.exec(5), EnvironmentFile=): `NAME='value'`, in
+/// single quotes, within which nothing is expanded or escaped. A value with a `'` cannot be
+/// written so and is refused (percent-encode it in a URL: `%27`).
+fn env_assignment(name: &str, value: &Path) -> Result<String> {
+    let value = value.to_string_lossy();
+    if value.contains('\'') {
+        bail!(
+            "{name} '{}' contains a single quote, which vernier cannot write into an \
+             environment file; percent-encode it (%27)",
+            vernier_store::Location::Postgres(value.to_string())
+        );
+    }
+    Ok(format!("{name}='{value}'\n"))
+}
+
 /// Writes every unit: each to a temporary file beside it first, and all renamed into place
 /// only when all are written, so a failure (a full disk, a read-only directory) leaves no unit
 /// half written and no service without its timer.
 fn write_units(dir: &Path, units: &[Unit]) -> Result<()> {
     let partial = |unit: &Unit| dir.join(format!(".{}.partial", unit.file));
     let written = units.iter().try_for_each(|unit| {
-        std::fs::write(partial(unit), &unit.text)
+        write_file(&partial(unit), &unit.text, unit.private)
             .with_context(|| format!("cannot write {}", dir.join(&unit.file).display()))
     });
     let placed = written.and_then(|()| {
@@ -465,6 +613,20 @@ fn write_units(dir: &Path, units: &[Unit]) -> Result<()> {
         let _ = std::fs::remove_file(partial(unit));
     }
     placed
+}
+
+/// Writes `text` to a new file at `path` (replacing one there), readable by its owner only
+/// when `private`: created with mode 0600, never widened for a moment.
+fn write_file(path: &Path, text: &str, private: bool) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let _ = std::fs::remove_file(path);
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    if private {
+        options.mode(0o600);
+    }
+    options.open(path)?.write_all(text.as_bytes())
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{bail, Result};
-use vernier_store::{Access, Location, SyncStep};
+use vernier_store::{Access, SyncStep};
 
 use crate::cli::SyncArgs;
 use crate::db;
@@ -15,7 +15,7 @@ use crate::out::{self, outln};
 
 pub fn sync(args: SyncArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
     let source_location = db::location(args.from.as_deref().or(db_arg))?;
-    let target_location = Location::parse(&args.to);
+    let target_location = db::parse(&args.to)?;
     if db::same_database(&source_location, &target_location) {
         bail!(
             "--to {target_location} is the database synced from; give another database to copy to"

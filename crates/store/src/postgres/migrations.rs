@@ -14,6 +14,9 @@ struct Migration {
     version: i64,
     name: &'static str,
     sql: &'static str,
+    /// Whether it only adds (tables, columns with defaults, indexes) so that a vernier of the
+    /// version before reads the database as before: the schema stays readable by it.
+    additive: bool,
 }
 
 /// The migrations, in order. The first creates a new database whole.
@@ -22,21 +25,25 @@ const MIGRATIONS: &[Migration] = &[
         version: 6,
         name: "baseline",
         sql: include_str!("../../migrations/postgres/0006_baseline.sql"),
+        additive: false,
     },
     Migration {
         version: 7,
         name: "session_machine",
         sql: include_str!("../../migrations/postgres/0007_session_machine.sql"),
+        additive: false,
     },
     Migration {
         version: 8,
         name: "setup_changed",
         sql: include_str!("../../migrations/postgres/0008_setup_changed.sql"),
+        additive: false,
     },
     Migration {
         version: 9,
         name: "integer_keys",
         sql: include_str!("../../migrations/postgres/0009_integer_keys.sql"),
+        additive: false,
     },
     Migration {
         version: 10,
@@ -45,40 +52,92 @@ const MIGRATIONS: &[Migration] = &[
     },
 ];
 
+/// The oldest schema version whose vernier reads a database of [`SCHEMA_VERSION`]: the
+/// version before the newest migrations that are all additive. It is stored beside the version
+/// (`schema_version.readable_by`), so that an older vernier reads a newer database it can.
+pub(super) fn readable_by() -> i64 {
+    readable_by_of(MIGRATIONS)
+}
+
+fn readable_by_of(migrations: &[Migration]) -> i64 {
+    let newest = migrations.last().map_or(0, |m| m.version);
+    let additive = migrations.iter().rev().take_while(|m| m.additive).count();
+    newest - additive as i64
+}
+
 /// The key of the advisory lock that migrations hold, so that processes opening a new
 /// database at once create its tables once: "vrnr" in ASCII, as SQLite's application_id
 /// (https://www.postgresql.org/docs/15/explicit-locking.html#ADVISORY-LOCKS).
 const MIGRATION_LOCK: i64 = 0x7672_6e72;
 
-/// Checks that the database is vernier's (or, for [`Access::Create`], empty) and brings it to
-/// [`SCHEMA_VERSION`] when `access` writes.
+/// Checks that the database is vernier's (or, for [`Access::Create`], empty, and then creates
+/// vernier's tables). A database shared by a farm is never migrated as a side effect: an older
+/// schema is refused until `vernier db migrate` ([`migrate`]), and a newer one is read when it
+/// is `readable_by` this version, never written.
 pub(super) fn prepare(client: &mut Client, shown: &str, access: Access) -> Result<(), StoreError> {
-    let pg = |e| error(shown, e);
     let found = version(client, shown)?;
     match (found, access) {
-        (Some(v), _) if v == SCHEMA_VERSION => return Ok(()),
+        (Some(v), _) if v == SCHEMA_VERSION => Ok(()),
         (Some(v), _) if v > SCHEMA_VERSION => {
-            return Err(StoreError::TooNew {
+            let readable = stored_readable_by(client, shown)?.unwrap_or(v);
+            if access == Access::Read && readable <= SCHEMA_VERSION {
+                return Ok(());
+            }
+            Err(StoreError::TooNew {
                 path: shown.into(),
                 found: v,
                 known: SCHEMA_VERSION,
             })
         }
-        (Some(v), Access::Read) => {
-            return Err(StoreError::Schema {
+        (Some(v), _) => Err(StoreError::Schema {
+            path: shown.into(),
+            detail: format!(
+                "schema version {v} is older than this vernier's ({SCHEMA_VERSION}); migrate it \
+                 with `vernier db migrate --db URL` once every machine that writes to it runs \
+                 this vernier (docs/farm.md, \"Upgrading a farm\")"
+            ),
+        }),
+        (None, Access::Read | Access::Write) => Err(StoreError::NotVernier {
+            path: shown.into(),
+            detail: "it has no vernier tables (no schema_version table); `vernier run` \
+                     creates them"
+                .to_string(),
+        }),
+        (None, Access::Create) => migrate(client, shown).map(|_| ()),
+    }
+}
+
+/// `schema_version.readable_by`, or `None` in a database written before it was kept.
+fn stored_readable_by(client: &mut Client, shown: &str) -> Result<Option<i64>, StoreError> {
+    let has_column: bool = client
+        .query_one(
+            "SELECT EXISTS (SELECT 1 FROM information_schema.columns \
+             WHERE table_schema = current_schema() AND table_name = 'schema_version' \
+             AND column_name = 'readable_by')",
+            &[],
+        )
+        .map_err(|e| error(shown, e))?
+        .get(0);
+    if !has_column {
+        return Ok(None);
+    }
+    client
+        .query_one("SELECT readable_by FROM schema_version", &[])
+        .map(|row| row.get(0))
+        .map_err(|e| error(shown, e))
+}
+
+/// Brings the database to [`SCHEMA_VERSION`], creating vernier's tables in an empty one, in one
+/// transaction; returns the version it had (0: none). `vernier db migrate`, and the first
+/// `vernier run` into a new database.
+pub(super) fn migrate(client: &mut Client, shown: &str) -> Result<i64, StoreError> {
+    let pg = |e| error(shown, e);
+    match version(client, shown)? {
+        Some(v) if v > SCHEMA_VERSION => {
+            return Err(StoreError::TooNew {
                 path: shown.into(),
-                detail: format!(
-                    "schema version {v} is older than this vernier's ({SCHEMA_VERSION}); a \
-                     command that writes (`vernier run`, `vernier tag`) upgrades it"
-                ),
-            })
-        }
-        (None, Access::Read | Access::Write) => {
-            return Err(StoreError::NotVernier {
-                path: shown.into(),
-                detail: "it has no vernier tables (no schema_version table); `vernier run` \
-                         creates them"
-                    .to_string(),
+                found: v,
+                known: SCHEMA_VERSION,
             })
         }
         _ => {}
@@ -135,9 +194,15 @@ pub(super) fn prepare(client: &mut Client, shown: &str, access: Access) -> Resul
                 ),
             })?;
     }
-    tx.execute("UPDATE schema_version SET version = $1", &[&SCHEMA_VERSION])
+    tx.batch_execute("ALTER TABLE schema_version ADD COLUMN IF NOT EXISTS readable_by BIGINT")
         .map_err(pg)?;
-    tx.commit().map_err(pg)
+    tx.execute(
+        "UPDATE schema_version SET version = $1, readable_by = $2",
+        &[&SCHEMA_VERSION, &readable_by()],
+    )
+    .map_err(pg)?;
+    tx.commit().map_err(pg)?;
+    Ok(found)
 }
 
 /// The version in `schema_version`, or `None` when the table does not exist.
@@ -175,6 +240,23 @@ fn version(
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_schema_is_readable_by_the_version_before_its_newest_additive_migrations() {
+        let step = |version, additive| Migration {
+            version,
+            name: "",
+            sql: "",
+            additive,
+        };
+        assert_eq!(readable_by_of(&[step(6, false), step(7, false)]), 7);
+        assert_eq!(readable_by_of(&[step(6, false), step(7, true)]), 6);
+        assert_eq!(
+            readable_by_of(&[step(6, false), step(7, false), step(8, true), step(9, true)]),
+            7
+        );
+        assert_eq!(readable_by(), SCHEMA_VERSION);
+    }
 
     #[test]
     fn the_migrations_reach_the_sqlite_schema_version() {

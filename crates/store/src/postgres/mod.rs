@@ -53,12 +53,20 @@ impl std::fmt::Debug for PgStore {
 }
 
 impl PgStore {
-    /// Connects to the database of `url` and, for [`Access::Create`], brings its schema up to
-    /// [`crate::SCHEMA_VERSION`] (creating vernier's tables in an empty database). For
-    /// [`Access::Write`] and [`Access::Read`] the database must already hold them; for
-    /// [`Access::Read`] the connection is read-only, so nothing is ever written.
+    /// Connects to the database of `url`; for [`Access::Create`] an empty database gets
+    /// vernier's tables. An existing database must have this vernier's schema version (only
+    /// [`PgStore::migrate`] changes it), or, for [`Access::Read`], a newer one this version
+    /// can read; for [`Access::Read`] the connection is read-only, so nothing is ever written.
     pub fn open(url: &str, access: Access) -> Result<Self, StoreError> {
         Self::open_with_lock_wait(url, access, crate::LOCK_WAIT)
+    }
+
+    /// Brings the database of `url` to [`crate::SCHEMA_VERSION`] (`vernier db migrate`):
+    /// the one way an existing PostgreSQL database is migrated. Returns the version it had.
+    pub fn migrate(url: &str) -> Result<i64, StoreError> {
+        let shown = Location::Postgres(url.to_string()).to_string();
+        let mut client = Client::connect(url, NoTls).map_err(|e| connect_error(&shown, &e))?;
+        migrations::migrate(&mut client, &shown)
     }
 
     /// [`PgStore::open`] with statements waiting at most `lock_wait` for a lock another
