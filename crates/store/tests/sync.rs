@@ -562,7 +562,7 @@ fn profiled_runs_are_copied_with_their_session() {
         source
             .import_sessions(std::slice::from_ref(&session), &BTreeMap::new())
             .unwrap();
-        let mut target = vernier_store::open(&Location::parse(db.arg()), Access::Create)
+        let mut target = vernier_store::open(&Location::parse(db.arg()).unwrap(), Access::Create)
             .unwrap_or_else(|e| panic!("{}: {e}", db.engine()));
         copy_to(&source, target.as_mut());
         let copied = target.load_session(session.info.id, Load::ALL).unwrap();

@@ -49,6 +49,9 @@ const MIGRATIONS: &[Migration] = &[
         version: 10,
         name: "profiles",
         sql: include_str!("../../migrations/postgres/0010_profiles.sql"),
+        // A table of its own: a vernier of version 9 reads every session as before, without
+        // their profiled runs.
+        additive: true,
     },
 ];
 
