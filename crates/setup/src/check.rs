@@ -347,7 +347,7 @@ fn check_virtualization(roots: &Roots, out: &mut Vec<Finding>) {
                 Severity::Warning,
                 "virtual machine",
                 format!(
-                    "a {hypervisor} guest: other guests share the host, vCPUs can be descheduled \
+                    "{hypervisor} guest: other guests share the host, vCPUs can be descheduled \
                      (steal, stalls that steal time does not show) and cross-CPU wake-ups go \
                      through the hypervisor"
                 ),
