@@ -539,15 +539,10 @@ fn found(
     )?
     .unwrap_or(*regression);
     let share = effect.estimate / regression.estimate;
-    // Part of the regression lies elsewhere when either commit differs from its own end.
-    let n = m.sessions.len();
-    let off = |index: usize, end: usize| -> Result<bool, BisectError> {
-        Ok(
-            difference(&m.sessions[index], &m.sessions[end], noise, sign, level)?
-                .is_some_and(|d| d.low > 0.0 || d.high < 0.0),
-        )
-    };
-    let partial = off(first_bad, n - 1)? || off(last_good, 0)?;
+    // Part of the regression lies elsewhere when the step is smaller than the whole with the
+    // step's confidence. (Testing each commit against its own end instead flagged a step
+    // whose last good commit had one low session.)
+    let partial = effect.high < regression.estimate;
     Ok(Outcome::Found {
         first_bad,
         last_good,

@@ -633,6 +633,8 @@ pub struct JudgeRequest {
     pub threshold: Option<f64>,
     pub settings: SettingsLayer,
     pub tags: Vec<(String, String)>,
+    /// Most sessions of the current directory: more while the call is undecided.
+    pub sessions: u32,
 }
 
 /// How `bisect judge` ended: the call (git bisect's exit status) and its interval.
@@ -657,8 +659,8 @@ fn metric_values(c: &vernier_model::StoredConfiguration, metric: Option<&str>) -
     }
 }
 
-/// Runs one session and judges it against the ends' sessions with the decision rule (one look,
-/// no more sessions).
+/// Runs sessions of the current directory (at most `request.sessions`, more while undecided)
+/// and judges them against the ends' sessions with the decision rule.
 pub fn judge(
     request: &JudgeRequest,
     location: &Location,
@@ -701,43 +703,6 @@ pub fn judge(
         on_signal: OnSignal::Interrupt,
         ..SessionRequest::default()
     };
-    let ran = match run_session(&session, location, signals, observer)? {
-        SessionEnd::Ran(ran) => ran,
-        SessionEnd::NotStarted { signal } => return Ok(JudgeEnd::Interrupted { signal }),
-        SessionEnd::Skipped { reason, .. } => {
-            return Err(bisect_error(format!("the session was skipped: {reason}")))
-        }
-    };
-    if let Ending::Interrupted { signal } = ran.ending {
-        return Ok(JudgeEnd::Interrupted { signal });
-    }
-    let store = database::open(location, Access::Read)?;
-    let s = store
-        .load_session(ran.session, Load::MEASUREMENTS)
-        .map_err(|source| AppError::LoadSession {
-            id: ran.session,
-            source,
-        })?;
-    let Some(config) = s.configurations.first() else {
-        return Err(bisect_error("the session measured nothing"));
-    };
-    let values = metric_values(config, request.metric.as_deref());
-    let higher_is_better = config
-        .record
-        .secondary_metrics
-        .iter()
-        .chain([&config.record.metric])
-        .find(|m| Some(m.name.as_str()) == request.metric.as_deref())
-        .unwrap_or(&config.record.metric)
-        .higher_is_better;
-    if values.is_empty() {
-        return Ok(JudgeEnd::Judged {
-            session: ran.session,
-            step: None,
-            call: Call::Skipped,
-            higher_is_better,
-        });
-    }
     let mut m = Measurements::new(3);
     for v in &good {
         m.add_session(0, v)?;
@@ -745,32 +710,77 @@ pub fn judge(
     for v in &bad {
         m.add_session(2, v)?;
     }
-    m.add_session(1, &values)?;
-    let settings = BisectSettings {
-        threshold: request.threshold,
-        higher_is_better,
-        end_sessions: 1,
-        commit_sessions: 1,
-        budget_sessions: m.spent(),
-        ..BisectSettings::default()
-    };
-    let p = plan(&m, &[], &settings)?;
-    let step = p.steps.first().cloned();
-    let call = match (&p.outcome, &step) {
-        (Outcome::NoRegression, _) => {
-            return Err(bisect_error(format!(
-                "the ends are not apart: --bad {} is not worse than --good {} by the threshold \
-                 with 95% confidence; measure more sessions at the ends",
-                request.bad, request.good
-            )))
+    let sessions = request.sessions.max(1);
+    let mut last = None;
+    for _ in 0..sessions {
+        let ran = match run_session(&session, location, signals, observer)? {
+            SessionEnd::Ran(ran) => ran,
+            SessionEnd::NotStarted { signal } => return Ok(JudgeEnd::Interrupted { signal }),
+            SessionEnd::Skipped { reason, .. } => {
+                return Err(bisect_error(format!("the session was skipped: {reason}")))
+            }
+        };
+        if let Ending::Interrupted { signal } = ran.ending {
+            return Ok(JudgeEnd::Interrupted { signal });
         }
-        (_, Some(step)) => step.call,
-        (_, None) => Call::Skipped,
-    };
-    Ok(JudgeEnd::Judged {
-        session: ran.session,
-        step,
-        call,
-        higher_is_better,
-    })
+        let store = database::open(location, Access::Read)?;
+        let s = store
+            .load_session(ran.session, Load::MEASUREMENTS)
+            .map_err(|source| AppError::LoadSession {
+                id: ran.session,
+                source,
+            })?;
+        let Some(config) = s.configurations.first() else {
+            return Err(bisect_error("the session measured nothing"));
+        };
+        let values = metric_values(config, request.metric.as_deref());
+        let higher_is_better = config
+            .record
+            .secondary_metrics
+            .iter()
+            .chain([&config.record.metric])
+            .find(|m| Some(m.name.as_str()) == request.metric.as_deref())
+            .unwrap_or(&config.record.metric)
+            .higher_is_better;
+        if values.is_empty() {
+            return Ok(JudgeEnd::Judged {
+                session: ran.session,
+                step: None,
+                call: Call::Skipped,
+                higher_is_better,
+            });
+        }
+        m.add_session(1, &values)?;
+        let settings = BisectSettings {
+            threshold: request.threshold,
+            higher_is_better,
+            end_sessions: 1,
+            commit_sessions: sessions as usize,
+            budget_sessions: usize::MAX,
+            ..BisectSettings::default()
+        };
+        let p = plan(&m, &[], &settings)?;
+        let step = p.steps.first().cloned();
+        let call = match (&p.outcome, &step) {
+            (Outcome::NoRegression | Outcome::Measure { index: 0 | 2 }, _) => {
+                return Err(bisect_error(format!(
+                    "the ends are not apart: --bad {} is not worse than --good {} by the \
+                     threshold with 95% confidence; measure more sessions at the ends",
+                    request.bad, request.good
+                )))
+            }
+            (_, Some(step)) => step.call,
+            (_, None) => Call::Skipped,
+        };
+        last = Some(JudgeEnd::Judged {
+            session: ran.session,
+            step,
+            call,
+            higher_is_better,
+        });
+        if call != Call::Undecided {
+            break;
+        }
+    }
+    last.ok_or_else(|| bisect_error("no session ran"))
 }

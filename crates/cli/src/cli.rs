@@ -910,6 +910,11 @@ pub struct BisectJudgeArgs {
     #[arg(long, value_name = "FRACTION", value_parser = parse_fraction)]
     pub threshold: Option<f64>,
 
+    /// Most sessions to run here: another while the call is undecided (each is a look of the
+    /// same rule as a bisection's step)
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub sessions: u32,
+
     /// Tag the session KEY=VALUE (repeatable), e.g. commit=$(git rev-parse HEAD)
     #[arg(long = "tag", value_name = "KEY=VALUE", value_parser = parse_tag)]
     pub tags: Vec<(String, String)>,

@@ -201,7 +201,9 @@ fn bisect_names_the_commit_that_made_the_loop_slower() {
                 "--metric",
                 "user_time",
                 "--max-runs",
-                "8",
+                "6",
+                "--sessions",
+                "10",
             ])
             .args(["--good", &format!("commit={}", commits[0])])
             .args(["--bad", &format!("commit={}", commits[COMMITS])])

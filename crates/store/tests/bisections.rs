@@ -50,6 +50,6 @@ fn bisections_round_trip_are_replaced_by_id_and_deleted() {
         assert_eq!(store.bisections().unwrap(), [second.clone(), first.clone()]);
         assert!(store.delete_bisection(second.id).unwrap());
         assert!(!store.delete_bisection(second.id).unwrap());
-        assert_eq!(store.bisections().unwrap(), [first.clone()]);
+        assert_eq!(store.bisections().unwrap(), [first]);
     }
 }

@@ -399,6 +399,7 @@ fn judge(args: BisectJudgeArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
             ..SettingsLayer::default()
         },
         tags: args.tags,
+        sessions: args.sessions,
     };
     let location = db::location(db_arg)?;
     let mut signals = crate::session::signals();
