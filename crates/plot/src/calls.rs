@@ -9,13 +9,51 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use vernier_analysis::CallDistribution;
 
+use crate::labels::config_order;
 use crate::style::{self, colour};
-use crate::{render, Draw, Format, OrDraw, PlotError, Size};
+use crate::{render, Draw, Format, OrDraw, PlotError, Series, Size};
 
 /// A configuration's panels: its name and the distribution of each series that ran it.
+#[derive(Debug, Clone)]
 pub struct CallPanel {
     pub name: String,
     pub series: Vec<(String, CallDistribution)>,
+}
+
+/// The panels of `series`: one per configuration that has per-call times in any series, in
+/// the order of the figures and tables ([`config_order`]), each with a line per series that
+/// ran it, in the order of `series`.
+pub fn call_panels(series: &[Series]) -> Vec<CallPanel> {
+    let mut configurations: Vec<&vernier_analysis::ConfigSummary> = series
+        .iter()
+        .flat_map(|s| &s.summaries)
+        .filter(|c| c.calls.is_some())
+        .collect();
+    configurations.sort_by(|x, y| config_order((&x.options, &x.loads), (&y.options, &y.loads)));
+    let mut panels: Vec<CallPanel> = Vec::new();
+    for c in configurations {
+        let name = c.label();
+        if panels.iter().any(|p| p.name == name) {
+            continue;
+        }
+        let lines = series
+            .iter()
+            .filter_map(|s| {
+                let d = s
+                    .summaries
+                    .iter()
+                    .find(|other| other.label() == name)?
+                    .calls
+                    .clone()?;
+                Some((s.name.clone(), d))
+            })
+            .collect();
+        panels.push(CallPanel {
+            name,
+            series: lines,
+        });
+    }
+    panels
 }
 
 /// The per-call distributions of `panels`, two panels each.
@@ -257,5 +295,34 @@ mod tests {
         assert!(ticks.iter().any(|&t| t <= 100.0), "{ticks:?}");
         assert!(ticks.iter().all(|&t| t < 400.0), "{ticks:?}");
         assert!(calls(&[], "calls", Format::Svg, calls_size(1200, 1)).is_err());
+    }
+
+    #[test]
+    fn panels_group_each_configuration_across_series_in_the_tables_order() {
+        let mut a =
+            crate::fixtures::series("A", "syscall", &[(&[("n", 10)], 1.0), (&[("n", 2)], 1.0)]);
+        let mut b =
+            crate::fixtures::series("B", "syscall", &[(&[("n", 2)], 1.0), (&[("n", 10)], 1.0)]);
+        for (s, from) in [(&mut a, 100), (&mut b, 200)] {
+            for c in &mut s.summaries {
+                c.calls = Some(distribution(from, &[5, 3], 0));
+            }
+        }
+        // A configuration without per-call times has no panel.
+        b.summaries[0].calls = None;
+        let panels = call_panels(&[a, b]);
+        let names: Vec<&str> = panels.iter().map(|p| p.name.as_str()).collect();
+        assert_eq!(names, ["syscall:n=2", "syscall:n=10"]);
+        let lines = |p: &CallPanel| -> Vec<(String, u64)> {
+            p.series
+                .iter()
+                .map(|(n, d)| (n.clone(), d.min_ns))
+                .collect()
+        };
+        assert_eq!(lines(&panels[0]), [("A".to_string(), 100)]);
+        assert_eq!(
+            lines(&panels[1]),
+            [("A".to_string(), 100), ("B".to_string(), 200)]
+        );
     }
 }

@@ -348,26 +348,8 @@ fn calls(
 }
 
 pub fn calls_figure(site: &Site, b: usize) -> Result<Vec<u8>, PlotError> {
-    let mut series = site.benchmark_series(b);
-    for s in &mut series {
-        s.summaries.sort_by(|x, y| {
-            vernier_plot::config_order((&x.options, &x.loads), (&y.options, &y.loads))
-        });
-    }
-    let mut panels: Vec<vernier_plot::CallPanel> = Vec::new();
-    for s in &series {
-        for c in &s.summaries {
-            let Some(d) = &c.calls else { continue };
-            let name = c.label();
-            match panels.iter_mut().find(|p| p.name == name) {
-                Some(p) => p.series.push((s.name.clone(), d.clone())),
-                None => panels.push(vernier_plot::CallPanel {
-                    name,
-                    series: vec![(s.name.clone(), d.clone())],
-                }),
-            }
-        }
-    }
+    let series = site.benchmark_series(b);
+    let panels = vernier_plot::call_panels(&series);
     let title = title("per-call times", &site.benchmarks[b].name, &series);
     vernier_plot::calls(
         &panels,
