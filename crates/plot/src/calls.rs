@@ -9,7 +9,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use vernier_analysis::CallDistribution;
 
-use crate::labels::config_order;
+use crate::labels::ConfigOrder;
 use crate::style::{self, colour};
 use crate::{render, Draw, Format, OrDraw, PlotError, Series, Size};
 
@@ -21,7 +21,7 @@ pub struct CallPanel {
 }
 
 /// The panels of `series`: one per configuration that has per-call times in any series, in
-/// the order of the figures and tables ([`config_order`]), each with a line per series that
+/// the order of the figures and tables ([`ConfigOrder`]), each with a line per series that
 /// ran it, in the order of `series`.
 pub fn call_panels(series: &[Series]) -> Vec<CallPanel> {
     let mut configurations: Vec<&vernier_analysis::ConfigSummary> = series
@@ -29,7 +29,8 @@ pub fn call_panels(series: &[Series]) -> Vec<CallPanel> {
         .flat_map(|s| &s.summaries)
         .filter(|c| c.calls.is_some())
         .collect();
-    configurations.sort_by(|x, y| config_order((&x.options, &x.loads), (&y.options, &y.loads)));
+    let order = ConfigOrder::of(configurations.iter().map(|c| (&c.options, &c.loads[..])));
+    configurations.sort_by(|x, y| order.cmp((&x.options, &x.loads), (&y.options, &y.loads)));
     let mut panels: Vec<CallPanel> = Vec::new();
     for c in configurations {
         let name = c.label();
@@ -146,12 +147,9 @@ impl Draw for Calls<'_> {
                 .fold(0.0, f64::max)
                 .max(1e-9)
                 * 1.25;
-            let histogram_caption = style::panel_caption(
-                &format!("{}: share of calls", panel.name),
-                areas[2 * p].dim_in_pixel().0,
-            );
-            let mut chart = ChartBuilder::on(&areas[2 * p])
-                .caption(histogram_caption, style::axis_label())
+            let histogram_area =
+                style::captioned(&areas[2 * p], &format!("{}: share of calls", panel.name))?;
+            let mut chart = ChartBuilder::on(&histogram_area)
                 .margin(12)
                 .x_label_area_size(50)
                 .y_label_area_size(70)
@@ -177,9 +175,10 @@ impl Draw for Calls<'_> {
                     String::new()
                 };
                 let label = format!(
-                    "{name}:{}{} max {} ns{beyond}",
+                    "{name}:{}{}{} max {} ns{beyond}",
                     figure("p50", d.p50_ns),
                     figure("p99", d.p99_ns),
+                    figure("p99.9", d.p99_9_ns),
                     d.max_ns
                 );
                 chart
@@ -190,12 +189,8 @@ impl Draw for Calls<'_> {
             }
             style::draw_legend(&mut chart, SeriesLabelPosition::UpperRight)?;
 
-            let cdf_caption = style::panel_caption(
-                &format!("{}: CDF", panel.name),
-                areas[2 * p + 1].dim_in_pixel().0,
-            );
-            let mut cdf = ChartBuilder::on(&areas[2 * p + 1])
-                .caption(cdf_caption, style::axis_label())
+            let cdf_area = style::captioned(&areas[2 * p + 1], &format!("{}: CDF", panel.name))?;
+            let mut cdf = ChartBuilder::on(&cdf_area)
                 .margin(12)
                 .x_label_area_size(50)
                 .y_label_area_size(70)
@@ -257,6 +252,7 @@ mod tests {
             p90_ns: None,
             p95_ns: None,
             p99_ns: Some(from + 10 * counts.len() as u64 - 10),
+            p99_9_ns: None,
             mad_ns: Some(10),
             step_ns: 10,
             rows,
