@@ -45,8 +45,9 @@ impl Draw for Maxima<'_> {
         DB::ErrorType: 'static,
     {
         let body = style::titled(root, self.title)?;
-        // Each series on its own clock, from its first interval: sessions recorded hours or
-        // days apart are compared by how long they had run, not by the calendar.
+        // Each series on its own clock, from its first interval, unless they overlap in time:
+        // sessions recorded hours or days apart are compared by how long they had run, not by
+        // the calendar.
         let starts: Vec<i64> = self
             .series
             .iter()
@@ -103,17 +104,19 @@ impl Draw for Maxima<'_> {
         };
         let (unit, ns_per_unit) = time_unit(span);
         // Per series: its name, its points (time in `unit`, us) and its worst case.
-        type Line = (String, Vec<(f64, f64)>, Option<f64>);
+        type Line<'n> = (&'n String, Vec<(f64, f64)>, Option<f64>, String);
         let lines: Vec<Line> = self
             .series
             .iter()
             .zip(&starts)
             .filter(|((_, s), _)| !s.interval_maxima.is_empty())
             .map(|((name, s), &start)| {
-                let name = if wall_clock {
-                    name.clone()
+                // The wall clock of a series on its own clock: its start, last in its legend
+                // entry (shortened first when the entry is too long).
+                let from = if wall_clock {
+                    String::new()
                 } else {
-                    format!("{name} (from {})", units::utc_named(start))
+                    format!(", from {}", units::utc_named(start))
                 };
                 let mut points: Vec<(f64, f64)> = s
                     .interval_maxima
@@ -125,11 +128,12 @@ impl Draw for Maxima<'_> {
                     name,
                     thin::min_max(&points, thin::MAX_LINE_POINTS),
                     s.max_of_maxima_us,
+                    from,
                 )
             })
             .collect();
         let (mut x1, mut y1) = (0f64, 0f64);
-        for (_, points, _) in &lines {
+        for (_, points, _, _) in &lines {
             for &(x, y) in points {
                 x1 = x1.max(x);
                 y1 = y1.max(y);
@@ -176,11 +180,11 @@ impl Draw for Maxima<'_> {
             .y_label_formatter(&|&v| tick_label(v))
             .draw()
             .or_draw()?;
-        for (i, (name, points, worst)) in lines.iter().enumerate() {
+        for (i, (name, points, worst, from)) in lines.iter().enumerate() {
             let c = colour(i);
             let label = match worst {
-                Some(w) => format!("{name}: max {}", us(*w)),
-                None => name.clone(),
+                Some(w) => format!("{name}: max {}{from}", us(*w)),
+                None => format!("{name}{from}"),
             };
             chart
                 .draw_series(LineSeries::new(points.iter().copied(), c.stroke_width(2)))
@@ -257,6 +261,11 @@ mod tests {
         // Minutes, not days: both lines span 0 to 9 min.
         assert!(
             texts.contains(&"time since the first interval of each series (min)".to_string()),
+            "{texts:?}"
+        );
+        // Each series' wall clock in the legend: its start.
+        assert!(
+            texts.contains(&"b: max 29 us, from 1970-01-03 00:00:00 UTC".to_string()),
             "{texts:?}"
         );
     }
