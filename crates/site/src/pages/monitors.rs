@@ -42,7 +42,7 @@ fn configurations(site: &Site, m: usize) -> Configurations<'_> {
             }
         }
     }
-    let order = vernier_plot::ConfigOrder::of(configs.iter().map(|c| (c.1, &c.2[..])));
+    let order = vernier_plot::ConfigOrder::of(configs.iter().map(|c| (c.1, c.2)));
     configs.sort_by(|a, b| order.cmp((a.1, a.2), (b.1, b.2)));
     let of = configs
         .iter()

@@ -163,8 +163,12 @@ fn is_flame_graph(path: &str) -> bool {
 
 /// The script element of a flame graph `svg`, from `<script` to `</script>`.
 fn script_of(svg: &str) -> &str {
-    let start = svg.find("<script").expect("a script");
-    let end = svg[start..].find("</script>").expect("its end") + start + "</script>".len();
+    let start = svg.find("<script").unwrap_or_else(|| panic!("no script"));
+    let end = svg[start..]
+        .find("</script>")
+        .unwrap_or_else(|| panic!("no end of the script"))
+        + start
+        + "</script>".len();
     &svg[start..end]
 }
 
@@ -192,7 +196,9 @@ pub fn own_part<'a>(path: &str, text: &'a str) -> std::borrow::Cow<'a, str> {
     assert_eq!(text.matches("<script").count(), 1, "{path}: one script");
     let script = script_of(text);
     assert_eq!(script, inferno_script(), "{path}: inferno's script");
-    let start = text.find("<svg").expect("an svg element");
+    let start = text
+        .find("<svg")
+        .unwrap_or_else(|| panic!("{path}: no svg element"));
     text[start..].replacen(script, "", 1).into()
 }
 
