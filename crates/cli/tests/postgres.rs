@@ -497,7 +497,7 @@ fn sync_from_a_file_to_postgres_copies_once_and_reads_back_the_same() {
     let first = sync();
     assert!(
         first.contains(&format!(
-            "copied 3 session(s) ({runs} runs), 0 already present"
+            "copied 3 sessions ({runs} runs), 0 already present"
         )),
         "{first}"
     );
@@ -505,7 +505,7 @@ fn sync_from_a_file_to_postgres_copies_once_and_reads_back_the_same() {
     assert!(first.contains("-> postgres"), "{first}");
     let again = sync();
     assert!(
-        again.contains("copied 0 session(s) (0 runs), 3 already present"),
+        again.contains("copied 0 sessions (0 runs), 3 already present"),
         "{again}"
     );
     assert_eq!(central.count("sessions"), 3);
@@ -673,7 +673,7 @@ fn only_db_migrate_migrates_a_central_database() {
         "{migrated}"
     );
     let copied = ok(sync());
-    assert!(copied.contains("copied 1 session(s)"), "{copied}");
+    assert!(copied.contains("copied 1 session ("), "{copied}");
 
     // One version ahead, additive: read, never written.
     pg.client()
