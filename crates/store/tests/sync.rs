@@ -615,6 +615,7 @@ fn copy_session_stores_a_large_session_whole_once() {
     let mut import = target.importer(0).unwrap();
     let err = vernier_store::copy_session(&other, import.as_mut(), session.info.id).unwrap_err();
     assert!(err.to_string().contains("other content"), "{err}");
+}
 
 /// A session read page by page (`Store::load_session_page`) brings its profiled runs once, with
 /// the first page, on both engines.
