@@ -3,7 +3,8 @@
 # and of vernier exports with as many runs, each into a new database, then the same file again
 # (the idempotent skip, which compares the stored session with the file). Prints wall time, CPU
 # time (user + system, less disturbed than wall time on a busy machine) and maximum RSS of each
-# import, and the ratio of each size's CPU time to the previous size's: with the default sizes
+# import (and of BASELINE's, side by side, interleaved), the 1-minute load average after each
+# line, and the ratio of each size's CPU time to the previous size's: with the default sizes
 # (steps of 10x) a linear import gives about 10, a quadratic one about 100.
 #
 # The files are generated (python3, deterministic): hyperfine times of 17 significant digits,
@@ -104,7 +105,8 @@ print('-' if '-' in (a, b) or 'fail' in (a, b) or float(b) == 0 else '%.1f' % (f
 }
 
 header="format     size      MB   pass     wall_s    cpu_s  max_rss_MB  cpu_x_prev"
-[[ -n $BASELINE ]] && header+="  base_wall_s  base_cpu_s  base/new_cpu"
+[[ -n $BASELINE ]] && header+="  base_wall_s  base_cpu_s  base_rss_MB  base/new_cpu"
+header+="  load"
 echo "$header"
 for kind in hyperfine vernier; do
     declare -A prev=()
@@ -119,9 +121,11 @@ for kind in hyperfine vernier; do
             scale=$([[ -n ${prev[$pass]:-} ]] && ratio "$cpu" "${prev[$pass]}" || echo -)
             line=$(printf "%-9s %8s %7s  %-6s %8s %8s %11s %11s" "$kind" "$n" "$mb" "$pass" "$wall" "$cpu" "$rss_mb" "$scale")
             if [[ -n $BASELINE ]]; then
-                read -r bwall bcpu _ < <(timed "$BASELINE" "$WORK/base.db" "$file")
-                line+=$(printf "  %11s  %10s  %12s" "$bwall" "$bcpu" "$(ratio "$bcpu" "$cpu")")
+                read -r bwall bcpu brss < <(timed "$BASELINE" "$WORK/base.db" "$file")
+                brss_mb=$([[ $brss == - ]] && echo - || python3 -c "print('%.0f' % ($brss / 1024))")
+                line+=$(printf "  %11s  %10s  %11s  %12s" "$bwall" "$bcpu" "$brss_mb" "$(ratio "$bcpu" "$cpu")")
             fi
+            line+=$(printf "  %s" "$(cut -d' ' -f1 /proc/loadavg)")
             echo "$line"
             prev[$pass]=$cpu
         done

@@ -21,6 +21,17 @@ impl IdHasher {
         self
     }
 
+    /// Starts a part of `len` bytes, which [`IdHasher::update`] then gives piece by piece: the
+    /// same hash as [`IdHasher::part`] of the whole, for bytes read as a stream.
+    pub(crate) fn begin(mut self, len: u64) -> Self {
+        self.0.update(len.to_le_bytes());
+        self
+    }
+
+    pub(crate) fn update(&mut self, bytes: &[u8]) {
+        self.0.update(bytes);
+    }
+
     /// A UUID version 8 ("custom") from the first 16 bytes of the digest.
     pub(crate) fn id(self) -> Uuid {
         let digest = self.0.finalize();

@@ -401,6 +401,45 @@ mod tests {
     }
 
     #[test]
+    fn hyperfine_runs_come_in_parts_in_the_file_order() {
+        let bytes = HYPERFINE.as_bytes();
+        let whole = sessions(HYPERFINE, 7).remove(0);
+        let outline = crate::hyperfine::outline(bytes, bytes.len() as u64).unwrap();
+        assert_eq!(outline.session_id(), whole.info.id);
+        assert_eq!(outline.runs_count(), 3);
+        let mut parts = Vec::new();
+        outline
+            .runs(bytes, 7, 1, |part| {
+                parts.push(part);
+                Ok(())
+            })
+            .unwrap();
+        assert_eq!(parts.len(), 3);
+        let runs: Vec<_> = parts
+            .iter()
+            .map(|p| {
+                assert_eq!(p.info, whole.info);
+                assert_eq!(p.configurations.len(), 1);
+                p.configurations[0].runs[0].clone()
+            })
+            .collect();
+        let expected: Vec<_> = whole
+            .configurations
+            .iter()
+            .flat_map(|c| c.runs.clone())
+            .collect();
+        assert_eq!(runs, expected);
+        // A file that is not as long as said (it changed while read) is refused.
+        let err = crate::hyperfine::outline(bytes, bytes.len() as u64 + 1).unwrap_err();
+        assert!(err.to_string().contains("cannot read the file"), "{err}");
+        // An error of the consumer stops the reading, typed.
+        let err = outline
+            .runs(bytes, 7, 2, |_| Err("full".into()))
+            .unwrap_err();
+        assert!(matches!(err, ReadError::Sink(e) if e.to_string() == "full"));
+    }
+
+    #[test]
     fn errors_name_the_place() {
         let err = error(b"{\"results\": [");
         assert!(err.contains("line 1 column 13"), "{err}");

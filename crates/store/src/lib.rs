@@ -29,7 +29,7 @@ pub use location::{migrate, open, open_with_lock_wait, Access, Location};
 pub use postgres::PgStore;
 pub use selector::{parse_tag_selector, SessionFilter};
 pub use sqlite::{SqliteStore, LOCK_WAIT, SCHEMA_VERSION};
-pub use sync::{copy_sessions, SyncReport, SyncStep};
+pub use sync::{copy_session, copy_sessions, SyncReport, SyncStep};
 
 /// Errors of a store.
 #[derive(Debug, thiserror::Error)]
@@ -356,6 +356,8 @@ pub trait Import {
     /// yet. They are checked as [`Import::session`] checks a session's runs. Returns how many
     /// it stored.
     fn add_runs(&mut self, part: &StoredSession) -> Result<usize, StoreError>;
+    /// Whether session `id` is stored, before this import or by it.
+    fn holds(&mut self, id: Uuid) -> Result<bool, StoreError>;
     /// What the import stored and skipped so far.
     fn report(&self) -> ImportReport;
     /// Commits everything stored since [`Store::importer`].

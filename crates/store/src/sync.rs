@@ -15,7 +15,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use uuid::Uuid;
 use vernier_model::{SessionStatus, Texts};
 
-use crate::{Load, SessionHeader, Store, StoreError};
+use crate::{Import, Load, SessionHeader, Store, StoreError};
 
 /// What happened to one session of the source, in the order of the source (oldest first).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -233,22 +233,11 @@ where
         for (sha256, text) in &kernel_configs {
             import.kernel_config(sha256, text)?;
         }
-        import.session(&session)?;
-        if import.report().imported == 0 {
-            return Ok(None);
+        let runs = copy_parts(from, import.as_mut(), &session)?;
+        if runs.is_some() {
+            import.commit()?;
         }
-        let (mut runs, mut after) = (0, None);
-        loop {
-            let (mut part, next) = from.load_session_page(id, Load::ALL, after, RUNS_PER_PART)?;
-            part.escape_controls();
-            runs += import.add_runs(&part)?;
-            match next {
-                Some(cursor) => after = Some(cursor),
-                None => break,
-            }
-        }
-        import.commit()?;
-        Ok(Some(runs))
+        Ok(runs)
     })?;
     Ok(if let Some(runs) = imported {
         SyncStep::Copied {
@@ -259,6 +248,66 @@ where
     } else {
         SyncStep::Present { id }
     })
+}
+
+/// Stores session `id` of `from` through `import` (one transaction of another store) with the
+/// kernel configuration text it refers to, its texts escaped (vernier_model::text) as every
+/// copy escapes them: a session the target does not hold part by part, in bounded memory
+/// ([`RUNS_PER_PART`] runs at a time); one it holds already is compared whole
+/// ([`Import::session`]: skipped with the same content, a conflict with other). Returns the
+/// runs it stored, `None` for a session skipped.
+pub fn copy_session<F: Store + ?Sized>(
+    from: &F,
+    import: &mut dyn Import,
+    id: Uuid,
+) -> Result<Option<usize>, StoreError> {
+    let held = import.holds(id)?;
+    let load = match held {
+        true => Load::ALL,
+        false => Load {
+            profiles: true,
+            ..Load::INFO
+        },
+    };
+    let mut session = from.load_session(id, load)?;
+    session.escape_controls();
+    if let Some(sha256) = &session.info.environment.kernel_config_sha256 {
+        if let Some(text) = from.kernel_config(sha256)? {
+            import.kernel_config(sha256, &text)?;
+        }
+    }
+    if held {
+        import.session(&session)?;
+        return Ok(None);
+    }
+    copy_parts(from, import, &session)
+}
+
+/// Stores `session` (its configurations and profiled runs, without runs) through `import`,
+/// then its runs read from `from` part by part. `None` when the import skipped it (another
+/// copy stored it meanwhile).
+fn copy_parts<F: Store + ?Sized>(
+    from: &F,
+    import: &mut dyn Import,
+    session: &vernier_model::StoredSession,
+) -> Result<Option<usize>, StoreError> {
+    let imported = import.report().imported;
+    import.session(session)?;
+    if import.report().imported == imported {
+        return Ok(None);
+    }
+    let id = session.info.id;
+    let (mut runs, mut after) = (0, None);
+    loop {
+        let (mut part, next) = from.load_session_page(id, Load::ALL, after, RUNS_PER_PART)?;
+        part.escape_controls();
+        runs += import.add_runs(&part)?;
+        match next {
+            Some(cursor) => after = Some(cursor),
+            None => break,
+        }
+    }
+    Ok(Some(runs))
 }
 
 /// How often storing one session is tried in all when it loses a race with another copy into

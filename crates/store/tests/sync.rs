@@ -576,6 +576,47 @@ fn profiled_runs_are_copied_with_their_session() {
     }
 }
 
+/// `copy_session`, which `merge` uses: a session the target lacks is stored part by part,
+/// whole; one it holds is compared whole, skipped with the same content and a conflict with
+/// other.
+#[test]
+fn copy_session_stores_a_large_session_whole_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut source = open(&dir, "machine.db");
+    let values: Vec<f64> = (1..=12_001).map(f64::from).collect();
+    let session = stored_session(1_000, &values);
+    source
+        .import_sessions(std::slice::from_ref(&session), &BTreeMap::new())
+        .unwrap();
+    let mut target = open(&dir, "merged.db");
+    let mut import = target.importer(0).unwrap();
+    let runs = vernier_store::copy_session(&source, import.as_mut(), session.info.id).unwrap();
+    assert_eq!(runs, Some(values.len()));
+    // The same session again within the same transaction: compared, skipped.
+    let again = vernier_store::copy_session(&source, import.as_mut(), session.info.id).unwrap();
+    assert_eq!(again, None);
+    assert_eq!(import.report().imported, 1);
+    assert_eq!(import.report().skipped, 1);
+    import.commit().unwrap();
+    assert_eq!(
+        target.load_session(session.info.id, Load::ALL).unwrap(),
+        source.load_session(session.info.id, Load::ALL).unwrap()
+    );
+    // Other content under the same id is a conflict.
+    let mut changed = session.clone();
+    changed.configurations[0].runs[11_000]
+        .values
+        .insert("time", 0.5);
+    let other = open(&dir, "other.db");
+    let mut other = other;
+    other
+        .import_sessions(std::slice::from_ref(&changed), &BTreeMap::new())
+        .unwrap();
+    let mut import = target.importer(0).unwrap();
+    let err = vernier_store::copy_session(&other, import.as_mut(), session.info.id).unwrap_err();
+    assert!(err.to_string().contains("other content"), "{err}");
+}
+
 /// A session read page by page (`Store::load_session_page`) brings its profiled runs once, with
 /// the first page, on both engines.
 #[test]

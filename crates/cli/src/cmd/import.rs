@@ -11,8 +11,11 @@
 //! transaction (a failure stores none); memory holds about one session whatever the size of the
 //! file. For that second pass a regular file is read again through the descriptor opened once
 //! (and refused if it changed meanwhile), and any other input from the copy of its bytes that
-//! the first pass kept in an unnamed temporary file. hyperfine's and cyclictest's JSON are read
-//! whole into memory, cyclictest's histogram output line by line.
+//! the first pass kept in an unnamed temporary file. A hyperfine file is read twice as well,
+//! the first time for what its session's header needs and the hash its ids derive from, the
+//! second for its runs, stored some thousands at a time in one transaction: memory is bounded
+//! whatever its number of times. cyclictest's JSON is read whole into memory, its histogram
+//! output line by line.
 
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -33,9 +36,9 @@ use crate::cli::ImportArgs;
 use crate::db;
 use crate::out::{outln, printable};
 
-/// The largest file read whole into memory (hyperfine's and cyclictest's JSON), far beyond
-/// real ones: cyclictest's JSON of `-h 400` over two threads is 5 KB and each non-empty bucket
-/// adds some 20 bytes; hyperfine's a few dozen bytes per run.
+/// The largest file read whole into memory (cyclictest's JSON), far beyond real ones:
+/// cyclictest's JSON of `-h 400` over two threads is 5 KB and each non-empty bucket adds some
+/// 20 bytes.
 const WHOLE_LIMIT_BYTES: u64 = 256 << 20;
 
 pub fn import(args: ImportArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
@@ -49,12 +52,7 @@ pub fn import(args: ImportArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
     let input = Input::open(path).with_context(|| format!("cannot read {name}"))?;
     let report = match sniff(&input.prefix, input.complete).with_context(context)? {
         Kind::Export => import_export(input, &name, db_arg)?,
-        Kind::Hyperfine => {
-            let bytes = input.read_whole().with_context(context)?;
-            let session =
-                hyperfine::parse_hyperfine(without_bom(&bytes), now_ns()).with_context(context)?;
-            store_one(session, db_arg).with_context(context)?
-        }
+        Kind::Hyperfine => import_hyperfine(input, &name, db_arg)?,
         Kind::Cyclictest(output) => {
             let result = match output {
                 cyclictest::Output::Json => {
@@ -65,7 +63,7 @@ pub fn import(args: ImportArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
             }
             .with_context(context)?;
             let session = cyclictest::session(&result, now_ns()).with_context(context)?;
-            let report = store_one(session, db_arg).with_context(context)?;
+            let report = store_cyclictest(session, db_arg).with_context(context)?;
             if let Some(problem) = cyclictest::unreadable_times(&result) {
                 eprintln!(
                     "warning: {name}: {problem}; the session is dated at its first import \
@@ -143,6 +141,24 @@ impl Input {
         without_bom(&self.prefix).chain(&self.file)
     }
 
+    /// Whether a regular file is still what it was when it was opened (its size and
+    /// modification time): an import stores what it checked, or nothing.
+    fn unchanged(&self, name: &str) -> Result<()> {
+        if let Some(snapshot) = self.regular {
+            if Snapshot::of(&self.file)?.map(|now| Snapshot {
+                start: snapshot.start,
+                ..now
+            }) != Some(snapshot)
+            {
+                bail!(
+                    "{name} changed while it was imported; nothing was imported (import it \
+                     once it is written)"
+                );
+            }
+        }
+        Ok(())
+    }
+
     /// The whole input, for the formats that are read whole.
     fn read_whole(self) -> Result<Vec<u8>, ReadError> {
         let mut bytes = self.prefix;
@@ -153,7 +169,7 @@ impl Input {
             .map_err(ReadError::Io)?;
         if bytes.len() as u64 > WHOLE_LIMIT_BYTES {
             return Err(ReadError::TooLarge {
-                what: "a hyperfine or cyclictest JSON file".to_string(),
+                what: "a cyclictest JSON file".to_string(),
                 limit_bytes: WHOLE_LIMIT_BYTES,
             });
         }
@@ -233,36 +249,110 @@ fn import_export(input: Input, name: &str, db_arg: Option<&Path>) -> Result<Impo
         }
         (None, None) => bail!("{name} can be read only once and was not kept"),
     };
-    let unchanged = || -> Result<()> {
-        if let Some(snapshot) = input.regular {
-            if Snapshot::of(&input.file)?.map(|now| Snapshot {
-                start: snapshot.start,
-                ..now
-            }) != Some(snapshot)
-            {
-                bail!(
-                    "{name} changed while it was imported; nothing was imported (import it \
-                     once it is written)"
-                );
-            }
-        }
-        Ok(())
-    };
     let mut store = db::open_for_writing(db_arg)?;
     store_export(
         store.as_mut(),
         BufReader::with_capacity(1 << 16, second),
         runs,
         &kernel_configs,
-        unchanged,
+        || input.unchanged(name),
     )
     .with_context(context)
 }
 
-/// Checks and stores the one session of a file of another tool. A file imported before keeps
-/// the times of its first import (hyperfine files have none of their own), so that importing
-/// it again finds the same content and is skipped.
-fn store_one(mut session: StoredSession, db_arg: Option<&Path>) -> Result<ImportReport> {
+/// How many runs of a hyperfine file are read and stored at once: memory holds this many runs
+/// (some 200 bytes each), whatever the number of times in the file.
+const HYPERFINE_RUNS_PER_PART: usize = 10_000;
+
+/// Imports a hyperfine file read twice as a stream (`vernier_formats::hyperfine`): once for its
+/// outline and the hash its ids derive from, checked before the database is opened, then again
+/// for its runs, stored part by part in one transaction. Input that is not a regular file is
+/// kept in an unnamed temporary file first: the ids are a hash of the file's length and bytes.
+fn import_hyperfine(input: Input, name: &str, db_arg: Option<&Path>) -> Result<ImportReport> {
+    let context = || format!("cannot import {name}");
+    let bom = (input.prefix.len() - without_bom(&input.prefix).len()) as u64;
+    let (source, start, len) = match input.regular {
+        Some(snapshot) => {
+            let start = snapshot.start + bom;
+            (None, start, snapshot.len.saturating_sub(start))
+        }
+        None => {
+            let mut copy = tempfile::tempfile().with_context(|| {
+                format!(
+                    "cannot create a temporary file in {} for the bytes of {name}, which can \
+                     be read only once (set TMPDIR to a writable directory)",
+                    std::env::temp_dir().display()
+                )
+            })?;
+            let kept = std::io::copy(&mut input.stream(), &mut copy).with_context(|| {
+                format!(
+                    "cannot keep the bytes of {name} in a temporary file in {}",
+                    std::env::temp_dir().display()
+                )
+            })?;
+            (Some(copy), 0, kept)
+        }
+    };
+    let file = source.as_ref().unwrap_or(&input.file);
+    let from_start = || -> Result<&File> {
+        let mut file = file;
+        file.seek(SeekFrom::Start(start))
+            .with_context(|| format!("cannot read {name} again"))?;
+        Ok(file)
+    };
+    let outline = hyperfine::outline(from_start()?, len).with_context(context)?;
+    let now = now_ns();
+    let session = outline.session(now).with_context(context)?;
+    validate::FileCheck::new()
+        .session(&session)
+        .with_context(context)?;
+    let mut store = db::open_for_writing(db_arg)?;
+    if let Some(first) = store
+        .session_headers()?
+        .into_iter()
+        .find(|s| s.id == session.info.id)
+    {
+        // Imported before: compared whole with what is stored, with the times of its first
+        // import (the file has none of its own), so that the same file finds the same content.
+        let whole = whole_session(&outline, from_start()?, first.started_at_ns);
+        return store_one(whole.with_context(context)?, store.as_mut()).with_context(context);
+    }
+    let stored = (|| -> Result<ImportReport> {
+        let mut import = store.importer(outline.runs_count() as usize)?;
+        import.session(&session)?;
+        outline.runs(from_start()?, now, HYPERFINE_RUNS_PER_PART, |part| {
+            import.add_runs(&part)?;
+            Ok(())
+        })?;
+        input.unchanged(name)?;
+        Ok(import.commit()?)
+    })();
+    stored.with_context(context)
+}
+
+/// The session of a hyperfine file with every run, laid end to end from `now_ns`.
+fn whole_session(
+    outline: &hyperfine::Outline,
+    input: impl Read,
+    now_ns: i64,
+) -> Result<StoredSession, ReadError> {
+    let mut session = outline.session(now_ns)?;
+    outline.runs(input, now_ns, usize::MAX, |part| {
+        for part in part.configurations {
+            let position = part.record.position as usize;
+            if let Some(whole) = session.configurations.get_mut(position) {
+                whole.runs.extend(part.runs);
+            }
+        }
+        Ok(())
+    })?;
+    Ok(session)
+}
+
+/// Checks and stores the one session of a cyclictest file. A file imported before keeps the
+/// times of its first import (a histogram has none of its own), so that importing it again
+/// finds the same content and is skipped.
+fn store_cyclictest(mut session: StoredSession, db_arg: Option<&Path>) -> Result<ImportReport> {
     validate::FileCheck::new().session(&session)?;
     let mut store = db::open_for_writing(db_arg)?;
     if let Some(first) = store
@@ -273,6 +363,12 @@ fn store_one(mut session: StoredSession, db_arg: Option<&Path>) -> Result<Import
         let delta_ns = first.started_at_ns - session.info.started_at_ns;
         shift_times(&mut session, delta_ns);
     }
+    store_one(session, store.as_mut())
+}
+
+/// Stores one session of a file of another tool, or skips it when stored with the same
+/// content.
+fn store_one(session: StoredSession, store: &mut dyn Store) -> Result<ImportReport> {
     Ok(store.import_sessions(&[session], &BTreeMap::new())?)
 }
 

@@ -15,7 +15,6 @@ use std::process::ExitCode;
 use anyhow::{bail, Context, Result};
 use vernier_model::text::plural;
 use vernier_model::SessionStatus;
-use vernier_store::Load;
 
 use crate::cli::MergeArgs;
 use crate::db;
@@ -71,14 +70,7 @@ pub fn merge(args: MergeArgs) -> Result<ExitCode> {
                 running += 1;
                 continue;
             }
-            let session = input.load_session(header.id, Load::ALL)?;
-            if let Some(sha256) = &session.info.environment.kernel_config_sha256 {
-                if let Some(text) = input.kernel_config(sha256)? {
-                    import.kernel_config(sha256, &text)?;
-                }
-            }
-            import
-                .session(&session)
+            vernier_store::copy_session(input.as_ref(), import.as_mut(), header.id)
                 .with_context(|| format!("cannot merge {}", path.display()))?;
         }
         let after = import.report();

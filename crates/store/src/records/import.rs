@@ -41,20 +41,12 @@ impl<E: Engine> Import for Importer<'_, E> {
 
     fn session(&mut self, session: &StoredSession) -> Result<(), StoreError> {
         validate::check_session(session).map_err(|e| StoreError::Invalid(e.to_string()))?;
-        let store = &mut *self.store;
         let id = session.info.id;
-        let stored = store.write(|tx| {
-            if tx
-                .query_opt(
-                    "SELECT 1 FROM sessions WHERE id = $1",
-                    args![&id.to_string()],
-                )?
-                .is_none()
-            {
-                return Ok(None);
-            }
-            load_session_in(tx, id, Load::ALL).map(Some)
-        })?;
+        let stored = match self.holds(id)? {
+            false => None,
+            true => Some(self.store.write(|tx| load_session_in(tx, id, Load::ALL))?),
+        };
+        let store = &mut *self.store;
         if let Some(mut stored) = stored {
             // Stored values are what the store keeps of the file's ones (-0.0 as 0.0, see
             // `add_run`), so the file's session is compared as it would be stored.
@@ -187,6 +179,17 @@ impl<E: Engine> Import for Importer<'_, E> {
             stored += config.runs.len();
         }
         Ok(stored)
+    }
+
+    fn holds(&mut self, id: Uuid) -> Result<bool, StoreError> {
+        self.store.write(|tx| {
+            Ok(tx
+                .query_opt(
+                    "SELECT 1 FROM sessions WHERE id = $1",
+                    args![&id.to_string()],
+                )?
+                .is_some())
+        })
     }
 
     fn report(&self) -> ImportReport {

@@ -207,6 +207,7 @@ pub(crate) fn add_runs(
         let configuration_key: i64 = row.get(0)?;
         let primary = row.text(1)?;
         let mut others: Vec<(i64, &str, f64)> = Vec::new();
+        let mut names: Option<monitors::Names> = None;
         for (chunk, texts) in runs
             .chunks(RUNS_PER_INSERT)
             .zip(texts.chunks(RUNS_PER_INSERT))
@@ -252,8 +253,13 @@ pub(crate) fn add_runs(
                 })?;
                 histograms::insert(tx, run_key, &run.id, &run.histograms)?;
                 if let Some(data) = &run.monitors {
-                    let mut names = monitors::Names::read(tx)?;
-                    monitors::insert(tx, &mut names, run_key, data)?;
+                    // Read once for all the runs (insert keeps it up to date with the names
+                    // it adds), not once a run.
+                    let names = match &mut names {
+                        Some(names) => names,
+                        None => names.insert(monitors::Names::read(tx)?),
+                    };
+                    monitors::insert(tx, names, run_key, data)?;
                 }
                 others.extend(
                     run.values

@@ -32,6 +32,10 @@ pub struct SqliteStore {
     cache_before_import: Option<i64>,
 }
 
+/// The most cache an import gives SQLite, KiB: the pages of about 1.5 million runs of one
+/// value, which a transaction keeps until its commit.
+const IMPORT_CACHE_KIB: i64 = 192 * 1024;
+
 impl Engine for SqliteStore {
     fn write<T>(
         &mut self,
@@ -57,8 +61,12 @@ impl Engine for SqliteStore {
         let previous: i64 = self
             .conn
             .pragma_query_value(None, "cache_size", |r| r.get(0))?;
-        // Negative: a size in KiB.
-        let wanted_kib = i64::try_from(runs).unwrap_or(i64::MAX).saturating_add(2048);
+        // Negative: a size in KiB. At most IMPORT_CACHE_KIB: beyond it (imports of some
+        // million runs) pages spill, and memory stays bounded.
+        let wanted_kib = i64::try_from(runs)
+            .unwrap_or(i64::MAX)
+            .saturating_add(2048)
+            .min(IMPORT_CACHE_KIB);
         self.conn.pragma_update(None, "cache_size", -wanted_kib)?;
         let conn = &self.conn;
         let begun = connection::retry_while_locked(&self.path, self.lock_wait, || {
