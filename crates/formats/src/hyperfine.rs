@@ -16,11 +16,11 @@ use serde::Deserialize;
 use uuid::Uuid;
 use vernier_model::{
     ConfigurationRecord, Environment, MetricInfo, MetricName, OptionValue, Options, RunRecord,
-    RunValues, Rusage, SessionInfo, SessionStatus, Settings, StopReason, StoredConfiguration,
-    StoredSession, Texts,
+    RunValues, Rusage, StopReason, StoredConfiguration, StoredSession, Texts,
 };
 
 use crate::ids::IdHasher;
+use crate::import::Imported;
 use crate::{ReadError, SourceError};
 
 /// What the first reading of a hyperfine file learns ([`outline`]): enough to write the
@@ -201,34 +201,21 @@ impl Outline {
             ended = ended.max(end);
             configurations.push(self.configuration(i));
         }
-        let environment = Environment::default();
         let mut session = StoredSession {
-            info: SessionInfo {
+            info: Imported {
                 id: self.ids.session,
                 started_at_ns: now_ns,
-                ended_at_ns: Some(ended),
-                status: SessionStatus::Completed,
-                suite: None,
+                ended_at_ns: ended,
                 specs: self
                     .results
                     .iter()
                     .map(|r| format!("command:command={}", r.command))
                     .collect(),
-                tags: BTreeMap::from([("source".to_string(), "hyperfine".to_string())]),
-                note: Some("imported from hyperfine --export-json".to_string()),
-                // hyperfine's run count does not depend on an interval: the fixed-n one is
-                // valid.
-                settings: Settings {
-                    stopping_rule: vernier_model::StoppingRule::FixedN,
-                    ..Settings::default()
-                },
-                vernier_version: env!("CARGO_PKG_VERSION").to_string(),
-                fingerprint: environment.fingerprint(),
-                environment,
-                findings: Vec::new(),
-                setup: Vec::new(),
-                monitors: Vec::new(),
-            },
+                source: "hyperfine",
+                note: "imported from hyperfine --export-json".to_string(),
+                environment: Environment::default(),
+            }
+            .info(),
             configurations,
         };
         // A command or parameter of several lines is recorded escaped (vernier_model::text).

@@ -19,6 +19,45 @@ use crate::export::{FORMAT, VERSION};
 use crate::hyperfine::parse_hyperfine;
 use crate::{ReadError, SourceError};
 
+/// The record of a session that another tool measured, as an import stores it: completed,
+/// tagged `source=TOOL`, with the fixed-n stopping rule (the tool's run count did not depend
+/// on an interval) and nothing of vernier's own (findings, setup, monitors).
+pub(crate) struct Imported {
+    pub id: uuid::Uuid,
+    pub started_at_ns: i64,
+    pub ended_at_ns: i64,
+    pub specs: Vec<String>,
+    /// The tool's name, the value of the tag `source`.
+    pub source: &'static str,
+    pub note: String,
+    pub environment: vernier_model::Environment,
+}
+
+impl Imported {
+    pub fn info(self) -> vernier_model::SessionInfo {
+        vernier_model::SessionInfo {
+            id: self.id,
+            started_at_ns: self.started_at_ns,
+            ended_at_ns: Some(self.ended_at_ns),
+            status: vernier_model::SessionStatus::Completed,
+            suite: None,
+            specs: self.specs,
+            tags: BTreeMap::from([("source".to_string(), self.source.to_string())]),
+            note: Some(self.note),
+            settings: vernier_model::Settings {
+                stopping_rule: vernier_model::StoppingRule::FixedN,
+                ..vernier_model::Settings::default()
+            },
+            vernier_version: env!("CARGO_PKG_VERSION").to_string(),
+            fingerprint: self.environment.fingerprint(),
+            environment: self.environment,
+            findings: Vec::new(),
+            setup: Vec::new(),
+            monitors: Vec::new(),
+        }
+    }
+}
+
 /// What a file holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {

@@ -2,15 +2,14 @@
 //! [`super`] (the parser the `cyclictest` benchmark uses too), and becomes a `cyclictest`
 //! configuration with one measured run whose histograms are the threads'.
 
-use std::collections::BTreeMap;
-
 use vernier_model::{
-    ConfigurationRecord, Options, RunRecord, Rusage, SessionInfo, SessionStatus, Settings,
-    StopReason, StoredConfiguration, StoredSession, Texts,
+    ConfigurationRecord, Options, RunRecord, Rusage, StopReason, StoredConfiguration,
+    StoredSession, Texts,
 };
 
 use super::{metrics, run_values, Cyclictest, CyclictestError, Output};
 use crate::ids::IdHasher;
+use crate::import::Imported;
 use crate::ReadError;
 
 impl From<CyclictestError> for ReadError {
@@ -148,29 +147,17 @@ pub fn session(c: &Cyclictest, now_ns: i64) -> Result<StoredSession, ReadError> 
     if unreadable_times(c).is_some() {
         note.push_str("; dated at its first import: its start and end times could not be read");
     }
-    let environment = c.environment.clone();
     let mut session = StoredSession {
-        info: SessionInfo {
+        info: Imported {
             id: id(b"cyclictest-session"),
             started_at_ns: started,
-            ended_at_ns: Some(ended),
-            status: SessionStatus::Completed,
-            suite: None,
+            ended_at_ns: ended,
             specs: vec![spec],
-            tags: BTreeMap::from([("source".to_string(), "cyclictest".to_string())]),
-            note: Some(note),
-            // One run of a fixed length: no stopping rule was involved.
-            settings: Settings {
-                stopping_rule: vernier_model::StoppingRule::FixedN,
-                ..Settings::default()
-            },
-            vernier_version: env!("CARGO_PKG_VERSION").to_string(),
-            fingerprint: environment.fingerprint(),
-            environment,
-            findings: Vec::new(),
-            setup: Vec::new(),
-            monitors: Vec::new(),
-        },
+            source: "cyclictest",
+            note,
+            environment: c.environment.clone(),
+        }
+        .info(),
         configurations: vec![configuration],
     };
     session.escape_controls();
