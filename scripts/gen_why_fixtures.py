@@ -80,6 +80,45 @@ def groups():
     return out
 
 
+def rho_of(x, y, axis=-1):
+    """Spearman's rho along `axis` (vectorized for permutation_test): Pearson of the ranks."""
+    rx = stats.rankdata(x, axis=axis)
+    ry = stats.rankdata(y, axis=axis)
+    rx = rx - rx.mean(axis=axis, keepdims=True)
+    ry = ry - ry.mean(axis=axis, keepdims=True)
+    return (rx * ry).sum(axis=axis) / np.sqrt((rx * rx).sum(axis=axis) * (ry * ry).sum(axis=axis))
+
+
+def permutation_cases():
+    """Permutation p-values (scipy.stats.permutation_test, pairings, two-sided): exact
+    (n_resamples=inf) up to 8 pairs, 9,999 random pairings above (checked within Monte Carlo
+    error: SciPy's stream is not ours)."""
+    out = []
+    inputs = [
+        ("four", [1.0, 2.0, 3.0, 4.0], [1.0, 3.0, 2.0, 4.0]),
+        ("six_ties", [1.0, 1.0, 2.0, 3.0, 3.0, 4.0], [2.0, 1.0, 1.0, 5.0, 4.0, 4.0]),
+        ("seven", floats(np.round(rng.normal(0, 1, 7), 3)), floats(np.round(rng.normal(0, 1, 7), 3))),
+        ("eight_counts", [0.0, 1.0, 0.0, 2.0, 3.0, 1.0, 0.0, 2.0],
+         floats(np.round(rng.normal(1, 0.1, 8), 4))),
+        ("eight_assoc", [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0], [1.0, 3.0, 2.0, 4.0, 6.0, 5.0, 8.0, 7.0]),
+        ("twenty", floats(np.round(rng.normal(0, 1, 20), 3)), floats(np.round(rng.poisson(2.0, 20).astype(float)))),
+    ]
+    for name, x, y in inputs:
+        n = len(x)
+        exact = n <= 8
+        # One sample re-paired against the fixed other: n! pairings (SciPy's own example for
+        # Spearman's rho); passing both samples would permute each, (n!)^2 arrangements.
+        yy = np.asarray(y)
+        r = stats.permutation_test((x,), lambda a, axis: rho_of(a, np.broadcast_to(yy, a.shape), axis),
+                                   permutation_type="pairings", vectorized=True,
+                                   n_resamples=np.inf if exact else 9999,
+                                   alternative="two-sided", rng=np.random.default_rng(5))
+        out.append({"name": name, "x": floats(x), "y": floats(y), "exact": exact,
+                    "resamples": math.factorial(n) if exact else 9999,
+                    "rho": float(r.statistic), "p": float(r.pvalue)})
+    return out
+
+
 def t_rate(n, alpha=0.05):
     """Share of the permutation distribution of rho (no ties) that the t p-value rejects."""
     x = np.arange(n, dtype=float)
@@ -107,7 +146,8 @@ def main():
     path = os.path.join(OUT, "spearman.json")
     with open(path, "w") as fh:
         json.dump({"generator": "scripts/gen_why_fixtures.py", "scipy": scipy.__version__,
-                   "numpy": np.__version__, "groups": groups()}, fh, indent=1, allow_nan=False)
+                   "numpy": np.__version__, "groups": groups(),
+                   "permutation": permutation_cases()}, fh, indent=1, allow_nan=False)
         fh.write("\n")
     print(f"wrote {path}")
     if "--size" in sys.argv:

@@ -1,0 +1,144 @@
+//! Slow runs explained by monitors, on real sessions (docs/why.md): a CPU load that runs during
+//! a known subset of runs is named, with those runs; runs whose values nothing on the machine
+//! drives name no key.
+
+#![allow(clippy::unwrap_used)]
+
+use serde_json::Value;
+use vernier_testkit::{temp_db, vernier_json, vernier_stdout};
+
+/// The measured runs during which the command starts its CPU hogs.
+const LOADED: [u64; 3] = [4, 11, 17];
+const RUNS: &str = "20";
+
+/// Keys that count CPU time or the run queue.
+fn cpu_or_queue(key: &str) -> bool {
+    [
+        "stat.user_ns",
+        "stat.system_ns",
+        "stat.nice_ns",
+        "stat.idle_ns",
+        "stat.procs_running",
+    ]
+    .contains(&key)
+        || key.starts_with("pressure.cpu")
+}
+
+fn configuration(db: &std::path::Path) -> Value {
+    let shown: Value = vernier_json(db, &["show", "latest", "--format", "json"]);
+    shown[0].clone()
+}
+
+#[test]
+fn a_cpu_load_during_some_runs_is_named_with_those_runs() {
+    let (dir, db) = temp_db();
+    let count = dir.path().join("count");
+    // Each execution of the command counts itself (no warmup: execution k is measured run k)
+    // and, in the runs of LOADED, starts three busy loops beside its own work and kills them
+    // when the work is done: a CPU load during those runs only. The work runs at nice 19 and
+    // the loops at the session's priority, so that the loops take most of the CPUs from it
+    // and those runs stand out even on a machine that other work keeps busy (its load
+    // drifts, and the runs' values with it, by more than a share of the CPUs would).
+    let loaded: Vec<String> = LOADED.iter().map(u64::to_string).collect();
+    let cmd = format!(
+        "n=$(cat {count} 2>/dev/null || echo 0); echo $((n+1)) > {count}; \
+         case ' {loaded} ' in *\" $n \"*) for h in 1 2 3; do (while true; do true; done) & done;; esac; \
+         nice -n 19 sh -c 'i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done'; \
+         [ -z \"$(jobs -p)\" ] || kill $(jobs -p)",
+        count = count.display(),
+        loaded = loaded.join(" "),
+    );
+    vernier_stdout(
+        &db,
+        &[
+            "run",
+            "--warmup",
+            "0",
+            "--min-runs",
+            RUNS,
+            "--max-runs",
+            RUNS,
+            "--max-time",
+            "600",
+            &format!("command:cmd={cmd}"),
+        ],
+    );
+    let c = configuration(&db);
+    let why = &c["slow_runs"];
+    let explained: Vec<&str> = why["associations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|a| a["explains"] == true)
+        .map(|a| a["key"].as_str().unwrap())
+        .collect();
+    println!(
+        "values {}\nexplained {explained:?}\nslow runs {}",
+        c["values"], why["slow_runs"]
+    );
+    assert!(
+        explained.iter().any(|k| cpu_or_queue(k)),
+        "no CPU-time or run-queue key explains the slow runs: {why:#}"
+    );
+    // The runs named slow are the loaded ones (others may join them on a busy machine).
+    let slow: Vec<u64> = why["slow_runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r.as_u64().unwrap())
+        .collect();
+    for run in LOADED {
+        assert!(slow.contains(&run), "run {run} not named slow: {why:#}");
+        let outlier = why["outlier_runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|o| o["run"] == run)
+            .unwrap();
+        let keys: Vec<&str> = outlier["keys"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|k| k["key"].as_str().unwrap())
+            .collect();
+        assert!(
+            keys.iter().any(|k| cpu_or_queue(k)),
+            "run {run} differs in {keys:?}"
+        );
+    }
+    // The table says it as an association.
+    let shown = vernier_stdout(&db, &["show", "latest"]);
+    assert!(shown.contains("slow runs: "), "{shown}");
+    assert!(shown.contains("does not say what caused what"), "{shown}");
+}
+
+#[test]
+fn values_that_nothing_on_the_machine_drives_name_no_key() {
+    // The mock benchmark's values come from its seed alone: no monitor key can move with
+    // them but by chance, which the adjustment over the keys holds to at most 5% of sessions
+    // (docs/why.md measures 2-4%); this seed's runs are one such session.
+    let (_dir, db) = temp_db();
+    vernier_stdout(
+        &db,
+        &[
+            "run",
+            "--warmup",
+            "0",
+            "--min-runs",
+            RUNS,
+            "--max-runs",
+            RUNS,
+            "mock:dist=lognormal:sigma=0.05:seed=26",
+        ],
+    );
+    let c = configuration(&db);
+    let why = &c["slow_runs"];
+    assert!(why["keys_tested"].as_u64().unwrap() > 5, "{why:#}");
+    let explained: Vec<&Value> = why["associations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|a| a["explains"] == true)
+        .collect();
+    assert!(explained.is_empty(), "{explained:#?}");
+}
