@@ -12,6 +12,7 @@
 #
 # Environment:
 #   RUNS=20       rounds
+#   VERNIER=BIN   the vernier binary to measure (default: a release build of this checkout)
 #   BASELINE=BIN  a vernier binary to compare this build with (optional)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,9 +31,14 @@ if [[ -n $BASELINE && ! -x $BASELINE ]]; then
     echo "startup: BASELINE must be an executable vernier, got '$BASELINE'" >&2
     exit 2
 fi
-export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-target}
-cargo build --release -q -p vernier
-VERNIER=$CARGO_TARGET_DIR/release/vernier
+if [[ -z ${VERNIER:-} ]]; then
+    export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-target}
+    cargo build --release -q -p vernier
+    VERNIER=$CARGO_TARGET_DIR/release/vernier
+elif [[ ! -x $VERNIER ]]; then
+    echo "startup: VERNIER must be an executable vernier, got '$VERNIER'" >&2
+    exit 2
+fi
 
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT

@@ -31,6 +31,8 @@ pub struct CallDistribution {
     pub p90_ns: Option<u64>,
     pub p95_ns: Option<u64>,
     pub p99_ns: Option<u64>,
+    /// The tail a latency is judged by (10,000 calls or more, [`supports_quantile`]).
+    pub p99_9_ns: Option<u64>,
     pub mad_ns: Option<u64>,
     /// Width of each row, ns.
     pub step_ns: u64,
@@ -122,6 +124,7 @@ fn distribution_of(all: &RunHistogram, runs: usize, rows: usize) -> CallDistribu
         p90_ns: quantile(0.9),
         p95_ns: quantile(0.95),
         p99_ns: p99,
+        p99_9_ns: quantile(0.999),
         mad_ns: all.mad_ns(),
         step_ns: step,
         rows,
@@ -152,6 +155,8 @@ mod tests {
         assert_eq!(d.p50_ns, Some(110));
         assert_eq!(d.p90_ns, Some(120));
         assert_eq!(d.p99_ns, Some(120));
+        // 1,000 calls are too few for a p99.9 (10,000).
+        assert_eq!(d.p99_9_ns, None);
         assert_eq!(d.mad_ns, Some(10));
         // 100..=120 in 5 rows would be 5 ns each, but the times lie 10 ns apart.
         assert_eq!(d.step_ns, 10);
@@ -178,5 +183,14 @@ mod tests {
         let d = distribution_of(&histogram(&[(70, 20)]), 1, 10);
         assert_eq!(d.rows.len(), 1);
         assert_eq!(d.rows[0].count, 20);
+    }
+
+    #[test]
+    fn enough_calls_have_a_p99_9() {
+        // 20,000 calls: 19,970 of 100 ns, 20 of 300 ns, 10 of 9,000 ns: the p99.9 is 300.
+        let h = histogram(&[(100, 19_970), (300, 20), (9_000, 10)]);
+        let d = distribution_of(&h, 1, 10);
+        assert_eq!(d.p99_ns, Some(100));
+        assert_eq!(d.p99_9_ns, Some(300));
     }
 }

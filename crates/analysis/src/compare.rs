@@ -795,6 +795,17 @@ pub fn compare_calibrated(
             configurations: uncalibrated_count,
         });
     }
+    for (side, sessions) in [(Side::Base, base), (Side::New, new)] {
+        for (hostname, machine_ids) in crate::history::machines_named_alike(sessions) {
+            summary.warnings.push(
+                Warning::MachinesNamedAlike {
+                    hostname,
+                    machine_ids,
+                }
+                .on(side),
+            );
+        }
+    }
     Ok(CompareReport {
         threshold: settings.threshold,
         level: settings.level,
@@ -976,6 +987,33 @@ mod tests {
         assert!(c.welch_ci_low.unwrap() < 2.0 && c.welch_ci_high.unwrap() > 2.0);
         assert_eq!((c.base_n, c.new_n), (8, 8));
         assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+    }
+
+    #[test]
+    fn a_side_pooling_machines_named_alike_says_so() {
+        let on = |host: &str, id: &str| {
+            let mut s = session("f", vec![config("a", &[1.0, 1.1, 1.2, 1.3, 1.4], false)]);
+            s.info.environment.hostname = Some(host.into());
+            s.info.environment.machine_id = Some(id.into());
+            s
+        };
+        let base = [on("lab1", "aaaaaaaa11"), on("lab1", "bbbbbbbb22")];
+        let new = [on("lab1", "aaaaaaaa11"), on("lab2", "bbbbbbbb22")];
+        let r = compare(&base, &new, &CompareSettings::default()).unwrap();
+        let alike: Vec<String> = r
+            .summary
+            .warnings
+            .iter()
+            .filter(|w| w.code() == "machines-named-alike")
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(
+            alike,
+            [
+                "base: 2 machines named lab1 are pooled (machine ids aaaaaaaa, bbbbbbbb); \
+              host=MACHINE-ID selects one"
+            ]
+        );
     }
 
     #[test]

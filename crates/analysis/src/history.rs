@@ -120,7 +120,8 @@ pub struct Step {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct HistorySeries {
     /// The machine's hostname (of its newest session), or its machine id when no hostname was
-    /// recorded, or `unknown`.
+    /// recorded, or `unknown`; followed by the start of its machine id in parentheses when
+    /// another machine of the report has the same hostname.
     pub host: String,
     /// The machine's /etc/machine-id, which keeps its sessions together when its hostname
     /// changes; absent when its sessions did not record one (then the hostname does).
@@ -178,6 +179,33 @@ pub fn host_of(session: &StoredSession) -> &str {
         .as_deref()
         .or(env.machine_id.as_deref())
         .unwrap_or("unknown")
+}
+
+/// The first 8 characters of a machine id, enough to tell a farm's machines apart.
+pub fn short_machine_id(id: &str) -> &str {
+    id.get(..8).unwrap_or(id)
+}
+
+/// The hostnames that name more than one machine among `sessions` (machines told apart by
+/// their machine id), each with those machines' ids in order of first appearance.
+pub fn machines_named_alike<'a>(
+    sessions: impl IntoIterator<Item = &'a StoredSession>,
+) -> Vec<(String, Vec<String>)> {
+    let mut named: Vec<(String, Vec<String>)> = Vec::new();
+    for session in sessions {
+        let env = &session.info.environment;
+        let (Some(host), Some(id)) = (&env.hostname, &env.machine_id) else {
+            continue;
+        };
+        let id = id.to_ascii_lowercase();
+        match named.iter_mut().find(|(h, _)| h == host) {
+            Some((_, ids)) if !ids.contains(&id) => ids.push(id),
+            Some(_) => {}
+            None => named.push((host.clone(), vec![id])),
+        }
+    }
+    named.retain(|(_, ids)| ids.len() > 1);
+    named
 }
 
 /// What keeps a machine's sessions in one series: its machine id (machine-id(5): set once at
@@ -266,8 +294,15 @@ pub fn history(
             g.sources.push((si, ci));
         }
     }
+    // Two machines sharing a hostname are two series: their names tell them apart.
+    let alike = machines_named_alike(sessions);
     let mut series = Vec::with_capacity(gathered.len());
     for mut g in gathered {
+        if let Some(id) = &g.series.machine_id {
+            if alike.iter().any(|(host, _)| *host == g.series.host) {
+                g.series.host = format!("{} ({})", g.series.host, short_machine_id(id));
+            }
+        }
         g.series.steps = steps(&g, sessions, settings, calibrations)?;
         series.push(g.series);
     }
@@ -486,6 +521,32 @@ mod tests {
         assert_eq!(a.steps[0].index, 12);
         let b = report.series.iter().find(|s| s.host == "bb").unwrap();
         assert_eq!(b.points.len(), 24);
+    }
+
+    #[test]
+    fn two_machines_sharing_a_hostname_are_two_series_named_apart() {
+        let mut sessions = planted();
+        for s in &mut sessions {
+            let env = &mut s.info.environment;
+            let old = env.hostname.clone().unwrap();
+            env.machine_id = Some(format!("{}0123456789", old.repeat(4)));
+            env.hostname = Some("lab1".into());
+        }
+        let report = history(&sessions, &[], &HistorySettings::default(), &[]).unwrap();
+        let mut hosts: Vec<&str> = report.series.iter().map(|s| s.host.as_str()).collect();
+        hosts.sort_unstable();
+        assert_eq!(hosts, ["lab1 (aaaa0123)", "lab1 (bbbb0123)"]);
+        assert_eq!(
+            machines_named_alike(&sessions),
+            [(
+                "lab1".to_string(),
+                vec!["aaaa0123456789".to_string(), "bbbb0123456789".to_string()]
+            )]
+        );
+        // One machine under its name: no suffix.
+        sessions.retain(|s| s.info.environment.machine_id.as_deref() == Some("aaaa0123456789"));
+        let report = history(&sessions, &[], &HistorySettings::default(), &[]).unwrap();
+        assert!(report.series.iter().all(|s| s.host == "lab1"));
     }
 
     #[test]

@@ -15,7 +15,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use serde::Serialize;
-use vernier_model::{ConfigKey, ProfileRecord, StoredSession};
+use vernier_model::{ConfigKey, ProfileRecord, StoredConfiguration, StoredSession};
 use vernier_stats::SeededRng;
 
 /// Resamples of the bootstrap.
@@ -100,19 +100,8 @@ pub fn compare_profiles(
                 order.push(key.clone());
                 Side::default()
             });
-            let timed: Vec<f64> = c
-                .runs
-                .iter()
-                .filter(|r| !r.warmup)
-                .map(|r| (r.ended_at_ns - r.started_at_ns) as f64)
-                .collect();
-            let timed_median = median(timed);
-            for p in &c.profiles {
-                entry.profiles.push(p.clone());
-                if let Some(m) = timed_median.filter(|m| *m > 0.0) {
-                    entry.overheads.push(p.duration_ns() as f64 / m);
-                }
-            }
+            entry.profiles.extend(c.profiles.iter().cloned());
+            entry.overheads.extend(overheads(c));
         }
         (order, by_key)
     };
@@ -124,6 +113,59 @@ pub fn compare_profiles(
             let b = base_sides.get(key)?;
             let n = new_sides.get(key)?;
             Some(compare_sides(&key.to_string(), b, n, level))
+        })
+        .collect()
+}
+
+/// Each profiled run's time over the median time of `config`'s measured runs (none when it
+/// has no measured run with a time): what profiling cost.
+fn overheads(config: &StoredConfiguration) -> Vec<f64> {
+    let timed: Vec<f64> = config
+        .runs
+        .iter()
+        .filter(|r| !r.warmup)
+        .map(|r| (r.ended_at_ns - r.started_at_ns) as f64)
+        .collect();
+    let Some(timed) = median(timed).filter(|m| *m > 0.0) else {
+        return Vec::new();
+    };
+    config
+        .profiles
+        .iter()
+        .map(|p| p.duration_ns() as f64 / timed)
+        .collect()
+}
+
+/// A configuration's profiled runs as `show` lists them.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ProfiledRuns {
+    pub configuration: String,
+    pub runs: usize,
+    /// The events sampled (`cycles`, `cpu-clock`), comma-separated when they differ.
+    pub event: String,
+    /// The sampling frequencies, lowest first, each once.
+    pub frequencies_hz: Vec<u32>,
+    /// The median over the runs of profiled run time over the timed runs' median time.
+    pub overhead: Option<f64>,
+}
+
+/// The profiled runs of each configuration of `session` that has some, in its order.
+pub fn profiled_runs(session: &StoredSession) -> Vec<ProfiledRuns> {
+    session
+        .configurations
+        .iter()
+        .filter(|c| !c.profiles.is_empty())
+        .map(|c| {
+            let mut frequencies_hz: Vec<u32> = c.profiles.iter().map(|p| p.frequency_hz).collect();
+            frequencies_hz.sort_unstable();
+            frequencies_hz.dedup();
+            ProfiledRuns {
+                configuration: c.record.key().to_string(),
+                runs: c.profiles.len(),
+                event: events(&c.profiles),
+                frequencies_hz,
+                overhead: median(overheads(c)),
+            }
         })
         .collect()
 }
@@ -350,5 +392,35 @@ mod tests {
         let new = side(30, &[10, -15, 18, -12, -3]);
         let changes = changes(&base, &new, ShareKind::Own, 0.95);
         assert!(changes.iter().all(|c| !c.changed), "{changes:?}");
+    }
+
+    #[test]
+    fn a_sessions_profiled_runs_say_their_count_event_frequency_and_cost() {
+        // Timed runs of 1,000 ns each; profiled runs of 1,100, 1,200 and 1,500 ns.
+        let mut session = vernier_testkit::stored_session(0, &[1.0, 2.0, 3.0]);
+        let mut second = session.configurations[0].clone();
+        second.record.position = 1;
+        second.profiles.clear();
+        session.configurations[0].profiles = [1_100, 1_200, 1_500]
+            .iter()
+            .zip(0..)
+            .map(|(&duration, i)| ProfileRecord {
+                ended_at_ns: duration,
+                frequency_hz: if i == 2 { 499 } else { 999 },
+                ..profile(i, "main;work 10\n")
+            })
+            .collect();
+        session.configurations.push(second);
+        let runs = profiled_runs(&session);
+        assert_eq!(runs.len(), 1, "{runs:?}");
+        let r = &runs[0];
+        assert_eq!(
+            r.configuration,
+            session.configurations[0].record.key().to_string()
+        );
+        assert_eq!((r.runs, r.event.as_str()), (3, "cpu-clock"));
+        assert_eq!(r.frequencies_hz, [499, 999]);
+        let overhead = r.overhead.unwrap();
+        assert!((overhead - 1.2).abs() < 1e-9, "{overhead}");
     }
 }

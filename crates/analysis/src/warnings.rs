@@ -88,6 +88,12 @@ pub enum Warning {
         environments: Vec<String>,
         configurations: usize,
     },
+    /// Sessions of several machines (machine-id(5)) that share one hostname are pooled: a
+    /// `host=NAME` selector took them all.
+    MachinesNamedAlike {
+        hostname: String,
+        machine_ids: Vec<String>,
+    },
     /// Times and rates mixed: no geometric mean of their ratios.
     OppositeDirections,
     /// Comparisons without an interval, left out of the geometric mean.
@@ -120,6 +126,7 @@ impl Warning {
             Warning::MixedVersions { .. } => "mixed-versions",
             Warning::OnSide { warning, .. } => warning.code(),
             Warning::NoCalibration { .. } => "no-calibration",
+            Warning::MachinesNamedAlike { .. } => "machines-named-alike",
             Warning::OppositeDirections => "opposite-directions",
             Warning::LeftOutOfGeomean { .. } => "left-out-of-geomean",
         }
@@ -306,6 +313,20 @@ impl fmt::Display for Warning {
                 environments.join(", "),
                 plural(*configurations, "configuration"),
                 percent(crate::session_noise::DEFAULT_SESSION_NOISE)
+            ),
+            Warning::MachinesNamedAlike {
+                hostname,
+                machine_ids,
+            } => write!(
+                f,
+                "{} machines named {hostname} are pooled (machine ids {}); host=MACHINE-ID \
+                 selects one",
+                machine_ids.len(),
+                machine_ids
+                    .iter()
+                    .map(|id| crate::history::short_machine_id(id))
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ),
             Warning::OppositeDirections => f.write_str(
                 "metrics of opposite directions (times and rates): no geometric mean of their \

@@ -102,7 +102,9 @@ fn every_page_works_in_chromium_from_disk_and_from_serve() {
         .assert()
         .success();
     // Each tag of the index's filter and the rows it leaves shown.
+    // The fixture's kernels have profiled runs of two configurations each: four flame graphs.
     let expected = serde_json::json!({
+        "flames": 4,
         "rows": 5,
         "filter": {
             format!("kernel=A{}", vernier_testkit::site::SCRIPT): 1,

@@ -88,18 +88,18 @@ fn sync_copies_what_the_target_lacks_and_nothing_twice() {
     };
     let first = sync(&machine);
     assert!(
-        first.contains("copied 2 session(s) (4 runs), 0 already present"),
+        first.contains("copied 2 sessions (4 runs), 0 already present"),
         "{first}"
     );
     let again = sync(&machine);
     assert!(
-        again.contains("copied 0 session(s) (0 runs), 2 already present"),
+        again.contains("copied 0 sessions (0 runs), 2 already present"),
         "{again}"
     );
     record_mock_session(&machine, "n=3");
     let third = sync(&machine);
     assert!(
-        third.contains("copied 1 session(s) (2 runs), 2 already present"),
+        third.contains("copied 1 session (2 runs), 2 already present"),
         "{third}"
     );
     for table in ["sessions", "configurations", "runs", "run_metric_values"] {
@@ -122,7 +122,7 @@ fn sync_copies_what_the_target_lacks_and_nothing_twice() {
         ])
         .output()
         .unwrap());
-    assert!(out.contains("copied 3 session(s)"), "{out}");
+    assert!(out.contains("copied 3 sessions"), "{out}");
     let err = refused(
         vernier_no_input(&machine)
             .args(["sync", "--to", machine.to_str().unwrap()])
@@ -362,7 +362,7 @@ fn a_running_monitor_reaches_the_target_interval_by_interval() {
         let copied = sorted(central.texts(&run_ids));
         assert!(copied.len() >= 2, "{engine}: {first}");
         assert_eq!(
-            sync_count(&first, " runs)"),
+            sync_count(&first, " run(s))"),
             copied.len(),
             "{engine}: {first}"
         );
@@ -372,7 +372,10 @@ fn a_running_monitor_reaches_the_target_interval_by_interval() {
         let added = sync_count(&second, " run(s) added");
         assert!(added >= 1, "{engine}: {second}");
         assert!(
-            second.contains(&format!("added {added} runs to ")),
+            second.contains(&format!(
+                "added {} to ",
+                vernier_model::text::plural(added, "run")
+            )),
             "{engine}: {second}"
         );
         assert_eq!(
@@ -417,7 +420,7 @@ fn a_running_monitor_reaches_the_target_interval_by_interval() {
 
         let again = sync();
         assert!(
-            again.contains("copied 0 session(s) (0 runs), 1 already present, 0 run(s) added"),
+            again.contains("copied 0 sessions (0 runs), 1 already present, 0 runs added"),
             "{engine}: {again}"
         );
     }

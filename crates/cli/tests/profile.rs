@@ -7,6 +7,7 @@
 //! through `plot flame`, export, import and delete.
 #![allow(clippy::unwrap_used)] // test helpers panic on unexpected failures by design
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use serde_json::Value;
@@ -302,4 +303,56 @@ fn profile_options_are_checked_before_anything_runs() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("linux-perf"), "{stderr}");
     assert!(!db.exists() || count(&db, "sessions") == 0);
+}
+
+/// `show` lists a session's profiled runs: per configuration their count, event, frequency and
+/// overhead; a session without any shows no such list. Stored directly: no perf needed.
+#[test]
+fn show_lists_the_profiled_runs() {
+    use vernier_store::{SqliteStore, Store};
+    let (_dir, db) = vernier_testkit::temp_db();
+    // Timed runs of 1,000 ns; three profiled runs of 1,100, 1,300 and 1,300 ns at 999 Hz.
+    let mut session = vernier_testkit::stored_session(1_000, &[1.0, 2.0, 3.0]);
+    let plain = vernier_testkit::stored_session(100_000, &[1.0, 2.0, 3.0]);
+    let stacks = vernier_model::FoldedStacks::from_folded("main;work 10\n").unwrap();
+    session.configurations[0].profiles = [1_100, 1_300, 1_300]
+        .iter()
+        .zip(0..)
+        .map(|(&duration, index)| vernier_model::ProfileRecord {
+            id: uuid::Uuid::from_u128(0x50 + u128::from(index)),
+            index,
+            event: "cpu-clock".into(),
+            frequency_hz: 999,
+            scope: vernier_model::ProfileScope::Process,
+            started_at_ns: 10_000,
+            ended_at_ns: 10_000 + duration,
+            value: Some(1.5),
+            stacks: stacks.clone(),
+        })
+        .collect();
+    SqliteStore::open(&db)
+        .unwrap()
+        .import_sessions(&[session.clone(), plain], &BTreeMap::new())
+        .unwrap();
+    let text = ok(vernier(&db)
+        .args(["show", &session.info.id.to_string()])
+        .output()
+        .unwrap());
+    let at = text
+        .find("profiled runs")
+        .unwrap_or_else(|| panic!("{text}"));
+    let row: Vec<&str> = text[at..]
+        .lines()
+        .nth(2)
+        .unwrap_or_else(|| panic!("{text}"))
+        .split_whitespace()
+        .collect();
+    assert_eq!(
+        row[0],
+        session.configurations[0].record.key().to_string(),
+        "{text}"
+    );
+    assert_eq!(row[1..], ["3", "cpu-clock", "999", "Hz", "1.30x"], "{text}");
+    let text = ok(vernier(&db).args(["show", "latest"]).output().unwrap());
+    assert!(!text.contains("profiled runs"), "{text}");
 }

@@ -245,6 +245,74 @@ fn self_cpu_ns() -> i64 {
     timeval_ns(ru.ru_utime) + timeval_ns(ru.ru_stime)
 }
 
+/// The clocks read around one run, spawned or served alike: its wall-clock span, the
+/// controller's own CPU time and the machine's busy time. What the machine spent beyond the
+/// run's processes and the controller is the CPU time of everything else (`foreign_cpu_ns`).
+struct RunClocks {
+    started_at_ns: i64,
+    controller_before_ns: i64,
+    busy_before_ns: Option<i64>,
+}
+
+/// [`RunClocks`] once the run has ended.
+struct RunSpan {
+    started_at_ns: i64,
+    ended_at_ns: i64,
+    controller_cpu_ns: i64,
+    machine_busy_ns: Option<i64>,
+}
+
+impl RunClocks {
+    fn start(executor: &ProcessExecutor) -> Self {
+        let busy_before_ns = executor.machine_busy_ns();
+        let controller_before_ns = self_cpu_ns();
+        RunClocks {
+            started_at_ns: unix_now_ns(),
+            controller_before_ns,
+            busy_before_ns,
+        }
+    }
+
+    /// Stops the CPU clocks of a run that ended at `ended_at_ns` (read by the caller as soon
+    /// as the run ended, before the monitors are collected).
+    fn stop(self, executor: &ProcessExecutor, ended_at_ns: i64) -> RunSpan {
+        let controller_cpu_ns = self_cpu_ns() - self.controller_before_ns;
+        let machine_busy_ns = match (self.busy_before_ns, executor.machine_busy_ns()) {
+            (Some(before), Some(after)) => Some(after - before),
+            _ => None,
+        };
+        RunSpan {
+            started_at_ns: self.started_at_ns,
+            ended_at_ns,
+            controller_cpu_ns,
+            machine_busy_ns,
+        }
+    }
+}
+
+impl RunSpan {
+    fn outcome(
+        self,
+        (values, histograms): (BTreeMap<String, f64>, Vec<RunHistogram>),
+        rusage: Rusage,
+        monitors: Option<RunMonitorData>,
+    ) -> RunOutcome {
+        let foreign_cpu_ns = self
+            .machine_busy_ns
+            .map_or(0, |busy| busy - rusage.cpu_ns() - self.controller_cpu_ns);
+        RunOutcome {
+            started_at_ns: self.started_at_ns,
+            ended_at_ns: self.ended_at_ns,
+            values,
+            histograms,
+            rusage,
+            foreign_cpu_ns,
+            controller_cpu_ns: self.controller_cpu_ns,
+            monitors,
+        }
+    }
+}
+
 impl Executor for ProcessExecutor {
     fn execute(
         &mut self,
@@ -303,9 +371,7 @@ impl ProcessExecutor {
         if wrapper.is_empty() && self.is_served(&request.benchmark) {
             return self.execute_served(request, &request_json, config_key, limit, interrupt);
         }
-        let busy_before = self.machine_busy_ns();
-        let controller_before = self_cpu_ns();
-        let started_at_ns = unix_now_ns();
+        let clocks = RunClocks::start(self);
         // The child leads a process group of its own: Ctrl-C at the terminal reaches only the
         // controller, which then ends the whole run (the benchmark's workers included) at once.
         // Dropping the group on an error path kills and reaps what is left of it.
@@ -357,18 +423,16 @@ impl ProcessExecutor {
             timed_out,
             exit,
         } = drained?;
-        let controller_cpu_ns = self_cpu_ns() - controller_before;
-        let busy_after = self.machine_busy_ns();
+        let span = clocks.stop(self, ended_at_ns);
         if interrupt.is_requested() {
             return Err(ExecError::Interrupted);
         }
         if timed_out {
             return Err(ExecError::Timeout { limit });
         }
-        self.note_run_length(config_key, started_at_ns, ended_at_ns);
-        let rusage = exit.rusage;
+        self.note_run_length(config_key, span.started_at_ns, span.ended_at_ns);
         let reply: Option<ChildReply> = serde_json::from_slice(&reply_text).ok();
-        let (values, histograms) = match reply {
+        let measured = match reply {
             Some(ChildReply::Measured { values, histograms }) => (values, histograms),
             Some(ChildReply::Failed { message }) => return Err(ExecError::Benchmark(message)),
             None => {
@@ -382,20 +446,7 @@ impl ProcessExecutor {
                 }));
             }
         };
-        let foreign_cpu_ns = match (busy_before, busy_after) {
-            (Some(b), Some(a)) => a - b - rusage.cpu_ns() - controller_cpu_ns,
-            _ => 0,
-        };
-        Ok(RunOutcome {
-            started_at_ns,
-            ended_at_ns,
-            values,
-            histograms,
-            rusage,
-            foreign_cpu_ns,
-            controller_cpu_ns,
-            monitors,
-        })
+        Ok(span.outcome(measured, exit.rusage, monitors))
     }
 }
 
@@ -444,9 +495,7 @@ impl ProcessExecutor {
     ) -> Result<RunOutcome, ExecError> {
         let server = self.server(&key, limit)?;
         let (pid, signaller) = (server.pid, server.group.signaller());
-        let busy_before = self.machine_busy_ns();
-        let controller_before = self_cpu_ns();
-        let started_at_ns = unix_now_ns();
+        let clocks = RunClocks::start(self);
         interrupt.set_child(Some(signaller));
         if interrupt.is_requested() {
             interrupt.kill_child();
@@ -459,8 +508,7 @@ impl ProcessExecutor {
         interrupt.set_child(None);
         let ended_at_ns = unix_now_ns();
         let monitors = finish_sampler(sampler);
-        let controller_cpu_ns = self_cpu_ns() - controller_before;
-        let busy_after = self.machine_busy_ns();
+        let span = clocks.stop(self, ended_at_ns);
         let served = match answer {
             Ok(served) => served,
             Err(failure) => {
@@ -478,7 +526,7 @@ impl ProcessExecutor {
         if interrupt.is_requested() {
             return Err(ExecError::Interrupted);
         }
-        let (values, histograms) = match served.reply {
+        let measured = match served.reply {
             ChildReply::Measured { values, histograms } => (values, histograms),
             ChildReply::Failed { message } => {
                 // A fresh server for the next run: nothing of a failed run stays.
@@ -486,22 +534,8 @@ impl ProcessExecutor {
                 return Err(ExecError::Benchmark(message));
             }
         };
-        self.note_run_length(key, started_at_ns, ended_at_ns);
-        let rusage = served.rusage;
-        let foreign_cpu_ns = match (busy_before, busy_after) {
-            (Some(b), Some(a)) => a - b - rusage.cpu_ns() - controller_cpu_ns,
-            _ => 0,
-        };
-        Ok(RunOutcome {
-            started_at_ns,
-            ended_at_ns,
-            values,
-            histograms,
-            rusage,
-            foreign_cpu_ns,
-            controller_cpu_ns,
-            monitors,
-        })
+        self.note_run_length(key, span.started_at_ns, span.ended_at_ns);
+        Ok(span.outcome(measured, served.rusage, monitors))
     }
 }
 
@@ -523,6 +557,8 @@ struct Server {
     lines: mpsc::Receiver<Vec<u8>>,
     /// The end of its standard error, read by a thread of its own.
     stderr: Arc<Mutex<Vec<u8>>>,
+    /// Closed when that thread has read the standard error to its end.
+    stderr_read: mpsc::Receiver<()>,
 }
 
 /// How long a server that failed is given to exit by itself, before it is killed.
@@ -581,11 +617,13 @@ impl Server {
                 .map_err(no_thread)?;
         }
         let stderr = Arc::new(Mutex::new(Vec::new()));
+        let (stderr_reader, stderr_read) = mpsc::channel::<()>();
         if let Some(mut pipe) = spawned.stderr {
             let kept = Arc::clone(&stderr);
             std::thread::Builder::new()
                 .name("run-server-err".into())
                 .spawn(move || {
+                    let _closed_at_the_end = stderr_reader;
                     let mut buf = [0u8; 8192];
                     loop {
                         match pipe.read(&mut buf) {
@@ -611,6 +649,7 @@ impl Server {
             stdin: spawned.stdin,
             lines,
             stderr,
+            stderr_read,
         };
         match server.lines.recv_timeout(limit) {
             Ok(line) if line.trim_ascii() == SERVER_READY.as_bytes() => Ok(server),
@@ -665,6 +704,9 @@ impl Server {
             Ok(exit) => exit.to_string(),
             Err(e) => format!("cannot be waited for: {e}"),
         };
+        // Its last words may still be in the pipe when it has exited: the reader gets them
+        // before the message is made (bounded: a process that inherited the pipe may hold it).
+        let _ = self.stderr_read.recv_timeout(SERVER_END_WAIT);
         let stderr = self.stderr.lock().map(|s| s.clone()).unwrap_or_default();
         let stderr = String::from_utf8_lossy(&stderr);
         let stderr = stderr.trim();

@@ -9,13 +9,52 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use vernier_analysis::CallDistribution;
 
+use crate::labels::ConfigOrder;
 use crate::style::{self, colour};
-use crate::{render, Draw, Format, OrDraw, PlotError, Size};
+use crate::{render, Draw, Format, OrDraw, PlotError, Series, Size};
 
 /// A configuration's panels: its name and the distribution of each series that ran it.
+#[derive(Debug, Clone)]
 pub struct CallPanel {
     pub name: String,
     pub series: Vec<(String, CallDistribution)>,
+}
+
+/// The panels of `series`: one per configuration that has per-call times in any series, in
+/// the order of the figures and tables ([`ConfigOrder`]), each with a line per series that
+/// ran it, in the order of `series`.
+pub fn call_panels(series: &[Series]) -> Vec<CallPanel> {
+    let mut configurations: Vec<&vernier_analysis::ConfigSummary> = series
+        .iter()
+        .flat_map(|s| &s.summaries)
+        .filter(|c| c.calls.is_some())
+        .collect();
+    let order = ConfigOrder::of(configurations.iter().map(|c| (&c.options, &c.loads[..])));
+    configurations.sort_by(|x, y| order.cmp((&x.options, &x.loads), (&y.options, &y.loads)));
+    let mut panels: Vec<CallPanel> = Vec::new();
+    for c in configurations {
+        let name = c.label();
+        if panels.iter().any(|p| p.name == name) {
+            continue;
+        }
+        let lines = series
+            .iter()
+            .filter_map(|s| {
+                let d = s
+                    .summaries
+                    .iter()
+                    .find(|other| other.label() == name)?
+                    .calls
+                    .clone()?;
+                Some((s.name.clone(), d))
+            })
+            .collect();
+        panels.push(CallPanel {
+            name,
+            series: lines,
+        });
+    }
+    panels
 }
 
 /// The per-call distributions of `panels`, two panels each.
@@ -108,12 +147,9 @@ impl Draw for Calls<'_> {
                 .fold(0.0, f64::max)
                 .max(1e-9)
                 * 1.25;
-            let histogram_caption = style::panel_caption(
-                &format!("{}: share of calls", panel.name),
-                areas[2 * p].dim_in_pixel().0,
-            );
-            let mut chart = ChartBuilder::on(&areas[2 * p])
-                .caption(histogram_caption, style::axis_label())
+            let histogram_area =
+                style::captioned(&areas[2 * p], &format!("{}: share of calls", panel.name))?;
+            let mut chart = ChartBuilder::on(&histogram_area)
                 .margin(12)
                 .x_label_area_size(50)
                 .y_label_area_size(70)
@@ -139,9 +175,10 @@ impl Draw for Calls<'_> {
                     String::new()
                 };
                 let label = format!(
-                    "{name}:{}{} max {} ns{beyond}",
+                    "{name}:{}{}{} max {} ns{beyond}",
                     figure("p50", d.p50_ns),
                     figure("p99", d.p99_ns),
+                    figure("p99.9", d.p99_9_ns),
                     d.max_ns
                 );
                 chart
@@ -152,12 +189,8 @@ impl Draw for Calls<'_> {
             }
             style::draw_legend(&mut chart, SeriesLabelPosition::UpperRight)?;
 
-            let cdf_caption = style::panel_caption(
-                &format!("{}: CDF", panel.name),
-                areas[2 * p + 1].dim_in_pixel().0,
-            );
-            let mut cdf = ChartBuilder::on(&areas[2 * p + 1])
-                .caption(cdf_caption, style::axis_label())
+            let cdf_area = style::captioned(&areas[2 * p + 1], &format!("{}: CDF", panel.name))?;
+            let mut cdf = ChartBuilder::on(&cdf_area)
                 .margin(12)
                 .x_label_area_size(50)
                 .y_label_area_size(70)
@@ -219,6 +252,7 @@ mod tests {
             p90_ns: None,
             p95_ns: None,
             p99_ns: Some(from + 10 * counts.len() as u64 - 10),
+            p99_9_ns: None,
             mad_ns: Some(10),
             step_ns: 10,
             rows,
@@ -257,5 +291,34 @@ mod tests {
         assert!(ticks.iter().any(|&t| t <= 100.0), "{ticks:?}");
         assert!(ticks.iter().all(|&t| t < 400.0), "{ticks:?}");
         assert!(calls(&[], "calls", Format::Svg, calls_size(1200, 1)).is_err());
+    }
+
+    #[test]
+    fn panels_group_each_configuration_across_series_in_the_tables_order() {
+        let mut a =
+            crate::fixtures::series("A", "syscall", &[(&[("n", 10)], 1.0), (&[("n", 2)], 1.0)]);
+        let mut b =
+            crate::fixtures::series("B", "syscall", &[(&[("n", 2)], 1.0), (&[("n", 10)], 1.0)]);
+        for (s, from) in [(&mut a, 100), (&mut b, 200)] {
+            for c in &mut s.summaries {
+                c.calls = Some(distribution(from, &[5, 3], 0));
+            }
+        }
+        // A configuration without per-call times has no panel.
+        b.summaries[0].calls = None;
+        let panels = call_panels(&[a, b]);
+        let names: Vec<&str> = panels.iter().map(|p| p.name.as_str()).collect();
+        assert_eq!(names, ["syscall:n=2", "syscall:n=10"]);
+        let lines = |p: &CallPanel| -> Vec<(String, u64)> {
+            p.series
+                .iter()
+                .map(|(n, d)| (n.clone(), d.min_ns))
+                .collect()
+        };
+        assert_eq!(lines(&panels[0]), [("A".to_string(), 100)]);
+        assert_eq!(
+            lines(&panels[1]),
+            [("A".to_string(), 100), ("B".to_string(), 200)]
+        );
     }
 }

@@ -67,8 +67,14 @@ pub(crate) fn distinguish(items: &[Vec<String>]) -> (Vec<String>, Vec<Vec<String
 
 /// The natural order of two configurations by the parts of their names ([`config_parts`]):
 /// part by part, a part `name=value` by its name, then by its value, numbers by magnitude
-/// (`groups=2` before `groups=10`) and before words, words as text; fewer parts first.
-pub(crate) fn natural_order(a: &[String], b: &[String]) -> Ordering {
+/// (`groups=2` before `groups=10`) and before words, words by `word_rank` (the order in which
+/// they first appear, that of the runs and tables: `same-cpu` before `cross-cpu` when it ran
+/// first), then as text; fewer parts first.
+pub(crate) fn natural_order(
+    a: &[String],
+    b: &[String],
+    word_rank: &dyn Fn(&str) -> usize,
+) -> Ordering {
     let value = |part: &str| -> (String, Option<f64>, String) {
         let (name, value) = part.split_once('=').unwrap_or((part, ""));
         (
@@ -85,7 +91,18 @@ pub(crate) fn natural_order(a: &[String], b: &[String]) -> Ordering {
             (None, Some(_)) => Ordering::Greater,
             (None, None) => Ordering::Equal,
         };
-        let order = na.cmp(&nb).then(by_value).then_with(|| ta.cmp(&tb));
+        let by_rank = || {
+            if xa.is_none() && xb.is_none() {
+                word_rank(pa).cmp(&word_rank(pb))
+            } else {
+                Ordering::Equal
+            }
+        };
+        let order = na
+            .cmp(&nb)
+            .then(by_value)
+            .then_with(by_rank)
+            .then_with(|| ta.cmp(&tb));
         if order != Ordering::Equal {
             return order;
         }
@@ -93,13 +110,47 @@ pub(crate) fn natural_order(a: &[String], b: &[String]) -> Ordering {
     a.len().cmp(&b.len())
 }
 
-/// The order in which the figures show configurations (options and loads): their natural order
-/// ([`natural_order`]), so that a page's tables can list them in the same order.
-pub fn config_order(
-    (a, a_loads): (&Options, &[String]),
-    (b, b_loads): (&Options, &[String]),
-) -> Ordering {
-    natural_order(&config_parts(a, a_loads), &config_parts(b, b_loads))
+/// The order in which the figures show configurations (options and loads): their natural
+/// order ([`natural_order`]), words in the order they first appear among the configurations it
+/// is made of, so that a page's tables list them in the same order as its figures, and both as
+/// the runs and `show` do for words (`same-cpu` before `cross-cpu`), numbers by magnitude.
+pub struct ConfigOrder {
+    /// Each word part (`placement=same-cpu`) and where it first appeared.
+    words: std::collections::HashMap<String, usize>,
+}
+
+impl ConfigOrder {
+    /// The order of `configs` (options and loads), given in the order of the runs (sessions,
+    /// then positions in each).
+    pub fn of<'a>(configs: impl IntoIterator<Item = (&'a Options, &'a [String])>) -> ConfigOrder {
+        ConfigOrder::of_parts(configs.into_iter().map(|(o, l)| config_parts(o, l)))
+    }
+
+    /// [`ConfigOrder::of`] configurations given by their parts.
+    pub(crate) fn of_parts(parts: impl IntoIterator<Item = Vec<String>>) -> ConfigOrder {
+        let mut words = std::collections::HashMap::new();
+        for part in parts.into_iter().flatten() {
+            let next = words.len();
+            words.entry(part).or_insert(next);
+        }
+        ConfigOrder { words }
+    }
+
+    /// The order of configurations `a` and `b`.
+    pub fn cmp(
+        &self,
+        (a, a_loads): (&Options, &[String]),
+        (b, b_loads): (&Options, &[String]),
+    ) -> Ordering {
+        self.cmp_parts(&config_parts(a, a_loads), &config_parts(b, b_loads))
+    }
+
+    /// The order of configurations given by their parts.
+    pub(crate) fn cmp_parts(&self, a: &[String], b: &[String]) -> Ordering {
+        natural_order(a, b, &|part| {
+            self.words.get(part).copied().unwrap_or(usize::MAX)
+        })
+    }
 }
 
 /// Items given as configuration labels without the benchmark, `groups=4:ipc=pipe`, as parts.
@@ -150,7 +201,7 @@ mod tests {
             "groups=many",
             "",
         ]);
-        items.sort_by(|a, b| natural_order(a, b));
+        items.sort_by(|a, b| natural_order(a, b, &|_| 0));
         assert_eq!(
             items.iter().map(|i| i.join(":")).collect::<Vec<_>>(),
             [
@@ -179,5 +230,30 @@ mod tests {
             ["1a2b3c4d", "kernel=6.8", "host=x"]
         );
         assert_eq!(name_parts("latest"), ["latest"]);
+    }
+
+    #[test]
+    fn words_keep_the_order_they_ran_in_and_numbers_go_by_magnitude() {
+        let ran = parts(&[
+            "placement=same-cpu:size=10",
+            "placement=cross-cpu:size=10",
+            "placement=same-cpu:size=2",
+            "placement=cross-cpu:size=2",
+            "placement=free:size=2",
+        ]);
+        let order = ConfigOrder::of_parts(ran.clone());
+        let mut items = ran;
+        items.reverse();
+        items.sort_by(|a, b| order.cmp_parts(a, b));
+        assert_eq!(
+            items.iter().map(|i| i.join(":")).collect::<Vec<_>>(),
+            [
+                "placement=same-cpu:size=2",
+                "placement=same-cpu:size=10",
+                "placement=cross-cpu:size=2",
+                "placement=cross-cpu:size=10",
+                "placement=free:size=2",
+            ]
+        );
     }
 }

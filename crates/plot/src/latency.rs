@@ -1,7 +1,9 @@
 //! Latency histograms as OSADL draws them (RESEARCH.md 1.5): per CPU (measurement thread) the
 //! merged histogram of a configuration's measured runs (`vernier_analysis::latency_summary`)
 //! as a step line over 1 us bins, counts on a logarithmic axis whose floor, 0.8, stands for an
-//! empty bin (OSADL's `yrange [0.8:*]`), and the worst case of each CPU in the legend.
+//! empty bin (OSADL's `yrange [0.8:*]`), and the worst case of each CPU in the legend. The
+//! panels share one latency axis (sessions compared side by side, A above B, read at a glance),
+//! which ends near the body of every panel's samples ([`axis_end`]).
 
 use std::collections::BTreeMap;
 
@@ -150,9 +152,23 @@ impl Draw for Latency<'_> {
             .filter(|(_, s)| !s.threads.is_empty())
             .collect();
         let areas = body.split_evenly((panels.len(), 1));
-        for ((name, summary), area) in panels.iter().zip(&areas) {
-            let all: Vec<BTreeMap<u64, u64>> = summary.threads.iter().map(bins).collect();
-            let end = axis_end(&summary.threads, &all);
+        let bins_of: Vec<Vec<BTreeMap<u64, u64>>> = panels
+            .iter()
+            .map(|(_, s)| s.threads.iter().map(bins).collect())
+            .collect();
+        // One axis for every panel: the widest of their own.
+        let end = panels
+            .iter()
+            .zip(&bins_of)
+            .map(|((_, s), all)| axis_end(&s.threads, all))
+            .max()
+            .unwrap_or(1);
+        let shared = if panels.len() > 1 {
+            "; one axis for all panels"
+        } else {
+            ""
+        };
+        for (((name, summary), area), all) in panels.iter().zip(&areas).zip(&bins_of) {
             // Per CPU the samples beyond the axis.
             let beyond: Vec<u64> = all
                 .iter()
@@ -171,9 +187,8 @@ impl Draw for Latency<'_> {
             } else {
                 end as f64 + 1.0
             };
-            let caption = style::panel_caption(name, area.dim_in_pixel().0);
-            let mut chart = ChartBuilder::on(area)
-                .caption(caption, style::axis_label())
+            let area = style::captioned(area, name)?;
+            let mut chart = ChartBuilder::on(&area)
                 .margin(12)
                 // Room for half the last tick label, which is centred on the axis' end.
                 .margin_right(40)
@@ -183,9 +198,12 @@ impl Draw for Latency<'_> {
                 .or_draw()?;
             let plot_width = chart.plotting_area().dim_in_pixel().0;
             let x_desc = if overflow {
-                format!("latency (us), 1 us bins; the bar at the right: samples beyond {end} us")
+                format!(
+                    "latency (us), 1 us bins{shared}; the bar at the right: samples beyond \
+                     {end} us"
+                )
             } else {
-                "latency (us), 1 us bins".to_string()
+                format!("latency (us), 1 us bins{shared}")
             };
             let end_f = end as f64;
             chart
@@ -208,7 +226,7 @@ impl Draw for Latency<'_> {
                 .or_draw()?;
             let width = slot / summary.threads.len() as f64;
             for (i, ((thread, bins), &beyond)) in
-                summary.threads.iter().zip(&all).zip(&beyond).enumerate()
+                summary.threads.iter().zip(all).zip(&beyond).enumerate()
             {
                 let c = colour(i);
                 let mut label = format!("{} max {}", thread.label(), us(thread.max_us));
@@ -434,5 +452,49 @@ mod tests {
             texts.iter().any(|t| t.contains("samples beyond")),
             "{texts:?}"
         );
+    }
+
+    /// The last x tick of each panel of `svg`, top to bottom: the largest number among the
+    /// upright numbers that share a y (a row of ticks under a panel; the count axis has one
+    /// tick per y).
+    fn last_x_ticks(svg: &[u8]) -> Vec<f64> {
+        let mut rows: BTreeMap<i64, Vec<f64>> = BTreeMap::new();
+        for t in svg_texts(svg) {
+            if let (false, Ok(v)) = (t.rotated, t.text.parse::<f64>()) {
+                rows.entry(t.y.round() as i64).or_default().push(v);
+            }
+        }
+        rows.into_values()
+            .filter(|row| row.len() > 2)
+            .map(|row| row.into_iter().fold(0.0, f64::max))
+            .collect()
+    }
+
+    #[test]
+    fn panels_compared_share_one_latency_axis() {
+        // A's body ends at 200 us, B's at about 60 us: both panels end at A's end.
+        let a = summary(vec![body_and(0, &[])]);
+        let b = summary(vec![thread(0, &[(20_500, 50_000), (60_500, 50_000)])]);
+        let svg = latency(
+            &[("kernel=A".into(), a), ("kernel=B".into(), b.clone())],
+            "t",
+            Format::Svg,
+            Size::default(),
+        )
+        .unwrap();
+        let last = last_x_ticks(&svg);
+        assert_eq!(last.len(), 2, "{last:?}");
+        assert_eq!(last[0], last[1], "{last:?}");
+        assert!(last[0] >= 150.0, "{last:?}");
+        let texts: Vec<String> = svg_texts(&svg).into_iter().map(|t| t.text).collect();
+        assert!(
+            texts.iter().any(|t| t.contains("one axis for all panels")),
+            "{texts:?}"
+        );
+        // Alone, B's panel ends near its own body.
+        let svg = latency(&[("kernel=B".into(), b)], "t", Format::Svg, Size::default()).unwrap();
+        let last = last_x_ticks(&svg);
+        assert_eq!(last.len(), 1, "{last:?}");
+        assert!(last[0] <= 70.0, "{last:?}");
     }
 }

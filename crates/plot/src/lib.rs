@@ -38,11 +38,11 @@ use plotters::prelude::*;
 
 pub use bars::bars;
 pub use boxes::box_plot;
-pub use calls::{calls, calls_size, CallPanel};
+pub use calls::{call_panels, calls, calls_size, CallPanel};
 pub use flame::{differential_flame_graph, flame_graph};
 pub use forest::forest;
 pub use history::history;
-pub use labels::config_order;
+pub use labels::ConfigOrder;
 pub use latency::latency;
 pub use line::{line, line_panels, swept_options};
 pub use maxima::maxima;

@@ -1,13 +1,14 @@
 //! The series of interval maxima of a monitoring session (`vernier monitor latency`, OSADL's
 //! long-term latency recordings): each measured run's maximum over its CPUs
-//! (`LatencySummary::interval_maxima`) against the time since the series' first interval
-//! started (each series on its own clock), and the maximum of them, the configuration's worst
-//! case, in the legend.
+//! (`LatencySummary::interval_maxima`) against wall-clock time (UTC) when the series overlap in
+//! time (one session, or sessions recorded side by side), else against the time since each
+//! series' first interval started (each on its own clock, its start in the legend); and the
+//! maximum of them, the configuration's worst case, in the legend.
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use vernier_analysis::LatencySummary;
-use vernier_report::units;
+use vernier_report::units::{self, TimeForm, Zone};
 
 use crate::latency::{tick_label, us};
 use crate::style::{self, colour};
@@ -44,8 +45,9 @@ impl Draw for Maxima<'_> {
         DB::ErrorType: 'static,
     {
         let body = style::titled(root, self.title)?;
-        // Each series on its own clock, from its first interval: sessions recorded hours or
-        // days apart are compared by how long they had run, not by the calendar.
+        // Each series on its own clock, from its first interval, unless they overlap in time:
+        // sessions recorded hours or days apart are compared by how long they had run, not by
+        // the calendar.
         let starts: Vec<i64> = self
             .series
             .iter()
@@ -68,15 +70,54 @@ impl Draw for Maxima<'_> {
             })
             .max()
             .unwrap_or(0);
+        // One clock for all when the series overlap in time: wall-clock time, from the
+        // earliest start.
+        let ends: Vec<i64> = self
+            .series
+            .iter()
+            .map(|(_, s)| {
+                s.interval_maxima
+                    .iter()
+                    .map(|m| m.started_at_ns)
+                    .max()
+                    .unwrap_or(0)
+            })
+            .collect();
+        let drawn: Vec<usize> = (0..self.series.len())
+            .filter(|&i| !self.series[i].1.interval_maxima.is_empty())
+            .collect();
+        let wall_clock = drawn.iter().all(|&i| {
+            drawn
+                .iter()
+                .all(|&j| starts[i] <= ends[j] && starts[j] <= ends[i])
+        });
+        let first = drawn.iter().map(|&i| starts[i]).min().unwrap_or(0);
+        let starts: Vec<i64> = if wall_clock {
+            vec![first; starts.len()]
+        } else {
+            starts
+        };
+        let span = if wall_clock {
+            drawn.iter().map(|&i| ends[i] - first).max().unwrap_or(0)
+        } else {
+            span
+        };
         let (unit, ns_per_unit) = time_unit(span);
         // Per series: its name, its points (time in `unit`, us) and its worst case.
-        type Line<'n> = (&'n String, Vec<(f64, f64)>, Option<f64>);
+        type Line<'n> = (&'n String, Vec<(f64, f64)>, Option<f64>, String);
         let lines: Vec<Line> = self
             .series
             .iter()
             .zip(&starts)
             .filter(|((_, s), _)| !s.interval_maxima.is_empty())
             .map(|((name, s), &start)| {
+                // The wall clock of a series on its own clock: its start, last in its legend
+                // entry (shortened first when the entry is too long).
+                let from = if wall_clock {
+                    String::new()
+                } else {
+                    format!(", from {}", units::utc_named(start))
+                };
                 let mut points: Vec<(f64, f64)> = s
                     .interval_maxima
                     .iter()
@@ -87,11 +128,12 @@ impl Draw for Maxima<'_> {
                     name,
                     thin::min_max(&points, thin::MAX_LINE_POINTS),
                     s.max_of_maxima_us,
+                    from,
                 )
             })
             .collect();
         let (mut x1, mut y1) = (0f64, 0f64);
-        for (_, points, _) in &lines {
+        for (_, points, _, _) in &lines {
             for &(x, y) in points {
                 x1 = x1.max(x);
                 y1 = y1.max(y);
@@ -101,29 +143,48 @@ impl Draw for Maxima<'_> {
         let y1 = if y1 > 0.0 { y1 * 1.25 } else { 1.0 };
         let mut chart = ChartBuilder::on(&body)
             .margin(12)
+            // Room for half the last tick label (a time of day), centred on its tick.
+            .margin_right(if wall_clock { 48 } else { 12 })
             .x_label_area_size(56)
             .y_label_area_size(90)
             .build_cartesian_2d(0f64..x1, 0f64..y1)
             .or_draw()?;
         let plot_width = chart.plotting_area().dim_in_pixel().0;
-        chart
-            .configure_mesh()
+        // Wall-clock ticks: the time of day, with the month and day over a day or more.
+        let form = if span < 86_400_000_000_000 {
+            TimeForm::Clock
+        } else {
+            TimeForm::MonthMinute
+        };
+        let clock =
+            |x: &f64| units::time(first + (x * ns_per_unit).round() as i64, Zone::Utc, form);
+        let x_desc = if wall_clock {
+            format!(
+                "wall-clock time (UTC; the first interval {})",
+                units::utc_named(first)
+            )
+        } else {
+            format!("time since the first interval of each series ({unit})")
+        };
+        let mut mesh = chart.configure_mesh();
+        mesh
             // No minor grid: the major lines are enough to read a value.
             .light_line_style(TRANSPARENT)
             .label_style(style::tick())
             .axis_desc_style(style::axis_label())
-            .x_desc(format!(
-                "time since the first interval of each series ({unit})"
-            ))
-            .y_desc("maximum latency of the interval (us)")
+            .x_desc(style::axis_caption(&x_desc, plot_width));
+        if wall_clock {
+            mesh.x_labels(6).x_label_formatter(&clock);
+        }
+        mesh.y_desc("maximum latency of the interval (us)")
             .y_label_formatter(&|&v| tick_label(v))
             .draw()
             .or_draw()?;
-        for (i, (name, points, worst)) in lines.iter().enumerate() {
+        for (i, (name, points, worst, from)) in lines.iter().enumerate() {
             let c = colour(i);
             let label = match worst {
-                Some(w) => format!("{name}: max {}", us(*w)),
-                None => (*name).clone(),
+                Some(w) => format!("{name}: max {}{from}", us(*w)),
+                None => format!("{name}{from}"),
             };
             chart
                 .draw_series(LineSeries::new(points.iter().copied(), c.stroke_width(2)))
@@ -202,6 +263,11 @@ mod tests {
             texts.contains(&"time since the first interval of each series (min)".to_string()),
             "{texts:?}"
         );
+        // Each series' wall clock in the legend: its start.
+        assert!(
+            texts.contains(&"b: max 29 us, from 1970-01-03 00:00:00 UTC".to_string()),
+            "{texts:?}"
+        );
     }
 
     #[test]
@@ -215,18 +281,21 @@ mod tests {
             .filter_map(|t| t.split_once('<').map(|(text, _)| text.trim()))
             .filter(|t| !t.is_empty())
             .collect();
-        assert!(texts.contains(&"time since the first interval of each series (min)"));
-        // Tick labels are short numbers: at most one decimal.
-        let numbers: Vec<&str> = texts
-            .into_iter()
-            .filter(|t| t.parse::<f64>().is_ok())
-            .collect();
-        assert!(numbers.len() > 5, "{numbers:?}");
+        // The intervals start 5,000 ns after the epoch: wall-clock time from 00:00:00 UTC.
         assert!(
-            numbers
-                .iter()
-                .all(|n| n.split_once('.').is_none_or(|(_, d)| d.len() <= 1)),
-            "{numbers:?}"
+            texts.contains(&"wall-clock time (UTC; the first interval 1970-01-01 00:00:00 UTC)"),
+            "{texts:?}"
         );
+        // The x ticks are times of day, from the first interval's to about the last one's.
+        let clocks: Vec<&str> = texts
+            .iter()
+            .copied()
+            .filter(|t| t.len() == 8 && t.as_bytes()[2] == b':' && t.as_bytes()[5] == b':')
+            .collect();
+        assert!(clocks.len() >= 3, "{texts:?}");
+        assert_eq!(clocks[0], "00:00:00", "{clocks:?}");
+        assert!(clocks.iter().all(|c| *c <= "00:10:00"), "{clocks:?}");
+        // The intervals' maxima, 20 to 29 us, on the y axis in plain numbers.
+        assert!(texts.iter().any(|t| t.parse::<f64>().is_ok()), "{texts:?}");
     }
 }

@@ -135,9 +135,8 @@ impl Draw for Monitor<'_> {
             } else {
                 trace.name.clone()
             };
-            let caption = style::panel_caption(&caption, area.dim_in_pixel().0);
-            let mut chart = ChartBuilder::on(area)
-                .caption(caption, style::axis_label())
+            let area = style::captioned(area, &caption)?;
+            let mut chart = ChartBuilder::on(&area)
                 .margin(12)
                 .x_label_area_size(50)
                 .y_label_area_size(100)

@@ -9,7 +9,7 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use vernier_analysis::ConfigSummary;
 
-use crate::labels::{config_parts, distinguish, join_config, name_parts, natural_order};
+use crate::labels::{config_parts, distinguish, join_config, name_parts, ConfigOrder};
 use crate::style::{self, colour};
 use crate::{Draw, OrDraw, PlotError, Series};
 
@@ -60,14 +60,16 @@ pub(crate) fn panels(series: &[Series]) -> Vec<Panel> {
             }
         }
     }
-    // Slots in the natural order of their configurations, whatever order the sessions ran
-    // them in: groups=1, 2, 4, 10.
+    // Slots in the natural order of their configurations: numbers by magnitude whatever order
+    // the sessions ran them in (groups=1, 2, 4, 10), words in the order they ran (as `show`
+    // lists them).
     for panel in &mut panels {
+        let order = ConfigOrder::of_parts(panel.parts.clone());
         let mut slots: Vec<(String, Vec<String>)> = std::mem::take(&mut panel.configs)
             .into_iter()
             .zip(std::mem::take(&mut panel.parts))
             .collect();
-        slots.sort_by(|a, b| natural_order(&a.1, &b.1));
+        slots.sort_by(|a, b| order.cmp_parts(&a.1, &b.1));
         (panel.configs, panel.parts) = slots.into_iter().unzip();
     }
     panels

@@ -80,10 +80,46 @@ pub fn legend_entry(text: &str, plot_width: u32) -> String {
     )
 }
 
-/// A panel's caption in an area `area_width` pixels wide (less the chart's margins of 12):
-/// shortened with an ellipsis when wider.
-pub fn panel_caption(text: &str, area_width: u32) -> String {
-    fit(text, area_width.saturating_sub(24), &axis_label())
+/// The lines of a panel's caption in an area `area_width` pixels wide (less the chart's margins
+/// of 12): one when it fits; else two, broken at a space ([`break_line`]), the second shortened
+/// with an ellipsis only when it still does not fit, so that a long configuration label keeps
+/// the options that tell it apart.
+pub fn panel_caption(text: &str, area_width: u32) -> Vec<String> {
+    let max = area_width.saturating_sub(24);
+    let style = axis_label();
+    if text_width(text, &style) <= max {
+        return vec![text.to_string()];
+    }
+    let (first, rest) = break_line(text, max, &style);
+    vec![first, fit(&rest, max, &style)]
+}
+
+/// Draws `text` as a panel's caption ([`panel_caption`]) centred at the top of `area`, and
+/// returns the area below it, on which the panel's chart is built. A panel lower than
+/// [`crate::MIN_PANEL_HEIGHT`] (a figure drawn smaller than its panels need) keeps its caption
+/// to one line, shortened with an ellipsis, leaving its chart the room for its axes.
+pub fn captioned<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    text: &str,
+) -> Result<DrawingArea<DB, Shift>, PlotError>
+where
+    DB::ErrorType: 'static,
+{
+    let (width, height) = area.dim_in_pixel();
+    let style = axis_label().pos(Pos::new(HPos::Center, VPos::Top));
+    let mut lines = panel_caption(text, width);
+    if height < crate::MIN_PANEL_HEIGHT && lines.len() > 1 {
+        lines = vec![fit(text, width.saturating_sub(24), &axis_label())];
+    }
+    // The margin the chart keeps above itself.
+    let mut y = 12;
+    for line in lines {
+        let (_, height) = area.estimate_text_size(&line, &style).or_draw()?;
+        area.draw_text(&line, &style, (width as i32 / 2, y))
+            .or_draw()?;
+        y += height as i32 + 2;
+    }
+    Ok(area.split_vertically(y).1)
 }
 
 /// An axis' caption along a side `length` pixels long, shortened with an ellipsis when longer.
@@ -493,5 +529,25 @@ mod tests {
         );
         assert!("ipc=socket:groups=16:loops=10000".starts_with(cut.trim_end_matches('…')));
         assert_eq!(fit("groups=4", 1, &style), "");
+    }
+
+    #[test]
+    fn a_long_panel_caption_takes_two_lines_before_an_ellipsis() {
+        let caption = "hackbench:datasize=100:fds=20:groups=4:ipc=pipe:loops=1000:mode=process \
+                       [load cpu + io] kernel=6.18.0-rc4";
+        let lines = panel_caption(caption, 500);
+        assert_eq!(lines.len(), 2, "{lines:?}");
+        // Nothing lost: the end that tells the panel apart is on the second line.
+        assert_eq!(lines.concat().replace(' ', ""), caption.replace(' ', ""));
+        assert!(lines
+            .iter()
+            .all(|l| text_width(l, &axis_label()) <= 500 - 24));
+        // Too long for two lines: the second ends in an ellipsis.
+        let longer = caption.repeat(3);
+        let lines = panel_caption(&longer, 500);
+        assert_eq!(lines.len(), 2);
+        assert!(lines[1].ends_with('…'), "{lines:?}");
+        // A short one stays one line.
+        assert_eq!(panel_caption("kernel=A", 500), ["kernel=A"]);
     }
 }

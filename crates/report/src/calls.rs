@@ -16,7 +16,7 @@ pub fn call_text(d: &CallDistribution, width: usize) -> String {
     };
     let _ = writeln!(
         out,
-        "min={} max={} count={}{}{}{}{}{} (ns, {} measured run{})",
+        "min={} max={} count={}{}{}{}{}{}{} (ns, {} measured run{})",
         d.min_ns,
         d.max_ns,
         d.count,
@@ -24,6 +24,7 @@ pub fn call_text(d: &CallDistribution, width: usize) -> String {
         figure("p90", d.p90_ns),
         figure("p95", d.p95_ns),
         figure("p99", d.p99_ns),
+        figure("p99.9", d.p99_9_ns),
         figure("mad", d.mad_ns),
         d.runs,
         if d.runs == 1 { "" } else { "s" }
@@ -58,6 +59,7 @@ mod tests {
             p90_ns: Some(120),
             p95_ns: Some(120),
             p99_ns: Some(120),
+            p99_9_ns: Some(4000),
             mad_ns: Some(10),
             step_ns: 10,
             rows: vec![
@@ -78,7 +80,7 @@ mod tests {
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(
             lines[0],
-            "min=100 max=5000 count=1000 p50=100 p90=120 p95=120 p99=120 mad=10 (ns, 2 measured runs)"
+            "min=100 max=5000 count=1000 p50=100 p90=120 p95=120 p99=120 p99.9=4000 mad=10 (ns, 2 measured runs)"
         );
         assert!(lines[1].contains("share"), "{}", lines[1]);
         assert_eq!(lines[2], "  100 │▒▒▒▒▒     │   500");

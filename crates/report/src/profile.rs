@@ -2,7 +2,7 @@
 //! per configuration profiled on both sides, the functions whose share of the samples changed
 //! most, self and inclusive, as "kmem_cache_alloc_[k]  +6.1 points [4.8, 7.5]".
 
-use vernier_analysis::profile::{FunctionChange, ProfileComparison};
+use vernier_analysis::profile::{FunctionChange, ProfileComparison, ProfiledRuns};
 use vernier_model::level_percent;
 
 use crate::markup::{Align, Markup};
@@ -106,6 +106,37 @@ pub fn profile_markup(m: &impl Markup, profiles: &[ProfileComparison], level: f6
     out
 }
 
+/// A session's profiled runs as `show` lists them ("" when it has none): per configuration
+/// their count, event, sampling frequency and what profiling cost.
+pub fn profiled_runs_text(runs: &[ProfiledRuns]) -> String {
+    if runs.is_empty() {
+        return String::new();
+    }
+    let rows: Vec<Vec<String>> = runs
+        .iter()
+        .map(|r| {
+            let hz: Vec<String> = r.frequencies_hz.iter().map(|f| format!("{f} Hz")).collect();
+            vec![
+                r.configuration.clone(),
+                r.runs.to_string(),
+                r.event.clone(),
+                hz.join(", "),
+                r.overhead
+                    .map_or_else(|| "-".to_string(), |o| format!("{o:.2}x")),
+            ]
+        })
+        .collect();
+    format!(
+        "profiled runs (run --profile; never in the statistics; overhead: a profiled run's time \
+         over the timed runs' median, `plot flame` draws them):\n{}",
+        columns(
+            &["configuration", "runs", "event", "frequency", "overhead"],
+            &rows,
+            &[0, 2, 3]
+        )
+    )
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -163,6 +194,25 @@ mod tests {
         assert!(
             md.contains("**hackbench:groups=4: BASE 3 profiled runs"),
             "{md}"
+        );
+    }
+
+    #[test]
+    fn profiled_runs_are_listed_with_their_event_frequency_and_overhead() {
+        assert_eq!(profiled_runs_text(&[]), "");
+        let text = profiled_runs_text(&[ProfiledRuns {
+            configuration: "hackbench:groups=4".into(),
+            runs: 3,
+            event: "cpu-clock".into(),
+            frequencies_hz: vec![999],
+            overhead: Some(1.084),
+        }]);
+        let row = text.lines().last().unwrap();
+        let cells: Vec<&str> = row.split_whitespace().collect();
+        assert_eq!(
+            cells,
+            ["hackbench:groups=4", "3", "cpu-clock", "999", "Hz", "1.08x"],
+            "{text}"
         );
     }
 }

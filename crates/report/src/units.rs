@@ -25,6 +25,8 @@ pub enum TimeForm {
     Second,
     /// `11-23 17:36`: instants of one year apart by their minute (a figure's labels).
     MonthMinute,
+    /// `17:36:22`: instants of one day apart by their second (a figure's labels).
+    Clock,
 }
 
 impl TimeForm {
@@ -35,6 +37,7 @@ impl TimeForm {
             TimeForm::Minute => "%Y-%m-%d %H:%M",
             TimeForm::Second => "%Y-%m-%d %H:%M:%S",
             TimeForm::MonthMinute => "%m-%d %H:%M",
+            TimeForm::Clock => "%H:%M:%S",
         }
     }
 }

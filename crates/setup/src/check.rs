@@ -71,11 +71,9 @@ pub fn system_check(roots: &Roots) -> Vec<Finding> {
 
 /// Lists the findings, most severe first (stable within a severity).
 pub fn system_check_with(roots: &Roots, options: &CheckOptions) -> Vec<Finding> {
-    assemble(roots, options, |ncpus| {
-        (
-            sampled_findings(roots, options, ncpus),
-            wakeup_findings(options),
-        )
+    assemble(roots, |ncpus| Measured {
+        sampled: sampled_findings(roots, options, ncpus),
+        per_boot: PerBoot::measure(roots, options),
     })
 }
 
@@ -108,29 +106,29 @@ pub fn system_check_cached(roots: &Roots, options: &CheckOptions, cache: &Path) 
         .ok()
         .and_then(|bytes| serde_json::from_slice::<CacheFile>(&bytes).ok())
         .filter(|c| c.key == key);
-    assemble(roots, options, |ncpus| {
+    assemble(roots, |ncpus| {
         let fresh = |at: u64, max_age: Option<Duration>| {
             at <= now && max_age.is_none_or(|m| now - at <= m.as_secs())
         };
         let sampled_cached = cached
             .as_ref()
             .filter(|c| fresh(c.sampled_at_s, Some(SAMPLED_MAX_AGE)));
-        let wakeups_cached = cached.as_ref().filter(|c| fresh(c.wakeups_at_s, None));
+        let per_boot_cached = cached.as_ref().filter(|c| fresh(c.per_boot_at_s, None));
         let (sampled, sampled_at) = match sampled_cached {
             Some(c) => (c.sampled.clone(), c.sampled_at_s),
             None => (sampled_findings(roots, options, ncpus), now),
         };
-        let (wakeups, wakeups_at) = match wakeups_cached {
-            Some(c) => (c.wakeups.clone(), c.wakeups_at_s),
-            None => (wakeup_findings(options), now),
+        let (per_boot, per_boot_at) = match per_boot_cached {
+            Some(c) => (c.per_boot.clone(), c.per_boot_at_s),
+            None => (PerBoot::measure(roots, options), now),
         };
-        if sampled_cached.is_none() || wakeups_cached.is_none() {
+        if sampled_cached.is_none() || per_boot_cached.is_none() {
             let file = CacheFile {
                 key: key.clone(),
                 sampled_at_s: sampled_at,
                 sampled: sampled.clone(),
-                wakeups_at_s: wakeups_at,
-                wakeups: wakeups.clone(),
+                per_boot_at_s: per_boot_at,
+                per_boot: per_boot.clone(),
             };
             let _ = write_cache(cache, &file);
         }
@@ -143,17 +141,51 @@ pub fn system_check_cached(roots: &Roots, options: &CheckOptions, cache: &Path) 
                 })
                 .collect::<Vec<_>>()
         };
-        (
-            match sampled_cached {
+        Measured {
+            sampled: match sampled_cached {
                 Some(_) => mark(sampled, sampled_at, "cached"),
                 None => sampled,
             },
-            match wakeups_cached {
-                Some(_) => mark(wakeups, wakeups_at, "cached for this boot"),
-                None => wakeups,
+            per_boot: match per_boot_cached {
+                // What the hypervisor is needs no age: only the measured wake-up cost has one.
+                Some(_) => PerBoot {
+                    virtualization: per_boot.virtualization,
+                    wakeups: mark(per_boot.wakeups, per_boot_at, "cached for this boot"),
+                },
+                None => per_boot,
             },
-        )
+        }
     })
+}
+
+/// The findings that are measured rather than read at once: those of the sampling window,
+/// and those that hold for a whole boot.
+struct Measured {
+    sampled: Vec<Finding>,
+    per_boot: PerBoot,
+}
+
+/// What holds for a boot: the hypervisor, and the cost of a cross-CPU wake-up (a property
+/// of the machine and the kernel).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct PerBoot {
+    virtualization: Vec<Finding>,
+    wakeups: Vec<Finding>,
+}
+
+impl PerBoot {
+    fn measure(roots: &Roots, options: &CheckOptions) -> Self {
+        let mut virtualization = Vec::new();
+        check_virtualization(roots, &mut virtualization);
+        let mut wakeups = Vec::new();
+        if options.measure_wakeups {
+            check_wakeups(options, &mut wakeups);
+        }
+        PerBoot {
+            virtualization,
+            wakeups,
+        }
+    }
 }
 
 /// What the cached findings were measured with; any change measures anew.
@@ -177,8 +209,8 @@ struct CacheFile {
     key: CacheKey,
     sampled_at_s: u64,
     sampled: Vec<Finding>,
-    wakeups_at_s: u64,
-    wakeups: Vec<Finding>,
+    per_boot_at_s: u64,
+    per_boot: PerBoot,
 }
 
 fn unix_s() -> u64 {
@@ -196,27 +228,21 @@ fn write_cache(path: &Path, file: &CacheFile) -> std::io::Result<()> {
 
 /// Runs the instant checks and takes the sampled and measured findings from `measured`
 /// (called with the number of online CPUs), in the order of a full check.
-fn assemble(
-    roots: &Roots,
-    options: &CheckOptions,
-    measured: impl FnOnce(usize) -> (Vec<Finding>, Vec<Finding>),
-) -> Vec<Finding> {
+fn assemble(roots: &Roots, measured: impl FnOnce(usize) -> Measured) -> Vec<Finding> {
     let mut findings = Vec::new();
     let online = vernier_sys::cpulist::read_online_cpus(&roots.sys_root).ok();
     let ncpus = online.as_ref().map(|c| c.len()).unwrap_or(1).max(1);
 
-    let (sampled, wakeups) = measured(ncpus);
+    let Measured { sampled, per_boot } = measured(ncpus);
     check_governor(roots, online.as_deref(), &mut findings);
     check_turbo(roots, &mut findings);
-    check_virtualization(roots, &mut findings);
+    findings.extend(per_boot.virtualization);
     findings.extend(sampled);
     check_swap(roots, &mut findings);
     check_load(roots, ncpus, &mut findings);
     check_sysctls_and_thp(roots, &mut findings);
     check_isolation(roots, &mut findings);
-    if options.measure_wakeups {
-        findings.extend(wakeups);
-    }
+    findings.extend(per_boot.wakeups);
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 {
         findings.push(
@@ -236,14 +262,6 @@ fn assemble(
 fn sampled_findings(roots: &Roots, options: &CheckOptions, ncpus: usize) -> Vec<Finding> {
     let mut out = Vec::new();
     check_sampled(roots, options, ncpus, &mut out);
-    out
-}
-
-fn wakeup_findings(options: &CheckOptions) -> Vec<Finding> {
-    let mut out = Vec::new();
-    if options.measure_wakeups {
-        check_wakeups(options, &mut out);
-    }
     out
 }
 
@@ -318,57 +336,20 @@ fn check_turbo(roots: &Roots, out: &mut Vec<Finding>) {
     }
 }
 
-const HYPERVISOR_VENDORS: &[&str] = &[
-    "qemu",
-    "kvm",
-    "vmware",
-    "virtualbox",
-    "innotek",
-    "xen",
-    "microsoft corporation",
-    "amazon ec2",
-    "google compute engine",
-    "firecracker",
-    "bochs",
-    "parallels",
-    "openstack",
-];
-
+/// A guest shares its host: one detector of the hypervisor, the environment's
+/// (`vernier_sys::environment::hypervisor`), so that the warning and the recorded
+/// environment never disagree.
 fn check_virtualization(roots: &Roots, out: &mut Vec<Finding>) {
-    let mut evidence = Vec::new();
-    if let Some(cpuinfo) = read(&roots.proc_root.join("cpuinfo")) {
-        let flagged = cpuinfo
-            .lines()
-            .filter(|l| l.starts_with("flags") || l.starts_with("Features"))
-            .any(|l| l.split_whitespace().any(|f| f == "hypervisor"));
-        if flagged {
-            evidence.push("the CPU reports the 'hypervisor' flag".to_string());
-        }
-    }
-    let dmi = roots.sys_root.join("class/dmi/id");
-    for field in ["sys_vendor", "product_name", "bios_vendor"] {
-        if let Some(v) = read(&dmi.join(field)) {
-            let lower = v.trim().to_ascii_lowercase();
-            if HYPERVISOR_VENDORS.iter().any(|h| lower.contains(h)) {
-                evidence.push(format!("DMI {field} is '{}'", v.trim()));
-            }
-        }
-    }
-    if let Some(t) = read(&roots.sys_root.join("hypervisor/type")) {
-        if !t.trim().is_empty() {
-            evidence.push(format!("/sys/hypervisor/type is '{}'", t.trim()));
-        }
-    }
-    if !evidence.is_empty() {
+    if let Some(hypervisor) = vernier_sys::environment::hypervisor(roots) {
         out.push(
             Finding::new(
                 "virtual-machine",
                 Severity::Warning,
                 "virtual machine",
                 format!(
-                    "{}: other guests share the host, vCPUs can be descheduled (steal, stalls that \
-                     steal time does not show) and cross-CPU wake-ups go through the hypervisor",
-                    evidence.join("; ")
+                    "{hypervisor} guest: other guests share the host, vCPUs can be descheduled \
+                     (steal, stalls that steal time does not show) and cross-CPU wake-ups go \
+                     through the hypervisor"
                 ),
             )
             .with_fix("compare only runs taken side by side on the same host, or use bare metal"),
@@ -772,7 +753,7 @@ mod tests {
             let mut file = load();
             file.sampled = vec![Finding::new("steal", Severity::Info, "t", "planted")];
             file.sampled_at_s = unix_s() - sampled_age_s;
-            file.wakeups = vec![Finding::new(
+            file.per_boot.wakeups = vec![Finding::new(
                 "cross-cpu-wakeup",
                 Severity::Info,
                 "t",
@@ -797,6 +778,13 @@ mod tests {
         assert!(steal.starts_with("planted [cached; measured"), "{steal}");
         let wake = detail(&again, "cross-cpu-wakeup").unwrap();
         assert!(wake.starts_with("planted [cached for this boot"), "{wake}");
+        // The hypervisor is read once per boot: not even /proc/cpuinfo again.
+        let cpuinfo = std::fs::read(root.join("proc/cpuinfo")).unwrap();
+        std::fs::remove_file(root.join("proc/cpuinfo")).unwrap();
+        let unread = system_check_cached(&roots, &wakeups_on, &cache);
+        assert!(detail(&unread, "virtual-machine").is_some());
+        assert!(detail(&system_check_with(&roots, &options), "virtual-machine").is_none());
+        std::fs::write(root.join("proc/cpuinfo"), cpuinfo).unwrap();
 
         // The window is measured anew once it is too old; the wake-up cost is kept.
         plant(SAMPLED_MAX_AGE.as_secs() + 1);

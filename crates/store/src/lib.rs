@@ -177,7 +177,8 @@ pub trait Store: Recorder<Error = StoreError> + Send {
     /// first ones (`after` `None`), or those after the cursor that the previous page
     /// returned. Returns the page and the cursor of the next (`None` after the last page).
     /// Runs come in the store's own order (that of their storing), each page in execution
-    /// order: a copy reads a session so, part by part, in bounded memory.
+    /// order: a copy reads a session so, part by part, in bounded memory. The profiled runs
+    /// (`load.profiles`) come with the first page.
     fn load_session_page(
         &self,
         id: Uuid,
@@ -399,7 +400,7 @@ pub struct Load {
     /// Each run's histograms ([`vernier_model::RunHistogram`], only with `runs`).
     pub histograms: bool,
     /// Each configuration's profiled runs ([`vernier_model::ProfileRecord`], with or without
-    /// `runs`; not in the pages of [`Store::load_session_page`]).
+    /// `runs`; in the first of the pages of [`Store::load_session_page`], none in the others).
     pub profiles: bool,
 }
 

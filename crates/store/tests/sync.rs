@@ -575,3 +575,61 @@ fn profiled_runs_are_copied_with_their_session() {
         assert_eq!(db.count("profiles"), 0);
     }
 }
+
+/// A session read page by page (`Store::load_session_page`) brings its profiled runs once, with
+/// the first page, on both engines.
+#[test]
+fn pages_of_a_session_bring_its_profiled_runs_once() {
+    for db in databases("pages_of_a_session_bring_its_profiled_runs_once") {
+        let mut store =
+            vernier_store::open(&Location::parse(db.arg()).unwrap(), Access::Create).unwrap();
+        let values: Vec<f64> = (1..=5).map(f64::from).collect();
+        let mut session = stored_session(1_000, &values);
+        let stacks = vernier_model::FoldedStacks::from_folded(
+            "pipe;write;pipe_write_[k] 2002
+",
+        )
+        .unwrap();
+        session.configurations[0].profiles = (0..3)
+            .map(|index| vernier_model::ProfileRecord {
+                id: Uuid::from_u128(0x90 + u128::from(index)),
+                index,
+                event: "cpu-clock".into(),
+                frequency_hz: 999,
+                scope: vernier_model::ProfileScope::Process,
+                started_at_ns: 10_000 + i64::from(index),
+                ended_at_ns: 20_000,
+                value: Some(1.5),
+                stacks: stacks.clone(),
+            })
+            .collect();
+        store
+            .import_sessions(std::slice::from_ref(&session), &BTreeMap::new())
+            .unwrap();
+        let mut profiles = Vec::new();
+        let mut after = None;
+        loop {
+            let (page, next) = store
+                .load_session_page(session.info.id, Load::ALL, after, 2)
+                .unwrap();
+            profiles.push(page.configurations[0].profiles.clone());
+            match next {
+                Some(cursor) => after = Some(cursor),
+                None => break,
+            }
+        }
+        assert_eq!(profiles.len(), 3, "{}", db.engine());
+        assert_eq!(
+            profiles[0],
+            session.configurations[0].profiles,
+            "{}",
+            db.engine()
+        );
+        assert!(profiles[1..].iter().all(Vec::is_empty), "{}", db.engine());
+        // Without profiles asked for, none.
+        let (page, _) = store
+            .load_session_page(session.info.id, Load::DISTRIBUTIONS, None, 2)
+            .unwrap();
+        assert!(page.configurations[0].profiles.is_empty());
+    }
+}

@@ -153,17 +153,19 @@ pub fn sorted(mut values: Vec<String>) -> Vec<String> {
 }
 
 /// The number just before `before` in the summary of a `vernier sync` (its last line of
-/// `output`): `2` of `copied 2 session(s) (4 runs)` with `" session(s)"`.
+/// `output`): `2` of `copied 2 sessions (4 runs)` with `" session(s)"`, where `(s)` stands for
+/// the plural's `s` or for nothing (`copied 1 session`).
 ///
 /// # Panics
 /// When no number stands there.
 pub fn sync_count(output: &str, before: &str) -> usize {
     let summary = output.lines().last().unwrap_or_default();
-    summary
-        .split(before)
-        .next()
-        .filter(|head| head.len() < summary.len())
-        .and_then(|head| head.rsplit([' ', ',', '(']).find(|w| !w.is_empty()))
+    let head = [before.replace("(s)", "s"), before.replace("(s)", "")]
+        .iter()
+        .filter_map(|b| summary.find(b.as_str()))
+        .min()
+        .map(|at| &summary[..at]);
+    head.and_then(|head| head.rsplit([' ', ',', '(']).find(|w| !w.is_empty()))
         .and_then(|n| n.parse().ok())
         .unwrap_or_else(|| panic!("no count before '{before}' in {summary}"))
 }

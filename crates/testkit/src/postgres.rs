@@ -13,6 +13,13 @@ use postgres::{Client, NoTls};
 /// user may create databases), for example `postgresql:///postgres?host=/tmp/dir&user=me`.
 pub const SERVER_VARIABLE: &str = "VERNIER_TEST_POSTGRES";
 
+/// The variable that holds the same server's URL over TCP, where it takes only TLS
+/// connections, without `sslmode` (`scripts/with-postgres.sh` sets it when `openssl` is there).
+pub const TLS_SERVER_VARIABLE: &str = "VERNIER_TEST_POSTGRES_TLS";
+
+/// The variable that names the certificate (PEM) that the TLS server's is verified with.
+pub const TLS_CA_VARIABLE: &str = "VERNIER_TEST_POSTGRES_CA";
+
 /// A database created for one test, dropped (with its connections) when this is dropped.
 pub struct PgDatabase {
     server: String,
@@ -47,6 +54,36 @@ impl PgDatabase {
     /// The URL of this database, as `--db` takes it.
     pub fn url(&self) -> &str {
         &self.url
+    }
+
+    /// This database over the server's TLS-only TCP port, without `sslmode`, and the
+    /// certificate to verify the server with; `None` (after printing `skipped: ...`) when the
+    /// server has no such port, outside CI.
+    ///
+    /// # Panics
+    /// Under CI without the port: CI always tests TLS.
+    pub fn tls(&self, test: &str) -> Option<(String, std::path::PathBuf)> {
+        let tls = std::env::var(TLS_SERVER_VARIABLE)
+            .ok()
+            .filter(|u| !u.is_empty());
+        let ca = std::env::var_os(TLS_CA_VARIABLE);
+        match (tls, ca) {
+            (Some(url), Some(ca)) => Some((with_database(&url, &self.name), ca.into())),
+            _ if crate::in_ci() => panic!(
+                "{test}: {TLS_SERVER_VARIABLE} or {TLS_CA_VARIABLE} is not set, and CI must test \
+                 TLS (scripts/with-postgres.sh sets them when openssl is installed)"
+            ),
+            _ => {
+                #[allow(clippy::print_stderr)]
+                {
+                    eprintln!(
+                        "skipped: {test}: {TLS_SERVER_VARIABLE} is not set (install openssl and \
+                         run the tests under scripts/with-postgres.sh)"
+                    );
+                }
+                None
+            }
+        }
     }
 
     /// A client connected to this database, to look at what a test stored.

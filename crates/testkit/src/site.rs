@@ -202,3 +202,52 @@ pub fn start_tags(text: &str) -> Vec<(String, BTreeMap<String, String>)> {
         })
         .collect()
 }
+
+/// A frame name of kernel A's profiles: the end of a flame graph's text, then a script.
+pub const FRAME: &str = "</text><script>alert('frame')</script>";
+
+/// `session` with three profiled runs of its `command` configurations of level 1 and 2, each
+/// run's samples `share`% in `kmem_cache_alloc_[k]` (called from `sender`) and the rest in
+/// `receiver` and a frame named [`FRAME`] (a third of the rest each), under `command`; the
+/// runs take 10% longer than the timed ones, sampled by `cpu-clock` at 999 Hz.
+pub fn with_profiles(mut session: StoredSession, share: u64) -> StoredSession {
+    for config in session.configurations.iter_mut().filter(|c| {
+        c.record.benchmark == "command"
+            && matches!(
+                c.record.options.0.get("level"),
+                Some(OptionValue::UInt(1 | 2))
+            )
+    }) {
+        let start = config.runs.last().map_or(0, |r| r.ended_at_ns);
+        let duration = config
+            .runs
+            .first()
+            .map_or(1_000, |r| r.ended_at_ns - r.started_at_ns);
+        config.profiles = (0..3u32)
+            .map(|index| {
+                // A little variation between the runs, as sampling gives.
+                let planted = share * 100 + u64::from(index) * 7;
+                let rest = 10_000 - planted;
+                let folded = format!(
+                    "command;sender;kmem_cache_alloc_[k] {planted}\ncommand;receiver {}\n\
+                     command;{FRAME} {}\n",
+                    rest - rest / 3,
+                    rest / 3
+                );
+                let started_at_ns = start + i64::from(index) * 2 * duration;
+                vernier_model::ProfileRecord {
+                    id: Uuid::new_v4(),
+                    index,
+                    event: "cpu-clock".into(),
+                    frequency_hz: 999,
+                    scope: vernier_model::ProfileScope::Process,
+                    started_at_ns,
+                    ended_at_ns: started_at_ns + duration * 11 / 10,
+                    value: None,
+                    stacks: vernier_model::FoldedStacks::from_folded(&folded).unwrap_or_default(),
+                }
+            })
+            .collect();
+    }
+    session
+}

@@ -62,20 +62,7 @@ pub fn plot(args: PlotArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
         }
         PlotKind::Histogram => {
             let series = series(store.as_ref(), &args, Load::DISTRIBUTIONS)?;
-            let mut panels: Vec<vernier_plot::CallPanel> = Vec::new();
-            for s in &series {
-                for c in &s.summaries {
-                    let Some(d) = &c.calls else { continue };
-                    let name = c.label();
-                    match panels.iter_mut().find(|p| p.name == name) {
-                        Some(p) => p.series.push((s.name.clone(), d.clone())),
-                        None => panels.push(vernier_plot::CallPanel {
-                            name,
-                            series: vec![(s.name.clone(), d.clone())],
-                        }),
-                    }
-                }
-            }
+            let panels = vernier_plot::call_panels(&series);
             if panels.is_empty() {
                 let latency = latency_panels(&series);
                 if latency.is_empty() {

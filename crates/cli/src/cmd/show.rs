@@ -34,7 +34,8 @@ pub fn show(args: ShowArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
         runs: true,
         monitors: true,
         histograms: true,
-        profiles: false,
+        // A few KiB per profiled run, for the list of them.
+        profiles: true,
     };
     let session = vernier_app::database::load_for_display(store.as_ref(), id, load)?;
     let summaries = vernier_analysis::summarize_session(&session);
@@ -105,6 +106,12 @@ pub fn show(args: ShowArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
                     text.push_str(&lines);
                     writeln!(text)?;
                 }
+            }
+            let profiled = vernier_report::profile::profiled_runs_text(
+                &vernier_analysis::profile::profiled_runs(&session),
+            );
+            if !profiled.is_empty() {
+                writeln!(text, "{profiled}")?;
             }
             let important: Vec<_> = info
                 .findings

@@ -7,6 +7,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{bail, Result};
+use vernier_model::text::plural;
 use vernier_store::{Access, SyncStep};
 
 use crate::cli::SyncArgs;
@@ -37,10 +38,10 @@ pub fn sync(args: SyncArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
         };
         let line = match step {
             SyncStep::Copied { id, runs, running } if args.verbose => {
-                format!("copied {id} ({runs} runs, {})", still(running))
+                format!("copied {id} ({}, {})", plural(runs, "run"), still(running))
             }
             SyncStep::Extended { id, runs, running } if args.verbose => {
-                format!("added {runs} runs to {id} ({})", still(running))
+                format!("added {} to {id} ({})", plural(runs, "run"), still(running))
             }
             SyncStep::Differs { id } => {
                 format!("kept {id}: the target holds it with other tags, note, status or runs")
@@ -57,12 +58,12 @@ pub fn sync(args: SyncArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
     printed?;
     let report = copied?;
     outln!(
-        "{} -> {}: copied {} session(s) ({} runs), {} already present{}, {} run(s) added to {} \
-         session(s) copied before, {} still running (later runs copied by later syncs)",
+        "{} -> {}: copied {} ({}), {} already present{}, {} added to {} copied before, {} still \
+         running (later runs copied by later syncs)",
         source_location,
         target_location,
-        report.copied,
-        report.runs,
+        plural(report.copied, "session"),
+        plural(report.runs, "run"),
         report.present + report.differs,
         if report.differs > 0 {
             format!(
@@ -72,8 +73,8 @@ pub fn sync(args: SyncArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
         } else {
             String::new()
         },
-        report.added_runs,
-        report.extended,
+        plural(report.added_runs, "run"),
+        plural(report.extended, "session"),
         report.running
     );
     Ok(ExitCode::SUCCESS)

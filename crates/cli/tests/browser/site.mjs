@@ -9,7 +9,7 @@
 // pages (at 1300 px) go to SHOTS.
 //
 // node site.mjs SITE_DIR SERVE_URL SHOTS_DIR EXPECTED_JSON (SERVE_URL "-": from file:// only)
-// EXPECTED_JSON: {"filter": {"TAG": rows}, "rows": N}. Prints one line per problem and exits 1
+// EXPECTED_JSON: {"filter": {"TAG": rows}, "rows": N, "flames": N (flame graphs at least)}. Prints one line per problem and exits 1
 // if there is any.
 
 import { chromium } from "playwright-core";
@@ -121,13 +121,22 @@ for (const [origin, base] of origins) {
   // Every figure opened on its own: the SVG parses and has marks (lines, paths, shapes) and
   // text (title, axes, legend), not just an empty frame.
   const viewer = await context.newPage();
+  let flames = 0;
   // A document that is not HTML makes Chromium ask for /favicon.ico, which the site need not
   // have; any other failed request is a problem.
   viewer.on("response", (r) => {
     if (r.status() >= 400 && !r.url().endsWith("/favicon.ico")) problem(`${origin}: ${r.status()} ${r.url()}`);
   });
+  // A flame graph opened on its own runs inferno's script (search, zoom): without an error.
+  let viewing = "";
+  // (A failed request is reported by the response handler below, the favicon's excepted.)
+  viewer.on("console", (m) => {
+    if (m.type() === "error" && !m.text().startsWith("Failed to load resource")) problem(`${viewing}: console: ${m.text()}`);
+  });
+  viewer.on("pageerror", (e) => problem(`${viewing}: script error: ${e.message}`));
   for (const [src, where] of figures) {
     if (!src.startsWith(base)) continue; // reported above
+    viewing = `${where}: figure ${src}`;
     const response = await viewer.goto(src, { waitUntil: "load" });
     if (origin === "serve" && (!response || response.status() !== 200)) problem(`${where}: figure ${src}: status ${response?.status()}`);
     if (!src.endsWith(".svg")) continue;
@@ -137,7 +146,14 @@ for (const [origin, base] of origins) {
       document.documentElement.localName === "svg" && !document.querySelector("parsererror"),
     ]);
     if (!parsed || marks < 5 || texts < 3) problem(`${where}: figure ${src} is not drawn (${marks} marks, ${texts} texts)`);
+    if (/\/flame\/[^/]*\.svg$/.test(src)) {
+      // inferno's init ran: it found its search button and filled in the frames' names.
+      const ready = await viewer.evaluate(() => typeof search_prompt === "function" && typeof searchbtn !== "undefined" && searchbtn !== null);
+      if (!ready) problem(`${where}: flame graph ${src}: its script did not start`);
+      flames += 1;
+    }
   }
+  if (flames < (expected.flames ?? 0)) problem(`${origin}: ${flames} flame graphs opened, ${expected.flames} expected`);
   await viewer.close();
   await context.close();
 }

@@ -12,7 +12,7 @@ use std::process::{Child, Command, Stdio};
 
 use uuid::Uuid;
 use vernier_store::{SqliteStore, Store};
-use vernier_testkit::site::{site_session, site_sessions};
+use vernier_testkit::site::{site_session, site_sessions, with_profiles};
 
 /// Stores `vernier_testkit::site::site_session(kernel, scale, started_at_ns, hostile)` into
 /// the database at `path`; returns its id.
@@ -29,10 +29,17 @@ fn store(path: &Path, sessions: &[vernier_model::StoredSession]) {
         .unwrap();
 }
 
-/// A database of the two kernels of `vernier_testkit::site::site_sessions`.
+/// A database of the two kernels of `vernier_testkit::site::site_sessions`, with profiled
+/// runs of two configurations each (`vernier_testkit::site::with_profiles`), so that the site
+/// has flame graphs.
 pub fn database(dir: &Path) -> PathBuf {
     let db = dir.join("results.db");
-    store(&db, &site_sessions());
+    let sessions: Vec<_> = site_sessions()
+        .into_iter()
+        .zip([20, 40])
+        .map(|(s, share)| with_profiles(s, share))
+        .collect();
+    store(&db, &sessions);
     db
 }
 

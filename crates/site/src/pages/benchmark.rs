@@ -97,11 +97,16 @@ pub fn benchmark(site: &Site, b: usize) -> String {
     let bench = &site.benchmarks[b];
     let mut series = site.benchmark_series(b);
     // The tables list the configurations in the order the figures draw them: groups=1, 2, 4,
-    // 10, whatever order they ran in.
+    // 10, whatever order they ran in; words as they ran (same-cpu before cross-cpu).
+    let order = vernier_plot::ConfigOrder::of(
+        series
+            .iter()
+            .flat_map(|s| &s.summaries)
+            .map(|c| (&c.options, &c.loads[..])),
+    );
     for s in &mut series {
-        s.summaries.sort_by(|x, y| {
-            vernier_plot::config_order((&x.options, &x.loads), (&y.options, &y.loads))
-        });
+        s.summaries
+            .sort_by(|x, y| order.cmp((&x.options, &x.loads), (&y.options, &y.loads)));
     }
     let labels = PageLabels::new(
         &bench.name,
@@ -321,6 +326,7 @@ fn calls(
                 ns(d.p90_ns).render(),
                 ns(d.p95_ns).render(),
                 ns(d.p99_ns).render(),
+                ns(d.p99_9_ns).render(),
                 ns(d.mad_ns).render(),
                 d.max_ns.render(),
             ])
@@ -340,35 +346,17 @@ fn calls(
         (html::table(
             &[
                 "series", "configuration", "runs", "calls", "min (ns)", "p50", "p90", "p95",
-                "p99", "MAD", "max (ns)",
+                "p99", "p99.9", "MAD", "max (ns)",
             ],
             &rows,
-            &[2, 3, 4, 5, 6, 7, 8, 9, 10],
+            &[2, 3, 4, 5, 6, 7, 8, 9, 10, 11],
         ))
     }
 }
 
 pub fn calls_figure(site: &Site, b: usize) -> Result<Vec<u8>, PlotError> {
-    let mut series = site.benchmark_series(b);
-    for s in &mut series {
-        s.summaries.sort_by(|x, y| {
-            vernier_plot::config_order((&x.options, &x.loads), (&y.options, &y.loads))
-        });
-    }
-    let mut panels: Vec<vernier_plot::CallPanel> = Vec::new();
-    for s in &series {
-        for c in &s.summaries {
-            let Some(d) = &c.calls else { continue };
-            let name = c.label();
-            match panels.iter_mut().find(|p| p.name == name) {
-                Some(p) => p.series.push((s.name.clone(), d.clone())),
-                None => panels.push(vernier_plot::CallPanel {
-                    name,
-                    series: vec![(s.name.clone(), d.clone())],
-                }),
-            }
-        }
-    }
+    let series = site.benchmark_series(b);
+    let panels = vernier_plot::call_panels(&series);
     let title = title("per-call times", &site.benchmarks[b].name, &series);
     vernier_plot::calls(
         &panels,

@@ -19,7 +19,7 @@ use crate::html;
 use crate::Site;
 
 /// The configurations of benchmark monitors `m` in the order of the figures (the order of
-/// [`vernier_plot::config_order`]): per configuration its label and, per series of the site,
+/// [`vernier_plot::ConfigOrder`]): per configuration its label and, per series of the site,
 /// the configurations of the series' sessions that ran it.
 struct Configurations<'a> {
     configs: Vec<(String, &'a Options, &'a [String])>,
@@ -42,7 +42,8 @@ fn configurations(site: &Site, m: usize) -> Configurations<'_> {
             }
         }
     }
-    configs.sort_by(|a, b| vernier_plot::config_order((a.1, a.2), (b.1, b.2)));
+    let order = vernier_plot::ConfigOrder::of(configs.iter().map(|c| (c.1, c.2)));
+    configs.sort_by(|a, b| order.cmp((a.1, a.2), (b.1, b.2)));
     let of = configs
         .iter()
         .map(|(label, _, _)| {

@@ -99,6 +99,18 @@ pub fn flame_diff_figure(site: &Site, i: usize) -> Result<Vec<u8>, PlotError> {
     )
 }
 
+/// A flame graph on a page: inferno's SVG as an image, in which its script does not run (the
+/// page holds only the site's own markup and its Content-Security-Policy allows no other
+/// script), linked so that it opens on its own, where inferno's script searches and zooms.
+fn flame(src: &str, caption: &str) -> Markup {
+    html! {
+        figure {
+            a href=(src) { img src=(src) alt=(caption) loading="lazy"; }
+            figcaption { (caption) " " a href=(src) { "Open it to search and zoom." } }
+        }
+    }
+}
+
 /// The flame graphs of benchmark `b`'s profiled configurations, one per session.
 pub fn benchmark_section(site: &Site, b: usize) -> Markup {
     let name = &site.benchmarks[b].name;
@@ -119,10 +131,9 @@ pub fn benchmark_section(site: &Site, b: usize) -> Markup {
                 ShortId(s.info.id),
                 config.profiles.len()
             );
-            figures.push(html::figure(
+            figures.push(flame(
                 &format!("../{}", flame_path(s, config.record.position)),
                 &caption,
-                None,
             ));
         }
     }
@@ -159,11 +170,10 @@ pub fn compare_section(site: &Site) -> Markup {
                 &rows(p),
                 &[2, 3, 4, 5],
             ))
-            (html::figure(
+            (flame(
                 &flame_diff_path(i),
                 "NEW's stacks, each frame coloured by how its share changed against BASE: red \
-                 larger, blue smaller",
-                None,
+                 larger, blue smaller.",
             ))
         }
     };

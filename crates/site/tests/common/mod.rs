@@ -64,6 +64,7 @@ const VOID: &[&str] = &["meta", "link", "img", "wbr", "br", "input"];
 /// that XML 1.0 does not allow (a control character other than tab, line feed and carriage
 /// return, U+FFFE, U+FFFF).
 pub fn assert_well_formed(path: &str, text: &str) {
+    let text = &*own_part(path, text);
     let mut open: Vec<String> = Vec::new();
     let mut doctypes = 0;
     for token in Tokenizer::new(text).flatten() {
@@ -150,14 +151,71 @@ const SVG_TAGS: &[&str] = &[
     "svg", "rect", "line", "polyline", "polygon", "circle", "text", "path", "g",
 ];
 
+/// The elements of inferno's flame graphs (`flame/*.svg`) besides [`SVG_TAGS`]: its
+/// background's gradient, its style sheet and its frames' tooltips; its script is checked
+/// apart ([`own_part`]).
+const INFERNO_TAGS: &[&str] = &["defs", "lineargradient", "stop", "style", "title"];
+
+/// Whether the file at `path` is one of inferno's flame graphs.
+fn is_flame_graph(path: &str) -> bool {
+    path.starts_with("flame/") && path.ends_with(".svg")
+}
+
+/// The script element of a flame graph `svg`, from `<script` to `</script>`.
+fn script_of(svg: &str) -> &str {
+    let start = svg.find("<script").unwrap_or_else(|| panic!("no script"));
+    let end = svg[start..]
+        .find("</script>")
+        .unwrap_or_else(|| panic!("no end of the script"))
+        + start
+        + "</script>".len();
+    &svg[start..end]
+}
+
+/// The script that inferno writes into every flame graph that the site draws: the same code
+/// and settings in all of them, whatever their stacks and titles.
+fn inferno_script() -> &'static str {
+    static SCRIPT: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    SCRIPT.get_or_init(|| {
+        let stacks = vernier_model::FoldedStacks::from_folded("main;work 1\n").unwrap();
+        let svg = vernier_plot::flame_graph(&stacks, "t", "samples", None).unwrap();
+        script_of(&String::from_utf8(svg).unwrap()).to_string()
+    })
+}
+
+/// What the site made of the file at `path`: all of it, but for a flame graph, inferno's SVG,
+/// which is shown on pages as an image (no script runs in one) and runs its script (search
+/// and zoom) only when opened on its own. There, the parts that are inferno's fixed text are
+/// left out: its XML declaration and DOCTYPE (which the tokenizer of HTML does not read) and
+/// its one script, after checking that the script is the one inferno writes into every flame
+/// graph ([`inferno_script`]), so that nothing of the data reached it.
+pub fn own_part<'a>(path: &str, text: &'a str) -> std::borrow::Cow<'a, str> {
+    if !is_flame_graph(path) {
+        return text.into();
+    }
+    assert_eq!(text.matches("<script").count(), 1, "{path}: one script");
+    let script = script_of(text);
+    assert_eq!(script, inferno_script(), "{path}: inferno's script");
+    let start = text
+        .find("<svg")
+        .unwrap_or_else(|| panic!("{path}: no svg element"));
+    text[start..].replacen(script, "", 1).into()
+}
+
 /// Panics unless `text` (a page or figure) holds only the site's own markup: known elements,
 /// no event-handler attribute, scripts only the site's own file and images only its figures,
-/// one `svg` element in a figure.
+/// one `svg` element in a figure. A flame graph ([`own_part`]) may hold inferno's elements too,
+/// the frames' `svg` element inside the figure's and its handler `onload="init(evt)"`, which
+/// starts its script.
 pub fn assert_only_own_markup(path: &str, text: &str) {
-    let allowed = if path.ends_with(".svg") {
-        SVG_TAGS
+    let flame = is_flame_graph(path);
+    let text = &*own_part(path, text);
+    let allowed: Vec<&str> = if flame {
+        SVG_TAGS.iter().chain(INFERNO_TAGS).copied().collect()
+    } else if path.ends_with(".svg") {
+        SVG_TAGS.to_vec()
     } else {
-        HTML_TAGS
+        HTML_TAGS.to_vec()
     };
     let tags = start_tags(text);
     assert!(!tags.is_empty(), "{path} has no markup");
@@ -167,8 +225,9 @@ pub fn assert_only_own_markup(path: &str, text: &str) {
             "{path}: element <{name}> {attributes:?}"
         );
         for (k, v) in attributes {
+            let inferno_start = flame && name == "svg" && k == "onload" && v == "init(evt)";
             assert!(
-                !k.starts_with("on"),
+                !k.starts_with("on") || inferno_start,
                 "{path}: attribute {k}={v} on <{name}>"
             );
         }
@@ -189,8 +248,8 @@ pub fn assert_only_own_markup(path: &str, text: &str) {
     if path.ends_with(".svg") {
         assert_eq!(
             tags.iter().filter(|(n, _)| n == "svg").count(),
-            1,
-            "{path}: one svg element"
+            1 + usize::from(flame),
+            "{path}: one svg element (and inferno's frames)"
         );
     }
 }
@@ -283,10 +342,23 @@ pub fn assert_links_resolve(site: &BTreeMap<String, String>) {
         .map(|(p, text)| (p.as_str(), attributes(text, "id").into_iter().collect()))
         .collect();
     for (path, text) in site {
-        // SVG names its XML namespaces by URI; they are names, not requests.
-        let rest = text
+        // SVG names its XML namespaces by URI; they are names, not requests. In a flame graph
+        // so is inferno's own namespace, its comment names its sources, and its background is a
+        // gradient of the file itself.
+        let rest = own_part(path, text)
             .replace("xmlns=\"http://www.w3.org/2000/svg\"", "")
             .replace("xmlns:xlink=\"http://www.w3.org/1999/xlink\"", "");
+        let rest = if is_flame_graph(path) {
+            let comment = rest.find("<!--Flame graph").map_or(0..0, |start| {
+                start..start + rest[start..].find("-->").map_or(0, |e| e + 3)
+            });
+            let mut rest = rest.clone();
+            rest.replace_range(comment, "");
+            rest.replace("xmlns:fg=\"http://github.com/jonhoo/inferno\"", "")
+                .replace("fill=\"url(#background)\"", "")
+        } else {
+            rest
+        };
         for scheme in ["http://", "https://", "url(", "@import"] {
             assert!(!rest.contains(scheme), "{path} refers to {scheme}");
         }

@@ -4,14 +4,16 @@
 //! - [`sql`]: the shared statements ([`crate::records`]) on a PostgreSQL connection;
 //! - [`migrations`]: the schema versions and how a database reaches the current one.
 //!
+//! - [`tls`]: the connection, encrypted and verified as the URL's `sslmode` says.
+//!
 //! The connection is synchronous (the `postgres` crate, a blocking wrapper over
-//! tokio-postgres), without TLS: connect over a Unix socket, a trusted network or a tunnel.
+//! tokio-postgres).
 
 use std::cell::RefCell;
 use std::collections::HashMap;
 
 use postgres::error::SqlState;
-use postgres::{Client, NoTls, Statement};
+use postgres::{Client, Statement};
 
 use crate::records::{impl_store, Engine};
 use crate::sql::Sql;
@@ -19,6 +21,7 @@ use crate::{Access, ChangeToken, Location, StoreError, TokenValue};
 
 mod migrations;
 mod sql;
+mod tls;
 
 use sql::{error, PgSql};
 
@@ -65,7 +68,7 @@ impl PgStore {
     /// the one way an existing PostgreSQL database is migrated. Returns the version it had.
     pub fn migrate(url: &str) -> Result<i64, StoreError> {
         let shown = Location::Postgres(url.to_string()).to_string();
-        let mut client = Client::connect(url, NoTls).map_err(|e| connect_error(&shown, &e))?;
+        let mut client = tls::connect(url, &shown)?;
         migrations::migrate(&mut client, &shown)
     }
 
@@ -79,7 +82,7 @@ impl PgStore {
     ) -> Result<Self, StoreError> {
         let location = Location::Postgres(url.to_string());
         let shown = location.to_string();
-        let mut client = Client::connect(url, NoTls).map_err(|e| connect_error(&shown, &e))?;
+        let mut client = tls::connect(url, &shown)?;
         client
             .batch_execute(&format!(
                 "SET lock_timeout = {}",

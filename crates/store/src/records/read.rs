@@ -130,9 +130,11 @@ fn load_selected(
             profiles: Vec::new(),
         });
     }
-    // A session's profiles come with it whole or with chosen runs, not with each page of runs
-    // (a copy stores them with the session's configurations, `sync`).
-    if load.profiles && !matches!(which, Which::Keys(..)) {
+    // A session's profiles come with it whole, with chosen runs, and with the first of its
+    // pages of runs (`Which::Keys` from before the first key), so that reading a session page
+    // by page reads each profile once.
+    let first_page = matches!(which, Which::Keys(i64::MIN, _));
+    if load.profiles && (first_page || !matches!(which, Which::Keys(..))) {
         for (key, profiles) in profiles::read_session(tx, &key)? {
             if let Some(&slot) = slots.get(&key) {
                 configurations[slot].profiles = profiles;

@@ -477,6 +477,40 @@ fn numbered_cpus(cpu_dir: &Path) -> Vec<usize> {
 /// it, and it is present on the reference Firecracker guest, where systemd-detect-virt
 /// therefore wrongly answers `docker`.
 fn detect_virtualization(roots: &Roots, cpuinfo: Option<&str>) -> Result<String, String> {
+    let Hypervisor {
+        name: vm,
+        dmi_readable,
+        acpi_readable,
+    } = detect_hypervisor(roots, cpuinfo);
+    let container = text(&roots.proc_root.join("1/cgroup"))
+        .ok()
+        .and_then(|t| parse::cgroup_container(&t));
+    match (vm, container) {
+        (Some(vm), Some(c)) => Ok(format!("{vm}+{c}")),
+        (Some(vm), None) => Ok(vm),
+        (None, Some(c)) => Ok(c.to_string()),
+        (None, None) if cpuinfo.is_some() || dmi_readable || acpi_readable => {
+            Ok("none".to_string())
+        }
+        (None, None) => Err("no cpuinfo, DMI or ACPI tables to tell".to_string()),
+    }
+}
+
+/// The hypervisor this system runs under (steps 1-4 of [`detect_virtualization`]), `None` on
+/// bare metal or when nothing tells; for the system check, which warns about it.
+pub fn hypervisor(roots: &Roots) -> Option<String> {
+    let cpuinfo = text(&roots.proc_root.join("cpuinfo")).ok();
+    detect_hypervisor(roots, cpuinfo.as_deref()).name
+}
+
+/// What [`detect_hypervisor`] found, and whether it had evidence to read.
+struct Hypervisor {
+    name: Option<String>,
+    dmi_readable: bool,
+    acpi_readable: bool,
+}
+
+fn detect_hypervisor(roots: &Roots, cpuinfo: Option<&str>) -> Hypervisor {
     let dmi_dir = roots.sys_root.join("class/dmi/id");
     let dmi: Vec<String> = ["sys_vendor", "product_name", "bios_vendor", "board_vendor"]
         .iter()
@@ -500,17 +534,10 @@ fn detect_virtualization(roots: &Roots, cpuinfo: Option<&str>) -> Result<String,
                 .is_some_and(parse::cpuinfo_has_hypervisor_flag)
                 .then(|| "unknown-vm".to_string())
         });
-    let container = text(&roots.proc_root.join("1/cgroup"))
-        .ok()
-        .and_then(|t| parse::cgroup_container(&t));
-    match (vm, container) {
-        (Some(vm), Some(c)) => Ok(format!("{vm}+{c}")),
-        (Some(vm), None) => Ok(vm),
-        (None, Some(c)) => Ok(c.to_string()),
-        (None, None) if cpuinfo.is_some() || !dmi.is_empty() || acpi_readable => {
-            Ok("none".to_string())
-        }
-        (None, None) => Err("no cpuinfo, DMI or ACPI tables to tell".to_string()),
+    Hypervisor {
+        name: vm,
+        dmi_readable: !dmi.is_empty(),
+        acpi_readable,
     }
 }
 
