@@ -115,69 +115,6 @@ pub fn slow_runs_text(why: &SlowRuns) -> String {
     text
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use vernier_analysis::monitors_why::{KeyDeviation, OutlierRun};
-
-    fn association(key: &str, explains: bool) -> Association {
-        Association {
-            key: key.into(),
-            unit: "ns".into(),
-            kind: SeriesKind::Counter,
-            runs: 20,
-            rho: 0.823,
-            p_value: 0.0001,
-            p_adjusted: if explains { 0.002 } else { 0.3 },
-            explains,
-            slow_ratio: Some(3.14),
-            slow_median: Some(3.14e8),
-            typical_median: Some(1e8),
-        }
-    }
-
-    #[test]
-    fn the_strongest_explanations_and_the_outlier_runs() {
-        let why = SlowRuns {
-            runs: 20,
-            keys_tested: 2,
-            associations: vec![association("stat.steal_ns", true), association("x", false)],
-            slow_runs: vec![4, 17],
-            outlier_runs: vec![OutlierRun {
-                run: 4,
-                value: 2.0,
-                side: OutlierSide::Slow,
-                keys: vec![KeyDeviation {
-                    key: "stat.steal_ns".into(),
-                    unit: "ns".into(),
-                    value: 3e8,
-                    typical: 1e8,
-                    ratio: 3.0,
-                    deviations: Some(40.0),
-                }],
-            }],
-        };
-        let text = slow_runs_text(&why);
-        assert!(
-            text.contains("slow runs: stat.steal_ns x3.1, rho 0.82, adjusted p 0.002\n"),
-            "{text}"
-        );
-        assert!(text.contains("does not say what caused what"), "{text}");
-        assert!(text.contains("slow outlier runs: 4, 17"), "{text}");
-        assert!(
-            text.contains("run 4 (slow): stat.steal_ns 300 ms against 100 ms (x3.0)"),
-            "{text}"
-        );
-        let quiet = SlowRuns {
-            associations: vec![association("x", false)],
-            slow_runs: vec![],
-            outlier_runs: vec![],
-            ..why
-        };
-        assert_eq!(slow_runs_text(&quiet), "");
-    }
-}
-
 /// One differing counter: `stat.ctxt 2.00 -> 4.01 per operation (+2.01 [+1.98, +2.05]),
 /// adjusted p <0.001`.
 fn difference_text(d: &MonitorDifferences, k: &KeyDifference) -> String {
@@ -282,4 +219,67 @@ pub fn monitor_differences_markup(m: &impl Markup, report: &CompareReport) -> St
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use vernier_analysis::monitors_why::{KeyDeviation, OutlierRun};
+
+    fn association(key: &str, explains: bool) -> Association {
+        Association {
+            key: key.into(),
+            unit: "ns".into(),
+            kind: SeriesKind::Counter,
+            runs: 20,
+            rho: 0.823,
+            p_value: 0.0001,
+            p_adjusted: if explains { 0.002 } else { 0.3 },
+            explains,
+            slow_ratio: Some(3.12),
+            slow_median: Some(3.12e8),
+            typical_median: Some(1e8),
+        }
+    }
+
+    #[test]
+    fn the_strongest_explanations_and_the_outlier_runs() {
+        let why = SlowRuns {
+            runs: 20,
+            keys_tested: 2,
+            associations: vec![association("stat.steal_ns", true), association("x", false)],
+            slow_runs: vec![4, 17],
+            outlier_runs: vec![OutlierRun {
+                run: 4,
+                value: 2.0,
+                side: OutlierSide::Slow,
+                keys: vec![KeyDeviation {
+                    key: "stat.steal_ns".into(),
+                    unit: "ns".into(),
+                    value: 3e8,
+                    typical: 1e8,
+                    ratio: 3.0,
+                    deviations: Some(40.0),
+                }],
+            }],
+        };
+        let text = slow_runs_text(&why);
+        assert!(
+            text.contains("slow runs: stat.steal_ns x3.1, rho 0.82, adjusted p 0.002\n"),
+            "{text}"
+        );
+        assert!(text.contains("does not say what caused what"), "{text}");
+        assert!(text.contains("slow outlier runs: 4, 17"), "{text}");
+        assert!(
+            text.contains("run 4 (slow): stat.steal_ns 300 ms against 100 ms (x3.0)"),
+            "{text}"
+        );
+        let quiet = SlowRuns {
+            associations: vec![association("x", false)],
+            slow_runs: vec![],
+            outlier_runs: vec![],
+            ..why
+        };
+        assert_eq!(slow_runs_text(&quiet), "");
+    }
 }
