@@ -271,7 +271,7 @@ mod tests {
         assert!(text.contains("does not say what caused what"), "{text}");
         assert!(text.contains("slow outlier runs: 4, 17"), "{text}");
         assert!(
-            text.contains("run 4 (slow): stat.steal_ns 300 ms against 100 ms (x3.0)"),
+            text.contains("run 4 (slow): stat.steal_ns 300.0 ms against 100.0 ms (x3.0)"),
             "{text}"
         );
         let quiet = SlowRuns {
