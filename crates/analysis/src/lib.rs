@@ -22,6 +22,7 @@
 //! [`history()`] follows each configuration over time on each machine: the series of session
 //! medians, its change points and each step measured as compare measures two result sets.
 
+pub mod bisect;
 mod calibration;
 mod calls;
 mod compare;

@@ -106,6 +106,35 @@ pub(crate) struct PooledCalibration {
 }
 
 impl PooledCalibration {
+    const EMPTY: PooledCalibration = PooledCalibration {
+        calibrations: 0,
+        mean_square: 0.0,
+        within: 0.0,
+        df: 0.0,
+        runs_per_session: 0.0,
+    };
+
+    /// Every calibration among `calibrations` with degrees of freedom, pooled as one (the
+    /// caller chose those of one environment and configuration); `None` when none has any.
+    pub fn of(calibrations: &[Calibration]) -> Option<Self> {
+        let mut pooled = PooledCalibration::EMPTY;
+        for c in calibrations.iter().filter(|c| c.df > 0.0) {
+            pooled.add(c);
+        }
+        (pooled.calibrations > 0).then_some(pooled)
+    }
+
+    /// Pools calibration `c` (with positive degrees of freedom) into this one.
+    fn add(&mut self, c: &Calibration) {
+        let df = self.df + c.df;
+        let runs = f64::from(c.runs) / f64::from(c.sessions.max(1));
+        self.mean_square = (self.mean_square * self.df + c.session_sd * c.session_sd * c.df) / df;
+        self.within = (self.within * self.df + c.within_sd * c.within_sd * c.df) / df;
+        self.runs_per_session = (self.runs_per_session * self.df + runs * c.df) / df;
+        self.df = df;
+        self.calibrations += 1;
+    }
+
     /// The session-to-session variance `tau^2 = max(0, mean_square - within)`.
     pub fn between_variance(&self) -> f64 {
         (self.mean_square - self.within).max(0.0)
@@ -127,7 +156,7 @@ impl PooledCalibration {
     /// falls as one over the runs (`v(n) ~ 1/n`), `tau^2` stays. Never below the mean square
     /// scaled as if it were all within part, so that an estimate of `tau^2` below zero cannot
     /// make it negative.
-    fn mean_square_at(&self, runs: f64) -> f64 {
+    pub(crate) fn mean_square_at(&self, runs: f64) -> f64 {
         let ratio = self.runs_per_session / runs;
         let shifted = self.mean_square - self.within + self.within * ratio;
         shifted.max(self.mean_square * ratio.min(1.0))
@@ -150,20 +179,7 @@ impl CalibrationTable {
                 c.fingerprint.clone(),
                 (ConfigKey::new(&c.benchmark, &c.options), c.metric.clone()),
             );
-            let p = by_key.entry(key).or_insert(PooledCalibration {
-                calibrations: 0,
-                mean_square: 0.0,
-                within: 0.0,
-                df: 0.0,
-                runs_per_session: 0.0,
-            });
-            let df = p.df + c.df;
-            let runs = f64::from(c.runs) / f64::from(c.sessions.max(1));
-            p.mean_square = (p.mean_square * p.df + c.session_sd * c.session_sd * c.df) / df;
-            p.within = (p.within * p.df + c.within_sd * c.within_sd * c.df) / df;
-            p.runs_per_session = (p.runs_per_session * p.df + runs * c.df) / df;
-            p.df = df;
-            p.calibrations += 1;
+            by_key.entry(key).or_insert(PooledCalibration::EMPTY).add(c);
         }
         CalibrationTable { by_key }
     }

@@ -112,6 +112,11 @@ pub enum AppError {
     CalibrationSessionFailed { index: u32, detail: String },
     #[error("no configuration has measured runs in two sessions: nothing to calibrate")]
     NothingToCalibrate,
+    /// `vernier bisect`: a refused request or a step that cannot go on.
+    #[error("{0}")]
+    Bisect(String),
+    #[error(transparent)]
+    BisectRule(#[from] vernier_analysis::bisect::BisectError),
     #[error("cannot store the calibration")]
     StoreCalibration(#[source] vernier_store::StoreError),
 }

@@ -15,6 +15,7 @@
 //! notices to the reporter given to [`Signals::new`], and the results come back as values
 //! ([`SessionEnd`], [`calibrate::CalibrationEnd`]) for the binary to show.
 
+pub mod bisect;
 pub mod busy;
 pub mod calibrate;
 pub mod config;

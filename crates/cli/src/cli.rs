@@ -146,6 +146,10 @@ pub enum Command {
     /// latency as a service: install, list and remove the units
     #[command(subcommand)]
     Schedule(ScheduleCommand),
+    /// Find the commit that made a configuration slower, under session noise: each step a
+    /// session of a commit built in a work tree of its own (docs/bisect.md)
+    #[command(subcommand)]
+    Bisect(BisectCommand),
     /// The database itself: `migrate` brings its schema to this vernier's version
     #[command(subcommand)]
     Db(DbCommand),
@@ -767,6 +771,161 @@ pub struct CalibrateArgs {
     /// Prepare the system for each session as `run --setup` does (use what you run with)
     #[arg(long = "setup", value_name = "LIST")]
     pub setup: Vec<String>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum BisectCommand {
+    /// Start a bisection of GOOD..BAD and run it until it names the first bad commit or the
+    /// budget is spent
+    Start(Box<BisectStartArgs>),
+    /// The steps so far, the range left and the budget spent
+    Status,
+    /// The first bad commit, its effect with an interval, and every step (a figure with --plot)
+    Report(BisectReportArgs),
+    /// Continue a bisection after an interruption or a reboot
+    Resume,
+    /// End the bisection: remove its work tree (its sessions stay)
+    Reset,
+    /// Run one session of the current directory and exit 0 (good), 1 (bad) or 125 (cannot
+    /// tell), for `git bisect run`
+    Judge(BisectJudgeArgs),
+}
+
+/// A sessions budget (`40`) or a time budget (`2h`, `90m`, `600s`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Budget {
+    Sessions(u32),
+    Seconds(f64),
+}
+
+fn parse_budget(text: &str) -> Result<Budget, String> {
+    if let Ok(n) = text.trim().parse::<u32>() {
+        return if n > 0 {
+            Ok(Budget::Sessions(n))
+        } else {
+            Err("a budget of 0 sessions measures nothing".to_string())
+        };
+    }
+    duration_s(text)
+        .filter(|v| *v > 0.0)
+        .map(Budget::Seconds)
+        .ok_or_else(|| {
+            format!(
+                "'{text}' is not a budget: a number of sessions (40) or a duration with units \
+                 (90m, 2h, 600s)"
+            )
+        })
+}
+
+#[derive(Debug, Args)]
+pub struct BisectStartArgs {
+    /// What each step measures, as for `run` (one configuration), e.g.
+    /// 'command:cmd=./app --bench:shell=none'; it runs in the commit's work tree
+    #[arg(value_name = "SPEC", required = true)]
+    pub specs: Vec<String>,
+
+    /// The git repository to bisect (left untouched: steps run in a work tree of their own)
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub repo: PathBuf,
+
+    /// A commit without the regression
+    #[arg(long, value_name = "REV")]
+    pub good: String,
+
+    /// A later commit with it
+    #[arg(long, value_name = "REV")]
+    pub bad: String,
+
+    /// The metric to follow, e.g. user_time (the CPU time of `command`, steadier than wall
+    /// time on a loaded machine) [default: the benchmark's primary metric]
+    #[arg(long, value_name = "NAME")]
+    pub metric: Option<String>,
+
+    /// Shell command that builds a commit in its work tree; a commit whose build fails is
+    /// skipped
+    #[arg(long, value_name = "CMD")]
+    pub build: Option<String>,
+
+    /// What the bisection may spend in all: sessions (40) or time (2h, 90m) [default: 40]
+    #[arg(long, value_name = "N|DURATION", value_parser = parse_budget)]
+    pub budget: Option<Budget>,
+
+    /// The change that counts, e.g. 5% or 0.05 [default: half the regression measured between
+    /// the ends]
+    #[arg(long, value_name = "FRACTION", value_parser = parse_fraction)]
+    pub threshold: Option<f64>,
+
+    /// Sessions at one commit after which, still undecided, it is skipped
+    #[arg(long, value_name = "N", default_value_t = 10)]
+    pub commit_sessions: u32,
+
+    /// Warmup runs per session [default: 1]
+    #[arg(long, value_name = "N")]
+    pub warmup: Option<u32>,
+
+    /// Minimum measured runs per session
+    #[arg(long, value_name = "N")]
+    pub min_runs: Option<u32>,
+
+    /// Maximum measured runs per session
+    #[arg(long, value_name = "N")]
+    pub max_runs: Option<u32>,
+
+    /// Maximum time per session: seconds or with units
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub max_time: Option<f64>,
+
+    /// Only store the bisection; `bisect resume` runs it
+    #[arg(long)]
+    pub no_run: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct BisectReportArgs {
+    /// Also draw the steps (median per commit in commit order, with intervals) into this SVG
+    /// or PNG file
+    #[arg(long, value_name = "FILE")]
+    pub plot: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct BisectJudgeArgs {
+    /// What to measure, as for `run` (one configuration)
+    #[arg(value_name = "SPEC", required = true)]
+    pub specs: Vec<String>,
+
+    /// The sessions of the good end (a selector: commit=SHA, a tag, an id)
+    #[arg(long, value_name = "SELECTOR")]
+    pub good: String,
+
+    /// The sessions of the bad end
+    #[arg(long, value_name = "SELECTOR")]
+    pub bad: String,
+
+    /// The metric to follow [default: the benchmark's primary metric]
+    #[arg(long, value_name = "NAME")]
+    pub metric: Option<String>,
+
+    /// The change that counts, e.g. 5% [default: half the regression between the ends]
+    #[arg(long, value_name = "FRACTION", value_parser = parse_fraction)]
+    pub threshold: Option<f64>,
+
+    /// Most sessions to run here: another while the call is undecided (each is a look of the
+    /// same rule as a bisection's step)
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub sessions: u32,
+
+    /// Tag the session KEY=VALUE (repeatable), e.g. commit=$(git rev-parse HEAD)
+    #[arg(long = "tag", value_name = "KEY=VALUE", value_parser = parse_tag)]
+    pub tags: Vec<(String, String)>,
+
+    /// Maximum measured runs
+    #[arg(long, value_name = "N")]
+    pub max_runs: Option<u32>,
+
+    /// Maximum time: seconds or with units
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub max_time: Option<f64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

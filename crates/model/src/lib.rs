@@ -5,6 +5,7 @@
 //! carry it unchanged.
 
 pub mod benchmark;
+pub mod bisect;
 pub mod calibration;
 pub mod child;
 pub mod cpulist;
@@ -25,6 +26,7 @@ pub mod validate;
 pub mod values;
 
 pub use benchmark::{BenchmarkInfo, MetricInfo};
+pub use bisect::Bisection;
 pub use calibration::Calibration;
 pub use child::ChildSetup;
 pub use environment::Environment;

@@ -272,6 +272,12 @@ pub trait Store: Recorder<Error = StoreError> + Send {
     /// Every calibration of the environments with these fingerprints (compare pools those of
     /// one configuration), ordered by fingerprint, benchmark, options, metric and age.
     fn calibrations(&self, fingerprints: &[String]) -> Result<Vec<Calibration>, StoreError>;
+    /// Stores a bisection (`vernier bisect`), replacing the one of the same id.
+    fn put_bisection(&mut self, bisection: &vernier_model::Bisection) -> Result<(), StoreError>;
+    /// Every stored bisection, oldest first.
+    fn bisections(&self) -> Result<Vec<vernier_model::Bisection>, StoreError>;
+    /// Removes a bisection's record (its sessions stay); whether it was stored.
+    fn delete_bisection(&mut self, id: Uuid) -> Result<bool, StoreError>;
     /// A cheap reading that changes whenever a change is committed to the database, for a
     /// reader that keeps what it loaded (`vernier serve`) and reads again only when it changed.
     /// It may also change when nothing vernier stores did: see [`ChangeToken`].

@@ -1,5 +1,6 @@
 //! One file per subcommand.
 
+mod bisect;
 mod calibrate;
 mod child;
 mod compare;
@@ -50,6 +51,7 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::Compare(args) => compare::compare(args, db),
         Command::History(args) => history::history(args, db),
         Command::Calibrate(args) => calibrate::calibrate(args, db),
+        Command::Bisect(command) => bisect::bisect(command, db),
         Command::Export(args) => export::export(args, db),
         Command::Import(args) => import::import(args, db),
         Command::Sync(args) => sync::sync(args, db),

@@ -53,6 +53,13 @@ const MIGRATIONS: &[Migration] = &[
         // their profiled runs.
         additive: true,
     },
+    Migration {
+        version: 11,
+        name: "bisections",
+        sql: include_str!("../../migrations/postgres/0011_bisections.sql"),
+        // A table of its own, read only by `vernier bisect`.
+        additive: true,
+    },
 ];
 
 /// The oldest schema version whose vernier reads a database of [`SCHEMA_VERSION`]: the
@@ -258,8 +265,9 @@ mod tests {
             readable_by_of(&[step(6, false), step(7, false), step(8, true), step(9, true)]),
             7
         );
-        // The newest migration (0010, the profiles table) only adds a table.
-        assert_eq!(readable_by(), SCHEMA_VERSION - 1);
+        // The newest migrations (0010, the profiles table; 0011, the bisections table) only
+        // add tables.
+        assert_eq!(readable_by(), SCHEMA_VERSION - 2);
     }
 
     #[test]

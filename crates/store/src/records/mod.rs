@@ -7,6 +7,7 @@
 //! - [`histograms`]: the runs' distributions (latency histograms);
 //! - [`profiles`]: the configurations' profiled runs (folded stacks, compressed);
 //! - [`calibration`]: the calibrations of `vernier calibrate`;
+//! - [`bisections`]: the bisections of `vernier bisect`;
 //! - [`import`]: whole sessions from an export, in one transaction.
 //!
 //! An engine ([`Engine`]) only runs them in its transactions.
@@ -14,6 +15,7 @@
 use crate::sql::Sql;
 use crate::StoreError;
 
+pub(crate) mod bisections;
 pub(crate) mod calibration;
 pub(crate) mod codec;
 pub(crate) mod histograms;
@@ -246,6 +248,21 @@ macro_rules! impl_store {
                 fingerprints: &[String],
             ) -> Result<Vec<vernier_model::Calibration>, $crate::StoreError> {
                 $crate::records::calibration::calibrations(self, fingerprints)
+            }
+
+            fn put_bisection(
+                &mut self,
+                bisection: &vernier_model::Bisection,
+            ) -> Result<(), $crate::StoreError> {
+                $crate::records::bisections::put_bisection(self, bisection)
+            }
+
+            fn bisections(&self) -> Result<Vec<vernier_model::Bisection>, $crate::StoreError> {
+                $crate::records::bisections::bisections(self)
+            }
+
+            fn delete_bisection(&mut self, id: uuid::Uuid) -> Result<bool, $crate::StoreError> {
+                $crate::records::bisections::delete_bisection(self, id)
             }
 
             fn change_token(&self) -> Result<$crate::ChangeToken, $crate::StoreError> {

@@ -78,6 +78,11 @@ const MIGRATIONS: &[Migration] = &[
         sql: include_str!("../../migrations/sqlite/0010_profiles.sql"),
         convert: None,
     },
+    Migration {
+        name: "bisections",
+        sql: include_str!("../../migrations/sqlite/0011_bisections.sql"),
+        convert: None,
+    },
 ];
 
 /// Migration 0005 after its SQL: every run's monitor record, JSON text in the `run_monitors` of
@@ -248,6 +253,7 @@ mod tests {
         assert_eq!(
             tables,
             [
+                "bisections",
                 "calibrations",
                 "configurations",
                 "kernel_configs",

@@ -1,0 +1,431 @@
+//! `vernier bisect start|status|report|resume|reset|judge`: find the commit that made a
+//! configuration slower (docs/bisect.md). The workflow is `vernier_app::bisect`'s, the decision
+//! rule `vernier_analysis::bisect`'s; this file parses, calls and prints.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::ExitCode;
+
+use anyhow::Result;
+use vernier_analysis::bisect::{Call, Difference, Outcome};
+use vernier_analysis::{Direction, HistoryPoint, HistorySeries, Step, Verdict, Warnings};
+use vernier_app::bisect::{
+    self as app, BisectEnd, BisectNotice, BisectState, JudgeEnd, JudgeRequest, StartRequest,
+};
+use vernier_app::exit_status_after;
+use vernier_model::SettingsLayer;
+use vernier_plot::{Format, Size};
+
+use crate::cli::{BisectCommand, BisectJudgeArgs, BisectStartArgs, Budget};
+use crate::db;
+use crate::out::{outln, stream_output};
+use crate::progress::Progress;
+
+/// Sessions a bisection may run when `--budget` is not given.
+const DEFAULT_BUDGET_SESSIONS: u32 = 40;
+
+pub fn bisect(command: BisectCommand, db_arg: Option<&Path>) -> Result<ExitCode> {
+    match command {
+        BisectCommand::Start(args) => start(*args, db_arg),
+        BisectCommand::Resume => resume(db_arg),
+        BisectCommand::Status => {
+            let st = load(db_arg)?;
+            print_state(&st, false)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        BisectCommand::Report(args) => {
+            let st = load(db_arg)?;
+            if let Some(path) = &args.plot {
+                let format = Format::from_file_name(&path.to_string_lossy())?;
+                let bytes = figure(&st, format)?;
+                stream_output(Some(path), |w| Ok(w.write_all(&bytes)?))?;
+            }
+            print_state(&st, true)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        BisectCommand::Reset => {
+            let b = app::reset(&db::location(db_arg)?)?;
+            outln!(
+                "bisection {} ended: its work tree is removed; its sessions stay (tag bisect={})",
+                b.id,
+                b.id
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        BisectCommand::Judge(args) => judge(args, db_arg),
+    }
+}
+
+fn start(args: BisectStartArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
+    let (budget_sessions, budget_s) = match args.budget {
+        None => (DEFAULT_BUDGET_SESSIONS, None),
+        Some(Budget::Sessions(n)) => (n, None),
+        // A time budget alone bounds by time; the sessions bound is then generous.
+        Some(Budget::Seconds(s)) => (10_000, Some(s)),
+    };
+    let request = StartRequest {
+        repo: args.repo,
+        good: args.good,
+        bad: args.bad,
+        build: args.build,
+        boot: None,
+        specs: args.specs,
+        metric: args.metric,
+        warmup: args.warmup,
+        min_runs: args.min_runs,
+        max_runs: args.max_runs,
+        max_time_s: args.max_time,
+        threshold: args.threshold,
+        budget_sessions,
+        budget_s,
+        commit_sessions: args.commit_sessions,
+    };
+    let location = db::location(db_arg)?;
+    let b = app::start(&request, &location)?;
+    outln!(
+        "bisection {} of {} commits after {} (good) up to {} (bad)",
+        b.id,
+        b.commits.len() - 1,
+        short(b.commits.first().map_or("", String::as_str)),
+        short(b.commits.last().map_or("", String::as_str)),
+    );
+    if args.no_run {
+        return Ok(ExitCode::SUCCESS);
+    }
+    resume(db_arg)
+}
+
+fn resume(db_arg: Option<&Path>) -> Result<ExitCode> {
+    let location = db::location(db_arg)?;
+    let mut signals = crate::session::signals();
+    let mut progress = Progress::new(true);
+    let mut notice = |n: BisectNotice| match n {
+        BisectNotice::Building { index, commit } => {
+            eprintln!("building {} (commit {index})", short(&commit));
+        }
+        BisectNotice::BuildFailed { index, commit, log } => eprintln!(
+            "build of {} (commit {index}) failed: skipped (output in {})",
+            short(&commit),
+            log.display()
+        ),
+        BisectNotice::Measuring {
+            index,
+            commit,
+            sessions,
+        } => eprintln!(
+            "measuring {} (commit {index}), session {}",
+            short(&commit),
+            sessions + 1
+        ),
+    };
+    match app::resume(&location, &mut signals, &mut progress, &mut notice)? {
+        BisectEnd::Finished(st) => {
+            print_state(&st, true)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        BisectEnd::Interrupted { signal } => {
+            eprintln!("interrupted: `vernier bisect resume` continues where it stopped");
+            Ok(ExitCode::from(exit_status_after(signal)))
+        }
+    }
+}
+
+fn load(db_arg: Option<&Path>) -> Result<BisectState> {
+    let store = db::open_for_reading(db_arg)?;
+    let b = app::current(store.as_ref())?;
+    Ok(app::state(store.as_ref(), b)?)
+}
+
+fn short(commit: &str) -> &str {
+    commit.get(..12).unwrap_or(commit)
+}
+
+/// A difference of log levels as a signed percentage with its interval.
+fn percent(d: &Difference, higher_is_better: bool) -> String {
+    let (r, lo, hi) = d.ratio(higher_is_better);
+    format!(
+        "{:+.1}% [{:+.1}%, {:+.1}%]",
+        (r - 1.0) * 100.0,
+        (lo - 1.0) * 100.0,
+        (hi - 1.0) * 100.0
+    )
+}
+
+fn print_state(st: &BisectState, full: bool) -> Result<()> {
+    let b = &st.bisection;
+    let hib = st.higher_is_better;
+    outln!(
+        "bisection {} of {}: {} commits after {} (good) up to {} (bad)",
+        b.id,
+        b.repo,
+        b.commits.len() - 1,
+        short(st.commit(0)),
+        short(st.commit(b.commits.len() - 1))
+    );
+    if let Some(c) = &st.configuration {
+        outln!("configuration: {c}");
+    }
+    if let Some(r) = &st.plan.regression {
+        outln!(
+            "regression between the ends: {} (threshold {:.1}%)",
+            percent(r, hib),
+            st.plan.threshold.unwrap_or(0.0) * 100.0
+        );
+    }
+    if let Some(n) = &st.plan.noise {
+        let source = if n.df.is_infinite() {
+            "the default, no session is repeated yet".to_string()
+        } else if n.calibrated {
+            format!("{:.0} degrees of freedom, with a calibration", n.df)
+        } else {
+            format!("{:.0} degrees of freedom", n.df)
+        };
+        outln!(
+            "session noise: {:.1}% ({source})",
+            n.mean_square.sqrt() * 100.0
+        );
+    }
+    let budget = match b.budget_s {
+        Some(s) => format!("{:.0} s", s),
+        None => format!("{} sessions", b.budget_sessions),
+    };
+    outln!(
+        "spent: {} sessions ({:.0} s) and {:.0} s of builds, of a budget of {budget}",
+        st.plan.spent,
+        st.session_s,
+        b.build_s
+    );
+    if !b.unbuildable.is_empty() {
+        let list: Vec<&str> = b.unbuildable.iter().map(|c| short(c)).collect();
+        outln!("failed builds (skipped): {}", list.join(", "));
+    }
+    if !st.plan.steps.is_empty() {
+        outln!("steps:");
+        for s in &st.plan.steps {
+            let vs = s
+                .from_good
+                .as_ref()
+                .map_or("-".to_string(), |d| percent(d, hib));
+            outln!(
+                "  {:>4} {}  {:>2} sessions  {:<28} {}",
+                s.index,
+                short(st.commit(s.index)),
+                s.sessions,
+                vs,
+                s.call.as_str()
+            );
+        }
+    }
+    if full {
+        outln!("levels by commit (geometric mean of the session medians, 95% interval):");
+        for l in &st.levels {
+            outln!(
+                "  {:>4} {}  {:>2} sessions  {:.6} [{:.6}, {:.6}]{}",
+                l.index,
+                short(st.commit(l.index)),
+                l.sessions,
+                l.level,
+                l.low,
+                l.high,
+                st.unit.as_ref().map_or(String::new(), |u| format!(" {u}"))
+            );
+        }
+    }
+    match &st.plan.outcome {
+        Outcome::Measure { index } => outln!(
+            "next: a session at {} (commit {index}); `vernier bisect resume` continues",
+            short(st.commit(*index))
+        ),
+        Outcome::Found {
+            first_bad,
+            last_good,
+            effect,
+            share,
+            partial,
+        } => {
+            outln!(
+                "first bad commit: {} (commit {first_bad}): {} against {} (commit {last_good}), \
+                 {:.0}% of the regression{}",
+                st.commit(*first_bad),
+                percent(effect, hib),
+                short(st.commit(*last_good)),
+                share * 100.0,
+                if *partial {
+                    "; it explains only part of it: another commit explains the rest"
+                } else {
+                    ""
+                }
+            );
+            let decided = st
+                .plan
+                .steps
+                .iter()
+                .filter(|s| matches!(s.call, Call::Good | Call::Bad | Call::Partial))
+                .count();
+            outln!(
+                "confidence: each of the {decided} calls rejected one end at 95% and not the \
+                 other (docs/bisect.md says how often the whole bisection is right)"
+            );
+        }
+        Outcome::BudgetSpent {
+            last_good,
+            first_bad,
+        } => outln!(
+            "budget spent: the first bad commit is after {} (commit {last_good}) and at or \
+             before {} (commit {first_bad})",
+            short(st.commit(*last_good)),
+            short(st.commit(*first_bad))
+        ),
+        Outcome::Skipped {
+            last_good,
+            first_bad,
+        } => outln!(
+            "every commit between {} (commit {last_good}) and {} (commit {first_bad}) was \
+             skipped: the first bad commit is one of them or the latter",
+            short(st.commit(*last_good)),
+            short(st.commit(*first_bad))
+        ),
+        Outcome::NoRegression => outln!(
+            "no regression: the bad end is not worse than the good end beyond the threshold \
+             with 95% confidence"
+        ),
+    }
+    Ok(())
+}
+
+/// The steps as a figure: the level of each measured commit in commit order with its
+/// interval, the first bad commit marked (`vernier_plot::history` on a series of commits).
+fn figure(st: &BisectState, format: Format) -> Result<Vec<u8>> {
+    let points: Vec<HistoryPoint> = st
+        .levels
+        .iter()
+        .map(|l| {
+            let at = st
+                .measured
+                .iter()
+                .find(|m| m.index == l.index)
+                .and_then(|m| m.sessions.first().copied())
+                .unwrap_or_default();
+            HistoryPoint {
+                session: at,
+                started_at_ns: l.index as i64,
+                tags: BTreeMap::from([(
+                    "commit".to_string(),
+                    format!(
+                        "{} {}",
+                        l.index,
+                        &st.commit(l.index)[..7.min(st.commit(l.index).len())]
+                    ),
+                )]),
+                n: l.sessions,
+                median: l.level,
+                ci_low: Some(l.low),
+                ci_high: Some(l.high),
+            }
+        })
+        .collect();
+    let mut steps = Vec::new();
+    if let Outcome::Found {
+        first_bad,
+        last_good,
+        effect,
+        ..
+    } = &st.plan.outcome
+    {
+        if let Some(position) = st.levels.iter().position(|l| l.index == *first_bad) {
+            let (ratio, lo, hi) = effect.ratio(st.higher_is_better);
+            let level = |i: usize| {
+                st.levels
+                    .iter()
+                    .find(|l| l.index == i)
+                    .map_or(0.0, |l| l.level)
+            };
+            steps.push(Step {
+                index: position,
+                session: points[position].session,
+                started_at_ns: points[position].started_at_ns,
+                p_value: 0.0,
+                before_sessions: st
+                    .levels
+                    .get(position.saturating_sub(1))
+                    .map_or(0, |l| l.sessions),
+                after_sessions: st.levels[position].sessions,
+                before_median: level(*last_good),
+                after_median: level(*first_bad),
+                ratio,
+                ratio_ci_low: Some(lo),
+                ratio_ci_high: Some(hi),
+                noise_source: None,
+                direction: Direction::Regression,
+                verdict: Verdict::Slower,
+                warnings: Warnings::default(),
+            });
+        }
+    }
+    let series = HistorySeries {
+        host: "bisect".to_string(),
+        machine_id: None,
+        benchmark: st.configuration.clone().unwrap_or_default(),
+        options: Default::default(),
+        loads: Vec::new(),
+        metric: "level".to_string(),
+        unit: st.unit.clone().unwrap_or_default(),
+        higher_is_better: st.higher_is_better,
+        points,
+        steps,
+    };
+    let title = format!(
+        "bisection {}: level by commit",
+        &st.bisection.id.to_string()[..8]
+    );
+    Ok(vernier_plot::history(
+        &series,
+        &title,
+        format,
+        Size::default(),
+    )?)
+}
+
+fn judge(args: BisectJudgeArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
+    let request = JudgeRequest {
+        specs: args.specs,
+        good: args.good,
+        bad: args.bad,
+        metric: args.metric,
+        threshold: args.threshold,
+        settings: SettingsLayer {
+            max_runs: args.max_runs,
+            max_time_s: args.max_time,
+            ..SettingsLayer::default()
+        },
+        tags: args.tags,
+        sessions: args.sessions,
+    };
+    let location = db::location(db_arg)?;
+    let mut signals = crate::session::signals();
+    let mut progress = Progress::new(true);
+    match app::judge(&request, &location, &mut signals, &mut progress)? {
+        JudgeEnd::Judged {
+            session,
+            step,
+            call,
+            higher_is_better,
+        } => {
+            let vs = step
+                .as_ref()
+                .and_then(|s| s.from_good.as_ref())
+                .map_or("-".to_string(), |d| percent(d, higher_is_better));
+            outln!(
+                "session {session}: {vs} against the good end: {}",
+                call.as_str()
+            );
+            // git bisect run: 0 good, 1 bad, 125 cannot be tested (skip).
+            Ok(ExitCode::from(match call {
+                Call::Good => 0,
+                Call::Bad | Call::Partial => 1,
+                Call::Undecided | Call::Skipped => 125,
+            }))
+        }
+        JudgeEnd::Interrupted { signal } => Ok(ExitCode::from(exit_status_after(signal))),
+    }
+}
