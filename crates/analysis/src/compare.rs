@@ -279,6 +279,10 @@ pub struct CompareReport {
     /// --profile`): where the time went ([`crate::profile::compare_profiles`]).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub profiles: Vec<crate::profile::ProfileComparison>,
+    /// The monitor counters per unit of work of the compared configurations that have monitor
+    /// data on both sides ([`crate::monitors_compare::monitor_differences`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub monitors: Vec<crate::monitors_compare::MonitorDifferences>,
 }
 
 impl CompareReport {
@@ -810,6 +814,7 @@ pub fn compare_calibrated(
         unmatched,
         summary,
         profiles: Vec::new(),
+        monitors: Vec::new(),
     })
 }
 

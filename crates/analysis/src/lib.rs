@@ -15,8 +15,9 @@
 //! session-to-session noise of a calibration or, without one, of a stated default
 //! (`session_noise`).
 //!
-//! [`environment::diff`] says how two environments differ, and [`monitors`] summarizes what the
-//! monitors recorded.
+//! [`environment::diff`] says how two environments differ, [`monitors`] summarizes what the
+//! monitors recorded, and [`monitors_why`] says which monitor keys moved with a configuration's
+//! slow runs.
 //!
 //! [`history()`] follows each configuration over time on each machine: the series of session
 //! medians, its change points and each step measured as compare measures two result sets.
@@ -29,6 +30,8 @@ pub mod environment;
 pub mod history;
 mod latency;
 pub mod monitors;
+pub mod monitors_compare;
+pub mod monitors_why;
 pub mod profile;
 mod session_noise;
 pub mod summary;

@@ -88,6 +88,10 @@ pub struct ConfigSummary {
     /// whose per-run metrics already hold its figures).
     #[serde(skip)]
     pub calls: Option<crate::calls::CallDistribution>,
+    /// The monitor keys that moved with the slow runs, and what sets the outlier runs apart
+    /// (docs/why.md), when the runs' monitor data were loaded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub slow_runs: Option<crate::monitors_why::SlowRuns>,
 }
 
 /// A secondary metric over a configuration's measured runs: its median with the same interval
@@ -362,6 +366,7 @@ pub fn summarize_with(
         secondary,
         latency: crate::latency::latency_summary(config, vernier_model::histogram::LATENCY),
         calls: crate::calls::call_distribution(config, CALL_ROWS),
+        slow_runs: crate::monitors_why::slow_runs(config),
     }
 }
 

@@ -157,6 +157,8 @@ pub fn compare_sides(
                         id,
                         vernier_store::Load {
                             profiles: true,
+                            // Monitor counters per unit of work beside the verdicts.
+                            monitors: true,
                             ..vernier_store::Load::MEASUREMENTS
                         },
                     )
@@ -198,5 +200,8 @@ pub fn compare_loaded(
         .context("cannot read the calibrations")?;
     let mut report = vernier_analysis::compare_calibrated(base, new, &settings, &calibrations)?;
     report.profiles = vernier_analysis::profile::compare_profiles(base, new, report.level);
+    let keys: Vec<_> = report.comparisons.iter().map(|c| c.key()).collect();
+    report.monitors =
+        vernier_analysis::monitors_compare::monitor_differences(base, new, &keys, report.level);
     Ok(report)
 }

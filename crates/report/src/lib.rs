@@ -15,3 +15,4 @@ pub mod monitors;
 pub mod profile;
 pub mod table;
 pub mod units;
+pub mod why;

@@ -11,6 +11,8 @@
 //! - intervals of one sample: [`median_ci`] (order statistics), [`mean_ci`] (Student t),
 //!   [`bootstrap_ci`] (percentile and BCa);
 //! - two samples: [`mann_whitney_u`], [`hodges_lehmann()`], [`welch_t_test`];
+//! - association of two paired samples: [`spearman`] (rank correlation with ties, t approximation),
+//!   [`spearman_permutation`] (its permutation p-value);
 //! - many comparisons: [`benjamini_hochberg`], [`geomean_ratio_ci`], [`geometric_mean`];
 //! - session-to-session noise: [`median_se`], [`between_session_variance`], [`widen`];
 //! - the power of a verdict and the minimum detectable change: [`power`];
@@ -22,6 +24,7 @@
 pub mod bootstrap;
 pub mod changepoint;
 pub mod confidence_sequence;
+pub mod correlation;
 pub mod distribution;
 pub mod drift;
 mod error;
@@ -44,10 +47,11 @@ pub use bootstrap::{
 };
 pub use changepoint::{change_points, ChangePoint, ChangePointSettings};
 pub use confidence_sequence::{median_cs, median_cs_min_n, median_cs_rank, projected_median_cs};
+pub use correlation::{spearman, spearman_permutation, spearman_permutation_until, Spearman};
 pub use distribution::{
     beta_cdf, binomial_cdf, normal_cdf, normal_quantile, normal_sf, t_cdf, t_quantile, t_sf,
 };
-pub use drift::{spearman_drift, Spearman};
+pub use drift::spearman_drift;
 pub use error::StatsError;
 pub use geomean::{geomean_ratio_ci, geometric_mean, GeomeanRatio};
 pub use hodges_lehmann::{hodges_lehmann, hodges_lehmann_with, kth_difference, HodgesLehmann};

@@ -8,6 +8,7 @@ use vernier_analysis::DEFAULT_THRESHOLD;
 use vernier_report::compare::{csv, markdown, side_findings, table};
 use vernier_report::markup::Markdown;
 use vernier_report::profile::{profile_markup, profile_text};
+use vernier_report::why::{monitor_differences_markup, monitor_differences_text};
 
 use crate::cli::{CompareArgs, CompareFormat};
 use crate::db;
@@ -22,10 +23,13 @@ pub fn compare(args: CompareArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
         CompareFormat::Json => serde_json::to_string_pretty(&report)? + "\n",
         CompareFormat::Table => {
             table(&report, crate::out::terminal_width().map(usize::from))
+                + &monitor_differences_text(&report)
                 + &profile_text(&report.profiles, report.level)
         }
         CompareFormat::Markdown => {
-            markdown(&report) + &profile_markup(&Markdown, &report.profiles, report.level)
+            markdown(&report)
+                + &monitor_differences_markup(&Markdown, &report)
+                + &profile_markup(&Markdown, &report.profiles, report.level)
         }
         CompareFormat::Csv => csv(&report)?,
     };

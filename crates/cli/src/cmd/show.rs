@@ -28,10 +28,11 @@ pub fn show(args: ShowArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
     }
     let store = db::open_for_reading(db_arg)?;
     let id = resolve_one(store.as_ref(), &args.session)?;
-    // Monitor data is most of a session, and only these views show it.
+    // Monitor data is most of a session; the slow runs' explanation (docs/why.md) reads the
+    // runs' monitor summaries.
     let load = Load {
         runs: true,
-        monitors: args.monitors || args.series.is_some(),
+        monitors: true,
         histograms: true,
         // A few KiB per profiled run, for the list of them.
         profiles: true,
@@ -94,6 +95,15 @@ pub fn show(args: ShowArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
                 if let Some(latency) = &s.latency {
                     writeln!(text, "{}: latency per CPU", s.label())?;
                     write!(text, "{}", vernier_report::latency::latency_text(latency))?;
+                    writeln!(text)?;
+                }
+            }
+            for s in &summaries {
+                let Some(why) = &s.slow_runs else { continue };
+                let lines = vernier_report::why::slow_runs_text(why);
+                if !lines.is_empty() {
+                    writeln!(text, "{}: why runs stand out (monitors)", s.label())?;
+                    text.push_str(&lines);
                     writeln!(text)?;
                 }
             }

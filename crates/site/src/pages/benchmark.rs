@@ -228,6 +228,7 @@ pub fn benchmark(site: &Site, b: usize) -> String {
         (secondary(&series, &short, &ci))
         (calls(bench, &series, &short))
         (monitor_summary(site, bench, &labels))
+        (super::why::slow_runs_section(&series, &short))
         h2 { "Medians of all configurations" }
         @if bench.has_medians {
             (html::figure(

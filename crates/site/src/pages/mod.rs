@@ -13,6 +13,7 @@ mod latency;
 mod monitors;
 mod profiles;
 mod session;
+mod why;
 
 use std::collections::BTreeSet;
 

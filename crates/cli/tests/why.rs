@@ -1,0 +1,121 @@
+//! Slow runs explained by monitors, on a real session (docs/why.md): a CPU load that runs
+//! during a known subset of runs is named, with those runs. That no key passes without an
+//! association is checked by simulation (crates/analysis/tests/why_null.rs).
+
+#![allow(clippy::unwrap_used)]
+
+use serde_json::Value;
+use vernier_testkit::{temp_db, vernier_json, vernier_stdout};
+
+/// The measured runs during which the command starts its CPU hogs.
+const LOADED: [u64; 3] = [4, 11, 17];
+const RUNS: &str = "20";
+
+/// Keys that count CPU time or the run queue.
+fn cpu_or_queue(key: &str) -> bool {
+    [
+        "stat.user_ns",
+        "stat.system_ns",
+        "stat.nice_ns",
+        "stat.idle_ns",
+        "stat.procs_running",
+    ]
+    .contains(&key)
+        || key.starts_with("pressure.cpu")
+}
+
+fn configuration(db: &std::path::Path) -> Value {
+    let shown: Value = vernier_json(db, &["show", "latest", "--format", "json"]);
+    shown[0].clone()
+}
+
+#[test]
+fn a_cpu_load_during_some_runs_is_named_with_those_runs() {
+    let (dir, db) = temp_db();
+    let count = dir.path().join("count");
+    // Each execution of the command counts itself (no warmup: execution k is measured run k)
+    // and, in the runs of LOADED, starts three busy loops beside its own work and kills them
+    // by their pids when the work is done (`jobs -p` in a command substitution lists no jobs
+    // in dash, so the loops would outlive their run): a CPU load during those runs only. The work runs at nice 19 and
+    // the loops at the session's priority, so that the loops take most of the CPUs from it
+    // and those runs stand out even on a machine that other work keeps busy (its load
+    // drifts, and the runs' values with it, by more than a share of the CPUs would).
+    let loaded: Vec<String> = LOADED.iter().map(u64::to_string).collect();
+    let cmd = format!(
+        "n=$(cat {count} 2>/dev/null || echo 0); echo $((n+1)) > {count}; \
+         case ' {loaded} ' in *\" $n \"*) for h in 1 2 3; do (while true; do true; done) & p=\"$p $!\"; done;; esac; \
+         nice -n 19 sh -c 'i=0; while [ $i -lt 60000 ]; do i=$((i+1)); done'; \
+         [ -z \"$p\" ] || kill $p",
+        count = count.display(),
+        loaded = loaded.join(" "),
+    );
+    vernier_stdout(
+        &db,
+        &[
+            "run",
+            "--warmup",
+            "0",
+            "--min-runs",
+            RUNS,
+            "--max-runs",
+            RUNS,
+            "--max-time",
+            "600",
+            &format!("command:cmd={cmd}"),
+        ],
+    );
+    let c = configuration(&db);
+    let why = &c["slow_runs"];
+    let explained: Vec<&str> = why["associations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|a| a["explains"] == true)
+        .map(|a| a["key"].as_str().unwrap())
+        .collect();
+    println!(
+        "values {}\nexplained {explained:?}\nslow runs {}",
+        c["values"], why["slow_runs"]
+    );
+    assert!(
+        explained.iter().any(|k| cpu_or_queue(k)),
+        "no CPU-time or run-queue key explains the slow runs: {why:#}"
+    );
+    // The table says it as an association.
+    let shown = vernier_stdout(&db, &["show", "latest"]);
+    assert!(shown.contains("slow runs: "), "{shown}");
+    assert!(shown.contains("does not say what caused what"), "{shown}");
+    // The runs named slow are the loaded ones (others may join them on a busy machine). When
+    // other work on the machine moved the values more than the load did (show's drift
+    // warning), no rule on the values can single the loaded runs out.
+    let codes = c["warning_codes"].as_array().unwrap();
+    if codes.iter().any(|c| c == "drift") {
+        println!(
+            "skipped: the loaded runs among the outliers: the values drifted with the machine's \
+             load ({})",
+            c["values"]
+        );
+        return;
+    }
+    let slow: Vec<u64> = why["slow_runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r.as_u64().unwrap())
+        .collect();
+    for run in LOADED {
+        assert!(slow.contains(&run), "run {run} not named slow: {why:#}");
+        // Each is listed with the keys it differs in most (which, in a run many times longer,
+        // are any counters: they all grew with its duration).
+        let outlier = why["outlier_runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|o| o["run"] == run)
+            .unwrap();
+        assert!(
+            !outlier["keys"].as_array().unwrap().is_empty(),
+            "{outlier:#}"
+        );
+    }
+}
