@@ -174,7 +174,12 @@ fn bisect_names_the_commit_that_made_the_loop_slower() {
     assert!(measured >= 3, "{report}");
 
     // judge: the good end's build is good (0), the bad end's bad (1), for `git bisect run`.
-    let judged = |commit: &str| {
+    // The threshold is named: by default half the regression between the ends, which judge
+    // measures with the noise of the ends' sessions and its own alone (fewer degrees of
+    // freedom than the bisection's), so that the ends' interval may not clear it.
+    let good_end = format!("commit={}", commits[0]);
+    let bad_end = format!("commit={}", commits[COMMITS]);
+    let judged = |commit: &str, bad_end: &str| {
         let work = dir.path().join(format!("judge-{}", &commit[..7]));
         git(
             &repo,
@@ -204,9 +209,11 @@ fn bisect_names_the_commit_that_made_the_loop_slower() {
                 "6",
                 "--sessions",
                 "10",
+                "--threshold",
+                "3%",
             ])
-            .args(["--good", &format!("commit={}", commits[0])])
-            .args(["--bad", &format!("commit={}", commits[COMMITS])])
+            .args(["--good", &good_end])
+            .args(["--bad", bad_end])
             .arg(SPEC)
             .output()
             .unwrap();
@@ -216,10 +223,16 @@ fn bisect_names_the_commit_that_made_the_loop_slower() {
         );
         out
     };
-    let good = judged(&commits[3]);
+    let good = judged(&commits[3], &bad_end);
     assert_eq!(good.status.code(), Some(0), "{good:?}");
-    let bad = judged(&commits[60]);
+    let bad = judged(&commits[60], &bad_end);
     assert_eq!(bad.status.code(), Some(1), "{bad:?}");
+    // Ends without a regression between them: judge cannot judge, and stops `git bisect run`
+    // (a status above 127) instead of calling the commit bad.
+    let cannot = judged(&commits[60], &good_end);
+    assert_eq!(cannot.status.code(), Some(128), "{cannot:?}");
+    let said = String::from_utf8_lossy(&cannot.stderr);
+    assert!(said.contains("the ends are not apart"), "{said}");
 
     // A second bisection waits for reset; reset removes the work tree, keeps the sessions.
     let again = refused(

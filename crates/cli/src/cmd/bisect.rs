@@ -386,7 +386,20 @@ fn figure(st: &BisectState, format: Format) -> Result<Vec<u8>> {
     )?)
 }
 
+/// `judge`'s status when it cannot judge at all (no established regression between the ends,
+/// a database it cannot open): above 127, which makes `git bisect run` stop instead of taking
+/// the commit for a bad one, as it takes every status from 1 to 127 but 125 (git-bisect(1),
+/// "Bisect run").
+const JUDGE_CANNOT: u8 = 128;
+
 fn judge(args: BisectJudgeArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
+    judged(args, db_arg).or_else(|error| {
+        eprintln!("error: {}", crate::out::error_line(&error));
+        Ok(ExitCode::from(JUDGE_CANNOT))
+    })
+}
+
+fn judged(args: BisectJudgeArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
     let request = JudgeRequest {
         specs: args.specs,
         good: args.good,
