@@ -47,42 +47,15 @@ impl Draw for Maxima<'_> {
         let body = style::titled(root, self.title)?;
         // Each series on its own clock, from its first interval, unless they overlap in time:
         // sessions recorded hours or days apart are compared by how long they had run, not by
-        // the calendar.
-        let starts: Vec<i64> = self
+        // the calendar. Each series' first and last interval:
+        let (starts, ends): (Vec<i64>, Vec<i64>) = self
             .series
             .iter()
             .map(|(_, s)| {
-                s.interval_maxima
-                    .iter()
-                    .map(|m| m.started_at_ns)
-                    .min()
-                    .unwrap_or(0)
+                let at = s.interval_maxima.iter().map(|m| m.started_at_ns);
+                (at.clone().min().unwrap_or(0), at.max().unwrap_or(0))
             })
-            .collect();
-        let span = self
-            .series
-            .iter()
-            .zip(&starts)
-            .flat_map(|((_, s), &start)| {
-                s.interval_maxima
-                    .iter()
-                    .map(move |m| m.started_at_ns - start)
-            })
-            .max()
-            .unwrap_or(0);
-        // One clock for all when the series overlap in time: wall-clock time, from the
-        // earliest start.
-        let ends: Vec<i64> = self
-            .series
-            .iter()
-            .map(|(_, s)| {
-                s.interval_maxima
-                    .iter()
-                    .map(|m| m.started_at_ns)
-                    .max()
-                    .unwrap_or(0)
-            })
-            .collect();
+            .unzip();
         let drawn: Vec<usize> = (0..self.series.len())
             .filter(|&i| !self.series[i].1.interval_maxima.is_empty())
             .collect();
@@ -91,17 +64,19 @@ impl Draw for Maxima<'_> {
                 .iter()
                 .all(|&j| starts[i] <= ends[j] && starts[j] <= ends[i])
         });
+        // One clock for all when the series overlap in time: wall-clock time, from the
+        // earliest start.
         let first = drawn.iter().map(|&i| starts[i]).min().unwrap_or(0);
         let starts: Vec<i64> = if wall_clock {
             vec![first; starts.len()]
         } else {
             starts
         };
-        let span = if wall_clock {
-            drawn.iter().map(|&i| ends[i] - first).max().unwrap_or(0)
-        } else {
-            span
-        };
+        let span = drawn
+            .iter()
+            .map(|&i| ends[i] - starts[i])
+            .max()
+            .unwrap_or(0);
         let (unit, ns_per_unit) = time_unit(span);
         // Per series: its name, its points (time in `unit`, us) and its worst case.
         type Line<'n> = (&'n String, Vec<(f64, f64)>, Option<f64>, String);

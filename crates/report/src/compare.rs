@@ -200,14 +200,7 @@ const SECONDARY_COLUMNS: [usize; 4] = [6, 5, 1, 2];
 /// below the table.
 fn fitted_columns(headers: &[String; 9], rows: &[[String; 9]], width: Option<usize>) -> String {
     let render = |dropped: &[usize]| {
-        let keep: Vec<usize> = (0..headers.len())
-            .filter(|i| !dropped.contains(i))
-            .collect();
-        let h: Vec<&str> = keep.iter().map(|&i| headers[i].as_str()).collect();
-        let r: Vec<Vec<String>> = rows
-            .iter()
-            .map(|row| keep.iter().map(|&i| row[i].clone()).collect())
-            .collect();
+        let (h, r) = kept_columns(headers, rows, 0, dropped);
         columns(&h, &r, &[0, h.len() - 1])
     };
     let fits = |text: &str, w: usize| text.lines().all(|l| l.chars().count() <= w);
@@ -242,17 +235,28 @@ fn fitted_columns(headers: &[String; 9], rows: &[[String; 9]], width: Option<usi
     text
 }
 
-/// The rows without the columns `dropped`, each configuration's name on a line of its own above
-/// its numbers: for names too long to share a line of a narrow terminal with them.
-fn stacked(headers: &[String; 9], rows: &[[String; 9]], dropped: &[usize]) -> String {
-    let keep: Vec<usize> = (1..headers.len())
+/// The headers and rows of the columns from `from` on, without those `dropped`.
+fn kept_columns<'h>(
+    headers: &'h [String; 9],
+    rows: &[[String; 9]],
+    from: usize,
+    dropped: &[usize],
+) -> (Vec<&'h str>, Vec<Vec<String>>) {
+    let keep: Vec<usize> = (from..headers.len())
         .filter(|i| !dropped.contains(i))
         .collect();
-    let h: Vec<&str> = keep.iter().map(|&i| headers[i].as_str()).collect();
-    let r: Vec<Vec<String>> = rows
+    let h = keep.iter().map(|&i| headers[i].as_str()).collect();
+    let r = rows
         .iter()
         .map(|row| keep.iter().map(|&i| row[i].clone()).collect())
         .collect();
+    (h, r)
+}
+
+/// The rows without the columns `dropped`, each configuration's name on a line of its own above
+/// its numbers: for names too long to share a line of a narrow terminal with them.
+fn stacked(headers: &[String; 9], rows: &[[String; 9]], dropped: &[usize]) -> String {
+    let (h, r) = kept_columns(headers, rows, 1, dropped);
     let numbers = columns(&h, &r, &[h.len() - 1]);
     let mut lines = numbers.lines();
     let mut out = format!("{}\n{}\n", headers[0], lines.next().unwrap_or_default());
