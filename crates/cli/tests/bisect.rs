@@ -174,13 +174,13 @@ fn bisect_names_the_commit_that_made_the_loop_slower() {
     assert!(measured >= 3, "{report}");
 
     // judge: the good end's build is good (0), the bad end's bad (1), for `git bisect run`.
-    // The threshold is named: by default half the regression between the ends, which judge
-    // measures with the noise of the ends' sessions and its own alone (fewer degrees of
-    // freedom than the bisection's), so that the ends' interval may not clear it.
+    // As docs/bisect.md says, the ends are first measured a few sessions more: judge measures
+    // the regression between them with their sessions and its own alone (a bisection may
+    // have left as few as two a side), and a threshold is named.
     let good_end = format!("commit={}", commits[0]);
     let bad_end = format!("commit={}", commits[COMMITS]);
-    let judged = |commit: &str, bad_end: &str| {
-        let work = dir.path().join(format!("judge-{}", &commit[..7]));
+    let in_tree = |commit: &str, args: &[&str]| {
+        let work = dir.path().join(format!("tree-{}", &commit[..7]));
         git(
             &repo,
             &[
@@ -198,9 +198,37 @@ fn bisect_names_the_commit_that_made_the_loop_slower() {
             .status()
             .unwrap();
         assert!(built.success());
-        let out = vernier(&db)
-            .current_dir(&work)
-            .args([
+        let out = vernier(&db).current_dir(&work).args(args).output().unwrap();
+        git(
+            &repo,
+            &["worktree", "remove", "--force", work.to_str().unwrap()],
+        );
+        out
+    };
+    for (commit, tag) in [(&commits[0], &good_end), (&commits[COMMITS], &bad_end)] {
+        for _ in 0..3 {
+            ok(in_tree(
+                commit,
+                &[
+                    "run",
+                    "--tag",
+                    tag,
+                    "--warmup",
+                    "1",
+                    "--min-runs",
+                    "6",
+                    "--max-runs",
+                    "6",
+                    "-q",
+                    SPEC,
+                ],
+            ));
+        }
+    }
+    let judged = |commit: &str, bad_end: &str| {
+        in_tree(
+            commit,
+            &[
                 "bisect",
                 "judge",
                 "--metric",
@@ -211,17 +239,13 @@ fn bisect_names_the_commit_that_made_the_loop_slower() {
                 "10",
                 "--threshold",
                 "3%",
-            ])
-            .args(["--good", &good_end])
-            .args(["--bad", bad_end])
-            .arg(SPEC)
-            .output()
-            .unwrap();
-        git(
-            &repo,
-            &["worktree", "remove", "--force", work.to_str().unwrap()],
-        );
-        out
+                "--good",
+                &good_end,
+                "--bad",
+                bad_end,
+                SPEC,
+            ],
+        )
     };
     let good = judged(&commits[3], &bad_end);
     assert_eq!(good.status.code(), Some(0), "{good:?}");
