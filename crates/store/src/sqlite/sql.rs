@@ -7,7 +7,7 @@ use std::borrow::Cow;
 use rusqlite::types::{ToSqlOutput, Value, ValueRef};
 use rusqlite::Connection;
 
-use crate::sql::{Cell, CellRef, Cells, Dialect, Param, Row, RowSource, Sql};
+use crate::sql::{insert_text, Cell, CellRef, Cells, Dialect, Param, Row, RowSource, Sql};
 use crate::StoreError;
 
 /// A connection inside a transaction that the caller began.
@@ -97,6 +97,44 @@ impl Sql for SqliteSql<'_> {
         // Cached: an import inserts a million runs with the same few statements.
         let mut stmt = self.0.prepare_cached(&sqlite_parameters(sql))?;
         Ok(stmt.execute(rusqlite::params_from_iter(params))?)
+    }
+
+    /// One prepared statement of one row, run for every row: no statement text to build or
+    /// parse for each part of an import, and no statement journal, which SQLite writes for a
+    /// statement of several rows inside a transaction (so that a failing row undoes the
+    /// statement's others, https://www.sqlite.org/tempfiles.html#stmtjrnl).
+    fn insert_rows(
+        &mut self,
+        table: &str,
+        columns: &str,
+        per_row: usize,
+        params: &[Param<'_>],
+    ) -> Result<(), StoreError> {
+        let mut stmt = self
+            .0
+            .prepare_cached(&sqlite_parameters(&insert_text(table, columns, per_row, 1)))?;
+        for row in params.chunks(per_row.max(1)) {
+            stmt.execute(rusqlite::params_from_iter(row))?;
+        }
+        Ok(())
+    }
+
+    /// [`Sql::insert_rows`], each row's key its rowid (the tables' `key INTEGER PRIMARY KEY`
+    /// is the rowid, https://www.sqlite.org/lang_createtable.html#rowid).
+    fn insert_keyed(
+        &mut self,
+        table: &str,
+        columns: &str,
+        per_row: usize,
+        params: &[Param<'_>],
+    ) -> Result<Vec<i64>, StoreError> {
+        let mut stmt = self
+            .0
+            .prepare_cached(&sqlite_parameters(&insert_text(table, columns, per_row, 1)))?;
+        params
+            .chunks(per_row.max(1))
+            .map(|row| Ok(stmt.insert(rusqlite::params_from_iter(row))?))
+            .collect()
     }
 
     fn query(&mut self, sql: &str, params: &[Param<'_>]) -> Result<Vec<Row>, StoreError> {
