@@ -356,6 +356,15 @@ pub trait Import {
     /// yet. They are checked as [`Import::session`] checks a session's runs. Returns how many
     /// it stored.
     fn add_runs(&mut self, part: &StoredSession) -> Result<usize, StoreError>;
+    /// Records `owner` as the process that records session `id`, stored here while still
+    /// being recorded (a copy of it: [`copy_sessions`]), so that on the session's own machine
+    /// the copy reads `running` while that process lives, and `abandoned` once it is gone, as
+    /// the original does. A session stored as ended is left alone.
+    fn set_owner(
+        &mut self,
+        id: Uuid,
+        owner: &vernier_sys::process::ProcessIdentity,
+    ) -> Result<(), StoreError>;
     /// Whether session `id` is stored, before this import or by it.
     fn holds(&mut self, id: Uuid) -> Result<bool, StoreError>;
     /// What the import stored and skipped so far.
@@ -461,6 +470,10 @@ pub struct SessionHeader {
     /// [`vernier_model::Environment::machine_id`]); `None` when unknown.
     pub hostname: Option<String>,
     pub machine_id: Option<String>,
+    /// The process that records it, as stored (`None` for a session imported or recorded
+    /// before schema version 3): a copy of a session still being recorded carries it, so that
+    /// the copy reads `running` on the session's own machine while that process lives.
+    pub owner: Option<vernier_sys::process::ProcessIdentity>,
 }
 
 impl SessionHeader {

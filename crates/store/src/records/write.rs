@@ -55,9 +55,7 @@ pub(crate) fn insert_session(
                 &monitors,
                 owner.map(|o| o.pid),
                 owner.and_then(|o| o.boot_id.as_deref()),
-                owner
-                    .and_then(|o| o.start_ticks)
-                    .and_then(|t| i64::try_from(t).ok()),
+                owner.and_then(start_ticks),
                 session.environment.hostname.as_ref(),
                 session.environment.machine_id.as_ref(),
             ],
@@ -68,6 +66,29 @@ pub(crate) fn insert_session(
                 args![&id, key, value],
             )?;
         }
+        Ok(())
+    })
+}
+
+/// The start time of `owner` as the `owner_start_ticks` column keeps it (a signed 64-bit
+/// integer; a value beyond it, which no kernel gives, is unknown).
+fn start_ticks(owner: &ProcessIdentity) -> Option<i64> {
+    owner.start_ticks.and_then(|t| i64::try_from(t).ok())
+}
+
+/// [`crate::Import::set_owner`]: the owner columns of a session still stored as `running`.
+pub(crate) fn set_owner(
+    store: &mut impl Engine,
+    session: Uuid,
+    owner: &ProcessIdentity,
+) -> Result<(), StoreError> {
+    let id = session.to_string();
+    store.write(|tx| {
+        tx.execute(
+            "UPDATE sessions SET owner_pid = $2, owner_boot_id = $3, owner_start_ticks = $4 \
+             WHERE id = $1 AND status = 'running'",
+            args![&id, owner.pid, owner.boot_id.as_deref(), start_ticks(owner)],
+        )?;
         Ok(())
     })
 }
