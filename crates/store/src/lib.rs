@@ -160,6 +160,11 @@ pub trait Store: Recorder<Error = StoreError> + Send {
     /// stopped, and its runs (empty for a session not stored). Two stores hold the same state
     /// of a session when these, its status and its end time agree.
     fn session_progress(&self, id: Uuid) -> Result<SessionProgress, StoreError>;
+    /// How far session `id` has been recorded: per configuration, how it stopped, its runs
+    /// and the end of the latest, read from the configurations alone (none for a session not
+    /// stored). Two stores whose marks of a session agree hold the same runs of it, as far as
+    /// a sync can tell without reading them.
+    fn session_mark(&self, id: Uuid) -> Result<SessionMark, StoreError>;
     /// A session with its configurations and runs; `load` says whether with the runs' monitor
     /// data (without it, every run's `monitors` is `None`).
     fn load_session(&self, id: Uuid, load: Load) -> Result<StoredSession, StoreError>;
@@ -508,6 +513,23 @@ impl SessionProgress {
                     .is_some_and(|now| stopped.is_none() || now == stopped)
             })
     }
+}
+
+/// How far a session has been recorded ([`Store::session_mark`]), by configuration.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SessionMark {
+    pub configurations: BTreeMap<Uuid, ConfigurationMark>,
+}
+
+/// How far a configuration has been recorded: kept with every run stored (schema version 12).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ConfigurationMark {
+    /// How it stopped; `None` while it is repeated.
+    pub stopped: Option<StopReason>,
+    /// Its runs, warmups included.
+    pub runs: u64,
+    /// The end of its latest run (`None` without runs).
+    pub last_run_ended_ns: Option<i64>,
 }
 
 /// What [`Import::extend`] did.

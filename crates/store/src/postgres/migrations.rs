@@ -60,6 +60,13 @@ const MIGRATIONS: &[Migration] = &[
         // A table of its own, read only by `vernier bisect`.
         additive: true,
     },
+    Migration {
+        version: 12,
+        name: "run_counts",
+        sql: include_str!("../../migrations/postgres/0012_run_counts.sql"),
+        // Columns with defaults, which a vernier of version 11 never names; it only reads.
+        additive: true,
+    },
 ];
 
 /// The oldest schema version whose vernier reads a database of [`SCHEMA_VERSION`]: the

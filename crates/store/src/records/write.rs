@@ -227,6 +227,20 @@ pub(crate) fn add_runs(
             })?;
         let configuration_key: i64 = row.get(0)?;
         let primary = row.text(1)?;
+        if let Some(last) = runs.iter().map(|r| r.ended_at_ns).max() {
+            // How far the configuration has been recorded (docs/schema.md, version 12), in the
+            // transaction that stores its runs: what a sync compares.
+            tx.execute(
+                "UPDATE configurations SET run_count = run_count + $2, last_run_ended_ns = \
+                 CASE WHEN last_run_ended_ns IS NULL OR last_run_ended_ns < $3 THEN $3 \
+                 ELSE last_run_ended_ns END WHERE key = $1",
+                args![
+                    configuration_key,
+                    i64::try_from(runs.len()).unwrap_or(i64::MAX),
+                    last
+                ],
+            )?;
+        }
         let mut others: Vec<(i64, &str, f64)> = Vec::new();
         let mut names: Option<monitors::Names> = None;
         for (chunk, texts) in runs
