@@ -9,6 +9,10 @@
 //!
 //! Record the session first, a few intervals of the real monitor:
 //! `vernier --db DB monitor latency --interval 1s --for 3s`.
+//!
+//! `long_session sync FROM TO` copies FROM to TO (a file or a PostgreSQL URL) as `vernier sync`
+//! does ([`vernier_store::copy_sessions`]) and prints the seconds it took: the store's share of
+//! a sync, without the command's start.
 
 use std::process::ExitCode;
 
@@ -19,11 +23,22 @@ const RUNS_PER_COMMIT: usize = 10_000;
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if let [sync, from, to] = args.as_slice() {
+        if sync == "sync" {
+            return match copy(from, to) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("long_session: sync {from} {to}: {e}");
+                    ExitCode::FAILURE
+                }
+            };
+        }
+    }
     let (db, runs, running) = match args.as_slice() {
         [db, runs] => (db, runs, false),
         [db, runs, flag] if flag == "running" => (db, runs, true),
         _ => {
-            eprintln!("usage: long_session DB RUNS [running]");
+            eprintln!("usage: long_session DB RUNS [running] | long_session sync FROM TO");
             return ExitCode::from(2);
         }
     };
@@ -38,6 +53,29 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+fn copy(from: &str, to: &str) -> Result<(), vernier_store::StoreError> {
+    use vernier_store::{Access, Location};
+    let source = vernier_store::open(&Location::parse(std::path::Path::new(from))?, Access::Read)?;
+    let mut target =
+        vernier_store::open(&Location::parse(std::path::Path::new(to))?, Access::Create)?;
+    let start = std::time::Instant::now();
+    let report = vernier_store::copy_sessions(source.as_ref(), target.as_mut(), |_| {})?;
+    #[allow(clippy::print_stdout)] // what it measured
+    {
+        println!(
+            "{:.3} s: {} copied ({} runs), {} extended (+{} runs), {} present, {} running",
+            start.elapsed().as_secs_f64(),
+            report.copied,
+            report.runs,
+            report.extended,
+            report.added_runs,
+            report.present,
+            report.running
+        );
+    }
+    Ok(())
 }
 
 fn grow(db: &str, target: usize, running: bool) -> Result<(), vernier_store::StoreError> {

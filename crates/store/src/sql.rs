@@ -333,6 +333,22 @@ impl<T: FromCell> FromCell for Option<T> {
     }
 }
 
+/// Checks that `params` holds whole rows of `columns` ([`Sql::insert_rows`]).
+pub(crate) fn check_rows(
+    table: &str,
+    columns: &[&str],
+    params: &[Param<'_>],
+) -> Result<(), StoreError> {
+    if columns.is_empty() || !params.len().is_multiple_of(columns.len()) {
+        return Err(StoreError::Invalid(format!(
+            "{} values for rows of {} columns of {table}",
+            params.len(),
+            columns.len()
+        )));
+    }
+    Ok(())
+}
+
 /// A connection inside a transaction, as the queries of both engines see it.
 pub(crate) trait Sql {
     fn dialect(&self) -> Dialect;
@@ -347,6 +363,21 @@ pub(crate) trait Sql {
         sql: &str,
         params: &[Param<'_>],
         each: &mut dyn FnMut(&Cells<'_>) -> Result<(), StoreError>,
+    ) -> Result<(), StoreError>;
+
+    /// Inserts rows into `columns` of `table` (our own names, never input): `params` holds
+    /// them one after the other, `columns.len()` values each, in the columns' order. It is
+    /// how a copy stores a session's many runs, so each engine takes the fastest way it has:
+    /// SQLite one prepared one-row statement executed for each row (a statement of many rows
+    /// keeps a statement journal to undo part of itself: https://www.sqlite.org/tempfiles.html
+    /// #statement_journal_files), PostgreSQL a binary COPY
+    /// (https://www.postgresql.org/docs/15/sql-copy.html), one round trip for all the rows,
+    /// which writes the values given for an identity column as they are.
+    fn insert_rows(
+        &mut self,
+        table: &str,
+        columns: &[&str],
+        params: &[Param<'_>],
     ) -> Result<(), StoreError>;
 
     /// The first row of a query, if any.

@@ -14,7 +14,7 @@ use super::codec::{from_json, stored_value, to_json};
 use super::read::ensure_exists;
 use super::Engine;
 use super::{histograms, monitors};
-use crate::sql::{args, Columns, Param};
+use crate::sql::{args, Columns, Dialect, Param, Sql};
 use crate::{DeleteReport, StoreError};
 
 /// Inserts a session row with its tags; `owner` is the process recording it (none for an
@@ -149,41 +149,66 @@ pub(crate) fn add_run(
     add_runs(store, configuration, std::slice::from_ref(run))
 }
 
-/// How many runs one INSERT statement stores: 19 parameters each, far below the parameter
-/// limits of both engines (SQLite's 32,766, PostgreSQL's 65,535). One statement for many rows
-/// is one round trip to a PostgreSQL server instead of hundreds, and one parse in SQLite.
-const RUNS_PER_INSERT: usize = 200;
-
-/// How many metric values one INSERT statement stores (3 parameters each).
-const VALUES_PER_INSERT: usize = 500;
-
 /// The columns of `runs` that [`add_runs`] writes, in the order of its parameters.
-const RUN_INSERT_COLUMNS: &str = "id, configuration_key, idx, warmup, round, \
-     preceding_executions, started_at_ns, ended_at_ns, value, user_cpu_ns, system_cpu_ns, \
-     voluntary_cs, involuntary_cs, max_rss_bytes, foreign_cpu_ns, controller_cpu_ns, \
-     load_cpu_ns, setup_steps, setup_changed";
-const RUN_INSERT_PARAMS: usize = 19;
+const RUN_COLUMNS: [&str; 20] = [
+    "key",
+    "id",
+    "configuration_key",
+    "idx",
+    "warmup",
+    "round",
+    "preceding_executions",
+    "started_at_ns",
+    "ended_at_ns",
+    "value",
+    "user_cpu_ns",
+    "system_cpu_ns",
+    "voluntary_cs",
+    "involuntary_cs",
+    "max_rss_bytes",
+    "foreign_cpu_ns",
+    "controller_cpu_ns",
+    "load_cpu_ns",
+    "setup_steps",
+    "setup_changed",
+];
 
-/// `INSERT INTO {table} ({columns}) VALUES ($1, ...), ...` for `rows` rows of `per_row`
-/// parameters each.
-fn insert_rows(table: &str, columns: &str, per_row: usize, rows: usize) -> String {
-    let mut sql = format!("INSERT INTO {table} ({columns}) VALUES ");
-    for row in 0..rows {
-        sql.push_str(if row == 0 { "(" } else { ", (" });
-        for column in 0..per_row {
-            if column > 0 {
-                sql.push_str(", ");
-            }
-            sql.push_str(&format!("${}", row * per_row + column + 1));
+/// Keys for `count` new rows of `table` (`runs`), taken inside the write transaction that
+/// stores them, so that the rows of their values, histograms and monitor data name them
+/// without reading them back: in PostgreSQL from the identity column's sequence (which other
+/// writers at once draw from too: the keys need not follow each other), in SQLite the ones
+/// after the largest stored, as SQLite itself chooses a rowid
+/// (https://www.sqlite.org/autoinc.html), which no other writer can take before the commit.
+fn new_keys(tx: &mut dyn Sql, table: &str, count: usize) -> Result<Vec<i64>, StoreError> {
+    let count = i64::try_from(count).map_err(|_| StoreError::Invalid("too many rows".into()))?;
+    match tx.dialect() {
+        Dialect::Postgres => {
+            let mut keys = Vec::with_capacity(usize::try_from(count).unwrap_or(0));
+            tx.query_each(
+                &format!(
+                    "SELECT nextval(pg_get_serial_sequence('{table}', 'key')) \
+                     FROM generate_series(1, $1)"
+                ),
+                args![count],
+                &mut |row| {
+                    keys.push(row.get(0)?);
+                    Ok(())
+                },
+            )?;
+            Ok(keys)
         }
-        sql.push(')');
+        Dialect::Sqlite => {
+            let last: i64 = tx
+                .query_one(&format!("SELECT coalesce(max(key), 0) FROM {table}"), &[])?
+                .get(0)?;
+            Ok((1..=count).map(|i| last + i).collect())
+        }
     }
-    sql
 }
 
 /// Stores `runs` of the configuration `configuration` in one transaction (the caller's, in an
-/// import), many to a statement: each run's row with its primary value, its other values, its
-/// histograms and its monitor data.
+/// import), each table's rows at once ([`Sql::insert_rows`]): each run's row with its primary
+/// value, its other values, its histograms and its monitor data.
 pub(crate) fn add_runs(
     store: &mut impl Engine,
     configuration: Uuid,
@@ -198,6 +223,9 @@ pub(crate) fn add_runs(
                 run.id
             )));
         }
+    }
+    if runs.is_empty() {
+        return Ok(());
     }
     let configuration_id = configuration.to_string();
     // Most runs have neither setup steps nor changed settings: no encoder for those.
@@ -215,6 +243,11 @@ pub(crate) fn add_runs(
             Ok((setup_steps, setup_changed))
         })
         .collect::<Result<Vec<(Option<String>, Option<String>)>, StoreError>>()?;
+    // The histograms' buckets encoded once, outside the transaction (which may run again).
+    let histograms = runs
+        .iter()
+        .map(|run| histograms::encode_all(&run.id, &run.histograms))
+        .collect::<Result<Vec<_>, StoreError>>()?;
     store.write(|tx| {
         let row = tx
             .query_opt(
@@ -241,80 +274,61 @@ pub(crate) fn add_runs(
                 ],
             )?;
         }
-        let mut others: Vec<(i64, &str, f64)> = Vec::new();
-        let mut names: Option<monitors::Names> = None;
-        for (chunk, texts) in runs
-            .chunks(RUNS_PER_INSERT)
-            .zip(texts.chunks(RUNS_PER_INSERT))
-        {
-            let mut params = Vec::with_capacity(chunk.len() * RUN_INSERT_PARAMS);
-            for (run, (setup_steps, setup_changed)) in chunk.iter().zip(texts) {
-                // The primary metric's value is a column of the run; the others are rows of
-                // run_values (docs/schema.md).
-                let value = run.values.get(primary).copied().map(stored_value);
-                params.extend_from_slice(args![
-                    &run.id,
-                    configuration_key,
-                    run.index,
-                    run.warmup,
-                    run.round,
-                    run.preceding_executions,
-                    run.started_at_ns,
-                    run.ended_at_ns,
-                    value,
-                    run.rusage.user_cpu_ns,
-                    run.rusage.system_cpu_ns,
-                    run.rusage.voluntary_cs,
-                    run.rusage.involuntary_cs,
-                    run.rusage.max_rss_bytes,
-                    run.foreign_cpu_ns,
-                    run.controller_cpu_ns,
-                    run.load_cpu_ns,
-                    setup_steps.as_deref().unwrap_or("[]"),
-                    setup_changed.as_deref().unwrap_or("[]"),
-                ]);
-            }
-            let sql = insert_rows("runs", RUN_INSERT_COLUMNS, RUN_INSERT_PARAMS, chunk.len());
-            // The keys the rows got, by id: RETURNING promises no order in either engine.
-            let mut keys: std::collections::HashMap<Uuid, i64> =
-                std::collections::HashMap::with_capacity(chunk.len());
-            tx.query_each(&format!("{sql} RETURNING key, id"), &params, &mut |row| {
-                keys.insert(row.get(1)?, row.get(0)?);
-                Ok(())
-            })?;
-            for run in chunk {
-                let run_key = *keys.get(&run.id).ok_or_else(|| {
-                    StoreError::Corrupt(format!("run {} was stored without a key", run.id))
-                })?;
-                histograms::insert(tx, run_key, &run.id, &run.histograms)?;
-                if let Some(data) = &run.monitors {
-                    // Read once for all the runs (insert keeps it up to date with the names
-                    // it adds), not once a run.
-                    let names = match &mut names {
-                        Some(names) => names,
-                        None => names.insert(monitors::Names::read(tx)?),
-                    };
-                    monitors::insert(tx, names, run_key, data)?;
-                }
-                others.extend(
-                    run.values
-                        .iter()
-                        .filter(|(metric, _)| *metric != primary)
-                        .map(|(metric, value)| (run_key, metric, stored_value(*value))),
-                );
-            }
+        let keys = new_keys(tx, "runs", runs.len())?;
+        let mut params = Vec::with_capacity(runs.len() * RUN_COLUMNS.len());
+        for ((run, (setup_steps, setup_changed)), key) in runs.iter().zip(&texts).zip(&keys) {
+            // The primary metric's value is a column of the run; the others are rows of
+            // run_values (docs/schema.md).
+            let value = run.values.get(primary).copied().map(stored_value);
+            params.extend_from_slice(args![
+                *key,
+                &run.id,
+                configuration_key,
+                run.index,
+                run.warmup,
+                run.round,
+                run.preceding_executions,
+                run.started_at_ns,
+                run.ended_at_ns,
+                value,
+                run.rusage.user_cpu_ns,
+                run.rusage.system_cpu_ns,
+                run.rusage.voluntary_cs,
+                run.rusage.involuntary_cs,
+                run.rusage.max_rss_bytes,
+                run.foreign_cpu_ns,
+                run.controller_cpu_ns,
+                run.load_cpu_ns,
+                setup_steps.as_deref().unwrap_or("[]"),
+                setup_changed.as_deref().unwrap_or("[]"),
+            ]);
         }
-        for chunk in others.chunks(VALUES_PER_INSERT) {
-            let params: Vec<Param<'_>> = chunk
+        tx.insert_rows("runs", &RUN_COLUMNS, &params)?;
+        let others: Vec<Param<'_>> = runs
+            .iter()
+            .zip(&keys)
+            .flat_map(|(run, key)| {
+                run.values
+                    .iter()
+                    .filter(|(metric, _)| *metric != primary)
+                    .flat_map(move |(metric, value)| {
+                        [
+                            Param::Int(*key),
+                            Param::Text(metric),
+                            Param::Real(stored_value(*value)),
+                        ]
+                    })
+            })
+            .collect();
+        tx.insert_rows("run_values", &["run_key", "metric", "value"], &others)?;
+        histograms::insert_all(tx, keys.iter().copied().zip(&histograms))?;
+        if runs.iter().any(|r| r.monitors.is_some()) {
+            let mut names = monitors::Names::read(tx)?;
+            let monitored = keys
                 .iter()
-                .flat_map(|(key, metric, value)| {
-                    [Param::Int(*key), Param::Text(metric), Param::Real(*value)]
-                })
-                .collect();
-            tx.execute(
-                &insert_rows("run_values", "run_key, metric, value", 3, chunk.len()),
-                &params,
-            )?;
+                .zip(runs)
+                .filter_map(|(key, run)| Some((*key, run.monitors.as_deref()?)));
+            monitors::insert_all(tx, &mut names, monitored)?;
         }
         Ok(())
     })

@@ -126,6 +126,25 @@ impl Sql for SqliteSql<'_> {
         }
         Ok(())
     }
+
+    fn insert_rows(
+        &mut self,
+        table: &str,
+        columns: &[&str],
+        params: &[Param<'_>],
+    ) -> Result<(), StoreError> {
+        crate::sql::check_rows(table, columns, params)?;
+        let slots: Vec<String> = (1..=columns.len()).map(|i| format!("?{i}")).collect();
+        let mut stmt = self.0.prepare_cached(&format!(
+            "INSERT INTO {table} ({}) VALUES ({})",
+            columns.join(", "),
+            slots.join(", ")
+        ))?;
+        for row in params.chunks(columns.len()) {
+            stmt.execute(rusqlite::params_from_iter(row))?;
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]
