@@ -35,6 +35,7 @@ pub mod monitors_why;
 pub mod profile;
 mod session_noise;
 pub mod summary;
+pub mod trace;
 pub mod warnings;
 
 pub use calibration::{estimate_calibration, CalibrationEstimate, CalibrationNote};
