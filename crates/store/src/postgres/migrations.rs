@@ -60,6 +60,14 @@ const MIGRATIONS: &[Migration] = &[
         // A table of its own, read only by `vernier bisect`.
         additive: true,
     },
+    Migration {
+        version: 12,
+        name: "run_traces",
+        sql: include_str!("../../migrations/postgres/0012_run_traces.sql"),
+        // A table of its own: a vernier of version 11 reads every run as before, without
+        // its traced latency.
+        additive: true,
+    },
 ];
 
 /// The oldest schema version whose vernier reads a database of [`SCHEMA_VERSION`]: the
@@ -265,9 +273,9 @@ mod tests {
             readable_by_of(&[step(6, false), step(7, false), step(8, true), step(9, true)]),
             7
         );
-        // The newest migrations (0010, the profiles table; 0011, the bisections table) only
-        // add tables.
-        assert_eq!(readable_by(), SCHEMA_VERSION - 2);
+        // The newest migrations (0010, the profiles table; 0011, the bisections table; 0012,
+        // the traces table) only add tables.
+        assert_eq!(readable_by(), SCHEMA_VERSION - 3);
     }
 
     #[test]
