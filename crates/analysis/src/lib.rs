@@ -49,7 +49,8 @@ pub use history::{
     Step,
 };
 pub use latency::{
-    latency_summary, worst_case, IntervalMax, LatencySummary, Percentile, ThreadLatency, WorstCase,
+    latency_summary, worst_case, IntervalMax, LatencySummary, Percentile, ThreadLatency,
+    TracedLatency, WorstCase,
 };
 pub use session_noise::{predicted_mdc, NoiseSource, DEFAULT_SESSION_NOISE, MDC_POWER};
 pub use summary::{
