@@ -41,6 +41,10 @@ pub struct Part {
 pub struct TraceAnalysis {
     pub threshold_ns: u64,
     pub latency_ns: u64,
+    /// The sample's programmed expiry and the thread's clock reading after it,
+    /// CLOCK_MONOTONIC nanoseconds.
+    pub expiry_ns: u64,
+    pub wake_ns: u64,
     /// The measurement thread.
     pub tid: i32,
     /// From the expiry to the entry of the interrupt that ran the thread's timer (its
@@ -246,6 +250,8 @@ pub fn analyze_trace(trace: &ThreadTrace) -> TraceAnalysis {
     TraceAnalysis {
         threshold_ns: trace.threshold_ns,
         latency_ns: latency,
+        expiry_ns: expiry,
+        wake_ns: trace.wake_ns,
         tid: trace.tid,
         irq_delay,
         from_idle,
