@@ -148,7 +148,8 @@ pub fn run_session(
     {
         return record_skipped(store.as_mut(), request, checked, environment, &reason);
     }
-    let findings = system_check(&checked.roots);
+    let mut findings = system_check(&checked.roots);
+    findings.extend(vernier_setup::trace_finding(&checked.setup_plan));
 
     let id = Uuid::new_v4();
     let record = host::session_record();

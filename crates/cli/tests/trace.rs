@@ -29,11 +29,13 @@ fn missing() -> Option<String> {
 
 /// The measured CPU: the last one this process may use, away from CPU 0's housekeeping.
 fn measured_cpu() -> usize {
+    // SAFETY: an all-zero cpu_set_t is a valid, empty set.
     let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
     // SAFETY: `set` is a valid cpu_set_t of the size given.
     let rc = unsafe { libc::sched_getaffinity(0, std::mem::size_of_val(&set), &mut set) };
     assert_eq!(rc, 0);
     (0..libc::CPU_SETSIZE as usize)
+        // SAFETY: `c` is below CPU_SETSIZE and `set` a valid set.
         .filter(|&c| unsafe { libc::CPU_ISSET(c, &set) })
         .next_back()
         .unwrap()
@@ -118,6 +120,7 @@ fn spin_on(cpu: usize, priority: i32, spin_ns: u64) -> Spin {
     std::thread::Builder::new()
         .name("vernier-spin".into())
         .spawn(move || {
+            // SAFETY: an all-zero cpu_set_t is a valid, empty set.
             let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
             // SAFETY: plain libc calls on this thread with valid arguments.
             unsafe {
@@ -225,7 +228,7 @@ fn a_spinning_fifo_thread_is_named_as_the_blocker_with_its_time() {
         let blocker = &a["threads"][0];
         eprintln!(
             "traced: latency {} ns, timer interrupt {} ns after the expiry, blocker {} (pid \
-             {}) {} ns ({:.1}%), spin {} ns from {} ns before the expiry",
+             {}) {} ns ({:.1}%), spin {} ns, the expiry {} ns after it began",
             a["latency_ns"],
             a["irq_delay"]["ns"],
             blocker["comm"],

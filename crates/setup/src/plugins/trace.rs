@@ -105,6 +105,33 @@ impl Plugin for TraceInstance {
     }
 }
 
+/// The finding a traced session records: what the instance records and what that costs the
+/// measurement, as `bench/trace-cost.sh` measured it (docs/why.md, "Traces").
+pub fn trace_finding(plan: &SetupPlan) -> Option<vernier_model::Finding> {
+    if !plan.steps.iter().any(|s| s.plugin == TRACE_STEP) {
+        return None;
+    }
+    Some(
+        vernier_model::Finding::new(
+            "latency-traced",
+            vernier_model::Severity::Info,
+            "latencies traced with ftrace",
+            format!(
+                "an ftrace instance recorded sched_switch, sched_wakeup, irq, softirq, hrtimer \
+                 and local-timer events on the measured CPUs during every measured run, until \
+                 the run's first sample above its trace threshold; {TRACE_COST}"
+            ),
+        )
+        .with_fix("compare traced runs with traced runs; leave trace= out for the figures"),
+    )
+}
+
+/// What tracing cost where it was measured (bench/trace-cost.sh; docs/why.md, "Traces").
+const TRACE_COST: &str = "on a 2-vCPU KVM guest, bench/trace-cost.sh measured runs with the \
+     events recording against runs without, interleaved: p50 6-11% higher (2-4 us), the run \
+     process's CPU time 5-10% higher, p99 within the noise of the runs (-1.5% to +12%); \
+     compare traced runs with traced runs";
+
 impl SetupPlan {
     /// Adds the session's ftrace instance on `cpus` (the CPUs of the configurations that
     /// trace), checked against the machine at `roots`. Nothing changes yet.
