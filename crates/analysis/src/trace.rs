@@ -138,7 +138,9 @@ pub fn analyze_trace(trace: &ThreadTrace) -> TraceAnalysis {
         .filter(|e| e.ts_ns >= expiry && e.name == "sched_switch")
         .find(|e| switched_in(e).is_some_and(|(pid, _, _)| pid == trace.tid))
         .map(|e| e.ts_ns);
-    let end = switch_in.unwrap_or(trace.wake_ns).clamp(expiry, trace.wake_ns);
+    let end = switch_in
+        .unwrap_or(trace.wake_ns)
+        .clamp(expiry, trace.wake_ns);
     let timer = events.iter().find(|e| {
         e.ts_ns >= expiry.saturating_sub(1_000)
             && e.ts_ns <= end
@@ -343,12 +345,36 @@ mod tests {
                 "sched_wakeup",
                 "comm=latency/1 pid=50 prio=49 target_cpu=001",
             ),
-            event(1_007, 77, "spin thread", "hrtimer_expire_exit", "hrtimer=00000000a"),
+            event(
+                1_007,
+                77,
+                "spin thread",
+                "hrtimer_expire_exit",
+                "hrtimer=00000000a",
+            ),
             event(1_008, 77, "spin thread", "local_timer_exit", "vector=236"),
-            event(2_000, 77, "spin thread", "softirq_entry", "vec=9 [action=RCU]"),
-            event(2_010, 77, "spin thread", "softirq_exit", "vec=9 [action=RCU]"),
+            event(
+                2_000,
+                77,
+                "spin thread",
+                "softirq_entry",
+                "vec=9 [action=RCU]",
+            ),
+            event(
+                2_010,
+                77,
+                "spin thread",
+                "softirq_exit",
+                "vec=9 [action=RCU]",
+            ),
             switch(3_000, ("spin thread", 77, 19), ("latency/1", 50, 49)),
-            event(3_006, 50, "latency/1", "tracing_mark_write", "vernier-latency ..."),
+            event(
+                3_006,
+                50,
+                "latency/1",
+                "tracing_mark_write",
+                "vernier-latency ...",
+            ),
         ];
         ThreadTrace {
             threshold_ns: 1_000_000,

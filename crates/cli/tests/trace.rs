@@ -22,7 +22,9 @@ fn missing() -> Option<String> {
         return Some("tracing needs root (tracefs, SCHED_FIFO)".into());
     }
     if !Path::new(TRACEFS).is_dir() {
-        return Some(format!("{TRACEFS} is absent (a kernel without CONFIG_TRACING)"));
+        return Some(format!(
+            "{TRACEFS} is absent (a kernel without CONFIG_TRACING)"
+        ));
     }
     None
 }
@@ -45,7 +47,9 @@ fn measured_cpu() -> usize {
 /// `current_tracer` when it is.
 fn tracing_state() -> (bool, Vec<String>, String, String) {
     let mounts = std::fs::read_to_string("/proc/mounts").unwrap();
-    let mounted = mounts.lines().any(|l| l.split(' ').nth(2) == Some("tracefs"));
+    let mounted = mounts
+        .lines()
+        .any(|l| l.split(' ').nth(2) == Some("tracefs"));
     if !mounted {
         return (false, Vec::new(), String::new(), String::new());
     }
@@ -213,7 +217,10 @@ fn a_spinning_fifo_thread_is_named_as_the_blocker_with_its_time() {
             String::from_utf8_lossy(&out.stderr)
         );
         let doc: serde_json::Value = vernier_json(&db, &["show", "--format", "json"]);
-        let traces = doc[0]["latency"]["traces"].as_array().cloned().unwrap_or_default();
+        let traces = doc[0]["latency"]["traces"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
         assert_eq!(traces.len(), 1, "one traced sample in the run: {doc}");
         let a = &traces[0]["analysis"];
         let expiry = a["expiry_ns"].as_u64().unwrap();
@@ -281,7 +288,11 @@ fn sigterm_during_a_traced_run_leaves_no_instance_and_tracing_as_before() {
     let instance = instance_of(pid);
     let deadline = Instant::now() + Duration::from_secs(30);
     while !instance.exists() {
-        assert!(Instant::now() < deadline, "no instance {}", instance.display());
+        assert!(
+            Instant::now() < deadline,
+            "no instance {}",
+            instance.display()
+        );
         assert!(run.try_wait().unwrap().is_none(), "the run ended early");
         std::thread::sleep(Duration::from_millis(5));
     }

@@ -56,7 +56,12 @@ pub fn parse_marker(fields: &str) -> Option<Marker> {
         return None;
     }
     let mut field = |name: &str| -> Option<u64> {
-        words.next()?.strip_prefix(name)?.strip_prefix('=')?.parse().ok()
+        words
+            .next()?
+            .strip_prefix(name)?
+            .strip_prefix('=')?
+            .parse()
+            .ok()
     };
     Some(Marker {
         thread: u32::try_from(field("thread")?).ok()?,
@@ -250,13 +255,18 @@ mod tests {
         assert_eq!(e.name, "sched_wakeup");
         assert!(e.fields.starts_with("comm=memfd:sealed-91 pid=14927"));
         // Without the flags column (irq-info off), with a tgid column, nine decimals.
-        let e = parse_line("  <idle>-0     (-------) [001] 12.000000005: local_timer_entry: vector=236")
-            .unwrap();
+        let e = parse_line(
+            "  <idle>-0     (-------) [001] 12.000000005: local_timer_entry: vector=236",
+        )
+        .unwrap();
         assert_eq!((e.comm.as_str(), e.pid, e.cpu), ("<idle>", 0, 1));
         assert_eq!((e.flags.as_str(), e.ts_ns), ("", 12_000_000_005));
         // A comm holding brackets and a dash followed by digits.
         let e = parse_line(" a [1]-b-7-42 [003] d.... 1.5: sched_switch: x=1").unwrap();
-        assert_eq!((e.comm.as_str(), e.pid, e.cpu, e.ts_ns), ("a [1]-b-7", 42, 3, 1_500_000_000));
+        assert_eq!(
+            (e.comm.as_str(), e.pid, e.cpu, e.ts_ns),
+            ("a [1]-b-7", 42, 3, 1_500_000_000)
+        );
         for not_an_event in [
             "# tracer: nop",
             "",
@@ -295,8 +305,10 @@ mod tests {
         assert_eq!(trace.tid, last.pid);
         assert!(trace.latency_ns > 1_000_000);
         assert_eq!(trace.wake_ns - trace.expiry_ns, trace.latency_ns);
-        assert!(trace.events.iter().all(|e| e.cpu == 1
-            && e.ts_ns + KEPT_BEFORE_EXPIRY_NS + 1_000 >= trace.expiry_ns));
+        assert!(trace
+            .events
+            .iter()
+            .all(|e| e.cpu == 1 && e.ts_ns + KEPT_BEFORE_EXPIRY_NS + 1_000 >= trace.expiry_ns));
         assert!(trace.events.len() < events.len());
         assert_eq!(trace.absent_events, vec!["x/y".to_string()]);
         // No marker of that thread, or none on that CPU.

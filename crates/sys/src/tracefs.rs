@@ -72,11 +72,17 @@ pub fn cpumask_hex(cpus: &[usize]) -> String {
 
 /// Mounts tracefs at `point` (mount(2), as `mount -t tracefs nodev POINT`).
 pub fn mount_tracefs(point: &Path) -> Result<(), SysError> {
-    let c = |s: &[u8]| std::ffi::CString::new(s).map_err(|_| SysError::Unsupported {
-        what: format!("mount point {}: holds a NUL byte", point.display()),
-    });
+    let c = |s: &[u8]| {
+        std::ffi::CString::new(s).map_err(|_| SysError::Unsupported {
+            what: format!("mount point {}: holds a NUL byte", point.display()),
+        })
+    };
     use std::os::unix::ffi::OsStrExt;
-    let (source, target, kind) = (c(b"nodev")?, c(point.as_os_str().as_bytes())?, c(b"tracefs")?);
+    let (source, target, kind) = (
+        c(b"nodev")?,
+        c(point.as_os_str().as_bytes())?,
+        c(b"tracefs")?,
+    );
     // SAFETY: valid NUL-terminated strings; no data argument.
     let rc = unsafe {
         libc::mount(

@@ -31,8 +31,7 @@ pub fn trace(args: TraceArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
     };
     let store = db::open_for_reading(db_arg)?;
     let id = resolve_one(store.as_ref(), &args.session)?;
-    let session =
-        vernier_app::database::load_for_display(store.as_ref(), id, Load::DISTRIBUTIONS)?;
+    let session = vernier_app::database::load_for_display(store.as_ref(), id, Load::DISTRIBUTIONS)?;
     let mut text = String::new();
     let mut matched = 0;
     for c in &session.configurations {
@@ -87,6 +86,9 @@ pub fn trace(args: TraceArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
     }
     // Stored text is printed escaped, as every command prints it.
     let text = crate::out::printable_lines(&text).into_owned();
-    stream_output(args.output.as_deref(), |w| Ok(w.write_all(text.as_bytes())?))?;
+    stream_output(
+        args.output.as_deref(),
+        |w| Ok(w.write_all(text.as_bytes())?),
+    )?;
     Ok(ExitCode::SUCCESS)
 }

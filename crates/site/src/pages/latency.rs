@@ -92,7 +92,11 @@ fn traced(all: &[(String, LatencySummary)]) -> maud::Markup {
             l.traces.iter().map(move |t| {
                 let a = &t.analysis;
                 let (blocker, blocked, blocked_share) = match a.blocker() {
-                    Some(b) => (format!("{} (pid {})", b.comm, b.pid), us(b.ns), share(b.share)),
+                    Some(b) => (
+                        format!("{} (pid {})", b.comm, b.pid),
+                        us(b.ns),
+                        share(b.share),
+                    ),
                     None => ("none".to_string(), "-".to_string(), "-".to_string()),
                 };
                 vec![

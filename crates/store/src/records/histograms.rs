@@ -71,8 +71,7 @@ pub(crate) fn insert(
 
 /// A traced latency as stored: JSON, DEFLATE-compressed.
 fn encode_trace(trace: &ThreadTrace) -> Result<Vec<u8>, StoreError> {
-    let json =
-        serde_json::to_vec(trace).map_err(|e| StoreError::Invalid(format!("trace: {e}")))?;
+    let json = serde_json::to_vec(trace).map_err(|e| StoreError::Invalid(format!("trace: {e}")))?;
     let mut encoder =
         flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::default());
     encoder
@@ -131,9 +130,11 @@ pub(crate) fn read_runs(
             buckets: decode(r.blob(11)?)
                 .map_err(|e| corrupt(format!("histogram of run key {run_key}: {e}")))?,
             trace: match r.get::<Option<Vec<u8>>>(12)? {
-                Some(bytes) => Some(Box::new(decode_trace(&bytes).map_err(|e| {
-                    corrupt(format!("trace of run key {run_key}: {e}"))
-                })?)),
+                Some(bytes) => {
+                    Some(Box::new(decode_trace(&bytes).map_err(|e| {
+                        corrupt(format!("trace of run key {run_key}: {e}"))
+                    })?))
+                }
                 None => None,
             },
         };
@@ -173,7 +174,12 @@ mod tests {
         };
         let bytes = encode_trace(&trace).unwrap();
         let json = serde_json::to_vec(&trace).unwrap();
-        assert!(bytes.len() < json.len() / 10, "{} of {}", bytes.len(), json.len());
+        assert!(
+            bytes.len() < json.len() / 10,
+            "{} of {}",
+            bytes.len(),
+            json.len()
+        );
         assert_eq!(decode_trace(&bytes).unwrap(), trace);
         assert!(decode_trace(&bytes[..bytes.len() / 2]).is_err());
     }
