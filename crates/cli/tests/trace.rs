@@ -38,8 +38,7 @@ fn measured_cpu() -> usize {
     assert_eq!(rc, 0);
     (0..libc::CPU_SETSIZE as usize)
         // SAFETY: `c` is below CPU_SETSIZE and `set` a valid set.
-        .filter(|&c| unsafe { libc::CPU_ISSET(c, &set) })
-        .next_back()
+        .rfind(|&c| unsafe { libc::CPU_ISSET(c, &set) })
         .unwrap()
 }
 
