@@ -372,6 +372,9 @@ fn figure(st: &BisectState, format: Format) -> Result<Vec<u8>> {
         higher_is_better: st.higher_is_better,
         points,
         steps,
+        episodes: Vec::new(),
+        drifts: Vec::new(),
+        cumulative: None,
     };
     let title = format!(
         "bisection {}: level by commit",
