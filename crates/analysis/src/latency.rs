@@ -102,6 +102,29 @@ pub struct LatencySummary {
     pub max_of_maxima_us: Option<f64>,
     /// Where the worst case happened and what its CPU did then.
     pub worst: Option<WorstCase>,
+    /// The traced samples (`latency:trace=US`): each measured run's first sample above the
+    /// threshold, explained from the kernel's events, in run order.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub traces: Vec<TracedLatency>,
+}
+
+/// One traced sample of a measured run and what the kernel's events say about it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TracedLatency {
+    /// The measured run (index among measured runs, from 0).
+    pub run: usize,
+    pub thread: u32,
+    pub cpu: Option<u32>,
+    pub analysis: crate::trace::TraceAnalysis,
+}
+
+impl LatencySummary {
+    /// The traced sample with the largest latency.
+    pub fn worst_trace(&self) -> Option<&TracedLatency> {
+        self.traces
+            .iter()
+            .max_by_key(|t| (t.analysis.latency_ns, std::cmp::Reverse(t.run)))
+    }
 }
 
 /// What the CPU of the worst case did during the run that had it, next to the other runs: the
@@ -182,10 +205,19 @@ pub fn worst_case(
 pub fn latency_summary(config: &StoredConfiguration, quantity: &str) -> Option<LatencySummary> {
     let mut merged: BTreeMap<u32, (RunHistogram, usize)> = BTreeMap::new();
     let mut interval_maxima = Vec::new();
+    let mut traces = Vec::new();
     let measured = config.runs.iter().filter(|r| !r.warmup);
     for (run_index, run) in measured.enumerate() {
         let mut worst: Option<(u64, Option<u32>)> = None;
         for h in run.histograms.iter().filter(|h| h.quantity == quantity) {
+            if let Some(trace) = &h.trace {
+                traces.push(TracedLatency {
+                    run: run_index,
+                    thread: h.thread,
+                    cpu: h.cpu,
+                    analysis: crate::trace::analyze_trace(trace),
+                });
+            }
             if h.count > 0 && worst.is_none_or(|(max, _)| h.max_ns > max) {
                 worst = Some((h.max_ns, h.cpu));
             }
@@ -250,6 +282,7 @@ pub fn latency_summary(config: &StoredConfiguration, quantity: &str) -> Option<L
         interval_maxima,
         max_of_maxima_us,
         worst: None,
+        traces,
     };
     // The period: the `interval` option in microseconds (latency, imported cyclictest).
     let period_us = match config.record.options.0.get("interval") {

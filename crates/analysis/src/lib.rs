@@ -35,6 +35,7 @@ pub mod monitors_why;
 pub mod profile;
 mod session_noise;
 pub mod summary;
+pub mod trace;
 pub mod warnings;
 
 pub use calibration::{estimate_calibration, CalibrationEstimate, CalibrationNote};
@@ -48,7 +49,8 @@ pub use history::{
     EpisodeSource, HistoryPoint, HistoryReport, HistorySeries, HistorySettings, Step,
 };
 pub use latency::{
-    latency_summary, worst_case, IntervalMax, LatencySummary, Percentile, ThreadLatency, WorstCase,
+    latency_summary, worst_case, IntervalMax, LatencySummary, Percentile, ThreadLatency,
+    TracedLatency, WorstCase,
 };
 pub use session_noise::{predicted_mdc, NoiseSource, DEFAULT_SESSION_NOISE, MDC_POWER};
 pub use summary::{

@@ -148,7 +148,8 @@ pub fn run_session(
     {
         return record_skipped(store.as_mut(), request, checked, environment, &reason);
     }
-    let findings = system_check(&checked.roots);
+    let mut findings = system_check(&checked.roots);
+    findings.extend(vernier_setup::trace_finding(&checked.setup_plan));
 
     let id = Uuid::new_v4();
     let record = host::session_record();
@@ -304,7 +305,10 @@ pub(crate) fn check(
     let monitors = monitors(&plan, &monitor_lists)?;
     let loads = vernier_load::LoadSet::parse(&load_lists)?;
     let roots = Roots::real();
-    let setup_plan = vernier_setup::plan_setup(&setup, &roots)?;
+    let mut setup_plan = vernier_setup::plan_setup(&setup, &roots)?;
+    if let Some(cpus) = traced_cpus(&plan, setup_plan.child.cpus.as_deref()) {
+        setup_plan.add_trace(&roots, &cpus)?;
+    }
     for skipped in &setup_plan.skipped {
         observer.notice(&Notice::SetupSkipped(skipped.clone()));
     }
@@ -357,6 +361,31 @@ pub(crate) fn check(
         exe,
         profiler,
     })
+}
+
+/// The CPUs that the plan's configurations trace (`latency:trace=US`): each one's `cpus`, or
+/// every CPU its runs may use (those `--setup pin` leaves, or this process's); `None` when
+/// none traces.
+fn traced_cpus(plan: &vernier_engine::Plan, pinned: Option<&[usize]>) -> Option<Vec<usize>> {
+    let mut cpus: Vec<usize> = Vec::new();
+    let mut any = false;
+    for c in &plan.configurations {
+        if c.info.name() != "latency" {
+            continue;
+        }
+        let Some(traced) = vernier_bench::latency::traced_cpus(&c.options) else {
+            continue;
+        };
+        any = true;
+        let all = || match pinned {
+            Some(p) => p.to_vec(),
+            None => vernier_sys::affinity::current_affinity().unwrap_or_default(),
+        };
+        cpus.extend(traced.unwrap_or_else(all));
+    }
+    cpus.sort_unstable();
+    cpus.dedup();
+    any.then_some(cpus)
 }
 
 /// What `perf record` needs of this machine, when the settings ask for profiled runs: perf

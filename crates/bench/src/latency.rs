@@ -78,7 +78,7 @@ impl Benchmark for Latency {
             metric,
         )
         .with_secondary_metrics(secondary_metrics)
-        .with_options(options())
+        .with_options(options().into_iter().chain([trace_option()]).collect())
     }
 
     /// A thread per CPU besides the run's process, a recording per thread, CPUs the run may
@@ -131,19 +131,38 @@ impl Benchmark for Latency {
                 .ok()
             })
             .flatten();
-        let outcome = measure_on(&cpus, &mut recordings, &settings);
+        // Armed last, so that the buffer holds the run's events, not its preparation's.
+        let trace = match (settings.trace_ns, &ctx.trace_instance) {
+            (Some(_), _) if ctx.warmup => None,
+            (Some(threshold_ns), Some(dir)) => Some(ArmedTrace::arm(dir, threshold_ns)?),
+            (Some(_), None) => {
+                return Err(BenchError::NotPermitted(
+                    "trace=: the run has no ftrace instance (the session sets one up when \
+                     tracefs is there and vernier runs as root)"
+                        .into(),
+                ))
+            }
+            (None, _) => None,
+        };
+        let outcome = measure_on(&cpus, &mut recordings, &settings, trace.as_ref());
+        if let Some(t) = &trace {
+            t.stop();
+        }
         let dma_latency_held = held.is_some();
         drop(held);
         if locked {
             vernier_sys::memlock::unlock_all();
         }
         outcome?;
-        let histograms: Vec<_> = recordings
+        let mut histograms: Vec<_> = recordings
             .iter()
             .zip(&cpus)
             .enumerate()
             .map(|(thread, (r, &cpu))| r.finish(LATENCY, thread as u32, Some(cpu as u32)))
             .collect();
+        if let Some((thread, traced)) = trace.and_then(|t| t.collect(&cpus)) {
+            histograms[thread].trace = Some(Box::new(traced));
+        }
         let mut values = latency_values(&histograms).map_err(BenchError::Worker)?;
         values.insert(MEMORY_LOCKED.into(), f64::from(u8::from(locked)));
         values.insert(
@@ -211,6 +230,36 @@ pub(crate) fn options() -> Vec<OptionSpec> {
     ]
 }
 
+/// `trace=US`: trace the kernel's events on the measured CPUs and keep them for the first
+/// sample above US of every run (cyclictest's `-b US --tracemark`, without ending the
+/// measurement). Only `latency` has it: cyclictest's `-b` stops its measurement at the first
+/// such sample and writes to the top-level trace, not to the session's instance.
+fn trace_option() -> OptionSpec {
+    OptionSpec::new(
+        "trace",
+        OptionKind::Micros {
+            min: 1,
+            max: 1_000_000,
+        },
+        OptionDefault::Unset("off".into()),
+    )
+    .unit("us")
+    .help(
+        "trace the measured CPUs (ftrace: sched, irq, softirq, timer events) and keep the \
+         milliseconds before the first sample above this of every run (root; docs/why.md)",
+    )
+}
+
+/// The CPUs a configuration traces (`trace=US` set): those of `cpus`, `None` for every CPU
+/// the run may use; the outer `None` when it does not trace.
+pub fn traced_cpus(options: &Options) -> Option<Option<Vec<usize>>> {
+    options.get("trace")?;
+    Some(match options.text("cpus") {
+        ALL_CPUS => None,
+        text => vernier_sys::cpulist::parse_cpu_list(text).ok(),
+    })
+}
+
 /// A run's options, read and checked.
 pub(crate) struct Settings {
     pub(crate) interval_ns: u64,
@@ -220,6 +269,8 @@ pub(crate) struct Settings {
     pub(crate) priority: i32,
     pub(crate) policy: Policy,
     pub(crate) dma_latency: bool,
+    /// `trace=US` in nanoseconds (latency only).
+    pub(crate) trace_ns: Option<u64>,
 }
 
 impl Settings {
@@ -289,6 +340,10 @@ impl Settings {
             priority: uint(info, options, "priority")? as i32,
             policy: [Policy::Fifo, Policy::Rr, Policy::Other][choice(info, options, "policy")?],
             dma_latency: choice(info, options, "dma_latency")? == 0,
+            trace_ns: match options.get("trace") {
+                Some(OptionValue::UInt(us)) => Some(us * 1_000),
+                _ => None,
+            },
         })
     }
 }
@@ -299,12 +354,16 @@ fn measure_on(
     cpus: &[usize],
     recordings: &mut [Recording],
     settings: &Settings,
+    trace: Option<&ArmedTrace>,
 ) -> Result<(), BenchError> {
     let threads = cpus
         .iter()
         .zip(recordings.iter_mut())
-        .map(|(&cpu, recording)| {
+        .enumerate()
+        .map(|(index, (&cpu, recording))| {
             let thread = MeasurementThread {
+                index: index as u32,
+                trace,
                 cpu: CpuSet::new(&[cpu]),
                 policy: settings.policy,
                 priority: settings.priority,
@@ -322,7 +381,10 @@ fn measure_on(
 }
 
 /// One measurement thread: its CPU, its policy, the loop's timing and the start line.
-struct MeasurementThread {
+struct MeasurementThread<'t> {
+    /// Its index among the run's threads.
+    index: u32,
+    trace: Option<&'t ArmedTrace>,
     cpu: CpuSet,
     policy: Policy,
     priority: i32,
@@ -330,7 +392,7 @@ struct MeasurementThread {
     duration_ns: u64,
 }
 
-impl MeasurementThread {
+impl MeasurementThread<'_> {
     /// Pins the thread and sets its policy (each thread sets its own, as cyclictest's do),
     /// waits at the start line, measures, and goes back to SCHED_OTHER (as cyclictest's
     /// threads do at their end).
@@ -340,7 +402,8 @@ impl MeasurementThread {
         if !gate.ready_and_wait() {
             return Ok(());
         }
-        let measured = measure(recording, self.interval_ns, self.duration_ns);
+        let traced = self.trace.map(|t| (t, self.index));
+        let measured = measure(recording, self.interval_ns, self.duration_ns, traced);
         // The thread ends right after; a failure to switch back changes nothing.
         let _ = set_thread_policy(Policy::Other, 0);
         measured.map_err(|errno| BenchError::Syscall {
@@ -352,15 +415,26 @@ impl MeasurementThread {
 
 /// cyclictest's loop in MODE_CLOCK_NANOSLEEP with TIMER_ABSTIME on CLOCK_MONOTONIC, for
 /// `duration_ns` (it stops after the first wake-up at or past the end, as cyclictest's `-D`).
-/// Only records into `recording`; the error is the errno of a failed sleep.
-fn measure(recording: &mut Recording, interval_ns: u64, duration_ns: u64) -> Result<(), i32> {
+/// Only records into `recording`, and with `trace` (the armed instance and this thread's index)
+/// marks and stops the trace at the first sample above its threshold; the error is the errno
+/// of a failed sleep.
+fn measure(
+    recording: &mut Recording,
+    interval_ns: u64,
+    duration_ns: u64,
+    trace: Option<(&ArmedTrace, u32)>,
+) -> Result<(), i32> {
     let mut now = monotonic_ns();
     let stop = now.saturating_add(duration_ns);
     let mut next = now + interval_ns;
     loop {
         sleep_until(next)?;
         now = monotonic_ns();
-        recording.record(now.saturating_sub(next));
+        let latency = now.saturating_sub(next);
+        recording.record(latency);
+        if let Some((trace, thread)) = trace {
+            trace.sample(thread, latency, next, now);
+        }
         let (following, skipped) = advance(next, now, interval_ns);
         next = following;
         if skipped > 0 {
@@ -369,6 +443,103 @@ fn measure(recording: &mut Recording, interval_ns: u64, duration_ns: u64) -> Res
         if now >= stop {
             return Ok(());
         }
+    }
+}
+
+/// The session's ftrace instance as a run uses it (cyclictest's `-b US --tracemark`,
+/// src/cyclictest/cyclictest.c `tracemark()`): cleared and switched on before the run; at the
+/// first sample above the threshold, in any thread, a marker line naming the sample and
+/// `tracing_on` 0, so that the buffer ends with what led to it; the measurement goes on.
+struct ArmedTrace {
+    dir: std::path::PathBuf,
+    marker: std::fs::File,
+    on: std::fs::File,
+    threshold_ns: u64,
+    tripped: std::sync::atomic::AtomicBool,
+}
+
+impl ArmedTrace {
+    /// Clears the instance at `dir` (opening its `trace` for writing with truncation empties
+    /// the buffer) and starts it.
+    fn arm(dir: &std::path::Path, threshold_ns: u64) -> Result<Self, BenchError> {
+        let open = |name: &str, truncate: bool| {
+            let path = dir.join(name);
+            std::fs::OpenOptions::new()
+                .write(true)
+                .truncate(truncate)
+                .open(&path)
+                .map_err(|e| BenchError::Trace(format!("{}: {e}", path.display())))
+        };
+        drop(open("trace", true)?);
+        let trace = ArmedTrace {
+            dir: dir.to_path_buf(),
+            marker: open("trace_marker", false)?,
+            on: open("tracing_on", false)?,
+            threshold_ns,
+            tripped: std::sync::atomic::AtomicBool::new(false),
+        };
+        trace.switch(true)?;
+        Ok(trace)
+    }
+
+    fn switch(&self, on: bool) -> Result<(), BenchError> {
+        use std::os::unix::fs::FileExt;
+        self.on
+            .write_at(if on { b"1" } else { b"0" }, 0)
+            .map(|_| ())
+            .map_err(|e| BenchError::Trace(format!("{}/tracing_on: {e}", self.dir.display())))
+    }
+
+    /// After each sample: the first above the threshold is marked and stops the trace. No
+    /// allocation: the marker is formatted on the stack.
+    #[inline]
+    fn sample(&self, thread: u32, latency_ns: u64, expiry_ns: u64, wake_ns: u64) {
+        use std::sync::atomic::Ordering;
+        if latency_ns <= self.threshold_ns || self.tripped.swap(true, Ordering::Relaxed) {
+            return;
+        }
+        let marker = vernier_formats::ftrace::Marker {
+            thread,
+            latency_ns,
+            expiry_ns,
+            wake_ns,
+        };
+        let mut buf = [0u8; 128];
+        if let Some(n) = vernier_formats::ftrace::format_marker(&marker, &mut buf) {
+            use std::io::Write;
+            // A lost marker leaves the run without a trace, which `collect` says by finding
+            // none; the measurement goes on either way.
+            let _ = (&self.marker).write(&buf[..n]);
+        }
+        let _ = self.switch(false);
+    }
+
+    /// Stops the trace at the run's end (no sample crossed the threshold) or again.
+    fn stop(&self) {
+        let _ = self.switch(false);
+    }
+
+    /// The traced sample, if one crossed the threshold: the thread's index and the events of
+    /// its CPU before it, read from the CPU's own buffer (`per_cpu/cpuN/trace`).
+    fn collect(&self, cpus: &[usize]) -> Option<(usize, vernier_model::ThreadTrace)> {
+        if !self.tripped.load(std::sync::atomic::Ordering::Relaxed) {
+            return None;
+        }
+        let absent =
+            vernier_sys::tracefs::absent_events(&self.dir, vernier_model::trace::TRACE_EVENTS);
+        cpus.iter().enumerate().find_map(|(thread, &cpu)| {
+            let path = self.dir.join(format!("per_cpu/cpu{cpu}/trace"));
+            let text = std::fs::read_to_string(path).ok()?;
+            let events = vernier_formats::ftrace::parse_events(&text);
+            vernier_formats::ftrace::keep_window(
+                events,
+                cpu as u32,
+                thread as u32,
+                self.threshold_ns,
+                absent.clone(),
+            )
+            .map(|t| (thread, t))
+        })
     }
 }
 

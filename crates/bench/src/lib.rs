@@ -49,6 +49,8 @@ pub struct RunContext {
     /// process; more in the run process of a benchmark that [`Benchmark::measures_a_fresh_process`],
     /// which serves all of a configuration's runs.
     pub runs_before: u32,
+    /// The session's ftrace instance, for a configuration that traces (`latency:trace=US`).
+    pub trace_instance: Option<PathBuf>,
 }
 
 /// The values one run measured: metric name -> value. The primary metric must be present.
@@ -94,6 +96,9 @@ pub enum BenchError {
     /// The configuration needs something this process may not have here: a privilege, a CPU.
     #[error("{0}")]
     NotPermitted(String),
+    /// The session's ftrace instance could not be armed or stopped (`latency:trace=US`).
+    #[error("trace: {0}")]
+    Trace(String),
 }
 
 impl BenchError {

@@ -284,6 +284,7 @@ mod tests {
                 index,
                 work_dir: None,
                 runs_before: 0,
+                trace_instance: None,
             },
         )
         .map(|m| m.values["value"])
@@ -324,6 +325,7 @@ mod tests {
             index,
             work_dir: None,
             runs_before: 0,
+            trace_instance: None,
         };
         let a: Vec<f64> = (0..5)
             .map(|i| Mock.run(&o, &ctx(i)).unwrap().values["value"])

@@ -175,6 +175,9 @@ pub enum Command {
     Merge(MergeArgs),
     /// Draw a figure of stored results as SVG or PNG: box, latency, line, forest, monitor, bars
     Plot(PlotArgs),
+    /// Print or write the kernel's events of a session's traced latencies (`latency:trace=US`)
+    /// in ftrace's text form, as `trace-cmd report` prints them
+    Trace(TraceArgs),
     /// Write the results website into a directory: every page and figure as files that work
     /// offline, from file:// or any static web server (docs/report.md)
     Report(ReportArgs),
@@ -603,6 +606,23 @@ pub struct ShowArgs {
     /// defaults out; `--format json` always has them all)
     #[arg(short, long)]
     pub verbose: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct TraceArgs {
+    /// A session id (or a unique prefix), `latest` or `latest~N`
+    #[arg(default_value = "latest", value_name = "SESSION")]
+    pub session: String,
+
+    /// Only the configurations this SPEC names, e.g. `latency:cpus=1` (options not given match
+    /// any value) [default: every configuration]
+    #[arg(long, value_name = "SPEC")]
+    pub config: Option<String>,
+
+    /// Write to FILE (replaced whole, or left as it was on an error); `-` is standard output
+    /// [default: standard output]
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

@@ -76,6 +76,7 @@ impl Executor for InProcess {
             index: r.index,
             work_dir: None,
             runs_before: 0,
+            trace_instance: None,
         };
         let m = bench
             .run(&r.options, &ctx)

@@ -200,6 +200,7 @@ fn measure(request: &ChildRequest, find: Finder<'_>, runs_before: u32) -> ChildR
         index: request.index,
         work_dir: request.work_dir.clone(),
         runs_before,
+        trace_instance: request.setup.trace_instance.clone(),
     };
     match benchmark.run(&request.options, &ctx) {
         Ok(m) => ChildReply::Measured {

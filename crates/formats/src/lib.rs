@@ -13,6 +13,7 @@ use uuid::Uuid;
 
 pub mod cyclictest;
 pub mod export;
+pub mod ftrace;
 pub mod hyperfine;
 mod ids;
 pub mod import;

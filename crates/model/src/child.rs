@@ -12,4 +12,8 @@ pub struct ChildSetup {
     pub rt_priority: Option<i32>,
     /// Restrict the child to these CPUs.
     pub cpus: Option<Vec<usize>>,
+    /// The session's ftrace instance (a directory of tracefs), when a configuration traces
+    /// its worst latencies (`latency:trace=US`): the child arms it, marks and stops it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace_instance: Option<std::path::PathBuf>,
 }

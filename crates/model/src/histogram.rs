@@ -60,6 +60,10 @@ pub struct RunHistogram {
     /// exported in HdrHistogram's V2 + DEFLATE encoding.
     #[serde(serialize_with = "encode_buckets", deserialize_with = "decode_buckets")]
     pub buckets: Vec<(u64, u64)>,
+    /// The kernel's events before the thread's first sample above `latency:trace=US`, when
+    /// the run was traced and a sample went above it ([`crate::trace`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<Box<crate::trace::ThreadTrace>>,
 }
 
 /// Why histogram counts could not be encoded or decoded.
@@ -180,6 +184,7 @@ impl Recording {
             overflows: self.overflows,
             missed: self.missed,
             buckets: buckets_of(&self.counts),
+            trace: None,
         }
     }
 }

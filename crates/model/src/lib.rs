@@ -22,6 +22,7 @@ pub mod recorder;
 pub mod settings;
 pub mod spec;
 pub mod text;
+pub mod trace;
 pub mod validate;
 pub mod values;
 
@@ -44,4 +45,5 @@ pub use recorder::Recorder;
 pub use settings::{level_percent, Settings, SettingsLayer, StoppingRule, CONFIDENCE_LEVEL};
 pub use spec::{parse_spec, parse_spec_list, Spec, SpecError, SpecProblem};
 pub use text::{escape_controls, Texts};
+pub use trace::{ThreadTrace, TraceEvent};
 pub use values::{MetricName, RunValues};

@@ -33,6 +33,7 @@ use crate::record::{
     StopReason, StoredConfiguration, StoredSession,
 };
 use crate::settings::{Settings, StoppingRule};
+use crate::trace::{ThreadTrace, TraceEvent};
 use crate::values::RunValues;
 
 /// The first character of `text` that vernier never stores, if any.
@@ -288,6 +289,7 @@ macro_rules! no_texts {
 
 no_texts!(
     u32,
+    i32,
     u64,
     i64,
     f64,
@@ -470,6 +472,26 @@ texts!(RunHistogram {
     overflows,
     missed,
     buckets,
+    trace,
+});
+texts!(ThreadTrace {
+    threshold_ns,
+    latency_ns,
+    expiry_ns,
+    wake_ns,
+    tid,
+    absent_events,
+    truncated,
+    events,
+});
+texts!(TraceEvent {
+    ts_ns,
+    cpu,
+    pid,
+    comm,
+    flags,
+    name,
+    fields,
 });
 texts!(RunMonitorData {
     series,

@@ -329,6 +329,7 @@ mod tests {
             interval_maxima: Vec::new(),
             max_of_maxima_us: None,
             worst: None,
+            traces: Vec::new(),
         }
     }
 

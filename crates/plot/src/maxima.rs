@@ -192,6 +192,7 @@ pub(crate) fn intervals(n: i64, every_ns: i64) -> LatencySummary {
             .collect(),
         max_of_maxima_us: Some(19.0 + n as f64),
         worst: None,
+        traces: Vec::new(),
     }
 }
 

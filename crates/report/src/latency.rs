@@ -99,6 +99,7 @@ pub fn latency_text(summary: &LatencySummary) -> String {
     if let Some(worst) = &summary.worst {
         out.push_str(&worst_text(worst, summary.runs));
     }
+    out.push_str(&crate::trace::trace_text(summary));
     out.push_str(&histogram_text(summary));
     out
 }
@@ -373,6 +374,7 @@ mod tests {
             interval_maxima: Vec::new(),
             max_of_maxima_us: None,
             worst: None,
+            traces: Vec::new(),
         }
     }
 

@@ -14,5 +14,6 @@ pub mod markup;
 pub mod monitors;
 pub mod profile;
 pub mod table;
+pub mod trace;
 pub mod units;
 pub mod why;

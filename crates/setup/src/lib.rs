@@ -57,6 +57,7 @@ pub use check::{
 };
 pub use error::SetupError;
 pub use guard::{RunStepReport, SetupGuard};
+pub use plugins::trace::{trace_finding, TRACE_STEP};
 pub use plugins::{plan_setup, registry, Entry, PlannedStep, SetupPlan, Skipped, When};
 pub use record::{check_absent, restore_from_record, Change, RestoreRecord};
 pub use spec::parse_setup_list;

@@ -41,6 +41,11 @@ pub enum Change {
     /// (Documentation/power/pm_qos_interface.rst), so there is nothing to replay; listed so
     /// the record tells the whole story.
     DmaLatency { path: PathBuf, latency_us: i32 },
+    /// tracefs mounted at `path` for the session (it was not mounted); restore unmounts it.
+    MountTracefs { path: PathBuf },
+    /// The session's ftrace instance at `path` on `cpus` (`latency:trace=US`); restore stops
+    /// and removes it, which frees its buffer.
+    TraceInstance { path: PathBuf, cpus: Vec<usize> },
 }
 
 impl Change {
@@ -63,6 +68,12 @@ impl Change {
             Change::DmaLatency { path, latency_us } => {
                 format!("{} held at {latency_us} us", path.display())
             }
+            Change::MountTracefs { path } => format!("tracefs mounted at {}", path.display()),
+            Change::TraceInstance { path, cpus } => format!(
+                "ftrace instance {} on CPUs {}",
+                path.display(),
+                vernier_sys::cpulist::format_cpu_list(cpus)
+            ),
         }
     }
 
@@ -88,6 +99,10 @@ impl Change {
             Change::DmaLatency { path, latency_us } => {
                 crate::plugins::dma_latency::hold(path, *latency_us).map(Some)
             }
+            Change::MountTracefs { path } => crate::plugins::trace::mount(path).map(|()| None),
+            Change::TraceInstance { path, cpus } => {
+                crate::plugins::trace::create(path, cpus).map(|()| None)
+            }
         }
     }
 
@@ -95,7 +110,11 @@ impl Change {
     /// it can fail half-way: a swap reset that fails between swapoff and swapon is repaired
     /// by restoring.
     pub(crate) fn registered_first(&self) -> bool {
-        matches!(self, Change::SwapAreas { .. })
+        // An instance made half-way (created, an event refused) is removed by restoring.
+        matches!(
+            self,
+            Change::SwapAreas { .. } | Change::TraceInstance { .. } | Change::MountTracefs { .. }
+        )
     }
 
     /// Undoes the change. Idempotent: writing a previous value twice or switching on an
@@ -105,6 +124,8 @@ impl Change {
             Change::WriteFile { path, previous, .. } => write_value(path, previous),
             Change::SwapAreas { areas } => swap::ensure_active(areas),
             Change::DmaLatency { .. } => Ok(()),
+            Change::MountTracefs { path } => crate::plugins::trace::unmount(path),
+            Change::TraceInstance { path, .. } => crate::plugins::trace::remove(path),
         }
     }
 }

@@ -534,6 +534,27 @@ fn a_load_of_chosen_runs_holds_only_them() {
                 overflows: 0,
                 missed: 0,
                 buckets: vec![(1_000 + i, 1), (2_000 + i, 1), (3_000 + i, 1)],
+                // One run's thread was traced (`latency:trace=US`): the trace goes along.
+                trace: (i == 0).then(|| {
+                    Box::new(vernier_model::ThreadTrace {
+                        threshold_ns: 2_000,
+                        latency_ns: 3_000,
+                        expiry_ns: 10_000,
+                        wake_ns: 13_000,
+                        tid: 42,
+                        absent_events: vec!["irq_vectors/local_timer_entry".into()],
+                        truncated: false,
+                        events: vec![vernier_model::TraceEvent {
+                            ts_ns: 12_000,
+                            cpu: 1,
+                            pid: 7,
+                            comm: "spin thread".into(),
+                            flags: "d..2.".into(),
+                            name: "sched_switch".into(),
+                            fields: "prev_comm=spin thread prev_pid=7".into(),
+                        }],
+                    })
+                }),
             }];
         }
         let other = stored_session(5_000, &[7.0]);

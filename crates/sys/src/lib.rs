@@ -21,6 +21,7 @@ pub mod process;
 pub mod procstat;
 pub mod roots;
 pub mod sched;
+pub mod tracefs;
 
 pub use error::SysError;
 pub use limits::{LimitError, MachineLimits, PrivilegeError};

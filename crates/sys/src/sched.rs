@@ -129,6 +129,7 @@ mod tests {
         let child = ChildSetup {
             rt_priority: Some(10),
             cpus: Some(vec![online[0]]),
+            ..ChildSetup::default()
         };
         let (policy, prio, cpus) = std::thread::spawn(move || {
             apply_child_setup(&child).unwrap();

@@ -93,7 +93,7 @@ fn spec_name<'a>(arg: &str, benchmarks: &'a [BenchmarkInfo]) -> Option<&'a Bench
 /// The configurations a SPEC names: its benchmark, and each option given with the values of
 /// its list, parsed by the function `vernier run` plans with (so `interval=1ms` matches a
 /// stored 1000).
-fn filter(text: &str, info: &BenchmarkInfo) -> Result<ConfigFilter> {
+pub(crate) fn filter(text: &str, info: &BenchmarkInfo) -> Result<ConfigFilter> {
     let spec = parse_benchmark_spec(text)?;
     let mut options: Vec<(String, Vec<OptionValue>)> = Vec::new();
     for combo in expand(&spec) {

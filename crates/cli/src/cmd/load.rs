@@ -38,6 +38,7 @@ fn run_hackbench(p: &HackbenchParams) -> Result<(), String> {
         index: 0,
         work_dir: None,
         runs_before: 0,
+        trace_instance: None,
     };
     bench
         .run(&options, &context)

@@ -26,6 +26,7 @@ mod show;
 mod sync;
 mod system;
 mod tag;
+mod trace;
 
 use std::process::ExitCode;
 
@@ -57,6 +58,7 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::Sync(args) => sync::sync(args, db),
         Command::Merge(args) => merge::merge(args),
         Command::Plot(args) => plot::plot(args, db),
+        Command::Trace(args) => trace::trace(args, db),
         Command::Report(args) => report::report(args, db),
         Command::Serve(args) => serve::serve(args, db),
         Command::Completions { shell } => docs::completions(shell),

@@ -20,6 +20,7 @@ mod pin;
 mod rt;
 mod swap_reset;
 mod sysctl;
+pub(crate) mod trace;
 pub(crate) mod turbo;
 
 use std::ffi::CString;
@@ -332,7 +333,8 @@ mod tests {
             plan.child,
             ChildSetup {
                 rt_priority: permitted.then_some(50),
-                cpus: Some(vec![1])
+                cpus: Some(vec![1]),
+                ..ChildSetup::default()
             }
         );
         let session: Vec<&str> = plan.session_steps().map(|s| s.plugin.as_str()).collect();

@@ -39,6 +39,7 @@ pub fn latency(site: &Site) -> String {
                 &cpu_rows(&all),
                 &[2, 3, 4, 5, 6, 7, 8, 9],
             ))
+            (traced(&all))
             @if site.has_maxima(i) {
                 (html::figure(
                     &format!("latency/{i}-maxima.svg"),
@@ -77,6 +78,74 @@ fn cpu_rows(all: &[(String, LatencySummary)]) -> Vec<Vec<String>> {
             })
         })
         .collect()
+}
+
+/// The traced latencies beside the histogram (`latency:trace=US`, docs/why.md "Traces"): per
+/// traced sample what the kernel's events say about it, as `show` prints it; nothing without
+/// one.
+fn traced(all: &[(String, LatencySummary)]) -> maud::Markup {
+    let us = |ns: u64| num(Some(ns as f64 / 1_000.0));
+    let share = |s: f64| format!("{:.1}%", s * 100.0);
+    let rows: Vec<Vec<String>> = all
+        .iter()
+        .flat_map(|(name, l)| {
+            l.traces.iter().map(move |t| {
+                let a = &t.analysis;
+                let (blocker, blocked, blocked_share) = match a.blocker() {
+                    Some(b) => (
+                        format!("{} (pid {})", b.comm, b.pid),
+                        us(b.ns),
+                        share(b.share),
+                    ),
+                    None => ("none".to_string(), "-".to_string(), "-".to_string()),
+                };
+                vec![
+                    name.clone(),
+                    (t.run + 1).to_string(),
+                    t.cpu.map_or_else(|| "-".to_string(), |c| format!("CPU{c}")),
+                    us(a.latency_ns),
+                    a.irq_delay.map_or_else(|| "-".to_string(), |d| us(d.ns)),
+                    us(a.irq.ns),
+                    us(a.softirq.ns),
+                    blocker,
+                    blocked,
+                    blocked_share,
+                ]
+            })
+        })
+        .collect();
+    let content = if rows.is_empty() {
+        html! {}
+    } else {
+        html::table(
+            &[
+                "series",
+                "run",
+                "CPU",
+                "latency (us)",
+                "timer IRQ delay (us)",
+                "IRQs (us)",
+                "softirqs (us)",
+                "blocking thread",
+                "it ran (us)",
+                "share",
+            ],
+            &rows,
+            &[1, 3, 4, 5, 6, 8, 9],
+        )
+    };
+    html::section(
+        3,
+        None,
+        "Traced latencies",
+        Some(html! {
+            "Each measured run's first sample above the trace threshold, explained from the \
+             kernel's events on its CPU as rtla timerlat's auto-analysis explains one: the \
+             delay to the timer interrupt, interrupts and softirqs, and the thread that ran \
+             instead (`vernier trace` prints the events)."
+        }),
+        &content,
+    )
 }
 
 /// Per series its number of intervals and the maximum of their maxima.

@@ -67,6 +67,14 @@ const MIGRATIONS: &[Migration] = &[
         // Columns with defaults, which a vernier of version 11 never names; it only reads.
         additive: true,
     },
+    Migration {
+        version: 13,
+        name: "run_traces",
+        sql: include_str!("../../migrations/postgres/0013_run_traces.sql"),
+        // A table of its own: a vernier of version 12 reads every run as before, without
+        // its traced latency.
+        additive: true,
+    },
 ];
 
 /// The oldest schema version whose vernier reads a database of [`SCHEMA_VERSION`]: the
@@ -273,8 +281,8 @@ mod tests {
             7
         );
         // The newest migrations (0010, the profiles table; 0011, the bisections table; 0012,
-        // the configurations' run counts) only add.
-        assert_eq!(readable_by(), SCHEMA_VERSION - 3);
+        // the configurations' run counts; 0013, the traces table) only add.
+        assert_eq!(readable_by(), SCHEMA_VERSION - 4);
     }
 
     #[test]

@@ -1,11 +1,14 @@
 //! The runs' histograms (table `run_histograms`, schema version 6): the exact facts of each
 //! measurement thread's distribution in columns, its buckets in HdrHistogram's V2 + DEFLATE
-//! encoding ([`vernier_model::histogram::encode`]).
+//! encoding ([`vernier_model::histogram::encode`]). A thread's traced latency
+//! (`latency:trace=US`, [`vernier_model::ThreadTrace`]) is a row of `run_traces` (schema
+//! version 13) beside its histogram: JSON compressed with DEFLATE (RFC 1951, flate2).
 
 use std::collections::HashMap;
+use std::io::{Read, Write};
 
 use vernier_model::histogram::{decode, encode};
-use vernier_model::RunHistogram;
+use vernier_model::{RunHistogram, ThreadTrace};
 
 use super::codec::corrupt;
 use super::read::RunsOf;
@@ -78,12 +81,45 @@ pub(crate) fn insert_all<'a, 'h: 'a>(
                 column("missed", h.missed)?,
                 buckets,
             ]);
+            if let Some(trace) = &h.trace {
+                tx.execute(
+                    "INSERT INTO run_traces (run_key, quantity, thread, latency_ns, events, trace) \
+                     VALUES ($1, $2, $3, $4, $5, $6)",
+                    args![
+                        run_key,
+                        &h.quantity,
+                        h.thread,
+                        column("traced latency", trace.latency_ns)?,
+                        trace.events.len() as i64,
+                        &encode_trace(trace)?,
+                    ],
+                )?;
+            }
         }
     }
     if params.is_empty() {
         return Ok(());
     }
     tx.insert_rows("run_histograms", &COLUMNS, &params)
+}
+
+/// A traced latency as stored: JSON, DEFLATE-compressed.
+fn encode_trace(trace: &ThreadTrace) -> Result<Vec<u8>, StoreError> {
+    let json = serde_json::to_vec(trace).map_err(|e| StoreError::Invalid(format!("trace: {e}")))?;
+    let mut encoder =
+        flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::default());
+    encoder
+        .write_all(&json)
+        .and_then(|_| encoder.finish())
+        .map_err(|e| StoreError::Invalid(format!("trace: {e}")))
+}
+
+fn decode_trace(bytes: &[u8]) -> Result<ThreadTrace, String> {
+    let mut json = Vec::new();
+    flate2::read::DeflateDecoder::new(bytes)
+        .read_to_end(&mut json)
+        .map_err(|e| format!("trace cannot be inflated: {e}"))?;
+    serde_json::from_slice(&json).map_err(|e| format!("trace: {e}"))
 }
 
 /// The histograms of every run `selection` takes: run key -> its histograms by quantity and
@@ -95,8 +131,9 @@ pub(crate) fn read_runs(
     let rows = tx.query(
         &format!(
             "SELECT h.run_key, h.quantity, h.thread, h.cpu, h.count, h.min_ns, h.max_ns, \
-         h.max_index, h.sum_ns, h.overflows, h.missed, h.buckets \
-         FROM {} CROSS JOIN run_histograms h WHERE h.run_key = r.key AND {} \
+         h.max_index, h.sum_ns, h.overflows, h.missed, h.buckets, t.trace \
+         FROM {} CROSS JOIN run_histograms h LEFT JOIN run_traces t ON t.run_key = h.run_key \
+         AND t.quantity = h.quantity AND t.thread = h.thread WHERE h.run_key = r.key AND {} \
          ORDER BY h.run_key, h.quantity, h.thread",
             selection.tables(),
             selection.condition()
@@ -126,8 +163,58 @@ pub(crate) fn read_runs(
             missed: unsigned(10)?,
             buckets: decode(r.blob(11)?)
                 .map_err(|e| corrupt(format!("histogram of run key {run_key}: {e}")))?,
+            trace: match r.get::<Option<Vec<u8>>>(12)? {
+                Some(bytes) => {
+                    Some(Box::new(decode_trace(&bytes).map_err(|e| {
+                        corrupt(format!("trace of run key {run_key}: {e}"))
+                    })?))
+                }
+                None => None,
+            },
         };
         by_run.entry(run_key).or_default().push(histogram);
     }
     Ok(by_run)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use vernier_model::TraceEvent;
+
+    #[test]
+    fn a_trace_round_trips_compressed() {
+        let events: Vec<TraceEvent> = (0..500)
+            .map(|i| TraceEvent {
+                ts_ns: 1_000_000 + i * 1_000,
+                cpu: 1,
+                pid: 77,
+                comm: "spin thread".into(),
+                flags: "d.h..".into(),
+                name: "local_timer_entry".into(),
+                fields: "vector=236".into(),
+            })
+            .collect();
+        let trace = ThreadTrace {
+            threshold_ns: 1,
+            latency_ns: 2,
+            expiry_ns: 3,
+            wake_ns: 5,
+            tid: 50,
+            absent_events: vec!["irq_vectors/local_timer_entry".into()],
+            truncated: false,
+            events,
+        };
+        let bytes = encode_trace(&trace).unwrap();
+        let json = serde_json::to_vec(&trace).unwrap();
+        assert!(
+            bytes.len() < json.len() / 10,
+            "{} of {}",
+            bytes.len(),
+            json.len()
+        );
+        assert_eq!(decode_trace(&bytes).unwrap(), trace);
+        assert!(decode_trace(&bytes[..bytes.len() / 2]).is_err());
+    }
 }

@@ -88,6 +88,11 @@ const MIGRATIONS: &[Migration] = &[
         sql: include_str!("../../migrations/sqlite/0012_run_counts.sql"),
         convert: None,
     },
+    Migration {
+        name: "run_traces",
+        sql: include_str!("../../migrations/sqlite/0013_run_traces.sql"),
+        convert: None,
+    },
 ];
 
 /// Migration 0005 after its SQL: every run's monitor record, JSON text in the `run_monitors` of
@@ -266,6 +271,7 @@ mod tests {
                 "profiles",
                 "run_histograms",
                 "run_monitors",
+                "run_traces",
                 "run_values",
                 "runs",
                 "session_tags",
