@@ -16,7 +16,7 @@ use site_fixture::{database, files, get, Server};
 use vernier_analysis::CompareSettings;
 use vernier_site::{Comparison, Input};
 use vernier_store::Store;
-use vernier_testkit::site::{site_sessions, start_tags};
+use vernier_testkit::site::{site_session, site_sessions, start_tags, STARTED_AT_NS};
 use vernier_testkit::vernier;
 
 fn report(db: &Path, out: &Path, extra: &[&str]) -> BTreeMap<String, Vec<u8>> {
@@ -49,13 +49,13 @@ fn report_writes_the_files_of_the_site_of_the_selected_sessions_and_nothing_else
     // (latest~1) as `vernier compare` compares them.
     let (a, b) = (&sessions[..1], &sessions[1..]);
     let expected = vernier_site::build(Input {
-        comparison: Some(Comparison {
+        comparisons: vec![Comparison {
             base: "kernel=B".into(),
             new: "latest~1".into(),
             report: vernier_analysis::compare(b, a, &CompareSettings::default()).unwrap(),
             base_sessions: b.iter().map(|s| s.info.id).collect(),
             new_sessions: a.iter().map(|s| s.info.id).collect(),
-        }),
+        }],
         sessions,
         group_by: Some("kernel".into()),
         ..Input::default()
@@ -77,6 +77,64 @@ fn report_writes_the_files_of_the_site_of_the_selected_sessions_and_nothing_else
         index.contains("kernel=B") && !index.contains("kernel=A"),
         "{index}"
     );
+}
+
+#[test]
+fn several_new_sides_get_a_comparison_each_named_or_by_the_tag_that_splits_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let sessions: Vec<_> = [("A", 1.0), ("B", 1.5), ("C", 0.5)]
+        .into_iter()
+        .enumerate()
+        .map(|(i, (kernel, scale))| {
+            site_session(
+                kernel,
+                scale,
+                STARTED_AT_NS + i as i64 * 100_000_000_000,
+                false,
+            )
+        })
+        .collect();
+    let db = dir.path().join("results.db");
+    vernier_store::SqliteStore::open(&db)
+        .unwrap()
+        .import_sessions(&sessions, &BTreeMap::new())
+        .unwrap();
+    let out = dir.path().join("site");
+    let text = |files: &BTreeMap<String, Vec<u8>>, path: &str| {
+        String::from_utf8(files[path].clone()).unwrap()
+    };
+    // Without --compare: B and C each against the oldest session's kernel.
+    let auto = report(&db, &out, &[]);
+    let index = text(&auto, "index.html");
+    for (page, new) in [("compare.html", "B"), ("compare-2.html", "C")] {
+        assert!(
+            text(&auto, page).contains(&format!("vernier compare kernel=A kernel={new}")),
+            "{page}"
+        );
+        assert!(index.contains(&format!("href=\"{page}\"")), "{index}");
+    }
+    assert!(!auto.contains_key("compare-3.html"));
+    // --compare BASE NEW NEW: each NEW against the BASE the user names, up to the next option.
+    let named = report(
+        &db,
+        &out,
+        &["--compare", "kernel=C", "kernel=B", "latest~2"],
+    );
+    assert!(text(&named, "compare.html").contains("vernier compare kernel=C kernel=B"));
+    assert!(text(&named, "compare-2.html").contains("vernier compare kernel=C latest~2"));
+    // A second tag that differs makes no comparison on its own; --by names the tag.
+    let mut store = vernier_store::SqliteStore::open(&db).unwrap();
+    let host = |name: &str| [("host".to_string(), name.to_string())];
+    store
+        .update_tags(&[sessions[0].info.id], &host("lab1"), &[])
+        .unwrap();
+    let rest: Vec<_> = sessions[1..].iter().map(|s| s.info.id).collect();
+    store.update_tags(&rest, &host("lab2"), &[]).unwrap();
+    drop(store);
+    assert!(!report(&db, &out, &[]).contains_key("compare.html"));
+    let by = report(&db, &out, &["--by", "host"]);
+    assert!(text(&by, "compare.html").contains("vernier compare host=lab1 host=lab2"));
+    assert!(!by.contains_key("compare-2.html"));
 }
 
 #[test]

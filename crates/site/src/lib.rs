@@ -42,8 +42,10 @@ pub struct Input {
     pub group_by: Option<String>,
     /// Kernel configuration texts by SHA-256, for the environment differences.
     pub kernel_configs: BTreeMap<String, String>,
-    /// `--compare BASE NEW`.
-    pub comparison: Option<Comparison>,
+    /// The comparisons, each NEW against its BASE (`--compare BASE NEW [NEW...]`, or the
+    /// values of one tag against the first one): a compare page each, and an answer each on
+    /// the index, the first above the others.
+    pub comparisons: Vec<Comparison>,
 }
 
 /// A comparison of two selections, as `vernier compare` computed it.
@@ -58,27 +60,59 @@ pub struct Comparison {
     pub new_sessions: Vec<Uuid>,
 }
 
-/// The comparison a site makes when none is asked for: the selected sessions all carry a tag
-/// whose value is not the same in all of them, exactly one such tag, with two values (such as
-/// `kernel=A` and `kernel=B`). Returns the tag's key and its two values, the value of the
-/// oldest session first (BASE); `None` when no single tag splits the sessions in two.
-pub fn automatic_comparison(sessions: &[StoredSession]) -> Option<(String, String, String)> {
-    let first = sessions.first()?;
-    let mut split = first.info.tags.keys().filter_map(|key| {
-        let mut values: Vec<&String> = Vec::new();
+/// The comparisons a site makes when none is named: the values of one tag, the first against
+/// each other. With `by` (`--by KEY`), the values of that tag among the sessions that carry it;
+/// without, the selected sessions must all carry a tag whose value is not the same in all of
+/// them, exactly one such tag (such as `kernel=A`, `kernel=B`, `kernel=C`). Returns the tag's
+/// key and its values in the order of their oldest session (`sessions` is oldest first): the
+/// first is BASE, every other a NEW compared against it. `None` when no tag splits the
+/// sessions so, or the tag has a single value.
+pub fn automatic_comparisons(
+    sessions: &[StoredSession],
+    by: Option<&str>,
+) -> Option<(String, Vec<String>)> {
+    let values_of = |key: &str, all: bool| -> Option<Vec<String>> {
+        let mut values: Vec<String> = Vec::new();
         for s in sessions {
-            let v = s.info.tags.get(key)?;
-            if !values.contains(&v) {
-                values.push(v);
+            match s.info.tags.get(key) {
+                Some(v) if !values.contains(v) => values.push(v.clone()),
+                Some(_) => {}
+                None if all => return None,
+                None => {}
             }
         }
-        (values.len() > 1).then_some((key, values))
-    });
-    let (key, values) = split.next()?;
-    if split.next().is_some() || values.len() != 2 {
+        (values.len() > 1).then_some(values)
+    };
+    if let Some(key) = by {
+        return values_of(key, false).map(|values| (key.to_string(), values));
+    }
+    let first = sessions.first()?;
+    let mut split = first
+        .info
+        .tags
+        .keys()
+        .filter_map(|key| values_of(key, true).map(|values| (key.clone(), values)));
+    let found = split.next()?;
+    if split.next().is_some() {
         return None;
     }
-    Some((key.clone(), values[0].clone(), values[1].clone()))
+    Some(found)
+}
+
+/// The page of comparison `i`: `compare.html` for the first, `compare-2.html` for the second.
+pub(crate) fn compare_page(i: usize) -> String {
+    match i {
+        0 => "compare.html".to_string(),
+        _ => format!("compare-{}.html", i + 1),
+    }
+}
+
+/// The forest figure of comparison `i`, beside its page.
+pub(crate) fn forest_path(i: usize) -> String {
+    match i {
+        0 => "compare-forest.svg".to_string(),
+        _ => format!("compare-{}-forest.svg", i + 1),
+    }
 }
 
 /// Why a site (or one of its files) could not be made.
@@ -174,8 +208,10 @@ enum File {
     Monitors(usize, usize),
     /// Index into `Site::monitors`, key.
     MonitorFigure(usize, usize),
-    Compare,
-    ForestFigure,
+    /// Index into `input.comparisons`.
+    Compare(usize),
+    /// Index into `input.comparisons`.
+    ForestFigure(usize),
     Glossary,
     History,
     /// Index into `Site::histories`.
@@ -187,8 +223,8 @@ enum File {
     SessionCsv(usize),
     /// Index into `input.sessions`, position of the configuration in it: its flame graph.
     FlameFigure(usize, usize),
-    /// Index into the comparison's profiles: the differential flame graph.
-    FlameDiffFigure(usize),
+    /// Index into `input.comparisons`, index into its profiles: the differential flame graph.
+    FlameDiffFigure(usize, usize),
 }
 
 impl Site {
@@ -310,12 +346,12 @@ impl Site {
                 }
             }
         }
-        if let Some(c) = &input.comparison {
-            files.push(("compare.html".to_string(), File::Compare));
+        for (i, c) in input.comparisons.iter().enumerate() {
+            files.push((compare_page(i), File::Compare(i)));
             if !c.report.comparisons.is_empty() {
-                files.push(("compare-forest.svg".to_string(), File::ForestFigure));
+                files.push((forest_path(i), File::ForestFigure(i)));
             }
-            files.extend(pages::flame_diff_files(c));
+            files.extend(pages::flame_diff_files(i, c));
         }
         files.extend(pages::flame_files(&input.sessions));
         let history =
@@ -414,15 +450,15 @@ impl Site {
             File::MaximaFigure(i) => figure(pages::maxima_figure(self, i))?,
             File::Monitors(m, k) => pages::monitors(self, m, k).into_bytes(),
             File::MonitorFigure(m, k) => figure(pages::monitor_figure(self, m, k))?,
-            File::Compare => pages::compare(self).into_bytes(),
-            File::ForestFigure => figure(pages::forest_figure(self))?,
+            File::Compare(i) => pages::compare(self, i).into_bytes(),
+            File::ForestFigure(i) => figure(pages::forest_figure(self, i))?,
             File::History => pages::history(self).into_bytes(),
             File::HistoryFigure(i) => figure(pages::history_figure(self, i))?,
             File::Environment => pages::environment(self).into_bytes(),
             File::Glossary => pages::glossary(self).into_bytes(),
             File::Session(i) => pages::session(self, i).into_bytes(),
             File::FlameFigure(s, c) => figure(pages::flame_figure(self, s, c))?,
-            File::FlameDiffFigure(i) => figure(pages::flame_diff_figure(self, i))?,
+            File::FlameDiffFigure(c, i) => figure(pages::flame_diff_figure(self, c, i))?,
             File::SessionCsv(i) => {
                 pages::session_runs_csv(self, i).map_err(|reason| SiteError::Download {
                     path: path.to_string(),

@@ -18,12 +18,23 @@ pub fn index(site: &Site) -> String {
         .iter()
         .flat_map(|s| s.info.tags.iter().map(|(k, v)| format!("{k}={v}")))
         .collect();
+    let comparisons = &site.input.comparisons;
+    let several = comparisons.len() > 1;
     let body = html! {
-        @if let Some(c) = site.input.comparison.as_ref().filter(|c| answer::has_answer(&c.report)) {
-            h2 #what-changed { "What changed" }
-            (answer::answer(site, c, ""))
-            p { a href="compare.html" { "The whole comparison" } ": every configuration with its \
-                medians, interval, MDC and warnings, and the forest plot." }
+        // The first comparison's answer on the first screen, the others after it, each under
+        // a heading that names its two sides.
+        @for (i, c) in comparisons.iter().enumerate() {
+            @if answer::has_answer(&c.report) {
+                @if several {
+                    h2 id=(what_changed(i)) { "What changed: " (c.new) " against " (c.base) }
+                } @else {
+                    h2 #what-changed { "What changed" }
+                }
+                (answer::answer(site, i, ""))
+                p { a href=(crate::compare_page(i)) { "The whole comparison" } ": every \
+                    configuration with its medians, interval, MDC and warnings, and the forest \
+                    plot." }
+            }
         }
         p {
             (plural(sessions.len(), "session")) ", " (plural(runs, "measured run"))
@@ -94,11 +105,15 @@ pub fn index(site: &Site) -> String {
                 }
             }
         }
-        @if let Some(c) = &site.input.comparison {
+        @if !comparisons.is_empty() {
             h2 { "Compare" }
-            p {
-                a href="compare.html" { (c.new) " against " (c.base) } ": "
-                (plural(c.report.comparisons.len(), "configuration")) " compared."
+            ul {
+                @for (i, c) in comparisons.iter().enumerate() {
+                    li {
+                        a href=(crate::compare_page(i)) { (c.new) " against " (c.base) } ": "
+                        (plural(c.report.comparisons.len(), "configuration")) " compared."
+                    }
+                }
             }
         }
         h2 { "Environment" }
@@ -107,6 +122,14 @@ pub fn index(site: &Site) -> String {
         }
     };
     html::page("", "vernier report", &nav(site), &body)
+}
+
+/// The id of comparison `i`'s heading on the index: `what-changed`, `what-changed-2`, ...
+fn what_changed(i: usize) -> String {
+    match i {
+        0 => "what-changed".to_string(),
+        _ => format!("what-changed-{}", i + 1),
+    }
 }
 
 fn measured_runs(s: &StoredSession) -> usize {

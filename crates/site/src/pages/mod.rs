@@ -42,8 +42,14 @@ fn nav(site: &Site) -> Vec<(String, String)> {
     if !site.latency.is_empty() {
         nav.push(("latency.html".to_string(), "Latency".to_string()));
     }
-    if site.input.comparison.is_some() {
-        nav.push(("compare.html".to_string(), "Compare".to_string()));
+    let several = site.input.comparisons.len() > 1;
+    for (i, c) in site.input.comparisons.iter().enumerate() {
+        let name = if several {
+            format!("Compare {}", c.new)
+        } else {
+            "Compare".to_string()
+        };
+        nav.push((crate::compare_page(i), name));
     }
     if !site.histories.is_empty() || site.history.is_err() {
         nav.push(("history.html".to_string(), "History".to_string()));
