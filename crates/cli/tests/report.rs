@@ -287,3 +287,122 @@ fn sessions_split_by_one_tag_are_compared_without_being_asked() {
         assert!(index.contains(&count), "{count} in {index}");
     }
 }
+
+/// A bisection stored as `vernier bisect` leaves it: five commits, the last three 10% slower
+/// (the first bad one is commit 2), sessions at both ends, at commit 2 and at commit 1.
+fn stored_bisection(db: &Path) -> vernier_model::Bisection {
+    use vernier_model::bisect::{BISECT_TAG, COMMIT_TAG};
+    let commits: Vec<String> = (0..5)
+        .map(|i| format!("{:x}", 0xc0ffee + i).repeat(6))
+        .collect();
+    let bisection = vernier_model::Bisection {
+        id: uuid::Uuid::from_u128(0xb15ec7),
+        created_at_ns: STARTED_AT_NS,
+        repo: "/src/app".into(),
+        commits: commits.clone(),
+        build: Some("make".into()),
+        boot: None,
+        specs: vec!["command".into()],
+        metric: None,
+        warmup: None,
+        min_runs: None,
+        max_runs: None,
+        max_time_s: None,
+        threshold: None,
+        budget_sessions: 40,
+        budget_s: None,
+        commit_sessions: 4,
+        unbuildable: Vec::new(),
+        build_s: 12.0,
+    };
+    // Each session's runs spread by 0.5% around its level; the sessions of a commit a few
+    // tenths of a percent apart.
+    let visits = [
+        (0, 0.998),
+        (4, 1.101),
+        (0, 1.002),
+        (4, 1.099),
+        (2, 1.1015),
+        (1, 0.9995),
+    ];
+    let sessions: Vec<_> = visits
+        .iter()
+        .enumerate()
+        .map(|(n, &(commit, level))| {
+            let values: Vec<f64> = [0.0, 0.3, -0.2, 0.5, -0.5, 0.1, -0.3, 0.2, -0.1, 0.4]
+                .iter()
+                .map(|w| level * (1.0 + w / 100.0))
+                .collect();
+            let mut s = vernier_testkit::stored_session(
+                STARTED_AT_NS + n as i64 * 1_000_000_000_000,
+                &values,
+            );
+            s.info
+                .tags
+                .insert(BISECT_TAG.into(), bisection.id.to_string());
+            s.info
+                .tags
+                .insert(COMMIT_TAG.into(), commits[commit].clone());
+            s
+        })
+        .collect();
+    let mut store = vernier_store::SqliteStore::open(db).unwrap();
+    store.import_sessions(&sessions, &BTreeMap::new()).unwrap();
+    store.put_bisection(&bisection).unwrap();
+    bisection
+}
+
+#[test]
+fn a_stored_bisection_has_a_page_with_its_answer_its_figure_and_its_steps() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.db");
+    let bisection = stored_bisection(&db);
+    let out = dir.path().join("site");
+    let site = report(&db, &out, &[]);
+    let text = |path: &str| String::from_utf8(site[path].clone()).unwrap();
+    let page_path = format!("bisect/{}.html", bisection.id);
+    let figure_path = format!("bisect/{}.svg", bisection.id);
+    let page = text(&page_path);
+    // The index links to it; its sessions' commits make no comparison of their own.
+    assert!(text("index.html").contains(&format!("href=\"{page_path}\"")));
+    assert!(!site.contains_key("compare.html"));
+    // The answer in the words of `vernier bisect report`: the first bad commit, its effect and
+    // interval.
+    let terminal = vernier_testkit::vernier_stdout(&db, &["bisect", "report"]);
+    let found = terminal
+        .lines()
+        .find(|l| l.starts_with("first bad commit: "))
+        .unwrap_or_else(|| panic!("{terminal}"));
+    assert!(found.contains(&bisection.commits[2]), "{terminal}");
+    assert!(page.contains(found), "{found} in {page}");
+    // The steps as the figure of `bisect report --plot` and as tables, each commit's sessions
+    // linked to their pages.
+    assert!(
+        page.contains(&format!("src=\"{}.svg\"", bisection.id)),
+        "{page}"
+    );
+    let svg = text(&figure_path);
+    let mut plotted = vernier_testkit::vernier_command(&db);
+    let plot = dir.path().join("steps.svg");
+    plotted.args(["bisect", "report", "--plot"]).arg(&plot);
+    assert!(plotted.output().unwrap().status.success());
+    assert_eq!(svg, std::fs::read_to_string(&plot).unwrap());
+    for commit in [0, 1, 2, 4] {
+        assert!(
+            page.contains(&bisection.commits[commit][..12]),
+            "{commit}: {page}"
+        );
+    }
+    let links = page.matches("href=\"../sessions/").count();
+    // Each session in the table of levels and, for the commits the rule visited, of steps.
+    assert!(links >= 6, "{links} session links in {page}");
+    for (path, bytes) in &site {
+        if let Some(id) = path
+            .strip_prefix("sessions/")
+            .and_then(|p| p.strip_suffix(".html"))
+        {
+            assert!(!bytes.is_empty());
+            assert!(page.contains(&format!("../sessions/{id}.html")), "{id}");
+        }
+    }
+}

@@ -41,7 +41,7 @@ pub use boxes::box_plot;
 pub use calls::{call_panels, calls, calls_size, CallPanel};
 pub use flame::{differential_flame_graph, flame_graph};
 pub use forest::forest;
-pub use history::history;
+pub use history::{bisection, history};
 pub use labels::ConfigOrder;
 pub use latency::latency;
 pub use line::{line, line_panels, swept_options};

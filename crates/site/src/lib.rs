@@ -1,8 +1,9 @@
 //! The results website of `vernier report` (a static directory) and `vernier serve` (the same
 //! files on request): an index of the sessions, a page per benchmark (box plots, bars, lines
 //! against swept options, each with its numbers), latency histograms and interval maxima,
-//! monitor series and summaries, a comparison, each configuration over time with its change
-//! points (`vernier history`), and the environments with their differences.
+//! monitor series and summaries, comparisons, each configuration over time with its change
+//! points (`vernier history`), the bisections (`vernier bisect`) and the environments with
+//! their differences.
 //!
 //! A [`Site`] is a pure function of loaded sessions (and a comparison): it lists its files
 //! ([`Site::paths`]) and renders any of them on its own ([`Site::render`]), so a server draws
@@ -22,6 +23,7 @@ use std::collections::BTreeMap;
 use uuid::Uuid;
 use vernier_analysis::monitors::RecordedKey;
 use vernier_analysis::{CompareReport, ConfigSummary, HistoryReport, HistorySettings};
+use vernier_model::bisect::{BISECT_TAG, COMMIT_TAG};
 use vernier_model::{OptionValue, StoredSession};
 use vernier_plot::{PlotError, Series};
 
@@ -46,6 +48,9 @@ pub struct Input {
     /// values of one tag against the first one): a compare page each, and an answer each on
     /// the index, the first above the others.
     pub comparisons: Vec<Comparison>,
+    /// The bisections of the database (`vernier bisect`), each with its measurements: a page
+    /// each.
+    pub bisections: Vec<vernier_analysis::bisect::BisectState>,
 }
 
 /// A comparison of two selections, as `vernier compare` computed it.
@@ -66,7 +71,9 @@ pub struct Comparison {
 /// them, exactly one such tag (such as `kernel=A`, `kernel=B`, `kernel=C`). Returns the tag's
 /// key and its values in the order of their oldest session (`sessions` is oldest first): the
 /// first is BASE, every other a NEW compared against it. `None` when no tag splits the
-/// sessions so, or the tag has a single value.
+/// sessions so, or the tag has a single value. The tags of a bisection's sessions (`bisect`,
+/// and `commit` on sessions that carry `bisect`) split nothing on their own: the bisection's
+/// page compares its commits.
 pub fn automatic_comparisons(
     sessions: &[StoredSession],
     by: Option<&str>,
@@ -87,10 +94,12 @@ pub fn automatic_comparisons(
         return values_of(key, false).map(|values| (key.to_string(), values));
     }
     let first = sessions.first()?;
+    let bisected = first.info.tags.contains_key(BISECT_TAG);
     let mut split = first
         .info
         .tags
         .keys()
+        .filter(|key| *key != BISECT_TAG && !(bisected && *key == COMMIT_TAG))
         .filter_map(|key| values_of(key, true).map(|values| (key.clone(), values)));
     let found = split.next()?;
     if split.next().is_some() {
@@ -225,6 +234,10 @@ enum File {
     FlameFigure(usize, usize),
     /// Index into `input.comparisons`, index into its profiles: the differential flame graph.
     FlameDiffFigure(usize, usize),
+    /// Index into `input.bisections`.
+    Bisection(usize),
+    /// Index into `input.bisections`: its levels by commit.
+    BisectionFigure(usize),
 }
 
 impl Site {
@@ -371,6 +384,12 @@ impl Site {
                 files.push((format!("history/{i}.svg"), File::HistoryFigure(i)));
             }
         }
+        for (i, st) in input.bisections.iter().enumerate() {
+            files.push((pages::bisection_page(st), File::Bisection(i)));
+            if !st.levels.is_empty() {
+                files.push((pages::bisection_figure_path(st), File::BisectionFigure(i)));
+            }
+        }
         files.push(("environment.html".to_string(), File::Environment));
         files.push(("glossary.html".to_string(), File::Glossary));
         for (i, s) in input.sessions.iter().enumerate() {
@@ -459,6 +478,8 @@ impl Site {
             File::Session(i) => pages::session(self, i).into_bytes(),
             File::FlameFigure(s, c) => figure(pages::flame_figure(self, s, c))?,
             File::FlameDiffFigure(c, i) => figure(pages::flame_diff_figure(self, c, i))?,
+            File::Bisection(i) => pages::bisection(self, i).into_bytes(),
+            File::BisectionFigure(i) => figure(pages::bisection_figure(self, i))?,
             File::SessionCsv(i) => {
                 pages::session_runs_csv(self, i).map_err(|reason| SiteError::Download {
                     path: path.to_string(),

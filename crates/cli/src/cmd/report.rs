@@ -136,8 +136,21 @@ pub fn site_input(store: &dyn Store, args: &SiteArgs) -> Result<Input> {
             );
         }
     }
+    // Every bisection of the database, with its measurements as `vernier bisect status`
+    // reads them.
+    let bisections = store
+        .bisections()
+        .context("cannot read the bisections")?
+        .into_iter()
+        .map(|b| {
+            let id = b.id;
+            vernier_app::bisect::state(store, b)
+                .with_context(|| format!("cannot read the sessions of bisection {id}"))
+        })
+        .collect::<Result<Vec<_>>>()?;
     Ok(Input {
         sessions,
+        bisections,
         group_by: args.by.clone(),
         kernel_configs,
         comparisons,

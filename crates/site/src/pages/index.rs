@@ -116,12 +116,41 @@ pub fn index(site: &Site) -> String {
                 }
             }
         }
+        @if !site.input.bisections.is_empty() {
+            h2 { "Bisections" }
+            ul {
+                @for st in &site.input.bisections {
+                    li { (bisection_line(st)) }
+                }
+            }
+        }
         h2 { "Environment" }
         p {
             a href="environment.html" { "Each session's environment" } " and how they differ."
         }
     };
     html::page("", "vernier report", &nav(site), &body)
+}
+
+/// A bisection on the index: a link to its page, its range and how it stands.
+fn bisection_line(st: &vernier_analysis::bisect::BisectState) -> Markup {
+    use vernier_report::bisect::short;
+    let last = st.bisection.commits.len().saturating_sub(1);
+    let first_bad = match &st.plan.outcome {
+        vernier_analysis::bisect::Outcome::Found { first_bad, .. } => {
+            format!("first bad commit {}", short(st.commit(*first_bad)))
+        }
+        vernier_analysis::bisect::Outcome::Measure { .. } => "in progress".to_string(),
+        vernier_analysis::bisect::Outcome::BudgetSpent { .. } => "budget spent".to_string(),
+        vernier_analysis::bisect::Outcome::Skipped { .. } => "every candidate skipped".to_string(),
+        vernier_analysis::bisect::Outcome::NoRegression => "no regression".to_string(),
+    };
+    html! {
+        a href=(super::bisection_page(st)) { "Bisection " (ShortId(st.bisection.id)) } ": "
+        code { (st.bisection.repo) } ", " (plural(last, "commit")) " after "
+        code { (short(st.commit(0))) } " up to " code { (short(st.commit(last))) } "; "
+        (first_bad) "."
+    }
 }
 
 /// The id of comparison `i`'s heading on the index: `what-changed`, `what-changed-2`, ...

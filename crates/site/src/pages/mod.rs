@@ -4,6 +4,7 @@
 
 mod answer;
 mod benchmark;
+mod bisect;
 mod compare;
 mod environment;
 mod glossary;
@@ -23,6 +24,7 @@ use vernier_plot::{Series, Size};
 use crate::Site;
 
 pub use benchmark::{bars_figure, benchmark, box_figure, calls_figure, line_figure};
+pub use bisect::{bisection, bisection_figure, bisection_figure_path, bisection_page};
 pub use compare::{compare, forest_figure};
 pub use environment::environment;
 pub use glossary::glossary;
