@@ -3,7 +3,9 @@
 use std::collections::BTreeSet;
 
 use maud::{html, Markup};
+use vernier_analysis::bisect::{BisectState, Outcome};
 use vernier_model::{ShortId, StoredSession};
+use vernier_report::bisect::short;
 use vernier_report::format::{describe_session, plural};
 use vernier_report::units::{self, TimeForm, Zone};
 
@@ -133,23 +135,22 @@ pub fn index(site: &Site) -> String {
 }
 
 /// A bisection on the index: a link to its page, its range and how it stands.
-fn bisection_line(st: &vernier_analysis::bisect::BisectState) -> Markup {
-    use vernier_report::bisect::short;
+fn bisection_line(st: &BisectState) -> Markup {
     let last = st.bisection.commits.len().saturating_sub(1);
-    let first_bad = match &st.plan.outcome {
-        vernier_analysis::bisect::Outcome::Found { first_bad, .. } => {
+    let stands = match &st.plan.outcome {
+        Outcome::Found { first_bad, .. } => {
             format!("first bad commit {}", short(st.commit(*first_bad)))
         }
-        vernier_analysis::bisect::Outcome::Measure { .. } => "in progress".to_string(),
-        vernier_analysis::bisect::Outcome::BudgetSpent { .. } => "budget spent".to_string(),
-        vernier_analysis::bisect::Outcome::Skipped { .. } => "every candidate skipped".to_string(),
-        vernier_analysis::bisect::Outcome::NoRegression => "no regression".to_string(),
+        Outcome::Measure { .. } => "in progress".to_string(),
+        Outcome::BudgetSpent { .. } => "budget spent".to_string(),
+        Outcome::Skipped { .. } => "every candidate skipped".to_string(),
+        Outcome::NoRegression => "no regression".to_string(),
     };
     html! {
         a href=(super::bisection_page(st)) { "Bisection " (ShortId(st.bisection.id)) } ": "
         code { (st.bisection.repo) } ", " (plural(last, "commit")) " after "
         code { (short(st.commit(0))) } " up to " code { (short(st.commit(last))) } "; "
-        (first_bad) "."
+        (stands) "."
     }
 }
 
