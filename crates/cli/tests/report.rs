@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use std::net::TcpListener;
 use std::path::Path;
 
-use site_fixture::{database, files, get, Server};
+use site_fixture::{database, files, get, stored_bisection, Server};
 use vernier_analysis::CompareSettings;
 use vernier_site::{Comparison, Input};
 use vernier_store::Store;
@@ -288,70 +288,6 @@ fn sessions_split_by_one_tag_are_compared_without_being_asked() {
     }
 }
 
-/// A bisection stored as `vernier bisect` leaves it: five commits, the last three 10% slower
-/// (the first bad one is commit 2), sessions at both ends, at commit 2 and at commit 1.
-fn stored_bisection(db: &Path) -> vernier_model::Bisection {
-    use vernier_model::bisect::{BISECT_TAG, COMMIT_TAG};
-    let commits: Vec<String> = (0..5)
-        .map(|i| format!("{:x}", 0xc0ffee + i).repeat(6))
-        .collect();
-    let bisection = vernier_model::Bisection {
-        id: uuid::Uuid::from_u128(0xb15ec7),
-        created_at_ns: STARTED_AT_NS,
-        repo: "/src/app".into(),
-        commits: commits.clone(),
-        build: Some("make".into()),
-        boot: None,
-        specs: vec!["command".into()],
-        metric: None,
-        warmup: None,
-        min_runs: None,
-        max_runs: None,
-        max_time_s: None,
-        threshold: None,
-        budget_sessions: 40,
-        budget_s: None,
-        commit_sessions: 4,
-        unbuildable: Vec::new(),
-        build_s: 12.0,
-    };
-    // Each session's runs spread by 0.5% around its level; the sessions of a commit a few
-    // tenths of a percent apart.
-    let visits = [
-        (0, 0.998),
-        (4, 1.101),
-        (0, 1.002),
-        (4, 1.099),
-        (2, 1.1015),
-        (1, 0.9995),
-    ];
-    let sessions: Vec<_> = visits
-        .iter()
-        .enumerate()
-        .map(|(n, &(commit, level))| {
-            let values: Vec<f64> = [0.0, 0.3, -0.2, 0.5, -0.5, 0.1, -0.3, 0.2, -0.1, 0.4]
-                .iter()
-                .map(|w| level * (1.0 + w / 100.0))
-                .collect();
-            let mut s = vernier_testkit::stored_session(
-                STARTED_AT_NS + n as i64 * 1_000_000_000_000,
-                &values,
-            );
-            s.info
-                .tags
-                .insert(BISECT_TAG.into(), bisection.id.to_string());
-            s.info
-                .tags
-                .insert(COMMIT_TAG.into(), commits[commit].clone());
-            s
-        })
-        .collect();
-    let mut store = vernier_store::SqliteStore::open(db).unwrap();
-    store.import_sessions(&sessions, &BTreeMap::new()).unwrap();
-    store.put_bisection(&bisection).unwrap();
-    bisection
-}
-
 #[test]
 fn a_stored_bisection_has_a_page_with_its_answer_its_figure_and_its_steps() {
     let dir = tempfile::tempdir().unwrap();
@@ -366,6 +302,15 @@ fn a_stored_bisection_has_a_page_with_its_answer_its_figure_and_its_steps() {
     // The index links to it; its sessions' commits make no comparison of their own.
     assert!(text("index.html").contains(&format!("href=\"{page_path}\"")));
     assert!(!site.contains_key("compare.html"));
+    // Its sessions' tags on the index: the bisection's id and the commit short, whole in the
+    // tooltip.
+    let index = text("index.html");
+    assert!(
+        index.contains(&format!("title=\"bisect={}\"", bisection.id)),
+        "{index}"
+    );
+    assert!(index.contains("bisect=00000000</span>"), "{index}");
+    assert!(index.contains(&format!("commit={}</span>", &bisection.commits[0][..12])));
     // The answer in the words of `vernier bisect report`: the first bad commit, its effect and
     // interval.
     let terminal = vernier_testkit::vernier_stdout(&db, &["bisect", "report"]);

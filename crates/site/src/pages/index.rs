@@ -6,7 +6,7 @@ use maud::{html, Markup};
 use vernier_analysis::bisect::{BisectState, Outcome};
 use vernier_model::{ShortId, StoredSession};
 use vernier_report::bisect::short;
-use vernier_report::format::{describe_session, plural};
+use vernier_report::format::{describe_session, plural, short_tag_value};
 use vernier_report::units::{self, TimeForm, Zone};
 
 use super::{answer, configurations, nav};
@@ -190,9 +190,11 @@ fn session_row(s: &StoredSession) -> Markup {
             // What it ran, as `vernier sessions` says it; specs wrap at their separators.
             td.text { (html::label(&describe_session(s.info.suite.as_deref(), &s.info.specs))) }
             td.text {
-                @for (n, t) in tags.iter().enumerate() {
+                // An id or a commit hash short (a bisection's sessions carry both), the whole
+                // tag its tooltip.
+                @for (n, (k, v)) in s.info.tags.iter().enumerate() {
                     @if n > 0 { " " }
-                    span.tag { (t) }
+                    span.tag title={ (k) "=" (v) } { (k) "=" (short_tag_value(v)) }
                 }
             }
             td.text {
