@@ -15,9 +15,7 @@ use vernier_model::monitor::SeriesKind;
 use vernier_model::{ConfigKey, StoredSession};
 use vernier_stats::{benjamini_hochberg, hodges_lehmann, mann_whitney_u, median};
 
-/// The run value that counts a run's operations (round trips, forks, messages), when a
-/// benchmark reports it.
-pub const OPERATIONS: &str = "operations";
+pub use vernier_model::values::OPERATIONS;
 /// Adjusted p-value below which a key is said to differ.
 pub const DIFFERS_P: f64 = 0.05;
 

@@ -21,7 +21,7 @@ use uuid::Uuid;
 use vernier_analysis::bisect::{commit_levels, plan, BisectSettings, Measurements, Outcome};
 pub use vernier_analysis::bisect::{BisectState, CommitSessions};
 use vernier_model::bisect::{BISECT_TAG, COMMIT_TAG};
-use vernier_model::{Bisection, SessionStatus, SettingsLayer, CONFIDENCE_LEVEL};
+use vernier_model::{BisectTerms, Bisection, SessionStatus, SettingsLayer, CONFIDENCE_LEVEL};
 use vernier_store::{Access, Load, Location, Store};
 use vernier_sys::process::Group;
 
@@ -31,24 +31,12 @@ use crate::signals::{OnSignal, Signals};
 use crate::{database, AppError};
 
 /// What `vernier bisect start` asks for.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct StartRequest {
     pub repo: PathBuf,
     pub good: String,
     pub bad: String,
-    pub build: Option<String>,
-    pub boot: Option<String>,
-    pub specs: Vec<String>,
-    /// The metric followed; none: the primary one.
-    pub metric: Option<String>,
-    pub warmup: Option<u32>,
-    pub min_runs: Option<u32>,
-    pub max_runs: Option<u32>,
-    pub max_time_s: Option<f64>,
-    pub threshold: Option<f64>,
-    pub budget_sessions: u32,
-    pub budget_s: Option<f64>,
-    pub commit_sessions: u32,
+    pub terms: BisectTerms,
 }
 
 /// What [`resume`] tells as it goes.
@@ -159,28 +147,28 @@ fn resolve(repo: &Path, revision: &str) -> Result<String, AppError> {
 
 /// Checks a start request, lists its range and stores the bisection; nothing is measured yet.
 pub fn start(request: &StartRequest, location: &Location) -> Result<Bisection, AppError> {
-    if request.specs.is_empty() {
+    if request.terms.specs.is_empty() {
         return Err(bisect_error(
             "give what to measure: one SPEC, as for `vernier run`",
         ));
     }
-    if request.specs.len() > 1 {
+    if request.terms.specs.len() > 1 {
         return Err(bisect_error(format!(
             "a bisection follows one configuration; got {} specs",
-            request.specs.len()
+            request.terms.specs.len()
         )));
     }
-    if let Some(t) = request.threshold {
+    if let Some(t) = request.terms.threshold {
         if !(t > 0.0 && t < 1.0) {
             return Err(bisect_error(format!(
                 "--threshold must be a fraction in (0, 1) such as 0.05, got {t}"
             )));
         }
     }
-    if request.budget_sessions < 3 {
+    if request.terms.budget_sessions < 3 {
         return Err(bisect_error(format!(
             "--budget {} sessions is too few: the ends need 2 sessions each",
-            request.budget_sessions
+            request.terms.budget_sessions
         )));
     }
     let repo = std::fs::canonicalize(&request.repo)
@@ -214,18 +202,7 @@ pub fn start(request: &StartRequest, location: &Location) -> Result<Bisection, A
         created_at_ns: vernier_sys::clock::unix_now_ns(),
         repo: repo.to_string_lossy().into_owned(),
         commits,
-        build: request.build.clone(),
-        boot: request.boot.clone(),
-        specs: request.specs.clone(),
-        metric: request.metric.clone(),
-        warmup: request.warmup,
-        min_runs: request.min_runs,
-        max_runs: request.max_runs,
-        max_time_s: request.max_time_s,
-        threshold: request.threshold,
-        budget_sessions: request.budget_sessions,
-        budget_s: request.budget_s,
-        commit_sessions: request.commit_sessions,
+        terms: request.terms.clone(),
         unbuildable: Vec::new(),
         build_s: 0.0,
     };
@@ -243,18 +220,18 @@ pub fn current(store: &dyn Store) -> Result<Bisection, AppError> {
 
 /// The settings of the decision rule for `b`, with the sessions its time budget leaves.
 fn settings(b: &Bisection, spent: usize, session_s: f64, higher_is_better: bool) -> BisectSettings {
-    let mut budget = b.budget_sessions as usize;
-    if let Some(limit) = b.budget_s {
+    let mut budget = b.terms.budget_sessions as usize;
+    if let Some(limit) = b.terms.budget_s {
         if session_s + b.build_s >= limit {
             budget = budget.min(spent);
         }
     }
     BisectSettings {
-        threshold: b.threshold,
+        threshold: b.terms.threshold,
         level: CONFIDENCE_LEVEL,
         higher_is_better,
         end_sessions: 2,
-        commit_sessions: b.commit_sessions as usize,
+        commit_sessions: b.terms.commit_sessions as usize,
         budget_sessions: budget,
     }
 }
@@ -296,7 +273,7 @@ pub fn state(store: &dyn Store, bisection: Bisection) -> Result<BisectState, App
         let Some(config) = session.configurations.first() else {
             continue;
         };
-        let (values, metric) = match &bisection.metric {
+        let (values, metric) = match &bisection.terms.metric {
             None => (config.values(), &config.record.metric),
             Some(name) => {
                 let Some(info) = config
@@ -359,7 +336,11 @@ pub fn state(store: &dyn Store, bisection: Bisection) -> Result<BisectState, App
                         k.benchmark == c.record.benchmark
                             && k.options == c.record.options
                             && k.metric
-                                == *bisection.metric.as_ref().unwrap_or(&c.record.metric.name)
+                                == *bisection
+                                    .terms
+                                    .metric
+                                    .as_ref()
+                                    .unwrap_or(&c.record.metric.name)
                     })
                     .collect(),
                 None => Vec::new(),
@@ -434,7 +415,7 @@ fn build(
         &["checkout", "--quiet", "--detach", "--force", &commit],
     )?;
     git(tree, &["clean", "-fdxq"])?;
-    let Some(build) = b.build.clone() else {
+    let Some(build) = b.terms.build.clone() else {
         std::fs::write(&marker, &commit)
             .map_err(|e| bisect_error(format!("cannot write {}: {e}", marker.display())))?;
         return Ok(true);
@@ -463,14 +444,8 @@ fn build(
 /// The session of one step: the bisection's specs and settings, tagged with it and the commit.
 fn step_request(b: &Bisection, commit: &str) -> SessionRequest {
     SessionRequest {
-        specs: b.specs.clone(),
-        settings: SettingsLayer {
-            warmup: b.warmup,
-            min_runs: b.min_runs,
-            max_runs: b.max_runs,
-            max_time_s: b.max_time_s,
-            ..SettingsLayer::default()
-        },
+        specs: b.terms.specs.clone(),
+        settings: b.terms.limits.layer(),
         tags: vec![
             (BISECT_TAG.to_string(), b.id.to_string()),
             (COMMIT_TAG.to_string(), commit.to_string()),

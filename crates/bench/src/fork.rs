@@ -226,5 +226,13 @@ mod tests {
         let rate = m.values["forks_per_second"];
         // Every worker forks at least once; nothing forks faster than once per microsecond.
         assert!(rate > 0.0 && rate < 2e6, "{rate}");
+        // Each worker's rate is its forks over at least the duration, so the forks of all
+        // workers are at least the rate times the duration.
+        let forks = m.values[vernier_model::values::OPERATIONS];
+        assert!(forks >= 2.0 && forks.fract() == 0.0, "{forks}");
+        assert!(
+            forks >= rate * 0.05 * (1.0 - 1e-9),
+            "{forks} forks, {rate}/s"
+        );
     }
 }

@@ -70,6 +70,15 @@ struct Params {
 }
 
 impl Params {
+    /// Messages of one run: every sender of every group sends `loops` to each of its group's
+    /// `fds` receivers.
+    fn messages(&self) -> u64 {
+        let per_group = (self.fds as u64).saturating_mul(self.fds as u64);
+        (self.groups as u64)
+            .saturating_mul(per_group)
+            .saturating_mul(self.loops)
+    }
+
     fn channel(&self) -> Result<(OwnedFd, OwnedFd), BenchError> {
         if self.pipes {
             pipe()
@@ -167,7 +176,12 @@ impl Benchmark for Hackbench {
         } else {
             run_threads(&params)?
         };
-        Ok(Measurement::single("runtime", seconds))
+        let mut m = Measurement::single("runtime", seconds);
+        m.values.insert(
+            vernier_model::values::OPERATIONS.into(),
+            params.messages() as f64,
+        );
+        Ok(m)
     }
 }
 
@@ -350,6 +364,24 @@ mod tests {
         let options = resolve_options(&b.info(), overrides).unwrap();
         let m = b.run(&options, &RunContext::default())?;
         Ok(m.values["runtime"])
+    }
+
+    #[test]
+    fn a_run_counts_its_messages() {
+        let b = Hackbench;
+        let options = resolve_options(
+            &b.info(),
+            &[
+                ("groups", "2"),
+                ("fds", "3"),
+                ("loops", "5"),
+                ("datasize", "8"),
+            ],
+        )
+        .unwrap();
+        let m = b.run(&options, &RunContext::default()).unwrap();
+        // Each of the 2 x 3 receivers reads fds x loops = 15 messages.
+        assert_eq!(m.values[vernier_model::values::OPERATIONS], 90.0);
     }
 
     /// The defaults of rt-tests hackbench.c (its static variables `num_groups`, `num_fds`,

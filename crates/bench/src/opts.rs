@@ -166,7 +166,12 @@ pub(crate) fn run_rate_benchmark(
     let workers = usize::try_from(workers)
         .map_err(|_| crate::BenchError::Options("workers is too large".into()))?;
     let rate = crate::workers::rate_of_workers(workers, (duration * 1e9) as u64, work)?;
-    Ok(crate::Measurement::single(&info.metric().name, rate))
+    let mut m = crate::Measurement::single(&info.metric().name, rate.per_second);
+    m.values.insert(
+        vernier_model::values::OPERATIONS.into(),
+        rate.operations as f64,
+    );
+    Ok(m)
 }
 
 /// Checks that the `workers` of a throughput benchmark, each `tasks_per_worker` tasks at

@@ -98,6 +98,8 @@ impl Benchmark for Pipe {
         let mut m = Measurement::single("round_trip", elapsed_ns as f64 / 1e3 / loops as f64);
         m.values.insert("cpu_a".into(), slots.get(0, CPU) as f64);
         m.values.insert("cpu_b".into(), slots.get(1, CPU) as f64);
+        m.values
+            .insert(vernier_model::values::OPERATIONS.into(), loops as f64);
         Ok(m)
     }
 }
@@ -233,6 +235,7 @@ mod tests {
                     continue;
                 }
                 let m = result.unwrap();
+                assert_eq!(m.values[vernier_model::values::OPERATIONS], 1000.0);
                 let rt = m.values["round_trip"];
                 assert!(rt > 0.0 && rt < 1e6, "{tasks}/{placement}: {rt}");
                 let (a, b) = (m.values["cpu_a"], m.values["cpu_b"]);

@@ -400,14 +400,15 @@ impl Drop for SharedSlots {
 /// Runs `n` worker processes that start together; each calls `work(deadline_ns)` until the
 /// CLOCK_MONOTONIC deadline `duration_ns` after its start and returns how many operations it
 /// did (or a [`status`] code). Returns the sum over workers of operations per second of that
-/// worker's own elapsed time, as stress-ng computes its bogo-op rates.
+/// worker's own elapsed time, as stress-ng computes its bogo-op rates, and the operations of
+/// all workers.
 ///
 /// `work` runs in a forked child and must be async-signal-safe.
 pub(crate) fn rate_of_workers(
     n: usize,
     duration_ns: u64,
     work: fn(u64) -> Result<u64, i32>,
-) -> Result<f64, BenchError> {
+) -> Result<WorkerRate, BenchError> {
     const COUNT: usize = 0;
     const ELAPSED: usize = 1;
     let line = StartLine::new()?;
@@ -438,15 +439,26 @@ pub(crate) fn rate_of_workers(
     line.wait_ready(n, || workers.check_alive())?;
     line.go()?;
     workers.reap_all()?;
-    let mut rate = 0.0;
+    let mut total = WorkerRate::default();
     for i in 0..n {
         let elapsed = slots.get(i, ELAPSED);
         if elapsed == 0 {
             return Err(BenchError::Worker(format!("worker {i} reported no time")));
         }
-        rate += slots.get(i, COUNT) as f64 / (elapsed as f64 / 1e9);
+        let count = slots.get(i, COUNT);
+        total.per_second += count as f64 / (elapsed as f64 / 1e9);
+        total.operations = total.operations.saturating_add(count);
     }
-    Ok(rate)
+    Ok(total)
+}
+
+/// What the workers of [`rate_of_workers`] did together.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub(crate) struct WorkerRate {
+    /// Sum over the workers of each one's operations per second of its own elapsed time.
+    pub(crate) per_second: f64,
+    /// Operations of all workers.
+    pub(crate) operations: u64,
 }
 
 /// Exit statuses of worker processes, shared by the benchmarks.

@@ -83,5 +83,15 @@ mod tests {
         let rate = m.values["yields_per_second"];
         // Every worker yields at least one batch; nothing yields once per nanosecond.
         assert!(rate > 0.0 && rate < 1e9, "{rate}");
+        // As for fork: the yields of all workers are at least the rate times the duration.
+        let yields = m.values[vernier_model::values::OPERATIONS];
+        assert!(
+            yields >= 2.0 * BATCH as f64 && yields.fract() == 0.0,
+            "{yields}"
+        );
+        assert!(
+            yields >= rate * 0.05 * (1.0 - 1e-9),
+            "{yields} yields, {rate}/s"
+        );
     }
 }

@@ -227,31 +227,17 @@ pub struct RunArgs {
     #[arg(long, value_name = "NAME", conflicts_with = "specs")]
     pub suite: Option<String>,
 
-    /// Warmup runs per configuration, discarded from the statistics [default: 1]
-    #[arg(long, value_name = "N")]
-    pub warmup: Option<u32>,
+    #[command(flatten)]
+    pub limits: LimitsArgs,
 
     /// Target relative half-width of the median's 95% CI, e.g. 2% or 0.02 [default: 2%]
     #[arg(long, value_name = "FRACTION", value_parser = parse_fraction)]
     pub target: Option<f64>,
 
-    /// Minimum measured runs per configuration, unless --max-time ends it first [default: 6]
-    #[arg(long, value_name = "N")]
-    pub min_runs: Option<u32>,
-
-    /// Maximum measured runs per configuration [default: 100]
-    #[arg(long, value_name = "N")]
-    pub max_runs: Option<u32>,
-
     /// Minimum measured time per configuration, unless --max-time ends it first: seconds or
     /// with units, 30, 90s, 1m30s [default: 0]
     #[arg(long, value_name = "DURATION", value_parser = parse_duration_or_zero)]
     pub min_time: Option<f64>,
-
-    /// Maximum time per configuration including warmups and setup waits: seconds or with
-    /// units, 60, 90s, 1m30s; a bound that wins over --min-runs and --min-time [default: 60]
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
-    pub max_time: Option<f64>,
 
     /// Limit of one run: seconds or with units, 600, 10m; a run still going then is killed and
     /// fails [default: 10x the configuration's longest run, 10x its duration option + 60, at
@@ -320,6 +306,39 @@ pub struct RunArgs {
 
     #[command(flatten)]
     pub busy: BusyArgs,
+}
+
+/// How long a session measures each configuration: the flags of `run` that `bisect start` and
+/// `bisect judge` pass to the sessions they run.
+#[derive(Debug, Clone, Default, Args)]
+pub struct LimitsArgs {
+    /// Warmup runs per configuration, discarded from the statistics [default: 1]
+    #[arg(long, value_name = "N")]
+    pub warmup: Option<u32>,
+
+    /// Minimum measured runs per configuration, unless --max-time ends it first [default: 6]
+    #[arg(long, value_name = "N")]
+    pub min_runs: Option<u32>,
+
+    /// Maximum measured runs per configuration [default: 100]
+    #[arg(long, value_name = "N")]
+    pub max_runs: Option<u32>,
+
+    /// Maximum time per configuration including warmups and setup waits: seconds or with
+    /// units, 60, 90s, 1m30s; a bound that wins over --min-runs and --min-time [default: 60]
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub max_time: Option<f64>,
+}
+
+impl From<LimitsArgs> for vernier_model::SessionLimits {
+    fn from(a: LimitsArgs) -> Self {
+        vernier_model::SessionLimits {
+            warmup: a.warmup,
+            min_runs: a.min_runs,
+            max_runs: a.max_runs,
+            max_time_s: a.max_time,
+        }
+    }
 }
 
 /// What a run does when it finds the machine busy: another vernier session recording into the
@@ -867,21 +886,8 @@ pub struct BisectStartArgs {
     #[arg(long, value_name = "N", default_value_t = 10)]
     pub commit_sessions: u32,
 
-    /// Warmup runs per session [default: 1]
-    #[arg(long, value_name = "N")]
-    pub warmup: Option<u32>,
-
-    /// Minimum measured runs per session
-    #[arg(long, value_name = "N")]
-    pub min_runs: Option<u32>,
-
-    /// Maximum measured runs per session
-    #[arg(long, value_name = "N")]
-    pub max_runs: Option<u32>,
-
-    /// Maximum time per session: seconds or with units
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
-    pub max_time: Option<f64>,
+    #[command(flatten)]
+    pub limits: LimitsArgs,
 
     /// Only store the bisection; `bisect resume` runs it
     #[arg(long)]
@@ -927,13 +933,8 @@ pub struct BisectJudgeArgs {
     #[arg(long = "tag", value_name = "KEY=VALUE", value_parser = parse_tag)]
     pub tags: Vec<(String, String)>,
 
-    /// Maximum measured runs
-    #[arg(long, value_name = "N")]
-    pub max_runs: Option<u32>,
-
-    /// Maximum time: seconds or with units
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
-    pub max_time: Option<f64>,
+    #[command(flatten)]
+    pub limits: LimitsArgs,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -1,6 +1,7 @@
 //! Slow runs explained by monitors, on a real session (docs/why.md): a CPU load that runs
 //! during a known subset of runs is named, with those runs. That no key passes without an
-//! association is checked by simulation (crates/analysis/tests/why_null.rs).
+//! association is checked by simulation (crates/analysis/tests/why_null.rs). `compare` divides
+//! the counters by the operations a benchmark reports.
 
 #![allow(clippy::unwrap_used)]
 
@@ -118,4 +119,41 @@ fn a_cpu_load_during_some_runs_is_named_with_those_runs() {
             "{outlier:#}"
         );
     }
+}
+
+#[test]
+fn compare_divides_counters_by_the_operations_a_benchmark_reports() {
+    let (_dir, db) = temp_db();
+    for side in ["A", "B"] {
+        vernier_stdout(
+            &db,
+            &[
+                "run",
+                "--warmup",
+                "0",
+                "--min-runs",
+                "5",
+                "--max-runs",
+                "5",
+                "--tag",
+                &format!("side={side}"),
+                "pipe:loops=2000",
+            ],
+        );
+    }
+    let report: Value = vernier_json(&db, &["compare", "side=A", "side=B", "--format", "json"]);
+    let monitors = report["monitors"].as_array().unwrap();
+    assert_eq!(monitors.len(), 1, "{report}");
+    assert_eq!(monitors[0]["per"], "operation", "{}", monitors[0]);
+    // A round trip is two pipe writes and two reads, each waking the other task: at least
+    // about two context switches per round trip on one CPU, so per operation the counter is
+    // of the order of one, not of the loops.
+    let ctxt = monitors[0]["keys"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|k| k["key"] == "stat.ctxt")
+        .unwrap_or_else(|| panic!("no stat.ctxt in {}", monitors[0]));
+    let base = ctxt["base_median"].as_f64().unwrap();
+    assert!(base > 0.5 && base < 50.0, "stat.ctxt per round trip {base}");
 }

@@ -26,7 +26,7 @@ pub mod validate;
 pub mod values;
 
 pub use benchmark::{BenchmarkInfo, MetricInfo};
-pub use bisect::Bisection;
+pub use bisect::{BisectTerms, Bisection, SessionLimits};
 pub use calibration::Calibration;
 pub use child::ChildSetup;
 pub use environment::Environment;

@@ -15,6 +15,10 @@ use serde::de::{MapAccess, Visitor};
 use serde::ser::SerializeMap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+/// The run value that counts a run's operations (round trips, forks, yields, messages) where a
+/// benchmark reports it: what `compare` divides monitor counters by (docs/why.md).
+pub const OPERATIONS: &str = "operations";
+
 /// A metric's name, shared by the runs that report it.
 pub type MetricName = Arc<str>;
 

@@ -3,7 +3,7 @@
 #![allow(clippy::unwrap_used)]
 
 use uuid::Uuid;
-use vernier_model::Bisection;
+use vernier_model::{BisectTerms, Bisection, SessionLimits};
 use vernier_store::{Access, Location, Store};
 use vernier_testkit::{databases, TestDatabase};
 
@@ -18,18 +18,22 @@ fn bisection(created_at_ns: i64) -> Bisection {
         created_at_ns,
         repo: "/src/app".into(),
         commits: vec!["a".repeat(40), "b".repeat(40), "c".repeat(40)],
-        build: Some("make -j4".into()),
-        boot: None,
-        specs: vec!["command:cmd=./app:shell=none".into()],
-        metric: Some("user_time".into()),
-        warmup: Some(1),
-        min_runs: None,
-        max_runs: Some(10),
-        max_time_s: None,
-        threshold: None,
-        budget_sessions: 40,
-        budget_s: Some(600.0),
-        commit_sessions: 6,
+        terms: BisectTerms {
+            build: Some("make -j4".into()),
+            boot: None,
+            specs: vec!["command:cmd=./app:shell=none".into()],
+            metric: Some("user_time".into()),
+            limits: SessionLimits {
+                warmup: Some(1),
+                min_runs: None,
+                max_runs: Some(10),
+                max_time_s: None,
+            },
+            threshold: None,
+            budget_sessions: 40,
+            budget_s: Some(600.0),
+            commit_sessions: 6,
+        },
         unbuildable: Vec::new(),
         build_s: 0.0,
     }

@@ -11,7 +11,7 @@ use vernier_app::bisect::{
     self as app, BisectEnd, BisectNotice, BisectState, JudgeEnd, JudgeRequest, StartRequest,
 };
 use vernier_app::exit_status_after;
-use vernier_model::SettingsLayer;
+use vernier_model::{BisectTerms, SessionLimits};
 use vernier_plot::{Format, Size};
 use vernier_report::bisect::{percent, short};
 
@@ -66,18 +66,17 @@ fn start(args: BisectStartArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
         repo: args.repo,
         good: args.good,
         bad: args.bad,
-        build: args.build,
-        boot: None,
-        specs: args.specs,
-        metric: args.metric,
-        warmup: args.warmup,
-        min_runs: args.min_runs,
-        max_runs: args.max_runs,
-        max_time_s: args.max_time,
-        threshold: args.threshold,
-        budget_sessions,
-        budget_s,
-        commit_sessions: args.commit_sessions,
+        terms: BisectTerms {
+            build: args.build,
+            boot: None,
+            specs: args.specs,
+            metric: args.metric,
+            limits: args.limits.into(),
+            threshold: args.threshold,
+            budget_sessions,
+            budget_s,
+            commit_sessions: args.commit_sessions,
+        },
     };
     let location = db::location(db_arg)?;
     let b = app::start(&request, &location)?;
@@ -169,9 +168,9 @@ fn print_state(st: &BisectState, full: bool) -> Result<()> {
             n.mean_square.sqrt() * 100.0
         );
     }
-    let budget = match b.budget_s {
+    let budget = match b.terms.budget_s {
         Some(s) => format!("{:.0} s", s),
-        None => format!("{} sessions", b.budget_sessions),
+        None => format!("{} sessions", b.terms.budget_sessions),
     };
     outln!(
         "spent: {} sessions ({:.0} s) and {:.0} s of builds, of a budget of {budget}",
@@ -241,11 +240,7 @@ fn judged(args: BisectJudgeArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
         bad: args.bad,
         metric: args.metric,
         threshold: args.threshold,
-        settings: SettingsLayer {
-            max_runs: args.max_runs,
-            max_time_s: args.max_time,
-            ..SettingsLayer::default()
-        },
+        settings: SessionLimits::from(args.limits).layer(),
         tags: args.tags,
         sessions: args.sessions,
     };

@@ -26,12 +26,12 @@ fn request(args: RunArgs) -> SessionRequest {
         specs: args.specs,
         suite: args.suite,
         settings: SettingsLayer {
-            warmup: args.warmup,
+            warmup: args.limits.warmup,
             target: args.target,
-            min_runs: args.min_runs,
-            max_runs: args.max_runs,
+            min_runs: args.limits.min_runs,
+            max_runs: args.limits.max_runs,
             min_time_s: args.min_time,
-            max_time_s: args.max_time,
+            max_time_s: args.limits.max_time,
             run_timeout_s: args.run_timeout,
             // Of the two flags, clap keeps only the last given (overrides_with).
             interleave: match (args.interleave, args.no_interleave) {
