@@ -93,16 +93,16 @@ pub fn bisection(site: &Site, i: usize) -> String {
             ]
         })
         .collect();
-    let budget = match b.budget_s {
+    let budget = match b.terms.budget_s {
         Some(s) => format!("{s:.0} s"),
-        None => plural(b.budget_sessions as usize, "session"),
+        None => plural(b.terms.budget_sessions as usize, "session"),
     };
     let body = html! {
         p {
             "Bisection of " code { (b.repo) } ": " (plural(last, "commit")) " after "
             (commit(0)) " (good) up to " (commit(last)) " (bad)"
             @if let Some(c) = &st.configuration { ", measuring " code { (c) } }
-            @if let Some(m) = &b.metric { " (metric " (m) ")" }
+            @if let Some(m) = &b.terms.metric { " (metric " (m) ")" }
             "."
         }
         ul.outcome {
