@@ -671,6 +671,9 @@ impl BisectState {
             higher_is_better: self.higher_is_better,
             points,
             steps,
+            episodes: Vec::new(),
+            drifts: Vec::new(),
+            cumulative: None,
         }
     }
 }

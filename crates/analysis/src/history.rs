@@ -20,19 +20,25 @@ use vernier_model::{
 };
 use vernier_stats::{change_points, ChangePointSettings};
 
-use crate::compare::{compare_calibrated, CompareSettings, Key, Verdict};
+use crate::compare::{CompareSettings, Key, Verdict};
 use crate::session_noise::NoiseSource;
 use crate::summary::summarize_session;
 use crate::warnings::Warnings;
 use crate::AnalysisError;
 
+mod changes;
+pub use changes::{BaselineKind, Change, Cumulative, Drift, Episode, EpisodeSource};
+
 /// How to find and judge changes.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct HistorySettings {
     /// Threshold and confidence level of each step's verdict, as for compare.
     pub compare: CompareSettings,
     /// The change-point detector's knobs (Otava's defaults unless given).
     pub detection: ChangePointSettings,
+    /// The sessions the newest level is measured against (`--baseline`); none: each series'
+    /// first level.
+    pub baseline: Option<Vec<Uuid>>,
 }
 
 /// The configurations a `vernier history` SPEC names: a benchmark and, for each option given,
@@ -136,6 +142,13 @@ pub struct HistorySeries {
     /// Oldest first.
     pub points: Vec<HistoryPoint>,
     pub steps: Vec<Step>,
+    /// Runs of sessions at another level that came back, oldest first.
+    pub episodes: Vec<Episode>,
+    /// Pieces between change points whose level creeps.
+    pub drifts: Vec<Drift>,
+    /// The newest level against the baseline; absent when there is nothing to measure it
+    /// against (no change point and no `--baseline`).
+    pub cumulative: Option<Cumulative>,
 }
 
 impl HistorySeries {
@@ -144,11 +157,33 @@ impl HistorySeries {
         ConfigKey::loaded(&self.benchmark, &self.options, &self.loads).to_string()
     }
 
-    /// Whether the newest step is a regression beyond the threshold (compare's `slower`).
+    /// The first point a named baseline does not accept: one past its newest session (0
+    /// without a named baseline).
+    pub fn accepted_before(&self) -> usize {
+        self.cumulative
+            .as_ref()
+            .filter(|c| c.baseline == BaselineKind::Named)
+            .map_or(0, |c| c.baseline_to_index)
+    }
+
+    /// Whether the series is worse now, beyond the threshold (compare's `slower`): its newest
+    /// step, a drift up to its newest session, or its newest level against the baseline. A
+    /// named baseline accepts what came before it: a step or drift that began before its
+    /// newest session does not count.
     pub fn ends_in_regression(&self) -> bool {
+        let accepted = self.accepted_before();
         self.steps
             .last()
-            .is_some_and(|s| s.verdict == Verdict::Slower)
+            .is_some_and(|s| s.index >= accepted && s.verdict == Verdict::Slower)
+            || self.drifts.iter().any(|d| {
+                d.from_index >= accepted
+                    && d.to_index == self.points.len()
+                    && d.verdict == Verdict::Slower
+            })
+            || self
+                .cumulative
+                .as_ref()
+                .is_some_and(|c| c.change.verdict == Verdict::Slower)
     }
 }
 
@@ -225,6 +260,21 @@ struct Gathered {
     sources: Vec<(usize, usize)>,
 }
 
+impl Gathered {
+    /// The sessions of the points `at`, each holding only this configuration.
+    fn sessions_at(&self, sessions: &[StoredSession], at: &[usize]) -> Vec<StoredSession> {
+        at.iter()
+            .map(|&i| {
+                let (si, ci) = self.sources[i];
+                StoredSession {
+                    info: sessions[si].info.clone(),
+                    configurations: vec![sessions[si].configurations[ci].clone()],
+                }
+            })
+            .collect()
+    }
+}
+
 /// The history of every configuration (of the primary metric; only those `filters` name, when
 /// there are any) on every machine in `sessions`, a series per configuration and machine in
 /// order of first appearance. Sessions without measured runs of a configuration leave no point
@@ -274,6 +324,9 @@ pub fn history(
                         higher_is_better: r.metric.higher_is_better,
                         points: Vec::new(),
                         steps: Vec::new(),
+                        episodes: Vec::new(),
+                        drifts: Vec::new(),
+                        cumulative: None,
                     },
                     sources: Vec::new(),
                 });
@@ -304,6 +357,24 @@ pub fn history(
             }
         }
         g.series.steps = steps(&g, sessions, settings, calibrations)?;
+        let steps_at: Vec<(usize, Direction, f64)> = g
+            .series
+            .steps
+            .iter()
+            .map(|s| (s.index, s.direction, s.p_value))
+            .collect();
+        let cuts: Vec<usize> = steps_at.iter().map(|s| s.0).collect();
+        g.series.episodes =
+            changes::find_episodes(&g, sessions, &steps_at, settings, calibrations)?;
+        g.series.drifts = changes::find_drifts(&g, &steps_at, &g.series.episodes, settings);
+        g.series.cumulative = changes::find_cumulative(
+            &g,
+            sessions,
+            &cuts,
+            settings.baseline.as_deref(),
+            settings,
+            calibrations,
+        )?;
         series.push(g.series);
     }
     Ok(HistoryReport {
@@ -328,60 +399,28 @@ fn steps(
             configuration: g.series.label(),
             source,
         })?;
-    // The sessions of the points in `from..to`, each holding only this configuration.
-    let segment = |from: usize, to: usize| -> Vec<StoredSession> {
-        g.sources[from..to]
-            .iter()
-            .map(|&(si, ci)| StoredSession {
-                info: sessions[si].info.clone(),
-                configurations: vec![sessions[si].configurations[ci].clone()],
-            })
-            .collect()
-    };
     let mut out = Vec::with_capacity(found.len());
     for (k, cp) in found.iter().enumerate() {
         let from = if k == 0 { 0 } else { found[k - 1].index };
         let to = found.get(k + 1).map_or(medians.len(), |c| c.index);
-        let report = compare_calibrated(
-            &segment(from, cp.index),
-            &segment(cp.index, to),
-            &settings.compare,
-            calibrations,
-        )?;
-        let Some(c) = report.comparisons.into_iter().next() else {
-            // Both sides hold measured runs of the same configuration, so compare matches
-            // them; anything else is a bug worth seeing rather than a silent gap.
-            return Err(AnalysisError::Stats {
-                configuration: g.series.label(),
-                source: vernier_stats::StatsError::Degenerate {
-                    what: "the sessions on either side of a change point did not match",
-                },
-            });
-        };
-        let worse = if c.ratio == 1.0 {
-            (cp.mean_after > cp.mean_before) != c.higher_is_better
-        } else {
-            (c.ratio > 1.0) != c.higher_is_better
-        };
+        let before: Vec<usize> = (from..cp.index).collect();
+        let after: Vec<usize> = (cp.index..to).collect();
+        let c = changes::measure(g, sessions, &before, &after, settings, calibrations)?;
         let point = &g.series.points[cp.index];
         out.push(Step {
             index: cp.index,
             session: point.session,
             started_at_ns: point.started_at_ns,
             p_value: cp.p_value,
-            before_sessions: cp.index - from,
-            after_sessions: to - cp.index,
-            before_median: c.base_median,
-            after_median: c.new_median,
+            before_sessions: before.len(),
+            after_sessions: after.len(),
+            before_median: c.before_median,
+            after_median: c.after_median,
             ratio: c.ratio,
             ratio_ci_low: c.ratio_ci_low,
             ratio_ci_high: c.ratio_ci_high,
             noise_source: c.noise_source,
-            direction: if worse {
-                Direction::Regression
-            } else {
-                Direction::Improvement
-            },
+            direction: c.direction,
             verdict: c.verdict,
             warnings: c.warnings,
         });

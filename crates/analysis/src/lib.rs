@@ -44,8 +44,8 @@ pub use compare::{
     CompareSettings, Comparison, Side, Summary, Unmatched, Verdict, DEFAULT_THRESHOLD,
 };
 pub use history::{
-    history, ConfigFilter, Direction, HistoryPoint, HistoryReport, HistorySeries, HistorySettings,
-    Step,
+    history, BaselineKind, Change, ConfigFilter, Cumulative, Direction, Drift, Episode,
+    EpisodeSource, HistoryPoint, HistoryReport, HistorySeries, HistorySettings, Step,
 };
 pub use latency::{
     latency_summary, worst_case, IntervalMax, LatencySummary, Percentile, ThreadLatency, WorstCase,

@@ -751,12 +751,18 @@ pub struct HistoryArgs {
           value_parser = clap::value_parser!(u32).range(2..))]
     pub window: u32,
 
+    /// Measure each series' newest level against these sessions (a selector, as above)
+    /// [default: each series' first level, its sessions before its first change point]
+    #[arg(long, value_name = "SELECTOR")]
+    pub baseline: Option<String>,
+
     /// Output format
     #[arg(long, value_enum, default_value_t = HistoryFormat::Table)]
     pub format: HistoryFormat,
 
-    /// Exit with status 1 when the newest change point of any series is a regression beyond
-    /// the threshold (compare's `slower`)
+    /// Exit with status 1 when any series is worse now beyond the threshold (compare's
+    /// `slower`): its newest change point, the drift of its newest level, or its newest level
+    /// against the baseline
     #[arg(long)]
     pub fail_on_regression: bool,
 }

@@ -43,10 +43,15 @@ fn configuration(session: u32, groups: u64, values: &[f64]) -> Value {
 /// `groups=4` and `groups=8` (10 runs, 1% uniform noise from a fixed seed), tagged
 /// `kernel=k<i>` and started an hour apart, the hosts interleaved.
 fn export_doc() -> Value {
+    export_doc_of(&["a", "b"], level)
+}
+
+/// As [`export_doc`], on `hosts` with the levels `level` gives.
+fn export_doc_of(hosts: &[&str], level: impl Fn(&str, u64, u32) -> f64) -> Value {
     let mut rng = SeededRng::new(11);
     let mut sessions = Vec::new();
     for i in 0..SESSIONS {
-        for (h, host) in ["a", "b"].into_iter().enumerate() {
+        for (h, &host) in hosts.iter().enumerate() {
             let id = i * 2 + h as u32 + 1;
             let configurations: Vec<Value> = [4u64, 8]
                 .into_iter()
@@ -80,9 +85,13 @@ fn export_doc() -> Value {
 }
 
 fn database() -> (tempfile::TempDir, PathBuf) {
+    database_of(export_doc())
+}
+
+fn database_of(doc: Value) -> (tempfile::TempDir, PathBuf) {
     let (dir, db) = temp_db();
     let file = dir.path().join("farm.json");
-    std::fs::write(&file, export_doc().to_string()).unwrap();
+    std::fs::write(&file, doc.to_string()).unwrap();
     vernier(&db).arg("import").arg(&file).assert().success();
     (dir, db)
 }
@@ -338,4 +347,69 @@ fn the_report_has_a_history_page_with_the_change_points() {
     assert!(index.contains("href=\"history.html\""), "{index}");
     let figure = std::fs::read_to_string(out.join("history/0.svg")).unwrap();
     assert!(figure.contains("x1.15"), "the step's label is missing");
+}
+
+#[test]
+fn a_regression_that_came_and_went_and_a_staircase_are_reported() {
+    // groups=4: 20% slower in sessions 6, 7 and 8 only; groups=8: three steps of 1.5%, at
+    // sessions 4, 8 and 12, each too small to judge beyond the threshold alone.
+    let (_dir, db) = database_of(export_doc_of(&["a"], |_, groups, i| match groups {
+        4 if (6..9).contains(&i) => 1.2,
+        4 => 1.0,
+        _ => 2.0 * 1.015f64.powi((i / 4) as i32),
+    }));
+    let report = history_json(&db, &[]);
+    let episode = &series(&report, "a", 4)["episodes"][0];
+    assert_eq!(
+        (&episode["from_index"], &episode["to_index"]),
+        (&json!(6), &json!(9)),
+        "{report}"
+    );
+    assert_eq!(episode["direction"], "regression");
+    assert_eq!(episode["verdict"], "slower");
+    let ratio = episode["ratio"].as_f64().unwrap();
+    assert!((ratio - 1.2).abs() < 0.03, "{ratio}");
+
+    let stairs = series(&report, "a", 8);
+    assert_eq!(stairs["cumulative"]["baseline"], "first-level", "{stairs}");
+    assert_eq!(stairs["cumulative"]["verdict"], "slower", "{stairs}");
+    let table = String::from_utf8(
+        vernier(&db)
+            .args(["history", "--fail-on-regression"])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    assert!(table.contains("episode "), "{table}");
+    assert!(table.contains("then back"), "{table}");
+    // The episode has ended: only the staircase fails, as a drift up to the newest session
+    // or through the newest level against the first.
+    vernier(&db)
+        .args(["history", "hackbench:groups=4", "--fail-on-regression"])
+        .assert()
+        .code(0);
+    vernier(&db)
+        .args(["history", "hackbench:groups=8", "--fail-on-regression"])
+        .assert()
+        .code(1)
+        .stdout(
+            predicate::str::contains("drifts up to its newest session")
+                .or(predicate::str::contains("worse than its baseline")),
+        );
+    // Against a named baseline inside the newest level there is nothing to regress.
+    vernier(&db)
+        .args([
+            "history",
+            "hackbench:groups=8",
+            "--baseline",
+            "kernel=k12",
+            "--fail-on-regression",
+        ])
+        .assert()
+        .code(0);
+    vernier(&db)
+        .args(["history", "--baseline", "kernel=nope"])
+        .assert()
+        .code(2);
 }

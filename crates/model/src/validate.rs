@@ -335,6 +335,7 @@ pub fn check_session(s: &StoredSession) -> Result<(), Invalid> {
         }
         let mut indices = HashSet::with_capacity(c.runs.len());
         for run in &c.runs {
+            // Formatted only for an error: a part of an import checks 10,000 runs.
             let place = || format!("{config}, {}", run_place(run));
             if !indices.insert((run.warmup, run.index)) {
                 return Err(at(place())(format!(
@@ -343,7 +344,7 @@ pub fn check_session(s: &StoredSession) -> Result<(), Invalid> {
                     if run.warmup { "warmup" } else { "measured" }
                 )));
             }
-            check_run(&c.record.metric, run).map_err(at(place()))?;
+            check_run(&c.record.metric, run).map_err(|problem| at(place())(problem))?;
         }
         let mut profile_indices = HashSet::with_capacity(c.profiles.len());
         for p in &c.profiles {
@@ -360,8 +361,9 @@ pub fn check_session(s: &StoredSession) -> Result<(), Invalid> {
                     p.ended_at_ns, p.started_at_ns
                 )));
             }
-            crate::profile::check_frequency(p.frequency_hz).map_err(at(place()))?;
-            p.stacks.check().map_err(at(place()))?;
+            crate::profile::check_frequency(p.frequency_hz)
+                .map_err(|problem| at(place())(problem))?;
+            p.stacks.check().map_err(|problem| at(place())(problem))?;
             if let Some(found) = p.find_control() {
                 return Err(at(place())(found.problem()));
             }

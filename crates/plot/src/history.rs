@@ -226,6 +226,9 @@ mod tests {
                 })
                 .collect(),
             steps: Vec::new(),
+            episodes: Vec::new(),
+            drifts: Vec::new(),
+            cumulative: None,
         }
     }
 

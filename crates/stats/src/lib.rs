@@ -27,6 +27,7 @@ pub mod confidence_sequence;
 pub mod correlation;
 pub mod distribution;
 pub mod drift;
+pub mod episodes;
 mod error;
 pub mod geomean;
 pub mod hodges_lehmann;
@@ -40,6 +41,7 @@ pub mod random;
 pub mod random_effects;
 mod rank;
 pub mod summary;
+pub mod trend;
 pub mod welch;
 
 pub use bootstrap::{
@@ -52,6 +54,7 @@ pub use distribution::{
     beta_cdf, binomial_cdf, normal_cdf, normal_quantile, normal_sf, t_cdf, t_quantile, t_sf,
 };
 pub use drift::spearman_drift;
+pub use episodes::{episodes, Episode, EpisodeSettings};
 pub use error::StatsError;
 pub use geomean::{geomean_ratio_ci, geometric_mean, GeomeanRatio};
 pub use hodges_lehmann::{hodges_lehmann, hodges_lehmann_with, kth_difference, HodgesLehmann};
@@ -72,4 +75,5 @@ pub use random_effects::{
     SessionMedian, Widened,
 };
 pub use summary::{mad, mean, median, quantile, resolution, std_dev};
+pub use trend::{trend, Trend, MIN_TREND_POINTS};
 pub use welch::{welch_t_test, Welch};

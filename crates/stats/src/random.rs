@@ -36,6 +36,13 @@ impl SeededRng {
         self.0.next_u64()
     }
 
+    /// A standard normal draw (Box-Muller, its cosine half) from two uniform draws in (0, 1).
+    pub fn normal(&mut self) -> f64 {
+        let mut uniform = || ((self.next_u64() >> 11) as f64 + 0.5) / (1u64 << 53) as f64;
+        let (u, v) = (uniform(), uniform());
+        (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
+    }
+
     /// An index drawn uniformly from `0..n`, without modulo bias (Lemire 2019): the high word
     /// of `x * n` is uniform once the low words below `2^64 mod n` are rejected.
     ///

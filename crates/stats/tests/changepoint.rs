@@ -70,13 +70,6 @@ fn the_change_points_of_otava() {
     );
 }
 
-/// A standard normal draw (Box-Muller) from the project's seeded stream.
-fn normal(rng: &mut SeededRng) -> f64 {
-    let uniform = |rng: &mut SeededRng| ((rng.next_u64() >> 11) as f64 + 0.5) / (1u64 << 53) as f64;
-    let (u, v) = (uniform(rng), uniform(rng));
-    (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
-}
-
 /// A series of `len` points around 100 with relative noise `noise` and a step of relative
 /// size `step` (either sign) every `len / 30` points or so, at drawn positions at least 8
 /// points apart and 5 from either end. Returns the series and the planted indexes.
@@ -105,7 +98,7 @@ fn planted(
                 1.0 / (1.0 + step)
             };
         }
-        series.push(level * (1.0 + noise * normal(rng)));
+        series.push(level * (1.0 + noise * rng.normal()));
     }
     (series, at)
 }

@@ -220,10 +220,16 @@ fn print_state(st: &BisectState, full: bool) -> Result<()> {
     Ok(())
 }
 
+/// The steps as a figure: the level of each measured commit in commit order with its
+/// interval, the first bad commit marked (`vernier_plot::bisection`).
 fn figure(st: &BisectState, format: Format) -> Result<Vec<u8>> {
     Ok(vernier_plot::bisection(st, format, Size::default())?)
 }
 
+/// `judge`'s status when it cannot judge at all (no established regression between the ends,
+/// a database it cannot open): above 127, which makes `git bisect run` stop instead of taking
+/// the commit for a bad one, as it takes every status from 1 to 127 but 125 (git-bisect(1),
+/// "Bisect run").
 const JUDGE_CANNOT: u8 = 128;
 
 fn judge(args: BisectJudgeArgs, db_arg: Option<&Path>) -> Result<ExitCode> {

@@ -29,6 +29,11 @@ pub fn history(args: HistoryArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
             None => selectors.push(arg.as_str()),
         }
     }
+    let store = db::open_for_reading(db_arg)?;
+    let baseline = match &args.baseline {
+        Some(selector) => Some(db::select(store.as_ref(), selector)?),
+        None => None,
+    };
     let settings = HistorySettings {
         compare: CompareSettings {
             threshold: args.threshold.unwrap_or(DEFAULT_THRESHOLD),
@@ -39,9 +44,13 @@ pub fn history(args: HistoryArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
             max_pvalue: args.max_pvalue,
             min_magnitude: 0.0,
         },
+        baseline,
     };
-    let store = db::open_for_reading(db_arg)?;
-    let sessions = load(store.as_ref(), &selectors)?;
+    let sessions = load(
+        store.as_ref(),
+        &selectors,
+        settings.baseline.as_deref().unwrap_or_default(),
+    )?;
     let fingerprints: Vec<String> = sessions
         .iter()
         .map(|s| s.info.fingerprint.clone())
@@ -107,11 +116,17 @@ fn filter(text: &str, info: &BenchmarkInfo) -> Result<ConfigFilter> {
     })
 }
 
-/// The sessions the selectors name together (each once, oldest first), or every session.
-fn load(store: &dyn Store, selectors: &[&str]) -> Result<Vec<StoredSession>> {
+/// The sessions the selectors name together (each once, oldest first), or every session; and
+/// the baseline's, which the series need to be measured against.
+fn load(store: &dyn Store, selectors: &[&str], baseline: &[Uuid]) -> Result<Vec<StoredSession>> {
     let mut ids: Vec<Uuid> = Vec::new();
     if selectors.is_empty() {
         ids = store.session_headers()?.iter().map(|s| s.id).collect();
+    }
+    for id in baseline {
+        if !ids.contains(id) {
+            ids.push(*id);
+        }
     }
     for selector in selectors {
         for id in db::select(store, selector)? {

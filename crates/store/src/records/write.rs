@@ -128,37 +128,17 @@ pub(crate) fn add_run(
     add_runs(store, configuration, std::slice::from_ref(run))
 }
 
-/// How many runs one INSERT statement stores: 19 parameters each, far below the parameter
-/// limits of both engines (SQLite's 32,766, PostgreSQL's 65,535). One statement for many rows
-/// is one round trip to a PostgreSQL server instead of hundreds, and one parse in SQLite.
-const RUNS_PER_INSERT: usize = 200;
+/// How many runs [`add_runs`] binds at once: the parameters of this many runs are held
+/// together (a vernier export may give a million runs of one configuration at once).
+const RUNS_PER_PART: usize = 1_000;
 
-/// How many metric values one INSERT statement stores (3 parameters each).
-const VALUES_PER_INSERT: usize = 500;
-
-/// The columns of `runs` that [`add_runs`] writes, in the order of its parameters.
+/// The columns of `runs` that [`add_runs`] writes, in the order of its parameters; the run's
+/// id first ([`Sql::insert_keyed`] reads the keys back by it).
 const RUN_INSERT_COLUMNS: &str = "id, configuration_key, idx, warmup, round, \
      preceding_executions, started_at_ns, ended_at_ns, value, user_cpu_ns, system_cpu_ns, \
      voluntary_cs, involuntary_cs, max_rss_bytes, foreign_cpu_ns, controller_cpu_ns, \
      load_cpu_ns, setup_steps, setup_changed";
 const RUN_INSERT_PARAMS: usize = 19;
-
-/// `INSERT INTO {table} ({columns}) VALUES ($1, ...), ...` for `rows` rows of `per_row`
-/// parameters each.
-fn insert_rows(table: &str, columns: &str, per_row: usize, rows: usize) -> String {
-    let mut sql = format!("INSERT INTO {table} ({columns}) VALUES ");
-    for row in 0..rows {
-        sql.push_str(if row == 0 { "(" } else { ", (" });
-        for column in 0..per_row {
-            if column > 0 {
-                sql.push_str(", ");
-            }
-            sql.push_str(&format!("${}", row * per_row + column + 1));
-        }
-        sql.push(')');
-    }
-    sql
-}
 
 /// Stores `runs` of the configuration `configuration` in one transaction (the caller's, in an
 /// import), many to a statement: each run's row with its primary value, its other values, its
@@ -206,13 +186,11 @@ pub(crate) fn add_runs(
             })?;
         let configuration_key: i64 = row.get(0)?;
         let primary = row.text(1)?;
-        let mut others: Vec<(i64, &str, f64)> = Vec::new();
+        let mut others: Vec<Param<'_>> = Vec::new();
         let mut names: Option<monitors::Names> = None;
-        for (chunk, texts) in runs
-            .chunks(RUNS_PER_INSERT)
-            .zip(texts.chunks(RUNS_PER_INSERT))
-        {
-            let mut params = Vec::with_capacity(chunk.len() * RUN_INSERT_PARAMS);
+        let mut params = Vec::with_capacity(runs.len().min(RUNS_PER_PART) * RUN_INSERT_PARAMS);
+        for (chunk, texts) in runs.chunks(RUNS_PER_PART).zip(texts.chunks(RUNS_PER_PART)) {
+            params.clear();
             for (run, (setup_steps, setup_changed)) in chunk.iter().zip(texts) {
                 // The primary metric's value is a column of the run; the others are rows of
                 // run_values (docs/schema.md).
@@ -239,18 +217,8 @@ pub(crate) fn add_runs(
                     setup_changed.as_deref().unwrap_or("[]"),
                 ]);
             }
-            let sql = insert_rows("runs", RUN_INSERT_COLUMNS, RUN_INSERT_PARAMS, chunk.len());
-            // The keys the rows got, by id: RETURNING promises no order in either engine.
-            let mut keys: std::collections::HashMap<Uuid, i64> =
-                std::collections::HashMap::with_capacity(chunk.len());
-            tx.query_each(&format!("{sql} RETURNING key, id"), &params, &mut |row| {
-                keys.insert(row.get(1)?, row.get(0)?);
-                Ok(())
-            })?;
-            for run in chunk {
-                let run_key = *keys.get(&run.id).ok_or_else(|| {
-                    StoreError::Corrupt(format!("run {} was stored without a key", run.id))
-                })?;
+            let keys = tx.insert_keyed("runs", RUN_INSERT_COLUMNS, RUN_INSERT_PARAMS, &params)?;
+            for (run, &run_key) in chunk.iter().zip(&keys) {
                 histograms::insert(tx, run_key, &run.id, &run.histograms)?;
                 if let Some(data) = &run.monitors {
                     // Read once for all the runs (insert keeps it up to date with the names
@@ -261,26 +229,16 @@ pub(crate) fn add_runs(
                     };
                     monitors::insert(tx, names, run_key, data)?;
                 }
-                others.extend(
-                    run.values
-                        .iter()
-                        .filter(|(metric, _)| *metric != primary)
-                        .map(|(metric, value)| (run_key, metric, stored_value(*value))),
-                );
+                for (metric, value) in run.values.iter().filter(|(m, _)| *m != primary) {
+                    others.extend([
+                        Param::Int(run_key),
+                        Param::Text(metric),
+                        Param::Real(stored_value(*value)),
+                    ]);
+                }
             }
         }
-        for chunk in others.chunks(VALUES_PER_INSERT) {
-            let params: Vec<Param<'_>> = chunk
-                .iter()
-                .flat_map(|(key, metric, value)| {
-                    [Param::Int(*key), Param::Text(metric), Param::Real(*value)]
-                })
-                .collect();
-            tx.execute(
-                &insert_rows("run_values", "run_key, metric, value", 3, chunk.len()),
-                &params,
-            )?;
-        }
+        tx.insert_rows("run_values", "run_key, metric, value", 3, &others)?;
         Ok(())
     })
 }

@@ -191,7 +191,9 @@ fn capture_from(roots: &Roots, release: Result<String, String>, facts: BootFacts
     let cpus = match cpulist::read_online_cpus(&roots.sys_root) {
         Ok(cpus) => {
             env.online_cpus = u32::try_from(cpus.len()).ok();
-            env.online_cpu_list = text(&cpu_dir.join("online")).ok();
+            env.online_cpu_list = cpulist::read_online_text(&roots.sys_root)
+                .ok()
+                .filter(|t| !t.is_empty());
             cpus
         }
         Err(e) => {
