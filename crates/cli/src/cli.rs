@@ -455,6 +455,11 @@ pub struct ScheduleInstallArgs {
     #[arg(long, value_name = "DB")]
     pub sync: Option<PathBuf>,
 
+    /// With --service latency-monitor and --sync: also sync while the monitor runs, this often
+    /// (e.g. 1m), so that the central database follows it interval by interval
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, requires = "sync")]
+    pub sync_every: Option<f64>,
+
     /// When the machine is busy at the start of a scheduled suite [default: wait]
     #[arg(long, value_enum, value_name = "ACTION", default_value_t = IfBusy::Wait)]
     pub if_busy: IfBusy,
@@ -558,6 +563,21 @@ pub struct MonitorArgs {
     /// Loads that run during every interval, as for `run`
     #[arg(long = "load", value_name = "LIST")]
     pub loads: Vec<String>,
+
+    /// While monitoring, copy to this database what it lacks (`vernier sync --to`) every
+    /// --sync-every (VERNIER_SYNC_TO, which keeps a password off the command line)
+    #[arg(
+        long,
+        env = "VERNIER_SYNC_TO",
+        value_name = "PATH|URL",
+        requires = "sync_every"
+    )]
+    pub sync_to: Option<PathBuf>,
+
+    /// How often to sync while monitoring, e.g. 1m: the intervals recorded since the last sync
+    /// reach the central database within this time
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, requires = "sync_to")]
+    pub sync_every: Option<f64>,
 
     /// No progress output, only the summary
     #[arg(long, short)]

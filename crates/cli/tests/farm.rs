@@ -426,6 +426,80 @@ fn a_running_monitor_reaches_the_target_interval_by_interval() {
     }
 }
 
+/// `monitor latency --sync-to --sync-every` (what `schedule --sync-every` writes): the running
+/// monitor copies its intervals to the target by itself, and on this machine the target's copy
+/// reads `running` while the monitor lives, as the machine's own session does.
+#[test]
+fn a_monitor_syncing_periodically_reaches_the_target_while_it_runs() {
+    for central in vernier_testkit::databases(
+        "a_monitor_syncing_periodically_reaches_the_target_while_it_runs",
+    ) {
+        let engine = central.engine();
+        let machine = central.dir().join("machine.db");
+        let mut monitor = vernier_no_input(&machine)
+            .args([
+                "monitor",
+                "latency:policy=other:interval=1ms",
+                "--interval",
+                "1",
+            ])
+            .args(["--monitor", "none", "-q", "--sync-every", "1s", "--sync-to"])
+            .arg(central.arg())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let run_ids = format!("SELECT {} FROM runs", central.hex("id"));
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+        // The target's tables exist once the first sync has created them (committed whole).
+        let has_runs = || match engine {
+            "sqlite" => {
+                central.arg().exists()
+                    && !sqlite_texts(
+                        central.arg(),
+                        "SELECT name FROM sqlite_master WHERE name = 'runs'",
+                    )
+                    .is_empty()
+            }
+            _ => !central
+                .texts("SELECT tablename::text FROM pg_tables WHERE tablename = 'runs'")
+                .is_empty(),
+        };
+        // Bounded: the target gets two intervals while the monitor still runs.
+        while !(has_runs() && central.texts(&run_ids).len() >= 2) {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{engine}: no two intervals synced within 120 s"
+            );
+            assert!(
+                monitor.try_wait().unwrap().is_none(),
+                "{engine}: monitor ended early"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        let listed = ok(vernier_no_input(central.arg())
+            .arg("sessions")
+            .output()
+            .unwrap());
+        assert!(listed.contains("running"), "{engine}: {listed}");
+        // SAFETY: kill(2) on the pid of a child this test started and has not reaped.
+        unsafe { libc::kill(monitor.id() as i32, libc::SIGTERM) };
+        let out = monitor.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{engine}: {stderr}");
+        assert!(!stderr.contains("warning"), "{engine}: {stderr}");
+        let synced = sorted(central.texts(&run_ids));
+        assert!(
+            synced.iter().all(|id| sorted(sqlite_texts(
+                &machine,
+                "SELECT lower(hex(id)) FROM runs"
+            ))
+            .contains(id)),
+            "{engine}"
+        );
+    }
+}
+
 /// Files of `dir`, sorted.
 fn names_in(dir: &Path) -> Vec<String> {
     sorted(

@@ -353,7 +353,7 @@ fn the_report_has_a_history_page_with_the_change_points() {
 fn a_regression_that_came_and_went_and_a_staircase_are_reported() {
     // groups=4: 20% slower in sessions 6, 7 and 8 only; groups=8: three steps of 1.5%, at
     // sessions 4, 8 and 12, each too small to judge beyond the threshold alone.
-    let (_dir, db) = database_of(export_doc_of(&["a"], |_, groups, i| match groups {
+    let (dir, db) = database_of(export_doc_of(&["a"], |_, groups, i| match groups {
         4 if (6..9).contains(&i) => 1.2,
         4 => 1.0,
         _ => 2.0 * 1.015f64.powi((i / 4) as i32),
@@ -412,4 +412,15 @@ fn a_regression_that_came_and_went_and_a_staircase_are_reported() {
         .args(["history", "--baseline", "kernel=nope"])
         .assert()
         .code(2);
+    // The site's history page says so too.
+    let out = dir.path().join("site");
+    vernier(&db)
+        .arg("report")
+        .arg("-o")
+        .arg(&out)
+        .assert()
+        .success();
+    let page = std::fs::read_to_string(out.join("history.html")).unwrap();
+    assert!(page.contains("then back"), "{page}");
+    assert!(page.contains("drift "), "{page}");
 }

@@ -195,6 +195,91 @@ fn the_latency_monitor_is_a_verified_service_restarted_on_failure() {
     verify(&[units.join("vernier-latency.service")]);
 }
 
+/// `--sync-every`: the latency service syncs while it runs (the monitor's own `--sync-to` and
+/// `--sync-every`), and once more when it stops; with a password in the URL the running sync
+/// takes it from the environment file, as the final one does.
+#[test]
+fn the_latency_monitor_syncs_while_it_runs() {
+    let (dir, db) = temp_db();
+    let units = dir.path().join("units");
+    let central = dir.path().join("central.db");
+    ok(vernier_no_input(&db)
+        .args(["schedule", "install", "latency"])
+        .args(["--service", "latency-monitor", "--interval", "5m"])
+        .args(["--sync", central.to_str().unwrap(), "--sync-every", "1m"])
+        .args(["--unit-dir", units.to_str().unwrap()])
+        .output()
+        .unwrap());
+    let service = std::fs::read_to_string(units.join("vernier-latency.service")).unwrap();
+    let exe = env!("CARGO_BIN_EXE_vernier");
+    assert_eq!(
+        setting(&service, "ExecStart"),
+        [format!(
+            "{exe} --db {} monitor latency --interval 300s --quiet --sync-to {} \
+             --sync-every 60s",
+            db.display(),
+            central.display()
+        )]
+    );
+    assert_eq!(
+        setting(&service, "ExecStopPost"),
+        [format!(
+            "{exe} --db {} sync --to {}",
+            db.display(),
+            central.display()
+        )]
+    );
+    verify(&[units.join("vernier-latency.service")]);
+
+    let secret = dir.path().join("secret");
+    ok(vernier_no_input(&db)
+        .args(["schedule", "install", "latency"])
+        .args(["--service", "latency-monitor"])
+        .args([
+            "--sync",
+            "postgres://bench:s3cret@db.lab/farm",
+            "--sync-every",
+            "2m",
+        ])
+        .args(["--unit-dir", secret.to_str().unwrap()])
+        .output()
+        .unwrap());
+    let service = std::fs::read_to_string(secret.join("vernier-latency.service")).unwrap();
+    assert!(!service.contains("s3cret"), "{service}");
+    assert!(
+        setting(&service, "ExecStart")[0].ends_with(" --quiet --sync-every 120s"),
+        "{service}"
+    );
+    verify(&[secret.join("vernier-latency.service")]);
+
+    // A suite syncs after every run; --sync-every without --sync has nothing to sync to.
+    let refused = vernier_no_input(&db)
+        .args(["schedule", "install", "nightly", "--suite", "quick"])
+        .args(["--sync", central.to_str().unwrap(), "--sync-every", "1m"])
+        .args(["--unit-dir", units.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("--sync-every is for --service"),
+        "{}",
+        String::from_utf8_lossy(&refused.stderr)
+    );
+    let refused = vernier_no_input(&db)
+        .args([
+            "schedule",
+            "install",
+            "latency2",
+            "--service",
+            "latency-monitor",
+        ])
+        .args(["--sync-every", "1m", "--unit-dir", units.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(2));
+    assert_eq!(files(&units), ["vernier-latency.service"]);
+}
+
 #[test]
 fn bad_schedules_are_refused_and_write_nothing() {
     let (dir, db) = temp_db();

@@ -148,7 +148,7 @@ pub fn cumulative_text(c: &Cumulative) -> String {
 /// What a series holds besides its steps: its episodes, drifts, and the newest level against
 /// the baseline where it says more than the newest step (two or more steps, or a named
 /// baseline).
-fn change_lines(s: &HistorySeries) -> Vec<String> {
+pub fn change_lines(s: &HistorySeries) -> Vec<String> {
     let mut lines: Vec<String> = s.episodes.iter().map(|e| episode_text(s, e)).collect();
     lines.extend(s.drifts.iter().map(|d| drift_text(s, d)));
     if let Some(c) = &s.cumulative {

@@ -160,6 +160,11 @@ pub trait Store: Recorder<Error = StoreError> + Send {
     /// stopped, and its runs (empty for a session not stored). Two stores hold the same state
     /// of a session when these, its status and its end time agree.
     fn session_progress(&self, id: Uuid) -> Result<SessionProgress, StoreError>;
+    /// How far session `id` has been recorded: per configuration, how it stopped, its runs
+    /// and the end of the latest, read from the configurations alone (none for a session not
+    /// stored). Two stores whose marks of a session agree hold the same runs of it, as far as
+    /// a sync can tell without reading them.
+    fn session_mark(&self, id: Uuid) -> Result<SessionMark, StoreError>;
     /// A session with its configurations and runs; `load` says whether with the runs' monitor
     /// data (without it, every run's `monitors` is `None`).
     fn load_session(&self, id: Uuid, load: Load) -> Result<StoredSession, StoreError>;
@@ -356,6 +361,15 @@ pub trait Import {
     /// yet. They are checked as [`Import::session`] checks a session's runs. Returns how many
     /// it stored.
     fn add_runs(&mut self, part: &StoredSession) -> Result<usize, StoreError>;
+    /// Records `owner` as the process that records session `id`, stored here while still
+    /// being recorded (a copy of it: [`copy_sessions`]), so that on the session's own machine
+    /// the copy reads `running` while that process lives, and `abandoned` once it is gone, as
+    /// the original does. A session stored as ended is left alone.
+    fn set_owner(
+        &mut self,
+        id: Uuid,
+        owner: &vernier_sys::process::ProcessIdentity,
+    ) -> Result<(), StoreError>;
     /// Whether session `id` is stored, before this import or by it.
     fn holds(&mut self, id: Uuid) -> Result<bool, StoreError>;
     /// What the import stored and skipped so far.
@@ -461,6 +475,10 @@ pub struct SessionHeader {
     /// [`vernier_model::Environment::machine_id`]); `None` when unknown.
     pub hostname: Option<String>,
     pub machine_id: Option<String>,
+    /// The process that records it, as stored (`None` for a session imported or recorded
+    /// before schema version 3): a copy of a session still being recorded carries it, so that
+    /// the copy reads `running` on the session's own machine while that process lives.
+    pub owner: Option<vernier_sys::process::ProcessIdentity>,
 }
 
 impl SessionHeader {
@@ -495,6 +513,23 @@ impl SessionProgress {
                     .is_some_and(|now| stopped.is_none() || now == stopped)
             })
     }
+}
+
+/// How far a session has been recorded ([`Store::session_mark`]), by configuration.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SessionMark {
+    pub configurations: BTreeMap<Uuid, ConfigurationMark>,
+}
+
+/// How far a configuration has been recorded: kept with every run stored (schema version 12).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ConfigurationMark {
+    /// How it stopped; `None` while it is repeated.
+    pub stopped: Option<StopReason>,
+    /// Its runs, warmups included.
+    pub runs: u64,
+    /// The end of its latest run (`None` without runs).
+    pub last_run_ended_ns: Option<i64>,
 }
 
 /// What [`Import::extend`] did.

@@ -333,6 +333,22 @@ impl<T: FromCell> FromCell for Option<T> {
     }
 }
 
+/// Checks that `params` holds whole rows of `columns` ([`Sql::insert_rows`]).
+pub(crate) fn check_rows(
+    table: &str,
+    columns: &[&str],
+    params: &[Param<'_>],
+) -> Result<(), StoreError> {
+    if columns.is_empty() || !params.len().is_multiple_of(columns.len()) {
+        return Err(StoreError::Invalid(format!(
+            "{} values for rows of {} columns of {table}",
+            params.len(),
+            columns.len()
+        )));
+    }
+    Ok(())
+}
+
 /// A connection inside a transaction, as the queries of both engines see it.
 pub(crate) trait Sql {
     fn dialect(&self) -> Dialect;
@@ -349,79 +365,20 @@ pub(crate) trait Sql {
         each: &mut dyn FnMut(&Cells<'_>) -> Result<(), StoreError>,
     ) -> Result<(), StoreError>;
 
-    /// Inserts rows into `table`: `params` holds `per_row` values a row, for `columns` in
-    /// their order. Each row is its own insertion as far as a constraint is concerned (a
-    /// duplicate key fails the call, and the caller's transaction with it).
-    ///
-    /// This default writes many rows to a statement, a few thousand parameters each: one round
-    /// trip to a PostgreSQL server for hundreds of rows. SQLite has no round trips and
-    /// overrides it with one prepared statement a row (see [`crate::sqlite`]).
+    /// Inserts rows into `columns` of `table` (our own names, never input): `params` holds
+    /// them one after the other, `columns.len()` values each, in the columns' order. It is
+    /// how a copy stores a session's many runs, so each engine takes the fastest way it has:
+    /// SQLite one prepared one-row statement executed for each row (a statement of many rows
+    /// keeps a statement journal to undo part of itself: https://www.sqlite.org/tempfiles.html
+    /// #statement_journal_files), PostgreSQL a binary COPY
+    /// (https://www.postgresql.org/docs/15/sql-copy.html), one round trip for all the rows,
+    /// which writes the values given for an identity column as they are.
     fn insert_rows(
         &mut self,
         table: &str,
-        columns: &str,
-        per_row: usize,
+        columns: &[&str],
         params: &[Param<'_>],
-    ) -> Result<(), StoreError> {
-        for chunk in params.chunks(rows_per_insert(per_row) * per_row) {
-            let sql = insert_text(table, columns, per_row, chunk.len() / per_row);
-            self.execute(&sql, chunk)?;
-        }
-        Ok(())
-    }
-
-    /// [`Sql::insert_rows`] into a table with an integer `key` assigned on insertion: the
-    /// keys of the rows, in the order of the rows. The first column must tell the rows apart
-    /// (an id of bytes or text): this default reads the keys back with it, since neither
-    /// engine promises the order of `RETURNING`.
-    fn insert_keyed(
-        &mut self,
-        table: &str,
-        columns: &str,
-        per_row: usize,
-        params: &[Param<'_>],
-    ) -> Result<Vec<i64>, StoreError> {
-        let mut keys = Vec::with_capacity(params.len() / per_row.max(1));
-        for chunk in params.chunks(rows_per_insert(per_row) * per_row) {
-            let rows = chunk.len() / per_row;
-            let sql = insert_text(table, columns, per_row, rows);
-            let first = columns.split(',').next().unwrap_or_default().trim();
-            let mut by_first = std::collections::HashMap::with_capacity(rows);
-            self.query_each(
-                &format!("{sql} RETURNING key, {first}"),
-                chunk,
-                &mut |row| {
-                    let id = match row.cell_ref(1)? {
-                        CellRef::Blob(b) => b.to_vec(),
-                        CellRef::Text(t) => t.as_bytes().to_vec(),
-                        other => {
-                            return Err(StoreError::Corrupt(format!(
-                                "{table}.{first} returned as {other:?}, not an id"
-                            )))
-                        }
-                    };
-                    by_first.insert(id, row.get::<i64>(0)?);
-                    Ok(())
-                },
-            )?;
-            for row in chunk.chunks(per_row) {
-                let id: &[u8] = match row.first() {
-                    Some(Param::Blob(b)) => b,
-                    Some(Param::Text(t)) => t.as_bytes(),
-                    other => {
-                        return Err(StoreError::Invalid(format!(
-                            "{table}.{first} given as {other:?}, not an id"
-                        )))
-                    }
-                };
-                let key = by_first.get(id).ok_or_else(|| {
-                    StoreError::Corrupt(format!("a row of {table} was stored without a key"))
-                })?;
-                keys.push(*key);
-            }
-        }
-        Ok(keys)
-    }
+    ) -> Result<(), StoreError>;
 
     /// The first row of a query, if any.
     fn query_opt(&mut self, sql: &str, params: &[Param<'_>]) -> Result<Option<Row>, StoreError> {
@@ -433,29 +390,4 @@ pub(crate) trait Sql {
         self.query_opt(sql, params)?
             .ok_or_else(|| StoreError::Corrupt(format!("no row for: {sql}")))
     }
-}
-
-/// How many rows of `per_row` parameters one statement of [`Sql::insert_rows`]'s default
-/// writes: about 4,000 parameters, far below the limits of both engines (SQLite's 32,766,
-/// PostgreSQL's 65,535), at least one row.
-fn rows_per_insert(per_row: usize) -> usize {
-    (4_000 / per_row.max(1)).max(1)
-}
-
-/// `INSERT INTO {table} ({columns}) VALUES ($1, ...), ...` for `rows` rows of `per_row`
-/// parameters each.
-pub(crate) fn insert_text(table: &str, columns: &str, per_row: usize, rows: usize) -> String {
-    use std::fmt::Write as _;
-    let mut sql = format!("INSERT INTO {table} ({columns}) VALUES ");
-    for row in 0..rows {
-        sql.push_str(if row == 0 { "(" } else { ", (" });
-        for column in 0..per_row {
-            if column > 0 {
-                sql.push_str(", ");
-            }
-            let _ = write!(sql, "${}", row * per_row + column + 1);
-        }
-        sql.push(')');
-    }
-    sql
 }

@@ -110,7 +110,7 @@ where
     for header in from.session_headers()? {
         let id = header.id;
         let step = match present.get(&id) {
-            None => copy_one(from, to, id)?,
+            None => copy_one(from, to, &header)?,
             Some(stored) if unfinished(stored.status) => follow(from, to, &header, stored)?,
             Some(stored) if same_header(stored, &header) => SyncStep::Present { id },
             Some(_) => SyncStep::Differs { id },
@@ -142,19 +142,28 @@ where
     T: Store + ?Sized,
 {
     let id = header.id;
-    let (source, target) = (from.session_progress(id)?, to.session_progress(id)?);
-    if !source.covers(&target) {
-        return Ok(SyncStep::Differs { id });
-    }
     let running = header.status == SessionStatus::Running;
-    if source == target && header.ended_at_ns == stored.ended_at_ns {
-        return Ok(if running {
+    let unchanged = || {
+        if running {
             SyncStep::Running { id }
         } else if same_header(stored, header) {
             SyncStep::Present { id }
         } else {
             SyncStep::Differs { id }
-        });
+        }
+    };
+    // First what both stores keep of how far the session has been recorded: a step with
+    // nothing new (the common one, a sync every minute of a monitor's interval of 5) reads a
+    // few rows of configurations, not the session's runs.
+    if header.ended_at_ns == stored.ended_at_ns && from.session_mark(id)? == to.session_mark(id)? {
+        return Ok(unchanged());
+    }
+    let (source, target) = (from.session_progress(id)?, to.session_progress(id)?);
+    if !source.covers(&target) {
+        return Ok(SyncStep::Differs { id });
+    }
+    if source == target && header.ended_at_ns == stored.ended_at_ns {
+        return Ok(unchanged());
     }
     // Only the runs the target lacks are read and written: a latency monitor's session holds a
     // run per interval, some 100,000 in a year, of which a sync adds the few recorded since
@@ -164,7 +173,19 @@ where
     // A session recorded before vernier escaped what it records holds its texts raw; the
     // target refuses them (vernier_model::text).
     session.escape_controls();
-    let extension = with_retries(|| to.extend_session(&session))?;
+    let extension = with_retries(|| {
+        vernier_model::validate::check_session(&session)
+            .map_err(|e| StoreError::Invalid(e.to_string()))?;
+        let runs = session.configurations.iter().map(|c| c.runs.len()).sum();
+        let mut import = to.importer(runs)?;
+        let extension = import.extend(&session)?;
+        // A copy stored before the owner was copied gets it now.
+        if let (true, Some(owner)) = (running && extension.extended, &header.owner) {
+            import.set_owner(id, owner)?;
+        }
+        import.commit()?;
+        Ok(extension)
+    })?;
     Ok(if extension.extended {
         SyncStep::Extended {
             id,
@@ -197,12 +218,14 @@ const RUNS_PER_PART: usize = 5_000;
 
 /// Copies one session and the kernel configuration it refers to, in one transaction of the
 /// target, [`RUNS_PER_PART`] runs at a time: the session with its configurations first, then
-/// its runs part by part ([`Store::load_session_page`]).
-fn copy_one<F, T>(from: &F, to: &mut T, id: Uuid) -> Result<SyncStep, StoreError>
+/// its runs part by part ([`Store::load_session_page`]); a session still being recorded with
+/// the process that records it ([`Import::set_owner`]).
+fn copy_one<F, T>(from: &F, to: &mut T, header: &SessionHeader) -> Result<SyncStep, StoreError>
 where
     F: Store + ?Sized,
     T: Store + ?Sized,
 {
+    let id = header.id;
     // The configurations with their profiled runs (a few KiB each), stored with the session;
     // the runs follow in parts.
     let mut session = from.load_session(
@@ -235,6 +258,9 @@ where
         }
         let runs = copy_parts(from, import.as_mut(), &session)?;
         if runs.is_some() {
+            if let (SessionStatus::Running, Some(owner)) = (session.info.status, &header.owner) {
+                import.set_owner(id, owner)?;
+            }
             import.commit()?;
         }
         Ok(runs)

@@ -196,6 +196,24 @@ fn a_version_8_file_is_converted_in_place_bit_for_bit() {
         .query_row("PRAGMA user_version", [], |r| r.get(0))
         .unwrap();
     assert_eq!(version, SCHEMA_VERSION);
+    // Every configuration knows how far it was recorded (version 12): its runs and the end of
+    // the latest, as the runs say.
+    let marks: Vec<(i64, i64, Option<i64>, Option<i64>)> = conn
+        .prepare(
+            "SELECT c.run_count, (SELECT count(*) FROM runs r WHERE r.configuration_key = c.key), \
+             c.last_run_ended_ns, \
+             (SELECT max(ended_at_ns) FROM runs r WHERE r.configuration_key = c.key) \
+             FROM configurations c",
+        )
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert!(marks.iter().any(|m| m.0 > 0), "{marks:?}");
+    for (count, runs, last, ended) in &marks {
+        assert_eq!((count, last), (runs, ended));
+    }
     // The monitor blobs are carried as they were, under the run's key.
     for (id, facts) in &before {
         let stored: Option<(Vec<u8>, Vec<u8>)> = conn

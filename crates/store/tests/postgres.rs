@@ -64,11 +64,11 @@ fn a_version_6_database_is_migrated_to_the_current_version() {
         pg.query_i64("SELECT version FROM schema_version"),
         SCHEMA_VERSION
     );
-    // The newest migrations (0010, the profiles table; 0011, the bisections table) only add:
-    // a vernier of version 9 reads the database.
+    // The newest migrations (0010, the profiles table; 0011, the bisections table; 0012, the
+    // configurations' run counts) only add: a vernier of version 9 reads the database.
     assert_eq!(
         pg.query_i64("SELECT readable_by FROM schema_version"),
-        SCHEMA_VERSION - 2
+        SCHEMA_VERSION - 3
     );
     assert_eq!(
         vernier_store::migrate(&location).unwrap(),

@@ -239,10 +239,16 @@ fn a_running_session_is_copied_as_far_as_recorded_and_followed_until_it_ends() {
             [runs[0].id, runs[1].id],
             "{engine}"
         );
-        // No process records it in the target.
+        // The copy carries the process that records it: on this machine, where that process
+        // lives, the copy reads as running, as the source does.
         assert_eq!(
             target.session_headers().unwrap()[0].status,
-            SessionStatus::Abandoned,
+            SessionStatus::Running,
+            "{engine}"
+        );
+        assert_eq!(
+            target.session_headers().unwrap()[0].owner,
+            Some(vernier_sys::process::ProcessIdentity::current()),
             "{engine}"
         );
 
@@ -326,6 +332,144 @@ fn a_running_session_is_copied_as_far_as_recorded_and_followed_until_it_ends() {
             target.load_session(id, Load::ALL).unwrap(),
             session,
             "{engine}"
+        );
+    }
+}
+
+/// The central copy of a live session reads as the session does on its own machine: `running`
+/// while the process recording it lives, `abandoned` once it is gone; a copy stored without
+/// the process (by an earlier vernier) gets it with the next runs copied.
+#[test]
+fn the_copy_of_a_running_session_knows_the_process_that_records_it() {
+    for db in databases("the_copy_of_a_running_session_knows_the_process_that_records_it") {
+        let dir = tempfile::tempdir().unwrap();
+        let source_path = dir.path().join("machine.db");
+        let mut source = SqliteStore::open(&source_path).unwrap();
+        let mut target =
+            vernier_store::open(&Location::parse(db.arg()).unwrap(), Access::Create).unwrap();
+        let engine = db.engine();
+        let session = stored_session(1_000, &[1.0, 2.0, 3.0]);
+        let id = session.info.id;
+        let mut info = session.info.clone();
+        info.status = SessionStatus::Running;
+        info.ended_at_ns = None;
+        let mut record = session.configurations[0].record.clone();
+        record.stop_reason = None;
+        let runs = &session.configurations[0].runs;
+        source.begin_session(&info).unwrap();
+        source.add_configuration(id, &record).unwrap();
+        source.add_run(record.id, &runs[0]).unwrap();
+        copy_to(&source, target.as_mut());
+        let status = |store: &dyn Store| store.session_headers().unwrap()[0].status;
+        assert_eq!(status(target.as_ref()), SessionStatus::Running, "{engine}");
+
+        // A copy without the owner, as an earlier vernier stored it: abandoned here, until the
+        // next step that adds runs carries the owner.
+        db.execute(&format!(
+            "UPDATE sessions SET owner_pid = NULL, owner_boot_id = NULL, \
+             owner_start_ticks = NULL WHERE id = '{id}'"
+        ));
+        assert_eq!(
+            status(target.as_ref()),
+            SessionStatus::Abandoned,
+            "{engine}"
+        );
+        source.add_run(record.id, &runs[1]).unwrap();
+        let (_, steps) = copy_to(&source, target.as_mut());
+        assert_eq!(
+            steps,
+            [SyncStep::Extended {
+                id,
+                runs: 1,
+                running: true
+            }],
+            "{engine}"
+        );
+        assert_eq!(status(target.as_ref()), SessionStatus::Running, "{engine}");
+
+        // The recording process is gone (a reaped child's pid): the source reads abandoned,
+        // and so does a new copy of it.
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let dead = child.id();
+        child.wait().unwrap();
+        let raw = rusqlite::Connection::open(&source_path).unwrap();
+        raw.execute(
+            "UPDATE sessions SET owner_pid = ?1, owner_start_ticks = NULL WHERE id = ?2",
+            rusqlite::params![dead, id.to_string()],
+        )
+        .unwrap();
+        drop(raw);
+        assert_eq!(status(&source), SessionStatus::Abandoned);
+        let mut other = open(&dir, "other.db");
+        copy_to(&source, &mut other);
+        assert_eq!(status(&other), SessionStatus::Abandoned);
+    }
+}
+
+/// A sync step with nothing new learns it from how far each store has recorded the session,
+/// kept with its configurations: it reads none of the session's runs (here, neither store
+/// can), so its cost does not grow with the session. Runs stored later are counted, in
+/// both stores, and the next step copies them.
+#[test]
+fn a_step_with_nothing_new_reads_no_run() {
+    for db in databases("a_step_with_nothing_new_reads_no_run") {
+        let dir = tempfile::tempdir().unwrap();
+        let source_path = dir.path().join("machine.db");
+        let mut source = SqliteStore::open(&source_path).unwrap();
+        let mut target =
+            vernier_store::open(&Location::parse(db.arg()).unwrap(), Access::Create).unwrap();
+        let engine = db.engine();
+        let session = stored_session(1_000, &[1.0, 2.0, 3.0]);
+        let id = session.info.id;
+        let mut info = session.info.clone();
+        info.status = SessionStatus::Running;
+        info.ended_at_ns = None;
+        let mut record = session.configurations[0].record.clone();
+        record.stop_reason = None;
+        let runs = &session.configurations[0].runs;
+        source.begin_session(&info).unwrap();
+        source.add_configuration(id, &record).unwrap();
+        source.add_run(record.id, &runs[0]).unwrap();
+        source.add_run(record.id, &runs[1]).unwrap();
+        copy_to(&source, target.as_mut());
+        let mark = source.session_mark(id).unwrap();
+        assert_eq!(target.session_mark(id).unwrap(), mark, "{engine}");
+        let counted = mark.configurations[&record.id];
+        assert_eq!(
+            (counted.runs, counted.last_run_ended_ns),
+            (2, Some(runs[1].ended_at_ns))
+        );
+
+        let hide = "ALTER TABLE runs RENAME TO runs_hidden";
+        let show = "ALTER TABLE runs_hidden RENAME TO runs";
+        let raw = rusqlite::Connection::open(&source_path).unwrap();
+        raw.execute_batch(hide).unwrap();
+        db.execute(hide);
+        let (report, steps) = copy_to(&source, target.as_mut());
+        assert_eq!(steps, [SyncStep::Running { id }], "{engine}");
+        assert_eq!((report.extended, report.added_runs), (0, 0), "{engine}");
+        raw.execute_batch(show).unwrap();
+        db.execute(show);
+
+        source.add_run(record.id, &runs[2]).unwrap();
+        let (_, steps) = copy_to(&source, target.as_mut());
+        assert_eq!(
+            steps,
+            [SyncStep::Extended {
+                id,
+                runs: 1,
+                running: true
+            }],
+            "{engine}"
+        );
+        assert_eq!(
+            target.session_mark(id).unwrap(),
+            source.session_mark(id).unwrap(),
+            "{engine}"
+        );
+        assert_eq!(
+            target.session_mark(id).unwrap().configurations[&record.id].runs,
+            3
         );
     }
 }

@@ -11,6 +11,7 @@ use vernier_engine::stopping::SettingsWarning;
 use vernier_engine::Event;
 
 use crate::cli::MonitorArgs;
+use crate::cmd::sync::PeriodicSync;
 use crate::db;
 use crate::progress::Progress;
 
@@ -27,9 +28,16 @@ pub fn monitor(args: MonitorArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
         loads: args.loads,
     })?;
     let database = db::location(db_arg)?;
+    let syncing = match (&args.sync_to, args.sync_every) {
+        (Some(to), Some(every)) => Some(PeriodicSync::start(&database, to, every)?),
+        _ => None,
+    };
     let mut signals = crate::session::signals();
-    let end = vernier_app::run_session(&request, &database, &mut signals, &mut progress)?;
-    crate::session::print_end(end)
+    let end = vernier_app::run_session(&request, &database, &mut signals, &mut progress);
+    if let Some(syncing) = syncing {
+        syncing.stop();
+    }
+    crate::session::print_end(end?)
 }
 
 /// The progress of monitoring: the run count is the number of intervals, so a warning that

@@ -201,6 +201,18 @@ fn units(
             .flat_map(move |v| [flag.to_string(), v.clone()])
     })
     .collect();
+    // How the running monitor syncs (--sync-every): the target as `sync` gets it, from the
+    // environment file when it holds a password.
+    let mut sync_while_running = Vec::new();
+    if let (Some(target), Some(every)) = (&databases.sync, args.sync_every) {
+        if !databases.sync_secret {
+            sync_while_running.extend([
+                "--sync-to".to_string(),
+                target.to_string_lossy().into_owned(),
+            ]);
+        }
+        sync_while_running.extend(["--sync-every".to_string(), seconds(every)]);
+    }
     let sync = match &databases.sync {
         Some(target) if databases.sync_secret => {
             environment.push(env_assignment("VERNIER_SYNC_TO", target)?);
@@ -241,6 +253,12 @@ fn units(
 
     let mut units = Vec::new();
     match (&args.suite, args.service) {
+        (Some(_), None) if args.sync_every.is_some() => {
+            bail!(
+                "--sync-every is for --service latency-monitor, which runs continuously; a \
+                 suite's --sync copies after every run"
+            );
+        }
         (Some(suite), None) => {
             // A suite of a file is named by its absolute path: the service may run as another
             // user, with another configuration directory, or none.
@@ -324,6 +342,7 @@ fn units(
             ];
             words.extend(tags);
             words.extend(plugins);
+            words.extend(sync_while_running);
             units.push(Unit {
                 file: format!("{base}.service"),
                 text: format!(

@@ -48,9 +48,24 @@ pub fn history(site: &Site) -> String {
             } @else {
                 (steps(s, k, &ci))
             }
+            (changes(s))
         }
     };
     html::page("", "History", &nav(site), &body)
+}
+
+/// What series `s` holds besides its steps, as `vernier history` prints it: its episodes
+/// (regressions that came and went), drifts, and its newest level against the baseline where
+/// that says more than its newest step (docs/history.md).
+fn changes(s: &HistorySeries) -> Markup {
+    let lines = vernier_report::history::change_lines(s);
+    html! {
+        @if !lines.is_empty() {
+            ul.changes {
+                @for l in &lines { li { (l) } }
+            }
+        }
+    }
 }
 
 /// The table of the change points of series `s` (the `k`-th drawn), with its warnings.

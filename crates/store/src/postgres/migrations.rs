@@ -60,6 +60,13 @@ const MIGRATIONS: &[Migration] = &[
         // A table of its own, read only by `vernier bisect`.
         additive: true,
     },
+    Migration {
+        version: 12,
+        name: "run_counts",
+        sql: include_str!("../../migrations/postgres/0012_run_counts.sql"),
+        // Columns with defaults, which a vernier of version 11 never names; it only reads.
+        additive: true,
+    },
 ];
 
 /// The oldest schema version whose vernier reads a database of [`SCHEMA_VERSION`]: the
@@ -265,9 +272,9 @@ mod tests {
             readable_by_of(&[step(6, false), step(7, false), step(8, true), step(9, true)]),
             7
         );
-        // The newest migrations (0010, the profiles table; 0011, the bisections table) only
-        // add tables.
-        assert_eq!(readable_by(), SCHEMA_VERSION - 2);
+        // The newest migrations (0010, the profiles table; 0011, the bisections table; 0012,
+        // the configurations' run counts) only add.
+        assert_eq!(readable_by(), SCHEMA_VERSION - 3);
     }
 
     #[test]

@@ -259,6 +259,55 @@ impl Sql for PgSql<'_> {
         }
         Ok(())
     }
+
+    fn insert_rows(
+        &mut self,
+        table: &str,
+        columns: &[&str],
+        params: &[Param<'_>],
+    ) -> Result<(), StoreError> {
+        crate::sql::check_rows(table, columns, params)?;
+        if params.is_empty() {
+            return Ok(());
+        }
+        let types = self.column_types(table, columns)?;
+        let location = self.location;
+        let writer = self
+            .client
+            .copy_in(&format!(
+                "COPY {table} ({}) FROM STDIN (FORMAT binary)",
+                columns.join(", ")
+            ))
+            .map_err(|e| error(location, e))?;
+        let mut writer = postgres::binary_copy::BinaryCopyInWriter::new(writer, &types);
+        for row in params.chunks(columns.len()) {
+            let bound = types
+                .iter()
+                .zip(row)
+                .map(|(ty, p)| bind(ty, *p))
+                .collect::<Result<Vec<Bound>, StoreError>>()?;
+            let refs: Vec<&(dyn ToSql + Sync)> = bound.iter().map(Bound::as_sql).collect();
+            writer.write(&refs).map_err(|e| error(location, e))?;
+        }
+        writer.finish().map_err(|e| error(location, e))?;
+        Ok(())
+    }
+}
+
+impl PgSql<'_> {
+    /// The types of `columns` of `table`, as a binary COPY must encode their values: those
+    /// of a query of them, prepared (and kept) but never run.
+    fn column_types(&mut self, table: &str, columns: &[&str]) -> Result<Vec<Type>, StoreError> {
+        let statement = self.prepare(&format!(
+            "SELECT {} FROM {table} WHERE false",
+            columns.join(", ")
+        ))?;
+        Ok(statement
+            .columns()
+            .iter()
+            .map(|c| c.type_().clone())
+            .collect())
+    }
 }
 
 /// Whether `e` means the connection is gone: closed, broken on the socket, or ended by the

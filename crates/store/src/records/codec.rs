@@ -164,6 +164,7 @@ impl SessionRow {
             fingerprint: self.fingerprint,
             hostname: self.hostname,
             machine_id: self.machine_id,
+            owner: self.owner,
         })
     }
 

@@ -18,22 +18,53 @@ fn column(what: &str, value: u64) -> Result<i64, StoreError> {
         .map_err(|_| StoreError::Invalid(format!("histogram {what} {value} exceeds 2^63 - 1")))
 }
 
-/// Stores the histograms of run `run_id`, whose key in the database is `run_key`.
-pub(crate) fn insert(
-    tx: &mut dyn Sql,
-    run_key: i64,
+/// The histograms of a run as their rows store them: each checked, with its buckets encoded.
+pub(crate) struct Encoded<'a> {
+    rows: Vec<(&'a RunHistogram, Vec<u8>)>,
+}
+
+/// Checks and encodes the histograms of run `run_id` for [`insert_all`].
+pub(crate) fn encode_all<'a>(
     run_id: &uuid::Uuid,
-    histograms: &[RunHistogram],
+    histograms: &'a [RunHistogram],
+) -> Result<Encoded<'a>, StoreError> {
+    let rows = histograms
+        .iter()
+        .map(|h| {
+            h.check()
+                .map_err(|e| StoreError::Invalid(format!("run {run_id}: {h}: {e}")))?;
+            let buckets = encode(&h.buckets).map_err(|e| StoreError::Invalid(e.to_string()))?;
+            Ok((h, buckets))
+        })
+        .collect::<Result<_, StoreError>>()?;
+    Ok(Encoded { rows })
+}
+
+/// The columns of `run_histograms`, in the order [`insert_all`] gives their values.
+const COLUMNS: [&str; 12] = [
+    "run_key",
+    "quantity",
+    "thread",
+    "cpu",
+    "count",
+    "min_ns",
+    "max_ns",
+    "max_index",
+    "sum_ns",
+    "overflows",
+    "missed",
+    "buckets",
+];
+
+/// Stores the histograms of runs, each given with its run's key, in one [`Sql::insert_rows`].
+pub(crate) fn insert_all<'a, 'h: 'a>(
+    tx: &mut dyn Sql,
+    runs: impl Iterator<Item = (i64, &'a Encoded<'h>)>,
 ) -> Result<(), StoreError> {
-    for h in histograms {
-        h.check()
-            .map_err(|e| StoreError::Invalid(format!("run {run_id}: {h}: {e}")))?;
-        let buckets = encode(&h.buckets).map_err(|e| StoreError::Invalid(e.to_string()))?;
-        tx.execute(
-            "INSERT INTO run_histograms (run_key, quantity, thread, cpu, count, min_ns, max_ns, \
-             max_index, sum_ns, overflows, missed, buckets) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
-            args![
+    let mut params = Vec::new();
+    for (run_key, encoded) in runs {
+        for (h, buckets) in &encoded.rows {
+            params.extend_from_slice(args![
                 run_key,
                 &h.quantity,
                 h.thread,
@@ -45,11 +76,14 @@ pub(crate) fn insert(
                 column("sum", h.sum_ns)?,
                 column("overflows", h.overflows)?,
                 column("missed", h.missed)?,
-                &buckets,
-            ],
-        )?;
+                buckets,
+            ]);
+        }
     }
-    Ok(())
+    if params.is_empty() {
+        return Ok(());
+    }
+    tx.insert_rows("run_histograms", &COLUMNS, &params)
 }
 
 /// The histograms of every run `selection` takes: run key -> its histograms by quantity and

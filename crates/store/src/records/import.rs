@@ -181,6 +181,14 @@ impl<E: Engine> Import for Importer<'_, E> {
         Ok(stored)
     }
 
+    fn set_owner(
+        &mut self,
+        id: Uuid,
+        owner: &vernier_sys::process::ProcessIdentity,
+    ) -> Result<(), StoreError> {
+        write::set_owner(self.store, id, owner)
+    }
+
     fn holds(&mut self, id: Uuid) -> Result<bool, StoreError> {
         self.store.write(|tx| {
             Ok(tx

@@ -8,7 +8,8 @@
 //! - [`profiles`]: the configurations' profiled runs (folded stacks, compressed);
 //! - [`calibration`]: the calibrations of `vernier calibrate`;
 //! - [`bisections`]: the bisections of `vernier bisect`;
-//! - [`import`]: whole sessions from an export, in one transaction.
+//! - [`import`]: whole sessions from an export, in one transaction;
+//! - [`marks`]: how far each configuration has been recorded, for a sync.
 //!
 //! An engine ([`Engine`]) only runs them in its transactions.
 
@@ -20,6 +21,7 @@ pub(crate) mod calibration;
 pub(crate) mod codec;
 pub(crate) mod histograms;
 pub(crate) mod import;
+pub(crate) mod marks;
 pub(crate) mod monitors;
 pub(crate) mod profiles;
 pub(crate) mod read;
@@ -148,6 +150,13 @@ macro_rules! impl_store {
                 id: uuid::Uuid,
             ) -> Result<$crate::SessionProgress, $crate::StoreError> {
                 $crate::records::read::session_progress(self, id)
+            }
+
+            fn session_mark(
+                &self,
+                id: uuid::Uuid,
+            ) -> Result<$crate::SessionMark, $crate::StoreError> {
+                $crate::records::marks::session_mark(self, id)
             }
 
             fn load_session(

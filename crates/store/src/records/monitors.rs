@@ -81,26 +81,84 @@ impl Names {
     }
 }
 
-/// Stores the monitor data of the run whose key is `run_key` (its `runs` row is already
-/// inserted).
-pub(crate) fn insert(
-    tx: &mut dyn Sql,
-    names: &mut Names,
-    run_key: i64,
-    data: &RunMonitorData,
-) -> Result<(), StoreError> {
-    insert_into(
-        tx,
-        "run_monitors",
-        "run_key",
-        names,
-        Param::Int(run_key),
-        data,
-    )
+/// The columns of a monitor record after the run's, in the order of [`Encoded::params`].
+const COLUMNS: [&str; 7] = [
+    "sampler_priority",
+    "sampler_cpu_ns",
+    "rounds",
+    "unsupported",
+    "failures",
+    "series",
+    "summary",
+];
+
+/// A run's monitor data as its row stores it.
+struct Encoded<'a> {
+    data: &'a RunMonitorData,
+    unsupported: String,
+    failures: String,
+    series: Vec<u8>,
+    summary: Vec<u8>,
 }
 
-/// [`insert`] into `table`, its run named by `run` in `run_column`: `run_monitors`, or the
-/// table migration 0005 fills (whose runs were named by their text ids).
+impl<'a> Encoded<'a> {
+    /// Encodes `data`, storing the names it uses that `monitor_names` lacks.
+    fn new(
+        tx: &mut dyn Sql,
+        names: &mut Names,
+        data: &'a RunMonitorData,
+    ) -> Result<Self, StoreError> {
+        let series = encode_series(tx, names, &data.series)?;
+        let mut summary = vec![FORMAT];
+        for (key, value) in &data.summary {
+            put_varint(&mut summary, unsigned(names.id(tx, key)?)?);
+            put_value(&mut summary, *value);
+        }
+        Ok(Encoded {
+            data,
+            unsupported: to_json!("monitors.unsupported", &data.unsupported)?,
+            failures: to_json!("monitors.failures", &data.failures)?,
+            series,
+            summary,
+        })
+    }
+
+    /// The values of [`COLUMNS`].
+    fn params(&self) -> [Param<'_>; 7] {
+        [
+            Param::from(&self.data.sampler_priority),
+            Param::from(self.data.sampler_cpu_ns),
+            Param::from(self.data.rounds),
+            Param::from(&self.unsupported),
+            Param::from(&self.failures),
+            Param::from(&self.series),
+            Param::from(&self.summary),
+        ]
+    }
+}
+
+/// Stores the monitor data of runs, each given with its run's key (their `runs` rows are
+/// already inserted), in one [`Sql::insert_rows`].
+pub(crate) fn insert_all<'a>(
+    tx: &mut dyn Sql,
+    names: &mut Names,
+    runs: impl Iterator<Item = (i64, &'a RunMonitorData)>,
+) -> Result<(), StoreError> {
+    let encoded = runs
+        .map(|(key, data)| Ok((key, Encoded::new(tx, names, data)?)))
+        .collect::<Result<Vec<_>, StoreError>>()?;
+    let mut params = Vec::with_capacity(encoded.len() * (COLUMNS.len() + 1));
+    for (key, record) in &encoded {
+        params.push(Param::Int(*key));
+        params.extend(record.params());
+    }
+    let mut columns = vec!["run_key"];
+    columns.extend(COLUMNS);
+    tx.insert_rows("run_monitors", &columns, &params)
+}
+
+/// Stores the monitor data of the run named by `run` in `run_column` of `table`: the table
+/// migration 0005 fills (whose runs were named by their text ids).
 pub(crate) fn insert_into(
     tx: &mut dyn Sql,
     table: &str,
@@ -109,30 +167,16 @@ pub(crate) fn insert_into(
     run: Param<'_>,
     data: &RunMonitorData,
 ) -> Result<(), StoreError> {
-    let series = encode_series(tx, names, &data.series)?;
-    let mut summary = vec![FORMAT];
-    for (key, value) in &data.summary {
-        put_varint(&mut summary, unsigned(names.id(tx, key)?)?);
-        put_value(&mut summary, *value);
-    }
-    let unsupported = to_json!("monitors.unsupported", &data.unsupported)?;
-    let failures = to_json!("monitors.failures", &data.failures)?;
+    let record = Encoded::new(tx, names, data)?;
+    let mut params = vec![run];
+    params.extend(record.params());
     // `table` is one of our own names, never input.
     tx.execute(
         &format!(
-            "INSERT INTO {table} ({run_column}, sampler_priority, sampler_cpu_ns, rounds, \
-             unsupported, failures, series, summary) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)"
+            "INSERT INTO {table} ({run_column}, {}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+            COLUMNS.join(", ")
         ),
-        &[
-            run,
-            Param::from(&data.sampler_priority),
-            Param::from(data.sampler_cpu_ns),
-            Param::from(data.rounds),
-            Param::from(&unsupported),
-            Param::from(&failures),
-            Param::from(&series),
-            Param::from(&summary),
-        ],
+        &params,
     )?;
     Ok(())
 }

@@ -14,7 +14,7 @@ use super::codec::{from_json, stored_value, to_json};
 use super::read::ensure_exists;
 use super::Engine;
 use super::{histograms, monitors};
-use crate::sql::{args, Columns, Param};
+use crate::sql::{args, Columns, Dialect, Param, Sql};
 use crate::{DeleteReport, StoreError};
 
 /// Inserts a session row with its tags; `owner` is the process recording it (none for an
@@ -55,9 +55,7 @@ pub(crate) fn insert_session(
                 &monitors,
                 owner.map(|o| o.pid),
                 owner.and_then(|o| o.boot_id.as_deref()),
-                owner
-                    .and_then(|o| o.start_ticks)
-                    .and_then(|t| i64::try_from(t).ok()),
+                owner.and_then(start_ticks),
                 session.environment.hostname.as_ref(),
                 session.environment.machine_id.as_ref(),
             ],
@@ -68,6 +66,29 @@ pub(crate) fn insert_session(
                 args![&id, key, value],
             )?;
         }
+        Ok(())
+    })
+}
+
+/// The start time of `owner` as the `owner_start_ticks` column keeps it (a signed 64-bit
+/// integer; a value beyond it, which no kernel gives, is unknown).
+fn start_ticks(owner: &ProcessIdentity) -> Option<i64> {
+    owner.start_ticks.and_then(|t| i64::try_from(t).ok())
+}
+
+/// [`crate::Import::set_owner`]: the owner columns of a session still stored as `running`.
+pub(crate) fn set_owner(
+    store: &mut impl Engine,
+    session: Uuid,
+    owner: &ProcessIdentity,
+) -> Result<(), StoreError> {
+    let id = session.to_string();
+    store.write(|tx| {
+        tx.execute(
+            "UPDATE sessions SET owner_pid = $2, owner_boot_id = $3, owner_start_ticks = $4 \
+             WHERE id = $1 AND status = 'running'",
+            args![&id, owner.pid, owner.boot_id.as_deref(), start_ticks(owner)],
+        )?;
         Ok(())
     })
 }
@@ -128,21 +149,70 @@ pub(crate) fn add_run(
     add_runs(store, configuration, std::slice::from_ref(run))
 }
 
-/// How many runs [`add_runs`] binds at once: the parameters of this many runs are held
+/// How many runs [`add_runs`] stores at once: the parameters of this many runs are held
 /// together (a vernier export may give a million runs of one configuration at once).
-const RUNS_PER_PART: usize = 1_000;
+const RUNS_PER_PART: usize = 5_000;
 
-/// The columns of `runs` that [`add_runs`] writes, in the order of its parameters; the run's
-/// id first ([`Sql::insert_keyed`] reads the keys back by it).
-const RUN_INSERT_COLUMNS: &str = "id, configuration_key, idx, warmup, round, \
-     preceding_executions, started_at_ns, ended_at_ns, value, user_cpu_ns, system_cpu_ns, \
-     voluntary_cs, involuntary_cs, max_rss_bytes, foreign_cpu_ns, controller_cpu_ns, \
-     load_cpu_ns, setup_steps, setup_changed";
-const RUN_INSERT_PARAMS: usize = 19;
+/// The columns of `runs` that [`add_runs`] writes, in the order of its parameters.
+const RUN_COLUMNS: [&str; 20] = [
+    "key",
+    "id",
+    "configuration_key",
+    "idx",
+    "warmup",
+    "round",
+    "preceding_executions",
+    "started_at_ns",
+    "ended_at_ns",
+    "value",
+    "user_cpu_ns",
+    "system_cpu_ns",
+    "voluntary_cs",
+    "involuntary_cs",
+    "max_rss_bytes",
+    "foreign_cpu_ns",
+    "controller_cpu_ns",
+    "load_cpu_ns",
+    "setup_steps",
+    "setup_changed",
+];
+
+/// Keys for `count` new rows of `table` (`runs`), taken inside the write transaction that
+/// stores them, so that the rows of their values, histograms and monitor data name them
+/// without reading them back: in PostgreSQL from the identity column's sequence (which other
+/// writers at once draw from too: the keys need not follow each other), in SQLite the ones
+/// after the largest stored, as SQLite itself chooses a rowid
+/// (https://www.sqlite.org/autoinc.html), which no other writer can take before the commit.
+fn new_keys(tx: &mut dyn Sql, table: &str, count: usize) -> Result<Vec<i64>, StoreError> {
+    let count = i64::try_from(count).map_err(|_| StoreError::Invalid("too many rows".into()))?;
+    match tx.dialect() {
+        Dialect::Postgres => {
+            let mut keys = Vec::with_capacity(usize::try_from(count).unwrap_or(0));
+            tx.query_each(
+                &format!(
+                    "SELECT nextval(pg_get_serial_sequence('{table}', 'key')) \
+                     FROM generate_series(1, $1)"
+                ),
+                args![count],
+                &mut |row| {
+                    keys.push(row.get(0)?);
+                    Ok(())
+                },
+            )?;
+            Ok(keys)
+        }
+        Dialect::Sqlite => {
+            let last: i64 = tx
+                .query_one(&format!("SELECT coalesce(max(key), 0) FROM {table}"), &[])?
+                .get(0)?;
+            Ok((1..=count).map(|i| last + i).collect())
+        }
+    }
+}
 
 /// Stores `runs` of the configuration `configuration` in one transaction (the caller's, in an
-/// import), many to a statement: each run's row with its primary value, its other values, its
-/// histograms and its monitor data.
+/// import), each table's rows at once ([`Sql::insert_rows`]): each run's row with its primary
+/// value, its other values, its histograms and its monitor data.
 pub(crate) fn add_runs(
     store: &mut impl Engine,
     configuration: Uuid,
@@ -157,6 +227,9 @@ pub(crate) fn add_runs(
                 run.id
             )));
         }
+    }
+    if runs.is_empty() {
+        return Ok(());
     }
     let configuration_id = configuration.to_string();
     // Most runs have neither setup steps nor changed settings: no encoder for those.
@@ -174,6 +247,11 @@ pub(crate) fn add_runs(
             Ok((setup_steps, setup_changed))
         })
         .collect::<Result<Vec<(Option<String>, Option<String>)>, StoreError>>()?;
+    // The histograms' buckets encoded once, outside the transaction (which may run again).
+    let histograms = runs
+        .iter()
+        .map(|run| histograms::encode_all(&run.id, &run.histograms))
+        .collect::<Result<Vec<_>, StoreError>>()?;
     store.write(|tx| {
         let row = tx
             .query_opt(
@@ -186,61 +264,103 @@ pub(crate) fn add_runs(
             })?;
         let configuration_key: i64 = row.get(0)?;
         let primary = row.text(1)?;
-        let mut others: Vec<Param<'_>> = Vec::new();
-        let mut names: Option<monitors::Names> = None;
-        let mut params = Vec::with_capacity(runs.len().min(RUNS_PER_PART) * RUN_INSERT_PARAMS);
-        for (chunk, texts) in runs.chunks(RUNS_PER_PART).zip(texts.chunks(RUNS_PER_PART)) {
-            params.clear();
-            for (run, (setup_steps, setup_changed)) in chunk.iter().zip(texts) {
-                // The primary metric's value is a column of the run; the others are rows of
-                // run_values (docs/schema.md).
-                let value = run.values.get(primary).copied().map(stored_value);
-                params.extend_from_slice(args![
-                    &run.id,
+        if let Some(last) = runs.iter().map(|r| r.ended_at_ns).max() {
+            // How far the configuration has been recorded (docs/schema.md, version 12), in the
+            // transaction that stores its runs: what a sync compares.
+            tx.execute(
+                "UPDATE configurations SET run_count = run_count + $2, last_run_ended_ns = \
+                 CASE WHEN last_run_ended_ns IS NULL OR last_run_ended_ns < $3 THEN $3 \
+                 ELSE last_run_ended_ns END WHERE key = $1",
+                args![
                     configuration_key,
-                    run.index,
-                    run.warmup,
-                    run.round,
-                    run.preceding_executions,
-                    run.started_at_ns,
-                    run.ended_at_ns,
-                    value,
-                    run.rusage.user_cpu_ns,
-                    run.rusage.system_cpu_ns,
-                    run.rusage.voluntary_cs,
-                    run.rusage.involuntary_cs,
-                    run.rusage.max_rss_bytes,
-                    run.foreign_cpu_ns,
-                    run.controller_cpu_ns,
-                    run.load_cpu_ns,
-                    setup_steps.as_deref().unwrap_or("[]"),
-                    setup_changed.as_deref().unwrap_or("[]"),
-                ]);
-            }
-            let keys = tx.insert_keyed("runs", RUN_INSERT_COLUMNS, RUN_INSERT_PARAMS, &params)?;
-            for (run, &run_key) in chunk.iter().zip(&keys) {
-                histograms::insert(tx, run_key, &run.id, &run.histograms)?;
-                if let Some(data) = &run.monitors {
-                    // Read once for all the runs (insert keeps it up to date with the names
-                    // it adds), not once a run.
-                    let names = match &mut names {
-                        Some(names) => names,
-                        None => names.insert(monitors::Names::read(tx)?),
-                    };
-                    monitors::insert(tx, names, run_key, data)?;
-                }
-                for (metric, value) in run.values.iter().filter(|(m, _)| *m != primary) {
-                    others.extend([
-                        Param::Int(run_key),
-                        Param::Text(metric),
-                        Param::Real(stored_value(*value)),
-                    ]);
-                }
-            }
+                    i64::try_from(runs.len()).unwrap_or(i64::MAX),
+                    last
+                ],
+            )?;
         }
-        tx.insert_rows("run_values", "run_key, metric, value", 3, &others)?;
+        for ((runs, texts), histograms) in runs
+            .chunks(RUNS_PER_PART)
+            .zip(texts.chunks(RUNS_PER_PART))
+            .zip(histograms.chunks(RUNS_PER_PART))
+        {
+            add_part(tx, configuration_key, primary, runs, texts, histograms)?;
+        }
         Ok(())
     })
+}
+
+/// One part of [`add_runs`] inside its transaction: keys taken for its runs, then each table's
+/// rows at once. The runs' rows go in in the order of their ids, each with the key of its
+/// place among the runs: the ids are random, and in order each insertion into their unique
+/// index lands next to the previous one instead of anywhere in it.
+fn add_part(
+    tx: &mut dyn Sql,
+    configuration_key: i64,
+    primary: &str,
+    runs: &[RunRecord],
+    texts: &[(Option<String>, Option<String>)],
+    histograms: &[histograms::Encoded<'_>],
+) -> Result<(), StoreError> {
+    let keys = new_keys(tx, "runs", runs.len())?;
+    let mut order: Vec<usize> = (0..runs.len()).collect();
+    order.sort_unstable_by_key(|&at| runs[at].id);
+    let mut params = Vec::with_capacity(runs.len() * RUN_COLUMNS.len());
+    for at in order {
+        let (run, (setup_steps, setup_changed), key) = (&runs[at], &texts[at], &keys[at]);
+        // The primary metric's value is a column of the run; the others are rows of
+        // run_values (docs/schema.md).
+        let value = run.values.get(primary).copied().map(stored_value);
+        params.extend_from_slice(args![
+            *key,
+            &run.id,
+            configuration_key,
+            run.index,
+            run.warmup,
+            run.round,
+            run.preceding_executions,
+            run.started_at_ns,
+            run.ended_at_ns,
+            value,
+            run.rusage.user_cpu_ns,
+            run.rusage.system_cpu_ns,
+            run.rusage.voluntary_cs,
+            run.rusage.involuntary_cs,
+            run.rusage.max_rss_bytes,
+            run.foreign_cpu_ns,
+            run.controller_cpu_ns,
+            run.load_cpu_ns,
+            setup_steps.as_deref().unwrap_or("[]"),
+            setup_changed.as_deref().unwrap_or("[]"),
+        ]);
+    }
+    tx.insert_rows("runs", &RUN_COLUMNS, &params)?;
+    let others: Vec<Param<'_>> = runs
+        .iter()
+        .zip(&keys)
+        .flat_map(|(run, key)| {
+            run.values
+                .iter()
+                .filter(|(metric, _)| *metric != primary)
+                .flat_map(move |(metric, value)| {
+                    [
+                        Param::Int(*key),
+                        Param::Text(metric),
+                        Param::Real(stored_value(*value)),
+                    ]
+                })
+        })
+        .collect();
+    tx.insert_rows("run_values", &["run_key", "metric", "value"], &others)?;
+    histograms::insert_all(tx, keys.iter().copied().zip(histograms))?;
+    if runs.iter().any(|r| r.monitors.is_some()) {
+        let mut names = monitors::Names::read(tx)?;
+        let monitored = keys
+            .iter()
+            .zip(runs)
+            .filter_map(|(key, run)| Some((*key, run.monitors.as_deref()?)));
+        monitors::insert_all(tx, &mut names, monitored)?;
+    }
+    Ok(())
 }
 
 pub(crate) fn finish_configuration(

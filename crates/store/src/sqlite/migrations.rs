@@ -83,6 +83,11 @@ const MIGRATIONS: &[Migration] = &[
         sql: include_str!("../../migrations/sqlite/0011_bisections.sql"),
         convert: None,
     },
+    Migration {
+        name: "run_counts",
+        sql: include_str!("../../migrations/sqlite/0012_run_counts.sql"),
+        convert: None,
+    },
 ];
 
 /// Migration 0005 after its SQL: every run's monitor record, JSON text in the `run_monitors` of

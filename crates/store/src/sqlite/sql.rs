@@ -7,7 +7,7 @@ use std::borrow::Cow;
 use rusqlite::types::{ToSqlOutput, Value, ValueRef};
 use rusqlite::Connection;
 
-use crate::sql::{insert_text, Cell, CellRef, Cells, Dialect, Param, Row, RowSource, Sql};
+use crate::sql::{Cell, CellRef, Cells, Dialect, Param, Row, RowSource, Sql};
 use crate::StoreError;
 
 /// A connection inside a transaction that the caller began.
@@ -56,15 +56,6 @@ impl rusqlite::ToSql for Param<'_> {
     }
 }
 
-/// A row's id (its first parameter) as SQLite's index orders it: bytes and text by their bytes.
-fn id_bytes<'a>(row: &[Param<'a>]) -> Option<&'a [u8]> {
-    match row.first() {
-        Some(Param::Blob(b)) => Some(b),
-        Some(Param::Text(t)) => Some(t.as_bytes()),
-        _ => None,
-    }
-}
-
 fn cell(value: ValueRef<'_>) -> Result<Cell, StoreError> {
     Ok(match value {
         ValueRef::Null => Cell::Null,
@@ -108,63 +99,6 @@ impl Sql for SqliteSql<'_> {
         Ok(stmt.execute(rusqlite::params_from_iter(params))?)
     }
 
-    /// One prepared statement of one row, run for every row: no statement text to build or
-    /// parse for each part of an import, and no statement journal, which SQLite writes for a
-    /// statement of several rows inside a transaction (so that a failing row undoes the
-    /// statement's others, https://www.sqlite.org/tempfiles.html#stmtjrnl).
-    fn insert_rows(
-        &mut self,
-        table: &str,
-        columns: &str,
-        per_row: usize,
-        params: &[Param<'_>],
-    ) -> Result<(), StoreError> {
-        let mut stmt = self
-            .0
-            .prepare_cached(&sqlite_parameters(&insert_text(table, columns, per_row, 1)))?;
-        for row in params.chunks(per_row.max(1)) {
-            stmt.execute(rusqlite::params_from_iter(row))?;
-        }
-        Ok(())
-    }
-
-    /// [`Sql::insert_rows`], each row's key its rowid (the tables' `key INTEGER PRIMARY KEY`
-    /// is the rowid, https://www.sqlite.org/lang_createtable.html#rowid): the keys that SQLite
-    /// would give the rows in their order (the largest key + 1, + 2, ...), given explicitly,
-    /// while the rows go in in the order of their first column. That column is an id of
-    /// random bytes with a unique index: in order, each insertion into the index lands next to
-    /// the previous one's pages instead of anywhere in it.
-    fn insert_keyed(
-        &mut self,
-        table: &str,
-        columns: &str,
-        per_row: usize,
-        params: &[Param<'_>],
-    ) -> Result<Vec<i64>, StoreError> {
-        let per_row = per_row.max(1);
-        let rows: Vec<&[Param<'_>]> = params.chunks(per_row).collect();
-        let last: i64 = self.0.query_row(
-            &format!("SELECT coalesce(max(key), 0) FROM {table}"),
-            [],
-            |r| r.get(0),
-        )?;
-        let mut order: Vec<usize> = (0..rows.len()).collect();
-        order.sort_unstable_by_key(|&at| id_bytes(rows[at]));
-        let mut stmt = self.0.prepare_cached(&sqlite_parameters(&insert_text(
-            table,
-            &format!("key, {columns}"),
-            per_row + 1,
-            1,
-        )))?;
-        for at in order {
-            let key = last + 1 + at as i64;
-            stmt.execute(rusqlite::params_from_iter(
-                std::iter::once(Param::Int(key)).chain(rows[at].iter().copied()),
-            ))?;
-        }
-        Ok((0..rows.len() as i64).map(|at| last + 1 + at).collect())
-    }
-
     fn query(&mut self, sql: &str, params: &[Param<'_>]) -> Result<Vec<Row>, StoreError> {
         let mut stmt = self.0.prepare_cached(&sqlite_parameters(sql))?;
         let columns = stmt.column_count();
@@ -189,6 +123,25 @@ impl Sql for SqliteSql<'_> {
         let mut rows = stmt.query(rusqlite::params_from_iter(params))?;
         while let Some(r) = rows.next()? {
             each(&Cells(&SqliteRow(r)))?;
+        }
+        Ok(())
+    }
+
+    fn insert_rows(
+        &mut self,
+        table: &str,
+        columns: &[&str],
+        params: &[Param<'_>],
+    ) -> Result<(), StoreError> {
+        crate::sql::check_rows(table, columns, params)?;
+        let slots: Vec<String> = (1..=columns.len()).map(|i| format!("?{i}")).collect();
+        let mut stmt = self.0.prepare_cached(&format!(
+            "INSERT INTO {table} ({}) VALUES ({})",
+            columns.join(", "),
+            slots.join(", ")
+        ))?;
+        for row in params.chunks(columns.len()) {
+            stmt.execute(rusqlite::params_from_iter(row))?;
         }
         Ok(())
     }

@@ -1,0 +1,143 @@
+#![allow(clippy::print_stderr)] // an example is a program that says what went wrong
+//! Grows a recorded session to a long one, for measuring what a year of `vernier monitor
+//! latency` costs (bench/long-session.sh): `long_session DB RUNS [running]` appends copies of
+//! the runs of the latest session of DB (each with a new id, later in time, with its values,
+//! histograms and monitor data) until it holds RUNS runs, 10,000 runs a transaction, written
+//! as a sync writes them ([`vernier_store::Import::add_runs`]). With `running` the session is
+//! left `running`, owned by no live process, as a monitor's session is on the central
+//! database of a farm.
+//!
+//! Record the session first, a few intervals of the real monitor:
+//! `vernier --db DB monitor latency --interval 1s --for 3s`.
+//!
+//! `long_session sync FROM TO` copies FROM to TO (a file or a PostgreSQL URL) as `vernier sync`
+//! does ([`vernier_store::copy_sessions`]) and prints the seconds it took: the store's share of
+//! a sync, without the command's start.
+
+use std::process::ExitCode;
+
+use vernier_store::{Load, SqliteStore, Store};
+
+/// Runs stored per transaction.
+const RUNS_PER_COMMIT: usize = 10_000;
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if let [sync, from, to] = args.as_slice() {
+        if sync == "sync" {
+            return match copy(from, to) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("long_session: sync {from} {to}: {e}");
+                    ExitCode::FAILURE
+                }
+            };
+        }
+    }
+    let (db, runs, running) = match args.as_slice() {
+        [db, runs] => (db, runs, false),
+        [db, runs, flag] if flag == "running" => (db, runs, true),
+        _ => {
+            eprintln!("usage: long_session DB RUNS [running] | long_session sync FROM TO");
+            return ExitCode::from(2);
+        }
+    };
+    let Ok(runs) = runs.parse::<usize>() else {
+        eprintln!("long_session: RUNS must be a count of runs, got '{runs}'");
+        return ExitCode::from(2);
+    };
+    match grow(db, runs, running) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("long_session: {db}: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn copy(from: &str, to: &str) -> Result<(), vernier_store::StoreError> {
+    use vernier_store::{Access, Location};
+    let source = vernier_store::open(&Location::parse(std::path::Path::new(from))?, Access::Read)?;
+    let mut target =
+        vernier_store::open(&Location::parse(std::path::Path::new(to))?, Access::Create)?;
+    let start = std::time::Instant::now();
+    let report = vernier_store::copy_sessions(source.as_ref(), target.as_mut(), |_| {})?;
+    #[allow(clippy::print_stdout)] // what it measured
+    {
+        println!(
+            "{:.3} s: {} copied ({} runs), {} extended (+{} runs), {} present, {} running",
+            start.elapsed().as_secs_f64(),
+            report.copied,
+            report.runs,
+            report.extended,
+            report.added_runs,
+            report.present,
+            report.running
+        );
+    }
+    Ok(())
+}
+
+fn grow(db: &str, target: usize, running: bool) -> Result<(), vernier_store::StoreError> {
+    let mut store = SqliteStore::open(std::path::Path::new(db))?;
+    let id = store.resolve("latest")?;
+    let template = store.load_session(id, Load::ALL)?;
+    let mut held: usize = template.configurations.iter().map(|c| c.runs.len()).sum();
+    let first = template
+        .configurations
+        .iter()
+        .flat_map(|c| &c.runs)
+        .map(|r| r.started_at_ns)
+        .min()
+        .unwrap_or(0);
+    let last = template
+        .configurations
+        .iter()
+        .flat_map(|c| &c.runs)
+        .map(|r| r.ended_at_ns)
+        .max()
+        .unwrap_or(0);
+    let span = (last - first).max(1);
+    let mut round: i64 = 0;
+    let mut part = template.clone();
+    while held < target {
+        for c in &mut part.configurations {
+            c.runs.clear();
+            c.profiles.clear();
+        }
+        let mut import = store.importer(RUNS_PER_COMMIT)?;
+        let mut in_part = 0;
+        while in_part < RUNS_PER_COMMIT && held < target {
+            round += 1;
+            for (config, from) in part.configurations.iter_mut().zip(&template.configurations) {
+                for run in &from.runs {
+                    if held >= target {
+                        break;
+                    }
+                    let mut copy = run.clone();
+                    copy.id = uuid::Builder::from_random_bytes(
+                        (run.id.as_u128() ^ (round as u128).wrapping_mul(0x9E37_79B9_7F4A_7C15))
+                            .to_le_bytes(),
+                    )
+                    .into_uuid();
+                    copy.started_at_ns += round * span;
+                    copy.ended_at_ns += round * span;
+                    copy.index = u32::try_from(held).unwrap_or(u32::MAX);
+                    config.runs.push(copy);
+                    held += 1;
+                    in_part += 1;
+                }
+            }
+        }
+        import.add_runs(&part)?;
+        import.commit()?;
+    }
+    let status = if running { "running" } else { "completed" };
+    let raw = rusqlite::Connection::open(db)?;
+    raw.execute(
+        "UPDATE sessions SET status = ?1, owner_pid = NULL, \
+         ended_at_ns = CASE WHEN ?1 = 'running' THEN NULL ELSE ended_at_ns END WHERE id = ?2",
+        rusqlite::params![status, id.to_string()],
+    )?;
+    Ok(())
+}
