@@ -552,6 +552,132 @@ fn found(
     })
 }
 
+/// The sessions of one commit of the range.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CommitSessions {
+    pub index: usize,
+    pub commit: String,
+    pub sessions: Vec<uuid::Uuid>,
+    /// Each session's median of the configuration's primary metric.
+    pub medians: Vec<f64>,
+}
+
+/// A bisection with its measurements and what the rule makes of them (`vernier bisect
+/// status` and `report`, and the site's bisection pages, show it).
+#[derive(Debug, Clone)]
+pub struct BisectState {
+    pub bisection: vernier_model::Bisection,
+    pub plan: Plan,
+    /// Commits with sessions, in commit order.
+    pub measured: Vec<CommitSessions>,
+    /// Their levels with intervals, once the noise is known.
+    pub levels: Vec<CommitLevel>,
+    /// The configuration measured (its label) and its metric's unit.
+    pub configuration: Option<String>,
+    pub unit: Option<String>,
+    pub higher_is_better: bool,
+    /// Seconds of sessions so far (their wall time), and of builds.
+    pub session_s: f64,
+}
+
+impl BisectState {
+    /// Whether the rule has nothing more to measure.
+    pub fn finished(&self) -> bool {
+        !matches!(self.plan.outcome, Outcome::Measure { .. })
+    }
+
+    /// The commit at position `index` of the range.
+    pub fn commit(&self, index: usize) -> &str {
+        self.bisection.commits.get(index).map_or("", String::as_str)
+    }
+
+    /// The levels as a series of `vernier history`'s figure: a point per measured commit in
+    /// commit order (its level and interval, named by its position and short hash, its first
+    /// session as the point's), and the first bad commit, once found, as the series' one step
+    /// (its effect against the last good commit, with the effect's interval).
+    pub fn series(&self) -> crate::HistorySeries {
+        use crate::{Direction, HistoryPoint, Verdict, Warnings};
+        let points: Vec<HistoryPoint> = self
+            .levels
+            .iter()
+            .map(|l| {
+                let at = self
+                    .measured
+                    .iter()
+                    .find(|m| m.index == l.index)
+                    .and_then(|m| m.sessions.first().copied())
+                    .unwrap_or_default();
+                let commit = self.commit(l.index);
+                HistoryPoint {
+                    session: at,
+                    started_at_ns: l.index as i64,
+                    tags: std::collections::BTreeMap::from([(
+                        vernier_model::bisect::COMMIT_TAG.to_string(),
+                        format!("{} {}", l.index, commit.get(..7).unwrap_or(commit)),
+                    )]),
+                    n: l.sessions,
+                    median: l.level,
+                    ci_low: Some(l.low),
+                    ci_high: Some(l.high),
+                }
+            })
+            .collect();
+        let mut steps = Vec::new();
+        if let Outcome::Found {
+            first_bad,
+            last_good,
+            effect,
+            ..
+        } = &self.plan.outcome
+        {
+            if let Some(position) = self.levels.iter().position(|l| l.index == *first_bad) {
+                let (ratio, lo, hi) = effect.ratio(self.higher_is_better);
+                let level = |i: usize| {
+                    self.levels
+                        .iter()
+                        .find(|l| l.index == i)
+                        .map_or(0.0, |l| l.level)
+                };
+                steps.push(crate::history::Step {
+                    index: position,
+                    session: points[position].session,
+                    started_at_ns: points[position].started_at_ns,
+                    p_value: 0.0,
+                    before_sessions: self
+                        .levels
+                        .get(position.saturating_sub(1))
+                        .map_or(0, |l| l.sessions),
+                    after_sessions: self.levels[position].sessions,
+                    before_median: level(*last_good),
+                    after_median: level(*first_bad),
+                    ratio,
+                    ratio_ci_low: Some(lo),
+                    ratio_ci_high: Some(hi),
+                    noise_source: None,
+                    direction: Direction::Regression,
+                    verdict: Verdict::Slower,
+                    warnings: Warnings::default(),
+                });
+            }
+        }
+        crate::HistorySeries {
+            host: "bisect".to_string(),
+            machine_id: None,
+            benchmark: self.configuration.clone().unwrap_or_default(),
+            options: Default::default(),
+            loads: Vec::new(),
+            metric: "level".to_string(),
+            unit: self.unit.clone().unwrap_or_default(),
+            higher_is_better: self.higher_is_better,
+            points,
+            steps,
+            episodes: Vec::new(),
+            drifts: Vec::new(),
+            cumulative: None,
+        }
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {

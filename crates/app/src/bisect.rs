@@ -17,9 +17,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use uuid::Uuid;
-use vernier_analysis::bisect::{
-    commit_levels, plan, BisectSettings, CommitLevel, Measurements, Outcome, Plan,
-};
+// The state is plain data, which the site shows too.
+use vernier_analysis::bisect::{commit_levels, plan, BisectSettings, Measurements, Outcome};
+pub use vernier_analysis::bisect::{BisectState, CommitSessions};
 use vernier_model::bisect::{BISECT_TAG, COMMIT_TAG};
 use vernier_model::{BisectTerms, Bisection, SessionStatus, SettingsLayer, CONFIDENCE_LEVEL};
 use vernier_store::{Access, Load, Location, Store};
@@ -37,45 +37,6 @@ pub struct StartRequest {
     pub good: String,
     pub bad: String,
     pub terms: BisectTerms,
-}
-
-/// The sessions of one commit of the range.
-#[derive(Debug, Clone, PartialEq)]
-pub struct CommitSessions {
-    pub index: usize,
-    pub commit: String,
-    pub sessions: Vec<Uuid>,
-    /// Each session's median of the configuration's primary metric.
-    pub medians: Vec<f64>,
-}
-
-/// A bisection with its measurements and what the rule makes of them.
-#[derive(Debug, Clone)]
-pub struct BisectState {
-    pub bisection: Bisection,
-    pub plan: Plan,
-    /// Commits with sessions, in commit order.
-    pub measured: Vec<CommitSessions>,
-    /// Their levels with intervals, once the noise is known.
-    pub levels: Vec<CommitLevel>,
-    /// The configuration measured (its label) and its metric's unit.
-    pub configuration: Option<String>,
-    pub unit: Option<String>,
-    pub higher_is_better: bool,
-    /// Seconds of sessions so far (their wall time), and of builds.
-    pub session_s: f64,
-}
-
-impl BisectState {
-    /// Whether the rule has nothing more to measure.
-    pub fn finished(&self) -> bool {
-        !matches!(self.plan.outcome, Outcome::Measure { .. })
-    }
-
-    /// The commit at position `index` of the range.
-    pub fn commit(&self, index: usize) -> &str {
-        self.bisection.commits.get(index).map_or("", String::as_str)
-    }
 }
 
 /// What [`resume`] tells as it goes.

@@ -55,6 +55,14 @@ pub fn command() -> clap::Command {
         })
         .mut_subcommand("monitor", plugin_help)
         .mut_subcommand("calibrate", plugin_help)
+        // `--compare BASE NEW [NEW...]` takes selectors, none of which starts with a hyphen,
+        // up to the next option (`-o DIR`).
+        .mut_subcommand("report", compare_ends_at_an_option)
+        .mut_subcommand("serve", compare_ends_at_an_option)
+}
+
+fn compare_ends_at_an_option(command: clap::Command) -> clap::Command {
+    command.mut_arg("compare", |a| a.allow_hyphen_values(false))
 }
 
 /// The help of `--setup`, `--monitor` and `--load` of `command`, where it has them, from the
@@ -1097,8 +1105,10 @@ pub struct SiteArgs {
     #[arg(long, value_name = "KEY")]
     pub by: Option<String>,
 
-    /// Add a comparison page: the two result sets compared, as for `vernier compare`
-    #[arg(long, num_args = 2, value_names = ["BASE", "NEW"])]
+    /// Compare each NEW against BASE, as `vernier compare BASE NEW` does: a compare page and an
+    /// answer on the index each [default: the values of the one tag that splits the sessions
+    /// (--by's tag when given), each against the oldest session's value]
+    #[arg(long, num_args = 2.., value_names = ["BASE", "NEW"])]
     pub compare: Option<Vec<String>>,
 
     /// The comparison's practical threshold, as for `vernier compare` [default: 2%]

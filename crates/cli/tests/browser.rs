@@ -143,21 +143,30 @@ fn every_page_works_in_chromium_from_disk_and_from_serve() {
     }
 }
 
-/// An export of two kernels, three sessions each, of one benchmark in three configurations:
-/// in kernel B `mode=cross-cpu` takes 15% longer, `mode=same-cpu` 10% less and `mode=idle` the
-/// same; each session's runs vary by a few tenths of a percent around its own level.
-fn two_kernels_export() -> serde_json::Value {
-    let modes = [("cross-cpu", 1.15), ("same-cpu", 0.90), ("idle", 1.0)];
+/// Kernel B against A: `mode=cross-cpu` takes 15% longer, `mode=same-cpu` 10% less and
+/// `mode=idle` the same.
+const KERNEL_B: (&str, &str, [f64; 3]) = ("B", "6.18.0-rc4", [1.15, 0.90, 1.0]);
+/// Kernel C against A: `mode=same-cpu` takes 20% longer, `mode=idle` 8% less.
+const KERNEL_C: (&str, &str, [f64; 3]) = ("C", "6.18.0", [1.0, 1.20, 0.92]);
+
+/// An export of kernel A and `others` (name, release, each mode's level against A), three
+/// sessions each, of one benchmark in three configurations (`mode=cross-cpu`, `same-cpu`,
+/// `idle`); each session's runs vary by a few tenths of a percent around its own level.
+fn kernels_export(others: &[(&str, &str, [f64; 3])]) -> serde_json::Value {
+    let modes = ["cross-cpu", "same-cpu", "idle"];
+    let kernels: Vec<(&str, &str, [f64; 3])> = std::iter::once(("A", "6.17.9", [1.0; 3]))
+        .chain(others.iter().copied())
+        .collect();
     let mut sessions = Vec::new();
-    for (k, kernel) in ["A", "B"].iter().enumerate() {
+    for (k, (kernel, release, changes)) in kernels.iter().enumerate() {
         for s in 0..3u64 {
             let n = k as u64 * 3 + s;
             let start = 1_700_000_000_000_000_000u64 + n * 1_000_000_000_000;
             let configurations: Vec<serde_json::Value> = modes
                 .iter()
                 .enumerate()
-                .map(|(c, (mode, change))| {
-                    let factor = if k == 1 { *change } else { 1.0 };
+                .map(|(c, mode)| {
+                    let factor = changes[c];
                     // The session's level, within ±0.4% in no order, the same on both kernels.
                     let level = 10.0 * (c + 1) as f64 * factor * [1.0, 1.004, 0.997][s as usize];
                     let runs: Vec<serde_json::Value> = (0..12u64)
@@ -198,8 +207,7 @@ fn two_kernels_export() -> serde_json::Value {
                               "min_time_s": 0.0, "max_time_s": 60.0, "interleave": false,
                               "seed": 1 },
                 "vernier_version": "0.1.0",
-                "environment": { "online_cpus": 2,
-                                 "kernel_release": if k == 0 { "6.17.9" } else { "6.18.0-rc4" } },
+                "environment": { "online_cpus": 2, "kernel_release": release },
                 "fingerprint": "",
                 "configurations": configurations
             }));
@@ -208,31 +216,11 @@ fn two_kernels_export() -> serde_json::Value {
     serde_json::json!({ "format": "vernier-export", "version": 1, "sessions": sessions })
 }
 
-#[test]
-fn the_answer_is_on_the_first_screen_and_one_click_from_its_runs() {
-    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let browser_dir = manifest.join("tests/browser");
-    if !can_run(
-        "the_answer_is_on_the_first_screen_and_one_click_from_its_runs",
-        missing(&browser_dir),
-    ) {
-        return;
-    }
-    let (dir, db) = temp_db();
-    let file = dir.path().join("two-kernels.json");
-    std::fs::write(&file, two_kernels_export().to_string()).unwrap();
-    vernier(&db).arg("import").arg(&file).assert().success();
-    // No --compare: the sessions split by their kernel tag, A (the oldest) against B.
-    let site = dir.path().join("site");
-    vernier(&db)
-        .arg("report")
-        .arg("-o")
-        .arg(&site)
-        .assert()
-        .success();
-    // What the index must show, as `vernier compare` computes it.
-    let out = vernier(&db)
-        .args(["compare", "kernel=A", "kernel=B", "--format", "json"])
+/// The changes the answer of `new` against kernel A must show, largest first, as `vernier
+/// compare kernel=A NEW` computes them: label, signed change, interval and verdict.
+fn changes(db: &Path, new: &str) -> Vec<serde_json::Value> {
+    let out = vernier(db)
+        .args(["compare", "kernel=A", new, "--format", "json"])
         .output()
         .unwrap();
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -263,18 +251,54 @@ fn the_answer_is_on_the_first_screen_and_one_click_from_its_runs() {
         })
         .collect();
     changes.sort_by(|a, b| b.0.total_cmp(&a.0));
-    let expected: Vec<serde_json::Value> = changes.into_iter().map(|(_, e)| e).collect();
+    changes.into_iter().map(|(_, e)| e).collect()
+}
+
+#[test]
+fn the_answer_is_on_the_first_screen_and_one_click_from_its_runs() {
+    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let browser_dir = manifest.join("tests/browser");
+    if !can_run(
+        "the_answer_is_on_the_first_screen_and_one_click_from_its_runs",
+        missing(&browser_dir),
+    ) {
+        return;
+    }
+    let (dir, db) = temp_db();
+    let file = dir.path().join("two-kernels.json");
+    std::fs::write(&file, kernels_export(&[KERNEL_B]).to_string()).unwrap();
+    vernier(&db).arg("import").arg(&file).assert().success();
+    // No --compare: the sessions split by their kernel tag, A (the oldest) against B.
+    let site = dir.path().join("site");
+    vernier(&db)
+        .arg("report")
+        .arg("-o")
+        .arg(&site)
+        .assert()
+        .success();
+    let expected = changes(&db, "kernel=B");
     // Both planted changes, with their signs.
-    assert_eq!(expected.len(), 2, "{report}");
+    assert_eq!(expected.len(), 2, "{expected:?}");
     assert_eq!(expected[0]["change"], "+15.0%", "{expected:?}");
     assert_eq!(expected[1]["change"], "-10.0%", "{expected:?}");
+    let answers = serde_json::json!([
+        { "id": "answer", "page": "compare.html", "changes": expected },
+    ]);
     // Kept after the test, apart from the other test's screenshots, which it replaces whole.
-    let shots = manifest.join("../../target/browser-screenshots-answer");
+    check_answers(&site, "browser-screenshots-answer", &answers);
+}
+
+/// Runs answer.mjs on the site in `site` for `answers` ([{id, page, changes}]), keeping its
+/// screenshots in the workspace's target/`shots`, and fails on any problem it reports.
+fn check_answers(site: &Path, shots: &str, answers: &serde_json::Value) {
+    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let browser_dir = manifest.join("tests/browser");
+    let shots = manifest.join("../../target").join(shots);
     let result = Command::new("node")
         .arg(browser_dir.join("answer.mjs"))
         .arg(site.canonicalize().unwrap())
         .arg(&shots)
-        .arg(serde_json::Value::from(expected).to_string())
+        .arg(answers.to_string())
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&result.stdout);
@@ -289,4 +313,42 @@ fn the_answer_is_on_the_first_screen_and_one_click_from_its_runs() {
         let size = std::fs::metadata(shots.join(shot)).map_or(0, |m| m.len());
         assert!(size > 10_000, "screenshot {shot}: {size} bytes");
     }
+}
+
+#[test]
+fn with_three_kernels_each_answers_against_the_first_and_leads_to_its_evidence() {
+    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let browser_dir = manifest.join("tests/browser");
+    if !can_run(
+        "with_three_kernels_each_answers_against_the_first_and_leads_to_its_evidence",
+        missing(&browser_dir),
+    ) {
+        return;
+    }
+    let (dir, db) = temp_db();
+    let file = dir.path().join("three-kernels.json");
+    std::fs::write(&file, kernels_export(&[KERNEL_B, KERNEL_C]).to_string()).unwrap();
+    vernier(&db).arg("import").arg(&file).assert().success();
+    // No --compare: the kernel tag splits the sessions in three, B and C each against A (the
+    // oldest), as `vernier compare kernel=A kernel=B` and `kernel=A kernel=C` compare them.
+    let site = dir.path().join("site");
+    vernier(&db)
+        .arg("report")
+        .arg("-o")
+        .arg(&site)
+        .assert()
+        .success();
+    let (b, c) = (changes(&db, "kernel=B"), changes(&db, "kernel=C"));
+    let signs = |v: &[serde_json::Value]| -> Vec<String> {
+        v.iter()
+            .map(|x| x["change"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(signs(&b), ["+15.0%", "-10.0%"], "{b:?}");
+    assert_eq!(signs(&c), ["+20.0%", "-8.0%"], "{c:?}");
+    let answers = serde_json::json!([
+        { "id": "answer", "page": "compare.html", "changes": b },
+        { "id": "answer-2", "page": "compare-2.html", "changes": c },
+    ]);
+    check_answers(&site, "browser-screenshots-answers", &answers);
 }

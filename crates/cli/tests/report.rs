@@ -12,11 +12,11 @@ use std::collections::BTreeMap;
 use std::net::TcpListener;
 use std::path::Path;
 
-use site_fixture::{database, files, get, Server};
+use site_fixture::{database, files, get, stored_bisection, Server};
 use vernier_analysis::CompareSettings;
 use vernier_site::{Comparison, Input};
 use vernier_store::Store;
-use vernier_testkit::site::{site_sessions, start_tags};
+use vernier_testkit::site::{site_session, site_sessions, start_tags, STARTED_AT_NS};
 use vernier_testkit::vernier;
 
 fn report(db: &Path, out: &Path, extra: &[&str]) -> BTreeMap<String, Vec<u8>> {
@@ -49,13 +49,13 @@ fn report_writes_the_files_of_the_site_of_the_selected_sessions_and_nothing_else
     // (latest~1) as `vernier compare` compares them.
     let (a, b) = (&sessions[..1], &sessions[1..]);
     let expected = vernier_site::build(Input {
-        comparison: Some(Comparison {
+        comparisons: vec![Comparison {
             base: "kernel=B".into(),
             new: "latest~1".into(),
             report: vernier_analysis::compare(b, a, &CompareSettings::default()).unwrap(),
             base_sessions: b.iter().map(|s| s.info.id).collect(),
             new_sessions: a.iter().map(|s| s.info.id).collect(),
-        }),
+        }],
         sessions,
         group_by: Some("kernel".into()),
         ..Input::default()
@@ -77,6 +77,64 @@ fn report_writes_the_files_of_the_site_of_the_selected_sessions_and_nothing_else
         index.contains("kernel=B") && !index.contains("kernel=A"),
         "{index}"
     );
+}
+
+#[test]
+fn several_new_sides_get_a_comparison_each_named_or_by_the_tag_that_splits_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let sessions: Vec<_> = [("A", 1.0), ("B", 1.5), ("C", 0.5)]
+        .into_iter()
+        .enumerate()
+        .map(|(i, (kernel, scale))| {
+            site_session(
+                kernel,
+                scale,
+                STARTED_AT_NS + i as i64 * 100_000_000_000,
+                false,
+            )
+        })
+        .collect();
+    let db = dir.path().join("results.db");
+    vernier_store::SqliteStore::open(&db)
+        .unwrap()
+        .import_sessions(&sessions, &BTreeMap::new())
+        .unwrap();
+    let out = dir.path().join("site");
+    let text = |files: &BTreeMap<String, Vec<u8>>, path: &str| {
+        String::from_utf8(files[path].clone()).unwrap()
+    };
+    // Without --compare: B and C each against the oldest session's kernel.
+    let auto = report(&db, &out, &[]);
+    let index = text(&auto, "index.html");
+    for (page, new) in [("compare.html", "B"), ("compare-2.html", "C")] {
+        assert!(
+            text(&auto, page).contains(&format!("vernier compare kernel=A kernel={new}")),
+            "{page}"
+        );
+        assert!(index.contains(&format!("href=\"{page}\"")), "{index}");
+    }
+    assert!(!auto.contains_key("compare-3.html"));
+    // --compare BASE NEW NEW: each NEW against the BASE the user names, up to the next option.
+    let named = report(
+        &db,
+        &out,
+        &["--compare", "kernel=C", "kernel=B", "latest~2"],
+    );
+    assert!(text(&named, "compare.html").contains("vernier compare kernel=C kernel=B"));
+    assert!(text(&named, "compare-2.html").contains("vernier compare kernel=C latest~2"));
+    // A second tag that differs makes no comparison on its own; --by names the tag.
+    let mut store = vernier_store::SqliteStore::open(&db).unwrap();
+    let host = |name: &str| [("host".to_string(), name.to_string())];
+    store
+        .update_tags(&[sessions[0].info.id], &host("lab1"), &[])
+        .unwrap();
+    let rest: Vec<_> = sessions[1..].iter().map(|s| s.info.id).collect();
+    store.update_tags(&rest, &host("lab2"), &[]).unwrap();
+    drop(store);
+    assert!(!report(&db, &out, &[]).contains_key("compare.html"));
+    let by = report(&db, &out, &["--by", "host"]);
+    assert!(text(&by, "compare.html").contains("vernier compare host=lab1 host=lab2"));
+    assert!(!by.contains_key("compare-2.html"));
 }
 
 #[test]
@@ -227,5 +285,69 @@ fn sessions_split_by_one_tag_are_compared_without_being_asked() {
         format!(", {} <a class=\"verdict inconclusive\"", s.inconclusive),
     ] {
         assert!(index.contains(&count), "{count} in {index}");
+    }
+}
+
+#[test]
+fn a_stored_bisection_has_a_page_with_its_answer_its_figure_and_its_steps() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.db");
+    let bisection = stored_bisection(&db);
+    let out = dir.path().join("site");
+    let site = report(&db, &out, &[]);
+    let text = |path: &str| String::from_utf8(site[path].clone()).unwrap();
+    let page_path = format!("bisect/{}.html", bisection.id);
+    let figure_path = format!("bisect/{}.svg", bisection.id);
+    let page = text(&page_path);
+    // The index links to it; its sessions' commits make no comparison of their own.
+    assert!(text("index.html").contains(&format!("href=\"{page_path}\"")));
+    assert!(!site.contains_key("compare.html"));
+    // Its sessions' tags on the index: the bisection's id and the commit short, whole in the
+    // tooltip.
+    let index = text("index.html");
+    assert!(
+        index.contains(&format!("title=\"bisect={}\"", bisection.id)),
+        "{index}"
+    );
+    assert!(index.contains("bisect=00000000</span>"), "{index}");
+    assert!(index.contains(&format!("commit={}</span>", &bisection.commits[0][..12])));
+    // The answer in the words of `vernier bisect report`: the first bad commit, its effect and
+    // interval.
+    let terminal = vernier_testkit::vernier_stdout(&db, &["bisect", "report"]);
+    let found = terminal
+        .lines()
+        .find(|l| l.starts_with("first bad commit: "))
+        .unwrap_or_else(|| panic!("{terminal}"));
+    assert!(found.contains(&bisection.commits[2]), "{terminal}");
+    assert!(page.contains(found), "{found} in {page}");
+    // The steps as the figure of `bisect report --plot` and as tables, each commit's sessions
+    // linked to their pages.
+    assert!(
+        page.contains(&format!("src=\"{}.svg\"", bisection.id)),
+        "{page}"
+    );
+    let svg = text(&figure_path);
+    let mut plotted = vernier_testkit::vernier_command(&db);
+    let plot = dir.path().join("steps.svg");
+    plotted.args(["bisect", "report", "--plot"]).arg(&plot);
+    assert!(plotted.output().unwrap().status.success());
+    assert_eq!(svg, std::fs::read_to_string(&plot).unwrap());
+    for commit in [0, 1, 2, 4] {
+        assert!(
+            page.contains(&bisection.commits[commit][..12]),
+            "{commit}: {page}"
+        );
+    }
+    let links = page.matches("href=\"../sessions/").count();
+    // Each session in the table of levels and, for the commits the rule visited, of steps.
+    assert!(links >= 6, "{links} session links in {page}");
+    for (path, bytes) in &site {
+        if let Some(id) = path
+            .strip_prefix("sessions/")
+            .and_then(|p| p.strip_suffix(".html"))
+        {
+            assert!(!bytes.is_empty());
+            assert!(page.contains(&format!("../sessions/{id}.html")), "{id}");
+        }
     }
 }

@@ -28,6 +28,19 @@ pub fn history(
     render(&History { series, title }, format, size)
 }
 
+/// The steps of bisection `st` (`vernier bisect report --plot` and the site's bisection
+/// pages): the level of each measured commit in commit order with its interval, the first bad
+/// commit marked as a step ([`vernier_analysis::bisect::BisectState::series`]).
+pub fn bisection(
+    st: &vernier_analysis::bisect::BisectState,
+    format: Format,
+    size: Size,
+) -> Result<Vec<u8>, PlotError> {
+    let id = st.bisection.id.to_string();
+    let title = format!("bisection {}: level by commit", &id[..8]);
+    history(&st.series(), &title, format, size)
+}
+
 /// What tells each session of `series` apart on the x axis: the tags whose values differ
 /// among the sessions (`kernel=6.9`), else the day it started (UTC), with the time when two
 /// share a day.

@@ -41,7 +41,7 @@ pub use boxes::box_plot;
 pub use calls::{call_panels, calls, calls_size, CallPanel};
 pub use flame::{differential_flame_graph, flame_graph};
 pub use forest::forest;
-pub use history::history;
+pub use history::{bisection, history};
 pub use labels::ConfigOrder;
 pub use latency::latency;
 pub use line::{line, line_panels, swept_options};
@@ -151,10 +151,15 @@ pub struct Series {
 
 impl Series {
     /// The legend entry of one session: its short id (the first 8 characters of its id) and
-    /// its tags, `1a2b3c4d kernel=6.8,host=x`.
+    /// its tags, `1a2b3c4d kernel=6.8,host=x` (an id or a commit hash in a tag short,
+    /// `vernier_report::format::short_tag_value`).
     pub fn session_name(info: &vernier_model::SessionInfo) -> String {
         let short = vernier_model::ShortId(info.id).to_string();
-        let tags: Vec<String> = info.tags.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let tags: Vec<String> = info
+            .tags
+            .iter()
+            .map(|(k, v)| format!("{k}={}", vernier_report::format::short_tag_value(v)))
+            .collect();
         if tags.is_empty() {
             short
         } else {

@@ -37,6 +37,26 @@ pub fn pct(v: f64) -> String {
 /// Counted nouns, defined in model for every crate that words a count (analysis's warnings).
 pub use vernier_model::text::plural;
 
+/// A tag's value as tables and legends show it: an id (a session's or a bisection's, a UUID)
+/// by its first 8 characters and a commit hash (20 hex digits or more) by its first 12, as
+/// `vernier sessions` and `vernier bisect` name them; any other value whole.
+pub fn short_tag_value(value: &str) -> &str {
+    let hex = value.len() >= 20 && value.bytes().all(|b| b.is_ascii_hexdigit());
+    // 8-4-4-4-12 hex digits, as a UUID is written.
+    let id = value.len() == 36
+        && value.bytes().enumerate().all(|(i, b)| match i {
+            8 | 13 | 18 | 23 => b == b'-',
+            _ => b.is_ascii_hexdigit(),
+        });
+    if id {
+        value.get(..8).unwrap_or(value)
+    } else if hex {
+        value.get(..12).unwrap_or(value)
+    } else {
+        value
+    }
+}
+
 /// What a session ran: its suite, else its specs.
 pub fn describe_session(suite: Option<&str>, specs: &[String]) -> String {
     suite
@@ -63,6 +83,23 @@ pub fn findings_text(findings: &[vernier_model::Finding]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ids_and_commit_hashes_are_shown_short() {
+        let id = "00000000-0000-0000-0000-000000b15ec7";
+        assert_eq!(short_tag_value(id), "00000000");
+        let sha = "c0ffeec0ffeec0ffeec0ffeec0ffeec0ffeec0ff";
+        assert_eq!(short_tag_value(sha), "c0ffeec0ffee");
+        for whole in [
+            "6.18.0-rc4",
+            "A",
+            "deadbeef",
+            "",
+            "0000-0000-0000-0000-000000b15ec7-x",
+        ] {
+            assert_eq!(short_tag_value(whole), whole);
+        }
+    }
 
     #[test]
     fn significant_digits() {

@@ -3,6 +3,7 @@
 //! is printed (the CLI prints the strings this crate returns). The files that move sessions
 //! between machines and tools are `vernier-formats`'.
 
+pub mod bisect;
 pub mod calibration;
 pub mod calls;
 pub mod compare;

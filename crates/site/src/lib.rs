@@ -1,8 +1,9 @@
 //! The results website of `vernier report` (a static directory) and `vernier serve` (the same
 //! files on request): an index of the sessions, a page per benchmark (box plots, bars, lines
 //! against swept options, each with its numbers), latency histograms and interval maxima,
-//! monitor series and summaries, a comparison, each configuration over time with its change
-//! points (`vernier history`), and the environments with their differences.
+//! monitor series and summaries, comparisons, each configuration over time with its change
+//! points (`vernier history`), the bisections (`vernier bisect`) and the environments with
+//! their differences.
 //!
 //! A [`Site`] is a pure function of loaded sessions (and a comparison): it lists its files
 //! ([`Site::paths`]) and renders any of them on its own ([`Site::render`]), so a server draws
@@ -22,6 +23,7 @@ use std::collections::BTreeMap;
 use uuid::Uuid;
 use vernier_analysis::monitors::RecordedKey;
 use vernier_analysis::{CompareReport, ConfigSummary, HistoryReport, HistorySettings};
+use vernier_model::bisect::{BISECT_TAG, COMMIT_TAG};
 use vernier_model::{OptionValue, StoredSession};
 use vernier_plot::{PlotError, Series};
 
@@ -42,8 +44,13 @@ pub struct Input {
     pub group_by: Option<String>,
     /// Kernel configuration texts by SHA-256, for the environment differences.
     pub kernel_configs: BTreeMap<String, String>,
-    /// `--compare BASE NEW`.
-    pub comparison: Option<Comparison>,
+    /// The comparisons, each NEW against its BASE (`--compare BASE NEW [NEW...]`, or the
+    /// values of one tag against the first one): a compare page each, and an answer each on
+    /// the index, the first above the others.
+    pub comparisons: Vec<Comparison>,
+    /// The bisections of the database (`vernier bisect`), each with its measurements: a page
+    /// each.
+    pub bisections: Vec<vernier_analysis::bisect::BisectState>,
 }
 
 /// A comparison of two selections, as `vernier compare` computed it.
@@ -58,27 +65,63 @@ pub struct Comparison {
     pub new_sessions: Vec<Uuid>,
 }
 
-/// The comparison a site makes when none is asked for: the selected sessions all carry a tag
-/// whose value is not the same in all of them, exactly one such tag, with two values (such as
-/// `kernel=A` and `kernel=B`). Returns the tag's key and its two values, the value of the
-/// oldest session first (BASE); `None` when no single tag splits the sessions in two.
-pub fn automatic_comparison(sessions: &[StoredSession]) -> Option<(String, String, String)> {
-    let first = sessions.first()?;
-    let mut split = first.info.tags.keys().filter_map(|key| {
-        let mut values: Vec<&String> = Vec::new();
+/// The comparisons a site makes when none is named: the values of one tag, the first against
+/// each other. With `by` (`--by KEY`), the values of that tag among the sessions that carry it;
+/// without, the selected sessions must all carry a tag whose value is not the same in all of
+/// them, exactly one such tag (such as `kernel=A`, `kernel=B`, `kernel=C`). Returns the tag's
+/// key and its values in the order of their oldest session (`sessions` is oldest first): the
+/// first is BASE, every other a NEW compared against it. `None` when no tag splits the
+/// sessions so, or the tag has a single value. The tags of a bisection's sessions (`bisect`,
+/// and `commit` on sessions that carry `bisect`) split nothing on their own: the bisection's
+/// page compares its commits.
+pub fn automatic_comparisons(
+    sessions: &[StoredSession],
+    by: Option<&str>,
+) -> Option<(String, Vec<String>)> {
+    let values_of = |key: &str, all: bool| -> Option<Vec<String>> {
+        let mut values: Vec<String> = Vec::new();
         for s in sessions {
-            let v = s.info.tags.get(key)?;
-            if !values.contains(&v) {
-                values.push(v);
+            match s.info.tags.get(key) {
+                Some(v) if !values.contains(v) => values.push(v.clone()),
+                Some(_) => {}
+                None if all => return None,
+                None => {}
             }
         }
-        (values.len() > 1).then_some((key, values))
-    });
-    let (key, values) = split.next()?;
-    if split.next().is_some() || values.len() != 2 {
+        (values.len() > 1).then_some(values)
+    };
+    if let Some(key) = by {
+        return values_of(key, false).map(|values| (key.to_string(), values));
+    }
+    let first = sessions.first()?;
+    let bisected = first.info.tags.contains_key(BISECT_TAG);
+    let mut split = first
+        .info
+        .tags
+        .keys()
+        .filter(|key| *key != BISECT_TAG && !(bisected && *key == COMMIT_TAG))
+        .filter_map(|key| values_of(key, true).map(|values| (key.clone(), values)));
+    let found = split.next()?;
+    if split.next().is_some() {
         return None;
     }
-    Some((key.clone(), values[0].clone(), values[1].clone()))
+    Some(found)
+}
+
+/// The page of comparison `i`: `compare.html` for the first, `compare-2.html` for the second.
+pub(crate) fn compare_page(i: usize) -> String {
+    match i {
+        0 => "compare.html".to_string(),
+        _ => format!("compare-{}.html", i + 1),
+    }
+}
+
+/// The forest figure of comparison `i`, beside its page.
+pub(crate) fn forest_path(i: usize) -> String {
+    match i {
+        0 => "compare-forest.svg".to_string(),
+        _ => format!("compare-{}-forest.svg", i + 1),
+    }
 }
 
 /// Why a site (or one of its files) could not be made.
@@ -174,8 +217,10 @@ enum File {
     Monitors(usize, usize),
     /// Index into `Site::monitors`, key.
     MonitorFigure(usize, usize),
-    Compare,
-    ForestFigure,
+    /// Index into `input.comparisons`.
+    Compare(usize),
+    /// Index into `input.comparisons`.
+    ForestFigure(usize),
     Glossary,
     History,
     /// Index into `Site::histories`.
@@ -187,8 +232,12 @@ enum File {
     SessionCsv(usize),
     /// Index into `input.sessions`, position of the configuration in it: its flame graph.
     FlameFigure(usize, usize),
-    /// Index into the comparison's profiles: the differential flame graph.
-    FlameDiffFigure(usize),
+    /// Index into `input.comparisons`, index into its profiles: the differential flame graph.
+    FlameDiffFigure(usize, usize),
+    /// Index into `input.bisections`.
+    Bisection(usize),
+    /// Index into `input.bisections`: its levels by commit.
+    BisectionFigure(usize),
 }
 
 impl Site {
@@ -310,12 +359,12 @@ impl Site {
                 }
             }
         }
-        if let Some(c) = &input.comparison {
-            files.push(("compare.html".to_string(), File::Compare));
+        for (i, c) in input.comparisons.iter().enumerate() {
+            files.push((compare_page(i), File::Compare(i)));
             if !c.report.comparisons.is_empty() {
-                files.push(("compare-forest.svg".to_string(), File::ForestFigure));
+                files.push((forest_path(i), File::ForestFigure(i)));
             }
-            files.extend(pages::flame_diff_files(c));
+            files.extend(pages::flame_diff_files(i, c));
         }
         files.extend(pages::flame_files(&input.sessions));
         let history =
@@ -333,6 +382,12 @@ impl Site {
             files.push(("history.html".to_string(), File::History));
             for i in 0..histories.len() {
                 files.push((format!("history/{i}.svg"), File::HistoryFigure(i)));
+            }
+        }
+        for (i, st) in input.bisections.iter().enumerate() {
+            files.push((pages::bisection_page(st), File::Bisection(i)));
+            if !st.levels.is_empty() {
+                files.push((pages::bisection_figure_path(st), File::BisectionFigure(i)));
             }
         }
         files.push(("environment.html".to_string(), File::Environment));
@@ -414,15 +469,17 @@ impl Site {
             File::MaximaFigure(i) => figure(pages::maxima_figure(self, i))?,
             File::Monitors(m, k) => pages::monitors(self, m, k).into_bytes(),
             File::MonitorFigure(m, k) => figure(pages::monitor_figure(self, m, k))?,
-            File::Compare => pages::compare(self).into_bytes(),
-            File::ForestFigure => figure(pages::forest_figure(self))?,
+            File::Compare(i) => pages::compare(self, i).into_bytes(),
+            File::ForestFigure(i) => figure(pages::forest_figure(self, i))?,
             File::History => pages::history(self).into_bytes(),
             File::HistoryFigure(i) => figure(pages::history_figure(self, i))?,
             File::Environment => pages::environment(self).into_bytes(),
             File::Glossary => pages::glossary(self).into_bytes(),
             File::Session(i) => pages::session(self, i).into_bytes(),
             File::FlameFigure(s, c) => figure(pages::flame_figure(self, s, c))?,
-            File::FlameDiffFigure(i) => figure(pages::flame_diff_figure(self, i))?,
+            File::FlameDiffFigure(c, i) => figure(pages::flame_diff_figure(self, c, i))?,
+            File::Bisection(i) => pages::bisection(self, i).into_bytes(),
+            File::BisectionFigure(i) => figure(pages::bisection_figure(self, i))?,
             File::SessionCsv(i) => {
                 pages::session_runs_csv(self, i).map_err(|reason| SiteError::Download {
                     path: path.to_string(),

@@ -8,7 +8,7 @@ mod common;
 use common::{assert_sound, comparison, site};
 use vernier_analysis::{change_text, Verdict};
 use vernier_model::Finding;
-use vernier_site::{automatic_comparison, Input};
+use vernier_site::{automatic_comparisons, Input};
 use vernier_testkit::site::{site_session, site_sessions, STARTED_AT_NS};
 
 /// The text of a page as one line, as a reader reads it (the tags left out).
@@ -33,7 +33,7 @@ fn the_index_opens_with_the_changes_ranked_linked_and_explained() {
     let report = comparison.as_ref().unwrap().report.clone();
     let site = site(Input {
         sessions,
-        comparison,
+        comparisons: comparison.into_iter().collect(),
         ..Input::default()
     });
     assert_sound(&site);
@@ -120,7 +120,7 @@ fn inconclusive_verdicts_say_why_apart_from_the_changes() {
     let report = comparison.as_ref().unwrap().report.clone();
     let site = site(Input {
         sessions,
-        comparison,
+        comparisons: comparison.into_iter().collect(),
         ..Input::default()
     });
     let page = text(&site["index.html"]);
@@ -139,23 +139,29 @@ fn inconclusive_verdicts_say_why_apart_from_the_changes() {
 }
 
 #[test]
-fn one_tag_with_two_values_is_compared_on_its_own() {
+fn one_tag_that_splits_the_sessions_is_compared_against_its_first_value() {
     let sessions = site_sessions();
-    let (key, base, new) = automatic_comparison(&sessions).unwrap();
+    let (key, values) = automatic_comparisons(&sessions, None).unwrap();
     assert_eq!(key, "kernel");
-    assert_eq!(base, sessions[0].info.tags["kernel"]);
-    assert_eq!(new, "B");
-    // A second tag that differs: which one is meant is not known.
+    assert_eq!(values, [sessions[0].info.tags["kernel"].as_str(), "B"]);
+    // A second tag that differs: which one is meant is not known, unless --by names it.
     let mut two = sessions.clone();
     two[0].info.tags.insert("host".into(), "a".into());
     two[1].info.tags.insert("host".into(), "b".into());
-    assert_eq!(automatic_comparison(&two), None);
-    // A tag shared by all is no split; a session without the tag is no side.
+    assert_eq!(automatic_comparisons(&two, None), None);
+    let (key, values) = automatic_comparisons(&two, Some("host")).unwrap();
+    assert_eq!(
+        (key.as_str(), values),
+        ("host", vec!["a".into(), "b".into()])
+    );
+    // A tag shared by all is no split; a session without the tag is no side, unless --by
+    // names the tag, which leaves it out.
     two[1].info.tags.insert("host".into(), "a".into());
-    assert!(automatic_comparison(&two).is_some());
+    assert!(automatic_comparisons(&two, None).is_some());
+    assert_eq!(automatic_comparisons(&two, Some("host")), None);
     two[1].info.tags.clear();
-    assert_eq!(automatic_comparison(&two), None);
-    // Three values: not two sides.
+    assert_eq!(automatic_comparisons(&two, None), None);
+    // Three values: the second and the third each against the first (the oldest session's).
     let mut three = sessions.clone();
     three.push(site_session(
         "C",
@@ -163,8 +169,85 @@ fn one_tag_with_two_values_is_compared_on_its_own() {
         STARTED_AT_NS + 200_000_000_000,
         false,
     ));
-    assert_eq!(automatic_comparison(&three), None);
-    assert_eq!(automatic_comparison(&sessions[..1]), None);
+    let (_, values) = automatic_comparisons(&three, None).unwrap();
+    assert_eq!(values, [sessions[0].info.tags["kernel"].as_str(), "B", "C"]);
+    assert_eq!(automatic_comparisons(&sessions[..1], None), None);
+}
+
+#[test]
+fn several_values_get_an_answer_and_a_compare_page_each_the_first_answer_first() {
+    let sessions = vec![
+        site_session("A", 1.0, STARTED_AT_NS, false),
+        site_session("B", 1.5, STARTED_AT_NS + 100_000_000_000, false),
+        site_session("C", 0.5, STARTED_AT_NS + 200_000_000_000, false),
+    ];
+    let b = comparison(("kernel=A", &sessions[..1]), ("kernel=B", &sessions[1..2]));
+    let c = comparison(("kernel=A", &sessions[..1]), ("kernel=C", &sessions[2..]));
+    let reports = [b.clone().unwrap().report, c.clone().unwrap().report];
+    let site = site(Input {
+        sessions,
+        comparisons: b.into_iter().chain(c).collect(),
+        ..Input::default()
+    });
+    assert_sound(&site);
+    let index = &site["index.html"];
+    let page = text(index);
+    // Each answer under a heading naming its sides, B's first, both before the sessions.
+    let first = page
+        .find("What changed: kernel=B against kernel=A")
+        .unwrap();
+    let second = page
+        .find("What changed: kernel=C against kernel=A")
+        .unwrap();
+    assert!(first < second, "{page}");
+    assert!(second < page.find("started (UTC)").unwrap(), "{page}");
+    for (n, (report, verdict)) in reports
+        .iter()
+        .zip([Verdict::Slower, Verdict::Faster])
+        .enumerate()
+    {
+        let ranked = vernier_report::compare::ranked(report);
+        assert!(!ranked.is_empty());
+        let answer = if n == 0 { first } else { second };
+        let end = if n == 0 { second } else { page.len() };
+        for x in &ranked {
+            let line = format!(
+                "{} {} {} {}",
+                x.label(),
+                change_text(x.ratio),
+                x.change_interval_text(),
+                x.verdict
+            );
+            assert!(page[answer..end].contains(&line), "{line} in {page}");
+            assert_eq!(x.verdict, verdict, "{line}");
+        }
+    }
+    // A compare page each, its forest beside it, each answer pointing to its own page.
+    for (i, (path, forest, new)) in [
+        ("compare.html", "compare-forest.svg", "kernel=B"),
+        ("compare-2.html", "compare-2-forest.svg", "kernel=C"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let compare = &site[path];
+        assert!(compare.contains(&format!("src=\"{forest}\"")), "{compare}");
+        assert!(site.contains_key(forest));
+        assert!(
+            text(compare).contains(&format!("vernier compare kernel=A {new} reports it")),
+            "{compare}"
+        );
+        let id = if i == 0 { "answer" } else { "answer-2" };
+        assert!(index.contains(&format!("id=\"{id}\"")), "{index}");
+        assert!(
+            index.contains(&format!("href=\"{path}\"")),
+            "{path} in {index}"
+        );
+        let change = change_text(reports[i].comparisons[0].ratio);
+        assert!(text(compare).contains(&change), "{change} in {path}");
+    }
+    // Both in the navigation, by what they compare.
+    assert!(page.contains("Compare kernel=B") && page.contains("Compare kernel=C"));
 }
 
 #[test]

@@ -56,7 +56,7 @@ fn hostile_input(group_by: Option<&str>) -> Input {
     Input {
         sessions,
         group_by: group_by.map(str::to_string),
-        comparison,
+        comparisons: comparison.into_iter().collect(),
         ..Input::default()
     }
 }

@@ -48,7 +48,7 @@ fn the_index_says_what_each_session_ran_and_the_comparison_names_units() {
     let site = site(Input {
         sessions,
         group_by: Some("kernel".into()),
-        comparison,
+        comparisons: comparison.into_iter().collect(),
         ..Input::default()
     });
     // The index says what each session ran, as `vernier sessions` does, and counts in words.
@@ -102,7 +102,7 @@ fn a_benchmark_without_runs_and_a_comparison_without_matches_still_make_a_site()
     );
     let site = site(Input {
         sessions,
-        comparison,
+        comparisons: comparison.into_iter().collect(),
         ..Input::default()
     });
     let compare = &site["compare.html"];

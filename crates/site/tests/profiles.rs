@@ -36,7 +36,7 @@ fn benchmark_pages_show_a_flame_graph_per_configuration_and_session_and_compare_
     }
     let site = site(Input {
         sessions: sessions.clone(),
-        comparison,
+        comparisons: comparison.into_iter().collect(),
         ..Input::default()
     });
     assert_sound(&site);

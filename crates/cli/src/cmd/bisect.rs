@@ -2,19 +2,18 @@
 //! configuration slower (docs/bisect.md). The workflow is `vernier_app::bisect`'s, the decision
 //! rule `vernier_analysis::bisect`'s; this file parses, calls and prints.
 
-use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::Result;
-use vernier_analysis::bisect::{Call, Difference, Outcome};
-use vernier_analysis::{Direction, HistoryPoint, HistorySeries, Step, Verdict, Warnings};
+use vernier_analysis::bisect::Call;
 use vernier_app::bisect::{
     self as app, BisectEnd, BisectNotice, BisectState, JudgeEnd, JudgeRequest, StartRequest,
 };
 use vernier_app::exit_status_after;
 use vernier_model::{BisectTerms, SessionLimits};
 use vernier_plot::{Format, Size};
+use vernier_report::bisect::{percent, short};
 
 use crate::cli::{BisectCommand, BisectJudgeArgs, BisectStartArgs, Budget};
 use crate::db;
@@ -135,21 +134,6 @@ fn load(db_arg: Option<&Path>) -> Result<BisectState> {
     Ok(app::state(store.as_ref(), b)?)
 }
 
-fn short(commit: &str) -> &str {
-    commit.get(..12).unwrap_or(commit)
-}
-
-/// A difference of log levels as a signed percentage with its interval.
-fn percent(d: &Difference, higher_is_better: bool) -> String {
-    let (r, lo, hi) = d.ratio(higher_is_better);
-    format!(
-        "{:+.1}% [{:+.1}%, {:+.1}%]",
-        (r - 1.0) * 100.0,
-        (lo - 1.0) * 100.0,
-        (hi - 1.0) * 100.0
-    )
-}
-
 fn print_state(st: &BisectState, full: bool) -> Result<()> {
     let b = &st.bisection;
     let hib = st.higher_is_better;
@@ -230,162 +214,16 @@ fn print_state(st: &BisectState, full: bool) -> Result<()> {
             );
         }
     }
-    match &st.plan.outcome {
-        Outcome::Measure { index } => outln!(
-            "next: a session at {} (commit {index}); `vernier bisect resume` continues",
-            short(st.commit(*index))
-        ),
-        Outcome::Found {
-            first_bad,
-            last_good,
-            effect,
-            share,
-            partial,
-        } => {
-            outln!(
-                "first bad commit: {} (commit {first_bad}): {} against {} (commit {last_good}), \
-                 {:.0}% of the regression{}",
-                st.commit(*first_bad),
-                percent(effect, hib),
-                short(st.commit(*last_good)),
-                share * 100.0,
-                if *partial {
-                    "; it explains only part of it: another commit explains the rest"
-                } else {
-                    ""
-                }
-            );
-            let decided = st
-                .plan
-                .steps
-                .iter()
-                .filter(|s| matches!(s.call, Call::Good | Call::Bad | Call::Partial))
-                .count();
-            outln!(
-                "confidence: each of the {decided} calls rejected one end at 95% and not the \
-                 other (docs/bisect.md says how often the whole bisection is right)"
-            );
-        }
-        Outcome::BudgetSpent {
-            last_good,
-            first_bad,
-        } => outln!(
-            "budget spent: the first bad commit is after {} (commit {last_good}) and at or \
-             before {} (commit {first_bad})",
-            short(st.commit(*last_good)),
-            short(st.commit(*first_bad))
-        ),
-        Outcome::Skipped {
-            last_good,
-            first_bad,
-        } => outln!(
-            "every commit between {} (commit {last_good}) and {} (commit {first_bad}) was \
-             skipped: the first bad commit is one of them or the latter",
-            short(st.commit(*last_good)),
-            short(st.commit(*first_bad))
-        ),
-        Outcome::NoRegression => outln!(
-            "no regression: the bad end is not worse than the good end beyond the threshold \
-             with 95% confidence"
-        ),
+    for line in vernier_report::bisect::outcome(st) {
+        outln!("{line}");
     }
     Ok(())
 }
 
 /// The steps as a figure: the level of each measured commit in commit order with its
-/// interval, the first bad commit marked (`vernier_plot::history` on a series of commits).
+/// interval, the first bad commit marked (`vernier_plot::bisection`).
 fn figure(st: &BisectState, format: Format) -> Result<Vec<u8>> {
-    let points: Vec<HistoryPoint> = st
-        .levels
-        .iter()
-        .map(|l| {
-            let at = st
-                .measured
-                .iter()
-                .find(|m| m.index == l.index)
-                .and_then(|m| m.sessions.first().copied())
-                .unwrap_or_default();
-            HistoryPoint {
-                session: at,
-                started_at_ns: l.index as i64,
-                tags: BTreeMap::from([(
-                    "commit".to_string(),
-                    format!(
-                        "{} {}",
-                        l.index,
-                        &st.commit(l.index)[..7.min(st.commit(l.index).len())]
-                    ),
-                )]),
-                n: l.sessions,
-                median: l.level,
-                ci_low: Some(l.low),
-                ci_high: Some(l.high),
-            }
-        })
-        .collect();
-    let mut steps = Vec::new();
-    if let Outcome::Found {
-        first_bad,
-        last_good,
-        effect,
-        ..
-    } = &st.plan.outcome
-    {
-        if let Some(position) = st.levels.iter().position(|l| l.index == *first_bad) {
-            let (ratio, lo, hi) = effect.ratio(st.higher_is_better);
-            let level = |i: usize| {
-                st.levels
-                    .iter()
-                    .find(|l| l.index == i)
-                    .map_or(0.0, |l| l.level)
-            };
-            steps.push(Step {
-                index: position,
-                session: points[position].session,
-                started_at_ns: points[position].started_at_ns,
-                p_value: 0.0,
-                before_sessions: st
-                    .levels
-                    .get(position.saturating_sub(1))
-                    .map_or(0, |l| l.sessions),
-                after_sessions: st.levels[position].sessions,
-                before_median: level(*last_good),
-                after_median: level(*first_bad),
-                ratio,
-                ratio_ci_low: Some(lo),
-                ratio_ci_high: Some(hi),
-                noise_source: None,
-                direction: Direction::Regression,
-                verdict: Verdict::Slower,
-                warnings: Warnings::default(),
-            });
-        }
-    }
-    let series = HistorySeries {
-        host: "bisect".to_string(),
-        machine_id: None,
-        benchmark: st.configuration.clone().unwrap_or_default(),
-        options: Default::default(),
-        loads: Vec::new(),
-        metric: "level".to_string(),
-        unit: st.unit.clone().unwrap_or_default(),
-        higher_is_better: st.higher_is_better,
-        points,
-        steps,
-        episodes: Vec::new(),
-        drifts: Vec::new(),
-        cumulative: None,
-    };
-    let title = format!(
-        "bisection {}: level by commit",
-        &st.bisection.id.to_string()[..8]
-    );
-    Ok(vernier_plot::history(
-        &series,
-        &title,
-        format,
-        Size::default(),
-    )?)
+    Ok(vernier_plot::bisection(st, format, Size::default())?)
 }
 
 /// `judge`'s status when it cannot judge at all (no established regression between the ends,

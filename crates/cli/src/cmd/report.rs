@@ -84,21 +84,25 @@ pub fn site_input(store: &dyn Store, args: &SiteArgs) -> Result<Input> {
     let ids = |sessions: &[vernier_model::StoredSession]| -> Vec<Uuid> {
         sessions.iter().map(|s| s.info.id).collect()
     };
-    let comparison = match args.compare.as_deref() {
-        Some([base, new]) => {
-            let (b, n, report) = db::compare_sides(store, base, new, threshold, None)?;
-            Some(Comparison {
-                base: base.clone(),
-                new: new.clone(),
-                report,
-                base_sessions: ids(&b),
-                new_sessions: ids(&n),
+    let comparisons = match args.compare.as_deref() {
+        // --compare BASE NEW [NEW...]: each NEW against BASE, as `vernier compare BASE NEW`.
+        Some([base, news @ ..]) => news
+            .iter()
+            .map(|new| {
+                let (b, n, report) = db::compare_sides(store, base, new, threshold, None)?;
+                Ok(Comparison {
+                    base: base.clone(),
+                    new: new.clone(),
+                    report,
+                    base_sessions: ids(&b),
+                    new_sessions: ids(&n),
+                })
             })
-        }
-        // Without --compare, the sessions split by one tag into two (kernel=A, kernel=B)
-        // are compared, the oldest session's value as BASE.
-        _ => match vernier_site::automatic_comparison(&sessions) {
-            Some((key, base, new)) => {
+            .collect::<Result<Vec<_>>>()?,
+        // Without --compare, the values of the tag that splits the sessions (--by's, or the
+        // only one that differs: kernel=A, B, C), each against the oldest session's value.
+        _ => match vernier_site::automatic_comparisons(&sessions, args.by.as_deref()) {
+            Some((key, values)) => {
                 let side = |value: &str| -> Vec<vernier_model::StoredSession> {
                     sessions
                         .iter()
@@ -106,16 +110,22 @@ pub fn site_input(store: &dyn Store, args: &SiteArgs) -> Result<Input> {
                         .cloned()
                         .collect()
                 };
-                let (b, n) = (side(&base), side(&new));
-                Some(Comparison {
-                    report: db::compare_loaded(store, &b, &n, threshold)?,
-                    base: format!("{key}={base}"),
-                    new: format!("{key}={new}"),
-                    base_sessions: ids(&b),
-                    new_sessions: ids(&n),
-                })
+                let b = side(&values[0]);
+                values[1..]
+                    .iter()
+                    .map(|new| {
+                        let n = side(new);
+                        Ok(Comparison {
+                            report: db::compare_loaded(store, &b, &n, threshold)?,
+                            base: format!("{key}={}", values[0]),
+                            new: format!("{key}={new}"),
+                            base_sessions: ids(&b),
+                            new_sessions: ids(&n),
+                        })
+                    })
+                    .collect::<Result<Vec<_>>>()?
             }
-            None => None,
+            None => Vec::new(),
         },
     };
     if let Some(key) = &args.by {
@@ -126,11 +136,24 @@ pub fn site_input(store: &dyn Store, args: &SiteArgs) -> Result<Input> {
             );
         }
     }
+    // Every bisection of the database, with its measurements as `vernier bisect status`
+    // reads them.
+    let bisections = store
+        .bisections()
+        .context("cannot read the bisections")?
+        .into_iter()
+        .map(|b| {
+            let id = b.id;
+            vernier_app::bisect::state(store, b)
+                .with_context(|| format!("cannot read the sessions of bisection {id}"))
+        })
+        .collect::<Result<Vec<_>>>()?;
     Ok(Input {
         sessions,
+        bisections,
         group_by: args.by.clone(),
         kernel_configs,
-        comparison,
+        comparisons,
     })
 }
 

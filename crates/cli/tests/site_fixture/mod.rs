@@ -133,3 +133,66 @@ pub fn request(address: &str, head: &str) -> (u16, Vec<u8>) {
     let status = head.split_whitespace().nth(1).unwrap().parse().unwrap();
     (status, response[split + 4..].to_vec())
 }
+
+/// A bisection stored as `vernier bisect` leaves it: five commits, the last three 10% slower
+/// (the first bad one is commit 2), sessions at both ends, at commit 2 and at commit 1.
+pub fn stored_bisection(db: &Path) -> vernier_model::Bisection {
+    use vernier_model::bisect::{BISECT_TAG, COMMIT_TAG};
+    let commits: Vec<String> = (0..5)
+        .map(|i| format!("{:x}", 0xc0ffee + i).repeat(6))
+        .collect();
+    let bisection = vernier_model::Bisection {
+        id: Uuid::from_u128(0xb15ec7),
+        created_at_ns: vernier_testkit::site::STARTED_AT_NS,
+        repo: "/src/app".into(),
+        commits: commits.clone(),
+        terms: vernier_model::bisect::BisectTerms {
+            build: Some("make".into()),
+            boot: None,
+            specs: vec!["command".into()],
+            metric: None,
+            limits: vernier_model::bisect::SessionLimits::default(),
+            threshold: None,
+            budget_sessions: 40,
+            budget_s: None,
+            commit_sessions: 4,
+        },
+        unbuildable: Vec::new(),
+        build_s: 12.0,
+    };
+    // Each session's runs spread by 0.5% around its level; the sessions of a commit a few
+    // tenths of a percent apart.
+    let visits = [
+        (0, 0.998),
+        (4, 1.101),
+        (0, 1.002),
+        (4, 1.099),
+        (2, 1.1015),
+        (1, 0.9995),
+    ];
+    let sessions: Vec<_> = visits
+        .iter()
+        .enumerate()
+        .map(|(n, &(commit, level))| {
+            let values: Vec<f64> = [0.0, 0.3, -0.2, 0.5, -0.5, 0.1, -0.3, 0.2, -0.1, 0.4]
+                .iter()
+                .map(|w| level * (1.0 + w / 100.0))
+                .collect();
+            let mut s = vernier_testkit::stored_session(
+                vernier_testkit::site::STARTED_AT_NS + n as i64 * 1_000_000_000_000,
+                &values,
+            );
+            s.info
+                .tags
+                .insert(BISECT_TAG.into(), bisection.id.to_string());
+            s.info
+                .tags
+                .insert(COMMIT_TAG.into(), commits[commit].clone());
+            s
+        })
+        .collect();
+    let mut store = SqliteStore::open(db).unwrap();
+    store.import_sessions(&sessions, &BTreeMap::new()).unwrap();
+    store.put_bisection(&bisection).unwrap();
+    bisection
+}

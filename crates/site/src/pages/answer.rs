@@ -21,8 +21,12 @@ const UNDECIDED_SHOWN: usize = 8;
 /// How many environment differences the answer lists before pointing to the environment page.
 const DIFFERENCES_SHOWN: usize = 8;
 
-/// The answer of comparison `c`, on a page whose way back to the root is `root`.
-pub fn answer(site: &Site, c: &Comparison, root: &str) -> Markup {
+/// The answer of comparison `i`, on a page whose way back to the root is `root`.
+pub fn answer(site: &Site, i: usize, root: &str) -> Markup {
+    let Some(c) = site.input.comparisons.get(i) else {
+        return html! {};
+    };
+    let page = crate::compare_page(i);
     let r = &c.report;
     let s = &r.summary;
     let ranked = ranked(r);
@@ -36,8 +40,13 @@ pub fn answer(site: &Site, c: &Comparison, root: &str) -> Markup {
         .iter()
         .filter(|x| x.withheld().is_some())
         .count();
+    // The first answer is `#answer`, the others `#answer-2`, ..., as their compare pages.
+    let id = match i {
+        0 => "answer".to_string(),
+        _ => format!("answer-{}", i + 1),
+    };
     html! {
-        section #answer {
+        section.answer id=(id) {
             p.verdicts {
                 strong { (c.new) } " against " strong { (c.base) } ": "
                 (plural(s.compared, "configuration")) " compared, "
@@ -63,7 +72,7 @@ pub fn answer(site: &Site, c: &Comparison, root: &str) -> Markup {
                 // Largest first; the change, its interval and the verdict on one line, the
                 // warnings that touch the verdict under it.
                 ol.changes {
-                    @for x in &ranked { (change_row(site, x, root)) }
+                    @for x in &ranked { (change_row(site, x, root, &page)) }
                 }
             }
             @if !undecided.is_empty() {
@@ -82,12 +91,12 @@ pub fn answer(site: &Site, c: &Comparison, root: &str) -> Markup {
                         }
                         @if undecided.len() > UNDECIDED_SHOWN {
                             li { "and " (undecided.len() - UNDECIDED_SHOWN) " more on the "
-                                 a href={ (root) "compare.html" } { "compare page" } "." }
+                                 a href={ (root) (page) } { "compare page" } "." }
                         }
                     }
                 }
             }
-            (findings(site, c, root))
+            (findings(site, c, root, &page))
             (environments(site, c, root))
         }
     }
@@ -96,7 +105,7 @@ pub fn answer(site: &Site, c: &Comparison, root: &str) -> Markup {
 /// One ranked change: `pipe:mode=cross-cpu +19.0% [+17.7%, +20.0%] slower`, the
 /// configuration linking to its benchmark's page, the verdict to the glossary; a withheld one
 /// with the verdict it would have had and why it is withheld.
-fn change_row(site: &Site, x: &Compared, root: &str) -> Markup {
+fn change_row(site: &Site, x: &Compared, root: &str, page: &str) -> Markup {
     let (id, text) = match x.withheld() {
         Some(v) => ("withheld", format!("withheld ({v})")),
         None => (x.verdict.as_str(), x.verdict.to_string()),
@@ -122,7 +131,7 @@ fn change_row(site: &Site, x: &Compared, root: &str) -> Markup {
                     "warnings: "
                     @for (i, (code, texts)) in codes.iter().enumerate() {
                         @if i > 0 { ", " }
-                        a href={ (root) "compare.html#comparison" } title=(texts.join("; ")) { (code) }
+                        a href={ (root) (page) "#comparison" } title=(texts.join("; ")) { (code) }
                     }
                 }
             }
@@ -160,7 +169,7 @@ fn sessions<'a>(site: &'a Site, ids: &[uuid::Uuid]) -> Vec<&'a StoredSession> {
 
 /// The validity findings (warnings and worse) of each side's sessions, as `compare` prints
 /// them under its table: they touch every verdict above.
-fn findings(site: &Site, c: &Comparison, root: &str) -> Markup {
+fn findings(site: &Site, c: &Comparison, root: &str, page: &str) -> Markup {
     let of = |ids: &[uuid::Uuid]| {
         let mut seen: Vec<&str> = Vec::new();
         let mut out = Vec::new();
@@ -185,7 +194,7 @@ fn findings(site: &Site, c: &Comparison, root: &str) -> Markup {
     html! {
         div.findings {
             p { "Validity findings of the sessions, which touch every verdict above ("
-                a href={ (root) "compare.html" } { "compare" } "):" }
+                a href={ (root) (page) } { "compare" } "):" }
             ul {
                 @for (side, name, list) in &sides {
                     @for f in list {

@@ -9,8 +9,9 @@ use super::{answer, nav};
 use crate::html::{self, interval, num};
 use crate::Site;
 
-pub fn compare(site: &Site) -> String {
-    let Some(c) = &site.input.comparison else {
+/// The page of comparison `i`.
+pub fn compare(site: &Site, i: usize) -> String {
+    let Some(c) = site.input.comparisons.get(i) else {
         return String::new();
     };
     let r = &c.report;
@@ -50,14 +51,14 @@ pub fn compare(site: &Site) -> String {
             "BASE " (c.base) ", NEW " (c.new) "; threshold "
             (vernier_report::format::pct(r.threshold)) ", "
             (vernier_model::level_percent(r.level)) " intervals, as "
-            code { "vernier compare" } " reports it."
+            code { "vernier compare " (c.base) " " (c.new) } " reports it."
         }
         @if r.comparisons.is_empty() {
             p { "No configuration is on both sides of the comparison." }
         } @else {
-            (answer::answer(site, c, ""))
+            (answer::answer(site, i, ""))
             (html::figure(
-                "compare-forest.svg",
+                &crate::forest_path(i),
                 "the ratio NEW/BASE of each configuration with its interval, coloured by \
                  verdict; the geometric mean last",
                 None,
@@ -69,7 +70,7 @@ pub fn compare(site: &Site) -> String {
         @if !notes.is_empty() {
             p.note { (notes.join("; ")) }
         }
-        (super::profiles::compare_section(site))
+        (super::profiles::compare_section(site, i))
         h2 #comparison { "Every configuration" }
         (html::table(
             &[
@@ -98,7 +99,12 @@ pub fn compare(site: &Site) -> String {
             ))
         }
     };
-    html::page("", "Compare", &nav(site), &body)
+    let title = if site.input.comparisons.len() > 1 {
+        format!("Compare {} against {}", c.new, c.base)
+    } else {
+        "Compare".to_string()
+    };
+    html::page("", &title, &nav(site), &body)
 }
 
 /// A row per comparison, the secondary metrics' last, as `compare` prints them.
@@ -141,8 +147,9 @@ fn unmatched_rows(r: &CompareReport) -> Vec<Vec<String>> {
         .collect()
 }
 
-pub fn forest_figure(site: &Site) -> Result<Vec<u8>, PlotError> {
-    let Some(c) = &site.input.comparison else {
+/// The forest figure of comparison `i`.
+pub fn forest_figure(site: &Site, i: usize) -> Result<Vec<u8>, PlotError> {
+    let Some(c) = site.input.comparisons.get(i) else {
         return Err(PlotError::Empty("no comparison".into()));
     };
     let size = Size {

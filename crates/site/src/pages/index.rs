@@ -3,8 +3,10 @@
 use std::collections::BTreeSet;
 
 use maud::{html, Markup};
+use vernier_analysis::bisect::{BisectState, Outcome};
 use vernier_model::{ShortId, StoredSession};
-use vernier_report::format::{describe_session, plural};
+use vernier_report::bisect::short;
+use vernier_report::format::{describe_session, plural, short_tag_value};
 use vernier_report::units::{self, TimeForm, Zone};
 
 use super::{answer, configurations, nav};
@@ -18,12 +20,23 @@ pub fn index(site: &Site) -> String {
         .iter()
         .flat_map(|s| s.info.tags.iter().map(|(k, v)| format!("{k}={v}")))
         .collect();
+    let comparisons = &site.input.comparisons;
+    let several = comparisons.len() > 1;
     let body = html! {
-        @if let Some(c) = site.input.comparison.as_ref().filter(|c| answer::has_answer(&c.report)) {
-            h2 #what-changed { "What changed" }
-            (answer::answer(site, c, ""))
-            p { a href="compare.html" { "The whole comparison" } ": every configuration with its \
-                medians, interval, MDC and warnings, and the forest plot." }
+        // The first comparison's answer on the first screen, the others after it, each under
+        // a heading that names its two sides.
+        @for (i, c) in comparisons.iter().enumerate() {
+            @if answer::has_answer(&c.report) {
+                @if several {
+                    h2 id=(what_changed(i)) { "What changed: " (c.new) " against " (c.base) }
+                } @else {
+                    h2 #what-changed { "What changed" }
+                }
+                (answer::answer(site, i, ""))
+                p { a href=(crate::compare_page(i)) { "The whole comparison" } ": every \
+                    configuration with its medians, interval, MDC and warnings, and the forest \
+                    plot." }
+            }
         }
         p {
             (plural(sessions.len(), "session")) ", " (plural(runs, "measured run"))
@@ -94,11 +107,23 @@ pub fn index(site: &Site) -> String {
                 }
             }
         }
-        @if let Some(c) = &site.input.comparison {
+        @if !comparisons.is_empty() {
             h2 { "Compare" }
-            p {
-                a href="compare.html" { (c.new) " against " (c.base) } ": "
-                (plural(c.report.comparisons.len(), "configuration")) " compared."
+            ul {
+                @for (i, c) in comparisons.iter().enumerate() {
+                    li {
+                        a href=(crate::compare_page(i)) { (c.new) " against " (c.base) } ": "
+                        (plural(c.report.comparisons.len(), "configuration")) " compared."
+                    }
+                }
+            }
+        }
+        @if !site.input.bisections.is_empty() {
+            h2 { "Bisections" }
+            ul {
+                @for st in &site.input.bisections {
+                    li { (bisection_line(st)) }
+                }
             }
         }
         h2 { "Environment" }
@@ -107,6 +132,34 @@ pub fn index(site: &Site) -> String {
         }
     };
     html::page("", "vernier report", &nav(site), &body)
+}
+
+/// A bisection on the index: a link to its page, its range and how it stands.
+fn bisection_line(st: &BisectState) -> Markup {
+    let last = st.bisection.commits.len().saturating_sub(1);
+    let stands = match &st.plan.outcome {
+        Outcome::Found { first_bad, .. } => {
+            format!("first bad commit {}", short(st.commit(*first_bad)))
+        }
+        Outcome::Measure { .. } => "in progress".to_string(),
+        Outcome::BudgetSpent { .. } => "budget spent".to_string(),
+        Outcome::Skipped { .. } => "every candidate skipped".to_string(),
+        Outcome::NoRegression => "no regression".to_string(),
+    };
+    html! {
+        a href=(super::bisection_page(st)) { "Bisection " (ShortId(st.bisection.id)) } ": "
+        code { (st.bisection.repo) } ", " (plural(last, "commit")) " after "
+        code { (short(st.commit(0))) } " up to " code { (short(st.commit(last))) } "; "
+        (stands) "."
+    }
+}
+
+/// The id of comparison `i`'s heading on the index: `what-changed`, `what-changed-2`, ...
+fn what_changed(i: usize) -> String {
+    match i {
+        0 => "what-changed".to_string(),
+        _ => format!("what-changed-{}", i + 1),
+    }
 }
 
 fn measured_runs(s: &StoredSession) -> usize {
@@ -137,9 +190,11 @@ fn session_row(s: &StoredSession) -> Markup {
             // What it ran, as `vernier sessions` says it; specs wrap at their separators.
             td.text { (html::label(&describe_session(s.info.suite.as_deref(), &s.info.specs))) }
             td.text {
-                @for (n, t) in tags.iter().enumerate() {
+                // An id or a commit hash short (a bisection's sessions carry both), the whole
+                // tag its tooltip.
+                @for (n, (k, v)) in s.info.tags.iter().enumerate() {
                     @if n > 0 { " " }
-                    span.tag { (t) }
+                    span.tag title={ (k) "=" (v) } { (k) "=" (short_tag_value(v)) }
                 }
             }
             td.text {

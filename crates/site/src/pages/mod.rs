@@ -4,6 +4,7 @@
 
 mod answer;
 mod benchmark;
+mod bisect;
 mod compare;
 mod environment;
 mod glossary;
@@ -23,6 +24,7 @@ use vernier_plot::{Series, Size};
 use crate::Site;
 
 pub use benchmark::{bars_figure, benchmark, box_figure, calls_figure, line_figure};
+pub use bisect::{bisection, bisection_figure, bisection_figure_path, bisection_page};
 pub use compare::{compare, forest_figure};
 pub use environment::environment;
 pub use glossary::glossary;
@@ -42,8 +44,14 @@ fn nav(site: &Site) -> Vec<(String, String)> {
     if !site.latency.is_empty() {
         nav.push(("latency.html".to_string(), "Latency".to_string()));
     }
-    if site.input.comparison.is_some() {
-        nav.push(("compare.html".to_string(), "Compare".to_string()));
+    let several = site.input.comparisons.len() > 1;
+    for (i, c) in site.input.comparisons.iter().enumerate() {
+        let name = if several {
+            format!("Compare {}", c.new)
+        } else {
+            "Compare".to_string()
+        };
+        nav.push((crate::compare_page(i), name));
     }
     if !site.histories.is_empty() || site.history.is_err() {
         nav.push(("history.html".to_string(), "History".to_string()));

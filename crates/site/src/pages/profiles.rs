@@ -26,10 +26,11 @@ pub fn flame_files(sessions: &[StoredSession]) -> Vec<(String, File)> {
     files
 }
 
-/// The differential flame graph files of a comparison: one per profiled configuration.
-pub fn flame_diff_files(c: &Comparison) -> Vec<(String, File)> {
+/// The differential flame graph files of comparison `c` (number `n`): one per profiled
+/// configuration.
+pub fn flame_diff_files(n: usize, c: &Comparison) -> Vec<(String, File)> {
     (0..c.report.profiles.len())
-        .map(|i| (flame_diff_path(i), File::FlameDiffFigure(i)))
+        .map(|i| (flame_diff_path(n, i), File::FlameDiffFigure(n, i)))
         .collect()
 }
 
@@ -37,8 +38,13 @@ fn flame_path(s: &StoredSession, position: u32) -> String {
     format!("flame/{}-{position}.svg", s.info.id)
 }
 
-fn flame_diff_path(i: usize) -> String {
-    format!("flame/compare-{i}.svg")
+/// Comparison `n`'s differential flame graph of its `i`-th profiled configuration:
+/// `flame/compare-I.svg` for the first comparison, `flame/compare-N-I.svg` for the others.
+fn flame_diff_path(n: usize, i: usize) -> String {
+    match n {
+        0 => format!("flame/compare-{i}.svg"),
+        _ => format!("flame/compare-{}-{i}.svg", n + 1),
+    }
 }
 
 fn merged(profiles: &[&ProfileRecord]) -> FoldedStacks {
@@ -79,9 +85,9 @@ fn profiles_of<'a>(site: &'a Site, ids: &[uuid::Uuid], key: &str) -> Vec<&'a Pro
         .collect()
 }
 
-/// The differential flame graph of the comparison's `i`-th profiled configuration.
-pub fn flame_diff_figure(site: &Site, i: usize) -> Result<Vec<u8>, PlotError> {
-    let Some(c) = &site.input.comparison else {
+/// The differential flame graph of comparison `n`'s `i`-th profiled configuration.
+pub fn flame_diff_figure(site: &Site, n: usize, i: usize) -> Result<Vec<u8>, PlotError> {
+    let Some(c) = site.input.comparisons.get(n) else {
         return Err(PlotError::Empty("no comparison".into()));
     };
     let Some(p) = c.report.profiles.get(i) else {
@@ -155,9 +161,9 @@ fn points(v: f64) -> String {
     format!("{v:+.1}")
 }
 
-/// The compare page's differential profiles.
-pub fn compare_section(site: &Site) -> Markup {
-    let Some(c) = &site.input.comparison else {
+/// The differential profiles of comparison `n`'s page.
+pub fn compare_section(site: &Site, n: usize) -> Markup {
+    let Some(c) = site.input.comparisons.get(n) else {
         return html! {};
     };
     let level = vernier_model::level_percent(c.report.level);
@@ -171,7 +177,7 @@ pub fn compare_section(site: &Site) -> Markup {
                 &[2, 3, 4, 5],
             ))
             (flame(
-                &flame_diff_path(i),
+                &flame_diff_path(n, i),
                 "NEW's stacks, each frame coloured by how its share changed against BASE: red \
                  larger, blue smaller.",
             ))
