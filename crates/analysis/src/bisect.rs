@@ -648,15 +648,17 @@ impl BisectState {
                         .get(position.saturating_sub(1))
                         .map_or(0, |l| l.sessions),
                     after_sessions: self.levels[position].sessions,
-                    before_median: level(*last_good),
-                    after_median: level(*first_bad),
-                    ratio,
-                    ratio_ci_low: Some(lo),
-                    ratio_ci_high: Some(hi),
-                    noise_source: None,
-                    direction: Direction::Regression,
-                    verdict: Verdict::Slower,
-                    warnings: Warnings::default(),
+                    change: crate::history::Change {
+                        before_median: level(*last_good),
+                        after_median: level(*first_bad),
+                        ratio,
+                        ratio_ci_low: Some(lo),
+                        ratio_ci_high: Some(hi),
+                        noise_source: None,
+                        direction: Direction::Regression,
+                        verdict: Verdict::Slower,
+                        warnings: Warnings::default(),
+                    },
                 });
             }
         }

@@ -21,9 +21,7 @@ use vernier_model::{
 use vernier_stats::{change_points, ChangePointSettings};
 
 use crate::compare::{CompareSettings, Key, Verdict};
-use crate::session_noise::NoiseSource;
 use crate::summary::summarize_session;
-use crate::warnings::Warnings;
 use crate::AnalysisError;
 
 mod changes;
@@ -105,21 +103,9 @@ pub struct Step {
     /// to the next one (or the last session).
     pub before_sessions: usize,
     pub after_sessions: usize,
-    /// Medians of the runs of those sessions pooled, as compare's `base_median`, `new_median`.
-    pub before_median: f64,
-    pub after_median: f64,
-    /// AFTER/BEFORE, compare's ratio (Hodges-Lehmann) with its interval (`ratio_ci_*`:
-    /// widened by the session-to-session noise where `noise_source` says).
-    pub ratio: f64,
-    pub ratio_ci_low: Option<f64>,
-    pub ratio_ci_high: Option<f64>,
-    pub noise_source: Option<NoiseSource>,
-    pub direction: Direction,
-    /// Compare's verdict of AFTER against BEFORE at the threshold: `slower` is a regression
-    /// beyond it, `faster` an improvement beyond it.
-    pub verdict: Verdict,
+    /// The sessions after against those before, as compare measures them.
     #[serde(flatten)]
-    pub warnings: Warnings,
+    pub change: Change,
 }
 
 /// The history of one configuration on one machine.
@@ -174,7 +160,7 @@ impl HistorySeries {
         let accepted = self.accepted_before();
         self.steps
             .last()
-            .is_some_and(|s| s.index >= accepted && s.verdict == Verdict::Slower)
+            .is_some_and(|s| s.index >= accepted && s.change.verdict == Verdict::Slower)
             || self.drifts.iter().any(|d| {
                 d.from_index >= accepted
                     && d.to_index == self.points.len()
@@ -361,7 +347,7 @@ pub fn history(
             .series
             .steps
             .iter()
-            .map(|s| (s.index, s.direction, s.p_value))
+            .map(|s| (s.index, s.change.direction, s.p_value))
             .collect();
         let cuts: Vec<usize> = steps_at.iter().map(|s| s.0).collect();
         g.series.episodes =
@@ -405,7 +391,7 @@ fn steps(
         let to = found.get(k + 1).map_or(medians.len(), |c| c.index);
         let before: Vec<usize> = (from..cp.index).collect();
         let after: Vec<usize> = (cp.index..to).collect();
-        let c = changes::measure(g, sessions, &before, &after, settings, calibrations)?;
+        let change = changes::measure(g, sessions, &before, &after, settings, calibrations)?;
         let point = &g.series.points[cp.index];
         out.push(Step {
             index: cp.index,
@@ -414,15 +400,7 @@ fn steps(
             p_value: cp.p_value,
             before_sessions: before.len(),
             after_sessions: after.len(),
-            before_median: c.before_median,
-            after_median: c.after_median,
-            ratio: c.ratio,
-            ratio_ci_low: c.ratio_ci_low,
-            ratio_ci_high: c.ratio_ci_high,
-            noise_source: c.noise_source,
-            direction: c.direction,
-            verdict: c.verdict,
-            warnings: c.warnings,
+            change,
         });
     }
     Ok(out)
@@ -431,6 +409,7 @@ fn steps(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::session_noise::NoiseSource;
     use vernier_model::{Environment, StopReason, StoredConfiguration};
     use vernier_stats::SeededRng;
 
@@ -511,12 +490,19 @@ mod tests {
         assert_eq!(step.index, 12);
         assert_eq!(step.started_at_ns, 12_000);
         assert_eq!((step.before_sessions, step.after_sessions), (12, 12));
-        assert!((step.ratio - 1.1).abs() < 0.01, "{}", step.ratio);
-        let (low, high) = (step.ratio_ci_low.unwrap(), step.ratio_ci_high.unwrap());
-        assert!(low < step.ratio && step.ratio < high && low > 1.02);
-        assert_eq!(step.noise_source, Some(NoiseSource::Sessions));
-        assert_eq!(step.direction, Direction::Regression);
-        assert_eq!(step.verdict, Verdict::Slower);
+        assert!(
+            (step.change.ratio - 1.1).abs() < 0.01,
+            "{}",
+            step.change.ratio
+        );
+        let (low, high) = (
+            step.change.ratio_ci_low.unwrap(),
+            step.change.ratio_ci_high.unwrap(),
+        );
+        assert!(low < step.change.ratio && step.change.ratio < high && low > 1.02);
+        assert_eq!(step.change.noise_source, Some(NoiseSource::Sessions));
+        assert_eq!(step.change.direction, Direction::Regression);
+        assert_eq!(step.change.verdict, Verdict::Slower);
         assert!(a.ends_in_regression() && report.has_regression());
         assert!(b.steps.is_empty());
         // A threshold above the step: a regression still, but not beyond the threshold.
@@ -530,8 +516,8 @@ mod tests {
         let report = history(&planted(), &[], &wide, &[]).unwrap();
         assert!(!report.has_regression());
         let a = report.series.iter().find(|s| s.host == "a").unwrap();
-        assert_eq!(a.steps[0].direction, Direction::Regression);
-        assert_ne!(a.steps[0].verdict, Verdict::Slower);
+        assert_eq!(a.steps[0].change.direction, Direction::Regression);
+        assert_ne!(a.steps[0].change.verdict, Verdict::Slower);
     }
 
     #[test]
@@ -596,8 +582,8 @@ mod tests {
         }
         let report = history(&sessions, &[], &HistorySettings::default(), &[]).unwrap();
         let a = report.series.iter().find(|s| s.host == "a").unwrap();
-        assert_eq!(a.steps[0].direction, Direction::Improvement);
-        assert_eq!(a.steps[0].verdict, Verdict::Faster);
+        assert_eq!(a.steps[0].change.direction, Direction::Improvement);
+        assert_eq!(a.steps[0].change.verdict, Verdict::Faster);
         assert!(!report.has_regression());
     }
 

@@ -164,7 +164,7 @@ fn compare_history_and_calibrate_end_on_the_sessions_that_hung() {
     let steps = &h.series[0].steps;
     assert_eq!(steps.len(), 1, "{steps:?}");
     assert_eq!(steps[0].index, FIRST_LEVEL);
-    assert!(steps[0].ratio_ci_low.unwrap().is_finite());
+    assert!(steps[0].change.ratio_ci_low.unwrap().is_finite());
 
     // A calibration of the first 13 sessions, as `vernier calibrate` stores it, in the regime
     // where its between part is a sliver of the within part.

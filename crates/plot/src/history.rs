@@ -165,7 +165,7 @@ impl Draw for History<'_> {
             .label("session median")
             .legend(style::legend_square(c));
         for step in &s.steps {
-            let mark = match (step.direction, step.verdict) {
+            let mark = match (step.change.direction, step.change.verdict) {
                 (_, Verdict::Equivalent | Verdict::Inconclusive) => style::NEUTRAL,
                 (Direction::Regression, _) => style::SLOWER,
                 (Direction::Improvement, _) => style::FASTER,
@@ -179,7 +179,7 @@ impl Draw for History<'_> {
                 .or_draw()?;
             chart
                 .draw_series([Text::new(
-                    format!("x{:.3} {}", step.ratio, step.verdict),
+                    format!("x{:.3} {}", step.change.ratio, step.change.verdict),
                     (x, y1 - (y1 - y0) * 0.04),
                     style::tick().color(&mark),
                 )])

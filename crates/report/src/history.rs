@@ -44,13 +44,6 @@ fn title(s: &HistorySeries) -> String {
     )
 }
 
-fn ratio_ci(step: &Step) -> String {
-    match (step.ratio_ci_low, step.ratio_ci_high) {
-        (Some(lo), Some(hi)) => format!("[{lo:.3}, {hi:.3}]"),
-        _ => "[no interval]".to_string(),
-    }
-}
-
 fn p_text(p: f64) -> String {
     if p.is_nan() {
         "-".to_string()
@@ -64,11 +57,8 @@ fn p_text(p: f64) -> String {
 /// A step in words: `regression x1.100 [1.085, 1.116] slower (p <0.001, 12 -> 12 sessions)`.
 pub fn step_text(step: &Step) -> String {
     format!(
-        "{} x{:.3} {} {} (p {}, {} -> {} sessions)",
-        step.direction.as_str(),
-        step.ratio,
-        ratio_ci(step),
-        step.verdict,
+        "{} (p {}, {} -> {} sessions)",
+        change_text(&step.change),
         p_text(step.p_value),
         step.before_sessions,
         step.after_sessions
@@ -169,7 +159,7 @@ fn worse_now(s: &HistorySeries) -> Option<(&'static str, String)> {
     if let Some(step) = s
         .steps
         .last()
-        .filter(|st| st.index >= accepted && st.verdict == Verdict::Slower)
+        .filter(|st| st.index >= accepted && st.change.verdict == Verdict::Slower)
     {
         return Some((
             "newest change is a regression beyond the threshold",
@@ -266,7 +256,7 @@ pub fn table(report: &HistoryReport, time: TimeFormat) -> String {
             let _ = writeln!(out, "{l}");
         }
         for step in &s.steps {
-            for w in step.warnings.iter() {
+            for w in step.change.warnings.iter() {
                 let _ = writeln!(
                     out,
                     "warning: change at session {}: {w}",
@@ -304,7 +294,7 @@ pub fn markup(report: &HistoryReport, time: TimeFormat, m: &impl Markup) -> Stri
             out.push_str(&m.item(&m.escape(&l)));
         }
         for step in &s.steps {
-            for w in step.warnings.iter() {
+            for w in step.change.warnings.iter() {
                 let text = format!(
                     "warning: change at session {}: {}",
                     ShortId(step.session),

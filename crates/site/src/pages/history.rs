@@ -82,13 +82,13 @@ fn steps(s: &HistorySeries, k: usize, ci: &str) -> Markup {
                 units::utc_named(step.started_at_ns).render(),
                 tags.join(" ").render(),
                 format!("{} -> {}", step.before_sessions, step.after_sessions).render(),
-                num(Some(step.before_median)).render(),
-                num(Some(step.after_median)).render(),
-                num(Some(step.ratio)).render(),
-                interval(step.ratio_ci_low, step.ratio_ci_high).render(),
-                step.direction.as_str().render(),
-                step.verdict.as_str().render(),
-                notes.cell(&step.warnings),
+                num(Some(step.change.before_median)).render(),
+                num(Some(step.change.after_median)).render(),
+                num(Some(step.change.ratio)).render(),
+                interval(step.change.ratio_ci_low, step.change.ratio_ci_high).render(),
+                step.change.direction.as_str().render(),
+                step.change.verdict.as_str().render(),
+                notes.cell(&step.change.warnings),
             ]
         })
         .collect();
