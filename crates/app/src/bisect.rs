@@ -778,6 +778,49 @@ fn step_request(b: &Bisection, commit: &str) -> SessionRequest {
     }
 }
 
+/// The right to run a bisection's steps, held by one `resume` (or `start`) at a time: the
+/// after-boot unit and a resume by hand would otherwise measure the same step twice and spend
+/// the budget twice. An advisory lock (flock(2)) on `steps.lock` in the bisection's state
+/// directory, released by the kernel when the process ends in any way, kill -9 included.
+struct StepsLock {
+    _file: std::fs::File,
+}
+
+impl StepsLock {
+    fn take(id: Uuid) -> Result<Self, AppError> {
+        Self::take_in(&state_dir(id)?, id)
+    }
+
+    fn take_in(dir: &Path, id: Uuid) -> Result<Self, AppError> {
+        use std::os::fd::AsRawFd;
+        std::fs::create_dir_all(dir)
+            .map_err(|e| bisect_error(format!("cannot create {}: {e}", dir.display())))?;
+        let path = dir.join("steps.lock");
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(|e| bisect_error(format!("cannot open {}: {e}", path.display())))?;
+        // SAFETY: flock on a file descriptor this function owns.
+        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+            let e = std::io::Error::last_os_error();
+            return Err(bisect_error(
+                if e.raw_os_error() == Some(libc::EWOULDBLOCK) {
+                    format!(
+                        "another `vernier bisect resume` (or `start`) is running the steps of \
+                     bisection {id} (it holds {}); a step is measured by one at a time",
+                        path.display()
+                    )
+                } else {
+                    format!("cannot lock {}: {e}", path.display())
+                },
+            ));
+        }
+        Ok(StepsLock { _file: file })
+    }
+}
+
 /// A database location that stays right when the working directory changes.
 fn absolute(location: &Location) -> Location {
     match location {
@@ -799,6 +842,13 @@ pub fn resume(
 ) -> Result<BisectEnd, AppError> {
     let location = absolute(location);
     let mut store = database::open(&location, Access::Write)?;
+    // The resume that a boot command runs inside a virtual machine is run by the one that
+    // holds the lock (and may share its file system): it takes none.
+    let _steps = if options.this_boot {
+        None
+    } else {
+        Some(StepsLock::take(current(store.as_ref())?.id)?)
+    };
     let mut just_booted = false;
     loop {
         let mut b = current(store.as_ref())?;
@@ -1099,4 +1149,29 @@ pub fn judge(
         }
     }
     last.ok_or_else(|| bisect_error("no session ran"))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_resume_at_a_time_runs_a_bisection_s_steps() {
+        let dir = tempfile::tempdir().unwrap();
+        let id = Uuid::new_v4();
+        let first = StepsLock::take_in(dir.path(), id).unwrap();
+        // flock(2) locks belong to an open file description: a second open conflicts even
+        // within one process, as a second `vernier bisect resume` would.
+        let Err(AppError::Bisect(message)) = StepsLock::take_in(dir.path(), id) else {
+            panic!("a second lock was granted");
+        };
+        assert!(
+            message.contains("another `vernier bisect resume`"),
+            "{message}"
+        );
+        assert!(message.contains(&id.to_string()), "{message}");
+        drop(first);
+        StepsLock::take_in(dir.path(), id).unwrap();
+    }
 }
