@@ -31,7 +31,7 @@ use std::time::Duration;
 
 use vernier_model::monitor::{MonitorFailure, RunMonitorData};
 use vernier_model::{ConfigKey, FoldedStacks, RunHistogram, Rusage};
-use vernier_monitor::{MonitorSpec, RunSampler};
+use vernier_monitor::{MonitorSet, MonitorSpec, RunSampler};
 use vernier_sys::clock::{clock_ticks_per_second, unix_now_ns};
 use vernier_sys::process::{Exit, Group, Signaller, Spawned};
 use vernier_sys::procstat::read_proc_stat_cpu;
@@ -167,6 +167,10 @@ pub struct ProcessExecutor {
     served: HashMap<String, bool>,
     /// Runs executed, to tell which server was used longest ago.
     runs: u64,
+    /// The monitors of each configuration, kept from its last measured run for its next one
+    /// ([`MonitorSet`]), with the number of the run that last used them; at most
+    /// [`MAX_SERVERS`], each with its files open.
+    monitor_sets: HashMap<ConfigKey, (MonitorSet, u64)>,
 }
 
 /// At most this many servers stay; beyond, the one used longest ago is ended. A sweep of
@@ -186,6 +190,7 @@ impl ProcessExecutor {
             servers: HashMap::new(),
             served: HashMap::new(),
             runs: 0,
+            monitor_sets: HashMap::new(),
         }
     }
 
@@ -201,7 +206,6 @@ impl ProcessExecutor {
 
     /// The server of `key`, started when there is none.
     fn server(&mut self, key: &ConfigKey, limit: Duration) -> Result<&mut Server, ExecError> {
-        self.runs += 1;
         if !self.servers.contains_key(key) {
             if self.servers.len() >= MAX_SERVERS {
                 let oldest = self
@@ -358,6 +362,7 @@ impl ProcessExecutor {
     ) -> Result<RunOutcome, ExecError> {
         let request_json = serde_json::to_vec(request)
             .map_err(|e| ExecError::Child(format!("request cannot be encoded: {e}")))?;
+        self.runs += 1;
         let config_key = ConfigKey::new(&request.benchmark, &request.options);
         let limit = self.timeout.limit(
             request
@@ -409,14 +414,14 @@ impl ProcessExecutor {
         // start is recorded as a failure; the run goes on.
         // A profiled run's monitors would sample perf too: none.
         let sampler = if wrapper.is_empty() {
-            self.start_sampler(request, pid)
+            self.start_sampler(request, &config_key, pid)
         } else {
             None
         };
         let drained = drain_and_wait(&mut group, child, &request_json, limit);
         interrupt.set_child(None);
         let ended_at_ns = unix_now_ns();
-        let monitors = finish_sampler(sampler);
+        let monitors = self.finish_sampler(&config_key, sampler);
         let Drained {
             reply: reply_text,
             stderr: stderr_text,
@@ -451,29 +456,59 @@ impl ProcessExecutor {
 }
 
 impl ProcessExecutor {
-    /// Starts the monitors for a measured run whose process is `pid` (see [`RunSampler`]);
-    /// `None` for a warmup run or without monitors. A sampler that cannot start is the
-    /// run's monitor failure; the run goes on.
+    /// Starts the monitors for a measured run whose process is `pid` (see [`RunSampler`]),
+    /// with those the configuration's last run kept; `None` for a warmup run or without
+    /// monitors. A sampler that cannot start is the run's monitor failure; the run goes on.
     fn start_sampler(
-        &self,
+        &mut self,
         request: &ChildRequest,
+        key: &ConfigKey,
         pid: u32,
     ) -> Option<Result<RunSampler, RunMonitorData>> {
         if request.warmup || self.monitors.is_empty() {
             return None;
         }
+        let set = match self.monitor_sets.remove(key) {
+            Some((set, _)) => set,
+            None => MonitorSet::new(&self.monitors, &self.roots),
+        };
         Some(
-            RunSampler::start(&self.monitors, &self.roots, pid as i32).map_err(|e| {
-                RunMonitorData {
-                    failures: vec![MonitorFailure {
-                        monitor: "sampler".into(),
-                        t_ns: 0,
-                        message: e.to_string(),
-                    }],
-                    ..RunMonitorData::default()
-                }
+            RunSampler::start_set(set, pid as i32).map_err(|e| RunMonitorData {
+                failures: vec![MonitorFailure {
+                    monitor: "sampler".into(),
+                    t_ns: 0,
+                    message: e.to_string(),
+                }],
+                ..RunMonitorData::default()
             }),
         )
+    }
+
+    /// What the monitors recorded, or why they could not start; keeps the monitors of `key`
+    /// for its next run.
+    fn finish_sampler(
+        &mut self,
+        key: &ConfigKey,
+        sampler: Option<Result<RunSampler, RunMonitorData>>,
+    ) -> Option<RunMonitorData> {
+        let (data, set) = match sampler? {
+            Ok(sampler) => sampler.finish_set(),
+            Err(data) => (data, None),
+        };
+        if let Some(set) = set {
+            if self.monitor_sets.len() >= MAX_SERVERS {
+                let oldest = self
+                    .monitor_sets
+                    .iter()
+                    .min_by_key(|(_, (_, used))| *used)
+                    .map(|(k, _)| k.clone());
+                if let Some(oldest) = oldest {
+                    self.monitor_sets.remove(&oldest);
+                }
+            }
+            self.monitor_sets.insert(key.clone(), (set, self.runs));
+        }
+        Some(data)
     }
 
     /// Remembers a completed run's length for [`RunTimeout::Auto`].
@@ -500,14 +535,14 @@ impl ProcessExecutor {
         if interrupt.is_requested() {
             interrupt.kill_child();
         }
-        let sampler = self.start_sampler(request, pid);
+        let sampler = self.start_sampler(request, &key, pid);
         let answer = match self.servers.get_mut(&key) {
             Some((server, _)) => server.ask(request_json, limit),
             None => Err(Asked::Died),
         };
         interrupt.set_child(None);
         let ended_at_ns = unix_now_ns();
-        let monitors = finish_sampler(sampler);
+        let monitors = self.finish_sampler(&key, sampler);
         let span = clocks.stop(self, ended_at_ns);
         let served = match answer {
             Ok(served) => served,
@@ -537,14 +572,6 @@ impl ProcessExecutor {
         self.note_run_length(key, span.started_at_ns, span.ended_at_ns);
         Ok(span.outcome(measured, served.rusage, monitors))
     }
-}
-
-/// What the monitors recorded, or why they could not start.
-fn finish_sampler(sampler: Option<Result<RunSampler, RunMonitorData>>) -> Option<RunMonitorData> {
-    sampler.map(|s| match s {
-        Ok(sampler) => sampler.finish(),
-        Err(data) => data,
-    })
 }
 
 /// A run process that serves a configuration's runs (see the module documentation).
