@@ -31,10 +31,10 @@ use std::time::Duration;
 
 use vernier_model::monitor::{MonitorFailure, RunMonitorData};
 use vernier_model::{ConfigKey, FoldedStacks, RunHistogram, Rusage};
-use vernier_monitor::{MonitorSet, MonitorSpec, RunSampler};
+use vernier_monitor::{MonitorSet, MonitorSpec, Reader, RunSampler};
 use vernier_sys::clock::{clock_ticks_per_second, unix_now_ns};
 use vernier_sys::process::{Exit, Group, Signaller, Spawned};
-use vernier_sys::procstat::read_proc_stat_cpu;
+use vernier_sys::procstat::parse_proc_stat_cpu;
 use vernier_sys::Roots;
 
 use crate::child::{ChildReply, ChildRequest, ServedReply, SERVER_READY};
@@ -171,6 +171,8 @@ pub struct ProcessExecutor {
     /// ([`MonitorSet`]), with the number of the run that last used them; at most
     /// [`MAX_SERVERS`], each with its files open.
     monitor_sets: HashMap<ConfigKey, (MonitorSet, u64)>,
+    /// /proc/stat, kept open for [`ProcessExecutor::machine_busy_ns`].
+    proc_stat: Reader,
 }
 
 /// At most this many servers stay; beyond, the one used longest ago is ended. A sweep of
@@ -191,6 +193,7 @@ impl ProcessExecutor {
             served: HashMap::new(),
             runs: 0,
             monitor_sets: HashMap::new(),
+            proc_stat: Reader::new(8 * 1024),
         }
     }
 
@@ -229,9 +232,12 @@ impl ProcessExecutor {
         Ok(server)
     }
 
-    /// Busy CPU time of the whole machine in nanoseconds; `None` without /proc/stat.
-    fn machine_busy_ns(&self) -> Option<i64> {
-        let ticks = read_proc_stat_cpu(&self.roots.proc_root).ok()?.busy();
+    /// Busy CPU time of the whole machine in nanoseconds; `None` without /proc/stat. Read
+    /// before and after every run, through a [`Reader`] that keeps the file open.
+    fn machine_busy_ns(&mut self) -> Option<i64> {
+        let path = self.roots.proc_root.join("stat");
+        let text = self.proc_stat.read(&path).ok()?;
+        let ticks = parse_proc_stat_cpu(text).ok()?.busy();
         Some((ticks as i128 * 1_000_000_000 / clock_ticks_per_second() as i128) as i64)
     }
 }
@@ -267,7 +273,7 @@ struct RunSpan {
 }
 
 impl RunClocks {
-    fn start(executor: &ProcessExecutor) -> Self {
+    fn start(executor: &mut ProcessExecutor) -> Self {
         let busy_before_ns = executor.machine_busy_ns();
         let controller_before_ns = self_cpu_ns();
         RunClocks {
@@ -279,7 +285,7 @@ impl RunClocks {
 
     /// Stops the CPU clocks of a run that ended at `ended_at_ns` (read by the caller as soon
     /// as the run ended, before the monitors are collected).
-    fn stop(self, executor: &ProcessExecutor, ended_at_ns: i64) -> RunSpan {
+    fn stop(self, executor: &mut ProcessExecutor, ended_at_ns: i64) -> RunSpan {
         let controller_cpu_ns = self_cpu_ns() - self.controller_before_ns;
         let machine_busy_ns = match (self.busy_before_ns, executor.machine_busy_ns()) {
             (Some(before), Some(after)) => Some(after - before),
