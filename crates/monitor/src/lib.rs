@@ -11,6 +11,9 @@
 //! [`default_monitors`]) when the plan is built; for each run fork the child and hold it (on a
 //! pipe) before its work, call [`RunSampler::start`] with its pid (this opens the perf counters
 //! and takes the start sample), release the child, wait for it, then [`RunSampler::finish`].
+//! The engine keeps a [`MonitorSet`] per configuration instead ([`RunSampler::start_set`],
+//! [`RunSampler::finish_set`]), so that the monitors that only read files are built and
+//! started once, and each of its runs reads every file twice, with pread(2) ([`Reader`]).
 //!
 //! Cost, measured by `bench/monitor-overhead.sh` on a 2-vCPU KVM guest: the default monitors
 //! take about 110 us of CPU per sampling round and about 0.9 ms per run for start, end and
