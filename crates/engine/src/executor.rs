@@ -31,10 +31,10 @@ use std::time::Duration;
 
 use vernier_model::monitor::{MonitorFailure, RunMonitorData};
 use vernier_model::{ConfigKey, FoldedStacks, RunHistogram, Rusage};
-use vernier_monitor::{MonitorSpec, RunSampler};
+use vernier_monitor::{MonitorSet, MonitorSpec, Reader, RunSampler};
 use vernier_sys::clock::{clock_ticks_per_second, unix_now_ns};
 use vernier_sys::process::{Exit, Group, Signaller, Spawned};
-use vernier_sys::procstat::read_proc_stat_cpu;
+use vernier_sys::procstat::parse_proc_stat_cpu;
 use vernier_sys::Roots;
 
 use crate::child::{ChildReply, ChildRequest, ServedReply, SERVER_READY};
@@ -167,6 +167,12 @@ pub struct ProcessExecutor {
     served: HashMap<String, bool>,
     /// Runs executed, to tell which server was used longest ago.
     runs: u64,
+    /// The monitors of each configuration, kept from its last measured run for its next one
+    /// ([`MonitorSet`]), with the number of the run that last used them; at most
+    /// [`MAX_SERVERS`], each with its files open.
+    monitor_sets: HashMap<ConfigKey, (MonitorSet, u64)>,
+    /// /proc/stat, kept open for [`ProcessExecutor::machine_busy_ns`].
+    proc_stat: Reader,
 }
 
 /// At most this many servers stay; beyond, the one used longest ago is ended. A sweep of
@@ -186,6 +192,8 @@ impl ProcessExecutor {
             servers: HashMap::new(),
             served: HashMap::new(),
             runs: 0,
+            monitor_sets: HashMap::new(),
+            proc_stat: Reader::new(8 * 1024),
         }
     }
 
@@ -201,7 +209,6 @@ impl ProcessExecutor {
 
     /// The server of `key`, started when there is none.
     fn server(&mut self, key: &ConfigKey, limit: Duration) -> Result<&mut Server, ExecError> {
-        self.runs += 1;
         if !self.servers.contains_key(key) {
             if self.servers.len() >= MAX_SERVERS {
                 let oldest = self
@@ -225,9 +232,12 @@ impl ProcessExecutor {
         Ok(server)
     }
 
-    /// Busy CPU time of the whole machine in nanoseconds; `None` without /proc/stat.
-    fn machine_busy_ns(&self) -> Option<i64> {
-        let ticks = read_proc_stat_cpu(&self.roots.proc_root).ok()?.busy();
+    /// Busy CPU time of the whole machine in nanoseconds; `None` without /proc/stat. Read
+    /// before and after every run, through a [`Reader`] that keeps the file open.
+    fn machine_busy_ns(&mut self) -> Option<i64> {
+        let path = self.roots.proc_root.join("stat");
+        let text = self.proc_stat.read(&path).ok()?;
+        let ticks = parse_proc_stat_cpu(text).ok()?.busy();
         Some((ticks as i128 * 1_000_000_000 / clock_ticks_per_second() as i128) as i64)
     }
 }
@@ -263,7 +273,7 @@ struct RunSpan {
 }
 
 impl RunClocks {
-    fn start(executor: &ProcessExecutor) -> Self {
+    fn start(executor: &mut ProcessExecutor) -> Self {
         let busy_before_ns = executor.machine_busy_ns();
         let controller_before_ns = self_cpu_ns();
         RunClocks {
@@ -275,7 +285,7 @@ impl RunClocks {
 
     /// Stops the CPU clocks of a run that ended at `ended_at_ns` (read by the caller as soon
     /// as the run ended, before the monitors are collected).
-    fn stop(self, executor: &ProcessExecutor, ended_at_ns: i64) -> RunSpan {
+    fn stop(self, executor: &mut ProcessExecutor, ended_at_ns: i64) -> RunSpan {
         let controller_cpu_ns = self_cpu_ns() - self.controller_before_ns;
         let machine_busy_ns = match (self.busy_before_ns, executor.machine_busy_ns()) {
             (Some(before), Some(after)) => Some(after - before),
@@ -358,6 +368,7 @@ impl ProcessExecutor {
     ) -> Result<RunOutcome, ExecError> {
         let request_json = serde_json::to_vec(request)
             .map_err(|e| ExecError::Child(format!("request cannot be encoded: {e}")))?;
+        self.runs += 1;
         let config_key = ConfigKey::new(&request.benchmark, &request.options);
         let limit = self.timeout.limit(
             request
@@ -409,14 +420,14 @@ impl ProcessExecutor {
         // start is recorded as a failure; the run goes on.
         // A profiled run's monitors would sample perf too: none.
         let sampler = if wrapper.is_empty() {
-            self.start_sampler(request, pid)
+            self.start_sampler(request, &config_key, pid)
         } else {
             None
         };
         let drained = drain_and_wait(&mut group, child, &request_json, limit);
         interrupt.set_child(None);
         let ended_at_ns = unix_now_ns();
-        let monitors = finish_sampler(sampler);
+        let monitors = self.finish_sampler(&config_key, sampler);
         let Drained {
             reply: reply_text,
             stderr: stderr_text,
@@ -451,29 +462,59 @@ impl ProcessExecutor {
 }
 
 impl ProcessExecutor {
-    /// Starts the monitors for a measured run whose process is `pid` (see [`RunSampler`]);
-    /// `None` for a warmup run or without monitors. A sampler that cannot start is the
-    /// run's monitor failure; the run goes on.
+    /// Starts the monitors for a measured run whose process is `pid` (see [`RunSampler`]),
+    /// with those the configuration's last run kept; `None` for a warmup run or without
+    /// monitors. A sampler that cannot start is the run's monitor failure; the run goes on.
     fn start_sampler(
-        &self,
+        &mut self,
         request: &ChildRequest,
+        key: &ConfigKey,
         pid: u32,
     ) -> Option<Result<RunSampler, RunMonitorData>> {
         if request.warmup || self.monitors.is_empty() {
             return None;
         }
+        let set = match self.monitor_sets.remove(key) {
+            Some((set, _)) => set,
+            None => MonitorSet::new(&self.monitors, &self.roots),
+        };
         Some(
-            RunSampler::start(&self.monitors, &self.roots, pid as i32).map_err(|e| {
-                RunMonitorData {
-                    failures: vec![MonitorFailure {
-                        monitor: "sampler".into(),
-                        t_ns: 0,
-                        message: e.to_string(),
-                    }],
-                    ..RunMonitorData::default()
-                }
+            RunSampler::start_set(set, pid as i32).map_err(|e| RunMonitorData {
+                failures: vec![MonitorFailure {
+                    monitor: "sampler".into(),
+                    t_ns: 0,
+                    message: e.to_string(),
+                }],
+                ..RunMonitorData::default()
             }),
         )
+    }
+
+    /// What the monitors recorded, or why they could not start; keeps the monitors of `key`
+    /// for its next run.
+    fn finish_sampler(
+        &mut self,
+        key: &ConfigKey,
+        sampler: Option<Result<RunSampler, RunMonitorData>>,
+    ) -> Option<RunMonitorData> {
+        let (data, set) = match sampler? {
+            Ok(sampler) => sampler.finish_set(),
+            Err(data) => (data, None),
+        };
+        if let Some(set) = set {
+            if self.monitor_sets.len() >= MAX_SERVERS {
+                let oldest = self
+                    .monitor_sets
+                    .iter()
+                    .min_by_key(|(_, (_, used))| *used)
+                    .map(|(k, _)| k.clone());
+                if let Some(oldest) = oldest {
+                    self.monitor_sets.remove(&oldest);
+                }
+            }
+            self.monitor_sets.insert(key.clone(), (set, self.runs));
+        }
+        Some(data)
     }
 
     /// Remembers a completed run's length for [`RunTimeout::Auto`].
@@ -500,14 +541,14 @@ impl ProcessExecutor {
         if interrupt.is_requested() {
             interrupt.kill_child();
         }
-        let sampler = self.start_sampler(request, pid);
+        let sampler = self.start_sampler(request, &key, pid);
         let answer = match self.servers.get_mut(&key) {
             Some((server, _)) => server.ask(request_json, limit),
             None => Err(Asked::Died),
         };
         interrupt.set_child(None);
         let ended_at_ns = unix_now_ns();
-        let monitors = finish_sampler(sampler);
+        let monitors = self.finish_sampler(&key, sampler);
         let span = clocks.stop(self, ended_at_ns);
         let served = match answer {
             Ok(served) => served,
@@ -537,14 +578,6 @@ impl ProcessExecutor {
         self.note_run_length(key, span.started_at_ns, span.ended_at_ns);
         Ok(span.outcome(measured, served.rusage, monitors))
     }
-}
-
-/// What the monitors recorded, or why they could not start.
-fn finish_sampler(sampler: Option<Result<RunSampler, RunMonitorData>>) -> Option<RunMonitorData> {
-    sampler.map(|s| match s {
-        Ok(sampler) => sampler.finish(),
-        Err(data) => data,
-    })
 }
 
 /// A run process that serves a configuration's runs (see the module documentation).

@@ -11,6 +11,9 @@
 //! [`default_monitors`]) when the plan is built; for each run fork the child and hold it (on a
 //! pipe) before its work, call [`RunSampler::start`] with its pid (this opens the perf counters
 //! and takes the start sample), release the child, wait for it, then [`RunSampler::finish`].
+//! The engine keeps a [`MonitorSet`] per configuration instead ([`RunSampler::start_set`],
+//! [`RunSampler::finish_set`]), so that the monitors that only read files are built and
+//! started once, and each of its runs reads every file twice, with pread(2) ([`Reader`]).
 //!
 //! Cost, measured by `bench/monitor-overhead.sh` on a 2-vCPU KVM guest: the default monitors
 //! take about 110 us of CPU per sampling round and about 0.9 ms per run for start, end and
@@ -33,7 +36,7 @@ use std::sync::Arc;
 
 pub use error::MonitorError;
 pub use monitors::registry;
-pub use sampler::RunSampler;
+pub use sampler::{MonitorSet, RunSampler};
 pub use spec::{default_monitors, parse_monitor_list, MonitorSpec};
 pub use vernier_model::monitor::{RunMonitorData, SeriesKind};
 
@@ -134,10 +137,92 @@ pub trait Monitor: Send {
         Vec::new()
     }
 
+    /// Whether the monitor, once started, may sample the next run of the same configuration
+    /// without being built and started again ([`crate::sampler::MonitorSet`]): true for one
+    /// that only reads files found at its start; false (the default) for one whose start
+    /// belongs to the run, such as `perf`, whose counters count the run's process.
+    fn reusable(&self) -> bool {
+        false
+    }
+
     /// Which series to keep when the run ends, given each metric and its change over the run
     /// (`changes[i]` -> result `[i]`). Monitors with many metrics keep the top movers.
     fn keep(&self, changes: &[(&str, f64)]) -> Vec<bool> {
         vec![true; changes.len()]
+    }
+}
+
+/// Most files a [`Reader`] keeps open; more are opened for each read. The default monitors
+/// keep about ten; a per-CPU monitor on a large machine could keep hundreds, against the
+/// process's limit of descriptors (often 1024, getrlimit(2) RLIMIT_NOFILE).
+pub const READER_FILES: usize = 64;
+
+/// Reads the /proc and /sys files of one monitor into one buffer that keeps its capacity. A
+/// file is opened at its first read and kept open: later reads are one pread(2) at offset 0
+/// (and one more that finds its end) instead of open, fstat, lseek, read and close. A read at
+/// offset 0 makes /proc's seq_file and sysfs produce the file's text afresh
+/// (fs/seq_file.c `seq_read_iter` restarts when the offset is not where the last read
+/// ended; fs/kernfs/file.c calls the attribute's `show` again), so every read sees the
+/// values of that moment, as a fresh open does.
+#[derive(Debug, Default)]
+pub struct Reader {
+    files: std::collections::HashMap<std::path::PathBuf, std::fs::File>,
+    bytes: Vec<u8>,
+}
+
+impl Reader {
+    pub fn new(capacity: usize) -> Self {
+        Reader {
+            files: std::collections::HashMap::new(),
+            bytes: Vec::with_capacity(capacity),
+        }
+    }
+
+    /// The whole text of `path`, read as the type's documentation says.
+    pub fn read(&mut self, path: &Path) -> Result<&str, MonitorError> {
+        use std::os::unix::fs::FileExt;
+        self.bytes.clear();
+        let opened;
+        let file = match self.files.get(path) {
+            Some(file) => file,
+            None => {
+                let file = std::fs::File::open(path).map_err(|e| MonitorError::from_io(path, e))?;
+                if self.files.len() < READER_FILES {
+                    self.files.entry(path.to_path_buf()).or_insert(file)
+                } else {
+                    opened = file;
+                    &opened
+                }
+            }
+        };
+        let mut offset = 0u64;
+        loop {
+            if self.bytes.len() == self.bytes.capacity() {
+                self.bytes.reserve(self.bytes.capacity().max(4096));
+            }
+            let len = self.bytes.len();
+            let cap = self.bytes.capacity();
+            self.bytes.resize(cap, 0);
+            let read = file.read_at(&mut self.bytes[len..], offset);
+            match read {
+                Ok(0) => {
+                    self.bytes.truncate(len);
+                    break;
+                }
+                Ok(n) => {
+                    self.bytes.truncate(len + n);
+                    offset += n as u64;
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => self.bytes.truncate(len),
+                Err(e) => {
+                    self.bytes.truncate(len);
+                    // A file that went away (a CPU taken offline) is opened afresh next time.
+                    self.files.remove(path);
+                    return Err(MonitorError::from_io(path, e));
+                }
+            }
+        }
+        std::str::from_utf8(&self.bytes).map_err(|e| MonitorError::parse(path, e.to_string()))
     }
 }
 
@@ -214,6 +299,40 @@ mod tests {
         assert_eq!(keep, vec![false, true, false, false, true, true]);
         let all = top_movers(&changes, 10, |_| false);
         assert!(all.iter().all(|&k| k));
+    }
+
+    #[test]
+    fn a_reader_reads_a_kept_file_afresh_at_every_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        std::fs::write(&path, "one").unwrap();
+        let mut reader = Reader::new(2);
+        assert_eq!(reader.read(&path).unwrap(), "one");
+        // Rewritten in place, the same open file gives the new text, longer than the buffer.
+        std::fs::write(&path, "two and more").unwrap();
+        assert_eq!(reader.read(&path).unwrap(), "two and more");
+        assert_eq!(reader.files.len(), 1);
+        // /proc's seq_file gives its text again at offset 0.
+        let stat = Path::new("/proc/self/stat");
+        let first = reader.read(stat).unwrap().to_string();
+        assert!(first.contains('('));
+        assert!(reader.read(stat).unwrap().contains('('));
+        let e = reader.read(&dir.path().join("absent")).unwrap_err();
+        assert!(e.is_unsupported(), "{e}");
+    }
+
+    #[test]
+    fn a_reader_keeps_at_most_its_limit_of_files_open() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut reader = Reader::new(16);
+        for i in 0..READER_FILES + 3 {
+            let path = dir.path().join(i.to_string());
+            std::fs::write(&path, i.to_string()).unwrap();
+            assert_eq!(reader.read(&path).unwrap(), i.to_string());
+        }
+        assert_eq!(reader.files.len(), READER_FILES);
+        let last = dir.path().join((READER_FILES + 2).to_string());
+        assert_eq!(reader.read(&last).unwrap(), (READER_FILES + 2).to_string());
     }
 
     #[test]

@@ -38,7 +38,59 @@ const READINGS_CAPACITY: usize = 512;
 /// counters must exist by then), call [`RunSampler::finish`] when the run has ended.
 pub struct RunSampler {
     stop: mpsc::Sender<()>,
-    handle: Option<JoinHandle<RunMonitorData>>,
+    handle: Option<JoinHandle<(RunMonitorData, Vec<Kept>)>>,
+    /// What the monitors of a [`MonitorSet`] are built from, to give them back to it.
+    origin: Option<(Vec<MonitorSpec>, Roots)>,
+}
+
+/// The monitors of one configuration's runs, kept from one run to the next
+/// ([`RunSampler::start_set`]): a monitor that reads files ([`Monitor::reusable`]) is built
+/// and started at the first run only, keeps its files open ([`crate::Reader`]) and records
+/// the same parts unsupported in every run; any other monitor, and one that failed in a run,
+/// is built and started afresh for the next run, as every monitor was before.
+pub struct MonitorSet {
+    specs: Vec<MonitorSpec>,
+    roots: Roots,
+    /// The monitors kept from the last run, in the order of `specs`; empty before the first.
+    kept: Vec<Kept>,
+}
+
+/// A monitor as the last run left it.
+pub struct Kept {
+    monitor: Option<Box<dyn Monitor>>,
+    started: Option<Started>,
+}
+
+/// How a kept monitor's start went, which holds for every later run.
+#[derive(Clone)]
+enum Started {
+    /// It works, with these parts unsupported.
+    Working(Vec<(String, String)>),
+    /// The whole monitor is unsupported here, for this reason.
+    Unsupported(String),
+}
+
+impl std::fmt::Debug for MonitorSet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let names: Vec<&str> = self.specs.iter().map(|s| s.name.as_str()).collect();
+        f.debug_struct("MonitorSet")
+            .field("monitors", &names)
+            .field(
+                "kept",
+                &self.kept.iter().filter(|k| k.monitor.is_some()).count(),
+            )
+            .finish()
+    }
+}
+
+impl MonitorSet {
+    pub fn new(specs: &[MonitorSpec], roots: &Roots) -> Self {
+        MonitorSet {
+            specs: specs.to_vec(),
+            roots: roots.clone(),
+            kept: Vec::new(),
+        }
+    }
 }
 
 impl RunSampler {
@@ -49,17 +101,56 @@ impl RunSampler {
         roots: &Roots,
         child_pid: i32,
     ) -> Result<RunSampler, MonitorError> {
-        let monitors = specs
-            .iter()
-            .map(|s| Ok((build(s, roots)?, s.interval())))
-            .collect::<Result<_, MonitorError>>()?;
-        Self::start_monitors(monitors, child_pid)
+        Self::start_set(MonitorSet::new(specs, roots), child_pid)
+    }
+
+    /// [`RunSampler::start`] with the monitors `set` kept from the configuration's earlier
+    /// runs; [`RunSampler::finish_set`] gives them back for its next run.
+    pub fn start_set(set: MonitorSet, child_pid: i32) -> Result<RunSampler, MonitorError> {
+        let MonitorSet { specs, roots, kept } = set;
+        let mut kept = kept.into_iter();
+        let mut monitors = Vec::with_capacity(specs.len());
+        for spec in &specs {
+            let entry = match kept.next() {
+                Some(Kept {
+                    monitor: Some(monitor),
+                    started: Some(started),
+                }) => Kept {
+                    monitor: Some(monitor),
+                    started: Some(started),
+                },
+                _ => Kept {
+                    monitor: Some(build(spec, &roots)?),
+                    started: None,
+                },
+            };
+            monitors.push((entry, spec.interval()));
+        }
+        Self::launch(monitors, child_pid, Some((specs, roots)))
     }
 
     /// Starts sampling the given monitors, each at its interval (external or test monitors).
     pub fn start_monitors(
         monitors: Vec<(Box<dyn Monitor>, Duration)>,
         child_pid: i32,
+    ) -> Result<RunSampler, MonitorError> {
+        let monitors = monitors
+            .into_iter()
+            .map(|(monitor, interval)| {
+                let kept = Kept {
+                    monitor: Some(monitor),
+                    started: None,
+                };
+                (kept, interval)
+            })
+            .collect();
+        Self::launch(monitors, child_pid, None)
+    }
+
+    fn launch(
+        monitors: Vec<(Kept, Duration)>,
+        child_pid: i32,
+        origin: Option<(Vec<MonitorSpec>, Roots)>,
     ) -> Result<RunSampler, MonitorError> {
         let t0 = Instant::now();
         let (stop_tx, stop_rx) = mpsc::channel();
@@ -71,10 +162,11 @@ impl RunSampler {
         let mut sampler = RunSampler {
             stop: stop_tx,
             handle: Some(handle),
+            origin,
         };
         if ready_rx.recv().is_err() {
             // The thread ended before its first sample: only a panic does that.
-            let data = sampler.join();
+            let (data, _) = sampler.join();
             let why = data
                 .failures
                 .first()
@@ -88,14 +180,25 @@ impl RunSampler {
 
     /// Takes the end sample, stops the thread and returns everything recorded.
     pub fn finish(mut self) -> RunMonitorData {
-        self.join()
+        self.join().0
     }
 
-    fn join(&mut self) -> RunMonitorData {
+    /// [`RunSampler::finish`], and the monitors for the configuration's next run (`None` for
+    /// a sampler started with [`RunSampler::start_monitors`]).
+    pub fn finish_set(mut self) -> (RunMonitorData, Option<MonitorSet>) {
+        let (data, kept) = self.join();
+        let set = self
+            .origin
+            .take()
+            .map(|(specs, roots)| MonitorSet { specs, roots, kept });
+        (data, set)
+    }
+
+    fn join(&mut self) -> (RunMonitorData, Vec<Kept>) {
         // A send error means the thread is already gone; joining tells why.
         let _ = self.stop.send(());
         let Some(handle) = self.handle.take() else {
-            return RunMonitorData::default();
+            return (RunMonitorData::default(), Vec::new());
         };
         handle.join().unwrap_or_else(|panic| {
             let message = panic
@@ -103,7 +206,7 @@ impl RunSampler {
                 .map(|s| s.to_string())
                 .or_else(|| panic.downcast_ref::<String>().cloned())
                 .unwrap_or_else(|| "unknown panic".into());
-            RunMonitorData {
+            let data = RunMonitorData {
                 failures: vec![MonitorFailure {
                     monitor: "sampler".into(),
                     t_ns: 0,
@@ -111,7 +214,8 @@ impl RunSampler {
                 }],
                 sampler_priority: "unknown".into(),
                 ..Default::default()
-            }
+            };
+            (data, Vec::new())
         })
     }
 }
@@ -207,12 +311,12 @@ impl State {
 }
 
 fn sampler_thread(
-    monitors: Vec<(Box<dyn Monitor>, Duration)>,
+    monitors: Vec<(Kept, Duration)>,
     child_pid: i32,
     t0: Instant,
     ready: mpsc::SyncSender<()>,
     stop: mpsc::Receiver<()>,
-) -> RunMonitorData {
+) -> (RunMonitorData, Vec<Kept>) {
     let sampler_priority = raise_priority();
     let mut state = State {
         t0,
@@ -221,12 +325,30 @@ fn sampler_thread(
     };
     let mut unsupported = BTreeMap::new();
     let mut slots: Vec<Slot> = Vec::with_capacity(monitors.len());
-    for (mut monitor, interval) in monitors {
+    let mut kept_starts: Vec<Option<Started>> = Vec::with_capacity(monitors.len());
+    for (kept, interval) in monitors {
+        let Some(mut monitor) = kept.monitor else {
+            continue;
+        };
         let name = monitor.name();
-        let active = match monitor.start(child_pid) {
-            Ok(()) => true,
-            Err(e) if e.is_unsupported() => {
-                unsupported.insert(name.to_string(), e.reason());
+        // A kept monitor's start holds for this run too (see [`MonitorSet`]).
+        let started = match kept.started {
+            Some(started) => Ok(started),
+            None => match monitor.start(child_pid) {
+                Ok(()) => Ok(Started::Working(monitor.unsupported())),
+                Err(e) if e.is_unsupported() => Ok(Started::Unsupported(e.reason())),
+                Err(e) => Err(e),
+            },
+        };
+        let active = match &started {
+            Ok(Started::Working(parts)) => {
+                for (metric, why) in parts {
+                    unsupported.insert(format!("{name}.{metric}"), why.clone());
+                }
+                true
+            }
+            Ok(Started::Unsupported(why)) => {
+                unsupported.insert(name.to_string(), why.clone());
                 false
             }
             Err(e) => {
@@ -238,11 +360,7 @@ fn sampler_thread(
                 false
             }
         };
-        if active {
-            for (metric, why) in monitor.unsupported() {
-                unsupported.insert(format!("{name}.{metric}"), why);
-            }
-        }
+        kept_starts.push(started.ok());
         slots.push(Slot {
             monitor,
             interval,
@@ -293,7 +411,9 @@ fn sampler_thread(
     let sampler_cpu_ns = thread_cpu_ns();
     let mut series = Vec::new();
     let mut failed = Vec::new();
-    for slot in slots {
+    let mut kept = Vec::with_capacity(slots.len());
+    for (slot, started) in slots.into_iter().zip(kept_starts) {
+        let unsupported_here = matches!(started, Some(Started::Unsupported(_)));
         if slot.failed {
             failed.push(slot.monitor.name());
         }
@@ -313,8 +433,21 @@ fn sampler_thread(
                 series.push(s.series);
             }
         }
+        // Kept for the next run when it can be and neither its start nor a sample failed.
+        let reusable = slot.monitor.reusable() && (unsupported_here || !slot.failed);
+        kept.push(if reusable {
+            Kept {
+                monitor: Some(slot.monitor),
+                started,
+            }
+        } else {
+            Kept {
+                monitor: None,
+                started: None,
+            }
+        });
     }
-    RunMonitorData {
+    let data = RunMonitorData {
         summary: summarize_series(&series, &failed),
         series,
         unsupported,
@@ -322,7 +455,8 @@ fn sampler_thread(
         sampler_priority,
         sampler_cpu_ns,
         rounds,
-    }
+    };
+    (data, kept)
 }
 
 /// Raises the calling thread to SCHED_FIFO 1, or nice -5; returns what it got.
@@ -501,6 +635,46 @@ mod tests {
         // The slow monitor was only sampled at the start and the end.
         assert_eq!(data.find("slow", "n").unwrap().points.len(), 2);
         assert!(data.rounds as usize >= n.points.len());
+    }
+
+    #[test]
+    fn a_set_keeps_its_file_monitors_from_run_to_run_with_the_same_record() {
+        let specs = crate::parse_monitor_list("stat,meminfo,schedstat,pressure,perf").unwrap();
+        let roots = Roots::real();
+        let pid = std::process::id() as i32;
+        let mut set = MonitorSet::new(&specs, &roots);
+        let mut runs = Vec::new();
+        for _ in 0..3 {
+            let sampler = RunSampler::start_set(set, pid).unwrap();
+            let (data, back) = sampler.finish_set();
+            set = back.unwrap();
+            runs.push(data);
+        }
+        // stat, meminfo, schedstat and pressure are kept (working or unsupported here); perf,
+        // whose counters belong to the run, is built anew each time.
+        let kept: Vec<&str> = set
+            .kept
+            .iter()
+            .filter_map(|k| k.monitor.as_ref().map(|m| m.name()))
+            .collect();
+        assert_eq!(kept, ["stat", "meminfo", "schedstat", "pressure"]);
+        let keys = |d: &RunMonitorData| d.summary.keys().cloned().collect::<Vec<_>>();
+        for later in &runs[1..] {
+            assert_eq!(keys(later), keys(&runs[0]));
+            assert_eq!(later.unsupported, runs[0].unsupported);
+            assert_eq!(later.failures.len(), runs[0].failures.len());
+            assert_eq!(later.series.len(), runs[0].series.len());
+        }
+        assert!(
+            runs[2].summary.contains_key("stat.ctxt"),
+            "{:?}",
+            runs[2].summary
+        );
+        // A sampler started without a set gives nothing back.
+        let (_, none) = RunSampler::start_monitors(Vec::new(), 0)
+            .unwrap()
+            .finish_set();
+        assert!(none.is_none());
     }
 
     #[test]

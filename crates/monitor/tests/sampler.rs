@@ -127,8 +127,9 @@ fn a_monitor_failing_mid_run_does_not_stop_the_others() {
         0,
     )
     .unwrap();
-    // The start sample has been taken; the fixture's file now disappears.
-    std::fs::remove_file(dir.path().join("stat")).unwrap();
+    // The start sample has been taken; the fixture's file now turns unreadable. (The monitor
+    // keeps its file open, as /proc files stay: it is rewritten in place.)
+    std::fs::write(dir.path().join("stat"), "no such format\n").unwrap();
     let data = sampler.finish();
 
     assert_eq!(data.failures.len(), 1, "{:?}", data.failures);

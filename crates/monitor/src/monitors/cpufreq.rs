@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use super::{load, Entry};
 use crate::procfs::{cpufreq_files, parse_scaling_cur_freq};
-use crate::{Metric, Monitor, MonitorError, Reading};
+use crate::{Metric, Monitor, MonitorError, Reader, Reading};
 use vernier_model::Description;
 
 /// The registry's entry of `cpufreq`.
@@ -24,7 +24,7 @@ pub(super) fn entry() -> Entry {
 pub struct CpufreqMonitor {
     sys_root: PathBuf,
     files: Vec<(Metric, PathBuf)>,
-    buf: String,
+    buf: Reader,
 }
 
 impl CpufreqMonitor {
@@ -32,7 +32,7 @@ impl CpufreqMonitor {
         CpufreqMonitor {
             sys_root,
             files: Vec::new(),
-            buf: String::with_capacity(64),
+            buf: Reader::new(64),
         }
     }
 }
@@ -40,6 +40,11 @@ impl CpufreqMonitor {
 impl Monitor for CpufreqMonitor {
     fn name(&self) -> &'static str {
         "cpufreq"
+    }
+
+    /// Its start only finds its files, which hold for the next run.
+    fn reusable(&self) -> bool {
+        true
     }
 
     fn start(&mut self, _child_pid: i32) -> Result<(), MonitorError> {

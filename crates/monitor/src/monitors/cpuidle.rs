@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use super::{load, Entry};
 use crate::procfs::{parse_cpuidle_value, read_cpuidle_states};
-use crate::{Metric, Monitor, MonitorError, Reading};
+use crate::{Metric, Monitor, MonitorError, Reader, Reading};
 use vernier_model::Description;
 
 /// The registry's entry of `cpuidle`.
@@ -65,7 +65,7 @@ pub fn idle_state_key(name: &str, index: u32) -> String {
 pub struct CpuidleMonitor {
     sys_root: PathBuf,
     states: Vec<IdleStateSeries>,
-    buf: String,
+    buf: Reader,
 }
 
 impl CpuidleMonitor {
@@ -73,7 +73,7 @@ impl CpuidleMonitor {
         CpuidleMonitor {
             sys_root,
             states: Vec::new(),
-            buf: String::with_capacity(64),
+            buf: Reader::new(64),
         }
     }
 }

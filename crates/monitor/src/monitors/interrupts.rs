@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use super::{buffer, load, top, top_option, Entry};
 use crate::procfs::{parse_interrupts, visit_interrupt_lines};
-use crate::{top_movers, MetricNames, Monitor, MonitorError, Reading};
+use crate::{top_movers, MetricNames, Monitor, MonitorError, Reader, Reading};
 use vernier_model::options::OFF;
 use vernier_model::{Description, OptionDefault, OptionKind, OptionSpec, OptionValue};
 
@@ -47,7 +47,7 @@ pub(super) fn entry() -> Entry {
 pub struct InterruptsMonitor {
     interrupts: PathBuf,
     softirqs: Option<PathBuf>,
-    buf: String,
+    buf: Reader,
     top: usize,
     missing: Vec<(String, String)>,
     names: MetricNames,
@@ -91,6 +91,11 @@ fn add_cpu_count(totals: &mut Vec<Option<u64>>, cpu: u32, count: u64) {
 impl Monitor for InterruptsMonitor {
     fn name(&self) -> &'static str {
         "interrupts"
+    }
+
+    /// Its start only finds its files, which hold for the next run.
+    fn reusable(&self) -> bool {
+        true
     }
 
     fn start(&mut self, _child_pid: i32) -> Result<(), MonitorError> {

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use super::{buffer, load, Entry};
-use crate::{Metric, Monitor, MonitorError, Reading};
+use crate::{Metric, Monitor, MonitorError, Reader, Reading};
 use vernier_model::Description;
 use vernier_sys::meminfo::visit_meminfo;
 
@@ -36,7 +36,7 @@ pub const MEMINFO_FIELDS: [&str; 10] = [
 /// `meminfo`: gauges in bytes, named `<Field>_bytes`.
 pub struct MeminfoMonitor {
     path: PathBuf,
-    buf: String,
+    buf: Reader,
     missing: Vec<(String, String)>,
     /// `<Field>_bytes` of each of [`MEMINFO_FIELDS`].
     names: Vec<Metric>,
@@ -59,6 +59,11 @@ impl MeminfoMonitor {
 impl Monitor for MeminfoMonitor {
     fn name(&self) -> &'static str {
         "meminfo"
+    }
+
+    /// Its start only finds its files, which hold for the next run.
+    fn reusable(&self) -> bool {
+        true
     }
 
     fn start(&mut self, _child_pid: i32) -> Result<(), MonitorError> {

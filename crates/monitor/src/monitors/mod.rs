@@ -38,7 +38,7 @@ pub use softirqs::SoftirqsMonitor;
 pub use stat::StatMonitor;
 pub use vmstat::{vmstat_selected, VmstatMonitor};
 
-use crate::{read_into, Monitor, MonitorError};
+use crate::{Monitor, MonitorError, Reader};
 
 /// Every monitor, in the order help lists them. Each takes [`INTERVAL`] besides its own
 /// options; `default`, `all` and `none` name sets of them ([`crate::parse_monitor_list`]).
@@ -158,18 +158,18 @@ fn top(options: &Options) -> usize {
     usize::try_from(options.uint(TOP)).unwrap_or(usize::MAX)
 }
 
-/// Reads `path` into `buf` and parses it, mapping parse errors to the path.
+/// Reads `path` with `reader` (see [`Reader`]) and parses it, mapping parse errors to the path.
 fn load<'b, T>(
     path: &std::path::Path,
-    buf: &'b mut String,
+    reader: &'b mut Reader,
     parse: impl FnOnce(&'b str) -> Result<T, String>,
 ) -> Result<T, MonitorError> {
-    read_into(path, buf)?;
-    parse(buf).map_err(|e| MonitorError::parse(path, e))
+    let text = reader.read(path)?;
+    parse(text).map_err(|e| MonitorError::parse(path, e))
 }
 
-fn buffer() -> String {
-    String::with_capacity(16 * 1024)
+fn buffer() -> Reader {
+    Reader::new(16 * 1024)
 }
 
 /// What the tests of the monitors share.

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use super::{buffer, load, Entry};
 use crate::procfs::parse_pressure;
-use crate::{MetricNames, Monitor, MonitorError, Reading};
+use crate::{MetricNames, Monitor, MonitorError, Reader, Reading};
 use vernier_model::Description;
 
 /// The registry's entry of `pressure`.
@@ -27,7 +27,7 @@ pub const PSI_RESOURCES: [&str; 3] = ["cpu", "memory", "io"];
 /// always zero (reported since 5.13 only for the format's sake) and is skipped.
 pub struct PressureMonitor {
     paths: Vec<(&'static str, PathBuf)>,
-    buf: String,
+    buf: Reader,
     missing: Vec<(String, String)>,
     names: MetricNames,
 }
@@ -47,6 +47,11 @@ impl PressureMonitor {
 impl Monitor for PressureMonitor {
     fn name(&self) -> &'static str {
         "pressure"
+    }
+
+    /// Its start only finds its files, which hold for the next run.
+    fn reusable(&self) -> bool {
+        true
     }
 
     fn start(&mut self, _child_pid: i32) -> Result<(), MonitorError> {

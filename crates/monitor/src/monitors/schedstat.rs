@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use super::{buffer, load, Entry};
 use crate::procfs::parse_schedstat;
-use crate::{MetricNames, Monitor, MonitorError, Reading};
+use crate::{MetricNames, Monitor, MonitorError, Reader, Reading};
 use vernier_model::Description;
 
 /// The registry's entry of `schedstat`.
@@ -22,7 +22,7 @@ pub(super) fn entry() -> Entry {
 /// `schedstat`: /proc/schedstat summed over CPUs; unsupported without CONFIG_SCHEDSTATS.
 pub struct SchedstatMonitor {
     path: PathBuf,
-    buf: String,
+    buf: Reader,
     names: MetricNames,
 }
 
@@ -39,6 +39,11 @@ impl SchedstatMonitor {
 impl Monitor for SchedstatMonitor {
     fn name(&self) -> &'static str {
         "schedstat"
+    }
+
+    /// Its start only finds its files, which hold for the next run.
+    fn reusable(&self) -> bool {
+        true
     }
 
     fn start(&mut self, _child_pid: i32) -> Result<(), MonitorError> {

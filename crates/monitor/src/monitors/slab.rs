@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use super::{load, top, top_option, Entry};
 use crate::procfs::{parse_slabinfo, parse_slub_stat, visit_slabinfo};
-use crate::{top_movers, MetricNames, Monitor, MonitorError, Reading};
+use crate::{top_movers, MetricNames, Monitor, MonitorError, Reader, Reading};
 use vernier_model::Description;
 
 /// The registry's entry of `slab`.
@@ -40,7 +40,7 @@ pub(super) fn entry() -> Entry {
 /// recorded.
 pub struct SlabMonitor {
     path: PathBuf,
-    buf: String,
+    buf: Reader,
     top: usize,
     names: MetricNames,
     /// /sys/kernel/slab, when the counts are asked for.
@@ -62,7 +62,7 @@ impl SlabMonitor {
     pub fn new(proc_root: PathBuf, top: usize) -> Self {
         SlabMonitor {
             path: proc_root.join("slabinfo"),
-            buf: String::with_capacity(64 * 1024),
+            buf: Reader::new(64 * 1024),
             top,
             names: MetricNames::default(),
             slub_root: None,

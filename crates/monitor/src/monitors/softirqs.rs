@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use super::{buffer, load, Entry};
 use crate::procfs::visit_interrupt_lines;
-use crate::{MetricNames, Monitor, MonitorError, Reading};
+use crate::{MetricNames, Monitor, MonitorError, Reader, Reading};
 use vernier_model::Description;
 
 /// The registry's entry of `softirqs`.
@@ -26,7 +26,7 @@ pub(super) fn entry() -> Entry {
 /// `interrupts` monitor has the same counts summed over CPUs.
 pub struct SoftirqsMonitor {
     path: PathBuf,
-    buf: String,
+    buf: Reader,
     names: MetricNames,
 }
 
@@ -43,6 +43,11 @@ impl SoftirqsMonitor {
 impl Monitor for SoftirqsMonitor {
     fn name(&self) -> &'static str {
         "softirqs"
+    }
+
+    /// Its start only finds its files, which hold for the next run.
+    fn reusable(&self) -> bool {
+        true
     }
 
     fn start(&mut self, _child_pid: i32) -> Result<(), MonitorError> {

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use super::{buffer, load, Entry};
 use crate::procfs::parse_proc_stat;
-use crate::{MetricNames, Monitor, MonitorError, Reading};
+use crate::{MetricNames, Monitor, MonitorError, Reader, Reading};
 use vernier_model::Description;
 
 /// The registry's entry of `stat`.
@@ -23,7 +23,7 @@ pub(super) fn entry() -> Entry {
 /// ticks to ns; note they advance in whole ticks, unlike rusage.
 pub struct StatMonitor {
     path: PathBuf,
-    buf: String,
+    buf: Reader,
     ns_per_tick: f64,
     names: MetricNames,
 }
@@ -42,6 +42,11 @@ impl StatMonitor {
 impl Monitor for StatMonitor {
     fn name(&self) -> &'static str {
         "stat"
+    }
+
+    /// Its start only finds its files, which hold for the next run.
+    fn reusable(&self) -> bool {
+        true
     }
 
     fn start(&mut self, _child_pid: i32) -> Result<(), MonitorError> {

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use super::{buffer, load, Entry};
 use crate::procfs::visit_vmstat;
-use crate::{MetricNames, Monitor, MonitorError, Reading};
+use crate::{MetricNames, Monitor, MonitorError, Reader, Reading};
 use vernier_model::Description;
 
 /// The registry's entry of `vmstat`.
@@ -31,7 +31,7 @@ pub fn vmstat_selected(name: &str) -> bool {
 /// `vmstat`: the counters of [`vmstat_selected`].
 pub struct VmstatMonitor {
     path: PathBuf,
-    buf: String,
+    buf: Reader,
     names: MetricNames,
 }
 
@@ -48,6 +48,11 @@ impl VmstatMonitor {
 impl Monitor for VmstatMonitor {
     fn name(&self) -> &'static str {
         "vmstat"
+    }
+
+    /// Its start only finds its files, which hold for the next run.
+    fn reusable(&self) -> bool {
+        true
     }
 
     fn start(&mut self, _child_pid: i32) -> Result<(), MonitorError> {
