@@ -298,7 +298,12 @@ fn a_version_8_postgres_database_is_converted_in_place_as_sqlite_is() {
     );
     let sqlite = SqliteStore::open(&path).unwrap();
     assert_eq!(sessions, every_session(&sqlite));
-    // New runs get keys after the carried ones.
-    let next: i64 = db.query_i64("SELECT nextval(pg_get_serial_sequence('runs', 'key'))");
-    assert!(next > db.query_i64("SELECT max(key) FROM runs"));
+    // Every run's key is its place (version 14).
+    assert_eq!(
+        db.query_i64(
+            "SELECT count(*) FROM runs WHERE key <> configuration_key * 4294967296 \
+             + (CASE WHEN warmup THEN 2147483648 ELSE 0 END) + idx"
+        ),
+        0
+    );
 }

@@ -75,6 +75,14 @@ const MIGRATIONS: &[Migration] = &[
         // its traced latency.
         additive: true,
     },
+    Migration {
+        version: 14,
+        name: "run_keys",
+        sql: include_str!("../../migrations/postgres/0014_run_keys.sql"),
+        // Every run's key changes: a vernier of version 13 would store new runs under keys
+        // of its own, which are not where this version finds them.
+        additive: false,
+    },
 ];
 
 /// The oldest schema version whose vernier reads a database of [`SCHEMA_VERSION`]: the
@@ -280,9 +288,8 @@ mod tests {
             readable_by_of(&[step(6, false), step(7, false), step(8, true), step(9, true)]),
             7
         );
-        // The newest migrations (0010, the profiles table; 0011, the bisections table; 0012,
-        // the configurations' run counts; 0013, the traces table) only add.
-        assert_eq!(readable_by(), SCHEMA_VERSION - 4);
+        // The newest migration (0014, runs keyed by their place) changes every run's key.
+        assert_eq!(readable_by(), SCHEMA_VERSION);
     }
 
     #[test]

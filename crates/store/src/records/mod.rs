@@ -27,6 +27,37 @@ pub(crate) mod profiles;
 pub(crate) mod read;
 pub(crate) mod write;
 
+/// The key of a run (docs/schema.md, `runs.key`, version 14): where it belongs,
+/// `configuration_key * 2^32 + warmup * 2^31 + idx`, so that the runs of a configuration are
+/// one range of the table's key ([`RUNS_OF_CONFIGURATION`]) and no second index finds them.
+pub(crate) fn run_key(configuration_key: i64, warmup: bool, index: u32) -> Result<i64, StoreError> {
+    let index = i64::from(index);
+    if !(1..=MAX_PLACE).contains(&configuration_key) || index > MAX_PLACE {
+        return Err(StoreError::Invalid(format!(
+            "run {index} of configuration key {configuration_key}: a run's index and its \
+             configuration's key must be below 2^31"
+        )));
+    }
+    Ok(
+        configuration_key * RUN_KEYS_PER_CONFIGURATION
+            + i64::from(warmup) * (MAX_PLACE + 1)
+            + index,
+    )
+}
+
+/// The largest configuration key and run index that [`run_key`] places: 2^31 - 1.
+const MAX_PLACE: i64 = (1 << 31) - 1;
+
+/// How many run keys one configuration spans: 2^32 (the `4294967296` of
+/// [`RUNS_OF_CONFIGURATION`] and of the migration `0014_run_keys.sql`).
+const RUN_KEYS_PER_CONFIGURATION: i64 = 1 << 32;
+
+/// The condition on `runs r` and `configurations c` that joins a configuration to its runs as
+/// the range of their keys ([`run_key`]): both engines walk that range of the table's primary
+/// key, where `r.configuration_key = c.key` would read every run.
+pub(crate) const RUNS_OF_CONFIGURATION: &str =
+    "r.key >= c.key * 4294967296 AND r.key < (c.key + 1) * 4294967296";
+
 /// A database engine: how a connection runs a closure of queries in a transaction.
 pub(crate) trait Engine {
     /// Runs `f` in one write transaction and commits; inside an import's transaction

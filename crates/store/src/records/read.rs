@@ -12,7 +12,7 @@ use super::codec::{
     CONFIGURATION_COLUMNS, SESSION_COLUMNS, SESSION_HEADER_COLUMNS,
 };
 use super::profiles;
-use super::{histograms, monitors, Engine};
+use super::{histograms, monitors, Engine, RUNS_OF_CONFIGURATION};
 use crate::selector::{parse_selector, Selector};
 use crate::sql::{args, Columns, Param, Sql};
 use crate::{Load, RunCursor, SessionHeader, SessionProgress, StoreError};
@@ -211,7 +211,7 @@ impl<'a> RunsOf<'a> {
     /// [`RunsOf::params`].
     pub(crate) fn condition(&self) -> String {
         match self.which {
-            Which::All => "c.key = r.configuration_key AND c.session_id = $1".to_string(),
+            Which::All => format!("{RUNS_OF_CONFIGURATION} AND c.session_id = $1"),
             Which::Keys(..) => "r.key > $2 AND r.key <= $3 AND c.key = r.configuration_key \
                  AND c.session_id = $1"
                 .to_string(),

@@ -12,9 +12,9 @@ use vernier_sys::process::ProcessIdentity;
 
 use super::codec::{from_json, stored_value, to_json};
 use super::read::ensure_exists;
-use super::Engine;
 use super::{histograms, monitors};
-use crate::sql::{args, Columns, Dialect, Param, Sql};
+use super::{run_key, Engine, RUNS_OF_CONFIGURATION};
+use crate::sql::{args, Columns, Param, Sql};
 use crate::{DeleteReport, StoreError};
 
 /// Inserts a session row with its tags; `owner` is the process recording it (none for an
@@ -177,39 +177,6 @@ const RUN_COLUMNS: [&str; 20] = [
     "setup_changed",
 ];
 
-/// Keys for `count` new rows of `table` (`runs`), taken inside the write transaction that
-/// stores them, so that the rows of their values, histograms and monitor data name them
-/// without reading them back: in PostgreSQL from the identity column's sequence (which other
-/// writers at once draw from too: the keys need not follow each other), in SQLite the ones
-/// after the largest stored, as SQLite itself chooses a rowid
-/// (https://www.sqlite.org/autoinc.html), which no other writer can take before the commit.
-fn new_keys(tx: &mut dyn Sql, table: &str, count: usize) -> Result<Vec<i64>, StoreError> {
-    let count = i64::try_from(count).map_err(|_| StoreError::Invalid("too many rows".into()))?;
-    match tx.dialect() {
-        Dialect::Postgres => {
-            let mut keys = Vec::with_capacity(usize::try_from(count).unwrap_or(0));
-            tx.query_each(
-                &format!(
-                    "SELECT nextval(pg_get_serial_sequence('{table}', 'key')) \
-                     FROM generate_series(1, $1)"
-                ),
-                args![count],
-                &mut |row| {
-                    keys.push(row.get(0)?);
-                    Ok(())
-                },
-            )?;
-            Ok(keys)
-        }
-        Dialect::Sqlite => {
-            let last: i64 = tx
-                .query_one(&format!("SELECT coalesce(max(key), 0) FROM {table}"), &[])?
-                .get(0)?;
-            Ok((1..=count).map(|i| last + i).collect())
-        }
-    }
-}
-
 /// Stores `runs` of the configuration `configuration` in one transaction (the caller's, in an
 /// import), each table's rows at once ([`Sql::insert_rows`]): each run's row with its primary
 /// value, its other values, its histograms and its monitor data.
@@ -289,7 +256,7 @@ pub(crate) fn add_runs(
     })
 }
 
-/// One part of [`add_runs`] inside its transaction: keys taken for its runs, then each table's
+/// One part of [`add_runs`] inside its transaction: its runs' keys, then each table's
 /// rows at once. The runs' rows go in in the order of their ids, each with the key of its
 /// place among the runs: the ids are random, and in order each insertion into their unique
 /// index lands next to the previous one instead of anywhere in it.
@@ -301,7 +268,12 @@ fn add_part(
     texts: &[(Option<String>, Option<String>)],
     histograms: &[histograms::Encoded<'_>],
 ) -> Result<(), StoreError> {
-    let keys = new_keys(tx, "runs", runs.len())?;
+    // Each run's key is its place ([`run_key`]), known before the insert, so that the rows of
+    // its values, histograms and monitor data name it without reading it back.
+    let keys = runs
+        .iter()
+        .map(|run| run_key(configuration_key, run.warmup, run.index))
+        .collect::<Result<Vec<i64>, StoreError>>()?;
     let mut order: Vec<usize> = (0..runs.len()).collect();
     order.sort_unstable_by_key(|&at| runs[at].id);
     let mut params = Vec::with_capacity(runs.len() * RUN_COLUMNS.len());
@@ -540,14 +512,15 @@ pub(crate) fn delete_sessions(
             };
             report.configurations +=
                 count("SELECT count(*) FROM configurations WHERE session_id = $1")?;
-            report.runs += count(
-                "SELECT count(*) FROM runs r JOIN configurations c \
-                 ON c.key = r.configuration_key WHERE c.session_id = $1",
-            )?;
-            report.monitor_records += count(
-                "SELECT count(*) FROM run_monitors m JOIN runs r ON r.key = m.run_key \
-                 JOIN configurations c ON c.key = r.configuration_key WHERE c.session_id = $1",
-            )?;
+            report.runs += count(&format!(
+                "SELECT count(*) FROM configurations c CROSS JOIN runs r \
+                     WHERE c.session_id = $1 AND {RUNS_OF_CONFIGURATION}"
+            ))?;
+            report.monitor_records += count(&format!(
+                "SELECT count(*) FROM configurations c CROSS JOIN runs r \
+                 CROSS JOIN run_monitors m WHERE c.session_id = $1 AND {RUNS_OF_CONFIGURATION} \
+                 AND m.run_key = r.key"
+            ))?;
             let sha: Option<String> = tx
                 .query_one(
                     &format!("SELECT {sha_of_session} FROM sessions WHERE id = $1"),

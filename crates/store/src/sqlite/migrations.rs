@@ -93,6 +93,11 @@ const MIGRATIONS: &[Migration] = &[
         sql: include_str!("../../migrations/sqlite/0013_run_traces.sql"),
         convert: None,
     },
+    Migration {
+        name: "run_keys",
+        sql: include_str!("../../migrations/sqlite/0014_run_keys.sql"),
+        convert: None,
+    },
 ];
 
 /// Migration 0005 after its SQL: every run's monitor record, JSON text in the `run_monitors` of
