@@ -415,6 +415,23 @@ impl RunsPage {
             .map(|c| c.runs.len())
             .sum()
     }
+
+    /// Changes every run of the page with `change`, its histograms following it to the id
+    /// `change` gives it: how a generator of long sessions makes copies of recorded runs
+    /// (crates/store/examples/long_session.rs) without decoding their histograms.
+    pub fn change_runs(&mut self, mut change: impl FnMut(&mut vernier_model::RunRecord)) {
+        let mut histograms = records::histograms::StoredHistograms::new();
+        for configuration in &mut self.session.configurations {
+            for run in &mut configuration.runs {
+                let id = run.id;
+                change(run);
+                if let Some(rows) = self.histograms.get(&id) {
+                    histograms.insert(run.id, rows.clone());
+                }
+            }
+        }
+        self.histograms = histograms;
+    }
 }
 
 /// Where [`Store::load_session_page`] goes on: after the run it read last, by its key in the
