@@ -840,8 +840,8 @@ fn pages_of_a_session_bring_its_profiled_runs_once() {
     }
 }
 
-/// A first copy of a long session goes in parts of 5,000 runs, each committed: a copy that
-/// fails in the middle (here a trigger of the target refuses the run of index 7,000, as a
+/// A first copy of a long session goes in parts of 1,000 runs, each committed: a copy that
+/// fails in the middle (here a trigger of the target refuses the run of index 7,500, as a
 /// server going away would end it) keeps the parts it stored, the session reading as still
 /// being recorded, and the next copy stores the rest and the end, every run once; the
 /// histograms arrive as the source stores them, on both engines.
@@ -894,12 +894,12 @@ fn a_first_copy_stopped_midway_keeps_its_parts_and_the_next_stores_the_rest_once
             vernier_store::open(&Location::parse(db.arg()).unwrap(), Access::Create).unwrap();
         let stop = match engine {
             "sqlite" => {
-                "CREATE TRIGGER stop_copy BEFORE INSERT ON runs WHEN NEW.idx = 7000 \
+                "CREATE TRIGGER stop_copy BEFORE INSERT ON runs WHEN NEW.idx = 7500 \
                  BEGIN SELECT RAISE(ABORT, 'the copy is stopped here'); END"
             }
             _ => {
                 "CREATE FUNCTION stop_copy() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN \
-                 IF NEW.idx = 7000 THEN RAISE EXCEPTION 'the copy is stopped here'; END IF; \
+                 IF NEW.idx = 7500 THEN RAISE EXCEPTION 'the copy is stopped here'; END IF; \
                  RETURN NEW; END $$; CREATE TRIGGER stop_copy BEFORE INSERT ON runs \
                  FOR EACH ROW EXECUTE FUNCTION stop_copy()"
             }
@@ -910,9 +910,9 @@ fn a_first_copy_stopped_midway_keeps_its_parts_and_the_next_stores_the_rest_once
             error.to_string().contains("stopped here"),
             "{engine}: {error}"
         );
-        // The first part is there, the second is not; the session is not ended.
-        assert_eq!(db.count("runs"), 5_000, "{engine}");
-        assert_eq!(db.count("run_histograms"), 10, "{engine}");
+        // The first seven parts are there, the eighth is not; the session is not ended.
+        assert_eq!(db.count("runs"), 7_000, "{engine}");
+        assert_eq!(db.count("run_histograms"), 14, "{engine}");
         let header = target.session_headers().unwrap().remove(0);
         assert_eq!(header.id, id);
         assert_eq!(header.ended_at_ns, None, "{engine}");
@@ -927,12 +927,12 @@ fn a_first_copy_stopped_midway_keeps_its_parts_and_the_next_stores_the_rest_once
             steps,
             [SyncStep::Extended {
                 id,
-                runs: 7_001,
+                runs: 5_001,
                 running: false
             }],
             "{engine}"
         );
-        assert_eq!(report.added_runs, 7_001);
+        assert_eq!(report.added_runs, 5_001);
         assert_eq!(db.count("runs"), 12_001, "{engine}");
         assert_eq!(db.count("run_histograms"), 25, "{engine}");
         assert_eq!(db.count("run_traces"), 1, "{engine}");
