@@ -100,31 +100,32 @@ enum Named {
     None,
 }
 
-/// (what it named, sessions spent)
+/// (what it named, sessions spent, the confidence it stated in what it named)
 fn vernier(
     rng: &mut ChaCha8Rng,
     levels: &[f64],
     right: usize,
     tau: f64,
     settings: &BisectSettings,
-) -> (Named, usize) {
+) -> (Named, usize, f64) {
     let mut m = Measurements::new(levels.len());
     loop {
         let Ok(p) = plan(&m, &[], settings) else {
-            return (Named::None, m.spent());
+            return (Named::None, m.spent(), 0.0);
         };
+        let confidence = p.confidence.unwrap_or(0.0);
         match p.outcome {
             Outcome::Measure { index } => {
                 let values = session(rng, levels[index], tau);
                 if m.add_session(index, &values).is_err() {
-                    return (Named::None, m.spent());
+                    return (Named::None, m.spent(), 0.0);
                 }
             }
             Outcome::Found { first_bad, .. } if first_bad == right => {
-                return (Named::Right, m.spent())
+                return (Named::Right, m.spent(), confidence)
             }
-            Outcome::Found { .. } => return (Named::Wrong, m.spent()),
-            _ => return (Named::None, m.spent()),
+            Outcome::Found { .. } => return (Named::Wrong, m.spent(), confidence),
+            _ => return (Named::None, m.spent(), 0.0),
         }
     }
 }
@@ -205,9 +206,10 @@ fn main() -> ExitCode {
     println!();
     println!(
         "| regression | shape | session noise | vernier: right | vernier: wrong | \
-         vernier: mean sessions | git bisect run: right | git bisect run: sessions |"
+         vernier: mean sessions | git bisect run: right | git bisect run: sessions | \
+         vernier: right of those named | vernier: mean confidence stated |"
     );
-    println!("|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|");
     let shapes = [
         (Shape::One, "one step"),
         (Shape::Two(0.6), "two steps, 60% first"),
@@ -220,9 +222,12 @@ fn main() -> ExitCode {
                     args.seed ^ ((step * 1e4) as u64) << 32 ^ ((tau * 1e4) as u64) << 16,
                 );
                 let (mut right, mut wrong, mut cost, mut git_right, mut git_cost) = (0, 0, 0, 0, 0);
+                let mut stated = 0.0;
                 for _ in 0..args.trials {
                     let (levels, answer) = history(&mut rng, step, shape);
-                    let (named, spent) = vernier(&mut rng, &levels, answer, tau, &args.settings);
+                    let (named, spent, confidence) =
+                        vernier(&mut rng, &levels, answer, tau, &args.settings);
+                    stated += confidence;
                     right += usize::from(named == Named::Right);
                     wrong += usize::from(named == Named::Wrong);
                     cost += spent;
@@ -231,8 +236,19 @@ fn main() -> ExitCode {
                     git_cost += spent;
                 }
                 let n = args.trials as f64;
+                // Of the bisections that named a commit: how many named the right one, and
+                // the mean probability they stated that it was right.
+                let named = (right + wrong) as f64;
+                let of_named = |x: f64| {
+                    if named > 0.0 {
+                        format!("{:.1}%", x / named * 100.0)
+                    } else {
+                        "-".to_string()
+                    }
+                };
                 println!(
-                    "| {:.0}% | {shape_name} | {:.0}% | {:.1}% | {:.1}% | {:.1} | {:.1}% | {:.1} |",
+                    "| {:.0}% | {shape_name} | {:.0}% | {:.1}% | {:.1}% | {:.1} | {:.1}% | {:.1} \
+                     | {} | {} |",
                     step * 100.0,
                     tau * 100.0,
                     right as f64 / n * 100.0,
@@ -240,6 +256,8 @@ fn main() -> ExitCode {
                     cost as f64 / n,
                     git_right as f64 / n * 100.0,
                     git_cost as f64 / n,
+                    of_named(right as f64),
+                    of_named(stated),
                 );
             }
         }

@@ -42,7 +42,7 @@ use std::collections::BTreeSet;
 use serde::Serialize;
 use vernier_model::Calibration;
 use vernier_stats::{
-    between_session_variance, mean, normal_quantile, t_quantile, SessionMedian, StatsError,
+    between_session_variance, mean, normal_quantile, t_cdf, t_quantile, SessionMedian, StatsError,
 };
 
 use crate::session_noise::{PooledCalibration, DEFAULT_SESSION_NOISE};
@@ -215,6 +215,8 @@ pub struct Step {
     pub from_good: Option<Difference>,
     /// Its level against the bad end.
     pub from_bad: Option<Difference>,
+    /// For a call of good, bad or partial: the probability that it is wrong ([`call_error`]).
+    pub error: Option<f64>,
 }
 
 /// A measured commit's level: the geometric mean of its session medians, with its interval
@@ -297,6 +299,9 @@ pub struct Plan {
     pub noise: Option<Noise>,
     pub outcome: Outcome,
     pub spent: usize,
+    /// With a first bad commit found: the probability that it is the right one, the product
+    /// over the calls that led to it of one minus each call's error ([`call_error`]).
+    pub confidence: Option<f64>,
 }
 
 /// The noise estimate of `m` (with the calibrations of the machine and configuration, pooled)
@@ -390,6 +395,32 @@ fn call(from_good: &Difference, from_bad: &Difference, h: f64) -> Call {
     }
 }
 
+/// The probability that a call is wrong, given its differences from the ends (with their
+/// standard errors `se_good`, `se_bad` on `df` degrees of freedom) and the threshold `h`
+/// (log): for bad (and partial, which moves the bad bound as bad does), that the commit's true
+/// level lies within `h` of the good end after all, `P(T < (h - d_good) / se_good)`; for good,
+/// that it lies within `h` of the bad end, `P(T > (-h - d_bad) / se_bad)`. The difference is
+/// taken as Student's t about its estimate (a flat prior on the level: the fiducial reading of
+/// the interval the call was made with). None for a call that decides nothing.
+pub fn call_error(
+    call: Call,
+    from_good: &Difference,
+    from_bad: &Difference,
+    h: f64,
+    se_good: f64,
+    se_bad: f64,
+    df: f64,
+) -> Result<Option<f64>, BisectError> {
+    let tail = |x: f64| -> Result<f64, BisectError> { Ok(t_cdf(x, df)?) };
+    Ok(match call {
+        Call::Bad | Call::Partial if se_good > 0.0 => {
+            Some(tail((h - from_good.estimate) / se_good)?)
+        }
+        Call::Good if se_bad > 0.0 => Some(tail((from_bad.estimate + h) / se_bad)?),
+        _ => None,
+    })
+}
+
 /// The state of the bisection of `m` ([`Plan`]): a pure function of the measurements, the
 /// calibrations of the machine and configuration, and the settings.
 pub fn plan(
@@ -416,6 +447,7 @@ pub fn plan(
         noise: None,
         outcome: Outcome::NoRegression,
         spent,
+        confidence: None,
     };
     let ends = (m.sessions[good].len(), m.sessions[bad].len());
     let budget_left = spent < settings.budget_sessions;
@@ -456,6 +488,13 @@ pub fn plan(
     loop {
         if hi - lo <= 1 {
             out.outcome = found(m, &noise, sign, settings.level, lo, hi, &regression)?;
+            out.confidence = Some(
+                out.steps
+                    .iter()
+                    .filter_map(|s| s.error)
+                    .map(|e| 1.0 - e)
+                    .product(),
+            );
             return Ok(out);
         }
         let middle = (lo + hi) as f64 / 2.0;
@@ -484,12 +523,22 @@ pub fn plan(
         } else {
             c
         };
+        let error = match (&from_good, &from_bad) {
+            (Some(g), Some(b)) => {
+                let se = |other: usize| {
+                    (noise.mean_square * (1.0 / at.len() as f64 + 1.0 / other as f64)).sqrt()
+                };
+                call_error(c, g, b, h, se(ends.0), se(ends.1), noise.df)?
+            }
+            _ => None,
+        };
         out.steps.push(Step {
             index: mid,
             sessions: at.len(),
             call: c,
             from_good,
             from_bad,
+            error,
         });
         match c {
             Call::Good => lo = mid,
@@ -877,5 +926,102 @@ mod tests {
             ..BisectSettings::default()
         };
         assert_eq!(plan(&m, &[], &settings), Err(BisectError::Threshold(1.5)));
+    }
+
+    #[test]
+    fn a_call_is_wrong_with_the_tail_beyond_the_threshold() {
+        let d = |estimate: f64| Difference {
+            estimate,
+            low: estimate - 0.05,
+            high: estimate + 0.05,
+        };
+        // Bad 10% from the good end, threshold 5%, standard error 2%: P(Z < -2.5) (SciPy:
+        // norm.cdf(-2.5), and t.cdf(-2.5, 5) on 5 degrees of freedom).
+        let bad = call_error(
+            Call::Bad,
+            &d(0.10),
+            &d(0.0),
+            0.05,
+            0.02,
+            0.03,
+            f64::INFINITY,
+        )
+        .unwrap()
+        .unwrap();
+        assert!((bad - 0.006_209_665_325_776_132).abs() < 1e-12, "{bad}");
+        let bad5 = call_error(Call::Partial, &d(0.10), &d(0.0), 0.05, 0.02, 0.03, 5.0)
+            .unwrap()
+            .unwrap();
+        assert!((bad5 - 0.027_245_049_671_188_13).abs() < 1e-9, "{bad5}");
+        // Good: 10% below the bad end, by the bad end's standard error.
+        let good = call_error(
+            Call::Good,
+            &d(0.0),
+            &d(-0.10),
+            0.05,
+            0.03,
+            0.02,
+            f64::INFINITY,
+        )
+        .unwrap()
+        .unwrap();
+        assert!((good - bad).abs() < 1e-12, "{good}");
+        for call in [Call::Undecided, Call::Skipped] {
+            assert_eq!(
+                call_error(call, &d(0.1), &d(0.0), 0.05, 0.02, 0.02, 5.0).unwrap(),
+                None
+            );
+        }
+    }
+
+    #[test]
+    fn the_confidence_is_the_product_of_the_calls_and_falls_with_the_noise() {
+        let settings = BisectSettings::default();
+        let confidence = |levels: &[f64], shifts: &[f64]| {
+            let mut m = Measurements::new(levels.len());
+            let mut k = 0;
+            loop {
+                let p = plan(&m, &[], &settings).unwrap();
+                match p.outcome {
+                    Outcome::Measure { index } => {
+                        let shift = shifts[k % shifts.len()];
+                        k += 1;
+                        m.add_session(index, &session(levels[index] * (1.0 + shift)))
+                            .unwrap();
+                    }
+                    Outcome::Found { .. } => {
+                        let product: f64 = p
+                            .steps
+                            .iter()
+                            .filter_map(|s| s.error)
+                            .map(|e| 1.0 - e)
+                            .product();
+                        let decided = p
+                            .steps
+                            .iter()
+                            .filter(|s| matches!(s.call, Call::Good | Call::Bad | Call::Partial))
+                            .count();
+                        assert_eq!(
+                            p.steps.iter().filter(|s| s.error.is_some()).count(),
+                            decided
+                        );
+                        let c = p.confidence.unwrap();
+                        assert!((c - product).abs() < 1e-12);
+                        return c;
+                    }
+                    other => panic!("{other:?}"),
+                }
+            }
+        };
+        let clear = confidence(&step_history(33, 12, 0.10), &[0.002, -0.002, 0.001]);
+        let noisy = confidence(
+            &step_history(33, 12, 0.05),
+            &[0.02, -0.02, 0.0, 0.015, -0.015, 0.005],
+        );
+        assert!(clear > 0.99, "{clear}");
+        assert!(noisy < clear && noisy > 0.0, "{noisy} against {clear}");
+        // Nothing found, no confidence.
+        let m = Measurements::new(5);
+        assert_eq!(plan(&m, &[], &settings).unwrap().confidence, None);
     }
 }

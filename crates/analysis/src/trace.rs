@@ -108,12 +108,13 @@ fn switched_in(e: &TraceEvent) -> Option<(i32, String, Option<i32>)> {
     Some((pid, comm.to_string(), prio))
 }
 
-/// The task `sched_switch` takes off the CPU, with its prio.
-fn switched_out(e: &TraceEvent) -> Option<(i32, Option<i32>)> {
+/// The task `sched_switch` takes off the CPU: (pid, comm, prio).
+fn switched_out(e: &TraceEvent) -> Option<(i32, String, Option<i32>)> {
     let (prev, _) = e.fields.split_once(" ==> ")?;
+    let comm = field(prev, "prev_comm", Some("prev_pid"))?;
     let pid = field(prev, "prev_pid", None)?.parse().ok()?;
     let prio = field(prev, "prev_prio", None).and_then(|p| p.parse().ok());
-    Some((pid, prio))
+    Some((pid, comm.to_string(), prio))
 }
 
 fn part(ns: u64, latency_ns: u64) -> Part {
@@ -227,11 +228,17 @@ pub fn analyze_trace(trace: &ThreadTrace) -> TraceAnalysis {
             }
         }
         at = at.max(e.ts_ns);
-        // A switch's prio of the task taken off completes what its switch-in did not show.
+        // A switch's prio of the task taken off completes what its switch-in did not show,
+        // and its comm is the task's name as it leaves: a thread that names itself after it
+        // was switched in (a new thread takes its creator's name until prctl(PR_SET_NAME))
+        // is called by the name it had while it ran.
         if e.name == "sched_switch" {
-            if let Some((pid, Some(prio))) = switched_out(e) {
+            if let Some((pid, comm, prio)) = switched_out(e) {
                 if let Some(t) = threads.iter_mut().find(|t| t.pid == pid) {
-                    t.prio.get_or_insert(prio);
+                    if let Some(prio) = prio {
+                        t.prio.get_or_insert(prio);
+                    }
+                    t.comm = comm;
                 }
             }
         }
@@ -408,6 +415,16 @@ mod tests {
     }
 
     #[test]
+    fn a_thread_that_renamed_itself_is_called_by_the_name_it_left_with() {
+        let mut trace = spin();
+        // Switched in under its creator's name; it leaves as "spin thread".
+        trace.events[1] = switch(900, ("cc1", 60, 120), ("test main", 77, 19));
+        let a = analyze_trace(&trace);
+        let blocker = a.blocker().unwrap();
+        assert_eq!((blocker.pid, blocker.comm.as_str()), (77, "spin thread"));
+    }
+
+    #[test]
     fn without_the_timer_s_events_the_time_goes_to_what_ran() {
         let mut trace = spin();
         trace
@@ -463,7 +480,10 @@ mod tests {
                  next_comm=a b next_pid=5 next_prio=120";
         let e = event(0, 1, "x", "sched_switch", f);
         assert_eq!(switched_in(&e), Some((5, "a b".to_string(), Some(120))));
-        assert_eq!(switched_out(&e), Some((18903, Some(130))));
+        assert_eq!(
+            switched_out(&e),
+            Some((18903, "opt cgu.14".to_string(), Some(130)))
+        );
         assert_eq!(field("comm=x pid=3", "pid", None), Some("3"));
         assert_eq!(field("xpid=3", "pid", None), None);
     }

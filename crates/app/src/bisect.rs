@@ -10,6 +10,16 @@
 //! runs a session in that directory through [`run_session`] and asks the rule again, until it
 //! names the first bad commit or the budget is spent. Every process it starts (git, the build)
 //! runs in a process group of its own ([`Group`]), killed if vernier leaves first.
+//!
+//! Each commit is built once, in a work tree of its own ([`build`], the build cache): a step
+//! that returns to a commit, or a resume, finds it built.
+//!
+//! With `--boot` (kernels) a step is a small state machine kept in the stored bisection
+//! ([`KernelBoot`]): build, store what the boot must bring up (the commit, the release its build
+//! reports, the boot id before), run the boot command, and measure only once a `bisect resume`
+//! finds that kernel running in a new boot ([`kernel_step`]). A wrong kernel, a boot that did
+//! not happen or a boot command that failed is recorded and the commit booted again, and
+//! skipped after [`BOOT_ATTEMPTS`] such boots; it is never measured as that commit.
 
 use std::collections::BTreeMap;
 use std::io::Read;
@@ -21,9 +31,14 @@ use uuid::Uuid;
 use vernier_analysis::bisect::{commit_levels, plan, BisectSettings, Measurements, Outcome};
 pub use vernier_analysis::bisect::{BisectState, CommitSessions};
 use vernier_model::bisect::{BISECT_TAG, COMMIT_TAG};
-use vernier_model::{BisectTerms, Bisection, SessionStatus, SettingsLayer, CONFIDENCE_LEVEL};
+use vernier_model::{
+    BisectTerms, Bisection, BootFailure, KernelBoot, SessionStatus, SettingsLayer, BOOT_ATTEMPTS,
+    CONFIDENCE_LEVEL,
+};
 use vernier_store::{Access, Load, Location, Store};
+use vernier_sys::kernel::{read_running_kernel, RunningKernel};
 use vernier_sys::process::Group;
+use vernier_sys::Roots;
 
 use crate::request::SessionRequest;
 use crate::session::{run_session, Ending, Observer, SessionEnd};
@@ -56,6 +71,37 @@ pub enum BisectNotice {
         commit: String,
         sessions: usize,
     },
+    /// Running the boot command for the commit's kernel, which must come up as `release`.
+    Booting {
+        index: usize,
+        commit: String,
+        release: String,
+        attempt: usize,
+        log: PathBuf,
+    },
+    /// The kernel running is the commit's: its steps are measured.
+    KernelChecked {
+        index: usize,
+        commit: String,
+        release: String,
+    },
+    /// A boot of the commit's kernel failed: booted again, or skipped after [`BOOT_ATTEMPTS`].
+    BootFailed {
+        index: usize,
+        failure: BootFailure,
+        skipped: bool,
+    },
+}
+
+/// How [`resume`] runs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ResumeOptions {
+    /// Measure only while the kernel running is the one the step booted; build and boot
+    /// nothing (the resume that a boot command runs inside a virtual machine).
+    pub this_boot: bool,
+    /// A boot that was asked for has not happened (the boot id is unchanged): count it as
+    /// failed and run the boot command again. Without it such a resume waits.
+    pub boot_again: bool,
 }
 
 /// How [`resume`] ended.
@@ -65,6 +111,15 @@ pub enum BisectEnd {
     Finished(Box<BisectState>),
     /// A signal ended a session or the wait: `bisect resume` continues.
     Interrupted { signal: Option<i32> },
+    /// The boot command returned and the kernel it boots is not running yet (a reboot or a
+    /// kexec under way): the resume after the boot continues.
+    AwaitingBoot {
+        index: usize,
+        commit: String,
+        release: String,
+    },
+    /// With [`ResumeOptions::this_boot`]: the next step needs another commit's kernel.
+    OtherKernel { index: usize, commit: String },
 }
 
 fn bisect_error(message: impl Into<String>) -> AppError {
@@ -171,6 +226,15 @@ pub fn start(request: &StartRequest, location: &Location) -> Result<Bisection, A
             request.terms.budget_sessions
         )));
     }
+    if request.terms.kernel_release.is_some() && request.terms.boot.is_none() {
+        return Err(bisect_error(
+            "--kernel-release says what a booted kernel reports: it goes with --boot",
+        ));
+    }
+    if request.terms.boot.is_some() {
+        // A bisection of kernels must be able to check the kernel it booted.
+        running_kernel()?;
+    }
     let repo = std::fs::canonicalize(&request.repo)
         .map_err(|e| bisect_error(format!("--repo {}: {e}", request.repo.display())))?;
     let good = resolve(&repo, &request.good)?;
@@ -205,6 +269,8 @@ pub fn start(request: &StartRequest, location: &Location) -> Result<Bisection, A
         terms: request.terms.clone(),
         unbuildable: Vec::new(),
         build_s: 0.0,
+        kernel_boot: None,
+        boot_failures: Vec::new(),
     };
     store.put_bisection(&bisection)?;
     Ok(bisection)
@@ -246,8 +312,13 @@ pub fn state(store: &dyn Store, bisection: Bisection) -> Result<BisectState, App
         .collect();
     let tag = [(BISECT_TAG.to_string(), bisection.id.to_string())];
     let mut m = Measurements::new(bisection.commits.len());
-    for c in &bisection.unbuildable {
-        if let Some(&i) = index.get(c.as_str()) {
+    for c in bisection
+        .unbuildable
+        .iter()
+        .map(String::as_str)
+        .chain(bisection.unbootable())
+    {
+        if let Some(&i) = index.get(c) {
             m.unbuildable.insert(i);
         }
     }
@@ -296,7 +367,9 @@ pub fn state(store: &dyn Store, bisection: Bisection) -> Result<BisectState, App
                 (config.metric_values(name), info)
             }
         };
-        if values.is_empty() || session.info.status == SessionStatus::Running {
+        // Only whole sessions count: one interrupted (a signal, a reboot during it) is
+        // measured again by the resume, not counted twice or with part of its runs.
+        if values.is_empty() || session.info.status != SessionStatus::Completed {
             continue;
         }
         m.add_session(i, &values)?;
@@ -377,47 +450,93 @@ fn vernier_stats_median(values: &[f64]) -> Option<f64> {
     }
 }
 
-/// The bisection's work tree, added on first use (detached, under [`state_dir`]).
-fn work_tree(b: &Bisection) -> Result<PathBuf, AppError> {
-    let dir = state_dir(b.id)?;
-    let tree = dir.join("tree");
-    if !tree.join(".git").exists() {
-        std::fs::create_dir_all(&dir)
-            .map_err(|e| bisect_error(format!("cannot create {}: {e}", dir.display())))?;
-        let first = b.commits.first().map_or("HEAD", String::as_str);
-        let path = tree.to_string_lossy().into_owned();
-        git(
-            Path::new(&b.repo),
-            &["worktree", "add", "--detach", "--force", &path, first],
-        )?;
-    }
-    Ok(tree)
+/// The work tree of `commit` in the build cache: `trees/SHA` under [`state_dir`].
+fn tree_of(b: &Bisection, commit: &str) -> Result<PathBuf, AppError> {
+    Ok(state_dir(b.id)?.join("trees").join(commit))
 }
 
-/// Checks commit `commit` out in the work tree and builds it, unless it is what was built last;
-/// whether the build succeeded.
+/// The file that says `commit` was built in its tree (written after its build succeeded).
+fn built_marker(b: &Bisection, commit: &str) -> Result<PathBuf, AppError> {
+    Ok(state_dir(b.id)?.join("builds").join(commit))
+}
+
+fn write_marker(path: &Path, text: &str) -> Result<(), AppError> {
+    vernier_sys::write_file_atomic(path, text.as_bytes())
+        .map_err(|e| bisect_error(format!("cannot write {}: {e}", path.display())))
+}
+
+/// The build cache of a bisection: the commits built, and the bytes their work trees take.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BuildCache {
+    pub dir: PathBuf,
+    pub commits: usize,
+    pub bytes: u64,
+}
+
+/// What the build cache of `b` holds now.
+pub fn build_cache(b: &Bisection) -> Result<BuildCache, AppError> {
+    let dir = state_dir(b.id)?;
+    let commits = b
+        .commits
+        .iter()
+        .filter(|c| built_marker(b, c).is_ok_and(|m| m.exists()))
+        .count();
+    Ok(BuildCache {
+        bytes: disk_bytes(&dir.join("trees")),
+        dir,
+        commits,
+    })
+}
+
+/// The bytes of the regular files under `dir` (symbolic links not followed).
+fn disk_bytes(dir: &Path) -> u64 {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    entries
+        .filter_map(Result::ok)
+        .map(|e| match e.file_type() {
+            Ok(t) if t.is_dir() => disk_bytes(&e.path()),
+            Ok(t) if t.is_file() => e.metadata().map_or(0, |m| m.len()),
+            _ => 0,
+        })
+        .sum()
+}
+
+/// Builds commit `index` in its own work tree, unless the cache holds it built already;
+/// whether it is built. A commit whose build failed is recorded as unbuildable (skipped).
 fn build(
     b: &mut Bisection,
-    tree: &Path,
     index: usize,
     store: &mut dyn Store,
     notice: &mut dyn FnMut(BisectNotice),
 ) -> Result<bool, AppError> {
     let commit = b.commits[index].clone();
     let dir = state_dir(b.id)?;
-    let marker = dir.join("built");
-    if std::fs::read_to_string(&marker).ok().as_deref() == Some(commit.as_str()) {
+    let tree = tree_of(b, &commit)?;
+    let marker = built_marker(b, &commit)?;
+    if marker.exists() && tree.join(".git").exists() {
         return Ok(true);
     }
     let _ = std::fs::remove_file(&marker);
-    git(
-        tree,
-        &["checkout", "--quiet", "--detach", "--force", &commit],
-    )?;
-    git(tree, &["clean", "-fdxq"])?;
+    if tree.join(".git").exists() {
+        // A build interrupted earlier: start again from a clean checkout.
+        git(
+            &tree,
+            &["checkout", "--quiet", "--detach", "--force", &commit],
+        )?;
+        git(&tree, &["clean", "-fdxq"])?;
+    } else {
+        std::fs::create_dir_all(dir.join("trees"))
+            .map_err(|e| bisect_error(format!("cannot create {}: {e}", dir.display())))?;
+        let path = tree.to_string_lossy().into_owned();
+        git(
+            Path::new(&b.repo),
+            &["worktree", "add", "--detach", "--force", &path, &commit],
+        )?;
+    }
     let Some(build) = b.terms.build.clone() else {
-        std::fs::write(&marker, &commit)
-            .map_err(|e| bisect_error(format!("cannot write {}: {e}", marker.display())))?;
+        write_marker(&marker, "built")?;
         return Ok(true);
     };
     notice(BisectNotice::Building {
@@ -427,18 +546,222 @@ fn build(
     let log = dir.join(format!("build-{commit}.log"));
     let started = std::time::Instant::now();
     let mut command = Command::new("/bin/sh");
-    command.arg("-c").arg(&build).current_dir(tree);
+    command.arg("-c").arg(&build).current_dir(&tree);
     let (ok, _) = run_command(&mut command, Some(&log))?;
     b.build_s += started.elapsed().as_secs_f64();
     if ok {
-        std::fs::write(&marker, &commit)
-            .map_err(|e| bisect_error(format!("cannot write {}: {e}", marker.display())))?;
+        write_marker(&marker, "built")?;
     } else {
         b.unbuildable.push(commit.clone());
         notice(BisectNotice::BuildFailed { index, commit, log });
     }
     store.put_bisection(b)?;
     Ok(ok)
+}
+
+/// Where the running kernel is read: the machine's /proc, or for tests the tree that
+/// `VERNIER_TEST_KERNEL_ROOT` names (its `proc/sys/kernel/osrelease` and
+/// `proc/sys/kernel/random/boot_id`), which a fake boot command rewrites.
+fn kernel_roots() -> Roots {
+    match std::env::var_os("VERNIER_TEST_KERNEL_ROOT") {
+        Some(dir) => Roots::under(PathBuf::from(dir)),
+        None => Roots::real(),
+    }
+}
+
+fn running_kernel() -> Result<RunningKernel, AppError> {
+    read_running_kernel(&kernel_roots()).map_err(|e| {
+        bisect_error(format!(
+            "cannot tell which kernel runs ({e}): a step of a kernel is measured only once \
+             its release and boot are known"
+        ))
+    })
+}
+
+/// What a step of a bisection with `--boot` does next ([`kernel_step`]).
+#[derive(Debug, Clone, PartialEq)]
+enum KernelStep {
+    /// The commit's kernel runs: measure.
+    Measure,
+    /// A boot failed and is recorded: plan again.
+    Again,
+    /// The boot command returned, the boot has not happened yet.
+    Await { release: String },
+    /// Build and boot the commit's kernel.
+    Boot,
+}
+
+/// Records a failed boot of the kernel `kb` was for, and forgets the boot.
+fn boot_failed(
+    b: &mut Bisection,
+    kb: &KernelBoot,
+    finding: String,
+    store: &mut dyn Store,
+    notice: &mut dyn FnMut(BisectNotice),
+) -> Result<(), AppError> {
+    let failure = BootFailure {
+        commit: kb.commit.clone(),
+        attempt: kb.attempt,
+        finding,
+    };
+    b.boot_failures.push(failure.clone());
+    b.kernel_boot = None;
+    store.put_bisection(b)?;
+    let index = b.commits.iter().position(|c| *c == kb.commit).unwrap_or(0);
+    let end = index == 0 || index + 1 == b.commits.len();
+    notice(BisectNotice::BootFailed {
+        index,
+        skipped: !end && b.boot_failures_of(&kb.commit) >= BOOT_ATTEMPTS,
+        failure,
+    });
+    Ok(())
+}
+
+/// The state machine of a kernel's step: whether the kernel that commit `index` needs runs,
+/// checking a boot that was pending (the boot id must have changed and the release be the
+/// one its build reported; otherwise the boot failed). `just_booted`: this process ran the
+/// boot command, which returned; `boot_again`: a boot that has not happened is taken as
+/// interrupted (failed) rather than waited for.
+fn kernel_step(
+    b: &mut Bisection,
+    index: usize,
+    just_booted: bool,
+    boot_again: bool,
+    store: &mut dyn Store,
+    notice: &mut dyn FnMut(BisectNotice),
+) -> Result<KernelStep, AppError> {
+    let now = running_kernel()?;
+    if let Some(kb) = b.kernel_boot.clone() {
+        if kb.booted.is_none() {
+            if now.boot_id == kb.boot_id_before {
+                if just_booted || !boot_again {
+                    // A reboot or kexec returns before the machine goes down; a second resume
+                    // before the boot (by hand) waits for it too, and counts nothing.
+                    return Ok(KernelStep::Await {
+                        release: kb.release,
+                    });
+                }
+                let finding = format!(
+                    "no boot happened after the boot command (the boot id is still {}): the \
+                     boot was interrupted",
+                    now.boot_id
+                );
+                boot_failed(b, &kb, finding, store, notice)?;
+                return Ok(KernelStep::Again);
+            }
+            if now.release != kb.release {
+                let finding = format!(
+                    "the kernel running is {}, not {} of commit {}: not measured",
+                    now.release, kb.release, kb.commit
+                );
+                boot_failed(b, &kb, finding, store, notice)?;
+                return Ok(KernelStep::Again);
+            }
+            b.kernel_boot = Some(KernelBoot {
+                booted: Some(now.boot_id.clone()),
+                ..kb.clone()
+            });
+            store.put_bisection(b)?;
+            notice(BisectNotice::KernelChecked {
+                index: b.commits.iter().position(|c| *c == kb.commit).unwrap_or(0),
+                commit: kb.commit.clone(),
+                release: kb.release.clone(),
+            });
+        }
+    }
+    let running_here = b.kernel_boot.as_ref().is_some_and(|kb| {
+        kb.commit == b.commits[index]
+            && kb.booted.as_deref() == Some(now.boot_id.as_str())
+            && kb.release == now.release
+    });
+    Ok(if running_here {
+        KernelStep::Measure
+    } else {
+        KernelStep::Boot
+    })
+}
+
+/// The release that commit `index`'s built kernel reports: `--kernel-release` (default `make
+/// -s kernelrelease`) in its tree, its first line.
+fn expected_release(b: &Bisection, tree: &Path) -> Result<String, AppError> {
+    let command_text = b
+        .terms
+        .kernel_release
+        .clone()
+        .unwrap_or_else(|| "make -s kernelrelease".to_string());
+    let mut command = Command::new("/bin/sh");
+    command.arg("-c").arg(&command_text).current_dir(tree);
+    let text = run_command(&mut command, None)
+        .map_err(|e| bisect_error(format!("--kernel-release '{command_text}': {e}")))?
+        .1;
+    let release = text.lines().next().unwrap_or("").trim().to_string();
+    if release.is_empty() {
+        return Err(bisect_error(format!(
+            "--kernel-release '{command_text}' printed no release in {}",
+            tree.display()
+        )));
+    }
+    Ok(release)
+}
+
+/// Runs the boot command for commit `index` (built): the boot is stored first, so that the
+/// resume after it knows what to find. The command gets the commit and its tree in its
+/// environment: `VERNIER_BISECT_ID`, `VERNIER_BISECT_COMMIT`, `VERNIER_BISECT_TREE`,
+/// `VERNIER_BISECT_RELEASE`, `VERNIER_BISECT_ATTEMPT`.
+fn boot(
+    b: &mut Bisection,
+    index: usize,
+    store: &mut dyn Store,
+    notice: &mut dyn FnMut(BisectNotice),
+) -> Result<(), AppError> {
+    let Some(command_text) = b.terms.boot.clone() else {
+        return Ok(());
+    };
+    let commit = b.commits[index].clone();
+    let tree = tree_of(b, &commit)?;
+    let release = expected_release(b, &tree)?;
+    let now = running_kernel()?;
+    let kb = KernelBoot {
+        commit: commit.clone(),
+        release: release.clone(),
+        boot_id_before: now.boot_id,
+        booted: None,
+        attempt: b.boot_failures_of(&commit) + 1,
+    };
+    b.kernel_boot = Some(kb.clone());
+    store.put_bisection(b)?;
+    let log = state_dir(b.id)?.join(format!("boot-{commit}-{}.log", kb.attempt));
+    notice(BisectNotice::Booting {
+        index,
+        commit: commit.clone(),
+        release,
+        attempt: kb.attempt,
+        log: log.clone(),
+    });
+    let started = std::time::Instant::now();
+    let mut command = Command::new("/bin/sh");
+    command
+        .arg("-c")
+        .arg(&command_text)
+        .current_dir(&tree)
+        .env("VERNIER_BISECT_ID", b.id.to_string())
+        .env("VERNIER_BISECT_COMMIT", &commit)
+        .env("VERNIER_BISECT_TREE", &tree)
+        .env("VERNIER_BISECT_RELEASE", &kb.release)
+        .env("VERNIER_BISECT_ATTEMPT", kb.attempt.to_string());
+    let (ok, _) = run_command(&mut command, Some(&log))?;
+    // The command may have run a resume of its own (a virtual machine's): read what it left.
+    *b = current(store)?;
+    b.build_s += started.elapsed().as_secs_f64();
+    store.put_bisection(b)?;
+    if !ok && b.kernel_boot.as_ref() == Some(&kb) {
+        let finding = format!(
+            "the boot command failed (its output is in {})",
+            log.display()
+        );
+        boot_failed(b, &kb, finding, store, notice)?;
+    }
+    Ok(())
 }
 
 /// The session of one step: the bisection's specs and settings, tagged with it and the commit.
@@ -465,15 +788,18 @@ fn absolute(location: &Location) -> Location {
     }
 }
 
-/// Runs the bisection's steps until the rule has nothing more to measure or a signal comes.
+/// Runs the bisection's steps until the rule has nothing more to measure or a signal comes
+/// (with `--boot`, also until a boot is under way).
 pub fn resume(
     location: &Location,
+    options: ResumeOptions,
     signals: &mut Signals,
     observer: &mut dyn Observer,
     notice: &mut dyn FnMut(BisectNotice),
 ) -> Result<BisectEnd, AppError> {
     let location = absolute(location);
     let mut store = database::open(&location, Access::Write)?;
+    let mut just_booted = false;
     loop {
         let mut b = current(store.as_ref())?;
         let st = state(store.as_ref(), b.clone())?;
@@ -485,11 +811,63 @@ pub fn resume(
                 signal: signals.interrupt().signal(),
             });
         }
-        let tree = work_tree(&b)?;
-        if !build(&mut b, &tree, index, store.as_mut(), notice)? {
+        let commit = b.commits[index].clone();
+        if b.terms.boot.is_some() {
+            let step = kernel_step(
+                &mut b,
+                index,
+                just_booted,
+                options.boot_again,
+                store.as_mut(),
+                notice,
+            )?;
+            match step {
+                KernelStep::Measure => {}
+                KernelStep::Again => {
+                    just_booted = false;
+                    continue;
+                }
+                KernelStep::Await { release } => {
+                    return Ok(BisectEnd::AwaitingBoot {
+                        index,
+                        commit,
+                        release,
+                    })
+                }
+                KernelStep::Boot if options.this_boot => {
+                    return Ok(BisectEnd::OtherKernel { index, commit })
+                }
+                KernelStep::Boot => {
+                    // An end cannot be skipped: without its kernel there is nothing to bisect.
+                    let end = index == 0 || index + 1 == b.commits.len();
+                    if end && b.boot_failures_of(&commit) >= BOOT_ATTEMPTS && !options.boot_again {
+                        let last = b.boot_failures.iter().rfind(|f| f.commit == commit);
+                        return Err(bisect_error(format!(
+                            "the kernel of the {} end {commit} failed to come up {} times (last: \
+                             {}): make its boot work, then `vernier bisect resume --boot-again`",
+                            if index == 0 { "good" } else { "bad" },
+                            b.boot_failures_of(&commit),
+                            last.map_or("", |f| f.finding.as_str())
+                        )));
+                    }
+                    if build(&mut b, index, store.as_mut(), notice)? {
+                        boot(&mut b, index, store.as_mut(), notice)?;
+                        just_booted = true;
+                    }
+                    continue;
+                }
+            }
+        } else if !build(&mut b, index, store.as_mut(), notice)? {
             continue;
         }
-        let commit = b.commits[index].clone();
+        let tree = tree_of(&b, &commit)?;
+        if !tree.is_dir() {
+            return Err(bisect_error(format!(
+                "the work tree of commit {commit} is not at {}: a resume inside a virtual \
+                 machine needs the host's state directory (VERNIER_STATE_DIR)",
+                tree.display()
+            )));
+        }
         notice(BisectNotice::Measuring {
             index,
             commit: commit.clone(),
@@ -537,20 +915,22 @@ pub fn resume(
     }
 }
 
-/// Ends the bisection in progress: its work tree and state directory are removed, its record
-/// deleted; its sessions stay.
+/// Ends the bisection in progress: its work trees (the build cache) and state directory are
+/// removed, its record deleted; its sessions stay.
 pub fn reset(location: &Location) -> Result<Bisection, AppError> {
     let mut store = database::open(location, Access::Write)?;
     let b = current(store.as_ref())?;
     let dir = state_dir(b.id)?;
-    let tree = dir.join("tree");
-    if tree.exists() {
-        let path = tree.to_string_lossy().into_owned();
-        // The repository may be gone; the directory is removed below either way.
-        let _ = git(
-            Path::new(&b.repo),
-            &["worktree", "remove", "--force", &path],
-        );
+    for commit in &b.commits {
+        let tree = tree_of(&b, commit)?;
+        if tree.exists() {
+            let path = tree.to_string_lossy().into_owned();
+            // The repository may be gone; the directory is removed below either way.
+            let _ = git(
+                Path::new(&b.repo),
+                &["worktree", "remove", "--force", &path],
+            );
+        }
     }
     let _ = git(Path::new(&b.repo), &["worktree", "prune"]);
     if dir.exists() {

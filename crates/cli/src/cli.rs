@@ -447,6 +447,11 @@ pub struct ScheduleInstallArgs {
     #[arg(long, value_enum, value_name = "SERVICE")]
     pub service: Option<ScheduledService>,
 
+    /// The after-boot unit of a bisection of kernels (`bisect start --boot`): a service and a
+    /// timer that run `vernier bisect resume` 5 minutes after every boot
+    #[arg(long, conflicts_with_all = ["suite", "service"])]
+    pub bisect: bool,
+
     /// When the suite runs, a systemd calendar expression (systemd.time(7)): daily, weekly,
     /// 'Mon..Fri 02:00' [default: daily]
     #[arg(long, value_name = "CALENDAR")]
@@ -862,8 +867,9 @@ pub enum BisectCommand {
     Status,
     /// The first bad commit, its effect with an interval, and every step (a figure with --plot)
     Report(BisectReportArgs),
-    /// Continue a bisection after an interruption or a reboot
-    Resume,
+    /// Continue a bisection after an interruption or a reboot (the after-boot unit of
+    /// `vernier schedule install NAME --bisect` runs it)
+    Resume(BisectResumeArgs),
     /// End the bisection: remove its work tree (its sessions stay)
     Reset,
     /// Run one session of the current directory and exit 0 (good), 1 (bad) or 125 (cannot
@@ -926,6 +932,19 @@ pub struct BisectStartArgs {
     #[arg(long, value_name = "CMD")]
     pub build: Option<String>,
 
+    /// Shell command run after each build to install and boot its kernel (kexec, a reboot, or
+    /// a virtual machine that runs `vernier bisect resume --this-boot`); it runs in the
+    /// commit's work tree with VERNIER_BISECT_COMMIT, VERNIER_BISECT_TREE and
+    /// VERNIER_BISECT_RELEASE set. Steps are measured only once the running kernel is checked
+    /// to be the commit's
+    #[arg(long, value_name = "CMD")]
+    pub boot: Option<String>,
+
+    /// With --boot: shell command that prints, in the built tree, the release its kernel
+    /// reports (`uname -r`) [default: make -s kernelrelease]
+    #[arg(long, value_name = "CMD", requires = "boot")]
+    pub kernel_release: Option<String>,
+
     /// What the bisection may spend in all: sessions (40) or time (2h, 90m) [default: 40]
     #[arg(long, value_name = "N|DURATION", value_parser = parse_budget)]
     pub budget: Option<Budget>,
@@ -945,6 +964,19 @@ pub struct BisectStartArgs {
     /// Only store the bisection; `bisect resume` runs it
     #[arg(long)]
     pub no_run: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct BisectResumeArgs {
+    /// Measure only while the kernel running is the one the step booted, and build or boot
+    /// nothing: the resume that a --boot command runs inside a virtual machine
+    #[arg(long)]
+    pub this_boot: bool,
+
+    /// The boot a step asked for did not happen (the boot id is unchanged): count it as a
+    /// failed boot and run the boot command again (a commit is skipped after 2 failed boots)
+    #[arg(long, conflicts_with = "this_boot")]
+    pub boot_again: bool,
 }
 
 #[derive(Debug, Args)]

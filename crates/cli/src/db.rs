@@ -190,18 +190,25 @@ pub fn compare_loaded(
         threshold,
         level: vernier_model::CONFIDENCE_LEVEL,
     };
-    let fingerprints: Vec<String> = base
-        .iter()
-        .chain(new)
-        .map(|s| s.info.fingerprint.clone())
-        .collect();
-    let calibrations = store
-        .calibrations(&fingerprints)
-        .context("cannot read the calibrations")?;
+    let calibrations = calibrations_of(store, base.iter().chain(new))?;
     let mut report = vernier_analysis::compare_calibrated(base, new, &settings, &calibrations)?;
     report.profiles = vernier_analysis::profile::compare_profiles(base, new, report.level);
     let keys: Vec<_> = report.comparisons.iter().map(|c| c.key()).collect();
     report.monitors =
         vernier_analysis::monitors_compare::monitor_differences(base, new, &keys, report.level);
     Ok(report)
+}
+
+/// The stored calibrations of the machines (fingerprints) of `sessions`.
+pub fn calibrations_of<'a>(
+    store: &dyn Store,
+    sessions: impl IntoIterator<Item = &'a vernier_model::StoredSession>,
+) -> Result<Vec<vernier_model::Calibration>> {
+    let fingerprints: Vec<String> = sessions
+        .into_iter()
+        .map(|s| s.info.fingerprint.clone())
+        .collect();
+    store
+        .calibrations(&fingerprints)
+        .context("cannot read the calibrations")
 }

@@ -320,6 +320,15 @@ fn a_stored_bisection_has_a_page_with_its_answer_its_figure_and_its_steps() {
         .unwrap_or_else(|| panic!("{terminal}"));
     assert!(found.contains(&bisection.commits[2]), "{terminal}");
     assert!(page.contains(found), "{found} in {page}");
+    // How sure the whole bisection is, on the terminal and the page alike.
+    let confidence = terminal
+        .lines()
+        .find(|l| l.starts_with("confidence: ") && l.contains("% that this is the first bad"))
+        .unwrap_or_else(|| panic!("{terminal}"));
+    assert!(
+        page.contains(&confidence.replace('"', "&quot;")),
+        "{confidence} in {page}"
+    );
     // The steps as the figure of `bisect report --plot` and as tables, each commit's sessions
     // linked to their pages.
     assert!(

@@ -960,3 +960,61 @@ fn every_value_reaching_a_unit_is_checked_and_quoted() {
         ]
     );
 }
+
+/// `--bisect`: the after-boot unit of a bisection of kernels, a oneshot service running
+/// `bisect resume` and a timer that starts it once after every boot; verified by systemd.
+#[test]
+fn a_bisection_gets_a_verified_unit_that_resumes_after_every_boot() {
+    let (dir, db) = temp_db();
+    let units = dir.path().join("units");
+    let out = ok(vernier_no_input(&db)
+        .args(["schedule", "install", "kernel-bisect", "--bisect"])
+        .args(["--unit-dir", units.to_str().unwrap()])
+        .output()
+        .unwrap());
+    // Enabled, not started: started now, the timer would run a step at once.
+    assert!(
+        out.contains("systemctl enable vernier-kernel-bisect.timer") && !out.contains("--now"),
+        "{out}"
+    );
+    assert_eq!(
+        files(&units),
+        [
+            "vernier-kernel-bisect.service",
+            "vernier-kernel-bisect.timer"
+        ]
+    );
+    let service = std::fs::read_to_string(units.join("vernier-kernel-bisect.service")).unwrap();
+    let timer = std::fs::read_to_string(units.join("vernier-kernel-bisect.timer")).unwrap();
+    assert_eq!(
+        setting(&service, "ExecStart"),
+        [format!(
+            "{} --db {} bisect resume",
+            env!("CARGO_BIN_EXE_vernier"),
+            db.display()
+        )]
+    );
+    assert_eq!(setting(&service, "Type"), ["oneshot"]);
+    assert_eq!(setting(&timer, "OnBootSec"), ["5min"]);
+    assert!(setting(&timer, "OnCalendar").is_empty(), "{timer}");
+    verify(&[
+        units.join("vernier-kernel-bisect.service"),
+        units.join("vernier-kernel-bisect.timer"),
+    ]);
+    let listed = ok(vernier_no_input(&db)
+        .args(["schedule", "list", "--unit-dir", units.to_str().unwrap()])
+        .output()
+        .unwrap());
+    assert!(
+        listed.contains("kernel-bisect\t5min after boot"),
+        "{listed}"
+    );
+    let err = refused(
+        vernier_no_input(&db)
+            .args(["schedule", "install", "x", "--bisect", "--suite", "quick"])
+            .args(["--unit-dir", units.to_str().unwrap()])
+            .output()
+            .unwrap(),
+    );
+    assert!(err.contains("--suite"), "{err}");
+}

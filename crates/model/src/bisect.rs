@@ -27,6 +27,66 @@ pub struct Bisection {
     pub unbuildable: Vec<String>,
     /// Seconds spent building and booting so far (the sessions' own time is theirs).
     pub build_s: f64,
+    /// With `--boot`: the kernel booted for a step, awaiting its check or checked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel_boot: Option<KernelBoot>,
+    /// With `--boot`: every boot that did not bring up the kernel expected, with what was
+    /// found; a commit with [`BOOT_ATTEMPTS`] of them is skipped.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub boot_failures: Vec<BootFailure>,
+}
+
+/// How many boots of one commit's kernel may fail (a wrong kernel came up, the boot did not
+/// happen, the boot command failed) before the commit is skipped, as one whose build failed.
+pub const BOOT_ATTEMPTS: usize = 2;
+
+impl Bisection {
+    /// The boots of `commit` that failed so far.
+    pub fn boot_failures_of(&self, commit: &str) -> usize {
+        self.boot_failures
+            .iter()
+            .filter(|f| f.commit == commit)
+            .count()
+    }
+
+    /// Commits skipped because their kernel failed to come up [`BOOT_ATTEMPTS`] times.
+    pub fn unbootable(&self) -> Vec<&str> {
+        let mut out: Vec<&str> = Vec::new();
+        for f in &self.boot_failures {
+            if !out.contains(&f.commit.as_str())
+                && self.boot_failures_of(&f.commit) >= BOOT_ATTEMPTS
+            {
+                out.push(&f.commit);
+            }
+        }
+        out
+    }
+}
+
+/// A kernel booted for a step (`--boot`, docs/bisect.md "Kernels"): stored before the boot
+/// command runs, so that the `bisect resume` after the boot knows what it must find.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KernelBoot {
+    /// The commit whose kernel was booted.
+    pub commit: String,
+    /// The release the running kernel must report (`uname -r`), as the build said it.
+    pub release: String,
+    /// The boot id (random(4)) when the boot command ran: a boot changes it.
+    pub boot_id_before: String,
+    /// The boot id of the boot found running the right kernel: the steps of this commit
+    /// are measured while it runs. None: not checked yet.
+    pub booted: Option<String>,
+    /// Which attempt at booting this commit (1, 2, ...).
+    pub attempt: usize,
+}
+
+/// A boot that did not bring up the kernel expected.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BootFailure {
+    pub commit: String,
+    pub attempt: usize,
+    /// What was found, in words: the release running, or that no boot happened.
+    pub finding: String,
 }
 
 /// How a bisection builds and measures each commit and what it may spend: what `bisect start`
@@ -37,6 +97,10 @@ pub struct BisectTerms {
     pub build: Option<String>,
     /// The shell command run after a build to install and boot it (kernels).
     pub boot: Option<String>,
+    /// With `boot`: the shell command that prints, in the built tree, the release its kernel
+    /// reports (`uname -r`); none: `make -s kernelrelease`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel_release: Option<String>,
     /// What each session runs, as for `vernier run`.
     pub specs: Vec<String>,
     /// The metric followed; none: the configuration's primary metric.

@@ -27,7 +27,7 @@ pub mod validate;
 pub mod values;
 
 pub use benchmark::{BenchmarkInfo, MetricInfo};
-pub use bisect::{BisectTerms, Bisection, SessionLimits};
+pub use bisect::{BisectTerms, Bisection, BootFailure, KernelBoot, SessionLimits, BOOT_ATTEMPTS};
 pub use calibration::Calibration;
 pub use child::ChildSetup;
 pub use environment::Environment;

@@ -2,7 +2,7 @@
 //! pages): its commits by their short hash, its differences as signed percentages, and how it
 //! ended.
 
-use vernier_analysis::bisect::{BisectState, Call, Difference, Outcome};
+use vernier_analysis::bisect::{BisectState, Difference, Outcome};
 
 /// A commit's first 12 characters, as the bisection names commits.
 pub fn short(commit: &str) -> &str {
@@ -20,6 +20,19 @@ pub fn percent(d: &Difference, higher_is_better: bool) -> String {
     )
 }
 
+/// A probability close to 1 in percent, with the digits that tell it from 1: `99.2%`,
+/// `99.97%`, and `>99.99%` beyond.
+pub fn confidence_percent(p: f64) -> String {
+    let miss = (1.0 - p) * 100.0;
+    if miss < 0.005 {
+        ">99.99%".to_string()
+    } else if miss < 0.1 {
+        format!("{:.2}%", p * 100.0)
+    } else {
+        format!("{:.1}%", p * 100.0)
+    }
+}
+
 /// How the bisection ended, or what it measures next: one or two lines.
 pub fn outcome(st: &BisectState) -> Vec<String> {
     let hib = st.higher_is_better;
@@ -35,12 +48,7 @@ pub fn outcome(st: &BisectState) -> Vec<String> {
             share,
             partial,
         } => {
-            let decided = st
-                .plan
-                .steps
-                .iter()
-                .filter(|s| matches!(s.call, Call::Good | Call::Bad | Call::Partial))
-                .count();
+            let decided = st.plan.steps.iter().filter(|s| s.error.is_some()).count();
             vec![
                 format!(
                     "first bad commit: {} (commit {first_bad}): {} against {} (commit \
@@ -55,10 +63,14 @@ pub fn outcome(st: &BisectState) -> Vec<String> {
                         ""
                     }
                 ),
-                format!(
-                    "confidence: each of the {decided} calls rejected one end at 95% and not \
-                     the other (docs/bisect.md says how often the whole bisection is right)"
-                ),
+                match st.plan.confidence {
+                    Some(c) => format!(
+                        "confidence: {} that this is the first bad commit (each of the \
+                         {decided} calls that led to it right; docs/bisect.md, \"Confidence\")",
+                        confidence_percent(c)
+                    ),
+                    None => format!("confidence: {decided} calls led to it"),
+                },
             ]
         }
         Outcome::BudgetSpent {
@@ -84,5 +96,17 @@ pub fn outcome(st: &BisectState) -> Vec<String> {
              with 95% confidence"
                 .to_string(),
         ],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_confidence_keeps_the_digits_that_tell_it_from_certainty() {
+        assert_eq!(confidence_percent(0.9234), "92.3%");
+        assert_eq!(confidence_percent(0.9992), "99.92%");
+        assert_eq!(confidence_percent(0.999_999), ">99.99%");
     }
 }

@@ -21,6 +21,7 @@ fn bisection(created_at_ns: i64) -> Bisection {
         terms: BisectTerms {
             build: Some("make -j4".into()),
             boot: None,
+            kernel_release: None,
             specs: vec!["command:cmd=./app:shell=none".into()],
             metric: Some("user_time".into()),
             limits: SessionLimits {
@@ -36,6 +37,8 @@ fn bisection(created_at_ns: i64) -> Bisection {
         },
         unbuildable: Vec::new(),
         build_s: 0.0,
+        kernel_boot: None,
+        boot_failures: Vec::new(),
     }
 }
 

@@ -11,6 +11,7 @@ pub mod cpulist;
 pub mod environment;
 mod error;
 pub mod fd;
+pub mod kernel;
 pub mod limits;
 pub mod loadavg;
 pub mod meminfo;

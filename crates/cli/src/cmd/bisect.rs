@@ -8,7 +8,8 @@ use std::process::ExitCode;
 use anyhow::Result;
 use vernier_analysis::bisect::Call;
 use vernier_app::bisect::{
-    self as app, BisectEnd, BisectNotice, BisectState, JudgeEnd, JudgeRequest, StartRequest,
+    self as app, BisectEnd, BisectNotice, BisectState, JudgeEnd, JudgeRequest, ResumeOptions,
+    StartRequest,
 };
 use vernier_app::exit_status_after;
 use vernier_model::{BisectTerms, SessionLimits};
@@ -26,7 +27,13 @@ const DEFAULT_BUDGET_SESSIONS: u32 = 40;
 pub fn bisect(command: BisectCommand, db_arg: Option<&Path>) -> Result<ExitCode> {
     match command {
         BisectCommand::Start(args) => start(*args, db_arg),
-        BisectCommand::Resume => resume(db_arg),
+        BisectCommand::Resume(args) => resume(
+            db_arg,
+            ResumeOptions {
+                this_boot: args.this_boot,
+                boot_again: args.boot_again,
+            },
+        ),
         BisectCommand::Status => {
             let st = load(db_arg)?;
             print_state(&st, false)?;
@@ -68,7 +75,8 @@ fn start(args: BisectStartArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
         bad: args.bad,
         terms: BisectTerms {
             build: args.build,
-            boot: None,
+            boot: args.boot,
+            kernel_release: args.kernel_release,
             specs: args.specs,
             metric: args.metric,
             limits: args.limits.into(),
@@ -90,10 +98,10 @@ fn start(args: BisectStartArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
     if args.no_run {
         return Ok(ExitCode::SUCCESS);
     }
-    resume(db_arg)
+    resume(db_arg, ResumeOptions::default())
 }
 
-fn resume(db_arg: Option<&Path>) -> Result<ExitCode> {
+fn resume(db_arg: Option<&Path>, options: ResumeOptions) -> Result<ExitCode> {
     let location = db::location(db_arg)?;
     let mut signals = crate::session::signals();
     let mut progress = Progress::new(true);
@@ -115,10 +123,67 @@ fn resume(db_arg: Option<&Path>) -> Result<ExitCode> {
             short(&commit),
             sessions + 1
         ),
+        BisectNotice::Booting {
+            index,
+            commit,
+            release,
+            attempt,
+            log,
+        } => eprintln!(
+            "booting {} (commit {index}), which must come up as {release} (attempt {attempt}; \
+             output in {})",
+            short(&commit),
+            log.display()
+        ),
+        BisectNotice::KernelChecked {
+            index,
+            commit,
+            release,
+        } => eprintln!(
+            "the kernel running is {release}, of {} (commit {index})",
+            short(&commit)
+        ),
+        BisectNotice::BootFailed {
+            index,
+            failure,
+            skipped,
+        } => eprintln!(
+            "boot {} of {} (commit {index}) failed: {}; {}",
+            failure.attempt,
+            short(&failure.commit),
+            failure.finding,
+            if skipped {
+                "the commit is skipped"
+            } else {
+                "it is booted again"
+            }
+        ),
     };
-    match app::resume(&location, &mut signals, &mut progress, &mut notice)? {
+    match app::resume(&location, options, &mut signals, &mut progress, &mut notice)? {
         BisectEnd::Finished(st) => {
             print_state(&st, true)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        BisectEnd::AwaitingBoot {
+            index,
+            commit,
+            release,
+        } => {
+            outln!(
+                "waiting for the boot of {} (commit {index}) as {release}: `vernier bisect \
+                 resume` after it (the after-boot unit of `vernier schedule install NAME \
+                 --bisect`) checks the kernel and measures; if that boot will not happen, \
+                 `vernier bisect resume --boot-again` boots it again",
+                short(&commit)
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        BisectEnd::OtherKernel { index, commit } => {
+            outln!(
+                "the next step needs the kernel of {} (commit {index}): this boot's steps are \
+                 done",
+                short(&commit)
+            );
             Ok(ExitCode::SUCCESS)
         }
         BisectEnd::Interrupted { signal } => {
@@ -181,6 +246,48 @@ fn print_state(st: &BisectState, full: bool) -> Result<()> {
     if !b.unbuildable.is_empty() {
         let list: Vec<&str> = b.unbuildable.iter().map(|c| short(c)).collect();
         outln!("failed builds (skipped): {}", list.join(", "));
+    }
+    let unbootable = b.unbootable();
+    if !unbootable.is_empty() {
+        let list: Vec<&str> = unbootable.iter().map(|c| short(c)).collect();
+        outln!(
+            "kernels that did not come up (skipped): {}",
+            list.join(", ")
+        );
+    }
+    if let Ok(cache) = app::build_cache(b) {
+        if cache.commits > 0 {
+            outln!(
+                "build cache: {} commits built, {:.1} MB in {} (`bisect reset` removes it)",
+                cache.commits,
+                cache.bytes as f64 / 1e6,
+                cache.dir.display()
+            );
+        }
+    }
+    if let Some(kb) = &b.kernel_boot {
+        match &kb.booted {
+            Some(_) => outln!(
+                "kernel: {} of {} checked running",
+                kb.release,
+                short(&kb.commit)
+            ),
+            None => outln!(
+                "kernel: boot {} of {} as {} under way (boot id before: {})",
+                kb.attempt,
+                short(&kb.commit),
+                kb.release,
+                kb.boot_id_before
+            ),
+        }
+    }
+    for f in &b.boot_failures {
+        outln!(
+            "failed boot {} of {}: {}",
+            f.attempt,
+            short(&f.commit),
+            f.finding
+        );
     }
     if !st.plan.steps.is_empty() {
         outln!("steps:");

@@ -51,13 +51,7 @@ pub fn history(args: HistoryArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
         &selectors,
         settings.baseline.as_deref().unwrap_or_default(),
     )?;
-    let fingerprints: Vec<String> = sessions
-        .iter()
-        .map(|s| s.info.fingerprint.clone())
-        .collect();
-    let calibrations = store
-        .calibrations(&fingerprints)
-        .context("cannot read the calibrations")?;
+    let calibrations = crate::db::calibrations_of(store.as_ref(), &sessions)?;
     let report = vernier_analysis::history(&sessions, &filters, &settings, &calibrations)?;
     if report.series.is_empty() && !filters.is_empty() {
         anyhow::bail!(

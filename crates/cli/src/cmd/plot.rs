@@ -399,13 +399,7 @@ fn history_figure(
             }
         }
     }
-    let fingerprints: Vec<String> = sessions
-        .iter()
-        .map(|s| s.info.fingerprint.clone())
-        .collect();
-    let calibrations = store
-        .calibrations(&fingerprints)
-        .context("cannot read the calibrations")?;
+    let calibrations = crate::db::calibrations_of(store, &sessions)?;
     let settings = vernier_analysis::HistorySettings::default();
     let report = vernier_analysis::history(&sessions, &[], &settings, &calibrations)?;
     let series: Vec<&vernier_analysis::HistorySeries> = report

@@ -1,7 +1,8 @@
 //! `vernier schedule install|list|remove`: systemd units that run a suite on a calendar and
-//! after every boot (a service and its timer), or monitor latency continuously (a service
-//! restarted on failure). The units name this executable and the database by absolute path, so
-//! they run the same vernier on the same results whoever starts them (docs/farm.md).
+//! after every boot (a service and its timer), monitor latency continuously (a service
+//! restarted on failure), or continue a bisection of kernels after every boot. The units name
+//! this executable and the database by absolute path, so they run the same vernier on the same
+//! results whoever starts them (docs/farm.md).
 //!
 //! Units are only written and removed here; systemd is not asked to do anything (the commands
 //! to enable and disable them are printed), so installing needs no running systemd and a test
@@ -148,7 +149,10 @@ fn install(args: ScheduleInstallArgs, db_arg: Option<&Path>) -> Result<ExitCode>
         .rfind(|u| !u.private)
         .map(|u| u.file.as_str())
         .unwrap_or_default();
-    outln!("enable it with: systemctl{user} daemon-reload && systemctl{user} enable --now {start}");
+    // The after-boot unit of a bisection starts at the next boot, not now: started now, its
+    // timer (whose OnBootSec= has passed) would run a step at once.
+    let now = if args.bisect { "" } else { " --now" };
+    outln!("enable it with: systemctl{user} daemon-reload && systemctl{user} enable{now} {start}");
     if !system {
         outln!(
             "units of a user run only while the user is logged in, unless lingering is on: \
@@ -156,6 +160,48 @@ fn install(args: ScheduleInstallArgs, db_arg: Option<&Path>) -> Result<ExitCode>
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The after-boot units of a bisection of kernels (docs/bisect.md, "Kernels"): a oneshot
+/// service running `vernier bisect resume`, which checks the kernel the step booted and
+/// measures, builds and boots the next one; and a timer that starts it once after every boot,
+/// when the machine has settled (`OnBootSec=`).
+fn bisect_units(
+    args: &ScheduleInstallArgs,
+    base: &str,
+    vernier: &dyn Fn(&[String]) -> String,
+    network: &str,
+    environment_file: &str,
+    sync_line: &str,
+) -> Vec<Unit> {
+    let name = &args.name;
+    let run = vernier(&["bisect".to_string(), "resume".to_string()]);
+    vec![
+        Unit {
+            file: format!("{base}.service"),
+            text: format!(
+                "{MARKER}\n[Unit]\nDescription=vernier: the bisection's step after a boot \
+                 ({name})\n{network}\n\
+                 [Service]\nType=oneshot\n{environment_file}ExecStart={run}\n{sync_line}\
+                 # A step builds, measures and boots the next kernel; a build that hangs is\n\
+                 # stopped after --time-limit (systemd.service(5)).\n\
+                 TimeoutStartSec={limit}\nTimeoutStopSec=30min\n",
+                limit = seconds(args.time_limit),
+            ),
+            private: false,
+        },
+        Unit {
+            file: format!("{base}.timer"),
+            text: format!(
+                "{MARKER}\n[Unit]\nDescription=vernier: the bisection's step after every boot \
+                 ({name})\n\n\
+                 [Timer]\n# Once after every boot, when the machine has settled; no calendar.\n\
+                 OnBootSec={ON_BOOT_DELAY}\n\
+                 \n[Install]\nWantedBy=timers.target\n"
+            ),
+            private: false,
+        },
+    ]
 }
 
 /// The service (and for a suite the timer) that `args` describe.
@@ -252,6 +298,30 @@ fn units(
         .unwrap_or_default();
 
     let mut units = Vec::new();
+    if args.bisect {
+        if args.on_calendar.is_some() || args.sync_every.is_some() {
+            bail!("--bisect runs after every boot: --on-calendar and --sync-every are not for it");
+        }
+        units.extend(bisect_units(
+            args,
+            &base,
+            &vernier,
+            network,
+            &environment_file,
+            &sync_line,
+        ));
+        if !environment.is_empty() {
+            units.insert(
+                0,
+                Unit {
+                    file: env_file,
+                    text: format!("{MARKER}\n{}", environment.join("")),
+                    private: true,
+                },
+            );
+        }
+        return Ok(units);
+    }
     match (&args.suite, args.service) {
         (Some(_), None) if args.sync_every.is_some() => {
             bail!(
@@ -407,6 +477,9 @@ fn list(unit_dir_arg: Option<&Path>) -> Result<ExitCode> {
                 .unwrap_or_default();
             let when = match setting(&timer, "OnCalendar").map(|c| specifiers_unescaped(&c)) {
                 Some(calendar) => format!("{calendar}, and {ON_BOOT_DELAY} after boot"),
+                None if setting(&timer, "OnBootSec").is_some() => {
+                    format!("{ON_BOOT_DELAY} after boot")
+                }
                 None => "continuously".to_string(),
             };
             found.push(format!("{name}\t{when}\t{what}"));

@@ -149,6 +149,7 @@ pub fn stored_bisection(db: &Path) -> vernier_model::Bisection {
         terms: vernier_model::bisect::BisectTerms {
             build: Some("make".into()),
             boot: None,
+            kernel_release: None,
             specs: vec!["command".into()],
             metric: None,
             limits: vernier_model::bisect::SessionLimits::default(),
@@ -159,6 +160,8 @@ pub fn stored_bisection(db: &Path) -> vernier_model::Bisection {
         },
         unbuildable: Vec::new(),
         build_s: 12.0,
+        kernel_boot: None,
+        boot_failures: Vec::new(),
     };
     // Each session's runs spread by 0.5% around its level; the sessions of a commit a few
     // tenths of a percent apart.
