@@ -939,6 +939,11 @@ pub fn resume(
             SessionEnd::Ran(ran) => match ran.ending {
                 Ending::Completed | Ending::Ended => {}
                 Ending::Interrupted { signal } => return Ok(BisectEnd::Interrupted { signal }),
+                Ending::TimedOut { limit_s } => {
+                    return Err(bisect_error(format!(
+                        "the session at commit {commit} ran past its time limit of {limit_s:.0} s"
+                    )));
+                }
                 Ending::Failed { failures } => {
                     let list: Vec<String> = failures
                         .iter()

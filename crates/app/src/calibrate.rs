@@ -202,6 +202,11 @@ fn run_sessions(
                 Ending::Interrupted { .. } => {
                     return Ok(Sessions::Interrupted { in_session: true })
                 }
+                Ending::TimedOut { limit_s } => {
+                    return Err(failed(format!(
+                        "it ran past its time limit of {limit_s:.0} s"
+                    )));
+                }
                 Ending::Failed { failures } => {
                     let list: Vec<String> = failures
                         .iter()

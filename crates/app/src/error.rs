@@ -26,6 +26,8 @@ pub enum AppError {
     SeedWithoutInterleave,
     #[error("tag '{0}' is given twice")]
     TagTwice(String),
+    #[error("cannot start the watcher of the session's time limit: {0}")]
+    TimeLimitWatcher(std::io::Error),
     #[error(transparent)]
     Spec(#[from] vernier_model::SpecError),
     /// A benchmark of the user's own, named by a spec, that cannot describe itself.

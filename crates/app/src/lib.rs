@@ -30,7 +30,10 @@ pub mod signals;
 
 pub use busy::{BusyPolicy, IfBusy};
 pub use error::AppError;
-pub use request::{layered_settings, resolve_specs, SessionRequest, DEFAULT_SUITE};
+pub use request::{
+    default_time_limit_s, layered_settings, resolve_specs, SessionRequest, TimeLimit,
+    DEFAULT_SUITE, TIME_LIMIT_MARGIN_S,
+};
 pub use session::{run_session, Ending, Notice, Observer, RanSession, SessionEnd};
 pub use signals::{exit_status_after, OnSignal, SignalNotice, Signals};
 

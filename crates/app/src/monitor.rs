@@ -7,7 +7,7 @@
 
 use vernier_model::{parse_spec, SettingsLayer, StoppingRule};
 
-use crate::request::SessionRequest;
+use crate::request::{SessionRequest, TimeLimit};
 use crate::signals::OnSignal;
 use crate::AppError;
 
@@ -87,6 +87,8 @@ pub fn monitoring_session(request: MonitorRequest) -> Result<SessionRequest, App
         note: request.note,
         busy: Default::default(),
         on_signal: OnSignal::End,
+        // A monitor runs until it is stopped, or for its count of intervals.
+        time_limit: TimeLimit::Off,
     })
 }
 

@@ -33,6 +33,36 @@ pub struct SessionRequest {
     pub note: Option<String>,
     pub busy: BusyPolicy,
     pub on_signal: OnSignal,
+    /// How long the session may run before it is stopped (`run --time-limit`).
+    pub time_limit: TimeLimit,
+}
+
+/// How long a session may run, from the start of its first run, before it is stopped as the
+/// interrupt stops it, with a `time-limit` finding (`vernier run --time-limit`).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub enum TimeLimit {
+    /// From the session's budget ([`default_time_limit_s`]).
+    #[default]
+    FromBudget,
+    /// This many seconds.
+    Seconds(f64),
+    /// None: a monitor runs until it is told to stop.
+    Off,
+}
+
+/// The least margin of [`default_time_limit_s`] over a session's budget: room for what the
+/// budget does not bound (the first run of a configuration, allowed 10 minutes before its
+/// length is known; setup waits; a benchmark's preparation, such as compile's kernel tree).
+pub const TIME_LIMIT_MARGIN_S: f64 = 1_800.0;
+
+/// The time limit of a session of `configurations` configurations, each bounded by
+/// `max_time_s` (`max-time`, warmups included): that budget twice over, and at least the
+/// budget plus [`TIME_LIMIT_MARGIN_S`]. A session still running then is far beyond anything
+/// its settings allow (a run that never ends, a setup wait that never does) and would
+/// otherwise keep a scheduled machine for ever.
+pub fn default_time_limit_s(configurations: usize, max_time_s: f64) -> f64 {
+    let budget = configurations as f64 * max_time_s;
+    budget + budget.max(TIME_LIMIT_MARGIN_S)
 }
 
 /// The suite and the specs that `specs` and `suite` name: a suite's specs, the specs given, or
@@ -84,6 +114,15 @@ mod tests {
     fn suite(settings: &str) -> Suite {
         let text = format!("description = \"t\"\nspecs = [\"mock\"]\n[settings]\n{settings}\n");
         parse_suite("t", &text, SuiteSource::Builtin).unwrap()
+    }
+
+    #[test]
+    fn the_default_time_limit_doubles_the_budget_with_half_an_hour_at_least() {
+        // The quick suite: 4 configurations of at most 20 s.
+        assert_eq!(default_time_limit_s(4, 20.0), 80.0 + 1_800.0);
+        // 10 configurations of at most 10 minutes.
+        assert_eq!(default_time_limit_s(10, 600.0), 12_000.0);
+        assert_eq!(default_time_limit_s(0, 60.0), 1_800.0);
     }
 
     #[test]

@@ -16,6 +16,8 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::RecvTimeoutError;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -34,7 +36,9 @@ use vernier_sys::Roots;
 
 use crate::busy::{self, BusyPolicy, IfBusy};
 use crate::hooks::PerRunHooks;
-use crate::request::{layered_settings, resolve_specs, SessionRequest};
+use crate::request::{
+    default_time_limit_s, layered_settings, resolve_specs, SessionRequest, TimeLimit,
+};
 use crate::signals::{Leaving, OnSignal, Signals};
 use crate::{database, host, AppError};
 
@@ -110,6 +114,11 @@ pub enum Ending {
     },
     /// A signal ended it as [`OnSignal::End`] says: the way monitoring ends.
     Ended,
+    /// It ran past its time limit (`limit_s` seconds, [`crate::TimeLimit`]) and was stopped
+    /// as an interrupt stops it, with a `time-limit` finding.
+    TimedOut {
+        limit_s: f64,
+    },
 }
 
 /// A request checked into what runs: nothing in the database or on the system has changed.
@@ -117,6 +126,8 @@ pub(crate) struct Checked {
     suite: Option<Suite>,
     plan: Plan,
     run_timeout_s: Option<f64>,
+    /// The session's time limit, seconds (`None`: none).
+    time_limit_s: Option<f64>,
     tags: BTreeMap<String, String>,
     monitors: Vec<MonitorSpec>,
     loads: LoadPlan,
@@ -200,7 +211,7 @@ pub fn run_session(
         work_root: Some(work_root),
         profiler: checked.profiler.clone(),
     };
-    let outcome = measure(
+    let (outcome, timed_out) = measure(
         &checked,
         options,
         guard,
@@ -208,10 +219,16 @@ pub fn run_session(
         &interrupt,
         observer,
     )?;
+    if let (true, Some(limit_s)) = (timed_out, checked.time_limit_s) {
+        store.add_finding(outcome.session, &time_limit_finding(limit_s))?;
+    }
 
     let session = database::load_for_display(store.as_ref(), outcome.session, Load::DISTRIBUTIONS)
         .map_err(|e| AppError::ReadBack(Box::new(e)))?;
     let ending = match outcome.status {
+        SessionStatus::Interrupted if timed_out => Ending::TimedOut {
+            limit_s: checked.time_limit_s.unwrap_or_default(),
+        },
         SessionStatus::Interrupted if request.on_signal == OnSignal::End => Ending::Ended,
         SessionStatus::Interrupted => Ending::Interrupted {
             signal: interrupt.signal(),
@@ -230,10 +247,64 @@ pub fn run_session(
     }))
 }
 
+/// The finding of a session stopped at its time limit of `limit_s` seconds.
+fn time_limit_finding(limit_s: f64) -> Finding {
+    Finding::new(
+        "time-limit",
+        vernier_model::Severity::Warning,
+        "the session ran past its time limit and was stopped",
+        format!(
+            "still running after {limit_s:.0} s (--time-limit; by default twice the session's \
+             budget of max-time per configuration, and at least that plus 30 minutes): a run \
+             or a setup wait that did not end; the runs completed before are stored"
+        ),
+    )
+    .with_fix("find what hung (the last run's configuration), or give a longer --time-limit")
+}
+
 /// Runs the checked plan through the engine, with the setup `guard` holds and the loads
 /// around every measured run, then ends the loads and restores the system, also when the
-/// engine failed.
+/// engine failed. Past the session's time limit, a watcher requests the interrupt, which
+/// stops it as a signal would; the second value says whether it did.
 fn measure(
+    checked: &Checked,
+    options: SessionOptions,
+    mut guard: Option<SetupGuard>,
+    store: &mut dyn Store,
+    interrupt: &Arc<Interrupt>,
+    observer: &mut dyn Observer,
+) -> Result<(SessionOutcome, bool), AppError> {
+    let timed_out = Arc::new(AtomicBool::new(false));
+    let (done, wait) = std::sync::mpsc::channel::<()>();
+    let watcher = match checked.time_limit_s {
+        Some(limit_s) => {
+            let (interrupt, timed_out) = (Arc::clone(interrupt), Arc::clone(&timed_out));
+            let limit = Duration::from_secs_f64(limit_s);
+            Some(
+                std::thread::Builder::new()
+                    .name("time limit".into())
+                    .spawn(move || {
+                        if let Err(RecvTimeoutError::Timeout) = wait.recv_timeout(limit) {
+                            timed_out.store(true, Ordering::SeqCst);
+                            interrupt.request();
+                        }
+                    })
+                    .map_err(AppError::TimeLimitWatcher)?,
+            )
+        }
+        None => None,
+    };
+    let outcome = measure_until_stopped(checked, options, guard.take(), store, interrupt, observer);
+    drop(done);
+    if let Some(watcher) = watcher {
+        // It only waits on the channel, which is closed now.
+        let _ = watcher.join();
+    }
+    Ok((outcome?, timed_out.load(Ordering::SeqCst)))
+}
+
+/// [`measure`] without the time limit.
+fn measure_until_stopped(
     checked: &Checked,
     options: SessionOptions,
     mut guard: Option<SetupGuard>,
@@ -348,10 +419,19 @@ pub(crate) fn check(
         }
     }
     let exe = std::env::current_exe().map_err(AppError::Executable)?;
+    let time_limit_s = match request.time_limit {
+        TimeLimit::FromBudget => Some(default_time_limit_s(
+            plan.configurations.len(),
+            plan.settings.max_time_s,
+        )),
+        TimeLimit::Seconds(s) => Some(s),
+        TimeLimit::Off => None,
+    };
     Ok(Checked {
         suite,
         plan,
         run_timeout_s,
+        time_limit_s,
         tags,
         monitors,
         loads,

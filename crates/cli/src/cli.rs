@@ -247,6 +247,13 @@ pub struct RunArgs {
     /// least 60; 600 at first]
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub run_timeout: Option<f64>,
+
+    /// Stop the session if it is still running after this long (from its first run), with a
+    /// time-limit finding and exit status 2: a duration (90m, 6h) or off [default: twice the
+    /// session's budget, --max-time times its configurations, and at least the budget plus
+    /// 30m]
+    #[arg(long, value_name = "DURATION|off", value_parser = parse_time_limit)]
+    pub time_limit: Option<TimeLimitArg>,
     /// The stopping rule's interval: confidence-sequence (anytime-valid) or fixed-n (the old
     /// rule, for measuring its coverage) [default: confidence-sequence]
     #[arg(long, value_name = "RULE", hide = true)]
@@ -1272,6 +1279,26 @@ fn duration_s(text: &str) -> Option<f64> {
         Err(_) => humantime::parse_duration(t).ok()?.as_secs_f64(),
     };
     (seconds.is_finite() && (0.0..=MAX_DURATION_S).contains(&seconds)).then_some(seconds)
+}
+
+/// `run --time-limit`: a duration, or none at all.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum TimeLimitArg {
+    Seconds(f64),
+    Off,
+}
+
+fn parse_time_limit(text: &str) -> Result<TimeLimitArg, String> {
+    if text.trim() == "off" {
+        return Ok(TimeLimitArg::Off);
+    }
+    parse_duration(text)
+        .map(TimeLimitArg::Seconds)
+        .map_err(|_| {
+            format!(
+                "'{text}' is not a time limit: a duration greater than 0 {DURATION_FORMS}, or off"
+            )
+        })
 }
 
 /// A duration greater than 0 ([`duration_s`]), in seconds.

@@ -91,6 +91,14 @@ pub fn print_end(end: SessionEnd) -> Result<ExitCode> {
             eprintln!("interrupted: the completed runs are stored");
             Ok(ExitCode::from(exit_status_after(signal)))
         }
+        Ending::TimedOut { limit_s } => {
+            eprintln!(
+                "stopped: the session ran past its time limit of {} (--time-limit); the \
+                 completed runs are stored, with a time-limit finding",
+                vernier_report::units::duration_s(limit_s)
+            );
+            Ok(ExitCode::from(2))
+        }
         Ending::Failed { failures } => {
             for (label, error) in &failures {
                 eprintln!("error: {label}: {error}");

@@ -620,3 +620,53 @@ fn a_bimodal_result_is_flagged_and_its_interval_not_trusted() {
         .success()
         .stdout(predicate::str::contains("not to be trusted"));
 }
+
+/// A session still running at its `--time-limit` is stopped as an interrupt stops it: the run
+/// in progress is killed, the completed runs are kept, and the session carries a `time-limit`
+/// finding; the command says so and exits with status 2.
+#[test]
+fn a_session_past_its_time_limit_is_stopped_with_a_finding() {
+    let (_dir, db) = temp_db();
+    let out = vernier(&db)
+        .args([
+            "run",
+            "mock:sleep=0.3",
+            "--warmup",
+            "0",
+            "--min-runs",
+            "500",
+            "--max-runs",
+            "500",
+            "--max-time",
+            "1h",
+            "--time-limit",
+            "2s",
+            "--quiet",
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("ran past its time limit of 2 s (--time-limit)"),
+        "{stderr}"
+    );
+    let c = &show_json(&db, "latest")[0];
+    assert_eq!(c["stop_reason"], "interrupted");
+    assert!(c["n"].as_u64().unwrap() < 500);
+    let findings: String = rusqlite::Connection::open(&db)
+        .unwrap()
+        .query_row("SELECT findings FROM sessions", [], |r| r.get(0))
+        .unwrap();
+    assert!(findings.contains("\"time-limit\""), "{findings}");
+
+    // A limit that is not a duration is refused, naming what is valid.
+    vernier(&db)
+        .args(["run", "mock", "--time-limit", "soon"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "'soon' is not a time limit: a duration greater than 0",
+        ))
+        .stderr(predicate::str::contains("or off"));
+}

@@ -191,6 +191,17 @@ pub trait Store: Recorder<Error = StoreError> + Send {
         after: Option<RunCursor>,
         limit: usize,
     ) -> Result<(StoredSession, Option<RunCursor>), StoreError>;
+    /// [`Store::load_session_page`] with everything stored, as a copy into another store reads
+    /// it: the histograms are passed on as stored ([`RunsPage`]), not decoded.
+    fn copy_page(
+        &self,
+        id: Uuid,
+        after: Option<RunCursor>,
+        limit: usize,
+    ) -> Result<(RunsPage, Option<RunCursor>), StoreError>;
+    /// [`Store::load_session_runs`] with everything stored, as a copy into another store reads
+    /// it ([`RunsPage`]).
+    fn copy_runs(&self, id: Uuid, runs: &BTreeSet<Uuid>) -> Result<RunsPage, StoreError>;
     /// The sessions that carry every one of `tags` (`key`, `value`), oldest first. With no
     /// tags, every session.
     fn find_sessions_by_tags(&self, tags: &[(String, String)]) -> Result<Vec<Uuid>, StoreError>;
@@ -361,6 +372,12 @@ pub trait Import {
     /// yet. They are checked as [`Import::session`] checks a session's runs. Returns how many
     /// it stored.
     fn add_runs(&mut self, part: &StoredSession) -> Result<usize, StoreError>;
+    /// [`Import::add_runs`] for runs read from another store ([`Store::copy_page`]), their
+    /// histograms stored as that store keeps them.
+    fn add_page(&mut self, page: &RunsPage) -> Result<usize, StoreError>;
+    /// [`Import::extend`] with runs read from another store ([`Store::copy_runs`]), their
+    /// histograms stored as that store keeps them.
+    fn extend_page(&mut self, page: &RunsPage) -> Result<Extension, StoreError>;
     /// Records `owner` as the process that records session `id`, stored here while still
     /// being recorded (a copy of it: [`copy_sessions`]), so that on the session's own machine
     /// the copy reads `running` while that process lives, and `abandoned` once it is gone, as
@@ -376,6 +393,45 @@ pub trait Import {
     fn report(&self) -> ImportReport;
     /// Commits everything stored since [`Store::importer`].
     fn commit(self: Box<Self>) -> Result<ImportReport, StoreError>;
+}
+
+/// A session with some of its runs as a copy reads them from one store to store them in
+/// another ([`Store::copy_page`], [`Import::add_page`]): the runs' histograms stay as the
+/// source stores them (their buckets in HdrHistogram's V2 + DEFLATE encoding, the same in
+/// both engines), so a copy neither decodes nor encodes them; `session`'s runs have none of
+/// their own.
+#[derive(Debug, Clone)]
+pub struct RunsPage {
+    pub session: StoredSession,
+    histograms: records::histograms::StoredHistograms,
+}
+
+impl RunsPage {
+    /// The runs of the page, warmups included.
+    pub fn runs(&self) -> usize {
+        self.session
+            .configurations
+            .iter()
+            .map(|c| c.runs.len())
+            .sum()
+    }
+
+    /// Changes every run of the page with `change`, its histograms following it to the id
+    /// `change` gives it: how a generator of long sessions makes copies of recorded runs
+    /// (crates/store/examples/long_session.rs) without decoding their histograms.
+    pub fn change_runs(&mut self, mut change: impl FnMut(&mut vernier_model::RunRecord)) {
+        let mut histograms = records::histograms::StoredHistograms::new();
+        for configuration in &mut self.session.configurations {
+            for run in &mut configuration.runs {
+                let id = run.id;
+                change(run);
+                if let Some(rows) = self.histograms.get(&id) {
+                    histograms.insert(run.id, rows.clone());
+                }
+            }
+        }
+        self.histograms = histograms;
+    }
 }
 
 /// Where [`Store::load_session_page`] goes on: after the run it read last, by its key in the

@@ -10,12 +10,14 @@
 //! recorded since ([`Store::extend_session`]), and the one after it has ended its final status.
 //! Such a step reads of the source only the runs the target lacks ([`Store::load_session_runs`]).
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, HashMap};
 
 use uuid::Uuid;
 use vernier_model::{SessionStatus, Texts};
 
-use crate::{Import, Load, SessionHeader, Store, StoreError};
+use vernier_sys::process::ProcessIdentity;
+
+use crate::{Extension, Import, Load, RunsPage, SessionHeader, Store, StoreError};
 
 /// What happened to one session of the source, in the order of the source (oldest first).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -167,34 +169,72 @@ where
     }
     // Only the runs the target lacks are read and written: a latency monitor's session holds a
     // run per interval, some 100,000 in a year, of which a sync adds the few recorded since
-    // the last one.
-    let lacking: BTreeSet<Uuid> = source.runs.difference(&target.runs).copied().collect();
-    let mut session = from.load_session_runs(id, Load::ALL, &lacking)?;
-    // A session recorded before vernier escaped what it records holds its texts raw; the
-    // target refuses them (vernier_model::text).
-    session.escape_controls();
-    let extension = with_retries(|| {
-        vernier_model::validate::check_session(&session)
-            .map_err(|e| StoreError::Invalid(e.to_string()))?;
-        let runs = session.configurations.iter().map(|c| c.runs.len()).sum();
-        let mut import = to.importer(runs)?;
-        let extension = import.extend(&session)?;
-        // A copy stored before the owner was copied gets it now.
-        if let (true, Some(owner)) = (running && extension.extended, &header.owner) {
-            import.set_owner(id, owner)?;
+    // the last one; a copy stopped midway ([`copy_one`]) lacks the rest of the session, which
+    // is added [`RUNS_PER_PART`] runs a transaction, the end with the last part.
+    let lacking: Vec<Uuid> = source.runs.difference(&target.runs).copied().collect();
+    let parts = lacking.chunks(RUNS_PER_PART).count().max(1);
+    let mut total = Extension::default();
+    for (at, part) in lacking
+        .chunks(RUNS_PER_PART)
+        .chain(lacking.is_empty().then_some(&[][..]))
+        .enumerate()
+    {
+        let mut page = from.copy_runs(id, &part.iter().copied().collect())?;
+        // A session recorded before vernier escaped what it records holds its texts raw; the
+        // target refuses them (vernier_model::text).
+        page.session.escape_controls();
+        if at + 1 < parts {
+            still_recorded(&mut page.session.info);
         }
-        import.commit()?;
-        Ok(extension)
-    })?;
-    Ok(if extension.extended {
+        let extension = store_part(
+            to,
+            &page,
+            running.then_some(header.owner.as_ref()).flatten(),
+        )?;
+        if !extension.extended {
+            break;
+        }
+        total.extended = true;
+        total.runs += extension.runs;
+    }
+    Ok(if total.extended {
         SyncStep::Extended {
             id,
-            runs: extension.runs,
+            runs: total.runs,
             running,
         }
     } else {
         // Another copy ended it in the target meanwhile.
         SyncStep::Present { id }
+    })
+}
+
+/// Marks `info` as a session still being recorded: how a session copied in parts is stored
+/// until its last part, which brings its end ([`copy_one`]), so that a copy stopped midway
+/// is followed by the next as a session recorded further.
+fn still_recorded(info: &mut vernier_model::SessionInfo) {
+    info.status = SessionStatus::Running;
+    info.ended_at_ns = None;
+}
+
+/// Stores `page` of a session the target holds as still being recorded, in a transaction of
+/// its own ([`Import::extend_page`]), with the process that records it (`owner`).
+fn store_part<T: Store + ?Sized>(
+    to: &mut T,
+    page: &RunsPage,
+    owner: Option<&ProcessIdentity>,
+) -> Result<Extension, StoreError> {
+    with_retries(|| {
+        vernier_model::validate::check_session(&page.session)
+            .map_err(|e| StoreError::Invalid(e.to_string()))?;
+        let mut import = to.importer(page.runs())?;
+        let extension = import.extend_page(page)?;
+        // A copy stored before the owner was copied gets it now.
+        if let (true, Some(owner)) = (extension.extended, owner) {
+            import.set_owner(page.session.info.id, owner)?;
+        }
+        import.commit()?;
+        Ok(extension)
     })
 }
 
@@ -211,14 +251,21 @@ fn with_retries<R>(mut store: impl FnMut() -> Result<R, StoreError>) -> Result<R
     }
 }
 
-/// How many runs a copy reads from the source and stores at once: the memory of a copy is
-/// bounded by this many runs (with their monitor data, a few KB each), whatever the size of
-/// the session.
-const RUNS_PER_PART: usize = 5_000;
+/// How many runs a copy reads from the source and stores at once, each part in a transaction
+/// of its own: the memory of a copy is bounded by this many runs with their histograms and
+/// monitor data, whatever the size of the session, and a copy stopped midway loses at most
+/// one part's work. A latency monitor's run (an interval, with the default monitors' time
+/// series) takes some 100 KB while it is copied, decoded and as the statement's values: 5,000
+/// runs made a copy of 550 MB.
+const RUNS_PER_PART: usize = 1_000;
 
-/// Copies one session and the kernel configuration it refers to, in one transaction of the
-/// target, [`RUNS_PER_PART`] runs at a time: the session with its configurations first, then
-/// its runs part by part ([`Store::load_session_page`]); a session still being recorded with
+/// Copies one session and the kernel configuration it refers to, [`RUNS_PER_PART`] runs at a
+/// time, each part in a transaction of its own: the session with its configurations and its
+/// first part, then the others ([`Store::copy_page`]). A session of more than one part is
+/// stored as still being recorded until its last part brings its end, so that a copy stopped
+/// midway (a network outage, Ctrl-C, the machine going down) leaves the parts it committed,
+/// and the next copy follows the session as any session recorded further ([`follow`]):
+/// nothing is lost and nothing is copied twice. A session still being recorded is stored with
 /// the process that records it ([`Import::set_owner`]).
 fn copy_one<F, T>(from: &F, to: &mut T, header: &SessionHeader) -> Result<SyncStep, StoreError>
 where
@@ -242,38 +289,59 @@ where
             kernel_configs.insert(sha256.clone(), text);
         }
     }
+    let running = session.info.status == SessionStatus::Running;
+    let owner = running.then_some(header.owner.as_ref()).flatten();
+    let (mut first, mut next) = from.copy_page(id, None, RUNS_PER_PART)?;
+    first.session.escape_controls();
+    let mut begun = session.clone();
+    if next.is_some() {
+        still_recorded(&mut begun.info);
+    }
     let mut attempt = 0;
     let imported = with_retries(|| {
         attempt += 1;
-        // A retry follows a lost race: the other copy may have stored the session whole.
+        // A retry follows a lost race: the other copy may have stored the session.
         if attempt > 1 && to.resolve(&id.to_string()).is_ok() {
             return Ok(None);
         }
         // Checked whole before the transaction starts, as import_sessions does.
         vernier_model::validate::check_kernel_configs(&kernel_configs)
             .map_err(|e| StoreError::Invalid(e.to_string()))?;
-        let mut import = to.importer(0)?;
+        let mut import = to.importer(first.runs())?;
         for (sha256, text) in &kernel_configs {
             import.kernel_config(sha256, text)?;
         }
-        let runs = copy_parts(from, import.as_mut(), &session)?;
-        if runs.is_some() {
-            if let (SessionStatus::Running, Some(owner)) = (session.info.status, &header.owner) {
-                import.set_owner(id, owner)?;
-            }
-            import.commit()?;
+        let imported = import.report().imported;
+        import.session(&begun)?;
+        if import.report().imported == imported {
+            return Ok(None);
         }
-        Ok(runs)
+        let runs = import.add_page(&first)?;
+        if let Some(owner) = owner {
+            import.set_owner(id, owner)?;
+        }
+        import.commit()?;
+        Ok(Some(runs))
     })?;
-    Ok(if let Some(runs) = imported {
-        SyncStep::Copied {
-            id,
-            runs,
-            running: session.info.status == SessionStatus::Running,
+    let Some(mut runs) = imported else {
+        return Ok(SyncStep::Present { id });
+    };
+    drop(first);
+    while let Some(cursor) = next {
+        let (mut page, after) = from.copy_page(id, Some(cursor), RUNS_PER_PART)?;
+        page.session.escape_controls();
+        next = after;
+        if next.is_some() {
+            still_recorded(&mut page.session.info);
         }
-    } else {
-        SyncStep::Present { id }
-    })
+        let extension = store_part(to, &page, owner)?;
+        if !extension.extended {
+            // Another copy stored the rest and ended it meanwhile.
+            break;
+        }
+        runs += extension.runs;
+    }
+    Ok(SyncStep::Copied { id, runs, running })
 }
 
 /// Stores session `id` of `from` through `import` (one transaction of another store) with the
@@ -325,9 +393,9 @@ fn copy_parts<F: Store + ?Sized>(
     let id = session.info.id;
     let (mut runs, mut after) = (0, None);
     loop {
-        let (mut part, next) = from.load_session_page(id, Load::ALL, after, RUNS_PER_PART)?;
-        part.escape_controls();
-        runs += import.add_runs(&part)?;
+        let (mut part, next) = from.copy_page(id, after, RUNS_PER_PART)?;
+        part.session.escape_controls();
+        runs += import.add_page(&part)?;
         match next {
             Some(cursor) => after = Some(cursor),
             None => break,

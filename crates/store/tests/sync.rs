@@ -839,3 +839,110 @@ fn pages_of_a_session_bring_its_profiled_runs_once() {
         assert!(page.configurations[0].profiles.is_empty());
     }
 }
+
+/// A first copy of a long session goes in parts of 1,000 runs, each committed: a copy that
+/// fails in the middle (here a trigger of the target refuses the run of index 7,500, as a
+/// server going away would end it) keeps the parts it stored, the session reading as still
+/// being recorded, and the next copy stores the rest and the end, every run once; the
+/// histograms arrive as the source stores them, on both engines.
+#[test]
+fn a_first_copy_stopped_midway_keeps_its_parts_and_the_next_stores_the_rest_once() {
+    for db in databases("a_first_copy_stopped_midway_keeps_its_parts") {
+        let engine = db.engine();
+        let dir = tempfile::tempdir().unwrap();
+        let mut source = open(&dir, "machine.db");
+        let values: Vec<f64> = (1..=12_001).map(f64::from).collect();
+        let mut session = stored_session(1_000, &values);
+        // One run in 500 has a histogram (encoding one costs milliseconds), one of them traced.
+        for (run, i) in session.configurations[0]
+            .runs
+            .iter_mut()
+            .step_by(500)
+            .zip(0u64..)
+        {
+            run.histograms = vec![RunHistogram {
+                quantity: "latency".into(),
+                thread: 1,
+                cpu: None,
+                count: 2,
+                min_ns: 900 + i,
+                max_ns: 5_000 + i,
+                max_index: None,
+                sum_ns: 5_900 + 2 * i,
+                overflows: 0,
+                missed: 1,
+                buckets: vec![(900 + i, 1), (5_000 + i, 1)],
+                trace: (i == 3).then(|| {
+                    Box::new(vernier_model::ThreadTrace {
+                        threshold_ns: 4_000,
+                        latency_ns: 5_000,
+                        expiry_ns: 10_000,
+                        wake_ns: 15_000,
+                        tid: 9,
+                        absent_events: Vec::new(),
+                        truncated: false,
+                        events: Vec::new(),
+                    })
+                }),
+            }];
+        }
+        source
+            .import_sessions(std::slice::from_ref(&session), &BTreeMap::new())
+            .unwrap();
+        let id = session.info.id;
+        let mut target =
+            vernier_store::open(&Location::parse(db.arg()).unwrap(), Access::Create).unwrap();
+        let stop = match engine {
+            "sqlite" => {
+                "CREATE TRIGGER stop_copy BEFORE INSERT ON runs WHEN NEW.idx = 7500 \
+                 BEGIN SELECT RAISE(ABORT, 'the copy is stopped here'); END"
+            }
+            _ => {
+                "CREATE FUNCTION stop_copy() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN \
+                 IF NEW.idx = 7500 THEN RAISE EXCEPTION 'the copy is stopped here'; END IF; \
+                 RETURN NEW; END $$; CREATE TRIGGER stop_copy BEFORE INSERT ON runs \
+                 FOR EACH ROW EXECUTE FUNCTION stop_copy()"
+            }
+        };
+        db.execute(stop);
+        let error = copy_sessions(&source, target.as_mut(), |_| {}).unwrap_err();
+        assert!(
+            error.to_string().contains("stopped here"),
+            "{engine}: {error}"
+        );
+        // The first seven parts are there, the eighth is not; the session is not ended.
+        assert_eq!(db.count("runs"), 7_000, "{engine}");
+        assert_eq!(db.count("run_histograms"), 14, "{engine}");
+        let header = target.session_headers().unwrap().remove(0);
+        assert_eq!(header.id, id);
+        assert_eq!(header.ended_at_ns, None, "{engine}");
+        assert_ne!(header.status, SessionStatus::Completed, "{engine}");
+
+        db.execute(match engine {
+            "sqlite" => "DROP TRIGGER stop_copy",
+            _ => "DROP TRIGGER stop_copy ON runs; DROP FUNCTION stop_copy()",
+        });
+        let (report, steps) = copy_to(&source, target.as_mut());
+        assert_eq!(
+            steps,
+            [SyncStep::Extended {
+                id,
+                runs: 5_001,
+                running: false
+            }],
+            "{engine}"
+        );
+        assert_eq!(report.added_runs, 5_001);
+        assert_eq!(db.count("runs"), 12_001, "{engine}");
+        assert_eq!(db.count("run_histograms"), 25, "{engine}");
+        assert_eq!(db.count("run_traces"), 1, "{engine}");
+        assert_eq!(
+            target.load_session(id, Load::ALL).unwrap(),
+            source.load_session(id, Load::ALL).unwrap(),
+            "{engine}"
+        );
+        // Nothing more to do.
+        let (report, _) = copy_to(&source, target.as_mut());
+        assert_eq!((report.present, report.added_runs), (1, 0), "{engine}");
+    }
+}

@@ -4,10 +4,10 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::Result;
-use vernier_app::{OnSignal, SessionRequest};
+use vernier_app::{OnSignal, SessionRequest, TimeLimit};
 use vernier_model::SettingsLayer;
 
-use crate::cli::RunArgs;
+use crate::cli::{RunArgs, TimeLimitArg};
 use crate::db;
 use crate::progress::Progress;
 
@@ -52,5 +52,10 @@ fn request(args: RunArgs) -> SessionRequest {
         note: args.note,
         busy: args.busy.into(),
         on_signal: OnSignal::Interrupt,
+        time_limit: match args.time_limit {
+            Some(TimeLimitArg::Seconds(s)) => TimeLimit::Seconds(s),
+            Some(TimeLimitArg::Off) => TimeLimit::Off,
+            None => TimeLimit::FromBudget,
+        },
     }
 }

@@ -12,7 +12,7 @@ use vernier_model::{RunHistogram, ThreadTrace};
 
 use super::codec::corrupt;
 use super::read::RunsOf;
-use crate::sql::{args, Sql};
+use crate::sql::{args, Columns, Sql};
 use crate::StoreError;
 
 /// A count or time as an INTEGER or BIGINT column (a signed 64-bit number).
@@ -21,26 +21,74 @@ fn column(what: &str, value: u64) -> Result<i64, StoreError> {
         .map_err(|_| StoreError::Invalid(format!("histogram {what} {value} exceeds 2^63 - 1")))
 }
 
-/// The histograms of a run as their rows store them: each checked, with its buckets encoded.
-pub(crate) struct Encoded<'a> {
-    rows: Vec<(&'a RunHistogram, Vec<u8>)>,
+/// One row of `run_histograms` (with its row of `run_traces`, if any) as stored: the facts in
+/// their columns and the buckets encoded. A copy into another store passes these on as they
+/// are ([`crate::RunsPage`]): both engines keep the same encoding (a BLOB in SQLite, a BYTEA in
+/// PostgreSQL), and decoding and encoding a histogram again costs some 2 ms each way (its
+/// whole array of counts, megabytes, is cleared and compressed), most of a latency session's
+/// copy.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct StoredHistogram {
+    quantity: String,
+    thread: u32,
+    cpu: Option<u32>,
+    count: i64,
+    min_ns: i64,
+    max_ns: i64,
+    max_index: Option<i64>,
+    sum_ns: i64,
+    overflows: i64,
+    missed: i64,
+    buckets: Vec<u8>,
+    trace: Option<StoredTrace>,
 }
 
+/// A row of `run_traces`: the traced latency, its count of events and the compressed trace.
+#[derive(Debug, Clone, PartialEq)]
+struct StoredTrace {
+    latency_ns: i64,
+    events: i64,
+    trace: Vec<u8>,
+}
+
+/// The histograms of runs as stored, by run id ([`read_stored`]).
+pub(crate) type StoredHistograms = HashMap<uuid::Uuid, Vec<StoredHistogram>>;
+
 /// Checks and encodes the histograms of run `run_id` for [`insert_all`].
-pub(crate) fn encode_all<'a>(
+pub(crate) fn encode_all(
     run_id: &uuid::Uuid,
-    histograms: &'a [RunHistogram],
-) -> Result<Encoded<'a>, StoreError> {
-    let rows = histograms
+    histograms: &[RunHistogram],
+) -> Result<Vec<StoredHistogram>, StoreError> {
+    histograms
         .iter()
         .map(|h| {
             h.check()
                 .map_err(|e| StoreError::Invalid(format!("run {run_id}: {h}: {e}")))?;
             let buckets = encode(&h.buckets).map_err(|e| StoreError::Invalid(e.to_string()))?;
-            Ok((h, buckets))
+            let trace = match &h.trace {
+                Some(trace) => Some(StoredTrace {
+                    latency_ns: column("traced latency", trace.latency_ns)?,
+                    events: i64::try_from(trace.events.len()).unwrap_or(i64::MAX),
+                    trace: encode_trace(trace)?,
+                }),
+                None => None,
+            };
+            Ok(StoredHistogram {
+                quantity: h.quantity.clone(),
+                thread: h.thread,
+                cpu: h.cpu,
+                count: column("count", h.count)?,
+                min_ns: column("min", h.min_ns)?,
+                max_ns: column("max", h.max_ns)?,
+                max_index: h.max_index.map(|i| column("max index", i)).transpose()?,
+                sum_ns: column("sum", h.sum_ns)?,
+                overflows: column("overflows", h.overflows)?,
+                missed: column("missed", h.missed)?,
+                buckets,
+                trace,
+            })
         })
-        .collect::<Result<_, StoreError>>()?;
-    Ok(Encoded { rows })
+        .collect()
 }
 
 /// The columns of `run_histograms`, in the order [`insert_all`] gives their values.
@@ -60,26 +108,26 @@ const COLUMNS: [&str; 12] = [
 ];
 
 /// Stores the histograms of runs, each given with its run's key, in one [`Sql::insert_rows`].
-pub(crate) fn insert_all<'a, 'h: 'a>(
+pub(crate) fn insert_all<'a>(
     tx: &mut dyn Sql,
-    runs: impl Iterator<Item = (i64, &'a Encoded<'h>)>,
+    runs: impl Iterator<Item = (i64, &'a [StoredHistogram])>,
 ) -> Result<(), StoreError> {
     let mut params = Vec::new();
-    for (run_key, encoded) in runs {
-        for (h, buckets) in &encoded.rows {
+    for (run_key, rows) in runs {
+        for h in rows {
             params.extend_from_slice(args![
                 run_key,
                 &h.quantity,
                 h.thread,
                 h.cpu,
-                column("count", h.count)?,
-                column("min", h.min_ns)?,
-                column("max", h.max_ns)?,
-                h.max_index.map(|i| column("max index", i)).transpose()?,
-                column("sum", h.sum_ns)?,
-                column("overflows", h.overflows)?,
-                column("missed", h.missed)?,
-                buckets,
+                h.count,
+                h.min_ns,
+                h.max_ns,
+                h.max_index,
+                h.sum_ns,
+                h.overflows,
+                h.missed,
+                &h.buckets,
             ]);
             if let Some(trace) = &h.trace {
                 tx.execute(
@@ -89,9 +137,9 @@ pub(crate) fn insert_all<'a, 'h: 'a>(
                         run_key,
                         &h.quantity,
                         h.thread,
-                        column("traced latency", trace.latency_ns)?,
-                        trace.events.len() as i64,
-                        &encode_trace(trace)?,
+                        trace.latency_ns,
+                        trace.events,
+                        &trace.trace,
                     ],
                 )?;
             }
@@ -101,6 +149,54 @@ pub(crate) fn insert_all<'a, 'h: 'a>(
         return Ok(());
     }
     tx.insert_rows("run_histograms", &COLUMNS, &params)
+}
+
+/// The histograms of every run `selection` takes as stored, by run id, in the order of their
+/// quantity and thread: nothing decoded.
+pub(crate) fn read_stored(
+    tx: &mut dyn Sql,
+    selection: &RunsOf<'_>,
+) -> Result<StoredHistograms, StoreError> {
+    let mut by_run: StoredHistograms = HashMap::new();
+    tx.query_each(
+        &format!(
+            "SELECT r.id, h.quantity, h.thread, h.cpu, h.count, h.min_ns, h.max_ns, \
+             h.max_index, h.sum_ns, h.overflows, h.missed, h.buckets, t.latency_ns, t.events, \
+             t.trace FROM {} CROSS JOIN run_histograms h LEFT JOIN run_traces t \
+             ON t.run_key = h.run_key AND t.quantity = h.quantity AND t.thread = h.thread \
+             WHERE h.run_key = r.key AND {} ORDER BY h.run_key, h.quantity, h.thread",
+            selection.tables(),
+            selection.condition()
+        ),
+        &selection.params(),
+        &mut |r| {
+            let trace = match r.get::<Option<Vec<u8>>>(14)? {
+                Some(trace) => Some(StoredTrace {
+                    latency_ns: r.get(12)?,
+                    events: r.get(13)?,
+                    trace,
+                }),
+                None => None,
+            };
+            let histogram = StoredHistogram {
+                quantity: r.get(1)?,
+                thread: r.get(2)?,
+                cpu: r.get(3)?,
+                count: r.get(4)?,
+                min_ns: r.get(5)?,
+                max_ns: r.get(6)?,
+                max_index: r.get(7)?,
+                sum_ns: r.get(8)?,
+                overflows: r.get(9)?,
+                missed: r.get(10)?,
+                buckets: r.blob(11)?.to_vec(),
+                trace,
+            };
+            by_run.entry(r.get(0)?).or_default().push(histogram);
+            Ok(())
+        },
+    )?;
+    Ok(by_run)
 }
 
 /// A traced latency as stored: JSON, DEFLATE-compressed.

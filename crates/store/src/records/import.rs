@@ -6,10 +6,11 @@ use vernier_model::validate;
 use vernier_model::{RunRecord, SessionStatus, StoredSession};
 
 use super::codec::{as_stored, to_json};
+use super::histograms::StoredHistograms;
 use super::read::{load_session_in, session_progress_in};
 use super::{profiles, write, Engine};
 use crate::sql::args;
-use crate::{Extension, Import, ImportReport, Load, StoreError};
+use crate::{Extension, Import, ImportReport, Load, RunsPage, StoreError};
 
 /// An import in progress: one transaction around the ordinary writes (which join it, see
 /// [`Engine::write`]), so an import is stored whole or not at all and its rows are exactly
@@ -32,57 +33,13 @@ impl<'a, E: Engine> Importer<'a, E> {
             open: true,
         })
     }
-}
 
-impl<E: Engine> Import for Importer<'_, E> {
-    fn kernel_config(&mut self, sha256: &str, text: &str) -> Result<(), StoreError> {
-        write::put_kernel_config(self.store, sha256, text)
-    }
-
-    fn session(&mut self, session: &StoredSession) -> Result<(), StoreError> {
-        validate::check_session(session).map_err(|e| StoreError::Invalid(e.to_string()))?;
-        let id = session.info.id;
-        let stored = match self.holds(id)? {
-            false => None,
-            true => Some(self.store.write(|tx| load_session_in(tx, id, Load::ALL))?),
-        };
-        let store = &mut *self.store;
-        if let Some(mut stored) = stored {
-            // Stored values are what the store keeps of the file's ones (-0.0 as 0.0, see
-            // `add_run`), so the file's session is compared as it would be stored.
-            // A session imported as running has no process here and reads as abandoned: that
-            // is the same content.
-            if stored.info.status == SessionStatus::Abandoned
-                && session.info.status == SessionStatus::Running
-            {
-                stored.info.status = SessionStatus::Running;
-            }
-            if let Some(field) = validate::difference(&stored, &as_stored(session)) {
-                return Err(StoreError::Conflict(format!(
-                    "session {id} is already stored with other content (first difference: \
-                     {field}); delete it first to replace it"
-                )));
-            }
-            self.report.skipped += 1;
-            return Ok(());
-        }
-        write::insert_session(store, &session.info, None)?;
-        for config in &session.configurations {
-            write::add_configuration(store, id, &config.record).map_err(stored_elsewhere(
-                "configuration",
-                config.record.id,
-                id,
-            ))?;
-            write::add_runs(store, config.record.id, &config.runs)
-                .map_err(run_stored_elsewhere(config.record.id, id))?;
-            profiles::add_all(store, config.record.id, &config.profiles)
-                .map_err(stored_elsewhere("profiled run", config.record.id, id))?;
-        }
-        self.report.imported += 1;
-        Ok(())
-    }
-
-    fn extend(&mut self, session: &StoredSession) -> Result<Extension, StoreError> {
+    /// [`Import::extend`], the histograms of runs without their own in `histograms`.
+    fn extend_with(
+        &mut self,
+        session: &StoredSession,
+        histograms: &StoredHistograms,
+    ) -> Result<Extension, StoreError> {
         validate::check_session(session).map_err(|e| StoreError::Invalid(e.to_string()))?;
         let session = as_stored(session);
         let store = &mut *self.store;
@@ -160,7 +117,7 @@ impl<E: Engine> Import for Importer<'_, E> {
                 .filter(|r| !stored.runs.contains(&r.id))
                 .cloned()
                 .collect();
-            write::add_runs(store, record.id, &lacking)
+            write::add_runs(store, record.id, &lacking, histograms)
                 .map_err(run_stored_elsewhere(record.id, id))?;
             extension.runs += lacking.len();
             // Profiled runs come after a configuration's timed runs: those recorded since.
@@ -169,18 +126,92 @@ impl<E: Engine> Import for Importer<'_, E> {
         Ok(extension)
     }
 
-    fn add_runs(&mut self, part: &StoredSession) -> Result<usize, StoreError> {
+    /// [`Import::add_runs`], the histograms of runs without their own in `histograms`.
+    fn add_runs_with(
+        &mut self,
+        part: &StoredSession,
+        histograms: &StoredHistograms,
+    ) -> Result<usize, StoreError> {
         validate::check_session(part).map_err(|e| StoreError::Invalid(e.to_string()))?;
         let part = as_stored(part);
         let mut stored = 0;
         for config in part.configurations.iter().filter(|c| !c.runs.is_empty()) {
-            write::add_runs(self.store, config.record.id, &config.runs)
+            write::add_runs(self.store, config.record.id, &config.runs, histograms)
                 .map_err(run_stored_elsewhere(config.record.id, part.info.id))?;
             stored += config.runs.len();
         }
         Ok(stored)
     }
+}
 
+impl<E: Engine> Import for Importer<'_, E> {
+    fn kernel_config(&mut self, sha256: &str, text: &str) -> Result<(), StoreError> {
+        write::put_kernel_config(self.store, sha256, text)
+    }
+
+    fn session(&mut self, session: &StoredSession) -> Result<(), StoreError> {
+        validate::check_session(session).map_err(|e| StoreError::Invalid(e.to_string()))?;
+        let id = session.info.id;
+        let stored = match self.holds(id)? {
+            false => None,
+            true => Some(self.store.write(|tx| load_session_in(tx, id, Load::ALL))?),
+        };
+        let store = &mut *self.store;
+        if let Some(mut stored) = stored {
+            // Stored values are what the store keeps of the file's ones (-0.0 as 0.0, see
+            // `add_run`), so the file's session is compared as it would be stored.
+            // A session imported as running has no process here and reads as abandoned: that
+            // is the same content.
+            if stored.info.status == SessionStatus::Abandoned
+                && session.info.status == SessionStatus::Running
+            {
+                stored.info.status = SessionStatus::Running;
+            }
+            if let Some(field) = validate::difference(&stored, &as_stored(session)) {
+                return Err(StoreError::Conflict(format!(
+                    "session {id} is already stored with other content (first difference: \
+                     {field}); delete it first to replace it"
+                )));
+            }
+            self.report.skipped += 1;
+            return Ok(());
+        }
+        write::insert_session(store, &session.info, None)?;
+        for config in &session.configurations {
+            write::add_configuration(store, id, &config.record).map_err(stored_elsewhere(
+                "configuration",
+                config.record.id,
+                id,
+            ))?;
+            write::add_runs(
+                store,
+                config.record.id,
+                &config.runs,
+                &StoredHistograms::new(),
+            )
+            .map_err(run_stored_elsewhere(config.record.id, id))?;
+            profiles::add_all(store, config.record.id, &config.profiles)
+                .map_err(stored_elsewhere("profiled run", config.record.id, id))?;
+        }
+        self.report.imported += 1;
+        Ok(())
+    }
+
+    fn extend(&mut self, session: &StoredSession) -> Result<Extension, StoreError> {
+        self.extend_with(session, &StoredHistograms::new())
+    }
+
+    fn extend_page(&mut self, page: &RunsPage) -> Result<Extension, StoreError> {
+        self.extend_with(&page.session, &page.histograms)
+    }
+
+    fn add_runs(&mut self, part: &StoredSession) -> Result<usize, StoreError> {
+        self.add_runs_with(part, &StoredHistograms::new())
+    }
+
+    fn add_page(&mut self, page: &RunsPage) -> Result<usize, StoreError> {
+        self.add_runs_with(&page.session, &page.histograms)
+    }
     fn set_owner(
         &mut self,
         id: Uuid,

@@ -220,6 +220,23 @@ macro_rules! impl_store {
                 $crate::records::read::load_session_page(self, id, load, after, limit)
             }
 
+            fn copy_page(
+                &self,
+                id: uuid::Uuid,
+                after: Option<$crate::RunCursor>,
+                limit: usize,
+            ) -> Result<($crate::RunsPage, Option<$crate::RunCursor>), $crate::StoreError> {
+                $crate::records::read::copy_page(self, id, after, limit)
+            }
+
+            fn copy_runs(
+                &self,
+                id: uuid::Uuid,
+                runs: &std::collections::BTreeSet<uuid::Uuid>,
+            ) -> Result<$crate::RunsPage, $crate::StoreError> {
+                $crate::records::read::copy_runs(self, id, runs)
+            }
+
             fn find_sessions_by_tags(
                 &self,
                 tags: &[(String, String)],

@@ -15,7 +15,7 @@ use super::profiles;
 use super::{histograms, monitors, Engine, RUNS_OF_CONFIGURATION};
 use crate::selector::{parse_selector, Selector};
 use crate::sql::{args, Columns, Param, Sql};
-use crate::{Load, RunCursor, SessionHeader, SessionProgress, StoreError};
+use crate::{Load, RunCursor, RunsPage, SessionHeader, SessionProgress, StoreError};
 
 pub(crate) fn session_tags(
     tx: &mut dyn Sql,
@@ -595,24 +595,75 @@ pub(crate) fn load_session_page(
     let after = after.map_or(i64::MIN, |c| c.0);
     let limit = i64::try_from(limit.max(1)).unwrap_or(i64::MAX);
     store.read(|tx| {
-        // The keys of the page: the session's next runs in the order of their keys, found
-        // walking the runs from the last key read (a range of the table's key, in its order).
-        let mut keys = 0i64;
-        let mut last = after;
-        tx.query_each(
-            "SELECT r.key FROM runs r CROSS JOIN configurations c WHERE r.key > $2 \
-             AND c.key = r.configuration_key AND c.session_id = $1 ORDER BY r.key LIMIT $3",
-            args![&id.to_string(), after, limit],
-            &mut |row| {
-                keys += 1;
-                last = row.get(0)?;
-                Ok(())
-            },
-        )?;
+        let (last, keys) = page_keys(tx, id, after, limit)?;
         let session = load_selected(tx, id, load, Which::Keys(after, last))?;
         let next = (keys == limit).then_some(RunCursor(last));
         Ok((session, next))
     })
+}
+
+/// The keys of a page of session `id`'s runs: its next at most `limit` runs after key `after`
+/// in the order of their keys, found walking the runs from there (a range of the table's key,
+/// in its order). Returns the last key of the page (`after` for none) and how many it holds.
+fn page_keys(tx: &mut dyn Sql, id: Uuid, after: i64, limit: i64) -> Result<(i64, i64), StoreError> {
+    let mut keys = 0i64;
+    let mut last = after;
+    tx.query_each(
+        "SELECT r.key FROM runs r CROSS JOIN configurations c WHERE r.key > $2 \
+         AND c.key = r.configuration_key AND c.session_id = $1 ORDER BY r.key LIMIT $3",
+        args![&id.to_string(), after, limit],
+        &mut |row| {
+            keys += 1;
+            last = row.get(0)?;
+            Ok(())
+        },
+    )?;
+    Ok((last, keys))
+}
+
+/// Session `id` with the runs `which` takes, as a copy into another store reads it
+/// ([`crate::RunsPage`]): everything stored, the histograms as stored, not decoded.
+fn load_copied(tx: &mut dyn Sql, id: Uuid, which: Which<'_>) -> Result<RunsPage, StoreError> {
+    let load = Load {
+        histograms: false,
+        ..Load::ALL
+    };
+    let session = load_selected(tx, id, load, which)?;
+    let key = id.to_string();
+    let mut histograms = histograms::StoredHistograms::new();
+    for selection in RunsOf::queries(&key, which) {
+        histograms.extend(histograms::read_stored(tx, &selection)?);
+    }
+    Ok(RunsPage {
+        session,
+        histograms,
+    })
+}
+
+/// [`crate::Store::copy_page`].
+pub(crate) fn copy_page(
+    store: &impl Engine,
+    id: Uuid,
+    after: Option<RunCursor>,
+    limit: usize,
+) -> Result<(RunsPage, Option<RunCursor>), StoreError> {
+    let after = after.map_or(i64::MIN, |c| c.0);
+    let limit = i64::try_from(limit.max(1)).unwrap_or(i64::MAX);
+    store.read(|tx| {
+        let (last, keys) = page_keys(tx, id, after, limit)?;
+        let page = load_copied(tx, id, Which::Keys(after, last))?;
+        Ok((page, (keys == limit).then_some(RunCursor(last))))
+    })
+}
+
+/// [`crate::Store::copy_runs`].
+pub(crate) fn copy_runs(
+    store: &impl Engine,
+    id: Uuid,
+    runs: &BTreeSet<Uuid>,
+) -> Result<RunsPage, StoreError> {
+    let ids: Vec<Uuid> = runs.iter().copied().collect();
+    store.read(|tx| load_copied(tx, id, Which::Ids(&ids)))
 }
 
 pub(crate) fn kernel_config(

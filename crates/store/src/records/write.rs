@@ -2,6 +2,7 @@
 //! managing stored ones (tags, notes, deletion). Every change runs in
 //! [`Engine::write`]'s transaction.
 
+use std::borrow::Cow;
 use std::collections::BTreeSet;
 
 use uuid::Uuid;
@@ -146,7 +147,12 @@ pub(crate) fn add_run(
     configuration: Uuid,
     run: &RunRecord,
 ) -> Result<(), StoreError> {
-    add_runs(store, configuration, std::slice::from_ref(run))
+    add_runs(
+        store,
+        configuration,
+        std::slice::from_ref(run),
+        &histograms::StoredHistograms::new(),
+    )
 }
 
 /// How many runs [`add_runs`] stores at once: the parameters of this many runs are held
@@ -179,11 +185,13 @@ const RUN_COLUMNS: [&str; 20] = [
 
 /// Stores `runs` of the configuration `configuration` in one transaction (the caller's, in an
 /// import), each table's rows at once ([`Sql::insert_rows`]): each run's row with its primary
-/// value, its other values, its histograms and its monitor data.
+/// value, its other values, its histograms and its monitor data. A run without histograms of
+/// its own takes those `stored` holds under its id, as another store keeps them (a copy).
 pub(crate) fn add_runs(
     store: &mut impl Engine,
     configuration: Uuid,
     runs: &[RunRecord],
+    stored: &histograms::StoredHistograms,
 ) -> Result<(), StoreError> {
     // SQLite stores a NaN as NULL (https://www.sqlite.org/floatingpoint.html), which would
     // silently turn a broken measurement into a missing one.
@@ -214,10 +222,16 @@ pub(crate) fn add_runs(
             Ok((setup_steps, setup_changed))
         })
         .collect::<Result<Vec<(Option<String>, Option<String>)>, StoreError>>()?;
-    // The histograms' buckets encoded once, outside the transaction (which may run again).
+    // The histograms' buckets encoded once, outside the transaction (which may run again);
+    // those of a copy are already.
     let histograms = runs
         .iter()
-        .map(|run| histograms::encode_all(&run.id, &run.histograms))
+        .map(
+            |run| match (run.histograms.is_empty(), stored.get(&run.id)) {
+                (true, Some(rows)) => Ok(Cow::Borrowed(rows.as_slice())),
+                _ => histograms::encode_all(&run.id, &run.histograms).map(Cow::Owned),
+            },
+        )
         .collect::<Result<Vec<_>, StoreError>>()?;
     store.write(|tx| {
         let row = tx
@@ -266,7 +280,7 @@ fn add_part(
     primary: &str,
     runs: &[RunRecord],
     texts: &[(Option<String>, Option<String>)],
-    histograms: &[histograms::Encoded<'_>],
+    histograms: &[Cow<'_, [histograms::StoredHistogram]>],
 ) -> Result<(), StoreError> {
     // Each run's key is its place ([`run_key`]), known before the insert, so that the rows of
     // its values, histograms and monitor data name it without reading it back.
@@ -323,7 +337,12 @@ fn add_part(
         })
         .collect();
     tx.insert_rows("run_values", &["run_key", "metric", "value"], &others)?;
-    histograms::insert_all(tx, keys.iter().copied().zip(histograms))?;
+    histograms::insert_all(
+        tx,
+        keys.iter()
+            .copied()
+            .zip(histograms.iter().map(|h| h.as_ref())),
+    )?;
     if runs.iter().any(|r| r.monitors.is_some()) {
         let mut names = monitors::Names::read(tx)?;
         let monitored = keys
