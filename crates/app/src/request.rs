@@ -42,11 +42,14 @@ pub struct SessionRequest {
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub enum TimeLimit {
     /// From the session's budget ([`default_time_limit_s`]).
-    #[default]
     FromBudget,
     /// This many seconds.
     Seconds(f64),
-    /// None: a monitor runs until it is told to stop.
+    /// None, the default: a session's own runs are bounded by their timeouts, and the budget
+    /// cannot bound everything before them (compile's preparation builds a whole kernel, and a
+    /// defconfig build on two CPUs takes longer than any fixed margin); a monitor runs until
+    /// it is told to stop.
+    #[default]
     Off,
 }
 

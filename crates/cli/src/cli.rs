@@ -249,9 +249,9 @@ pub struct RunArgs {
     pub run_timeout: Option<f64>,
 
     /// Stop the session if it is still running after this long (from its first run), with a
-    /// time-limit finding and exit status 2: a duration (90m, 6h) or off [default: twice the
-    /// session's budget, --max-time times its configurations, and at least the budget plus
-    /// 30m]
+    /// time-limit finding and exit status 2: a duration (90m, 6h); budget (twice the session's
+    /// budget, --max-time times its configurations, and at least the budget plus 30m); or off
+    /// [default: off]
     #[arg(long, value_name = "DURATION|off", value_parser = parse_time_limit)]
     pub time_limit: Option<TimeLimitArg>,
     /// The stopping rule's interval: confidence-sequence (anytime-valid) or fixed-n (the old
@@ -1285,18 +1285,22 @@ fn duration_s(text: &str) -> Option<f64> {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum TimeLimitArg {
     Seconds(f64),
+    Budget,
     Off,
 }
 
 fn parse_time_limit(text: &str) -> Result<TimeLimitArg, String> {
-    if text.trim() == "off" {
-        return Ok(TimeLimitArg::Off);
+    match text.trim() {
+        "off" => return Ok(TimeLimitArg::Off),
+        "budget" => return Ok(TimeLimitArg::Budget),
+        _ => {}
     }
     parse_duration(text)
         .map(TimeLimitArg::Seconds)
         .map_err(|_| {
             format!(
-                "'{text}' is not a time limit: a duration greater than 0 {DURATION_FORMS}, or off"
+                "'{text}' is not a time limit: a duration greater than 0 {DURATION_FORMS}, \
+                 budget or off"
             )
         })
 }

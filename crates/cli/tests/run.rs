@@ -668,5 +668,11 @@ fn a_session_past_its_time_limit_is_stopped_with_a_finding() {
         .stderr(predicate::str::contains(
             "'soon' is not a time limit: a duration greater than 0",
         ))
-        .stderr(predicate::str::contains("or off"));
+        .stderr(predicate::str::contains("budget or off"));
+
+    // `budget`: a quick session ends long before twice its budget.
+    vernier(&db)
+        .args(["run", "mock", "--time-limit", "budget", "--quiet"])
+        .assert()
+        .success();
 }

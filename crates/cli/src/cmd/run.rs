@@ -54,8 +54,8 @@ fn request(args: RunArgs) -> SessionRequest {
         on_signal: OnSignal::Interrupt,
         time_limit: match args.time_limit {
             Some(TimeLimitArg::Seconds(s)) => TimeLimit::Seconds(s),
-            Some(TimeLimitArg::Off) => TimeLimit::Off,
-            None => TimeLimit::FromBudget,
+            Some(TimeLimitArg::Budget) => TimeLimit::FromBudget,
+            Some(TimeLimitArg::Off) | None => TimeLimit::Off,
         },
     }
 }
