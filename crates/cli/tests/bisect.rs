@@ -247,10 +247,38 @@ fn bisect_names_the_commit_that_made_the_loop_slower() {
             ],
         )
     };
-    let good = judged(&commits[3], &bad_end);
-    assert_eq!(good.status.code(), Some(0), "{good:?}");
-    let bad = judged(&commits[60], &bad_end);
-    assert_eq!(bad.status.code(), Some(1), "{bad:?}");
+    // A wrong call is tolerated only as a host disturbance, and tried again (at most three
+    // times): a session of the good commit measured slower than the bad end by more than half
+    // the regression, or one of the bad commit faster than the good end. On this shared
+    // machine one session's CPU time once swelled by 17% (the ends differ by 8-10%); a wrong
+    // call for a level within the ends' span still fails.
+    let regression = percent_after(&stdout, "regression between the ends: ").unwrap();
+    let judged_as = |commit: &str, expected: i32| {
+        for attempt in 1..=3 {
+            let out = judged(commit, &bad_end);
+            if out.status.code() == Some(expected) {
+                return;
+            }
+            let said = String::from_utf8_lossy(&out.stdout);
+            let level = percent_after(&said, ": ");
+            let disturbed = match (expected, level) {
+                (0, Some(l)) => l > regression * 1.5,
+                (1, Some(l)) => l < -regression * 0.5,
+                _ => false,
+            };
+            assert!(
+                disturbed && attempt < 3,
+                "regression {regression}%, load {}: {out:?}",
+                load_average()
+            );
+            println!(
+                "host disturbance (load {}), judged again: {said}",
+                load_average()
+            );
+        }
+    };
+    judged_as(&commits[3], 0);
+    judged_as(&commits[60], 1);
     // Ends without a regression between them: judge cannot judge, and stops `git bisect run`
     // (a status above 127) instead of calling the commit bad.
     let cannot = judged(&commits[60], &good_end);
@@ -274,6 +302,18 @@ fn bisect_names_the_commit_that_made_the_loop_slower() {
     assert!(kept.lines().filter(|l| l.contains("bisect=")).count() as u32 >= spent);
     let none = refused(bisect(&["status"]).output().unwrap());
     assert!(none.contains("no bisection in progress"), "{none}");
+}
+
+/// The signed percentage that follows the first `prefix` in `text` ("+8.2%" gives 8.2).
+fn percent_after(text: &str, prefix: &str) -> Option<f64> {
+    let (_, rest) = text.split_once(prefix)?;
+    rest.split('%').next()?.trim().parse().ok()
+}
+
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|l| l.split(' ').take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_default()
 }
 
 #[test]
