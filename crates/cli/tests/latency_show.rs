@@ -171,3 +171,148 @@ fn compare_reports_every_latency_metric() {
         "{text}"
     );
 }
+
+/// A monitor's session of `runs` intervals on two CPUs, stored at once (as an import stores
+/// it), each interval with per-CPU monitor data; interval 7 has the worst spike, with more
+/// interrupts on its CPU. Samples vary by run so that the merged buckets are not one run's.
+fn record_monitor(path: &Path, runs: u32) -> Uuid {
+    use vernier_model::monitor::{MonitorPoint, MonitorSeries, RunMonitorData, SeriesKind};
+    use vernier_model::{StoredConfiguration, StoredSession};
+    let id = Uuid::new_v4();
+    let mut record = latency_configuration();
+    record.stop_reason = Some(StopReason::Interrupted);
+    let runs = (0..runs)
+        .map(|i| {
+            let spike = if i == 7 {
+                250_000
+            } else {
+                20_000 + u64::from(i % 13) * 1_000
+            };
+            let histograms = vec![
+                thread(0, 3_000 + u64::from(i % 5) * 100, 500, spike),
+                thread(1, 4_000, 500 + u64::from(i % 3), 30_000),
+            ];
+            let mut data = RunMonitorData::default();
+            for (metric, value) in [
+                (
+                    "cpu0.LOC",
+                    if i == 7 {
+                        900.0
+                    } else {
+                        100.0 + f64::from(i % 7)
+                    },
+                ),
+                ("cpu1.LOC", 50.0 + f64::from(i % 4)),
+                ("ctxt", 1_000.0 + f64::from(i % 11)),
+            ] {
+                let s = MonitorSeries {
+                    monitor: "irq".into(),
+                    metric: metric.into(),
+                    unit: "count".into(),
+                    kind: SeriesKind::Counter,
+                    points: vec![
+                        MonitorPoint {
+                            t_ns: 0,
+                            value: 0.0,
+                        },
+                        MonitorPoint {
+                            t_ns: 1_000_000,
+                            value,
+                        },
+                    ],
+                };
+                data.summary.insert(s.key(), value);
+                data.series.push(s);
+            }
+            let start = 1_000 + i64::from(i) * 300_000_000_000;
+            RunRecord {
+                id: Uuid::new_v4(),
+                index: i,
+                warmup: false,
+                round: 0,
+                preceding_executions: i,
+                started_at_ns: start,
+                ended_at_ns: start + 300_000_000_000,
+                values: latency_values(&histograms).unwrap().into(),
+                histograms,
+                rusage: Rusage::default(),
+                foreign_cpu_ns: 0,
+                controller_cpu_ns: 0,
+                load_cpu_ns: None,
+                monitors: Some(Box::new(data)),
+                setup_steps: Vec::new(),
+                setup_changed: Vec::new(),
+            }
+        })
+        .collect();
+    let session = StoredSession {
+        info: SessionInfo {
+            id,
+            status: SessionStatus::Interrupted,
+            ended_at_ns: Some(2_000),
+            ..begun_session("latency", "kept")
+        },
+        configurations: vec![StoredConfiguration {
+            record,
+            runs,
+            profiles: Vec::new(),
+        }],
+    };
+    let mut store = SqliteStore::open(path).unwrap();
+    vernier_store::Store::import_sessions(&mut store, &[session], &Default::default()).unwrap();
+    id
+}
+
+/// What `show` prints of the latest session, as text and as JSON.
+fn shown(db: &Path) -> (String, String) {
+    let out = |args: &[&str]| {
+        let out = vernier(db).args(args).assert().success();
+        String::from_utf8(out.get_output().stdout.clone()).unwrap()
+    };
+    (
+        out(&["show", "latest"]),
+        out(&["show", "latest", "--format", "json"]),
+    )
+}
+
+#[test]
+fn show_reads_the_kept_totals_and_prints_what_every_runs_histograms_give() {
+    let (dir, db) = temp_db();
+    record_monitor(&db, 300);
+    // The same session in a second file, without its kept totals: `show` merges every run's
+    // buckets there, as it did before they were kept.
+    let every_run = dir.path().join("every-run.db");
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.execute("VACUUM INTO ?1", [every_run.to_str().unwrap()])
+        .unwrap();
+    let kept: i64 = conn
+        .query_row("SELECT count(*) FROM histogram_totals", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(kept, 2, "one total per thread");
+    // Here the runs' buckets are unreadable: only the kept totals can give the distribution.
+    conn.execute("UPDATE run_histograms SET buckets = x'00'", [])
+        .unwrap();
+    drop(conn);
+    let other = rusqlite::Connection::open(&every_run).unwrap();
+    other.execute("DELETE FROM histogram_totals", []).unwrap();
+    drop(other);
+
+    let (text, json) = shown(&db);
+    let (every_text, every_json) = shown(&every_run);
+    assert_eq!(text, every_text);
+    assert_eq!(json, every_json);
+    assert!(
+        text.contains("maximum of 300 interval maxima: 250.0 us"),
+        "{text}"
+    );
+    assert!(
+        text.contains("worst case 250.0 us on CPU0 in measured run 8 of 300"),
+        "{text}"
+    );
+    // The worst run's interrupts against the median of the 299 others.
+    assert!(text.contains("irq.cpu0.LOC"), "{text}");
+    let document: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let threads = document[0]["latency"]["threads"].as_array().unwrap();
+    assert_eq!(threads[0]["samples"], 300 * 501);
+    assert!(threads[0]["p99"]["us"].as_f64().is_some(), "{json}");
+}

@@ -250,6 +250,16 @@ impl RunHistogram {
         self.sum_ns = self.sum_ns.saturating_add(other.sum_ns);
         self.overflows += other.overflows;
         self.missed += other.missed;
+        // Merging many histograms into one (a long session's runs) copies the merged buckets
+        // at each step; one side without buckets (its samples all overflows, or a run read
+        // without them whose buckets come merged: vernier_app::database) leaves the other's.
+        if other.buckets.is_empty() {
+            return;
+        }
+        if self.buckets.is_empty() {
+            self.buckets = other.buckets.clone();
+            return;
+        }
         let (a, b) = (&self.buckets, &other.buckets);
         let mut merged = Vec::with_capacity(a.len() + b.len());
         let (mut i, mut j) = (0, 0);

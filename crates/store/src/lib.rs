@@ -27,6 +27,7 @@ use vernier_model::{Calibration, Recorder, SessionInfo, SessionStatus, StopReaso
 pub use location::{migrate, open, open_with_lock_wait, Access, Location};
 #[cfg(feature = "postgres")]
 pub use postgres::PgStore;
+pub use records::totals::HistogramTotal;
 pub use selector::{parse_tag_selector, SessionFilter};
 pub use sqlite::{SqliteStore, LOCK_WAIT, SCHEMA_VERSION};
 pub use sync::{copy_session, copy_sessions, SyncReport, SyncStep};
@@ -202,6 +203,20 @@ pub trait Store: Recorder<Error = StoreError> + Send {
     /// [`Store::load_session_runs`] with everything stored, as a copy into another store reads
     /// it ([`RunsPage`]).
     fn copy_runs(&self, id: Uuid, runs: &BTreeSet<Uuid>) -> Result<RunsPage, StoreError>;
+    /// The kept merged histograms of session `id`'s configurations (docs/schema.md,
+    /// `histogram_totals`, version 15), by configuration, quantity and thread: what `show` of a
+    /// long session reads in place of every run's buckets. Check them against the runs'
+    /// histograms ([`Store::histogram_headers`]) before using them: a copy in progress, or a
+    /// session stored by a vernier before version 15 in a database not migrated since, has
+    /// none or some that do not add up.
+    fn histogram_totals(&self, id: Uuid) -> Result<Vec<HistogramTotal>, StoreError>;
+    /// The histograms of every run of session `id` without their buckets (empty), by run id:
+    /// the exact facts (count, minimum, maximum, sum, ...) and traces, which
+    /// [`Store::histogram_totals`] completes with the merged buckets.
+    fn histogram_headers(
+        &self,
+        id: Uuid,
+    ) -> Result<std::collections::HashMap<Uuid, Vec<vernier_model::RunHistogram>>, StoreError>;
     /// The sessions that carry every one of `tags` (`key`, `value`), oldest first. With no
     /// tags, every session.
     fn find_sessions_by_tags(&self, tags: &[(String, String)]) -> Result<Vec<Uuid>, StoreError>;
@@ -389,6 +404,11 @@ pub trait Import {
     ) -> Result<(), StoreError>;
     /// Whether session `id` is stored, before this import or by it.
     fn holds(&mut self, id: Uuid) -> Result<bool, StoreError>;
+    /// Stores `totals` as the kept merged histograms of their configurations (of sessions
+    /// stored in this import or before), in place of those kept: for a generator of long
+    /// sessions that stores copies of runs without decoding them (crates/store/examples/
+    /// long_session.rs) and knows their sum.
+    fn put_histogram_totals(&mut self, totals: &[HistogramTotal]) -> Result<(), StoreError>;
     /// What the import stored and skipped so far.
     fn report(&self) -> ImportReport;
     /// Commits everything stored since [`Store::importer`].
@@ -404,6 +424,10 @@ pub trait Import {
 pub struct RunsPage {
     pub session: StoredSession,
     histograms: records::histograms::StoredHistograms,
+    /// The source's kept merged histograms of the session's configurations, read with the
+    /// runs: the target stores them with the runs in place of its own, so that once a copy
+    /// is complete both hold the same.
+    totals: Vec<records::totals::StoredTotal>,
 }
 
 impl RunsPage {
@@ -431,6 +455,8 @@ impl RunsPage {
             }
         }
         self.histograms = histograms;
+        // The source's totals are not those of the changed runs.
+        self.totals.clear();
     }
 }
 

@@ -19,6 +19,48 @@ use vernier_model::StoredSession;
 use vernier_store::{Access, Load, Location, SqliteStore, Store, SCHEMA_VERSION};
 use vernier_testkit::postgres_database;
 
+/// Migration 0015 kept the merged histograms of every session stored before it: for each
+/// configuration, quantity and thread, those of its measured runs.
+fn assert_totals_kept(store: &dyn Store, sessions: &[StoredSession]) {
+    type Merged = BTreeMap<(Uuid, String, u32), (u64, u64, BTreeMap<u64, u64>)>;
+    let mut threads = 0;
+    for session in sessions {
+        let mut expected = Merged::new();
+        for c in &session.configurations {
+            for h in c
+                .runs
+                .iter()
+                .filter(|r| !r.warmup)
+                .flat_map(|r| &r.histograms)
+            {
+                let total = expected
+                    .entry((c.record.id, h.quantity.clone(), h.thread))
+                    .or_default();
+                total.0 += 1;
+                total.1 += h.count;
+                for &(value, n) in &h.buckets {
+                    *total.2.entry(value).or_default() += n;
+                }
+            }
+        }
+        let kept: Merged = store
+            .histogram_totals(session.info.id)
+            .unwrap()
+            .into_iter()
+            .map(|t| {
+                let buckets = t.buckets.into_iter().collect();
+                (
+                    (t.configuration, t.quantity, t.thread),
+                    (t.runs, t.count, buckets),
+                )
+            })
+            .collect();
+        threads += kept.len();
+        assert_eq!(kept, expected, "session {}", session.info.id);
+    }
+    assert!(threads > 0, "no histograms kept");
+}
+
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures")
@@ -261,6 +303,7 @@ fn a_version_13_file_is_converted_in_place_bit_for_bit() {
     drop(store);
     check_against(&sessions, &before);
     assert_eq!(sessions, in_memory);
+    assert_totals_kept(&SqliteStore::open_read_only(&path).unwrap(), &sessions);
 
     let conn = rusqlite::Connection::open(&path).unwrap();
     let version: i64 = conn
@@ -371,11 +414,9 @@ fn a_version_13_postgres_database_is_converted_in_place_as_sqlite_is() {
         db.query_i64("SELECT version FROM schema_version"),
         SCHEMA_VERSION
     );
-    // Every key changed: a vernier of version 13 cannot read the database.
-    assert_eq!(
-        db.query_i64("SELECT readable_by FROM schema_version"),
-        SCHEMA_VERSION
-    );
+    // Every key changed: a vernier of version 13 cannot read the database (version 15 only
+    // added a table, which version 14 reads without).
+    assert_eq!(db.query_i64("SELECT readable_by FROM schema_version"), 14);
     let placed: Placed = db
         .query_texts("SELECT concat_ws(' ', key, configuration_key, warmup::int, idx) FROM runs")
         .iter()
@@ -391,6 +432,7 @@ fn a_version_13_postgres_database_is_converted_in_place_as_sqlite_is() {
     check_against(&sessions, &before);
     let sqlite = SqliteStore::open(&path).unwrap();
     assert_eq!(sessions, every_session(&sqlite));
+    assert_totals_kept(store.as_ref(), &sessions);
 
     store.delete_session(sessions[0].info.id).unwrap();
     assert_eq!(every_session(store.as_ref()), sessions[1..]);

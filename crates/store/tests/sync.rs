@@ -941,6 +941,15 @@ fn a_first_copy_stopped_midway_keeps_its_parts_and_the_next_stores_the_rest_once
             source.load_session(id, Load::ALL).unwrap(),
             "{engine}"
         );
+        // The kept merged histograms came with the parts: once the copy is complete, the
+        // target holds the source's, which are those of the 25 measured runs' histograms.
+        let totals = source.histogram_totals(id).unwrap();
+        assert_eq!(target.histogram_totals(id).unwrap(), totals, "{engine}");
+        assert_eq!(
+            totals.iter().map(|t| (t.runs, t.count)).collect::<Vec<_>>(),
+            [(25, 50)],
+            "{engine}"
+        );
         // Nothing more to do.
         let (report, _) = copy_to(&source, target.as_mut());
         assert_eq!((report.present, report.added_runs), (1, 0), "{engine}");

@@ -37,7 +37,11 @@ pub fn show(args: ShowArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
         // A few KiB per profiled run, for the list of them.
         profiles: true,
     };
-    let session = vernier_app::database::load_for_display(store.as_ref(), id, load)?;
+    // Every run's monitor data only for the views of it; the explanations of a long session
+    // read that of a bounded window of runs (vernier_app::database::MONITORED_RUNS).
+    let every_monitor = args.monitors || args.series.is_some();
+    let shown = vernier_app::database::load_for_show(store.as_ref(), id, load, every_monitor)?;
+    let session = shown.session;
     let summaries = vernier_analysis::summarize_session(&session);
     match args.format {
         ShowFormat::Json => {
@@ -96,6 +100,19 @@ pub fn show(args: ShowArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
                     writeln!(text, "{}: latency per CPU", s.label())?;
                     write!(text, "{}", vernier_report::latency::latency_text(latency))?;
                     writeln!(text)?;
+                }
+            }
+            for (s, window) in summaries.iter().zip(&shown.monitored) {
+                if let (Some((first, last, of)), true) =
+                    (window, s.latency.is_some() || s.slow_runs.is_some())
+                {
+                    writeln!(
+                        text,
+                        "{}: monitor data read of measured runs {first}-{last} of {of} (around \
+                         the worst case, or the latest): the activity and the slow runs are \
+                         of those",
+                        s.label()
+                    )?;
                 }
             }
             for s in &summaries {

@@ -69,7 +69,15 @@ impl PgStore {
     pub fn migrate(url: &str) -> Result<i64, StoreError> {
         let shown = Location::Postgres(url.to_string()).to_string();
         let mut client = tls::connect(url, &shown)?;
-        migrations::migrate(&mut client, &shown)
+        let found = migrations::migrate(&mut client, &shown)?;
+        if (1..15).contains(&found) {
+            // The kept merged histograms of the sessions stored before version 15, computed
+            // from their runs' histograms in a transaction of its own: an interrupted
+            // computation leaves sessions whose `show` reads every run's histograms.
+            let mut store = Self::open(url, Access::Write)?;
+            store.write(crate::records::totals::rebuild)?;
+        }
+        Ok(found)
     }
 
     /// [`PgStore::open`] with statements waiting at most `lock_wait` for a lock another

@@ -224,10 +224,58 @@ pub(crate) fn read_runs(
     tx: &mut dyn Sql,
     selection: &RunsOf<'_>,
 ) -> Result<HashMap<i64, Vec<RunHistogram>>, StoreError> {
-    let rows = tx.query(
+    let mut by_run: HashMap<i64, Vec<RunHistogram>> = HashMap::new();
+    read_each(tx, selection, true, &mut |run_key, histogram| {
+        by_run.entry(run_key).or_default().push(histogram);
+        Ok(())
+    })?;
+    Ok(by_run)
+}
+
+/// The histograms of every run `selection` takes without their buckets (empty): run id -> its
+/// histograms by quantity and thread. What a long session's `show` reads of every run, its
+/// buckets coming merged from the kept totals (`histogram_totals`): the columns before the
+/// blob, which neither engine reads when the query does not name it.
+pub(crate) fn read_headers(
+    tx: &mut dyn Sql,
+    selection: &RunsOf<'_>,
+) -> Result<HashMap<uuid::Uuid, Vec<RunHistogram>>, StoreError> {
+    let mut keys: HashMap<i64, Vec<RunHistogram>> = HashMap::new();
+    read_each(tx, selection, false, &mut |run_key, histogram| {
+        keys.entry(run_key).or_default().push(histogram);
+        Ok(())
+    })?;
+    let mut by_run = HashMap::with_capacity(keys.len());
+    tx.query_each(
+        &format!(
+            "SELECT r.key, r.id FROM {} WHERE {}",
+            selection.tables(),
+            selection.condition()
+        ),
+        &selection.params(),
+        &mut |r| {
+            if let Some(histograms) = keys.remove(&r.get::<i64>(0)?) {
+                by_run.insert(r.get(1)?, histograms);
+            }
+            Ok(())
+        },
+    )?;
+    Ok(by_run)
+}
+
+/// Reads the histograms of every run `selection` takes, each with its run's key, the buckets
+/// decoded or (`buckets` false) not read at all.
+fn read_each(
+    tx: &mut dyn Sql,
+    selection: &RunsOf<'_>,
+    buckets: bool,
+    each: &mut dyn FnMut(i64, RunHistogram) -> Result<(), StoreError>,
+) -> Result<(), StoreError> {
+    let blob = if buckets { "h.buckets" } else { "NULL" };
+    tx.query_each(
         &format!(
             "SELECT h.run_key, h.quantity, h.thread, h.cpu, h.count, h.min_ns, h.max_ns, \
-         h.max_index, h.sum_ns, h.overflows, h.missed, h.buckets, t.trace \
+         h.max_index, h.sum_ns, h.overflows, h.missed, {blob}, t.trace \
          FROM {} CROSS JOIN run_histograms h LEFT JOIN run_traces t ON t.run_key = h.run_key \
          AND t.quantity = h.quantity AND t.thread = h.thread WHERE h.run_key = r.key AND {} \
          ORDER BY h.run_key, h.quantity, h.thread",
@@ -235,42 +283,43 @@ pub(crate) fn read_runs(
             selection.condition()
         ),
         &selection.params(),
-    )?;
-    let mut by_run: HashMap<i64, Vec<RunHistogram>> = HashMap::new();
-    for r in rows {
-        let run_key: i64 = r.get(0)?;
-        let unsigned = |i: usize| -> Result<u64, StoreError> {
-            let v: i64 = r.get(i)?;
-            u64::try_from(v)
-                .map_err(|_| corrupt(format!("negative histogram field in run key {run_key}")))
-        };
-        let histogram = RunHistogram {
-            quantity: r.get(1)?,
-            thread: r.get(2)?,
-            cpu: r.get(3)?,
-            count: unsigned(4)?,
-            min_ns: unsigned(5)?,
-            max_ns: unsigned(6)?,
-            max_index: r
-                .get::<Option<i64>>(7)?
-                .map(|i| u64::try_from(i).unwrap_or_default()),
-            sum_ns: unsigned(8)?,
-            overflows: unsigned(9)?,
-            missed: unsigned(10)?,
-            buckets: decode(r.blob(11)?)
-                .map_err(|e| corrupt(format!("histogram of run key {run_key}: {e}")))?,
-            trace: match r.get::<Option<Vec<u8>>>(12)? {
-                Some(bytes) => {
-                    Some(Box::new(decode_trace(&bytes).map_err(|e| {
-                        corrupt(format!("trace of run key {run_key}: {e}"))
-                    })?))
-                }
-                None => None,
-            },
-        };
-        by_run.entry(run_key).or_default().push(histogram);
-    }
-    Ok(by_run)
+        &mut |r| {
+            let run_key: i64 = r.get(0)?;
+            let unsigned = |i: usize| -> Result<u64, StoreError> {
+                let v: i64 = r.get(i)?;
+                u64::try_from(v)
+                    .map_err(|_| corrupt(format!("negative histogram field in run key {run_key}")))
+            };
+            let histogram = RunHistogram {
+                quantity: r.get(1)?,
+                thread: r.get(2)?,
+                cpu: r.get(3)?,
+                count: unsigned(4)?,
+                min_ns: unsigned(5)?,
+                max_ns: unsigned(6)?,
+                max_index: r
+                    .get::<Option<i64>>(7)?
+                    .map(|i| u64::try_from(i).unwrap_or_default()),
+                sum_ns: unsigned(8)?,
+                overflows: unsigned(9)?,
+                missed: unsigned(10)?,
+                buckets: match buckets {
+                    true => decode(r.blob(11)?)
+                        .map_err(|e| corrupt(format!("histogram of run key {run_key}: {e}")))?,
+                    false => Vec::new(),
+                },
+                trace: match r.get::<Option<Vec<u8>>>(12)? {
+                    Some(bytes) => {
+                        Some(Box::new(decode_trace(&bytes).map_err(|e| {
+                            corrupt(format!("trace of run key {run_key}: {e}"))
+                        })?))
+                    }
+                    None => None,
+                },
+            };
+            each(run_key, histogram)
+        },
+    )
 }
 
 #[cfg(test)]

@@ -8,6 +8,7 @@ use vernier_model::{RunRecord, SessionStatus, StoredSession};
 use super::codec::{as_stored, to_json};
 use super::histograms::StoredHistograms;
 use super::read::{load_session_in, session_progress_in};
+use super::totals::{self, StoredTotal};
 use super::{profiles, write, Engine};
 use crate::sql::args;
 use crate::{Extension, Import, ImportReport, Load, RunsPage, StoreError};
@@ -39,6 +40,7 @@ impl<'a, E: Engine> Importer<'a, E> {
         &mut self,
         session: &StoredSession,
         histograms: &StoredHistograms,
+        kept: &[StoredTotal],
     ) -> Result<Extension, StoreError> {
         validate::check_session(session).map_err(|e| StoreError::Invalid(e.to_string()))?;
         let session = as_stored(session);
@@ -123,6 +125,7 @@ impl<'a, E: Engine> Importer<'a, E> {
             // Profiled runs come after a configuration's timed runs: those recorded since.
             profiles::add_lacking(store, record.id, &config.profiles)?;
         }
+        store.write(|tx| totals::replace(tx, kept))?;
         Ok(extension)
     }
 
@@ -131,6 +134,7 @@ impl<'a, E: Engine> Importer<'a, E> {
         &mut self,
         part: &StoredSession,
         histograms: &StoredHistograms,
+        kept: &[StoredTotal],
     ) -> Result<usize, StoreError> {
         validate::check_session(part).map_err(|e| StoreError::Invalid(e.to_string()))?;
         let part = as_stored(part);
@@ -140,6 +144,7 @@ impl<'a, E: Engine> Importer<'a, E> {
                 .map_err(run_stored_elsewhere(config.record.id, part.info.id))?;
             stored += config.runs.len();
         }
+        self.store.write(|tx| totals::replace(tx, kept))?;
         Ok(stored)
     }
 }
@@ -198,19 +203,19 @@ impl<E: Engine> Import for Importer<'_, E> {
     }
 
     fn extend(&mut self, session: &StoredSession) -> Result<Extension, StoreError> {
-        self.extend_with(session, &StoredHistograms::new())
+        self.extend_with(session, &StoredHistograms::new(), &[])
     }
 
     fn extend_page(&mut self, page: &RunsPage) -> Result<Extension, StoreError> {
-        self.extend_with(&page.session, &page.histograms)
+        self.extend_with(&page.session, &page.histograms, &page.totals)
     }
 
     fn add_runs(&mut self, part: &StoredSession) -> Result<usize, StoreError> {
-        self.add_runs_with(part, &StoredHistograms::new())
+        self.add_runs_with(part, &StoredHistograms::new(), &[])
     }
 
     fn add_page(&mut self, page: &RunsPage) -> Result<usize, StoreError> {
-        self.add_runs_with(&page.session, &page.histograms)
+        self.add_runs_with(&page.session, &page.histograms, &page.totals)
     }
     fn set_owner(
         &mut self,
@@ -229,6 +234,14 @@ impl<E: Engine> Import for Importer<'_, E> {
                 )?
                 .is_some())
         })
+    }
+
+    fn put_histogram_totals(&mut self, kept: &[crate::HistogramTotal]) -> Result<(), StoreError> {
+        let stored = kept
+            .iter()
+            .map(StoredTotal::encode)
+            .collect::<Result<Vec<_>, StoreError>>()?;
+        self.store.write(|tx| totals::replace(tx, &stored))
     }
 
     fn report(&self) -> ImportReport {

@@ -9,7 +9,8 @@
 //! - [`calibration`]: the calibrations of `vernier calibrate`;
 //! - [`bisections`]: the bisections of `vernier bisect`;
 //! - [`import`]: whole sessions from an export, in one transaction;
-//! - [`marks`]: how far each configuration has been recorded, for a sync.
+//! - [`marks`]: how far each configuration has been recorded, for a sync;
+//! - [`totals`]: the kept merged histograms of each configuration, for a long session's `show`.
 //!
 //! An engine ([`Engine`]) only runs them in its transactions.
 
@@ -25,6 +26,7 @@ pub(crate) mod marks;
 pub(crate) mod monitors;
 pub(crate) mod profiles;
 pub(crate) mod read;
+pub(crate) mod totals;
 pub(crate) mod write;
 
 /// The key of a run (docs/schema.md, `runs.key`, version 14): where it belongs,
@@ -235,6 +237,23 @@ macro_rules! impl_store {
                 runs: &std::collections::BTreeSet<uuid::Uuid>,
             ) -> Result<$crate::RunsPage, $crate::StoreError> {
                 $crate::records::read::copy_runs(self, id, runs)
+            }
+
+            fn histogram_totals(
+                &self,
+                id: uuid::Uuid,
+            ) -> Result<Vec<$crate::HistogramTotal>, $crate::StoreError> {
+                $crate::records::read::histogram_totals(self, id)
+            }
+
+            fn histogram_headers(
+                &self,
+                id: uuid::Uuid,
+            ) -> Result<
+                std::collections::HashMap<uuid::Uuid, Vec<vernier_model::RunHistogram>>,
+                $crate::StoreError,
+            > {
+                $crate::records::read::histogram_headers(self, id)
             }
 
             fn find_sessions_by_tags(

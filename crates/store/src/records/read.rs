@@ -12,7 +12,7 @@ use super::codec::{
     CONFIGURATION_COLUMNS, SESSION_COLUMNS, SESSION_HEADER_COLUMNS,
 };
 use super::profiles;
-use super::{histograms, monitors, Engine, RUNS_OF_CONFIGURATION};
+use super::{histograms, monitors, totals, Engine, RUNS_OF_CONFIGURATION};
 use crate::selector::{parse_selector, Selector};
 use crate::sql::{args, Columns, Param, Sql};
 use crate::{Load, RunCursor, RunsPage, SessionHeader, SessionProgress, StoreError};
@@ -637,6 +637,30 @@ fn load_copied(tx: &mut dyn Sql, id: Uuid, which: Which<'_>) -> Result<RunsPage,
     Ok(RunsPage {
         session,
         histograms,
+        totals: totals::read_stored(tx, &key)?,
+    })
+}
+
+/// [`crate::Store::histogram_totals`].
+pub(crate) fn histogram_totals(
+    store: &impl Engine,
+    id: Uuid,
+) -> Result<Vec<crate::HistogramTotal>, StoreError> {
+    store.read(|tx| totals::read(tx, &id.to_string()))
+}
+
+/// [`crate::Store::histogram_headers`].
+pub(crate) fn histogram_headers(
+    store: &impl Engine,
+    id: Uuid,
+) -> Result<HashMap<Uuid, Vec<vernier_model::RunHistogram>>, StoreError> {
+    let key = id.to_string();
+    store.read(|tx| {
+        let mut by_run = HashMap::new();
+        for selection in RunsOf::queries(&key, Which::All) {
+            by_run.extend(histograms::read_headers(tx, &selection)?);
+        }
+        Ok(by_run)
     })
 }
 

@@ -266,7 +266,9 @@ pub(crate) fn add_runs(
         {
             add_part(tx, configuration_key, primary, runs, texts, histograms)?;
         }
-        Ok(())
+        // The configuration's merged histograms, kept for `show` of a long session
+        // (docs/schema.md, version 15), in the transaction that stores the runs.
+        super::totals::add(tx, configuration_key, runs)
     })
 }
 

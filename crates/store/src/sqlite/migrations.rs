@@ -98,7 +98,18 @@ const MIGRATIONS: &[Migration] = &[
         sql: include_str!("../../migrations/sqlite/0014_run_keys.sql"),
         convert: None,
     },
+    Migration {
+        name: "histogram_totals",
+        sql: include_str!("../../migrations/sqlite/0015_histogram_totals.sql"),
+        convert: Some(histogram_totals),
+    },
 ];
+
+/// Migration 0015 after its SQL: the kept merged histograms of every configuration stored
+/// before it, from its measured runs' histograms (`records::totals`).
+fn histogram_totals(conn: &Connection) -> Result<(), StoreError> {
+    crate::records::totals::rebuild(&mut SqliteSql(conn))
+}
 
 /// Migration 0005 after its SQL: every run's monitor record, JSON text in the `run_monitors` of
 /// version 2, is written again in the binary encoding of [`monitors`] into `run_monitors_v5`,
@@ -271,6 +282,7 @@ mod tests {
                 "bisections",
                 "calibrations",
                 "configurations",
+                "histogram_totals",
                 "kernel_configs",
                 "monitor_names",
                 "profiles",
