@@ -90,6 +90,13 @@ fn grow(db: &str, target: usize, running: bool) -> Result<(), vernier_store::Sto
     let first = runs().map(|r| r.started_at_ns).min().unwrap_or(0);
     let last = runs().map(|r| r.ended_at_ns).max().unwrap_or(0);
     let span = (last - first).max(1);
+    // Each recorded run's histograms, decoded once, and how many copies of it the session
+    // holds: the kept merged histograms of the grown session are their sums (each copy's
+    // histograms pass through as stored, which a store does not merge).
+    let recorded: std::collections::BTreeSet<uuid::Uuid> = runs().map(|r| r.id).collect();
+    let decoded = store.load_session_runs(id, vernier_store::Load::DISTRIBUTIONS, &recorded)?;
+    let mut copies: std::collections::HashMap<uuid::Uuid, u64> =
+        recorded.iter().map(|&r| (r, 1)).collect();
     let mut round: i64 = 0;
     while held < target {
         let mut import = store.importer(RUNS_PER_COMMIT)?;
@@ -102,6 +109,9 @@ fn grow(db: &str, target: usize, running: bool) -> Result<(), vernier_store::Sto
                 config.profiles.clear();
                 config.runs.truncate(target - held - kept);
                 kept += config.runs.len();
+                for run in &config.runs {
+                    *copies.entry(run.id).or_default() += 1;
+                }
             }
             let mut index = held;
             part.change_runs(|run| {
@@ -121,6 +131,9 @@ fn grow(db: &str, target: usize, running: bool) -> Result<(), vernier_store::Sto
         }
         import.commit()?;
     }
+    let mut import = store.importer(0)?;
+    import.put_histogram_totals(&totals(&decoded, &copies))?;
+    import.commit()?;
     let status = if running { "running" } else { "completed" };
     let raw = rusqlite::Connection::open(db)?;
     raw.execute(
@@ -129,4 +142,39 @@ fn grow(db: &str, target: usize, running: bool) -> Result<(), vernier_store::Sto
         rusqlite::params![status, id.to_string()],
     )?;
     Ok(())
+}
+
+/// The merged histograms of the measured runs of `recorded` (decoded), each run counted as
+/// often as `copies` says.
+fn totals(
+    recorded: &vernier_model::StoredSession,
+    copies: &std::collections::HashMap<uuid::Uuid, u64>,
+) -> Vec<vernier_store::HistogramTotal> {
+    use std::collections::BTreeMap;
+    let mut totals = Vec::new();
+    for c in &recorded.configurations {
+        let mut merged: BTreeMap<(String, u32), (u64, u64, BTreeMap<u64, u64>)> = BTreeMap::new();
+        for run in c.runs.iter().filter(|r| !r.warmup) {
+            let times = copies.get(&run.id).copied().unwrap_or(0);
+            for h in &run.histograms {
+                let total = merged.entry((h.quantity.clone(), h.thread)).or_default();
+                total.0 += times;
+                total.1 += times * h.count;
+                for &(value, n) in &h.buckets {
+                    *total.2.entry(value).or_default() += times * n;
+                }
+            }
+        }
+        for ((quantity, thread), (runs, count, buckets)) in merged {
+            totals.push(vernier_store::HistogramTotal {
+                configuration: c.record.id,
+                quantity,
+                thread,
+                runs,
+                count,
+                buckets: buckets.into_iter().collect(),
+            });
+        }
+    }
+    totals
 }
