@@ -7,13 +7,15 @@
 # The session is recorded for real (`monitor latency --interval 1s --for 3s`, default monitors)
 # by AFTER, then grown to RUNS runs by GROW (crates/store/examples/long_session.rs: copies of
 # the recorded intervals, later in time, 10,000 a transaction) and left `running`, as a
-# monitor's session is while it records. BEFORE gets a copy of the same file; when it is of the
-# schema version before (it refuses the file as newer), the copy has the additive columns of
-# version 12 (`configurations.run_count`, `.last_run_ended_ns`) dropped.
+# monitor's session is while it records. BEFORE gets a copy of the same file; when it is of an
+# earlier schema version (it refuses the file as newer), the copy has what the additive
+# versions since added dropped: version 15's table `histogram_totals` (the kept merged
+# histograms), and for a vernier of version 11 version 12's `configurations.run_count` and
+# `.last_run_ended_ns`.
 #
 # Measured: the sync of the whole session to a new SQLite file and (with VERNIER_TEST_POSTGRES,
 # as scripts/with-postgres.sh provides) to a new PostgreSQL database, a sync with nothing new
-# to a file that holds the session already, and `show latest`. Each line: wall time, CPU time
+# to a file that holds the session already, and `show latest` (as text and as JSON). Each line: wall time, CPU time
 # (user + system) and maximum RSS (/usr/bin/time) of each binary, and the 1-minute load.
 #
 # Environment:
@@ -23,6 +25,7 @@
 #   GROW=target/release/examples/long_session   (cargo build --release -p vernier-store
 #                                                --example long_session)
 #   COPY=1                              0 skips the first copies (minutes at 100,000 runs)
+#   LIMIT=900                           seconds after which a command is stopped (and fails)
 set -euo pipefail
 
 RUNS=${RUNS:-100000}
@@ -30,6 +33,7 @@ BEFORE=${BEFORE:-/work/rel/vernier-main}
 AFTER=${AFTER:-target/release/vernier}
 GROW=${GROW:-target/release/examples/long_session}
 COPY=${COPY:-1}
+LIMIT=${LIMIT:-900}
 PG=${VERNIER_TEST_POSTGRES:-}
 
 if ! [[ $RUNS =~ ^[1-9][0-9]*$ ]]; then
@@ -50,10 +54,12 @@ WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 load() { cut -d' ' -f1 /proc/loadavg; }
 
-# timed BIN ARGS...: "WALL_S CPU_S MAX_RSS_MB" of one run, or "fail - -".
+# timed BIN ARGS...: "WALL_S CPU_S MAX_RSS_MB" of one run, or "fail - -" (also when it
+# takes more than LIMIT seconds).
 timed() {
     local out
-    if out=$(/usr/bin/time -f "%e %U %S %M" -o "$WORK/time" "$@" 2>&1 >/dev/null); then
+    if out=$(/usr/bin/time -f "%e %U %S %M" -o "$WORK/time" timeout "$LIMIT" "$@" 2>&1 \
+        >/dev/null); then
         read -r wall user sys rss <"$WORK/time"
         echo "$wall $(python3 -c "print('%.2f' % ($user + $sys))") $((rss / 1024))"
     else
@@ -75,6 +81,10 @@ row() { # WHAT BEFORE(3) AFTER(3)
 "$AFTER" --db "$WORK/after.db" monitor latency --interval 1s --for 3s --quiet >/dev/null
 "$GROW" "$WORK/after.db" "$RUNS" running
 cp "$WORK/after.db" "$WORK/before.db"
+if ! "$BEFORE" --db "$WORK/before.db" sessions >/dev/null 2>&1; then
+    # A vernier of version 14 reads version 15 without its kept merged histograms.
+    sqlite3 "$WORK/before.db" "DROP TABLE IF EXISTS histogram_totals; PRAGMA user_version = 14;"
+fi
 if ! "$BEFORE" --db "$WORK/before.db" sessions >/dev/null 2>&1; then
     sqlite3 "$WORK/before.db" "ALTER TABLE configurations DROP COLUMN run_count;
         ALTER TABLE configurations DROP COLUMN last_run_ended_ns; PRAGMA user_version = 11;"
@@ -113,3 +123,4 @@ cp "$WORK/before.db" "$WORK/before-held.db"
 cp "$WORK/after.db" "$WORK/after-held.db"
 measure sync-nothing-new --db "$WORK/SIDE.db" sync --to "$WORK/SIDE-held.db"
 measure show --db "$WORK/SIDE.db" show latest
+measure show-json --db "$WORK/SIDE.db" show latest --format json

@@ -621,3 +621,44 @@ fn a_mistyped_url_is_refused_everywhere_and_a_file_with_a_colon_is_named_dot_sla
     let listed = ok(bare("./a:b.db", &["sessions"]).output().unwrap());
     assert_eq!(listed.lines().count(), 2, "{listed}");
 }
+
+/// A session that a sync stores part by part reads as running until its last part: `sessions`
+/// and `show` say instead that it is being copied, with the runs stored so far.
+#[test]
+fn a_session_copied_in_parts_says_so_until_its_last_part() {
+    let (_dir, db) = temp_db();
+    record_mock_session(&db, "kind=copy");
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    // As the first part of a copy leaves it: still being recorded, 1,000 of 1,500 runs in
+    // the source (the mock session holds fewer; what counts is that the line says both).
+    conn.execute(
+        "UPDATE sessions SET status = 'running', ended_at_ns = NULL, copying_runs = 1500",
+        [],
+    )
+    .unwrap();
+    let runs: i64 = conn
+        .query_row("SELECT sum(run_count) FROM configurations", [], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    drop(conn);
+    let listed = ok(vernier_no_input(&db).args(["sessions"]).output().unwrap());
+    assert!(listed.contains("copying"), "{listed}");
+    assert!(
+        listed.contains(&format!("being copied: {runs} of 1500 runs so far")),
+        "{listed}"
+    );
+    let shown = ok(vernier_no_input(&db)
+        .args(["show", "latest"])
+        .output()
+        .unwrap());
+    assert!(
+        shown.lines().next().unwrap().contains("  copying  "),
+        "{shown}"
+    );
+    assert!(
+        shown.contains(&format!("{runs} of its 1500 runs so far")),
+        "{shown}"
+    );
+    assert!(!shown.contains("abandoned"), "{shown}");
+}

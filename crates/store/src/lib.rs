@@ -409,6 +409,9 @@ pub trait Import {
     /// sessions that stores copies of runs without decoding them (crates/store/examples/
     /// long_session.rs) and knows their sum.
     fn put_histogram_totals(&mut self, totals: &[HistogramTotal]) -> Result<(), StoreError>;
+    /// Marks session `id` as being copied part by part from a database where it holds
+    /// `runs` runs ([`SessionHeader::copying`]), or (`None`) as copied as far as it goes.
+    fn mark_copying(&mut self, id: Uuid, runs: Option<u64>) -> Result<(), StoreError>;
     /// What the import stored and skipped so far.
     fn report(&self) -> ImportReport;
     /// Commits everything stored since [`Store::importer`].
@@ -561,6 +564,18 @@ pub struct SessionHeader {
     /// before schema version 3): a copy of a session still being recorded carries it, so that
     /// the copy reads `running` on the session's own machine while that process lives.
     pub owner: Option<vernier_sys::process::ProcessIdentity>,
+    /// Set while a copy (`vernier sync`) stores the session part by part: it reads `running`
+    /// (or `abandoned`) until its last part brings its end, and holds only some of its runs.
+    pub copying: Option<CopyProgress>,
+}
+
+/// How far a copy of a session has come ([`SessionHeader::copying`], schema version 15).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CopyProgress {
+    /// Runs stored so far, warmups included.
+    pub runs: u64,
+    /// Runs of the session in the database it is copied from, when the copy began.
+    pub of: u64,
 }
 
 impl SessionHeader {

@@ -186,10 +186,17 @@ where
         if at + 1 < parts {
             still_recorded(&mut page.session.info);
         }
+        // A copy in more than one part says so until its last part ([`SessionHeader::copying`]).
+        let copying = match (at == 0, at + 1 == parts) {
+            (_, true) => Some(None),
+            (true, false) => Some(Some(source.runs.len() as u64)),
+            (false, false) => None,
+        };
         let extension = store_part(
             to,
             &page,
             running.then_some(header.owner.as_ref()).flatten(),
+            copying,
         )?;
         if !extension.extended {
             break;
@@ -218,11 +225,13 @@ fn still_recorded(info: &mut vernier_model::SessionInfo) {
 }
 
 /// Stores `page` of a session the target holds as still being recorded, in a transaction of
-/// its own ([`Import::extend_page`]), with the process that records it (`owner`).
+/// its own ([`Import::extend_page`]), with the process that records it (`owner`) and, when
+/// `copying` says, whether a copy of it is still in progress ([`Import::mark_copying`]).
 fn store_part<T: Store + ?Sized>(
     to: &mut T,
     page: &RunsPage,
     owner: Option<&ProcessIdentity>,
+    copying: Option<Option<u64>>,
 ) -> Result<Extension, StoreError> {
     with_retries(|| {
         vernier_model::validate::check_session(&page.session)
@@ -232,6 +241,9 @@ fn store_part<T: Store + ?Sized>(
         // A copy stored before the owner was copied gets it now.
         if let (true, Some(owner)) = (extension.extended, owner) {
             import.set_owner(page.session.info.id, owner)?;
+        }
+        if let (true, Some(runs)) = (extension.extended, copying) {
+            import.mark_copying(page.session.info.id, runs)?;
         }
         import.commit()?;
         Ok(extension)
@@ -292,6 +304,16 @@ where
     let running = session.info.status == SessionStatus::Running;
     let owner = running.then_some(header.owner.as_ref()).flatten();
     let (mut first, mut next) = from.copy_page(id, None, RUNS_PER_PART)?;
+    // Runs of the source: what a copy in parts says it is bringing ([`SessionHeader::copying`]).
+    let of: u64 = match next {
+        Some(_) => from
+            .session_mark(id)?
+            .configurations
+            .values()
+            .map(|m| m.runs)
+            .sum(),
+        None => 0,
+    };
     first.session.escape_controls();
     let mut begun = session.clone();
     if next.is_some() {
@@ -320,6 +342,9 @@ where
         if let Some(owner) = owner {
             import.set_owner(id, owner)?;
         }
+        if next.is_some() {
+            import.mark_copying(id, Some(of))?;
+        }
         import.commit()?;
         Ok(Some(runs))
     })?;
@@ -334,7 +359,7 @@ where
         if next.is_some() {
             still_recorded(&mut page.session.info);
         }
-        let extension = store_part(to, &page, owner)?;
+        let extension = store_part(to, &page, owner, next.is_none().then_some(None))?;
         if !extension.extended {
             // Another copy stored the rest and ended it meanwhile.
             break;

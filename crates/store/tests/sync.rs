@@ -917,6 +917,15 @@ fn a_first_copy_stopped_midway_keeps_its_parts_and_the_next_stores_the_rest_once
         assert_eq!(header.id, id);
         assert_eq!(header.ended_at_ns, None, "{engine}");
         assert_ne!(header.status, SessionStatus::Completed, "{engine}");
+        // It says that it is being copied, and how far.
+        assert_eq!(
+            header.copying,
+            Some(vernier_store::CopyProgress {
+                runs: 7_000,
+                of: 12_001
+            }),
+            "{engine}"
+        );
 
         db.execute(match engine {
             "sqlite" => "DROP TRIGGER stop_copy",
@@ -933,6 +942,11 @@ fn a_first_copy_stopped_midway_keeps_its_parts_and_the_next_stores_the_rest_once
             "{engine}"
         );
         assert_eq!(report.added_runs, 5_001);
+        assert_eq!(
+            target.session_headers().unwrap()[0].copying,
+            None,
+            "{engine}"
+        );
         assert_eq!(db.count("runs"), 12_001, "{engine}");
         assert_eq!(db.count("run_histograms"), 25, "{engine}");
         assert_eq!(db.count("run_traces"), 1, "{engine}");

@@ -47,11 +47,21 @@ pub fn sessions(args: SessionsArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
     );
     for s in &sessions {
         // A skipped session ran nothing; its note is why.
-        let why = match (&s.status, &s.note) {
-            (vernier_model::SessionStatus::Skipped, Some(note)) => {
+        let why = match (&s.status, &s.note, &s.copying) {
+            // A copy stored part by part reads as running until its last part: say it is
+            // being copied, and how far (docs/farm.md).
+            (_, _, Some(copy)) => format!(
+                "  (being copied: {} of {} runs so far; the next sync stores the rest)",
+                copy.runs, copy.of
+            ),
+            (vernier_model::SessionStatus::Skipped, Some(note), None) => {
                 format!("  ({})", printable(note))
             }
             _ => String::new(),
+        };
+        let status = match s.copying {
+            Some(_) => "copying".to_string(),
+            None => s.status.to_string(),
         };
         let tags: Vec<String> = s
             .tags
@@ -62,7 +72,7 @@ pub fn sessions(args: SessionsArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
             "{:<36}  {:<19}  {:<11}  {:<16}  {:<host_width$}  {}{}{}{}",
             s.id,
             local_time(s.started_at_ns),
-            s.status.to_string(),
+            status,
             s.fingerprint,
             host(s),
             printable(&describe(s.suite.as_deref(), &s.specs)),

@@ -63,15 +63,31 @@ pub fn show(args: ShowArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
             // built first and printed with control characters escaped.
             let mut text = String::new();
             let info = &session.info;
+            // A copy stored part by part reads as running until its last part (docs/farm.md).
+            let copying = store
+                .session_headers()?
+                .into_iter()
+                .find(|h| h.id == info.id)
+                .and_then(|h| h.copying);
             writeln!(
                 text,
                 "session {}  {}  {}  fingerprint {}",
                 info.id,
                 local_time(info.started_at_ns),
-                info.status,
+                match copying {
+                    Some(_) => "copying".to_string(),
+                    None => info.status.to_string(),
+                },
                 info.fingerprint
             )?;
-            if info.status == vernier_model::SessionStatus::Abandoned {
+            if let Some(copy) = copying {
+                writeln!(
+                    text,
+                    "copying: being copied from another database part by part, {} of its {} \
+                     runs so far; the next sync stores the rest, and its end",
+                    copy.runs, copy.of
+                )?;
+            } else if info.status == vernier_model::SessionStatus::Abandoned {
                 writeln!(
                     text,
                     "abandoned: the process recording it ended before the session did (killed, \

@@ -11,3 +11,5 @@ CREATE TABLE histogram_totals (
     buckets           BYTEA  NOT NULL,
     PRIMARY KEY (configuration_key, quantity, thread)
 );
+
+ALTER TABLE sessions ADD COLUMN copying_runs BIGINT CHECK (copying_runs >= 0);

@@ -16,3 +16,8 @@ CREATE TABLE histogram_totals (
     buckets           BLOB    NOT NULL,
     PRIMARY KEY (configuration_key, quantity, thread)
 ) STRICT, WITHOUT ROWID;
+
+-- A session that `vernier sync` stores part by part reads as still being recorded until its
+-- last part brings its end: while it does, the runs the source holds, so that `sessions` and
+-- `show` say it is being copied and how far (null otherwise).
+ALTER TABLE sessions ADD COLUMN copying_runs INTEGER CHECK (copying_runs >= 0);

@@ -12,13 +12,15 @@ use vernier_model::{
 use vernier_sys::process::ProcessIdentity;
 
 use crate::sql::Row;
-use crate::{SessionHeader, StoreError};
+use crate::{CopyProgress, SessionHeader, StoreError};
 
 /// The columns [`SessionRow::from_row`] reads, in its order.
 pub(crate) const SESSION_COLUMNS: &str =
     "id, started_at_ns, ended_at_ns, status, suite, specs, note, \
      settings, vernier_version, fingerprint, environment, findings, setup, monitors, owner_pid, \
-     owner_boot_id, owner_start_ticks, hostname, machine_id";
+     owner_boot_id, owner_start_ticks, hostname, machine_id, copying_runs, \
+     CASE WHEN copying_runs IS NULL THEN NULL ELSE (SELECT CAST(coalesce(sum(c.run_count), 0) \
+     AS BIGINT) FROM configurations c WHERE c.session_id = sessions.id) END";
 
 pub(crate) fn corrupt(what: impl std::fmt::Display) -> StoreError {
     StoreError::Corrupt(what.to_string())
@@ -76,7 +78,9 @@ pub(crate) fn parse_text<T: std::str::FromStr<Err = String>>(
 /// [`SessionRow::from_row`] reads both and the list of sessions neither copies nor decodes them.
 pub(crate) const SESSION_HEADER_COLUMNS: &str = "id, started_at_ns, ended_at_ns, status, suite, \
      specs, note, '', vernier_version, fingerprint, '', '', '', '', owner_pid, owner_boot_id, \
-     owner_start_ticks, hostname, machine_id";
+     owner_start_ticks, hostname, machine_id, copying_runs, \
+     CASE WHEN copying_runs IS NULL THEN NULL ELSE (SELECT CAST(coalesce(sum(c.run_count), 0) \
+     AS BIGINT) FROM configurations c WHERE c.session_id = sessions.id) END";
 
 /// A session row, before its text is decoded.
 pub(crate) struct SessionRow {
@@ -97,6 +101,8 @@ pub(crate) struct SessionRow {
     owner: Option<ProcessIdentity>,
     hostname: Option<String>,
     machine_id: Option<String>,
+    /// While a copy stores it part by part: the runs stored so far and the source's.
+    copying: Option<CopyProgress>,
 }
 
 impl SessionRow {
@@ -129,6 +135,13 @@ impl SessionRow {
             }),
             hostname: row.get(17)?,
             machine_id: row.get(18)?,
+            copying: match (row.get::<Option<i64>>(19)?, row.get::<Option<i64>>(20)?) {
+                (Some(of), Some(runs)) => Some(CopyProgress {
+                    runs: u64::try_from(runs).unwrap_or_default(),
+                    of: u64::try_from(of).unwrap_or_default(),
+                }),
+                _ => None,
+            },
         })
     }
 
@@ -165,6 +178,7 @@ impl SessionRow {
             hostname: self.hostname,
             machine_id: self.machine_id,
             owner: self.owner,
+            copying: self.copying,
         })
     }
 

@@ -236,6 +236,17 @@ impl<E: Engine> Import for Importer<'_, E> {
         })
     }
 
+    fn mark_copying(&mut self, id: Uuid, runs: Option<u64>) -> Result<(), StoreError> {
+        let runs = runs.map(|r| i64::try_from(r).unwrap_or(i64::MAX));
+        self.store.write(|tx| {
+            tx.execute(
+                "UPDATE sessions SET copying_runs = $2 WHERE id = $1",
+                args![&id.to_string(), runs],
+            )
+            .map(|_| ())
+        })
+    }
+
     fn put_histogram_totals(&mut self, kept: &[crate::HistogramTotal]) -> Result<(), StoreError> {
         let stored = kept
             .iter()
