@@ -37,6 +37,25 @@ fn copy_to(from: &dyn Store, to: &mut dyn Store) -> (SyncReport, Vec<SyncStep>) 
     (report, steps)
 }
 
+/// Copies `from` into `to` (of `engine`), checks that it took the one step `step` and that
+/// `to` then holds `expected` (a session) exactly; returns the report.
+fn copy_and_check(
+    from: &dyn Store,
+    to: &mut dyn Store,
+    step: SyncStep,
+    expected: &vernier_model::StoredSession,
+    engine: &str,
+) -> SyncReport {
+    let (report, steps) = copy_to(from, to);
+    assert_eq!(steps, [step], "{engine}");
+    assert_eq!(
+        &to.load_session(expected.info.id, Load::ALL).unwrap(),
+        expected,
+        "{engine}"
+    );
+    report
+}
+
 #[test]
 fn a_copy_stores_each_missing_session_once_with_its_ids() {
     let dir = tempfile::tempdir().unwrap();
@@ -309,30 +328,16 @@ fn a_running_session_is_copied_as_far_as_recorded_and_followed_until_it_ends() {
 
         // With the obstacle gone, the next copy brings the rest and the end.
         target.delete_session(squatter.info.id).unwrap();
-        let (report, steps) = copy_to(&source, target.as_mut());
-        assert_eq!(
-            steps,
-            [SyncStep::Extended {
-                id,
-                runs: 2,
-                running: false
-            }],
-            "{engine}"
-        );
+        let ended = SyncStep::Extended {
+            id,
+            runs: 2,
+            running: false,
+        };
+        let report = copy_and_check(&source, target.as_mut(), ended, &session, engine);
         assert_eq!((report.added_runs, report.running), (2, 0), "{engine}");
-        assert_eq!(
-            target.load_session(id, Load::ALL).unwrap(),
-            session,
-            "{engine}"
-        );
-        let (report, steps) = copy_to(&source, target.as_mut());
-        assert_eq!(steps, [SyncStep::Present { id }], "{engine}");
+        let present = SyncStep::Present { id };
+        let report = copy_and_check(&source, target.as_mut(), present, &session, engine);
         assert_eq!(report.added_runs, 0, "{engine}");
-        assert_eq!(
-            target.load_session(id, Load::ALL).unwrap(),
-            session,
-            "{engine}"
-        );
     }
 }
 
@@ -931,16 +936,13 @@ fn a_first_copy_stopped_midway_keeps_its_parts_and_the_next_stores_the_rest_once
             "sqlite" => "DROP TRIGGER stop_copy",
             _ => "DROP TRIGGER stop_copy ON runs; DROP FUNCTION stop_copy()",
         });
-        let (report, steps) = copy_to(&source, target.as_mut());
-        assert_eq!(
-            steps,
-            [SyncStep::Extended {
-                id,
-                runs: 5_001,
-                running: false
-            }],
-            "{engine}"
-        );
+        let whole = source.load_session(id, Load::ALL).unwrap();
+        let rest = SyncStep::Extended {
+            id,
+            runs: 5_001,
+            running: false,
+        };
+        let report = copy_and_check(&source, target.as_mut(), rest, &whole, engine);
         assert_eq!(report.added_runs, 5_001);
         assert_eq!(
             target.session_headers().unwrap()[0].copying,
@@ -950,11 +952,6 @@ fn a_first_copy_stopped_midway_keeps_its_parts_and_the_next_stores_the_rest_once
         assert_eq!(db.count("runs"), 12_001, "{engine}");
         assert_eq!(db.count("run_histograms"), 25, "{engine}");
         assert_eq!(db.count("run_traces"), 1, "{engine}");
-        assert_eq!(
-            target.load_session(id, Load::ALL).unwrap(),
-            source.load_session(id, Load::ALL).unwrap(),
-            "{engine}"
-        );
         // The kept merged histograms came with the parts: once the copy is complete, the
         // target holds the source's, which are those of the 25 measured runs' histograms.
         let totals = source.histogram_totals(id).unwrap();
@@ -965,7 +962,8 @@ fn a_first_copy_stopped_midway_keeps_its_parts_and_the_next_stores_the_rest_once
             "{engine}"
         );
         // Nothing more to do.
-        let (report, _) = copy_to(&source, target.as_mut());
+        let present = SyncStep::Present { id };
+        let report = copy_and_check(&source, target.as_mut(), present, &whole, engine);
         assert_eq!((report.present, report.added_runs), (1, 0), "{engine}");
     }
 }
