@@ -144,6 +144,9 @@ fn grow(db: &str, target: usize, running: bool) -> Result<(), vernier_store::Sto
     Ok(())
 }
 
+/// A total being summed: runs, samples, and the samples of each bucket.
+type Merged = (u64, u64, std::collections::BTreeMap<u64, u64>);
+
 /// The merged histograms of the measured runs of `recorded` (decoded), each run counted as
 /// often as `copies` says.
 fn totals(
@@ -153,7 +156,8 @@ fn totals(
     use std::collections::BTreeMap;
     let mut totals = Vec::new();
     for c in &recorded.configurations {
-        let mut merged: BTreeMap<(String, u32), (u64, u64, BTreeMap<u64, u64>)> = BTreeMap::new();
+        // (quantity, thread) -> (runs, samples, bucket -> samples)
+        let mut merged: BTreeMap<(String, u32), Merged> = BTreeMap::new();
         for run in c.runs.iter().filter(|r| !r.warmup) {
             let times = copies.get(&run.id).copied().unwrap_or(0);
             for h in &run.histograms {

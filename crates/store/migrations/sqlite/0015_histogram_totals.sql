@@ -2,10 +2,10 @@
 -- measurement thread, the buckets of every measured run's histogram merged (HdrHistogram V2 +
 -- DEFLATE, as run_histograms.buckets), with the runs and samples they hold. Updated in the
 -- transaction that stores runs, so that `show` of a latency monitor's session of 100,000
--- runs reads one row per thread instead of decoding every run's buckets. A table of its own:
--- a vernier of version 14 reads every session as before. The rows of the sessions stored
--- before it are computed from their runs' histograms after this SQL, in the same transaction
--- (crates/store/src/records/totals.rs).
+-- runs reads one row per thread instead of decoding every run's buckets. A table and a
+-- nullable column of their own: a vernier of version 14 reads every session as before. The
+-- rows of the sessions stored before it are computed from their runs' histograms after this
+-- SQL, in the same transaction (crates/store/src/records/totals.rs).
 
 CREATE TABLE histogram_totals (
     configuration_key INTEGER NOT NULL REFERENCES configurations (key) ON DELETE CASCADE,
