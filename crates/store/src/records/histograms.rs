@@ -225,34 +225,57 @@ pub(crate) fn read_runs(
     selection: &RunsOf<'_>,
 ) -> Result<HashMap<i64, Vec<RunHistogram>>, StoreError> {
     let mut by_run: HashMap<i64, Vec<RunHistogram>> = HashMap::new();
-    read_each(tx, selection, true, &mut |run_key, histogram| {
-        by_run.entry(run_key).or_default().push(histogram);
-        Ok(())
-    })?;
+    let from = format!(
+        "{} CROSS JOIN run_histograms h LEFT JOIN run_traces t ON t.run_key = h.run_key \
+         AND t.quantity = h.quantity AND t.thread = h.thread WHERE h.run_key = r.key AND {}",
+        selection.tables(),
+        selection.condition()
+    );
+    read_each(
+        tx,
+        &from,
+        &selection.params(),
+        true,
+        &mut |run_key, histogram| {
+            by_run.entry(run_key).or_default().push(histogram);
+            Ok(())
+        },
+    )?;
     Ok(by_run)
 }
 
-/// The histograms of every run `selection` takes without their buckets (empty): run id -> its
-/// histograms by quantity and thread. What a long session's `show` reads of every run, its
-/// buckets coming merged from the kept totals (`histogram_totals`): the columns before the
-/// blob, which neither engine reads when the query does not name it.
+/// The histograms of the runs of the configuration of key `configuration` without their
+/// buckets (empty): run id -> its histograms by quantity and thread. What a long session's
+/// `show` reads of every run, its buckets coming merged from the kept totals
+/// (`histogram_totals`). The rows are read as one range of the table's key, never looked up
+/// run by run: a row of `run_histograms` holds its blob in overflow pages, which SQLite reads
+/// whole to compare keys when it seeks to it (4 s for a monitor's 100,000 runs).
 pub(crate) fn read_headers(
     tx: &mut dyn Sql,
-    selection: &RunsOf<'_>,
+    configuration: i64,
 ) -> Result<HashMap<uuid::Uuid, Vec<RunHistogram>>, StoreError> {
+    let range = "h.run_key >= $1 * 4294967296 AND h.run_key < ($1 + 1) * 4294967296";
     let mut keys: HashMap<i64, Vec<RunHistogram>> = HashMap::new();
-    read_each(tx, selection, false, &mut |run_key, histogram| {
-        keys.entry(run_key).or_default().push(histogram);
-        Ok(())
-    })?;
+    read_each(
+        tx,
+        &format!(
+            "run_histograms h LEFT JOIN run_traces t ON t.run_key = h.run_key \
+             AND t.quantity = h.quantity AND t.thread = h.thread WHERE {range}"
+        ),
+        &args![configuration],
+        false,
+        &mut |run_key, histogram| {
+            keys.entry(run_key).or_default().push(histogram);
+            Ok(())
+        },
+    )?;
     let mut by_run = HashMap::with_capacity(keys.len());
     tx.query_each(
         &format!(
-            "SELECT r.key, r.id FROM {} WHERE {}",
-            selection.tables(),
-            selection.condition()
+            "SELECT h.key, h.id FROM runs h WHERE {}",
+            range.replace("run_key", "key")
         ),
-        &selection.params(),
+        args![configuration],
         &mut |r| {
             if let Some(histograms) = keys.remove(&r.get::<i64>(0)?) {
                 by_run.insert(r.get(1)?, histograms);
@@ -263,11 +286,13 @@ pub(crate) fn read_headers(
     Ok(by_run)
 }
 
-/// Reads the histograms of every run `selection` takes, each with its run's key, the buckets
-/// decoded or (`buckets` false) not read at all.
+/// Reads the histograms `from` (the FROM and WHERE of a query of `run_histograms h` and
+/// `run_traces t`, with `params`) takes, each with its run's key, the buckets decoded or
+/// (`buckets` false) not read at all.
 fn read_each(
     tx: &mut dyn Sql,
-    selection: &RunsOf<'_>,
+    from: &str,
+    params: &[crate::sql::Param<'_>],
     buckets: bool,
     each: &mut dyn FnMut(i64, RunHistogram) -> Result<(), StoreError>,
 ) -> Result<(), StoreError> {
@@ -275,14 +300,10 @@ fn read_each(
     tx.query_each(
         &format!(
             "SELECT h.run_key, h.quantity, h.thread, h.cpu, h.count, h.min_ns, h.max_ns, \
-         h.max_index, h.sum_ns, h.overflows, h.missed, {blob}, t.trace \
-         FROM {} CROSS JOIN run_histograms h LEFT JOIN run_traces t ON t.run_key = h.run_key \
-         AND t.quantity = h.quantity AND t.thread = h.thread WHERE h.run_key = r.key AND {} \
-         ORDER BY h.run_key, h.quantity, h.thread",
-            selection.tables(),
-            selection.condition()
+         h.max_index, h.sum_ns, h.overflows, h.missed, {blob}, t.trace FROM {from} \
+         ORDER BY h.run_key, h.quantity, h.thread"
         ),
-        &selection.params(),
+        params,
         &mut |r| {
             let run_key: i64 = r.get(0)?;
             let unsigned = |i: usize| -> Result<u64, StoreError> {

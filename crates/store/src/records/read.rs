@@ -656,9 +656,18 @@ pub(crate) fn histogram_headers(
 ) -> Result<HashMap<Uuid, Vec<vernier_model::RunHistogram>>, StoreError> {
     let key = id.to_string();
     store.read(|tx| {
+        let mut configurations = Vec::new();
+        tx.query_each(
+            "SELECT key FROM configurations WHERE session_id = $1",
+            args![&key],
+            &mut |r| {
+                configurations.push(r.get::<i64>(0)?);
+                Ok(())
+            },
+        )?;
         let mut by_run = HashMap::new();
-        for selection in RunsOf::queries(&key, Which::All) {
-            by_run.extend(histograms::read_headers(tx, &selection)?);
+        for configuration in configurations {
+            by_run.extend(histograms::read_headers(tx, configuration)?);
         }
         Ok(by_run)
     })
