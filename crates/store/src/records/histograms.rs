@@ -262,7 +262,7 @@ pub(crate) fn read_headers(
             "run_histograms h LEFT JOIN run_traces t ON t.run_key = h.run_key \
              AND t.quantity = h.quantity AND t.thread = h.thread WHERE {range}"
         ),
-        &args![configuration],
+        args![configuration],
         false,
         &mut |run_key, histogram| {
             keys.entry(run_key).or_default().push(histogram);
