@@ -1,6 +1,6 @@
 //! Reading: the session list, selectors resolved to ids, and whole sessions.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 
 use uuid::Uuid;
 use vernier_model::{
@@ -12,7 +12,7 @@ use super::codec::{
     CONFIGURATION_COLUMNS, SESSION_COLUMNS, SESSION_HEADER_COLUMNS,
 };
 use super::profiles;
-use super::{histograms, monitors, Engine, RUNS_OF_CONFIGURATION};
+use super::{histograms, monitors, run_key, Engine, RUNS_OF_CONFIGURATION};
 use crate::selector::{parse_selector, Selector};
 use crate::sql::{args, Columns, Param, Sql};
 use crate::{Load, RunCursor, RunsPage, SessionHeader, SessionProgress, StoreError};
@@ -619,6 +619,159 @@ fn page_keys(tx: &mut dyn Sql, id: Uuid, after: i64, limit: i64) -> Result<(i64,
         },
     )?;
     Ok((last, keys))
+}
+
+/// The largest index of a run ([`run_key`]).
+const MAX_RUN_INDEX: u32 = (1 << 31) - 1;
+
+/// The runs of one kind (measured runs or warmups) of a configuration still to hand on in
+/// [`for_each_run_page`]: the keys after `after` up to `last`, and those read but not yet
+/// handed on.
+struct KindOfRuns {
+    after: i64,
+    last: i64,
+    read: VecDeque<RunRecord>,
+}
+
+impl KindOfRuns {
+    /// Reads the next at most `limit` runs of this kind, in the order of their keys, if
+    /// none is left of the previous ones.
+    fn refill(
+        &mut self,
+        store: &impl Engine,
+        session: Uuid,
+        configuration: Uuid,
+        load: Load,
+        limit: i64,
+    ) -> Result<(), StoreError> {
+        if !self.read.is_empty() || self.after >= self.last {
+            return Ok(());
+        }
+        let (after, last) = (self.after, self.last);
+        let (end, runs) = store.read(|tx| {
+            let mut end = after;
+            tx.query_each(
+                "SELECT key FROM runs WHERE key > $1 AND key <= $2 ORDER BY key LIMIT $3",
+                args![after, last, limit],
+                &mut |row| {
+                    end = row.get(0)?;
+                    Ok(())
+                },
+            )?;
+            let session = load_selected(tx, session, load, Which::Keys(after, end))?;
+            Ok((end, runs_of(session, configuration)))
+        })?;
+        // Nothing left (runs deleted meanwhile): this kind is done.
+        self.after = if end == after { last } else { end };
+        self.read = runs.into();
+        Ok(())
+    }
+}
+
+/// The runs of configuration `configuration` in `session`, taken out of it.
+fn runs_of(session: StoredSession, configuration: Uuid) -> Vec<RunRecord> {
+    session
+        .configurations
+        .into_iter()
+        .find(|c| c.record.id == configuration)
+        .map(|c| c.runs)
+        .unwrap_or_default()
+}
+
+/// [`crate::Store::for_each_run_page`]. Each kind of runs (measured, warmup) is a range of keys
+/// in the order of their indexes ([`run_key`]); when each starts in time order, as vernier
+/// records them, execution order is the merge of the two by start time, warmups first, index
+/// (the order of [`Runs::into_ordered`]), read page by page from both ranges.
+pub(crate) fn for_each_run_page(
+    store: &impl Engine,
+    session: Uuid,
+    configuration: Uuid,
+    load: Load,
+    limit: usize,
+    each: &mut dyn FnMut(Vec<RunRecord>) -> Result<(), StoreError>,
+) -> Result<(), StoreError> {
+    let limit = limit.max(1);
+    let load = Load {
+        profiles: false,
+        ..load
+    };
+    // The keys of each kind stored now, and whether each kind starts in time order.
+    let (mut kinds, in_order) = store.read(|tx| {
+        let key: i64 = tx
+            .query_opt(
+                "SELECT key FROM configurations WHERE id = $1 AND session_id = $2",
+                args![&configuration.to_string(), &session.to_string()],
+            )?
+            .ok_or(StoreError::Unknown {
+                what: "configuration",
+                id: configuration,
+            })?
+            .get(0)?;
+        let mut kinds = Vec::new();
+        let mut in_order = true;
+        for warmup in [true, false] {
+            let first = run_key(key, warmup, 0)?;
+            let mut last = None;
+            let mut previous = i64::MIN;
+            tx.query_each(
+                "SELECT key, started_at_ns FROM runs WHERE key >= $1 AND key <= $2 ORDER BY key",
+                args![first, run_key(key, warmup, MAX_RUN_INDEX)?],
+                &mut |row| {
+                    let started: i64 = row.get(1)?;
+                    in_order &= started >= previous;
+                    previous = started;
+                    last = Some(row.get::<i64>(0)?);
+                    Ok(())
+                },
+            )?;
+            if let Some(last) = last {
+                kinds.push(KindOfRuns {
+                    after: first - 1,
+                    last,
+                    read: VecDeque::new(),
+                });
+            }
+        }
+        Ok((kinds, in_order))
+    })?;
+    if !in_order {
+        let after = kinds.iter().map(|k| k.after).min();
+        let last = kinds.iter().map(|k| k.last).max();
+        if let (Some(after), Some(last)) = (after, last) {
+            let runs = store.read(|tx| {
+                let whole = load_selected(tx, session, load, Which::Keys(after, last))?;
+                Ok(runs_of(whole, configuration))
+            })?;
+            each(runs)?;
+        }
+        return Ok(());
+    }
+    let per_read = i64::try_from(limit).unwrap_or(i64::MAX);
+    let mut page = Vec::with_capacity(limit);
+    loop {
+        for kind in &mut kinds {
+            kind.refill(store, session, configuration, load, per_read)?;
+        }
+        let next = kinds
+            .iter()
+            .enumerate()
+            .filter_map(|(at, kind)| {
+                let run = kind.read.front()?;
+                Some(((run.started_at_ns, !run.warmup, run.index), at))
+            })
+            .min();
+        let Some(run) = next.and_then(|(_, at)| kinds[at].read.pop_front()) else {
+            break;
+        };
+        page.push(run);
+        if page.len() == limit {
+            each(std::mem::replace(&mut page, Vec::with_capacity(limit)))?;
+        }
+    }
+    if !page.is_empty() {
+        each(page)?;
+    }
+    Ok(())
 }
 
 /// Session `id` with the runs `which` takes, as a copy into another store reads it
