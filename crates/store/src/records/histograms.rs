@@ -224,15 +224,14 @@ pub(crate) fn read_runs(
     tx: &mut dyn Sql,
     selection: &RunsOf<'_>,
 ) -> Result<HashMap<i64, Vec<RunHistogram>>, StoreError> {
+    let (tables, condition) = selection.below("h.run_key");
     let rows = tx.query(
         &format!(
             "SELECT h.run_key, h.quantity, h.thread, h.cpu, h.count, h.min_ns, h.max_ns, \
          h.max_index, h.sum_ns, h.overflows, h.missed, h.buckets, t.trace \
-         FROM {} CROSS JOIN run_histograms h LEFT JOIN run_traces t ON t.run_key = h.run_key \
-         AND t.quantity = h.quantity AND t.thread = h.thread WHERE h.run_key = r.key AND {} \
-         ORDER BY h.run_key, h.quantity, h.thread",
-            selection.tables(),
-            selection.condition()
+         FROM {tables} CROSS JOIN run_histograms h LEFT JOIN run_traces t \
+         ON t.run_key = h.run_key AND t.quantity = h.quantity AND t.thread = h.thread \
+         WHERE {condition} ORDER BY h.run_key, h.quantity, h.thread"
         ),
         &selection.params(),
     )?;
