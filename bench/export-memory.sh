@@ -5,7 +5,8 @@
 # the default monitors, copies it SESSIONS times with RUNS measured runs per configuration
 # (python3, fresh ids), imports the file into a new database, once from the file and once
 # through a pipe, exports it back, and prints the file's size and the wall time and maximum RSS
-# of each command.
+# of each command. Export reads a configuration's runs page by page: with SESSIONS=1 and a large
+# RUNS its maximum RSS stays near that of a small session, while import holds the session.
 #
 # Environment:
 #   SESSIONS=40                      copies of the recorded session

@@ -192,6 +192,21 @@ pub trait Store: Recorder<Error = StoreError> + Send {
         after: Option<RunCursor>,
         limit: usize,
     ) -> Result<(StoredSession, Option<RunCursor>), StoreError>;
+    /// The runs of configuration `configuration` of session `session` with what `load` asks
+    /// for (not its profiled runs), in execution order as [`Store::load_session`] gives them,
+    /// handed to `each` in pages of at most `limit` runs: an export writes a configuration of a
+    /// million runs in bounded memory. The runs are those stored when it begins. Each page is
+    /// read in a transaction of its own. A configuration whose measured runs or warmups, in
+    /// the order of their indexes, do not start in time order (an import may give any times)
+    /// is read whole and handed on in one page.
+    fn for_each_run_page(
+        &self,
+        session: Uuid,
+        configuration: Uuid,
+        load: Load,
+        limit: usize,
+        each: &mut dyn FnMut(Vec<vernier_model::RunRecord>) -> Result<(), StoreError>,
+    ) -> Result<(), StoreError>;
     /// [`Store::load_session_page`] with everything stored, as a copy into another store reads
     /// it: the histograms are passed on as stored ([`RunsPage`]), not decoded.
     fn copy_page(

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use vernier_model::StoredSession;
+use vernier_model::{RunRecord, StoredSession};
 use vernier_store::{Access, ImportReport, Load, Location, Store, StoreError};
 use vernier_testkit::{databases, stored_session, TestDatabase};
 
@@ -241,5 +241,102 @@ fn text_holding_nul_is_refused_alike_by_both_engines() {
             other => panic!("{}: {other:?}", db.engine()),
         }
         assert_eq!(db.count("sessions"), 0);
+    }
+}
+
+/// The runs of `session`'s first configuration as `Store::for_each_run_page` hands them on,
+/// page by page.
+fn pages_of(store: &dyn Store, session: &StoredSession, limit: usize) -> Vec<Vec<RunRecord>> {
+    let mut pages = Vec::new();
+    store
+        .for_each_run_page(
+            session.info.id,
+            session.configurations[0].record.id,
+            Load::ALL,
+            limit,
+            &mut |page| {
+                pages.push(page);
+                Ok(())
+            },
+        )
+        .unwrap();
+    pages
+}
+
+/// `Store::for_each_run_page` (what `export` writes) gives a configuration's runs in execution
+/// order, as `load_session` does, in pages of at most the limit: warmups and measured runs are
+/// two ranges of keys merged by start time, here interleaved, with a secondary metric. A
+/// configuration whose runs of one kind do not start in the order of their indexes (an import
+/// may give any times) comes whole in one page; an unknown configuration is an error.
+#[test]
+fn runs_come_page_by_page_in_execution_order() {
+    for db in databases("runs_come_page_by_page_in_execution_order") {
+        let mut store = open(&db);
+        let values: Vec<f64> = (1..=10).map(f64::from).collect();
+        let mut session = stored(&values);
+        // W M W M M W M M M M, each kind numbered in its own order.
+        let warmups = [0, 2, 5];
+        let (mut warmup, mut measured) = (0, 0);
+        for (at, run) in session.configurations[0].runs.iter_mut().enumerate() {
+            run.warmup = warmups.contains(&at);
+            let kind = if run.warmup {
+                &mut warmup
+            } else {
+                &mut measured
+            };
+            run.index = *kind;
+            *kind += 1;
+            run.values.insert("rss", at as f64 * 0.5);
+        }
+        session.configurations[0].record.secondary_metrics = vec![vernier_model::MetricInfo {
+            name: "rss".into(),
+            unit: "B".into(),
+            higher_is_better: false,
+        }];
+        // Another session's runs between (their keys are ranges of their own).
+        let other = stored(&[5.0, 6.0]);
+        store
+            .import_sessions(&[session.clone(), other], &BTreeMap::new())
+            .unwrap();
+        let whole = store.load_session(session.info.id, Load::ALL).unwrap();
+        assert_eq!(whole.configurations[0].runs, session.configurations[0].runs);
+        let pages = pages_of(store.as_ref(), &session, 3);
+        assert_eq!(
+            pages.iter().map(Vec::len).collect::<Vec<_>>(),
+            [3, 3, 3, 1],
+            "{}",
+            db.engine()
+        );
+        assert_eq!(
+            pages.concat(),
+            whole.configurations[0].runs,
+            "{}",
+            db.engine()
+        );
+
+        // Measured run 1 started before measured run 0.
+        let mut shuffled = stored(&[1.0, 2.0, 3.0, 4.0]);
+        let runs = &mut shuffled.configurations[0].runs;
+        runs[1].started_at_ns = runs[0].started_at_ns - 10;
+        store
+            .import_sessions(&[shuffled.clone()], &BTreeMap::new())
+            .unwrap();
+        let whole = store.load_session(shuffled.info.id, Load::ALL).unwrap();
+        let pages = pages_of(store.as_ref(), &shuffled, 3);
+        assert_eq!(pages.len(), 1, "{}", db.engine());
+        assert_eq!(pages[0], whole.configurations[0].runs, "{}", db.engine());
+        assert_eq!(pages[0][0].index, 1, "{}", db.engine());
+
+        let unknown = store.for_each_run_page(
+            session.info.id,
+            uuid::Uuid::new_v4(),
+            Load::ALL,
+            3,
+            &mut |_| Ok(()),
+        );
+        assert!(
+            matches!(unknown, Err(StoreError::Unknown { .. })),
+            "{unknown:?}"
+        );
     }
 }

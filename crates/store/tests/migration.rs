@@ -10,45 +10,21 @@
 
 #![allow(clippy::unwrap_used)]
 
+mod fixture;
+
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
 
+use fixture::{check_monitor_blobs, Fixture, RunFacts};
 use uuid::Uuid;
-use vernier_model::StoredSession;
-use vernier_store::{Access, Load, Location, SqliteStore, Store, SCHEMA_VERSION};
-use vernier_testkit::postgres_database;
 
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
-        .join(name)
-}
-
-/// What schema version 8 holds of one run, read from its tables.
-#[derive(Debug, Default, PartialEq)]
-struct RunFacts {
-    configuration: String,
-    index: i64,
-    warmup: bool,
-    started_at_ns: i64,
-    /// Metric -> the bits of its value.
-    values: BTreeMap<String, u64>,
-    /// The monitor record's series and summary blobs.
-    monitors: Option<(Vec<u8>, Vec<u8>)>,
-    /// (quantity, thread) -> count, per histogram.
-    histograms: BTreeMap<(String, i64), i64>,
-}
+const SCHEMA_8: Fixture = Fixture {
+    name: "schema-8",
+    version: 8,
+    facts: facts_v8,
+};
 
 /// Every run of a version-8 file, by id, read with version 8's columns.
-fn facts_v8(path: &Path) -> BTreeMap<Uuid, RunFacts> {
-    // Read-only: a missing fixture is an error, never a new empty file in the source tree.
-    let conn =
-        rusqlite::Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
-            .unwrap();
-    let version: i64 = conn
-        .query_row("PRAGMA user_version", [], |r| r.get(0))
-        .unwrap();
-    assert_eq!(version, 8, "the fixture is a database of schema version 8");
+fn facts_v8(conn: &rusqlite::Connection) -> BTreeMap<Uuid, RunFacts> {
     let mut runs = BTreeMap::new();
     let mut stmt = conn
         .prepare("SELECT id, configuration_id, idx, warmup, started_at_ns FROM runs")
@@ -112,90 +88,17 @@ fn facts_v8(path: &Path) -> BTreeMap<Uuid, RunFacts> {
     runs
 }
 
-/// Every session of `store`, whole.
-fn every_session(store: &dyn Store) -> Vec<StoredSession> {
-    store
-        .sessions()
-        .unwrap()
-        .iter()
-        .map(|s| store.load_session(s.id, Load::ALL).unwrap())
-        .collect()
-}
-
-/// Checks that the sessions read after the migration hold exactly what version 8 held.
-fn check_against(sessions: &[StoredSession], before: &BTreeMap<Uuid, RunFacts>) {
-    let mut seen = 0;
-    for session in sessions {
-        for c in &session.configurations {
-            for run in &c.runs {
-                let facts = &before[&run.id];
-                assert_eq!(facts.configuration, c.record.id.to_string());
-                assert_eq!(facts.index, i64::from(run.index));
-                assert_eq!(facts.warmup, run.warmup);
-                assert_eq!(facts.started_at_ns, run.started_at_ns);
-                let bits: BTreeMap<String, u64> = run
-                    .values
-                    .iter()
-                    .map(|(m, v)| (m.to_string(), v.to_bits()))
-                    .collect();
-                assert_eq!(bits, facts.values, "run {}", run.id);
-                assert!(bits.contains_key(&c.record.metric.name));
-                assert_eq!(run.monitors.is_some(), facts.monitors.is_some());
-                let histograms: BTreeMap<(String, i64), i64> = run
-                    .histograms
-                    .iter()
-                    .map(|h| ((h.quantity.clone(), i64::from(h.thread)), h.count as i64))
-                    .collect();
-                assert_eq!(histograms, facts.histograms, "run {}", run.id);
-                seen += 1;
-            }
-        }
-    }
-    assert_eq!(seen, before.len(), "every run of version 8 is read");
-}
-
 #[test]
 fn the_fixture_holds_what_the_migration_must_carry() {
-    // Read in a copy: SQLite makes -wal and -shm files beside a WAL database it opens, even
-    // read-only, and the source tree stays as it is.
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("results.db");
-    std::fs::copy(fixture("schema-8.db"), &path).unwrap();
-    let before = facts_v8(&path);
-    assert!(before.len() >= 10, "{} runs", before.len());
-    assert!(before.values().any(|r| r.warmup));
-    assert!(before.values().any(|r| r.monitors.is_some()));
-    assert!(before.values().any(|r| !r.histograms.is_empty()));
-    assert!(
-        before.values().any(|r| r.values.len() > 1),
-        "secondary metrics"
-    );
+    SCHEMA_8.check_contents(false);
 }
 
 #[test]
 fn a_version_8_file_is_converted_in_place_bit_for_bit() {
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("results.db");
-    std::fs::copy(fixture("schema-8.db"), &path).unwrap();
-    let before = facts_v8(&path);
-
-    // Read-only, an older file is migrated in a copy in memory and left as it is.
-    let read_only = SqliteStore::open_read_only(&path).unwrap();
-    let in_memory = every_session(&read_only);
-    drop(read_only);
-    assert_eq!(facts_v8(&path), before);
-
-    let store = SqliteStore::open(&path).unwrap();
-    let sessions = every_session(&store);
-    drop(store);
-    check_against(&sessions, &before);
-    assert_eq!(sessions, in_memory);
+    let (path, before, _) = SCHEMA_8.convert_sqlite(dir.path());
 
     let conn = rusqlite::Connection::open(&path).unwrap();
-    let version: i64 = conn
-        .query_row("PRAGMA user_version", [], |r| r.get(0))
-        .unwrap();
-    assert_eq!(version, SCHEMA_VERSION);
     // Every configuration knows how far it was recorded (version 12): its runs and the end of
     // the latest, as the runs say.
     let marks: Vec<(i64, i64, Option<i64>, Option<i64>)> = conn
@@ -215,17 +118,7 @@ fn a_version_8_file_is_converted_in_place_bit_for_bit() {
         assert_eq!((count, last), (runs, ended));
     }
     // The monitor blobs are carried as they were, under the run's key.
-    for (id, facts) in &before {
-        let stored: Option<(Vec<u8>, Vec<u8>)> = conn
-            .query_row(
-                "SELECT m.series, m.summary FROM run_monitors m \
-                 JOIN runs r ON r.key = m.run_key WHERE r.id = ?1",
-                [id.as_bytes().as_slice()],
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )
-            .ok();
-        assert_eq!(stored, facts.monitors, "run {id}");
-    }
+    check_monitor_blobs(&conn, &before);
     // Each primary value is in its run's row, and nowhere else.
     let primary_rows: i64 = conn
         .query_row(
@@ -243,61 +136,18 @@ fn a_version_8_file_is_converted_in_place_bit_for_bit() {
         values as usize,
         before.values().map(|r| r.values.len()).sum::<usize>()
     );
-    let problems: Vec<String> = conn
-        .prepare("PRAGMA foreign_key_check")
-        .unwrap()
-        .query_map([], |r| r.get::<_, String>(0))
-        .unwrap()
-        .map(Result::unwrap)
-        .collect();
-    assert!(problems.is_empty(), "{problems:?}");
-    let integrity: String = conn
-        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
-        .unwrap();
-    assert_eq!(integrity, "ok");
-    drop(conn);
-
-    // The converted file takes new runs after the old ones, and opens again unchanged.
-    let again = SqliteStore::open(&path).unwrap();
-    assert_eq!(every_session(&again), sessions);
 }
 
 #[test]
 fn a_version_8_postgres_database_is_converted_in_place_as_sqlite_is() {
-    let Some(db) = postgres_database("a_version_8_postgres_database_is_converted") else {
+    let dir = tempfile::tempdir().unwrap();
+    let Some((db, path, before)) =
+        SCHEMA_8.postgres("a_version_8_postgres_database_is_converted", dir.path())
+    else {
         return;
     };
-    let migrations = Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations/postgres");
-    db.execute("CREATE TABLE schema_version (version BIGINT NOT NULL)");
-    db.execute("INSERT INTO schema_version (version) VALUES (8)");
-    for file in [
-        "0006_baseline.sql",
-        "0007_session_machine.sql",
-        "0008_setup_changed.sql",
-    ] {
-        db.execute(&std::fs::read_to_string(migrations.join(file)).unwrap());
-    }
-    db.execute(&std::fs::read_to_string(fixture("schema-8-postgres.sql")).unwrap());
-    let runs_v8 = db.count("runs");
-
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("results.db");
-    std::fs::copy(fixture("schema-8.db"), &path).unwrap();
-    let before = facts_v8(&path);
-    assert_eq!(runs_v8 as usize, before.len());
-
-    let location = Location::parse(db.arg()).unwrap();
-    vernier_store::migrate(&location).unwrap();
-    let store = vernier_store::open(&location, Access::Write).unwrap();
-    let sessions = every_session(store.as_ref());
-    check_against(&sessions, &before);
+    let (store, _) = SCHEMA_8.convert_postgres(&db, &path, &before);
     drop(store);
-    assert_eq!(
-        db.query_i64("SELECT version FROM schema_version"),
-        SCHEMA_VERSION
-    );
-    let sqlite = SqliteStore::open(&path).unwrap();
-    assert_eq!(sessions, every_session(&sqlite));
     // Every run's key is its place (version 14).
     assert_eq!(
         db.query_i64(

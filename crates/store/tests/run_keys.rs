@@ -11,17 +11,17 @@
 
 #![allow(clippy::unwrap_used)]
 
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+mod fixture;
 
+use std::collections::BTreeMap;
+
+use fixture::{check_monitor_blobs, every_session, Fixture, RunFacts};
 use uuid::Uuid;
-use vernier_model::StoredSession;
-use vernier_store::{Access, Load, Location, SqliteStore, Store, SCHEMA_VERSION};
-use vernier_testkit::postgres_database;
+use vernier_store::{SqliteStore, Store};
 
 /// Migration 0015 kept the merged histograms of every session stored before it: for each
 /// configuration, quantity and thread, those of its measured runs.
-fn assert_totals_kept(store: &dyn Store, sessions: &[StoredSession]) {
+fn assert_totals_kept(store: &dyn Store, sessions: &[vernier_model::StoredSession]) {
     type Merged = BTreeMap<(Uuid, String, u32), (u64, u64, BTreeMap<u64, u64>)>;
     let mut threads = 0;
     for session in sessions {
@@ -61,42 +61,14 @@ fn assert_totals_kept(store: &dyn Store, sessions: &[StoredSession]) {
     assert!(threads > 0, "no histograms kept");
 }
 
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
-        .join(name)
-}
-
-/// What schema version 13 holds of one run, read from its tables.
-#[derive(Clone, Debug, Default, PartialEq)]
-struct RunFacts {
-    configuration: String,
-    index: i64,
-    warmup: bool,
-    started_at_ns: i64,
-    /// Metric -> the bits of its value, the primary one included.
-    values: BTreeMap<String, u64>,
-    /// The monitor record's series and summary blobs.
-    monitors: Option<(Vec<u8>, Vec<u8>)>,
-    /// (quantity, thread) -> count, per histogram.
-    histograms: BTreeMap<(String, i64), i64>,
-    /// (quantity, thread) -> the traced latency, per trace.
-    traces: BTreeMap<(String, i64), i64>,
-}
+const SCHEMA_13: Fixture = Fixture {
+    name: "schema-13",
+    version: 13,
+    facts: facts_v13,
+};
 
 /// Every run of a version-13 file, by id, read with version 13's tables.
-fn facts_v13(path: &Path) -> BTreeMap<Uuid, RunFacts> {
-    // Read-only: a missing fixture is an error, never a new empty file in the source tree.
-    let conn =
-        rusqlite::Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
-            .unwrap();
-    let version: i64 = conn
-        .query_row("PRAGMA user_version", [], |r| r.get(0))
-        .unwrap();
-    assert_eq!(
-        version, 13,
-        "the fixture is a database of schema version 13"
-    );
+fn facts_v13(conn: &rusqlite::Connection) -> BTreeMap<Uuid, RunFacts> {
     let rows = |sql: &str| -> Vec<(Vec<u8>, String, rusqlite::types::Value, i64)> {
         conn.prepare(sql)
             .unwrap()
@@ -185,73 +157,6 @@ fn facts_v13(path: &Path) -> BTreeMap<Uuid, RunFacts> {
     runs
 }
 
-/// Every session of `store`, whole.
-fn every_session(store: &dyn Store) -> Vec<StoredSession> {
-    store
-        .sessions()
-        .unwrap()
-        .iter()
-        .map(|s| store.load_session(s.id, Load::ALL).unwrap())
-        .collect()
-}
-
-/// Checks that the sessions read after the migration hold exactly what version 13 held.
-fn check_against(sessions: &[StoredSession], before: &BTreeMap<Uuid, RunFacts>) {
-    let mut seen = 0;
-    for session in sessions {
-        for c in &session.configurations {
-            for run in &c.runs {
-                let facts = &before[&run.id];
-                let bits: BTreeMap<String, u64> = run
-                    .values
-                    .iter()
-                    .map(|(m, v)| (m.to_string(), v.to_bits()))
-                    .collect();
-                let histograms: BTreeMap<(String, i64), i64> = run
-                    .histograms
-                    .iter()
-                    .map(|h| ((h.quantity.clone(), i64::from(h.thread)), h.count as i64))
-                    .collect();
-                let traces: BTreeMap<(String, i64), i64> = run
-                    .histograms
-                    .iter()
-                    .filter_map(|h| {
-                        let trace = h.trace.as_ref()?;
-                        Some((
-                            (h.quantity.clone(), i64::from(h.thread)),
-                            i64::try_from(trace.latency_ns).unwrap(),
-                        ))
-                    })
-                    .collect();
-                let monitors = run.monitors.as_ref().map(|_| ());
-                let read = RunFacts {
-                    configuration: c.record.id.to_string(),
-                    index: i64::from(run.index),
-                    warmup: run.warmup,
-                    started_at_ns: run.started_at_ns,
-                    values: bits,
-                    monitors: None,
-                    histograms,
-                    traces,
-                };
-                let expected = RunFacts {
-                    monitors: None,
-                    ..facts.clone()
-                };
-                assert_eq!(read, expected, "run {}", run.id);
-                assert_eq!(
-                    monitors.is_some(),
-                    facts.monitors.is_some(),
-                    "run {}",
-                    run.id
-                );
-                seen += 1;
-            }
-        }
-    }
-    assert_eq!(seen, before.len(), "every run of version 13 is read");
-}
-
 /// Every run's (key, configuration_key, warmup, idx) as stored.
 type Placed = Vec<(i64, i64, i64, i64)>;
 
@@ -268,48 +173,16 @@ fn assert_placed(placed: &Placed) {
 
 #[test]
 fn the_fixture_holds_what_the_migration_must_carry() {
-    // Read in a copy: SQLite makes -wal and -shm files beside a WAL database it opens, even
-    // read-only, and the source tree stays as it is.
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("results.db");
-    std::fs::copy(fixture("schema-13.db"), &path).unwrap();
-    let before = facts_v13(&path);
-    assert!(before.len() >= 10, "{} runs", before.len());
-    assert!(before.values().any(|r| r.warmup));
-    assert!(before.values().any(|r| r.monitors.is_some()));
-    assert!(before.values().any(|r| !r.histograms.is_empty()));
-    assert!(before.values().any(|r| !r.traces.is_empty()));
-    assert!(
-        before.values().any(|r| r.values.len() > 1),
-        "secondary metrics"
-    );
+    SCHEMA_13.check_contents(true);
 }
 
 #[test]
 fn a_version_13_file_is_converted_in_place_bit_for_bit() {
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("results.db");
-    std::fs::copy(fixture("schema-13.db"), &path).unwrap();
-    let before = facts_v13(&path);
-
-    // Read-only, an older file is migrated in a copy in memory and left as it is.
-    let read_only = SqliteStore::open_read_only(&path).unwrap();
-    let in_memory = every_session(&read_only);
-    drop(read_only);
-    assert_eq!(facts_v13(&path), before);
-
-    let store = SqliteStore::open(&path).unwrap();
-    let sessions = every_session(&store);
-    drop(store);
-    check_against(&sessions, &before);
-    assert_eq!(sessions, in_memory);
+    let (path, before, sessions) = SCHEMA_13.convert_sqlite(dir.path());
     assert_totals_kept(&SqliteStore::open_read_only(&path).unwrap(), &sessions);
 
     let conn = rusqlite::Connection::open(&path).unwrap();
-    let version: i64 = conn
-        .query_row("PRAGMA user_version", [], |r| r.get(0))
-        .unwrap();
-    assert_eq!(version, SCHEMA_VERSION);
     let placed: Placed = conn
         .prepare("SELECT key, configuration_key, warmup, idx FROM runs")
         .unwrap()
@@ -320,17 +193,7 @@ fn a_version_13_file_is_converted_in_place_bit_for_bit() {
     assert_placed(&placed);
     assert_eq!(placed.len(), before.len());
     // The monitor blobs are carried as they were, under the run's new key.
-    for (id, facts) in &before {
-        let stored: Option<(Vec<u8>, Vec<u8>)> = conn
-            .query_row(
-                "SELECT m.series, m.summary FROM run_monitors m \
-                 JOIN runs r ON r.key = m.run_key WHERE r.id = ?1",
-                [id.as_bytes().as_slice()],
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )
-            .ok();
-        assert_eq!(stored, facts.monitors, "run {id}");
-    }
+    check_monitor_blobs(&conn, &before);
     // The only index of runs besides its key is that of the ids.
     let indexes: i64 = conn
         .query_row(
@@ -340,16 +203,6 @@ fn a_version_13_file_is_converted_in_place_bit_for_bit() {
         )
         .unwrap();
     assert_eq!(indexes, 1);
-    let problems: i64 = conn
-        .query_row("SELECT count(*) FROM pragma_foreign_key_check", [], |r| {
-            r.get(0)
-        })
-        .unwrap();
-    assert_eq!(problems, 0);
-    let integrity: String = conn
-        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
-        .unwrap();
-    assert_eq!(integrity, "ok");
     drop(conn);
 
     // Deleting a session deletes its runs and everything below them, as the foreign keys of
@@ -381,42 +234,17 @@ fn a_version_13_file_is_converted_in_place_bit_for_bit() {
 
 #[test]
 fn a_version_13_postgres_database_is_converted_in_place_as_sqlite_is() {
-    let Some(db) = postgres_database("a_version_13_postgres_database_is_converted") else {
+    let dir = tempfile::tempdir().unwrap();
+    let Some((db, path, before)) =
+        SCHEMA_13.postgres("a_version_13_postgres_database_is_converted", dir.path())
+    else {
         return;
     };
-    let migrations = Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations/postgres");
-    db.execute("CREATE TABLE schema_version (version BIGINT NOT NULL)");
-    db.execute("INSERT INTO schema_version (version) VALUES (13)");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&migrations)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| {
-            let name = p.file_name().unwrap().to_str().unwrap();
-            name.get(..4).is_some_and(|n| n <= "0013")
-        })
-        .collect();
-    files.sort();
-    assert_eq!(files.len(), 8, "{files:?}");
-    for file in files {
-        db.execute(&std::fs::read_to_string(file).unwrap());
-    }
-    db.execute(&std::fs::read_to_string(fixture("schema-13-postgres.sql")).unwrap());
-
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("results.db");
-    std::fs::copy(fixture("schema-13.db"), &path).unwrap();
-    let before = facts_v13(&path);
-    assert_eq!(db.count("runs") as usize, before.len());
-
-    let location = Location::parse(db.arg()).unwrap();
-    vernier_store::migrate(&location).unwrap();
-    assert_eq!(
-        db.query_i64("SELECT version FROM schema_version"),
-        SCHEMA_VERSION
-    );
+    let (mut store, sessions) = SCHEMA_13.convert_postgres(&db, &path, &before);
     // Every key changed: a vernier of version 13 cannot read the database (version 15 only
-    // added a table, which version 14 reads without).
+    // added a table and a column, which version 14 reads without).
     assert_eq!(db.query_i64("SELECT readable_by FROM schema_version"), 14);
+    assert_totals_kept(store.as_ref(), &sessions);
     let placed: Placed = db
         .query_texts("SELECT concat_ws(' ', key, configuration_key, warmup::int, idx) FROM runs")
         .iter()
@@ -426,13 +254,6 @@ fn a_version_13_postgres_database_is_converted_in_place_as_sqlite_is() {
         })
         .collect();
     assert_placed(&placed);
-
-    let mut store = vernier_store::open(&location, Access::Write).unwrap();
-    let sessions = every_session(store.as_ref());
-    check_against(&sessions, &before);
-    let sqlite = SqliteStore::open(&path).unwrap();
-    assert_eq!(sessions, every_session(&sqlite));
-    assert_totals_kept(store.as_ref(), &sessions);
 
     store.delete_session(sessions[0].info.id).unwrap();
     assert_eq!(every_session(store.as_ref()), sessions[1..]);

@@ -8,7 +8,9 @@ use std::io::Write;
 use serde::ser::{SerializeSeq, SerializeStruct};
 use serde::{Serialize, Serializer};
 use uuid::Uuid;
-use vernier_model::{StoredSession, Texts};
+use vernier_model::{
+    ConfigurationRecord, ProfileRecord, RunRecord, SessionInfo, StoredSession, Texts,
+};
 
 use super::{FORMAT, VERSION};
 use crate::{SourceError, WriteError};
@@ -23,16 +25,55 @@ pub fn json<E: Into<SourceError>>(
     load: impl FnMut(Uuid) -> Result<StoredSession, E>,
     kernel_config: impl FnMut(&str) -> Result<Option<String>, E>,
 ) -> Result<(), WriteError> {
+    write_json(out, ids, load, None::<NoPages<E>>, kernel_config)
+}
+
+/// [`json`] with each configuration's runs read page by page while they are written, so that
+/// memory holds a page of runs rather than a session (a session of a million runs takes
+/// some 300 MB in memory): `load` gives a session without its runs (each configuration with
+/// none), and `runs(session, configuration, each)` hands the runs of a configuration to
+/// `each` in pages, in execution order. `each` returns `false` once the output failed, and
+/// `runs` should then stop. The bytes are those of [`json`] of the whole sessions.
+pub fn json_in_pages<E, R>(
+    out: impl Write,
+    ids: &[Uuid],
+    load: impl FnMut(Uuid) -> Result<StoredSession, E>,
+    runs: R,
+    kernel_config: impl FnMut(&str) -> Result<Option<String>, E>,
+) -> Result<(), WriteError>
+where
+    E: Into<SourceError>,
+    R: FnMut(Uuid, Uuid, &mut dyn FnMut(Vec<RunRecord>) -> bool) -> Result<(), E>,
+{
+    write_json(out, ids, load, Some(runs), kernel_config)
+}
+
+/// The reader of runs page by page of [`json`], which has none: each session comes whole.
+type NoPages<E> = fn(Uuid, Uuid, &mut dyn FnMut(Vec<RunRecord>) -> bool) -> Result<(), E>;
+
+fn write_json<E, R>(
+    out: impl Write,
+    ids: &[Uuid],
+    load: impl FnMut(Uuid) -> Result<StoredSession, E>,
+    runs: Option<R>,
+    kernel_config: impl FnMut(&str) -> Result<Option<String>, E>,
+) -> Result<(), WriteError>
+where
+    E: Into<SourceError>,
+    R: FnMut(Uuid, Uuid, &mut dyn FnMut(Vec<RunRecord>) -> bool) -> Result<(), E>,
+{
     let doc = LazyDocument {
         ids,
         load: RefCell::new(load),
+        runs: runs.map(RefCell::new),
         kernel_config: RefCell::new(kernel_config),
         kernel_configs: RefCell::new(BTreeSet::new()),
         error: RefCell::new(None),
     };
     let mut out = out;
     let written = serde_json::to_writer_pretty(&mut out, &doc);
-    // An error of `load` or `kernel_config` reaches serde as a message; the typed one is kept.
+    // An error of `load`, `runs` or `kernel_config` reaches serde as a message; the typed one
+    // is kept.
     if let Some(e) = doc.error.into_inner() {
         return Err(e);
     }
@@ -42,21 +83,18 @@ pub fn json<E: Into<SourceError>>(
 }
 
 /// The export document whose sessions are loaded while it is serialized.
-struct LazyDocument<'a, L, K> {
+struct LazyDocument<'a, L, K, R> {
     ids: &'a [Uuid],
     load: RefCell<L>,
+    /// Reads the runs page by page, when `load` gives sessions without them.
+    runs: Option<RefCell<R>>,
     kernel_config: RefCell<K>,
     /// The SHA-256 of the kernel configurations the sessions written so far refer to.
     kernel_configs: RefCell<BTreeSet<String>>,
     error: RefCell<Option<WriteError>>,
 }
 
-impl<L, K, E> LazyDocument<'_, L, K>
-where
-    L: FnMut(Uuid) -> Result<StoredSession, E>,
-    K: FnMut(&str) -> Result<Option<String>, E>,
-    E: Into<SourceError>,
-{
+impl<L, K, R> LazyDocument<'_, L, K, R> {
     fn fail<S: serde::ser::Error>(&self, e: WriteError) -> S {
         let message = e.to_string();
         *self.error.borrow_mut() = Some(e);
@@ -65,12 +103,13 @@ where
 }
 
 /// The `sessions` array of a [`LazyDocument`].
-struct Sessions<'d, 'a, L, K>(&'d LazyDocument<'a, L, K>);
+struct Sessions<'d, 'a, L, K, R>(&'d LazyDocument<'a, L, K, R>);
 
-impl<L, K, E> Serialize for Sessions<'_, '_, L, K>
+impl<L, K, R, E> Serialize for Sessions<'_, '_, L, K, R>
 where
     L: FnMut(Uuid) -> Result<StoredSession, E>,
     K: FnMut(&str) -> Result<Option<String>, E>,
+    R: FnMut(Uuid, Uuid, &mut dyn FnMut(Vec<RunRecord>) -> bool) -> Result<(), E>,
     E: Into<SourceError>,
 {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -90,16 +129,124 @@ where
             if let Some(sha) = &session.info.environment.kernel_config_sha256 {
                 doc.kernel_configs.borrow_mut().insert(sha.clone());
             }
-            seq.serialize_element(&session)?;
+            match &doc.runs {
+                None => seq.serialize_element(&session)?,
+                Some(runs) => seq.serialize_element(&PagedSession {
+                    info: &session.info,
+                    configurations: PagedConfigurations {
+                        doc,
+                        runs,
+                        session: &session,
+                    },
+                })?,
+            }
         }
         seq.end()
     }
 }
 
-impl<L, K, E> Serialize for LazyDocument<'_, L, K>
+/// A session whose runs are read page by page while it is written: the fields, in their
+/// order, of the derived `Serialize` of [`StoredSession`] and [`StoredConfiguration`], so that
+/// the bytes are the same.
+#[derive(Serialize)]
+struct PagedSession<'s, C> {
+    #[serde(flatten)]
+    info: &'s SessionInfo,
+    configurations: C,
+}
+
+/// The configurations of a [`PagedSession`].
+struct PagedConfigurations<'d, 'a, 's, L, K, R> {
+    doc: &'d LazyDocument<'a, L, K, R>,
+    runs: &'d RefCell<R>,
+    session: &'s StoredSession,
+}
+
+#[derive(Serialize)]
+struct PagedConfiguration<'s, P> {
+    #[serde(flatten)]
+    record: &'s ConfigurationRecord,
+    runs: P,
+    #[serde(skip_serializing_if = "no_profiles")]
+    profiles: &'s [ProfileRecord],
+}
+
+fn no_profiles(profiles: &&[ProfileRecord]) -> bool {
+    profiles.is_empty()
+}
+
+/// The runs of one configuration of a [`PagedSession`], read page by page.
+struct PagedRuns<'d, 'a, L, K, R> {
+    doc: &'d LazyDocument<'a, L, K, R>,
+    runs: &'d RefCell<R>,
+    session: Uuid,
+    configuration: Uuid,
+}
+
+impl<L, K, R, E> Serialize for PagedConfigurations<'_, '_, '_, L, K, R>
+where
+    R: FnMut(Uuid, Uuid, &mut dyn FnMut(Vec<RunRecord>) -> bool) -> Result<(), E>,
+    E: Into<SourceError>,
+{
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let configurations = &self.session.configurations;
+        let mut seq = serializer.serialize_seq(Some(configurations.len()))?;
+        for c in configurations {
+            seq.serialize_element(&PagedConfiguration {
+                record: &c.record,
+                runs: PagedRuns {
+                    doc: self.doc,
+                    runs: self.runs,
+                    session: self.session.info.id,
+                    configuration: c.record.id,
+                },
+                profiles: &c.profiles,
+            })?;
+        }
+        seq.end()
+    }
+}
+
+impl<L, K, R, E> Serialize for PagedRuns<'_, '_, L, K, R>
+where
+    R: FnMut(Uuid, Uuid, &mut dyn FnMut(Vec<RunRecord>) -> bool) -> Result<(), E>,
+    E: Into<SourceError>,
+{
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        // Without a length: serde_json writes an empty sequence as `[]` either way.
+        let mut seq = serializer.serialize_seq(None)?;
+        let mut failed: Option<S::Error> = None;
+        let read = (self.runs.borrow_mut())(self.session, self.configuration, &mut |mut page| {
+            for run in &mut page {
+                if failed.is_some() {
+                    return false;
+                }
+                // As `json` escapes each whole session (vernier_model::text).
+                run.escape_controls();
+                if let Err(e) = seq.serialize_element(run) {
+                    failed = Some(e);
+                }
+            }
+            failed.is_none()
+        });
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        read.map_err(|e| {
+            self.doc.fail::<S::Error>(WriteError::Load {
+                id: self.session,
+                source: e.into(),
+            })
+        })?;
+        seq.end()
+    }
+}
+
+impl<L, K, R, E> Serialize for LazyDocument<'_, L, K, R>
 where
     L: FnMut(Uuid) -> Result<StoredSession, E>,
     K: FnMut(&str) -> Result<Option<String>, E>,
+    R: FnMut(Uuid, Uuid, &mut dyn FnMut(Vec<RunRecord>) -> bool) -> Result<(), E>,
     E: Into<SourceError>,
 {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -370,6 +517,81 @@ mod tests {
         assert_eq!(csv_number(13.0), "13");
         assert_eq!(csv_number(5e-324), "5e-324");
         assert_eq!(csv_number(0.9555510602119553), "0.9555510602119553");
+    }
+
+    /// The document written with runs read page by page is the one of the whole sessions,
+    /// byte for byte, and a failing read of runs is the error, typed.
+    #[test]
+    fn runs_written_page_by_page_give_the_same_bytes() {
+        let file = br#"{"results": [
+            {"command": "a", "times": [0.1, 0.2, 0.3, 0.4, 0.5], "exit_codes": [0, 0, 0, 0, 0]},
+            {"command": "b", "times": [1.5], "exit_codes": [0]}]}"#;
+        let mut session = crate::hyperfine::parse_hyperfine(file, 1_000).unwrap();
+        session.configurations[0].runs[0].warmup = true;
+        // A configuration without runs: `[]` either way.
+        let mut empty = session.configurations[1].clone();
+        empty.record.id = Uuid::from_u128(7);
+        empty.runs.clear();
+        session.configurations.push(empty);
+        let sessions = [session.clone(), session];
+        let load = |id: Uuid| {
+            sessions
+                .iter()
+                .find(|s| s.info.id == id)
+                .cloned()
+                .ok_or_else(|| std::io::Error::from(std::io::ErrorKind::NotFound))
+        };
+        let ids = [sessions[0].info.id];
+        let mut whole = Vec::new();
+        json(&mut whole, &ids, load, |_| Ok(None)).unwrap();
+        let header = |id: Uuid| {
+            load(id).map(|mut s| {
+                for c in &mut s.configurations {
+                    c.runs.clear();
+                }
+                s
+            })
+        };
+        let mut pages = Vec::new();
+        let mut paged = Vec::new();
+        json_in_pages(
+            &mut paged,
+            &ids,
+            header,
+            |session, configuration, each: &mut dyn FnMut(Vec<RunRecord>) -> bool| {
+                let runs = load(session)?
+                    .configurations
+                    .into_iter()
+                    .find(|c| c.record.id == configuration)
+                    .map(|c| c.runs)
+                    .unwrap_or_default();
+                for page in runs.chunks(2) {
+                    pages.push(page.len());
+                    if !each(page.to_vec()) {
+                        break;
+                    }
+                }
+                Ok(())
+            },
+            |_| Ok(None),
+        )
+        .unwrap();
+        assert_eq!(pages, [2, 2, 1, 1]);
+        assert_eq!(
+            String::from_utf8(paged).unwrap(),
+            String::from_utf8(whole).unwrap()
+        );
+        let err = json_in_pages(
+            Vec::new(),
+            &ids,
+            header,
+            |_, _, _: &mut dyn FnMut(Vec<RunRecord>) -> bool| {
+                Err(std::io::Error::from(std::io::ErrorKind::NotFound))
+            },
+            |_| Ok(None),
+        )
+        .unwrap_err();
+        assert!(matches!(err, WriteError::Load { .. }), "{err}");
     }
 
     #[test]

@@ -225,11 +225,11 @@ pub(crate) fn read_runs(
     selection: &RunsOf<'_>,
 ) -> Result<HashMap<i64, Vec<RunHistogram>>, StoreError> {
     let mut by_run: HashMap<i64, Vec<RunHistogram>> = HashMap::new();
+    // The runs' rows below them are read as ranges of their keys ([`RunsOf::below`]).
+    let (tables, condition) = selection.below("h.run_key");
     let from = format!(
-        "{} CROSS JOIN run_histograms h LEFT JOIN run_traces t ON t.run_key = h.run_key \
-         AND t.quantity = h.quantity AND t.thread = h.thread WHERE h.run_key = r.key AND {}",
-        selection.tables(),
-        selection.condition()
+        "{tables} CROSS JOIN run_histograms h LEFT JOIN run_traces t ON t.run_key = h.run_key \
+         AND t.quantity = h.quantity AND t.thread = h.thread WHERE {condition}"
     );
     read_each(
         tx,

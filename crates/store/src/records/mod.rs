@@ -222,6 +222,26 @@ macro_rules! impl_store {
                 $crate::records::read::load_session_page(self, id, load, after, limit)
             }
 
+            fn for_each_run_page(
+                &self,
+                session: uuid::Uuid,
+                configuration: uuid::Uuid,
+                load: $crate::Load,
+                limit: usize,
+                each: &mut dyn FnMut(
+                    Vec<vernier_model::RunRecord>,
+                ) -> Result<(), $crate::StoreError>,
+            ) -> Result<(), $crate::StoreError> {
+                $crate::records::read::for_each_run_page(
+                    self,
+                    session,
+                    configuration,
+                    load,
+                    limit,
+                    each,
+                )
+            }
+
             fn copy_page(
                 &self,
                 id: uuid::Uuid,

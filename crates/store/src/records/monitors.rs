@@ -215,13 +215,12 @@ pub(crate) fn read_runs(
 ) -> Result<HashMap<i64, RunMonitorData>, StoreError> {
     let names = Names::read(tx)?;
     let mut out = HashMap::new();
+    let (tables, condition) = selection.below("m.run_key");
     tx.query_each(
         &format!(
             "SELECT m.run_key, m.sampler_priority, m.sampler_cpu_ns, m.rounds, m.unsupported, \
          m.failures, m.series, m.summary \
-         FROM {} CROSS JOIN run_monitors m WHERE m.run_key = r.key AND {}",
-            selection.tables(),
-            selection.condition()
+         FROM {tables} CROSS JOIN run_monitors m WHERE {condition}"
         ),
         &selection.params(),
         &mut |r| {

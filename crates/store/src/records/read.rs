@@ -1,6 +1,6 @@
 //! Reading: the session list, selectors resolved to ids, and whole sessions.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 
 use uuid::Uuid;
 use vernier_model::{
@@ -12,7 +12,7 @@ use super::codec::{
     CONFIGURATION_COLUMNS, SESSION_COLUMNS, SESSION_HEADER_COLUMNS,
 };
 use super::profiles;
-use super::{histograms, monitors, totals, Engine, RUNS_OF_CONFIGURATION};
+use super::{histograms, monitors, run_key, totals, Engine, RUNS_OF_CONFIGURATION};
 use crate::selector::{parse_selector, Selector};
 use crate::sql::{args, Columns, Param, Sql};
 use crate::{Load, RunCursor, RunsPage, SessionHeader, SessionProgress, StoreError};
@@ -153,7 +153,11 @@ fn load_selected(
         .iter()
         .map(|c| MetricName::from(c.record.metric.name.as_str()))
         .collect();
-    let mut runs = Runs::new(configurations.len());
+    let mut keys = vec![0; configurations.len()];
+    for (&key, &slot) in &slots {
+        keys[slot] = key;
+    }
+    let mut runs = Runs::new(keys.into_iter());
     for selection in &RunsOf::queries(&key, which) {
         read_runs(tx, selection, load, &slots, &primary, &mut runs)?;
     }
@@ -225,6 +229,28 @@ impl<'a> RunsOf<'a> {
         }
     }
 
+    /// The tables and the condition of a query of the rows of a table below these runs
+    /// (values, histograms, monitor data), `run_key` naming its column of the run's key (say
+    /// `v.run_key`): join that table after the tables with CROSS JOIN, with
+    /// [`RunsOf::params`]. A whole session's rows are the ranges of its configurations' keys
+    /// in that table's own key, read without walking the runs again (a session of a million
+    /// runs of one value has none to find there); chosen runs' through the runs.
+    pub(crate) fn below(&self, run_key: &str) -> (&'static str, String) {
+        match self.which {
+            Which::All => (
+                "configurations c",
+                format!(
+                    "{run_key} >= c.key * 4294967296 AND {run_key} < (c.key + 1) * 4294967296 \
+                     AND c.session_id = $1"
+                ),
+            ),
+            Which::Ids(_) | Which::Keys(..) => (
+                self.tables(),
+                format!("{run_key} = r.key AND {}", self.condition()),
+            ),
+        }
+    }
+
     /// The values of the parameters of [`RunsOf::condition`].
     pub(crate) fn params(&self) -> Vec<Param<'_>> {
         let mut params = vec![Param::Text(self.session)];
@@ -237,12 +263,14 @@ impl<'a> RunsOf<'a> {
     }
 }
 
-/// Where a run goes in its session's execution order (start time, warmups first, index,
-/// insertion: the run's key).
-type RunOrder = (i64, bool, u32, i64);
+/// Where a run goes in its configuration's execution order: start time, warmups first, index
+/// (with the kind, the run's place and key, [`run_key`]).
+fn run_order(run: &RunRecord) -> (i64, bool, u32) {
+    (run.started_at_ns, !run.warmup, run.index)
+}
 
-/// The runs read so far, each moved once into its configuration's list (its slot), with where
-/// it goes in execution order.
+/// The runs read so far, each moved once into its configuration's list (its slot). Nothing
+/// else is kept per run: its key and its place in execution order follow from its fields.
 struct Runs {
     slots: Vec<SlotRuns>,
     /// Where each key is (slot, position), made when a record of some run is to be joined to it
@@ -252,25 +280,29 @@ struct Runs {
     names: HashMap<String, MetricName>,
 }
 
-#[derive(Default)]
 struct SlotRuns {
+    /// The key of the slot's configuration.
+    configuration_key: i64,
     runs: Vec<RunRecord>,
-    order: Vec<RunOrder>,
 }
 
 impl Runs {
-    fn new(slots: usize) -> Self {
+    /// Slots for the configurations of these keys, in this order.
+    fn new(configuration_keys: impl Iterator<Item = i64>) -> Self {
         Runs {
-            slots: (0..slots).map(|_| SlotRuns::default()).collect(),
+            slots: configuration_keys
+                .map(|configuration_key| SlotRuns {
+                    configuration_key,
+                    runs: Vec::new(),
+                })
+                .collect(),
             by_key: None,
             names: HashMap::new(),
         }
     }
 
-    fn push(&mut self, order: RunOrder, slot: usize, run: RunRecord) {
-        let slot = &mut self.slots[slot];
-        slot.order.push(order);
-        slot.runs.push(run);
+    fn push(&mut self, slot: usize, run: RunRecord) {
+        self.slots[slot].runs.push(run);
         self.by_key = None;
     }
 
@@ -280,15 +312,19 @@ impl Runs {
 
     fn get(&mut self, key: i64) -> Result<&mut RunRecord, StoreError> {
         let slots = &self.slots;
-        let by_key = self.by_key.get_or_insert_with(|| {
-            let mut by_key = HashMap::with_capacity(slots.iter().map(|s| s.order.len()).sum());
-            for (slot, runs) in slots.iter().enumerate() {
-                for (at, order) in runs.order.iter().enumerate() {
-                    by_key.insert(order.3, (slot, at));
+        let by_key = match &mut self.by_key {
+            Some(by_key) => by_key,
+            None => {
+                let mut by_key = HashMap::with_capacity(slots.iter().map(|s| s.runs.len()).sum());
+                for (slot, runs) in slots.iter().enumerate() {
+                    for (at, run) in runs.runs.iter().enumerate() {
+                        let key = run_key(runs.configuration_key, run.warmup, run.index)?;
+                        by_key.insert(key, (slot, at));
+                    }
                 }
+                self.by_key.insert(by_key)
             }
-            by_key
-        });
+        };
         by_key
             .get(&key)
             .and_then(|&(slot, at)| self.slots[slot].runs.get_mut(at))
@@ -305,13 +341,14 @@ impl Runs {
         name
     }
 
-    /// Each slot's runs in execution order. The rows come in that order nearly always (by key
-    /// within a configuration), so a slot is only reordered when they did not, in place.
+    /// Each slot's runs in execution order. The rows come by key, each kind (measured,
+    /// warmup) in the order of its indexes, so a slot is reordered, in place, only when it
+    /// has both kinds or its times are not in the order of its indexes.
     fn into_ordered(self) -> impl Iterator<Item = Vec<RunRecord>> {
-        self.slots.into_iter().map(|SlotRuns { mut runs, order }| {
-            if !order.is_sorted() {
+        self.slots.into_iter().map(|SlotRuns { mut runs, .. }| {
+            if !runs.is_sorted_by_key(run_order) {
                 let mut permutation: Vec<usize> = (0..runs.len()).collect();
-                permutation.sort_unstable_by_key(|&at| order[at]);
+                permutation.sort_unstable_by_key(|&at| run_order(&runs[at]));
                 permute(&mut runs, &mut permutation);
             }
             runs
@@ -363,8 +400,9 @@ fn read_runs(
         &mut |r| {
             let key: i64 = r.get(0)?;
             let id: Uuid = r.get(1)?;
+            let configuration_key: i64 = r.get(2)?;
             let slot = slots
-                .get(&r.get::<i64>(2)?)
+                .get(&configuration_key)
                 .copied()
                 .ok_or_else(|| corrupt(format!("run {id} of unknown configuration")))?;
             let values = match r.get::<Option<f64>>(9)? {
@@ -404,8 +442,12 @@ fn read_runs(
                 setup_changed,
                 histograms: Vec::new(),
             };
-            let order = (run.started_at_ns, !run.warmup, run.index, key);
-            runs.push(order, slot, run);
+            // The records below the run name it by this key, which its place gives
+            // (`Runs::get`); both engines check it (a CHECK constraint).
+            if key != run_key(configuration_key, run.warmup, run.index)? {
+                return Err(corrupt(format!("run {id} has key {key}, not its place's")));
+            }
+            runs.push(slot, run);
             Ok(())
         },
     )?;
@@ -413,10 +455,11 @@ fn read_runs(
         return Ok(());
     }
     // The other metrics than the primary one (a benchmark's secondary metrics).
+    let (tables, condition) = selection.below("v.run_key");
     tx.query_each(
         &format!(
             "SELECT v.run_key, v.metric, v.value FROM {tables} CROSS JOIN run_values v \
-             WHERE v.run_key = r.key AND {condition}"
+             WHERE {condition}"
         ),
         &params,
         &mut |row| {
@@ -619,6 +662,159 @@ fn page_keys(tx: &mut dyn Sql, id: Uuid, after: i64, limit: i64) -> Result<(i64,
         },
     )?;
     Ok((last, keys))
+}
+
+/// The largest index of a run ([`run_key`]).
+const MAX_RUN_INDEX: u32 = (1 << 31) - 1;
+
+/// The runs of one kind (measured runs or warmups) of a configuration still to hand on in
+/// [`for_each_run_page`]: the keys after `after` up to `last`, and those read but not yet
+/// handed on.
+struct KindOfRuns {
+    after: i64,
+    last: i64,
+    read: VecDeque<RunRecord>,
+}
+
+impl KindOfRuns {
+    /// Reads the next at most `limit` runs of this kind, in the order of their keys, if
+    /// none is left of the previous ones.
+    fn refill(
+        &mut self,
+        store: &impl Engine,
+        session: Uuid,
+        configuration: Uuid,
+        load: Load,
+        limit: i64,
+    ) -> Result<(), StoreError> {
+        if !self.read.is_empty() || self.after >= self.last {
+            return Ok(());
+        }
+        let (after, last) = (self.after, self.last);
+        let (end, runs) = store.read(|tx| {
+            let mut end = after;
+            tx.query_each(
+                "SELECT key FROM runs WHERE key > $1 AND key <= $2 ORDER BY key LIMIT $3",
+                args![after, last, limit],
+                &mut |row| {
+                    end = row.get(0)?;
+                    Ok(())
+                },
+            )?;
+            let session = load_selected(tx, session, load, Which::Keys(after, end))?;
+            Ok((end, runs_of(session, configuration)))
+        })?;
+        // Nothing left (runs deleted meanwhile): this kind is done.
+        self.after = if end == after { last } else { end };
+        self.read = runs.into();
+        Ok(())
+    }
+}
+
+/// The runs of configuration `configuration` in `session`, taken out of it.
+fn runs_of(session: StoredSession, configuration: Uuid) -> Vec<RunRecord> {
+    session
+        .configurations
+        .into_iter()
+        .find(|c| c.record.id == configuration)
+        .map(|c| c.runs)
+        .unwrap_or_default()
+}
+
+/// [`crate::Store::for_each_run_page`]. Each kind of runs (measured, warmup) is a range of keys
+/// in the order of their indexes ([`run_key`]); when each starts in time order, as vernier
+/// records them, execution order is the merge of the two by start time, warmups first, index
+/// (the order of [`Runs::into_ordered`]), read page by page from both ranges.
+pub(crate) fn for_each_run_page(
+    store: &impl Engine,
+    session: Uuid,
+    configuration: Uuid,
+    load: Load,
+    limit: usize,
+    each: &mut dyn FnMut(Vec<RunRecord>) -> Result<(), StoreError>,
+) -> Result<(), StoreError> {
+    let limit = limit.max(1);
+    let load = Load {
+        profiles: false,
+        ..load
+    };
+    // The keys of each kind stored now, and whether each kind starts in time order.
+    let (mut kinds, in_order) = store.read(|tx| {
+        let key: i64 = tx
+            .query_opt(
+                "SELECT key FROM configurations WHERE id = $1 AND session_id = $2",
+                args![&configuration.to_string(), &session.to_string()],
+            )?
+            .ok_or(StoreError::Unknown {
+                what: "configuration",
+                id: configuration,
+            })?
+            .get(0)?;
+        let mut kinds = Vec::new();
+        let mut in_order = true;
+        for warmup in [true, false] {
+            let first = run_key(key, warmup, 0)?;
+            let mut last = None;
+            let mut previous = i64::MIN;
+            tx.query_each(
+                "SELECT key, started_at_ns FROM runs WHERE key >= $1 AND key <= $2 ORDER BY key",
+                args![first, run_key(key, warmup, MAX_RUN_INDEX)?],
+                &mut |row| {
+                    let started: i64 = row.get(1)?;
+                    in_order &= started >= previous;
+                    previous = started;
+                    last = Some(row.get::<i64>(0)?);
+                    Ok(())
+                },
+            )?;
+            if let Some(last) = last {
+                kinds.push(KindOfRuns {
+                    after: first - 1,
+                    last,
+                    read: VecDeque::new(),
+                });
+            }
+        }
+        Ok((kinds, in_order))
+    })?;
+    if !in_order {
+        let after = kinds.iter().map(|k| k.after).min();
+        let last = kinds.iter().map(|k| k.last).max();
+        if let (Some(after), Some(last)) = (after, last) {
+            let runs = store.read(|tx| {
+                let whole = load_selected(tx, session, load, Which::Keys(after, last))?;
+                Ok(runs_of(whole, configuration))
+            })?;
+            each(runs)?;
+        }
+        return Ok(());
+    }
+    let per_read = i64::try_from(limit).unwrap_or(i64::MAX);
+    let mut page = Vec::with_capacity(limit);
+    loop {
+        for kind in &mut kinds {
+            kind.refill(store, session, configuration, load, per_read)?;
+        }
+        let next = kinds
+            .iter()
+            .enumerate()
+            .filter_map(|(at, kind)| {
+                let run = kind.read.front()?;
+                Some(((run.started_at_ns, !run.warmup, run.index), at))
+            })
+            .min();
+        let Some(run) = next.and_then(|(_, at)| kinds[at].read.pop_front()) else {
+            break;
+        };
+        page.push(run);
+        if page.len() == limit {
+            each(std::mem::replace(&mut page, Vec::with_capacity(limit)))?;
+        }
+    }
+    if !page.is_empty() {
+        each(page)?;
+    }
+    Ok(())
 }
 
 /// Session `id` with the runs `which` takes, as a copy into another store reads it

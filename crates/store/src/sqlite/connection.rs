@@ -24,8 +24,12 @@ pub(super) const APPLICATION_ID: i64 = 0x7672_6e72;
 const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The page cache of a connection that only reads, in KiB as `PRAGMA cache_size` takes it
-/// (negative): 64 MiB at most.
-const READ_CACHE_KIB: i64 = -65_536;
+/// (negative): 8 MiB at most. It needs to hold the pages one query of a part of a session
+/// visits again (a thousand runs chosen by id, then their values: some hundred pages), not a
+/// session: 64 MiB filled up on any session of half a million runs, whose pages a read walks
+/// once each, and held a fifth of `show`'s memory on a session of a million (356 MB, 296 MB
+/// with 8 MiB, in as much CPU time).
+const READ_CACHE_KIB: i64 = -8_192;
 
 /// How long an operation is retried, in all, while the database stays locked. The busy handler
 /// does not cover every case: SQLite returns SQLITE_BUSY at once, without waiting, when a read
@@ -101,9 +105,9 @@ impl SqliteStore {
         .map_err(|e| open_error(path, e))?;
         let open = |e| open_error(path, e);
         conn.busy_timeout(BUSY_TIMEOUT).map_err(open)?;
-        // A read of a large session (a sync of it, a report) visits most pages of its runs,
-        // some several times (runs chosen by id, then their values): with SQLite's default
-        // cache of 2 MiB they are read from the file again and again. The cache takes memory
+        // A read of a part of a session (a sync of it) visits some pages several times (runs
+        // chosen by id, then their values): with SQLite's default cache of 2 MiB they could be
+        // read from the file again and again. The cache takes memory
         // only for pages read (https://www.sqlite.org/pragma.html#pragma_cache_size).
         conn.pragma_update(None, "cache_size", READ_CACHE_KIB)
             .map_err(open)?;
