@@ -13,8 +13,9 @@
 //! microseconds, four of them per run when a thread of its own took both samples, besides
 //! that thread's creation and exit). The samples between, at each monitor's interval, are
 //! taken by the interval thread, which a [`MonitorSet`] keeps for its configuration's runs;
-//! it is told of each run after the start sample and waits for the first one due (a run
-//! shorter than every interval gets none). `sampler_cpu_ns` is the CPU time of a run's
+//! it is told of each run before the start sample (so that it wakes while that is taken, not
+//! when the run begins) and waits for the first one due (a run shorter than every interval
+//! gets none). `sampler_cpu_ns` is the CPU time of a run's
 //! sampling in either thread.
 //!
 //! The interval thread raises itself to SCHED_FIFO priority 1 (sched(7)) so that its samples
@@ -66,6 +67,10 @@ type RunResult = (RunMonitorData, Vec<Kept>);
 struct Shared {
     /// The run being sampled; `None` between runs.
     run: Option<RunState>,
+    /// When the first interval sample of the run being started will be due, at the earliest:
+    /// the thread is told this before the start sample and waits until then, so that it is
+    /// not woken when the run begins. `None` once it has passed without a run.
+    expected: Option<Instant>,
     /// Set when the worker is dropped: the thread ends.
     closed: bool,
     /// The panic of an interval sample, which ended the thread.
@@ -110,11 +115,26 @@ impl Worker {
         })
     }
 
-    /// Hands the run, its start sample taken, to the thread for its interval samples.
+    /// Tells the thread, before a run's start sample, when the run's first interval sample
+    /// will be due at the earliest; it wakes now, while the start sample is taken.
+    fn expect(&self, first_due: Instant) {
+        let (mutex, wake) = &*self.shared;
+        lock(mutex).expected = Some(first_due);
+        wake.notify_one();
+    }
+
+    /// Hands the run, its start sample taken, to the thread for its interval samples. The
+    /// thread is woken only when it stopped waiting for the run (a start sample that took
+    /// longer than an interval): the run itself begins undisturbed.
     fn give(&self, run: RunState) {
         let (mutex, wake) = &*self.shared;
-        lock(mutex).run = Some(run);
-        wake.notify_one();
+        let mut shared = lock(mutex);
+        let waiting = shared.expected.is_some();
+        shared.run = Some(run);
+        drop(shared);
+        if !waiting {
+            wake.notify_one();
+        }
     }
 
     /// Takes the run back (after an interval sample under way), and the panic that ended the
@@ -123,6 +143,7 @@ impl Worker {
         let (mutex, wake) = &*self.shared;
         let mut shared = lock(mutex);
         let run = shared.run.take();
+        shared.expected = None;
         let panicked = shared.panicked.clone();
         drop(shared);
         // Waiting for the next interval sample, the thread now waits for the next run.
@@ -150,7 +171,10 @@ fn interval_thread(shared: &(Mutex<Shared>, Condvar)) {
         if guard.closed || guard.panicked.is_some() {
             return;
         }
-        let due = guard.run.as_ref().and_then(RunState::next_due);
+        let due = match guard.run.as_ref() {
+            Some(run) => run.next_due(),
+            None => guard.expected,
+        };
         guard = match due {
             None => wake.wait(guard).unwrap_or_else(|e| e.into_inner()),
             Some(due) => {
@@ -161,6 +185,8 @@ fn interval_thread(shared: &(Mutex<Shared>, Condvar)) {
                         .0
                 } else {
                     let Some(run) = guard.run.as_mut() else {
+                        // Expected and not given yet: the run wakes the thread when given.
+                        guard.expected = None;
                         continue;
                     };
                     let sampled = std::panic::catch_unwind(AssertUnwindSafe(|| run.round(false)));
@@ -322,6 +348,9 @@ impl RunSampler {
             None => Worker::spawn()?,
         };
         let t0 = Instant::now();
+        if let Some(first) = monitors.iter().map(|(_, interval)| *interval).min() {
+            worker.expect(t0 + first);
+        }
         let started = std::panic::catch_unwind(AssertUnwindSafe(|| {
             let mut run = RunState::begin(monitors, child_pid, t0);
             run.round(true);
