@@ -29,6 +29,9 @@ const COMMITS: usize = 64;
 const FIRST_BAD: usize = 37;
 const SPEC: &str = "level";
 
+/// The release each commit's kernel reports: its short hash, as the benchmark notes it.
+const KERNEL_RELEASE: &str = "echo 6.18.0-$(git rev-parse --short=12 HEAD)";
+
 fn git(repo: &Path, args: &[&str]) -> String {
     let out = Command::new("git")
         .arg("-C")
@@ -172,6 +175,19 @@ esac
         c.output().unwrap()
     }
 
+    /// `start` with the fake boot command, each commit's kernel named by its short hash.
+    fn start_with_fake_boot(&self) -> Output {
+        let boot = format!("{}/fakeboot", self.dir.display());
+        self.start(&["--boot", &boot, "--kernel-release", KERNEL_RELEASE])
+    }
+
+    /// "Boots": the release the last boot command asked for (or `release`, a wrong kernel),
+    /// with a new boot id.
+    fn boot_pending(&self, release: Option<&str>, boot_id: &str) {
+        let pending = std::fs::read_to_string(self.dir.join("pending")).unwrap();
+        self.set_kernel(release.unwrap_or(pending.trim()), boot_id);
+    }
+
     fn lines(&self, file: &str) -> Vec<String> {
         std::fs::read_to_string(self.dir.join(file))
             .unwrap_or_default()
@@ -299,16 +315,13 @@ fn a_bisection_interrupted_or_stopped_at_every_step_takes_the_same_calls() {
     let Some(booted) = World::new() else {
         return;
     };
-    let boot = format!("{}/fakeboot", booted.dir.display());
-    let release = "echo 6.18.0-$(git rev-parse --short=12 HEAD)";
-    let mut out = ok(booted.start(&["--boot", &boot, "--kernel-release", release]));
+    let mut out = ok(booted.start_with_fake_boot());
     let mut boots = 0;
     while !out.contains("first bad commit") {
         assert!(out.contains("waiting for the boot of"), "{out}");
         boots += 1;
         assert!(boots < 40, "{out}");
-        let pending = std::fs::read_to_string(booted.dir.join("pending")).unwrap();
-        booted.set_kernel(pending.trim(), &format!("boot-{boots}"));
+        booted.boot_pending(None, &format!("boot-{boots}"));
         out = ok(booted.bisect(&["resume"]));
     }
     assert!(out.contains(&named(&booted)), "{out}");
@@ -338,18 +351,12 @@ fn kernel_steps_are_measured_only_on_the_kernel_they_booted() {
     let Some(w) = World::new() else {
         return;
     };
-    let boot = format!("{}/fakeboot", w.dir.display());
-    let release = "echo 6.18.0-$(git rev-parse --short=12 HEAD)";
-    let mut out = ok(w.start(&["--boot", &boot, "--kernel-release", release]));
+    let mut out = ok(w.start_with_fake_boot());
     let sessions = |w: &World| statuses(w).iter().filter(|s| *s == "completed").count();
     let mut boot_id = 0;
     let mut reboot = |w: &World, release: Option<&str>| {
         boot_id += 1;
-        let pending = std::fs::read_to_string(w.dir.join("pending")).unwrap();
-        w.set_kernel(
-            release.unwrap_or(pending.trim()),
-            &format!("boot-{boot_id}"),
-        );
+        w.boot_pending(release, &format!("boot-{boot_id}"));
     };
     let mut seen = Vec::new();
     let mut scenarios = ["skipped", "wrong", "interrupted", "twice", "failed"]
@@ -517,7 +524,7 @@ fn a_virtual_machine_measures_its_kernel_and_returns() {
         "--boot",
         &format!("{d}/vm"),
         "--kernel-release",
-        "echo 6.18.0-$(git rev-parse --short=12 HEAD)",
+        KERNEL_RELEASE,
     ]));
     assert!(
         out.contains(&format!(
