@@ -1009,6 +1009,51 @@ mod tests {
         assert!(!tids(&data).contains(&interval_threads[0]));
     }
 
+    /// Takes `first` long over its first sample (the start sample), then says on `later` that
+    /// it was sampled again.
+    struct SlowStart {
+        first: Duration,
+        n: u32,
+        later: mpsc::Sender<()>,
+    }
+
+    impl Monitor for SlowStart {
+        fn name(&self) -> &'static str {
+            "slow-start"
+        }
+        fn start(&mut self, _child_pid: i32) -> Result<(), MonitorError> {
+            Ok(())
+        }
+        fn sample(&mut self, out: &mut Vec<Reading>) -> Result<(), MonitorError> {
+            self.n += 1;
+            if self.n == 1 {
+                std::thread::sleep(self.first);
+            } else {
+                let _ = self.later.send(());
+            }
+            out.push(Reading::gauge("n", "count", f64::from(self.n)));
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_start_sample_longer_than_the_interval_still_gets_interval_samples() {
+        // The interval thread stops waiting for the run when its first interval could have
+        // fallen due; the run, handed over later, wakes it.
+        let (tx, rx) = mpsc::channel();
+        let monitor = SlowStart {
+            first: Duration::from_millis(50),
+            n: 0,
+            later: tx,
+        };
+        let s = RunSampler::start_monitors(vec![(Box::new(monitor), Duration::from_millis(10))], 0)
+            .unwrap();
+        rx.recv_timeout(Duration::from_secs(60))
+            .expect("no interval sample after a slow start sample");
+        let data = s.finish();
+        assert!(data.find("slow-start", "n").unwrap().points.len() >= 3);
+    }
+
     #[test]
     fn drop_without_finish_stops_the_thread() {
         let s =
