@@ -22,9 +22,10 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::ffi::OsString;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
+use std::os::fd::AsRawFd;
 use std::path::PathBuf;
-use std::process::{ChildStdin, Command, Stdio};
+use std::process::{ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::Duration;
@@ -586,8 +587,8 @@ struct Server {
     group: Group,
     pid: u32,
     stdin: Option<ChildStdin>,
-    /// The lines of its standard output, read by a thread of their own; closed at its end.
-    lines: mpsc::Receiver<Vec<u8>>,
+    /// Its standard output, read line by line by the controller's thread itself.
+    lines: Lines,
     /// The end of its standard error, read by a thread of its own.
     stderr: Arc<Mutex<Vec<u8>>>,
     /// Closed when that thread has read the standard error to its end.
@@ -629,26 +630,10 @@ impl Server {
             })?;
         let no_thread =
             |e: std::io::Error| ExecError::Child(format!("cannot be supervised (no thread): {e}"));
-        let (tx, lines) = mpsc::channel();
-        if let Some(stdout) = spawned.stdout {
-            std::thread::Builder::new()
-                .name("run-server-out".into())
-                .spawn(move || {
-                    let mut stdout = BufReader::new(stdout);
-                    loop {
-                        let mut line = Vec::new();
-                        match stdout.read_until(b'\n', &mut line) {
-                            Ok(0) | Err(_) => break,
-                            Ok(_) => {
-                                if tx.send(line).is_err() {
-                                    break;
-                                }
-                            }
-                        }
-                    }
-                })
-                .map_err(no_thread)?;
-        }
+        let Some(stdout) = spawned.stdout else {
+            return Err(ExecError::Child("has no standard output".into()));
+        };
+        let lines = Lines::new(stdout);
         let stderr = Arc::new(Mutex::new(Vec::new()));
         let (stderr_reader, stderr_read) = mpsc::channel::<()>();
         if let Some(mut pipe) = spawned.stderr {
@@ -676,7 +661,7 @@ impl Server {
                 })
                 .map_err(no_thread)?;
         }
-        let server = Server {
+        let mut server = Server {
             group,
             pid: spawned.pid,
             stdin: spawned.stdin,
@@ -684,14 +669,14 @@ impl Server {
             stderr,
             stderr_read,
         };
-        match server.lines.recv_timeout(limit) {
+        match server.lines.next_within(limit) {
             Ok(line) if line.trim_ascii() == SERVER_READY.as_bytes() => Ok(server),
             Ok(line) => Err(ExecError::Child(format!(
                 "started as a server, said '{}' instead of '{SERVER_READY}'",
                 String::from_utf8_lossy(line.trim_ascii())
             ))),
-            Err(mpsc::RecvTimeoutError::Timeout) => Err(ExecError::Timeout { limit }),
-            Err(mpsc::RecvTimeoutError::Disconnected) => Err(ExecError::Child(
+            Err(NoLine::TimedOut) => Err(ExecError::Timeout { limit }),
+            Err(NoLine::Closed) => Err(ExecError::Child(
                 server.end().replace("ended", "ended at its start"),
             )),
         }
@@ -710,13 +695,13 @@ impl Server {
         if !sent {
             return Err(Asked::Died);
         }
-        match self.lines.recv_timeout(limit) {
+        match self.lines.next_within(limit) {
             Ok(line) => serde_json::from_slice(&line).map_err(|e| Asked::Garbled(e.to_string())),
-            Err(mpsc::RecvTimeoutError::Timeout) => {
+            Err(NoLine::TimedOut) => {
                 self.group.kill();
                 Err(Asked::TimedOut)
             }
-            Err(mpsc::RecvTimeoutError::Disconnected) => Err(Asked::Died),
+            Err(NoLine::Closed) => Err(Asked::Died),
         }
     }
 
@@ -747,6 +732,79 @@ impl Server {
             format!("{how} without a result")
         } else {
             format!("{how} without a result: {stderr}")
+        }
+    }
+}
+
+/// A server's standard output, read line by line in the caller's thread with a time limit
+/// (poll(2)): a reply wakes the thread that waits for it, not a reader thread that would then
+/// wake it (on a 2-vCPU KVM guest each wake-up on another CPU costs tens of microseconds).
+#[derive(Debug)]
+struct Lines {
+    pipe: ChildStdout,
+    /// What was read beyond the last line returned.
+    pending: Vec<u8>,
+    closed: bool,
+}
+
+/// Why [`Lines::next_within`] returned no line.
+#[derive(Debug, PartialEq)]
+enum NoLine {
+    TimedOut,
+    /// The pipe ended (the server exited or closed it) before a whole line.
+    Closed,
+}
+
+impl Lines {
+    fn new(pipe: ChildStdout) -> Self {
+        Lines {
+            pipe,
+            pending: Vec::with_capacity(4096),
+            closed: false,
+        }
+    }
+
+    /// The next line, its newline included, within `limit`.
+    fn next_within(&mut self, limit: Duration) -> Result<Vec<u8>, NoLine> {
+        let deadline = std::time::Instant::now() + limit;
+        loop {
+            if let Some(end) = self.pending.iter().position(|&b| b == b'\n') {
+                return Ok(self.pending.drain(..=end).collect());
+            }
+            if self.closed {
+                return Err(NoLine::Closed);
+            }
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            if left.is_zero() {
+                return Err(NoLine::TimedOut);
+            }
+            let mut poll = libc::pollfd {
+                fd: self.pipe.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            // Rounded up, so that a limit is never cut short; at most i32::MAX ms per call.
+            let ms = i32::try_from(left.as_nanos().div_ceil(1_000_000)).unwrap_or(i32::MAX);
+            // SAFETY: one valid pollfd.
+            let ready = unsafe { libc::poll(&mut poll, 1, ms) };
+            if ready < 0 {
+                if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
+                    continue;
+                }
+                self.closed = true;
+                continue;
+            }
+            if ready == 0 {
+                continue;
+            }
+            // Readable, or hung up: read() returns what there is, or 0 at the end.
+            let mut buf = [0u8; 8192];
+            match self.pipe.read(&mut buf) {
+                Ok(0) => self.closed = true,
+                Ok(n) => self.pending.extend_from_slice(&buf[..n]),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(_) => self.closed = true,
+            }
         }
     }
 }
@@ -868,6 +926,38 @@ mod tests {
     }
 
     const REPLY: &str = r#"printf '{"measured":{"values":{"value":1.5}}}'"#;
+
+    #[test]
+    fn a_servers_lines_are_read_whole_within_their_limit() {
+        let piped = |script: &str| {
+            Command::new("/bin/sh")
+                .args(["-c", script])
+                .stdout(Stdio::piped())
+                .spawn()
+                .unwrap()
+        };
+        let mut child = piped("printf 'one\\ntwo\\n'; printf 'three\\npart'");
+        let mut lines = Lines::new(child.stdout.take().unwrap());
+        let limit = Duration::from_secs(60);
+        for expected in ["one\n", "two\n", "three\n"] {
+            assert_eq!(lines.next_within(limit).unwrap(), expected.as_bytes());
+        }
+        // A line cut off by the end of the pipe is none.
+        assert_eq!(lines.next_within(limit), Err(NoLine::Closed));
+        assert_eq!(lines.next_within(limit), Err(NoLine::Closed));
+        child.wait().unwrap();
+
+        // Nothing within the limit: it says so and can wait again.
+        let mut child = piped("exec sleep 60");
+        let mut lines = Lines::new(child.stdout.take().unwrap());
+        assert_eq!(
+            lines.next_within(Duration::from_millis(20)),
+            Err(NoLine::TimedOut)
+        );
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert_eq!(lines.next_within(limit), Err(NoLine::Closed));
+    }
 
     #[test]
     fn stderr_beyond_a_pipe_buffer_does_not_block_the_run() {

@@ -93,9 +93,11 @@ pub struct RunMonitorData {
     /// Monitor (`schedstat`) or counter (`perf.cycles`) -> why it could not be recorded.
     pub unsupported: BTreeMap<String, String>,
     pub failures: Vec<MonitorFailure>,
-    /// The scheduling the sampler thread ran with: `fifo:1`, `nice:-5` or `default (...)`.
+    /// The scheduling the thread of the interval samples ran with: `fifo:1`, `nice:-5` or
+    /// `default (...)`.
     pub sampler_priority: String,
-    /// CPU time the sampler thread used (getrusage RUSAGE_THREAD): the controller's cost.
+    /// CPU time of the run's sampling, in the controller's thread and the interval thread
+    /// (CLOCK_THREAD_CPUTIME_ID): the controller's cost.
     pub sampler_cpu_ns: i64,
     /// Number of sampling rounds (each samples the monitors that are due).
     pub rounds: u32,

@@ -1,5 +1,5 @@
 //! Monitors sampled in the controller process while a run's child works, and the sampler
-//! thread that records them ([`RunSampler`]).
+//! that records them ([`RunSampler`]).
 //!
 //! A [`Monitor`] reads one interface (/proc/stat, PSI, perf_event, ...) and returns raw
 //! readings; the sampler turns them into [`vernier_model::monitor::MonitorSeries`] and a
@@ -117,7 +117,9 @@ impl Reading {
     }
 }
 
-/// A source of readings sampled during a run. All calls happen on the sampler thread.
+/// A source of readings sampled during a run: `start` and the start and end samples in the
+/// thread that starts and finishes the [`RunSampler`], the interval samples on its interval
+/// thread (the monitor is `Send`; never two calls at once).
 pub trait Monitor: Send {
     /// The registry name (`stat`, `perf`, ...), also the `monitor` of its series.
     fn name(&self) -> &'static str;
@@ -127,7 +129,7 @@ pub trait Monitor: Send {
     fn start(&mut self, child_pid: i32) -> Result<(), MonitorError>;
 
     /// Appends the current readings to `out` (which the sampler reuses between samples). Runs
-    /// on the sampler thread at every sample: it is to allocate nothing once the first sample
+    /// at every sample: it is to allocate nothing once the first sample
     /// has made the monitor's names and buffers (see [`MetricNames`]).
     fn sample(&mut self, out: &mut Vec<Reading>) -> Result<(), MonitorError>;
 

@@ -1,5 +1,5 @@
-//! The sampler thread: samples every monitor at the start of a run, at each monitor's
-//! interval, and at the end, recording into memory allocated up front.
+//! The sampler: samples every monitor at the start of a run, at each monitor's interval, and
+//! at the end, recording into memory allocated up front.
 //!
 //! What a sample allocates: nothing, once the start sample has made each series (with room
 //! for [`POINTS_CAPACITY`] points) and each monitor its metric names ([`crate::MetricNames`])
@@ -7,13 +7,27 @@
 //! (a new IRQ line) makes its name and series then. `tests/sampler.rs` counts the sampler
 //! thread's allocations per round with the default monitors.
 //!
-//! The thread raises itself to SCHED_FIFO priority 1 (sched(7)) so that samples are taken on
-//! time even when the benchmark keeps every CPU busy; it runs for microseconds per sample, so
-//! the preemption it causes is small and is measured ([`RunMonitorData::sampler_cpu_ns`]).
-//! Without the privilege it falls back to nice -5, then to the default; the data records which.
+//! The start sample is taken in the caller's thread before [`RunSampler::start`] returns, and
+//! the end sample in the caller's thread by [`RunSampler::finish`]: neither waits for another
+//! thread to wake up (on a 2-vCPU KVM guest a wake-up on the other CPU takes tens of
+//! microseconds, four of them per run when a thread of its own took both samples, besides
+//! that thread's creation and exit). The samples between, at each monitor's interval, are
+//! taken by the interval thread, which a [`MonitorSet`] keeps for its configuration's runs;
+//! it is told of each run before the start sample (so that it wakes while that is taken, not
+//! when the run begins) and waits for the first one due (a run shorter than every interval
+//! gets none). `sampler_cpu_ns` is the CPU time of a run's
+//! sampling in either thread.
+//!
+//! The interval thread raises itself to SCHED_FIFO priority 1 (sched(7)) so that its samples
+//! are taken on time even when the benchmark keeps every CPU busy; it runs for microseconds
+//! per sample, so the preemption it causes is small and is measured
+//! ([`RunMonitorData::sampler_cpu_ns`]). Without the privilege it falls back to nice -5, then
+//! to the default; the data records which. The start and end samples need no priority: the
+//! benchmark does not run then.
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::mpsc::{self, RecvTimeoutError};
+use std::panic::AssertUnwindSafe;
+use std::sync::{mpsc, Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -35,12 +49,176 @@ const COALESCE: Duration = Duration::from_millis(2);
 const READINGS_CAPACITY: usize = 512;
 
 /// A sampler running for one run. Create it before the child starts its work (the `perf`
-/// counters must exist by then), call [`RunSampler::finish`] when the run has ended.
+/// counters must exist by then, and the start sample is taken before it returns), call
+/// [`RunSampler::finish`] when the run has ended.
 pub struct RunSampler {
-    stop: mpsc::Sender<()>,
-    handle: Option<JoinHandle<(RunMonitorData, Vec<Kept>)>>,
-    /// What the monitors of a [`MonitorSet`] are built from, to give them back to it.
+    /// The thread that takes the interval samples, with the run's state while it lasts.
+    worker: Option<Worker>,
+    /// What the monitors of a [`MonitorSet`] are built from, to give them back to it; `None`
+    /// for [`RunSampler::start_monitors`], whose thread ends with the run.
     origin: Option<(Vec<MonitorSpec>, Roots)>,
+}
+
+/// What a run's sampling gives: its data and the monitors kept for the next run.
+type RunResult = (RunMonitorData, Vec<Kept>);
+
+/// What the caller's thread and the interval thread share.
+#[derive(Default)]
+struct Shared {
+    /// The run being sampled; `None` between runs.
+    run: Option<RunState>,
+    /// When the first interval sample of the run being started will be due, at the earliest:
+    /// the thread is told this before the start sample and waits until then, so that it is
+    /// not woken when the run begins. `None` once it has passed without a run.
+    expected: Option<Instant>,
+    /// Set when the worker is dropped: the thread ends.
+    closed: bool,
+    /// The panic of an interval sample, which ended the thread.
+    panicked: Option<String>,
+}
+
+/// The thread that takes a run's interval samples (see the module documentation); a
+/// [`MonitorSet`] keeps it for its configuration's runs. It ends when this is dropped.
+struct Worker {
+    shared: Arc<(Mutex<Shared>, Condvar)>,
+    handle: Option<JoinHandle<()>>,
+    /// The scheduling the thread got ([`raise_priority`]).
+    priority: String,
+}
+
+fn lock(shared: &Mutex<Shared>) -> MutexGuard<'_, Shared> {
+    // A panic while sampling is caught and recorded before the lock is released.
+    shared
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+impl Worker {
+    fn spawn() -> Result<Worker, MonitorError> {
+        let shared = Arc::new((Mutex::new(Shared::default()), Condvar::new()));
+        let (priority_tx, priority_rx) = mpsc::sync_channel(1);
+        let theirs = Arc::clone(&shared);
+        let handle = std::thread::Builder::new()
+            .name("vernier-monitor".into())
+            .spawn(move || {
+                let _ = priority_tx.send(raise_priority());
+                interval_thread(&theirs);
+            })
+            .map_err(|e| MonitorError::Thread(format!("cannot spawn: {e}")))?;
+        let priority = priority_rx
+            .recv()
+            .map_err(|_| MonitorError::Thread("ended at its start".into()))?;
+        Ok(Worker {
+            shared,
+            handle: Some(handle),
+            priority,
+        })
+    }
+
+    /// Tells the thread, before a run's start sample, when the run's first interval sample
+    /// will be due at the earliest; it wakes now, while the start sample is taken.
+    fn expect(&self, first_due: Instant) {
+        let (mutex, wake) = &*self.shared;
+        lock(mutex).expected = Some(first_due);
+        wake.notify_one();
+    }
+
+    /// Hands the run, its start sample taken, to the thread for its interval samples. The
+    /// thread is woken only when it stopped waiting for the run (a start sample that took
+    /// longer than an interval): the run itself begins undisturbed.
+    fn give(&self, run: RunState) {
+        let (mutex, wake) = &*self.shared;
+        let mut shared = lock(mutex);
+        let waiting = shared.expected.is_some();
+        shared.run = Some(run);
+        drop(shared);
+        if !waiting {
+            wake.notify_one();
+        }
+    }
+
+    /// Takes the run back (after an interval sample under way), and the panic that ended the
+    /// thread, if one did.
+    fn take(&self) -> (Option<RunState>, Option<String>) {
+        let (mutex, wake) = &*self.shared;
+        let mut shared = lock(mutex);
+        let run = shared.run.take();
+        shared.expected = None;
+        let panicked = shared.panicked.clone();
+        drop(shared);
+        // Waiting for the next interval sample, the thread now waits for the next run.
+        wake.notify_one();
+        (run, panicked)
+    }
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        let (mutex, wake) = &*self.shared;
+        lock(mutex).closed = true;
+        wake.notify_one();
+        if let Some(handle) = self.handle.take() {
+            let _ = handle.join();
+        }
+    }
+}
+
+/// The interval thread: waits for a run, then for its next due sample, until closed.
+fn interval_thread(shared: &(Mutex<Shared>, Condvar)) {
+    let (mutex, wake) = shared;
+    let mut guard = lock(mutex);
+    loop {
+        if guard.closed || guard.panicked.is_some() {
+            return;
+        }
+        let due = match guard.run.as_ref() {
+            Some(run) => run.next_due(),
+            None => guard.expected,
+        };
+        guard = match due {
+            None => wake.wait(guard).unwrap_or_else(|e| e.into_inner()),
+            Some(due) => {
+                let now = Instant::now();
+                if due > now {
+                    wake.wait_timeout(guard, due - now)
+                        .unwrap_or_else(|e| e.into_inner())
+                        .0
+                } else {
+                    let Some(run) = guard.run.as_mut() else {
+                        // Expected and not given yet: the run wakes the thread when given.
+                        guard.expected = None;
+                        continue;
+                    };
+                    let sampled = std::panic::catch_unwind(AssertUnwindSafe(|| run.round(false)));
+                    if let Err(panic) = sampled {
+                        guard.panicked = Some(panic_message(&*panic));
+                    }
+                    guard
+                }
+            }
+        };
+    }
+}
+
+fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".into())
+}
+
+/// The data of a run whose sampling panicked.
+fn panicked_data(message: &str) -> RunMonitorData {
+    RunMonitorData {
+        failures: vec![MonitorFailure {
+            monitor: "sampler".into(),
+            t_ns: 0,
+            message: format!("sampler thread panicked: {message}"),
+        }],
+        sampler_priority: "unknown".into(),
+        ..Default::default()
+    }
 }
 
 /// The monitors of one configuration's runs, kept from one run to the next
@@ -53,6 +231,8 @@ pub struct MonitorSet {
     roots: Roots,
     /// The monitors kept from the last run, in the order of `specs`; empty before the first.
     kept: Vec<Kept>,
+    /// The thread that sampled the last run, kept for the next; `None` before the first run.
+    worker: Option<Worker>,
 }
 
 /// A monitor as the last run left it.
@@ -89,6 +269,7 @@ impl MonitorSet {
             specs: specs.to_vec(),
             roots: roots.clone(),
             kept: Vec::new(),
+            worker: None,
         }
     }
 }
@@ -101,13 +282,20 @@ impl RunSampler {
         roots: &Roots,
         child_pid: i32,
     ) -> Result<RunSampler, MonitorError> {
-        Self::start_set(MonitorSet::new(specs, roots), child_pid)
+        let mut sampler = Self::start_set(MonitorSet::new(specs, roots), child_pid)?;
+        sampler.origin = None;
+        Ok(sampler)
     }
 
     /// [`RunSampler::start`] with the monitors `set` kept from the configuration's earlier
     /// runs; [`RunSampler::finish_set`] gives them back for its next run.
     pub fn start_set(set: MonitorSet, child_pid: i32) -> Result<RunSampler, MonitorError> {
-        let MonitorSet { specs, roots, kept } = set;
+        let MonitorSet {
+            specs,
+            roots,
+            kept,
+            worker,
+        } = set;
         let mut kept = kept.into_iter();
         let mut monitors = Vec::with_capacity(specs.len());
         for spec in &specs {
@@ -126,7 +314,7 @@ impl RunSampler {
             };
             monitors.push((entry, spec.interval()));
         }
-        Self::launch(monitors, child_pid, Some((specs, roots)))
+        Self::launch(worker, monitors, child_pid, Some((specs, roots)))
     }
 
     /// Starts sampling the given monitors, each at its interval (external or test monitors).
@@ -144,87 +332,94 @@ impl RunSampler {
                 (kept, interval)
             })
             .collect();
-        Self::launch(monitors, child_pid, None)
+        Self::launch(None, monitors, child_pid, None)
     }
 
+    /// Starts the monitors and takes the start sample in the caller's thread, then hands the
+    /// run to the interval thread (`worker`, or a new one).
     fn launch(
+        worker: Option<Worker>,
         monitors: Vec<(Kept, Duration)>,
         child_pid: i32,
         origin: Option<(Vec<MonitorSpec>, Roots)>,
     ) -> Result<RunSampler, MonitorError> {
-        let t0 = Instant::now();
-        let (stop_tx, stop_rx) = mpsc::channel();
-        let (ready_tx, ready_rx) = mpsc::sync_channel(1);
-        let handle = std::thread::Builder::new()
-            .name("vernier-monitor".into())
-            .spawn(move || sampler_thread(monitors, child_pid, t0, ready_tx, stop_rx))
-            .map_err(|e| MonitorError::Thread(format!("cannot spawn: {e}")))?;
-        let mut sampler = RunSampler {
-            stop: stop_tx,
-            handle: Some(handle),
-            origin,
+        let worker = match worker {
+            Some(worker) => worker,
+            None => Worker::spawn()?,
         };
-        if ready_rx.recv().is_err() {
-            // The thread ended before its first sample: only a panic does that.
-            let (data, _) = sampler.join();
-            let why = data
-                .failures
-                .first()
-                .map_or_else(String::new, |f| f.message.clone());
-            return Err(MonitorError::Thread(format!(
-                "ended before the start sample: {why}"
-            )));
+        let t0 = Instant::now();
+        if let Some(first) = monitors.iter().map(|(_, interval)| *interval).min() {
+            worker.expect(t0 + first);
         }
-        Ok(sampler)
+        let started = std::panic::catch_unwind(AssertUnwindSafe(|| {
+            let mut run = RunState::begin(monitors, child_pid, t0);
+            run.round(true);
+            run
+        }));
+        let run = started.map_err(|panic| {
+            MonitorError::Thread(format!(
+                "ended before the start sample: sampler thread panicked: {}",
+                panic_message(&*panic)
+            ))
+        })?;
+        worker.give(run);
+        Ok(RunSampler {
+            worker: Some(worker),
+            origin,
+        })
     }
 
-    /// Takes the end sample, stops the thread and returns everything recorded.
+    /// Takes the end sample and returns everything recorded.
     pub fn finish(mut self) -> RunMonitorData {
-        self.join().0
+        self.end().0
     }
 
     /// [`RunSampler::finish`], and the monitors for the configuration's next run (`None` for
     /// a sampler started with [`RunSampler::start_monitors`]).
     pub fn finish_set(mut self) -> (RunMonitorData, Option<MonitorSet>) {
-        let (data, kept) = self.join();
-        let set = self
-            .origin
-            .take()
-            .map(|(specs, roots)| MonitorSet { specs, roots, kept });
+        let (data, kept) = self.end();
+        let worker = self.worker.take();
+        let set = self.origin.take().map(|(specs, roots)| MonitorSet {
+            specs,
+            roots,
+            kept,
+            worker,
+        });
         (data, set)
     }
 
-    fn join(&mut self) -> (RunMonitorData, Vec<Kept>) {
-        // A send error means the thread is already gone; joining tells why.
-        let _ = self.stop.send(());
-        let Some(handle) = self.handle.take() else {
+    /// Takes the run back from the interval thread and its end sample in the caller's thread.
+    /// A thread that panicked is dropped, so that the next run gets a new one.
+    fn end(&mut self) -> RunResult {
+        let Some(worker) = self.worker.as_ref() else {
             return (RunMonitorData::default(), Vec::new());
         };
-        handle.join().unwrap_or_else(|panic| {
-            let message = panic
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "unknown panic".into());
-            let data = RunMonitorData {
-                failures: vec![MonitorFailure {
-                    monitor: "sampler".into(),
-                    t_ns: 0,
-                    message: format!("sampler thread panicked: {message}"),
-                }],
-                sampler_priority: "unknown".into(),
-                ..Default::default()
-            };
-            (data, Vec::new())
+        let priority = worker.priority.clone();
+        let (run, panicked) = worker.take();
+        if let Some(message) = panicked {
+            self.worker = None;
+            return (panicked_data(&message), Vec::new());
+        }
+        let Some(run) = run else {
+            return (RunMonitorData::default(), Vec::new());
+        };
+        let ended = std::panic::catch_unwind(AssertUnwindSafe(move || {
+            let mut run = run;
+            run.round(true);
+            run.end(priority)
+        }));
+        ended.unwrap_or_else(|panic| {
+            self.worker = None;
+            (panicked_data(&panic_message(&*panic)), Vec::new())
         })
     }
 }
 
 impl Drop for RunSampler {
-    /// Stops the thread when a run is abandoned without `finish` (an error in the engine).
+    /// Stops the sampling of a run abandoned without `finish` (an error in the engine).
     fn drop(&mut self) {
-        if self.handle.is_some() {
-            self.join();
+        if let Some(worker) = self.worker.as_ref() {
+            let _ = worker.take();
         }
     }
 }
@@ -310,153 +505,173 @@ impl State {
     }
 }
 
-fn sampler_thread(
-    monitors: Vec<(Kept, Duration)>,
-    child_pid: i32,
-    t0: Instant,
-    ready: mpsc::SyncSender<()>,
-    stop: mpsc::Receiver<()>,
-) -> (RunMonitorData, Vec<Kept>) {
-    let sampler_priority = raise_priority();
-    let mut state = State {
-        t0,
-        readings: Vec::with_capacity(READINGS_CAPACITY),
-        failures: Vec::new(),
-    };
-    let mut unsupported = BTreeMap::new();
-    let mut slots: Vec<Slot> = Vec::with_capacity(monitors.len());
-    let mut kept_starts: Vec<Option<Started>> = Vec::with_capacity(monitors.len());
-    for (kept, interval) in monitors {
-        let Some(mut monitor) = kept.monitor else {
-            continue;
+/// One run's sampling: its monitors and what their samples recorded, sampled by the caller's
+/// thread at the start and the end and by the interval thread between.
+struct RunState {
+    slots: Vec<Slot>,
+    state: State,
+    unsupported: BTreeMap<String, String>,
+    /// How each monitor's start went, to keep for the next run.
+    kept_starts: Vec<Option<Started>>,
+    rounds: u32,
+    /// CPU time of the sampling so far, in whichever thread it ran.
+    cpu_ns: i64,
+}
+
+impl RunState {
+    /// Starts the monitors not kept from an earlier run.
+    fn begin(monitors: Vec<(Kept, Duration)>, child_pid: i32, t0: Instant) -> RunState {
+        let cpu_before_ns = thread_cpu_ns();
+        let mut state = State {
+            t0,
+            readings: Vec::with_capacity(READINGS_CAPACITY),
+            failures: Vec::new(),
         };
-        let name = monitor.name();
-        // A kept monitor's start holds for this run too (see [`MonitorSet`]).
-        let started = match kept.started {
-            Some(started) => Ok(started),
-            None => match monitor.start(child_pid) {
-                Ok(()) => Ok(Started::Working(monitor.unsupported())),
-                Err(e) if e.is_unsupported() => Ok(Started::Unsupported(e.reason())),
-                Err(e) => Err(e),
-            },
-        };
-        let active = match &started {
-            Ok(Started::Working(parts)) => {
-                for (metric, why) in parts {
-                    unsupported.insert(format!("{name}.{metric}"), why.clone());
+        let mut unsupported = BTreeMap::new();
+        let mut slots: Vec<Slot> = Vec::with_capacity(monitors.len());
+        let mut kept_starts: Vec<Option<Started>> = Vec::with_capacity(monitors.len());
+        for (kept, interval) in monitors {
+            let Some(mut monitor) = kept.monitor else {
+                continue;
+            };
+            let name = monitor.name();
+            // A kept monitor's start holds for this run too (see [`MonitorSet`]).
+            let started = match kept.started {
+                Some(started) => Ok(started),
+                None => match monitor.start(child_pid) {
+                    Ok(()) => Ok(Started::Working(monitor.unsupported())),
+                    Err(e) if e.is_unsupported() => Ok(Started::Unsupported(e.reason())),
+                    Err(e) => Err(e),
+                },
+            };
+            let active = match &started {
+                Ok(Started::Working(parts)) => {
+                    for (metric, why) in parts {
+                        unsupported.insert(format!("{name}.{metric}"), why.clone());
+                    }
+                    true
                 }
-                true
-            }
-            Ok(Started::Unsupported(why)) => {
-                unsupported.insert(name.to_string(), why.clone());
-                false
-            }
-            Err(e) => {
-                state.failures.push(MonitorFailure {
-                    monitor: name.to_string(),
-                    t_ns: state.t_ns(),
-                    message: e.to_string(),
-                });
-                false
-            }
-        };
-        kept_starts.push(started.ok());
-        slots.push(Slot {
-            monitor,
-            interval,
-            due: Instant::now(),
-            active,
-            failed: !active,
-            series: Vec::with_capacity(64),
-            index: HashMap::with_capacity(64),
-        });
+                Ok(Started::Unsupported(why)) => {
+                    unsupported.insert(name.to_string(), why.clone());
+                    false
+                }
+                Err(e) => {
+                    state.failures.push(MonitorFailure {
+                        monitor: name.to_string(),
+                        t_ns: state.t_ns(),
+                        message: e.to_string(),
+                    });
+                    false
+                }
+            };
+            kept_starts.push(started.ok());
+            slots.push(Slot {
+                monitor,
+                interval,
+                due: t0,
+                active,
+                failed: !active,
+                series: Vec::with_capacity(64),
+                index: HashMap::with_capacity(64),
+            });
+        }
+        RunState {
+            slots,
+            state,
+            unsupported,
+            kept_starts,
+            rounds: 0,
+            cpu_ns: thread_cpu_ns() - cpu_before_ns,
+        }
     }
 
-    let mut rounds = 0u32;
-    let mut sample_round = |slots: &mut [Slot], state: &mut State, all: bool| {
+    /// Samples the monitors that are due (or, with `all`, every active one). The start round
+    /// sets every schedule, so that monitors with equal intervals fall due together and share
+    /// one wake-up; after a stall, missed samples are skipped rather than taken in a burst.
+    fn round(&mut self, all: bool) {
+        let cpu_before_ns = thread_cpu_ns();
         let now = Instant::now();
-        for slot in slots.iter_mut().filter(|s| s.active) {
+        if self.rounds == 0 {
+            for slot in &mut self.slots {
+                slot.due = now;
+            }
+        }
+        for slot in self.slots.iter_mut().filter(|s| s.active) {
             if all || slot.due <= now + COALESCE {
-                state.sample(slot);
-                // The next sample is one interval after this one was due; after a stall,
-                // missed samples are skipped rather than taken in a burst.
+                self.state.sample(slot);
                 slot.due = (slot.due + slot.interval).max(now + slot.interval / 2);
             }
         }
-        rounds += 1;
-    };
-
-    // Every schedule starts at the start sample, so monitors with equal intervals fall due
-    // together and share one wake-up.
-    let start = Instant::now();
-    for slot in &mut slots {
-        slot.due = start;
+        self.rounds += 1;
+        self.cpu_ns += thread_cpu_ns() - cpu_before_ns;
     }
-    sample_round(&mut slots, &mut state, true);
-    // The caller may release the child now; nothing to do if it stopped waiting.
-    let _ = ready.send(());
 
-    loop {
-        let next = slots.iter().filter(|s| s.active).map(|s| s.due).min();
-        let timeout = next.map_or(Duration::from_secs(3600), |d| {
-            d.saturating_duration_since(Instant::now())
-        });
-        match stop.recv_timeout(timeout) {
-            Ok(()) | Err(RecvTimeoutError::Disconnected) => break,
-            Err(RecvTimeoutError::Timeout) => sample_round(&mut slots, &mut state, false),
-        }
+    /// When the next interval sample is due; `None` when no monitor is active.
+    fn next_due(&self) -> Option<Instant> {
+        self.slots.iter().filter(|s| s.active).map(|s| s.due).min()
     }
-    sample_round(&mut slots, &mut state, true);
 
-    let sampler_cpu_ns = thread_cpu_ns();
-    let mut series = Vec::new();
-    let mut failed = Vec::new();
-    let mut kept = Vec::with_capacity(slots.len());
-    for (slot, started) in slots.into_iter().zip(kept_starts) {
-        let unsupported_here = matches!(started, Some(Started::Unsupported(_)));
-        if slot.failed {
-            failed.push(slot.monitor.name());
+    /// The run's data, and its monitors as the next run may keep them.
+    fn end(self, sampler_priority: String) -> RunResult {
+        let cpu_before_ns = thread_cpu_ns();
+        let RunState {
+            slots,
+            state,
+            unsupported,
+            kept_starts,
+            rounds,
+            cpu_ns,
+        } = self;
+        let mut series = Vec::new();
+        let mut failed = Vec::new();
+        let mut kept = Vec::with_capacity(slots.len());
+        for (slot, started) in slots.into_iter().zip(kept_starts) {
+            let unsupported_here = matches!(started, Some(Started::Unsupported(_)));
+            if slot.failed {
+                failed.push(slot.monitor.name());
+            }
+            let changes: Vec<(&str, f64)> = slot
+                .series
+                .iter()
+                .map(|s| {
+                    let first = s.series.points.first().map_or(0.0, |p| p.value);
+                    let last = s.series.points.last().map_or(0.0, |p| p.value);
+                    (s.series.metric.as_str(), last - first)
+                })
+                .collect();
+            let keep = slot.monitor.keep(&changes);
+            drop(changes);
+            for (s, keep) in slot.series.into_iter().zip(keep) {
+                if keep {
+                    series.push(s.series);
+                }
+            }
+            // Kept for the next run when it can be and neither its start nor a sample failed.
+            let reusable = slot.monitor.reusable() && (unsupported_here || !slot.failed);
+            kept.push(if reusable {
+                Kept {
+                    monitor: Some(slot.monitor),
+                    started,
+                }
+            } else {
+                Kept {
+                    monitor: None,
+                    started: None,
+                }
+            });
         }
-        let changes: Vec<(&str, f64)> = slot
-            .series
-            .iter()
-            .map(|s| {
-                let first = s.series.points.first().map_or(0.0, |p| p.value);
-                let last = s.series.points.last().map_or(0.0, |p| p.value);
-                (s.series.metric.as_str(), last - first)
-            })
-            .collect();
-        let keep = slot.monitor.keep(&changes);
-        drop(changes);
-        for (s, keep) in slot.series.into_iter().zip(keep) {
-            if keep {
-                series.push(s.series);
-            }
-        }
-        // Kept for the next run when it can be and neither its start nor a sample failed.
-        let reusable = slot.monitor.reusable() && (unsupported_here || !slot.failed);
-        kept.push(if reusable {
-            Kept {
-                monitor: Some(slot.monitor),
-                started,
-            }
-        } else {
-            Kept {
-                monitor: None,
-                started: None,
-            }
-        });
+        let summary = summarize_series(&series, &failed);
+        let data = RunMonitorData {
+            summary,
+            series,
+            unsupported,
+            failures: state.failures,
+            sampler_priority,
+            sampler_cpu_ns: cpu_ns + thread_cpu_ns() - cpu_before_ns,
+            rounds,
+        };
+        (data, kept)
     }
-    let data = RunMonitorData {
-        summary: summarize_series(&series, &failed),
-        series,
-        unsupported,
-        failures: state.failures,
-        sampler_priority,
-        sampler_cpu_ns,
-        rounds,
-    };
-    (data, kept)
 }
 
 /// Raises the calling thread to SCHED_FIFO 1, or nice -5; returns what it got.
@@ -675,6 +890,168 @@ mod tests {
             .unwrap()
             .finish_set();
         assert!(none.is_none());
+    }
+
+    /// Reports the id of the thread that samples it; says on `interval` when another thread
+    /// than the test's sampled it; panics in such a sample when asked to.
+    struct ThreadId {
+        test_thread: i32,
+        interval: mpsc::Sender<()>,
+        panic: Arc<std::sync::atomic::AtomicBool>,
+    }
+
+    fn gettid() -> i32 {
+        // SAFETY: gettid has no preconditions.
+        unsafe { libc::gettid() }
+    }
+
+    impl Monitor for ThreadId {
+        fn name(&self) -> &'static str {
+            "tid"
+        }
+        fn start(&mut self, _child_pid: i32) -> Result<(), MonitorError> {
+            Ok(())
+        }
+        fn sample(&mut self, out: &mut Vec<Reading>) -> Result<(), MonitorError> {
+            let tid = gettid();
+            if tid != self.test_thread {
+                assert!(
+                    !self.panic.load(std::sync::atomic::Ordering::Relaxed),
+                    "scripted panic"
+                );
+                let _ = self.interval.send(());
+            }
+            out.push(Reading::gauge("tid", "id", f64::from(tid)));
+            Ok(())
+        }
+        fn reusable(&self) -> bool {
+            true
+        }
+    }
+
+    #[test]
+    fn start_and_end_samples_in_the_callers_thread_interval_samples_on_one_kept_thread() {
+        // One monitor sampled every 10 ms, whose kept instance is the test's.
+        let specs = crate::parse_monitor_list("stat:interval=0.01").unwrap();
+        let (interval_tx, interval_rx) = mpsc::channel();
+        let panic = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let with_monitor = || {
+            let mut set = MonitorSet::new(&specs, &Roots::real());
+            set.kept = vec![Kept {
+                monitor: Some(Box::new(ThreadId {
+                    test_thread: gettid(),
+                    interval: interval_tx.clone(),
+                    panic: Arc::clone(&panic),
+                })),
+                started: Some(Started::Working(Vec::new())),
+            }];
+            set
+        };
+        let tids = |data: &RunMonitorData| -> Vec<i32> {
+            data.series[0]
+                .points
+                .iter()
+                .map(|p| p.value as i32)
+                .collect()
+        };
+        let me = gettid();
+        let mut set = with_monitor();
+        let mut interval_threads = Vec::new();
+        for _ in 0..3 {
+            let sampler = RunSampler::start_set(set, 0).unwrap();
+            // Wait for an interval sample, then end the run.
+            interval_rx.recv().unwrap();
+            let (data, back) = sampler.finish_set();
+            assert!(data.failures.is_empty(), "{:?}", data.failures);
+            let tids = tids(&data);
+            assert!(tids.len() >= 3, "{tids:?}");
+            assert_eq!((tids[0], tids[tids.len() - 1]), (me, me), "{tids:?}");
+            assert!(tids[1..tids.len() - 1].iter().all(|&t| t != me), "{tids:?}");
+            interval_threads.push(tids[1]);
+            set = back.unwrap();
+        }
+        assert!(
+            interval_threads.iter().all(|&t| t == interval_threads[0]),
+            "{interval_threads:?}"
+        );
+        // A run ended before any interval fell due has its two samples, both the caller's.
+        let specs_slow = crate::parse_monitor_list("stat:interval=3600").unwrap();
+        let mut slow = MonitorSet::new(&specs_slow, &Roots::real());
+        slow.kept = with_monitor().kept;
+        let (data, _) = RunSampler::start_set(slow, 0).unwrap().finish_set();
+        assert_eq!(tids(&data), [me, me]);
+        assert_eq!(data.rounds, 2);
+
+        // A panic in an interval sample is the run's failure; the next run of the set gets a
+        // thread of its own.
+        panic.store(true, std::sync::atomic::Ordering::Relaxed);
+        let sampler = RunSampler::start_set(set, 0).unwrap();
+        let panicked = |s: &RunSampler| {
+            s.worker
+                .as_ref()
+                .is_some_and(|w| lock(&w.shared.0).panicked.is_some())
+        };
+        while !panicked(&sampler) {
+            std::thread::yield_now();
+        }
+        let (data, back) = sampler.finish_set();
+        assert!(
+            data.failures[0].message.contains("scripted panic"),
+            "{:?}",
+            data.failures
+        );
+        assert!(back.unwrap().worker.is_none());
+        panic.store(false, std::sync::atomic::Ordering::Relaxed);
+        let sampler = RunSampler::start_set(with_monitor(), 0).unwrap();
+        interval_rx.recv().unwrap();
+        let (data, _) = sampler.finish_set();
+        assert!(data.failures.is_empty(), "{:?}", data.failures);
+        assert!(!tids(&data).contains(&interval_threads[0]));
+    }
+
+    /// Takes `first` long over its first sample (the start sample), then says on `later` that
+    /// it was sampled again.
+    struct SlowStart {
+        first: Duration,
+        n: u32,
+        later: mpsc::Sender<()>,
+    }
+
+    impl Monitor for SlowStart {
+        fn name(&self) -> &'static str {
+            "slow-start"
+        }
+        fn start(&mut self, _child_pid: i32) -> Result<(), MonitorError> {
+            Ok(())
+        }
+        fn sample(&mut self, out: &mut Vec<Reading>) -> Result<(), MonitorError> {
+            self.n += 1;
+            if self.n == 1 {
+                std::thread::sleep(self.first);
+            } else {
+                let _ = self.later.send(());
+            }
+            out.push(Reading::gauge("n", "count", f64::from(self.n)));
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_start_sample_longer_than_the_interval_still_gets_interval_samples() {
+        // The interval thread stops waiting for the run when its first interval could have
+        // fallen due; the run, handed over later, wakes it.
+        let (tx, rx) = mpsc::channel();
+        let monitor = SlowStart {
+            first: Duration::from_millis(50),
+            n: 0,
+            later: tx,
+        };
+        let s = RunSampler::start_monitors(vec![(Box::new(monitor), Duration::from_millis(10))], 0)
+            .unwrap();
+        rx.recv_timeout(Duration::from_secs(60))
+            .expect("no interval sample after a slow start sample");
+        let data = s.finish();
+        assert!(data.find("slow-start", "n").unwrap().points.len() >= 3);
     }
 
     #[test]
