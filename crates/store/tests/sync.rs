@@ -11,7 +11,7 @@ use vernier_model::{Recorder, RunHistogram, SessionStatus, StopReason};
 use vernier_store::{
     copy_sessions, Access, Load, Location, SqliteStore, Store, SyncReport, SyncStep,
 };
-use vernier_testkit::{databases, stored_session};
+use vernier_testkit::{databases, still_running, stored_session};
 
 fn open(dir: &tempfile::TempDir, name: &str) -> SqliteStore {
     SqliteStore::open(&dir.path().join(name)).unwrap()
@@ -220,14 +220,9 @@ fn a_running_session_is_copied_as_far_as_recorded_and_followed_until_it_ends() {
             "/proc/sys/vm/swappiness is 60 (set: 10) after measured run 3",
         );
         let id = session.info.id;
-        let mut info = session.info.clone();
-        info.status = SessionStatus::Running;
-        info.ended_at_ns = None;
+        let (info, record) = still_running(&session);
         session.info.findings.push(finding.clone());
-        let config = &session.configurations[0];
-        let mut record = config.record.clone();
-        record.stop_reason = None;
-        let runs = &config.runs;
+        let runs = &session.configurations[0].runs;
         // Recorded by this process, which lives: running.
         source.begin_session(&info).unwrap();
         source.add_configuration(id, &record).unwrap();
@@ -355,11 +350,7 @@ fn the_copy_of_a_running_session_knows_the_process_that_records_it() {
         let engine = db.engine();
         let session = stored_session(1_000, &[1.0, 2.0, 3.0]);
         let id = session.info.id;
-        let mut info = session.info.clone();
-        info.status = SessionStatus::Running;
-        info.ended_at_ns = None;
-        let mut record = session.configurations[0].record.clone();
-        record.stop_reason = None;
+        let (info, record) = still_running(&session);
         let runs = &session.configurations[0].runs;
         source.begin_session(&info).unwrap();
         source.add_configuration(id, &record).unwrap();
@@ -426,11 +417,7 @@ fn a_step_with_nothing_new_reads_no_run() {
         let engine = db.engine();
         let session = stored_session(1_000, &[1.0, 2.0, 3.0]);
         let id = session.info.id;
-        let mut info = session.info.clone();
-        info.status = SessionStatus::Running;
-        info.ended_at_ns = None;
-        let mut record = session.configurations[0].record.clone();
-        record.stop_reason = None;
+        let (info, record) = still_running(&session);
         let runs = &session.configurations[0].runs;
         source.begin_session(&info).unwrap();
         source.add_configuration(id, &record).unwrap();
@@ -487,11 +474,7 @@ fn a_target_ahead_of_the_source_is_left_alone() {
     let mut source = open(&dir, "machine.db");
     let session = stored_session(1_000, &[1.0, 2.0]);
     let id = session.info.id;
-    let mut info = session.info.clone();
-    info.status = SessionStatus::Running;
-    info.ended_at_ns = None;
-    let mut record = session.configurations[0].record.clone();
-    record.stop_reason = None;
+    let (info, record) = still_running(&session);
     let runs = &session.configurations[0].runs;
     source.begin_session(&info).unwrap();
     source.add_configuration(id, &record).unwrap();
@@ -619,11 +602,7 @@ fn a_sync_step_reads_only_the_runs_the_target_lacks() {
     let mut source = SqliteStore::open(&path).unwrap();
     let session = stored_session(1_000, &[1.0, 2.0, 3.0, 4.0, 5.0]);
     let id = session.info.id;
-    let mut info = session.info.clone();
-    info.status = SessionStatus::Running;
-    info.ended_at_ns = None;
-    let mut record = session.configurations[0].record.clone();
-    record.stop_reason = None;
+    let (info, record) = still_running(&session);
     let runs = &session.configurations[0].runs;
     source.begin_session(&info).unwrap();
     source.add_configuration(id, &record).unwrap();

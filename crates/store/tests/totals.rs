@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use uuid::Uuid;
 use vernier_model::{Recorder, RunRecord, SessionStatus};
 use vernier_store::{copy_sessions, Access, HistogramTotal, Location, SqliteStore, Store};
-use vernier_testkit::{databases, latency_histogram_of, stored_session};
+use vernier_testkit::{databases, latency_histogram_of, still_running, stored_session};
 
 /// Run `i` with histograms of two threads whose samples depend on `i`.
 fn with_histograms(mut run: RunRecord, i: u64) -> RunRecord {
@@ -66,11 +66,7 @@ fn each_run_recorded_is_merged_into_the_totals_and_a_sync_carries_them() {
             vernier_store::open(&Location::parse(db.arg()).unwrap(), Access::Create).unwrap();
         let session = stored_session(1_000, &[1.0, 2.0, 3.0, 4.0, 5.0]);
         let id = session.info.id;
-        let mut info = session.info.clone();
-        info.status = SessionStatus::Running;
-        info.ended_at_ns = None;
-        let mut record = session.configurations[0].record.clone();
-        record.stop_reason = None;
+        let (info, record) = still_running(&session);
         let runs: Vec<RunRecord> = session.configurations[0]
             .runs
             .iter()

@@ -31,8 +31,8 @@ pub use needs::{can_run, has_programs, in_ci, missing_programs, Program};
 pub use postgres::{PgDatabase, SERVER_VARIABLE};
 pub use sessions::{
     begun_configuration, begun_session, configuration, latency_configuration, latency_histogram_of,
-    monitored_configuration, run, session_info, stored_session, synthetic_session, tags, Series,
-    SyntheticSession,
+    monitored_configuration, run, session_info, still_running, stored_session, synthetic_session,
+    tags, Series, SyntheticSession,
 };
 
 use std::fs::File;

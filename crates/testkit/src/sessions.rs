@@ -57,6 +57,17 @@ pub fn stored_session(started_at_ns: i64, values: &[f64]) -> StoredSession {
     }
 }
 
+/// `session` as it reads while it is still recording: its info running and not ended, its
+/// first configuration's record without a stop reason.
+pub fn still_running(session: &StoredSession) -> (SessionInfo, ConfigurationRecord) {
+    let mut info = session.info.clone();
+    info.status = SessionStatus::Running;
+    info.ended_at_ns = None;
+    let mut record = session.configurations[0].record.clone();
+    record.stop_reason = None;
+    (info, record)
+}
+
 /// A series as [`monitored_configuration`] records it: monitor, metric, kind and the value of
 /// the run.
 pub type Series<'a> = (&'a str, &'a str, SeriesKind, f64);

@@ -103,6 +103,28 @@ impl Merging {
         encode(&self.counts.finish("", 0, None).buckets)
             .map_err(|e| StoreError::Invalid(e.to_string()))
     }
+
+    /// Stores the total of `quantity` and `thread` of a configuration in place of its own.
+    fn store(
+        &self,
+        tx: &mut dyn Sql,
+        configuration_key: i64,
+        quantity: &str,
+        thread: u32,
+    ) -> Result<(), StoreError> {
+        tx.execute(
+            UPSERT,
+            args![
+                configuration_key,
+                quantity,
+                thread,
+                self.runs,
+                self.count,
+                &self.buckets()?
+            ],
+        )?;
+        Ok(())
+    }
 }
 
 /// The statement that stores a total in place of the one stored.
@@ -145,17 +167,7 @@ pub(crate) fn add(
                 ))
             })?);
         }
-        tx.execute(
-            UPSERT,
-            args![
-                configuration_key,
-                quantity,
-                thread,
-                total.runs,
-                total.count,
-                &total.buckets()?
-            ],
-        )?;
+        total.store(tx, configuration_key, quantity, thread)?;
     }
     Ok(())
 }
@@ -270,17 +282,7 @@ pub(crate) fn rebuild(tx: &mut dyn Sql) -> Result<(), StoreError> {
             },
         )?;
         for ((quantity, thread), total) in merging {
-            tx.execute(
-                UPSERT,
-                args![
-                    key,
-                    &quantity,
-                    thread,
-                    total.runs,
-                    total.count,
-                    &total.buckets()?
-                ],
-            )?;
+            total.store(tx, key, &quantity, thread)?;
         }
     }
     Ok(())
