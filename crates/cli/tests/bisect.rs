@@ -117,11 +117,10 @@ fn bisect_names_the_commit_that_made_the_loop_slower() {
     .output()
     .unwrap());
     let elapsed = started.elapsed();
-    let named = format!(
-        "first bad commit: {} (commit {SLOWER_AT})",
-        commits[SLOWER_AT]
-    );
-    assert!(stdout.contains(&named), "{stdout}");
+    let named = right_answer(&stdout, &commits);
+    if !named.starts_with("first bad commit") {
+        println!("host noise left a range that holds the slower commit: {named}");
+    }
     let spent = stdout
         .lines()
         .find_map(|l| l.strip_prefix("spent: "))
@@ -153,7 +152,7 @@ fn bisect_names_the_commit_that_made_the_loop_slower() {
 
     // status and report say the same answer; report draws the steps.
     let status = ok(bisect(&["status"]).output().unwrap());
-    assert!(status.contains(&named), "{status}");
+    assert!(status.contains(named), "{status}");
     let figure = dir.path().join("steps.svg");
     let report = ok(bisect(&["report", "--plot", figure.to_str().unwrap()])
         .output()
@@ -304,6 +303,36 @@ fn bisect_names_the_commit_that_made_the_loop_slower() {
     assert!(none.contains("no bisection in progress"), "{none}");
 }
 
+/// The line of a bisection's output that states its answer, checked to be right: the slower
+/// commit named, or a range of skipped commits that holds it and nothing more than two
+/// commits besides. A commit is skipped when it stays undecided after its most sessions
+/// (docs/bisect.md), which the host's noise can do to a good commit near the end: once, the
+/// sessions of two good commits drifted to +3% and +4% while the ends, measured earlier,
+/// differed by 14% with a threshold of 6.6%. A wrong commit or range fails.
+fn right_answer<'a>(out: &'a str, commits: &[String]) -> &'a str {
+    let named = format!(
+        "first bad commit: {} (commit {SLOWER_AT})",
+        commits[SLOWER_AT]
+    );
+    if let Some(line) = out.lines().find(|l| l.starts_with(&named)) {
+        return line;
+    }
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("every commit between "))
+        .unwrap_or_else(|| panic!("the slower commit is not named: {out}"));
+    let ends: Vec<usize> = line
+        .split("(commit ")
+        .skip(1)
+        .filter_map(|rest| rest.split(')').next()?.parse().ok())
+        .collect();
+    assert!(
+        matches!(ends[..], [low, high] if low < SLOWER_AT && SLOWER_AT <= high && high - low <= 3),
+        "{out}"
+    );
+    line
+}
+
 /// The signed percentage that follows the first `prefix` in `text` ("+8.2%" gives 8.2).
 fn percent_after(text: &str, prefix: &str) -> Option<f64> {
     let (_, rest) = text.split_once(prefix)?;
@@ -360,5 +389,27 @@ fn make_small_repo(repo: &Path) {
         std::fs::write(repo.join("f"), format!("{i}\n")).unwrap();
         git(repo, &["add", "f"]);
         git(repo, &["commit", "-q", "-m", &format!("{i}")]);
+    }
+}
+
+#[test]
+fn a_range_that_holds_the_slower_commit_is_a_right_answer() {
+    let commits: Vec<String> = (0..=COMMITS).map(|i| format!("{i:040x}")).collect();
+    let range = |low: usize, high: usize| {
+        format!(
+            "steps:\nevery commit between {} (commit {low}) and {} (commit {high}) was skipped: \
+             the first bad commit is one of them or the latter\n",
+            &commits[low][..12],
+            &commits[high][..12]
+        )
+    };
+    let held = range(SLOWER_AT - 2, SLOWER_AT);
+    assert!(right_answer(&held, &commits).starts_with("every commit between"));
+    for wrong in [
+        range(SLOWER_AT, SLOWER_AT + 2),
+        range(SLOWER_AT - 5, SLOWER_AT),
+    ] {
+        let caught = std::panic::catch_unwind(|| right_answer(&wrong, &commits).len());
+        assert!(caught.is_err(), "{wrong}");
     }
 }
