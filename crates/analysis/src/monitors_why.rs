@@ -7,7 +7,11 @@
 //! slowness (its value, negated for a metric of which more is better) over the runs, with the
 //! p-value of its permutation distribution (`vernier_stats::spearman_permutation`, seeded, so
 //! the same data give the same p-values): the t approximation of `scipy.stats.spearmanr` names
-//! a key in 10% of sessions of 8 runs without any association (docs/why.md); the p-values of all the keys of a configuration are adjusted by Benjamini-Hochberg, which
+//! a key in 10% of sessions of 8 runs without any association (docs/why.md). From
+//! [`T_APPROXIMATION_RUNS`] runs on, where the two agree, the t approximation is used: a
+//! permutation p-value small enough to pass would draw every one of its pairings, which at
+//! hundreds of runs and keys costs seconds. The p-values of all the keys of a configuration
+//! are adjusted by Benjamini-Hochberg, which
 //! keeps the expected share of false associations among those reported at 5% (Benjamini &
 //! Hochberg, JRSS B 57, 1995; valid for positively dependent tests, Benjamini & Yekutieli,
 //! Ann. Statist. 29, 2001, which monitor keys that count the same activity are). A key is an
@@ -22,7 +26,8 @@ use serde::Serialize;
 use vernier_model::monitor::SeriesKind;
 use vernier_model::{RunRecord, StoredConfiguration};
 use vernier_stats::{
-    benjamini_hochberg, classify_outliers, mad, median, spearman_permutation_until, TukeyClass,
+    benjamini_hochberg, classify_outliers, mad, median, spearman, spearman_permutation_until,
+    TukeyClass,
 };
 
 use crate::summary::MIN_RUNS_OUTLIERS;
@@ -39,6 +44,10 @@ pub const OUTLIER_KEYS: usize = 5;
 /// Clifford's sequential stop, which spares drawing every pairing for the keys that are not
 /// associated (most of them).
 const SEQUENTIAL_TAIL: usize = 20;
+/// Runs (with the key and a value) from which a key's p-value is the t approximation's
+/// instead of the permutation distribution's: without any association the two named a key in
+/// as many simulated sessions from 40 runs on (docs/why.md, "False positives").
+pub const T_APPROXIMATION_RUNS: usize = 100;
 /// Seed of the pairings drawn for the permutation p-values.
 const PERMUTATION_SEED: u64 = 26;
 
@@ -231,9 +240,12 @@ pub fn slow_runs(config: &StoredConfiguration) -> Option<SlowRuns> {
         let xs: Vec<f64> = pairs.iter().map(|&(_, v)| v).collect();
         let ys: Vec<f64> = pairs.iter().map(|&(i, _)| slowness(values[i])).collect();
         // A constant key (or constant values) has no ranks: nothing to associate.
-        let Ok(s) =
+        let tested = if pairs.len() >= T_APPROXIMATION_RUNS {
+            spearman(&xs, &ys)
+        } else {
             spearman_permutation_until(&xs, &ys, resamples, SEQUENTIAL_TAIL, PERMUTATION_SEED)
-        else {
+        };
+        let Ok(s) = tested else {
             continue;
         };
         let part = |slow: bool| -> Option<f64> {

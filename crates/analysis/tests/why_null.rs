@@ -75,7 +75,7 @@ fn sessions() -> usize {
 fn without_association_few_sessions_name_a_key() {
     let sessions = sessions();
     let sizes: &[(usize, u64)] = if sessions > 100 {
-        &[(8, 1), (12, 2), (20, 3), (40, 4)]
+        &[(8, 1), (12, 2), (20, 3), (40, 4), (100, 5), (301, 6)]
     } else {
         &[(8, 1)]
     };
