@@ -1,7 +1,12 @@
 //! `vernier bisect` over real timings: a git repository made here, 64 commits of a small C
-//! program after the good one, one of which makes its hot loop 10% slower. The bisection
+//! program after the good one, one of which makes its hot loop 40% slower. The bisection
 //! builds each commit it visits in its own work tree and must name that commit within the
 //! stated budget; `judge` calls the ends' commits good and bad; `reset` removes the work tree.
+//!
+//! The step is large on purpose: this test checks the mechanism end to end on a shared
+//! machine whose session-to-session noise reached 4% (docs/bisect.md's simulation names the
+//! right commit of a 10% step at 5% noise in only 40% of bisections); how often small steps
+//! are found under noise is the simulation's to measure, not this test's.
 //!
 //! The metric is `user_time`, the CPU time of the program: on a shared machine the wall time
 //! of a 40 ms program wanders by tens of percent with the load, its CPU time by about 1%.
@@ -31,7 +36,7 @@ fn git(repo: &Path, args: &[&str]) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
-/// The repository: revision `i` of `app.c` runs its loop 30 million times, 33 million from
+/// The repository: revision `i` of `app.c` runs its loop 30 million times, 42 million from
 /// `SLOWER_AT` on. Returns the commits, the good one first.
 fn make_repo(repo: &Path) -> Vec<String> {
     std::fs::create_dir_all(repo).unwrap();
@@ -40,7 +45,7 @@ fn make_repo(repo: &Path) -> Vec<String> {
     git(repo, &["config", "user.name", "test"]);
     for i in 0..=COMMITS {
         let loops = if i >= SLOWER_AT {
-            33_000_000
+            42_000_000
         } else {
             30_000_000
         };
@@ -237,7 +242,7 @@ fn bisect_names_the_commit_that_made_the_loop_slower() {
                 "--sessions",
                 "10",
                 "--threshold",
-                "3%",
+                "15%",
                 "--good",
                 &good_end,
                 "--bad",
@@ -249,7 +254,7 @@ fn bisect_names_the_commit_that_made_the_loop_slower() {
     // A wrong call is tolerated only as a host disturbance, and tried again (at most three
     // times): a session of the good commit measured slower than the bad end by more than half
     // the regression, or one of the bad commit faster than the good end. On this shared
-    // machine one session's CPU time once swelled by 17% (the ends differ by 8-10%); a wrong
+    // machine one session's CPU time once swelled by 17% (the ends then differed by 8-10%); a wrong
     // call for a level within the ends' span still fails.
     let regression = percent_after(&stdout, "regression between the ends: ").unwrap();
     let judged_as = |commit: &str, expected: i32| {
