@@ -30,7 +30,7 @@ pub use postgres::PgStore;
 pub use records::totals::HistogramTotal;
 pub use selector::{parse_tag_selector, SessionFilter};
 pub use sqlite::{SqliteStore, LOCK_WAIT, SCHEMA_VERSION};
-pub use sync::{copy_session, copy_sessions, SyncReport, SyncStep};
+pub use sync::{check_merge, copy_sessions, merge_sessions, SyncReport, SyncStep};
 
 /// Errors of a store.
 #[derive(Debug, thiserror::Error)]
