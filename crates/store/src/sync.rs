@@ -17,7 +17,7 @@ use vernier_model::{SessionStatus, Texts};
 
 use vernier_sys::process::ProcessIdentity;
 
-use crate::{Extension, Load, RunsPage, SessionHeader, Store, StoreError};
+use crate::{Extension, HeldRuns, Load, RunsPage, SessionHeader, Store, StoreError};
 
 /// What happened to one session of the source, in the order of the source (oldest first).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -252,11 +252,15 @@ fn store_part<T: Store + ?Sized>(
     owner: Option<&ProcessIdentity>,
     copying: Option<Option<u64>>,
 ) -> Result<Extension, StoreError> {
+    // The runs of a part are those the target lacked when the copy compared the stores: no
+    // lookup of them, unless another copy stored some meanwhile (a retry).
+    let mut held = HeldRuns::None;
     with_retries(|| {
         vernier_model::validate::check_session(&page.session)
             .map_err(|e| StoreError::Invalid(e.to_string()))?;
         let mut import = to.importer(page.runs())?;
-        let extension = import.extend_page(page)?;
+        let extension =
+            import.extend_page(page, std::mem::replace(&mut held, HeldRuns::Unknown))?;
         // A copy stored before the owner was copied gets it now.
         if let (true, Some(owner)) = (extension.extended, owner) {
             import.set_owner(page.session.info.id, owner)?;

@@ -1091,3 +1091,60 @@ fn a_first_copy_stopped_midway_keeps_its_parts_and_the_next_stores_the_rest_once
         assert_eq!((report.present, report.added_runs), (1, 0), "{engine}");
     }
 }
+
+/// Two syncs that continue one copy stopped midway at the same time (two machines' timers, or
+/// a monitor's periodic sync beside a scheduled one) store every run once: each stores its
+/// parts without looking the runs up, and the one that finds a run stored by the other
+/// meanwhile (its unique id refuses it) tries the part again, looking them up, on both engines.
+#[test]
+fn two_syncs_continuing_one_copy_at_once_store_every_run_once() {
+    for db in databases("two_syncs_continuing_one_copy_at_once") {
+        let engine = db.engine();
+        let dir = tempfile::tempdir().unwrap();
+        let mut source = open(&dir, "machine.db");
+        let values: Vec<f64> = (1..=9_001).map(f64::from).collect();
+        let session = stored_session(1_000, &values);
+        source
+            .import_sessions(std::slice::from_ref(&session), &BTreeMap::new())
+            .unwrap();
+        let id = session.info.id;
+        let location = Location::parse(db.arg()).unwrap();
+        let mut target = vernier_store::open(&location, Access::Create).unwrap();
+        db.execute(&stop_at_run_7500(engine).replace("7500", "2500"));
+        copy_sessions(&source, target.as_mut(), |_| {}).unwrap_err();
+        db.execute(match engine {
+            "sqlite" => "DROP TRIGGER stop_copy",
+            _ => "DROP TRIGGER stop_copy ON runs; DROP FUNCTION stop_copy()",
+        });
+        assert_eq!(db.count("runs"), 2_000, "{engine}");
+        drop(target);
+
+        let source_path = dir.path().join("machine.db");
+        let barrier = std::sync::Barrier::new(2);
+        let added: Vec<usize> = std::thread::scope(|scope| {
+            let copies: Vec<_> = (0..2)
+                .map(|_| {
+                    let (barrier, location, source_path) = (&barrier, &location, &source_path);
+                    scope.spawn(move || {
+                        let source = SqliteStore::open(source_path).unwrap();
+                        let mut target = vernier_store::open(location, Access::Write).unwrap();
+                        barrier.wait();
+                        copy_sessions(&source, target.as_mut(), |_| {})
+                            .unwrap()
+                            .added_runs
+                    })
+                })
+                .collect();
+            copies.into_iter().map(|c| c.join().unwrap()).collect()
+        });
+        assert_eq!(db.count("runs"), 9_001, "{engine}");
+        // Every run added once between the two.
+        assert_eq!(added.iter().sum::<usize>(), 7_001, "{engine}: {added:?}");
+        let target = vernier_store::open(&location, Access::Read).unwrap();
+        assert_eq!(
+            target.load_session(id, Load::ALL).unwrap(),
+            source.load_session(id, Load::ALL).unwrap(),
+            "{engine}"
+        );
+    }
+}
