@@ -1215,7 +1215,9 @@ pub struct MergeArgs {
     #[arg(value_name = "DB", required = true)]
     pub inputs: Vec<PathBuf>,
 
-    /// A new database to create with the sessions of every input; an existing file is refused
+    /// A new database to create with the sessions of every input; an existing file is refused.
+    /// Built as .NEW.merging beside it: a merge stopped midway leaves that file, and the same
+    /// merge run again resumes it
     #[arg(short, long, value_name = "NEW", conflicts_with = "into")]
     pub output: Option<PathBuf>,
 
