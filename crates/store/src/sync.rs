@@ -555,23 +555,46 @@ fn compare_copies(a: &dyn Store, b: &dyn Store, id: Uuid) -> Result<(), StoreErr
     if let Some(field) = mark_difference(&marks_a, &marks_b) {
         return Err(differ(&field));
     }
-    let mut after = None;
+    // The two copies' parts side by side while they hold the same runs (both stored the runs
+    // in one order: a copy stores them in the order it reads them), read as ranges of keys;
+    // otherwise the other's runs of each part are looked up by their ids.
+    let (mut after_a, mut after_b) = (None, None);
+    let mut aligned = true;
     loop {
-        let (page, next) = b.load_session_page(id, Load::MEASUREMENTS, after, RUNS_PER_PART)?;
-        let runs: std::collections::BTreeSet<Uuid> = page
-            .configurations
-            .iter()
-            .flat_map(|c| c.runs.iter().map(|r| r.id))
-            .collect();
-        let held = compared(a.load_session_runs(id, Load::MEASUREMENTS, &runs)?);
-        if let Some(field) = vernier_model::validate::difference(&held, &compared(page)) {
+        let (page, next) = b.load_session_page(id, Load::MEASUREMENTS, after_b, RUNS_PER_PART)?;
+        let runs = run_ids(&page);
+        let mut held = None;
+        if aligned {
+            let (part, next_a) =
+                a.load_session_page(id, Load::MEASUREMENTS, after_a, RUNS_PER_PART)?;
+            let same = run_ids(&part) == runs;
+            aligned = same && next_a.is_some() == next.is_some();
+            if same {
+                held = Some(part);
+            }
+            after_a = next_a;
+        }
+        let held = match held {
+            Some(part) => part,
+            None => a.load_session_runs(id, Load::MEASUREMENTS, &runs)?,
+        };
+        if let Some(field) = vernier_model::validate::difference(&compared(held), &compared(page)) {
             return Err(differ(&field));
         }
         match next {
-            Some(cursor) => after = Some(cursor),
+            Some(cursor) => after_b = Some(cursor),
             None => return Ok(()),
         }
     }
+}
+
+/// The ids of the runs of `session`.
+fn run_ids(session: &vernier_model::StoredSession) -> std::collections::BTreeSet<Uuid> {
+    session
+        .configurations
+        .iter()
+        .flat_map(|c| c.runs.iter().map(|r| r.id))
+        .collect()
 }
 
 /// The first configuration whose runs, end of the latest or way of stopping differ between
