@@ -873,12 +873,17 @@ fn a_merge_refuses_two_copies_of_a_session_that_differ_and_stores_nothing() {
     noted.info.note = Some("changed".into());
     let mut shorter = session.clone();
     shorter.configurations[0].runs.pop();
+    // As many runs, ending alike, one of another id: its part is not the other's, whose runs
+    // are looked up by id.
+    let mut renamed = session.clone();
+    renamed.configurations[0].runs[5].id = Uuid::from_u128(5);
     let mut stores = Vec::new();
     for (name, s) in [
         ("a.db", &session),
         ("value.db", &changed_value),
         ("note.db", &noted),
         ("shorter.db", &shorter),
+        ("renamed.db", &renamed),
     ] {
         let mut store = open(&dir, name);
         store
@@ -891,6 +896,10 @@ fn a_merge_refuses_two_copies_of_a_session_that_differ_and_stores_nothing() {
         (1, "configurations[0].runs[0].values"),
         (2, "note"),
         (3, "the runs of configuration"),
+        (
+            4,
+            "configurations[0].runs (the stored session has 999, the file 1000)",
+        ),
     ] {
         let error =
             merge_sessions(&[&stores[0], &stores[other]], &mut target, |_, _| {}).unwrap_err();
