@@ -73,6 +73,23 @@ struct BootFacts {
     /// The configuration's text.
     kernel_config: Result<String, String>,
     kernel_config_sha256: Option<String>,
+    /// The options of the configuration that the preemption model and the tick are told
+    /// from ([`SCHEDULING_OPTIONS`]): parsed once per boot, not from the whole text (some
+    /// ten thousand lines) in every session.
+    scheduling_options: Option<BTreeMap<String, String>>,
+}
+
+/// The prefixes of the configuration options that [`parse::preemption_model`],
+/// [`parse::tick_mode`] and [`parse::config_hz`] read.
+const SCHEDULING_OPTIONS: [&str; 3] = ["CONFIG_PREEMPT", "CONFIG_HZ", "CONFIG_NO_HZ"];
+
+/// The options of a kernel configuration's text that start with a prefix of
+/// [`SCHEDULING_OPTIONS`].
+fn scheduling_options(config: &str) -> BTreeMap<String, String> {
+    vernier_model::environment::parse_kernel_config(config)
+        .into_iter()
+        .filter(|(key, _)| SCHEDULING_OPTIONS.iter().any(|p| key.starts_with(p)))
+        .collect()
 }
 
 impl BootFacts {
@@ -91,6 +108,7 @@ impl BootFacts {
                 .and_then(parse::parse_cpuinfo_model),
             virtualization: detect_virtualization(roots, cpuinfo.as_deref().ok()),
             kernel_config_sha256: kernel_config.as_deref().ok().map(sha256_hex),
+            scheduling_options: kernel_config.as_deref().ok().map(scheduling_options),
             kernel_config,
         }
     }
@@ -223,10 +241,7 @@ fn capture_from(
             .map(|_| facts.kernel_config_sha256.unwrap_or_default())
             .map_err(Clone::clone),
     );
-    let config_map = config
-        .as_deref()
-        .ok()
-        .map(vernier_model::environment::parse_kernel_config);
+    let config_map = facts.scheduling_options;
     let debugfs_preempt = text(&roots.sys_root.join("kernel/debug/sched/preempt")).ok();
     env.preemption = u.take(
         "preemption",
@@ -793,6 +808,37 @@ mod tests {
         std::fs::write(&cache, "garbage").unwrap();
         let fifth = capture_with_kernel_config(&roots, Some(&cache), &Reads::new());
         assert_eq!(fifth, fourth);
+    }
+
+    #[test]
+    fn the_scheduling_options_kept_for_the_boot_tell_what_the_whole_configuration_tells() {
+        let config = "CONFIG_PREEMPT_BUILD=y\n# CONFIG_PREEMPT_NONE is not set\n\
+                      CONFIG_PREEMPT_VOLUNTARY=y\nCONFIG_PREEMPT_DYNAMIC=y\n\
+                      CONFIG_NO_HZ_IDLE=y\nCONFIG_NO_HZ=y\nCONFIG_HZ_250=y\nCONFIG_HZ=250\n\
+                      CONFIG_SMP=y\nCONFIG_MODULES=y\n";
+        let kept = scheduling_options(config);
+        assert!(kept
+            .keys()
+            .all(|k| SCHEDULING_OPTIONS.iter().any(|p| k.starts_with(p))));
+        assert!(!kept.contains_key("CONFIG_SMP"), "{kept:?}");
+        let whole = vernier_model::environment::parse_kernel_config(config);
+        let cmdline = Some("root=/dev/sda1 preempt=full");
+        for (debugfs, version) in [
+            (None, Some("#1 SMP PREEMPT_DYNAMIC")),
+            (Some("none (voluntary) full"), None),
+        ] {
+            assert_eq!(
+                parse::preemption_model(debugfs, Some(&kept), version, cmdline),
+                parse::preemption_model(debugfs, Some(&whole), version, cmdline)
+            );
+        }
+        for nohz_full in [None, Some("1")] {
+            assert_eq!(
+                parse::tick_mode(Some(&kept), cmdline, nohz_full),
+                parse::tick_mode(Some(&whole), cmdline, nohz_full)
+            );
+        }
+        assert_eq!(parse::config_hz(Some(&kept)), Ok(250));
     }
 
     #[test]
