@@ -11,7 +11,7 @@ use super::read::{load_session_in, session_progress_in};
 use super::totals::{self, StoredTotal};
 use super::{profiles, write, Engine};
 use crate::sql::args;
-use crate::{Extension, Import, ImportReport, Load, RunsPage, StoreError};
+use crate::{Extension, HeldRuns, Import, ImportReport, Load, RunsPage, StoreError};
 
 /// An import in progress: one transaction around the ordinary writes (which join it, see
 /// [`Engine::write`]), so an import is stored whole or not at all and its rows are exactly
@@ -41,6 +41,7 @@ impl<'a, E: Engine> Importer<'a, E> {
         session: &StoredSession,
         histograms: &StoredHistograms,
         kept: &[StoredTotal],
+        held: HeldRuns,
     ) -> Result<Extension, StoreError> {
         validate::check_session(session).map_err(|e| StoreError::Invalid(e.to_string()))?;
         let session = as_stored(session);
@@ -84,7 +85,11 @@ impl<'a, E: Engine> Importer<'a, E> {
             .flat_map(|c| &c.runs)
             .map(|r| r.id)
             .collect();
-        let stored = store.write(|tx| session_progress_in(tx, id, Some(&run_ids)))?;
+        let stored = match held {
+            HeldRuns::Unknown => store.write(|tx| session_progress_in(tx, id, Some(&run_ids)))?,
+            // The configurations only (a few rows): none of the runs is stored.
+            HeldRuns::None => store.write(|tx| session_progress_in(tx, id, Some(&[])))?,
+        };
         let mut extension = Extension {
             extended: true,
             ..Extension::default()
@@ -203,11 +208,11 @@ impl<E: Engine> Import for Importer<'_, E> {
     }
 
     fn extend(&mut self, session: &StoredSession) -> Result<Extension, StoreError> {
-        self.extend_with(session, &StoredHistograms::new(), &[])
+        self.extend_with(session, &StoredHistograms::new(), &[], HeldRuns::Unknown)
     }
 
-    fn extend_page(&mut self, page: &RunsPage) -> Result<Extension, StoreError> {
-        self.extend_with(&page.session, &page.histograms, &page.totals)
+    fn extend_page(&mut self, page: &RunsPage, held: HeldRuns) -> Result<Extension, StoreError> {
+        self.extend_with(&page.session, &page.histograms, &page.totals, held)
     }
 
     fn add_runs(&mut self, part: &StoredSession) -> Result<usize, StoreError> {
