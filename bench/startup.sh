@@ -4,7 +4,8 @@
 # and measured findings (200 ms window, 500 ping-pong round trips) measured on every
 # invocation (an empty cache, as before they were cached) and taken from the per-boot cache.
 #
-# Prints the median and minimum of each, the difference and the ratio. The two alternate for
+# Prints the median and minimum of each (wall time, and the CPU time of the session's processes,
+# which a loaded machine stretches less), the difference and the ratio. The two alternate for
 # RUNS rounds so that background load hits both alike. With BASELINE, another vernier binary
 # (an earlier build) runs in the same rounds with the cached check, and the ratio of this build
 # to it is printed: a change that makes a session start slower shows there. The load average
@@ -45,15 +46,31 @@ trap 'rm -rf "$WORK"' EXIT
 RESULTS=$WORK/results.tsv
 : >"$RESULTS"
 
+# The CPU time of the waited-for children in the output $1 of bash's `times`, in milliseconds.
+# `times` must run in this shell (not in a command substitution, whose subshell counts only its
+# own children).
+children_cpu_ms() {
+    python3 - "$1" <<'PY'
+import re, sys
+lines = open(sys.argv[1]).read().split("\n")
+print(round(sum(int(m) * 60000 + float(s) * 1000 for m, s in re.findall(r"(\d+)m([\d.]+)s", lines[1]))))
+PY
+}
+
 # One session of binary $3 (this build by default) with the cache under $2; appends its wall
-# time in microseconds under name $1.
+# time in microseconds and its CPU time in milliseconds under name $1.
 session() {
-    local name=$1 cache=$2 bin=${3:-$VERNIER} db=${4:-$WORK/startup.db} t0 t1
+    local name=$1 cache=$2 bin=${3:-$VERNIER} db=${4:-$WORK/startup.db} t0 t1 c0 c1
+    # The CPU times are taken inside the wall-clock span, so that they leave out `date`.
     t0=$(date +%s%N)
+    times >"$WORK/times0"
     XDG_CACHE_HOME=$cache "$bin" run mock --db "$db" --warmup 0 \
         --min-runs 1 --max-runs 1 --quiet >/dev/null
+    times >"$WORK/times1"
     t1=$(date +%s%N)
-    printf '%s\t%s\n' "$name" "$(( (t1 - t0) / 1000 ))" >>"$RESULTS"
+    c0=$(children_cpu_ms "$WORK/times0")
+    c1=$(children_cpu_ms "$WORK/times1")
+    printf '%s\t%s\t%s\n' "$name" "$(( (t1 - t0) / 1000 ))" "$((c1 - c0))" >>"$RESULTS"
 }
 
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -82,17 +99,23 @@ echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 python3 - "$RESULTS" <<'EOF'
 import statistics, sys
-rows = {}
+rows, cpu = {}, {}
 for line in open(sys.argv[1]):
-    name, us = line.rstrip("\n").split("\t")
+    name, us, ms = line.rstrip("\n").split("\t")
     rows.setdefault(name, []).append(int(us) / 1000)
-print(f"vernier run mock, one measured run: wall time, {len(next(iter(rows.values())))} runs each (ms)")
+    cpu.setdefault(name, []).append(int(ms))
+print(f"vernier run mock, one measured run: wall and CPU time, {len(next(iter(rows.values())))} runs each (ms)")
 for name, v in rows.items():
-    print(f"  {name:<28} median {statistics.median(v):7.1f}  min {min(v):7.1f}")
+    c = cpu[name]
+    print(f"  {name:<28} median {statistics.median(v):7.1f}  min {min(v):7.1f}"
+          f"   CPU median {statistics.median(c):6.1f}  min {min(c):5.1f}")
 cold = statistics.median(rows["check measured every time"])
 warm = statistics.median(rows["check cached for this boot"])
 print(f"  saved per invocation: {cold - warm:.1f} ms (cached/measured = {warm / cold:.2f})")
 if "baseline, check cached" in rows:
     base = statistics.median(rows["baseline, check cached"])
     print(f"  this build / baseline, check cached: {warm / base:.3f} ({warm - base:+.1f} ms)")
+    cpu_warm = statistics.median(cpu["check cached for this boot"])
+    cpu_base = statistics.median(cpu["baseline, check cached"])
+    print(f"  CPU time, this build / baseline: {cpu_warm / cpu_base:.3f} ({cpu_warm - cpu_base:+.1f} ms)")
 EOF

@@ -89,7 +89,11 @@ pub fn calibrate(
     }
     let (_, specs) = resolve_specs(&request.specs, request.suite.as_deref())?;
     let id = Uuid::new_v4();
-    crate::session::check(&session_request(request, &specs, id, 1), &mut Unobserved)?;
+    crate::session::check(
+        &session_request(request, &specs, id, 1),
+        &mut Unobserved,
+        &vernier_sys::Reads::new(),
+    )?;
     // From here a signal ends the session in progress, or the wait for the next one.
     signals.watch()?;
     let tag = format!("calibration={id}");

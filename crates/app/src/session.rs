@@ -151,15 +151,17 @@ pub fn run_session(
     signals: &mut Signals,
     observer: &mut dyn Observer,
 ) -> Result<SessionEnd, AppError> {
-    let checked = check(request, observer)?;
+    // The machine's limits, the environment and the system check read what they share once.
+    let reads = vernier_sys::Reads::new();
+    let checked = check(request, observer, &reads)?;
     let mut store = database::open(database, Access::Create)?;
-    let environment = capture_environment(&checked, store.as_mut())?;
+    let environment = capture_environment(&checked, store.as_mut(), &reads)?;
     if let Some(reason) =
         busy::skip_reason(&request.busy, store.as_ref(), &checked.roots, &|| false)?
     {
         return record_skipped(store.as_mut(), request, checked, environment, &reason);
     }
-    let mut findings = system_check(&checked.roots);
+    let mut findings = system_check(&checked.roots, &reads);
     findings.extend(vernier_setup::trace_finding(&checked.setup_plan));
 
     let id = Uuid::new_v4();
@@ -344,6 +346,7 @@ fn measure_until_stopped(
 pub(crate) fn check(
     request: &SessionRequest,
     observer: &mut dyn Observer,
+    reads: &vernier_sys::Reads,
 ) -> Result<Checked, AppError> {
     let (suite, specs) = resolve_specs(&request.specs, request.suite.as_deref())?;
     let (settings, run_timeout_s) = layered_settings(suite.as_ref(), &request.settings)?;
@@ -396,7 +399,7 @@ pub(crate) fn check(
     }
     // What each configuration needs from the machine (tasks, files, memory, CPUs), with the
     // CPUs that `--setup pin` leaves to the runs.
-    let mut limits = vernier_sys::MachineLimits::read(&roots);
+    let mut limits = vernier_sys::MachineLimits::read_through(&roots, reads);
     if let Some(cpus) = &setup_plan.child.cpus {
         limits.cpus = cpus.clone();
     }
@@ -527,11 +530,18 @@ fn monitors(plan: &Plan, lists: &[String]) -> Result<Vec<MonitorSpec>, AppError>
 
 /// The environment of the session, with the versions of the plan's tools; its kernel
 /// configuration is stored in `store` (or, when it cannot be read, not referred to).
-fn capture_environment(checked: &Checked, store: &mut dyn Store) -> Result<Environment, AppError> {
+fn capture_environment(
+    checked: &Checked,
+    store: &mut dyn Store,
+    reads: &vernier_sys::Reads,
+) -> Result<Environment, AppError> {
     // What cannot change before a reboot is read once per boot (sys::environment).
     let cache = dirs::cache_dir().map(|dir| dir.join("vernier/environment.json"));
-    let captured =
-        vernier_sys::environment::capture_with_kernel_config(&checked.roots, cache.as_deref());
+    let captured = vernier_sys::environment::capture_with_kernel_config(
+        &checked.roots,
+        cache.as_deref(),
+        reads,
+    );
     let mut environment = captured.environment;
     vernier_sys::environment::record_tool_versions(&mut environment, &checked.plan.tools());
     if let Some(sha) = environment.kernel_config_sha256.clone() {
@@ -546,7 +556,7 @@ fn capture_environment(checked: &Checked, store: &mut dyn Store) -> Result<Envir
 /// The system check's findings. The sampled and measured checks cost ~250 ms; their findings
 /// are cached per boot (the window's for a few minutes) so that short sessions do not pay
 /// that every time.
-fn system_check(roots: &Roots) -> Vec<Finding> {
+fn system_check(roots: &Roots, reads: &vernier_sys::Reads) -> Vec<Finding> {
     let check_options = vernier_setup::CheckOptions {
         window: Duration::from_millis(200),
         round_trips: 500,
@@ -557,8 +567,9 @@ fn system_check(roots: &Roots) -> Vec<Finding> {
             roots,
             &check_options,
             &dir.join("vernier/system-check.json"),
+            reads,
         ),
-        None => vernier_setup::system_check_with(roots, &check_options),
+        None => vernier_setup::system_check_with(roots, &check_options, reads),
     }
 }
 

@@ -39,6 +39,10 @@ fn label_defaults() -> std::collections::BTreeMap<String, vernier_model::Options
 }
 
 fn main() -> ExitCode {
+    // A run's process names no configuration by its label: it needs no label defaults.
+    if let Some(serve) = run_process() {
+        return cmd::child::child(serve);
+    }
     vernier_model::ids::set_label_defaults(label_defaults());
     let cli = match cli::try_parse() {
         Ok(cli) => cli,
@@ -61,6 +65,23 @@ fn main() -> ExitCode {
             eprintln!("error: {}", out::error_line(&error));
             ExitCode::from(2)
         }
+    }
+}
+
+/// Whether this process is a run's (`vernier __child`, `--serve` or not: `Some(serve)`), as the
+/// controller starts it with exactly these words for every run of most benchmarks. It goes
+/// straight to its work instead of building the parser of the whole command line first (every
+/// subcommand, and the help that lists every plugin) and every benchmark's description (the
+/// label defaults). Anything else, `__child --help` too, is clap's.
+fn run_process() -> Option<bool> {
+    let mut words = std::env::args_os().skip(1);
+    if words.next()? != "__child" {
+        return None;
+    }
+    match (words.next(), words.next()) {
+        (None, _) => Some(false),
+        (Some(flag), None) if flag == "--serve" => Some(true),
+        _ => None,
     }
 }
 

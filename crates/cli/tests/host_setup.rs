@@ -409,3 +409,60 @@ fn a_setup_that_cannot_keep_the_host_record_is_refused_before_anything_changes()
     // A setup without host state needs no record there.
     ok(user.output(&["run", "mock", "--quiet", "--setup", "cooldown:seconds=0.01"]));
 }
+
+/// The environment a session records is the machine as the session found it: its sysctls are
+/// read for every session (nothing tells that one changed, so no cache of them could be
+/// trusted), a value changed by hand between two sessions shows in the second, and one that a
+/// session's `--setup` sets for its duration shows in neither that session's environment (it
+/// is recorded before the setup, which the session's setup record names) nor the next one's
+/// (restored at its end).
+#[test]
+fn a_sysctl_changed_by_hand_or_by_a_setup_shows_as_the_next_session_finds_it() {
+    let Some(sysctl) =
+        Sysctl::take("a_sysctl_changed_by_hand_or_by_a_setup_shows_as_the_next_session_finds_it")
+    else {
+        return;
+    };
+    let run = tempfile::tempdir().unwrap();
+    let user = User::new(run.path());
+    let recorded = |user: &User| -> String {
+        let environment = user.texts("SELECT environment FROM sessions ORDER BY started_at_ns");
+        let last: serde_json::Value =
+            serde_json::from_str(environment.last().expect("a session")).unwrap();
+        last["sysctls"]["vm.stat_interval"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no vm.stat_interval in {last}"))
+            .to_string()
+    };
+    let session = |user: &User, setup: Option<&str>| {
+        let mut args = vec!["run", "mock", "--quiet", "--warmup", "0"];
+        args.extend(["--min-runs", "1", "--max-runs", "1"]);
+        if let Some(setup) = setup {
+            args.extend(["--setup", setup]);
+        }
+        ok(user.output(&args));
+    };
+    let by_hand = sysctl.another("");
+    std::fs::write(SYSCTL, &by_hand).unwrap();
+    session(&user, None);
+    assert_eq!(recorded(&user), by_hand);
+    let again = sysctl.another(&by_hand);
+    std::fs::write(SYSCTL, &again).unwrap();
+    session(&user, None);
+    assert_eq!(
+        recorded(&user),
+        again,
+        "a second session sees the value changed by hand"
+    );
+
+    let set = sysctl.another(&again);
+    session(&user, Some(&format!("sysctl:vm.stat_interval={set}")));
+    assert_eq!(
+        recorded(&user),
+        again,
+        "recorded before the session's own setup"
+    );
+    assert_eq!(read_sysctl(), again, "restored at the session's end");
+    session(&user, None);
+    assert_eq!(recorded(&user), again);
+}

@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 use vernier_model::finding::{Finding, Severity};
 use vernier_sys::procstat::{read_proc_stat_cpu, CpuTimes};
 
-use vernier_sys::Roots;
+use vernier_sys::{Reads, Roots};
 
 /// How [`system_check_with`] samples and measures.
 #[derive(Debug, Clone, PartialEq)]
@@ -66,12 +66,14 @@ impl PingPong {
 
 /// [`system_check_with`] with the default options.
 pub fn system_check(roots: &Roots) -> Vec<Finding> {
-    system_check_with(roots, &CheckOptions::default())
+    system_check_with(roots, &CheckOptions::default(), &Reads::new())
 }
 
-/// Lists the findings, most severe first (stable within a severity).
-pub fn system_check_with(roots: &Roots, options: &CheckOptions) -> Vec<Finding> {
-    assemble(roots, |ncpus| Measured {
+/// Lists the findings, most severe first (stable within a severity). The files that say how
+/// the machine is set (governor, turbo, huge pages, sysctls, memory) are read through `reads`:
+/// those the environment capture of the same start-up read are not read again.
+pub fn system_check_with(roots: &Roots, options: &CheckOptions, reads: &Reads) -> Vec<Finding> {
+    assemble(roots, reads, |ncpus| Measured {
         sampled: sampled_findings(roots, options, ncpus),
         per_boot: PerBoot::measure(roots, options),
     })
@@ -85,9 +87,14 @@ pub const SAMPLED_MAX_AGE: Duration = Duration::from_secs(600);
 /// window's only while younger than [`SAMPLED_MAX_AGE`]), and stored there otherwise. Without a
 /// boot id it measures every time; a cache that cannot be read is measured anew, one that
 /// cannot be written is left as it is: the cache only saves time.
-pub fn system_check_cached(roots: &Roots, options: &CheckOptions, cache: &Path) -> Vec<Finding> {
-    let Some(boot_id) = read(&roots.proc_root.join("sys/kernel/random/boot_id")) else {
-        return system_check_with(roots, options);
+pub fn system_check_cached(
+    roots: &Roots,
+    options: &CheckOptions,
+    cache: &Path,
+    reads: &Reads,
+) -> Vec<Finding> {
+    let Some(boot_id) = read(reads, &roots.proc_root.join("sys/kernel/random/boot_id")) else {
+        return system_check_with(roots, options, reads);
     };
     let key = CacheKey {
         boot_id: boot_id.trim().to_string(),
@@ -106,7 +113,7 @@ pub fn system_check_cached(roots: &Roots, options: &CheckOptions, cache: &Path) 
         .ok()
         .and_then(|bytes| serde_json::from_slice::<CacheFile>(&bytes).ok())
         .filter(|c| c.key == key);
-    assemble(roots, |ncpus| {
+    assemble(roots, reads, |ncpus| {
         let fresh = |at: u64, max_age: Option<Duration>| {
             at <= now && max_age.is_none_or(|m| now - at <= m.as_secs())
         };
@@ -228,20 +235,24 @@ fn write_cache(path: &Path, file: &CacheFile) -> std::io::Result<()> {
 
 /// Runs the instant checks and takes the sampled and measured findings from `measured`
 /// (called with the number of online CPUs), in the order of a full check.
-fn assemble(roots: &Roots, measured: impl FnOnce(usize) -> Measured) -> Vec<Finding> {
+fn assemble(
+    roots: &Roots,
+    reads: &Reads,
+    measured: impl FnOnce(usize) -> Measured,
+) -> Vec<Finding> {
     let mut findings = Vec::new();
     let online = vernier_sys::cpulist::read_online_cpus(&roots.sys_root).ok();
     let ncpus = online.as_ref().map(|c| c.len()).unwrap_or(1).max(1);
 
     let Measured { sampled, per_boot } = measured(ncpus);
-    check_governor(roots, online.as_deref(), &mut findings);
-    check_turbo(roots, &mut findings);
+    check_governor(roots, reads, online.as_deref(), &mut findings);
+    check_turbo(roots, reads, &mut findings);
     findings.extend(per_boot.virtualization);
     findings.extend(sampled);
-    check_swap(roots, &mut findings);
+    check_swap(roots, reads, &mut findings);
     check_load(roots, ncpus, &mut findings);
-    check_sysctls_and_thp(roots, &mut findings);
-    check_isolation(roots, &mut findings);
+    check_sysctls_and_thp(roots, reads, &mut findings);
+    check_isolation(roots, reads, &mut findings);
     findings.extend(per_boot.wakeups);
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 {
@@ -265,18 +276,21 @@ fn sampled_findings(roots: &Roots, options: &CheckOptions, ncpus: usize) -> Vec<
     out
 }
 
-fn read(path: &Path) -> Option<String> {
-    vernier_sys::read_file(path).ok()
+fn read(reads: &Reads, path: &Path) -> Option<String> {
+    reads.read(path).ok()
 }
 
-fn check_governor(roots: &Roots, online: Option<&[usize]>, out: &mut Vec<Finding>) {
+fn check_governor(roots: &Roots, reads: &Reads, online: Option<&[usize]>, out: &mut Vec<Finding>) {
     let cpu_dir = roots.sys_root.join("devices/system/cpu");
     let cpus = online.unwrap_or(&[0]);
     let governors: Vec<(usize, String)> = cpus
         .iter()
         .filter_map(|&c| {
-            read(&cpu_dir.join(format!("cpu{c}/cpufreq/scaling_governor")))
-                .map(|g| (c, g.trim().to_string()))
+            read(
+                reads,
+                &cpu_dir.join(format!("cpu{c}/cpufreq/scaling_governor")),
+            )
+            .map(|g| (c, g.trim().to_string()))
         })
         .collect();
     if governors.is_empty() {
@@ -310,11 +324,11 @@ fn check_governor(roots: &Roots, online: Option<&[usize]>, out: &mut Vec<Finding
     }
 }
 
-fn check_turbo(roots: &Roots, out: &mut Vec<Finding>) {
+fn check_turbo(roots: &Roots, reads: &Reads, out: &mut Vec<Finding>) {
     let cpu_dir = roots.sys_root.join("devices/system/cpu");
     let on = match (
-        read(&cpu_dir.join("intel_pstate/no_turbo")),
-        read(&cpu_dir.join("cpufreq/boost")),
+        read(reads, &cpu_dir.join("intel_pstate/no_turbo")),
+        read(reads, &cpu_dir.join("cpufreq/boost")),
     ) {
         (Some(nt), _) if nt.trim() == "0" => Some("intel_pstate/no_turbo = 0"),
         (_, Some(b)) if b.trim() == "1" => Some("cpufreq/boost = 1"),
@@ -376,7 +390,9 @@ fn read_pid_times(proc_root: &Path) -> BTreeMap<u32, (String, u64)> {
         else {
             continue;
         };
-        if let Some(t) = read(&entry.path().join("stat")).and_then(|s| parse_pid_stat(&s)) {
+        // Sampled twice over the window: read afresh each time, never through a `Reads`.
+        let stat = vernier_sys::read_file(&entry.path().join("stat")).ok();
+        if let Some(t) = stat.and_then(|s| parse_pid_stat(&s)) {
             times.insert(pid, t);
         }
     }
@@ -476,8 +492,10 @@ fn check_sampled(roots: &Roots, options: &CheckOptions, ncpus: usize, out: &mut 
     }
 }
 
-fn check_swap(roots: &Roots, out: &mut Vec<Finding>) {
-    let Ok(meminfo) = vernier_sys::meminfo::read_meminfo(&roots.proc_root) else {
+fn check_swap(roots: &Roots, reads: &Reads, out: &mut Vec<Finding>) {
+    let Some(meminfo) = read(reads, &roots.proc_root.join("meminfo"))
+        .and_then(|t| vernier_sys::meminfo::parse_meminfo(&t).ok())
+    else {
         return;
     };
     // The message counts KiB, as free(1) and /proc/meminfo do.
@@ -522,10 +540,12 @@ fn check_load(roots: &Roots, ncpus: usize, out: &mut Vec<Finding>) {
     }
 }
 
-fn check_sysctls_and_thp(roots: &Roots, out: &mut Vec<Finding>) {
-    let sysctl =
-        |name: &str| read(&roots.proc_root.join("sys").join(name)).map(|v| v.trim().to_string());
+fn check_sysctls_and_thp(roots: &Roots, reads: &Reads, out: &mut Vec<Finding>) {
+    let sysctl = |name: &str| {
+        read(reads, &roots.proc_root.join("sys").join(name)).map(|v| v.trim().to_string())
+    };
     if let Some(thp) = read(
+        reads,
         &roots
             .sys_root
             .join("kernel/mm/transparent_hugepage/enabled"),
@@ -579,11 +599,11 @@ fn check_sysctls_and_thp(roots: &Roots, out: &mut Vec<Finding>) {
     }
 }
 
-fn check_isolation(roots: &Roots, out: &mut Vec<Finding>) {
-    let isolated = read(&roots.sys_root.join("devices/system/cpu/isolated"))
+fn check_isolation(roots: &Roots, reads: &Reads, out: &mut Vec<Finding>) {
+    let isolated = read(reads, &roots.sys_root.join("devices/system/cpu/isolated"))
         .map(|s| s.trim().to_string())
         .unwrap_or_default();
-    let cmdline = read(&roots.proc_root.join("cmdline")).unwrap_or_default();
+    let cmdline = read(reads, &roots.proc_root.join("cmdline")).unwrap_or_default();
     let on_cmdline = cmdline
         .split_whitespace()
         .any(|w| w.starts_with("isolcpus=") || w.starts_with("nohz_full="));
@@ -695,7 +715,7 @@ mod tests {
         let root = dir.path();
         let roots = fixture::tree(root);
         write(root, "proc/loadavg", "1.50 1.00 0.50 3/100 4242\n");
-        let findings = system_check_with(&roots, &quick());
+        let findings = system_check_with(&roots, &quick(), &Reads::new());
         let got = ids(&findings);
         for id in [
             "governor",
@@ -767,13 +787,13 @@ mod tests {
             ..options.clone()
         };
 
-        let first = system_check_cached(&roots, &options, &cache);
+        let first = system_check_cached(&roots, &options, &cache, &Reads::new());
         assert!(detail(&first, "steal").unwrap().contains("since boot"));
         assert_eq!(load().key.boot_id, "boot-a");
 
         // Same boot, same inputs: both parts come from the cache and say so.
         plant(0);
-        let again = system_check_cached(&roots, &wakeups_on, &cache);
+        let again = system_check_cached(&roots, &wakeups_on, &cache, &Reads::new());
         let steal = detail(&again, "steal").unwrap();
         assert!(steal.starts_with("planted [cached; measured"), "{steal}");
         let wake = detail(&again, "cross-cpu-wakeup").unwrap();
@@ -781,14 +801,18 @@ mod tests {
         // The hypervisor is read once per boot: not even /proc/cpuinfo again.
         let cpuinfo = std::fs::read(root.join("proc/cpuinfo")).unwrap();
         std::fs::remove_file(root.join("proc/cpuinfo")).unwrap();
-        let unread = system_check_cached(&roots, &wakeups_on, &cache);
+        let unread = system_check_cached(&roots, &wakeups_on, &cache, &Reads::new());
         assert!(detail(&unread, "virtual-machine").is_some());
-        assert!(detail(&system_check_with(&roots, &options), "virtual-machine").is_none());
+        assert!(detail(
+            &system_check_with(&roots, &options, &Reads::new()),
+            "virtual-machine"
+        )
+        .is_none());
         std::fs::write(root.join("proc/cpuinfo"), cpuinfo).unwrap();
 
         // The window is measured anew once it is too old; the wake-up cost is kept.
         plant(SAMPLED_MAX_AGE.as_secs() + 1);
-        let later = system_check_cached(&roots, &wakeups_on, &cache);
+        let later = system_check_cached(&roots, &wakeups_on, &cache, &Reads::new());
         assert!(detail(&later, "steal").unwrap().contains("since boot"));
         assert!(detail(&later, "cross-cpu-wakeup")
             .unwrap()
@@ -801,7 +825,7 @@ mod tests {
             round_trips: 30,
             ..wakeups_on.clone()
         };
-        let changed = system_check_cached(&roots, &other, &cache);
+        let changed = system_check_cached(&roots, &other, &cache, &Reads::new());
         assert!(!detail(&changed, "steal").unwrap().starts_with("planted"));
         assert_ne!(
             detail(&changed, "cross-cpu-wakeup").as_deref(),
@@ -809,14 +833,14 @@ mod tests {
         );
         plant(0);
         write(root, "proc/sys/kernel/random/boot_id", "boot-b\n");
-        let rebooted = system_check_cached(&roots, &wakeups_on, &cache);
+        let rebooted = system_check_cached(&roots, &wakeups_on, &cache, &Reads::new());
         assert!(!detail(&rebooted, "steal").unwrap().starts_with("planted"));
         assert_eq!(load().key.boot_id, "boot-b");
 
         // No boot id: measured every time, nothing cached.
         std::fs::remove_file(root.join("proc/sys/kernel/random/boot_id")).unwrap();
         std::fs::remove_file(&cache).unwrap();
-        let unkeyed = system_check_cached(&roots, &options, &cache);
+        let unkeyed = system_check_cached(&roots, &options, &cache, &Reads::new());
         assert!(detail(&unkeyed, "steal").is_some());
         assert!(!cache.exists());
     }
@@ -849,7 +873,7 @@ mod tests {
             "sys/kernel/mm/transparent_hugepage/enabled",
             "always [madvise] never\n",
         );
-        let findings = system_check_with(&roots, &quick());
+        let findings = system_check_with(&roots, &quick(), &Reads::new());
         let got: Vec<&str> = ids(&findings)
             .into_iter()
             .filter(|id| *id != "not-root")
@@ -860,7 +884,7 @@ mod tests {
     #[test]
     fn missing_interfaces_are_info_not_errors() {
         let dir = tempfile::tempdir().unwrap();
-        let findings = system_check_with(&Roots::under(dir.path()), &quick());
+        let findings = system_check_with(&Roots::under(dir.path()), &quick(), &Reads::new());
         assert!(ids(&findings).contains(&"no-cpufreq"));
         assert!(findings.iter().all(|f| f.severity == Severity::Info));
     }

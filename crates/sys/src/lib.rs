@@ -20,12 +20,14 @@ pub mod pingpong;
 pub mod pmqos;
 pub mod process;
 pub mod procstat;
+mod reads;
 pub mod roots;
 pub mod sched;
 pub mod tracefs;
 
 pub use error::SysError;
 pub use limits::{LimitError, MachineLimits, PrivilegeError};
+pub use reads::Reads;
 pub use roots::Roots;
 
 use std::path::Path;

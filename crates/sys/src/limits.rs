@@ -10,8 +10,8 @@
 use std::path::{Path, PathBuf};
 
 use crate::loadavg::read_loadavg;
-use crate::meminfo::read_meminfo;
-use crate::{cpulist, Roots};
+use crate::meminfo::parse_meminfo;
+use crate::{cpulist, Reads, Roots};
 
 /// PIDs below this are not handed out again once the PID counter wraps (kernel/pid.c
 /// RESERVED_PIDS), so they do not count as room for new tasks.
@@ -81,9 +81,17 @@ impl MachineLimits {
     /// Reads the limits of the calling process on the machine under `roots`. Never fails: what
     /// cannot be read is left unknown.
     pub fn read(roots: &Roots) -> Self {
+        Self::read_through(roots, &Reads::new())
+    }
+
+    /// [`MachineLimits::read`], with the files that the environment capture and the system
+    /// check of the same start-up read too (sysctls, /proc/meminfo, the cgroup's pids files)
+    /// read through `reads`.
+    pub fn read_through(roots: &Roots, reads: &Reads) -> Self {
         let proc_root = &roots.proc_root;
         let number = |path: PathBuf| {
-            std::fs::read_to_string(path)
+            reads
+                .read(&path)
                 .ok()
                 .and_then(|t| t.trim().parse::<u64>().ok())
         };
@@ -128,10 +136,12 @@ impl MachineLimits {
             user_tasks,
             cgroup_pids: std::fs::read_to_string(proc_root.join("self/cgroup"))
                 .ok()
-                .and_then(|t| cgroup_pids_room(&roots.sys_root, &t)),
+                .and_then(|t| cgroup_pids_room(&roots.sys_root, &t, reads)),
             nofile: parse_soft_limit(&limits, "Max open files"),
-            mem_available_bytes: read_meminfo(proc_root)
+            mem_available_bytes: reads
+                .read(&proc_root.join("meminfo"))
                 .ok()
+                .and_then(|t| parse_meminfo(&t).ok())
                 .and_then(|m| m.get("MemAvailable")),
             cpus,
             rtprio,
@@ -311,7 +321,7 @@ fn count_user_tasks(proc_root: &Path, uid: u32) -> u64 {
 /// The tightest (pids.max, pids.current) over the cgroup of /proc/self/cgroup `text` and its
 /// ancestors, for cgroup v2 (`0::/path`) or the v1 pids hierarchy (`N:pids:/path`)
 /// (Documentation/admin-guide/cgroup-v2.rst, "PID").
-fn cgroup_pids_room(sys_root: &Path, text: &str) -> Option<(u64, u64)> {
+fn cgroup_pids_room(sys_root: &Path, text: &str, reads: &Reads) -> Option<(u64, u64)> {
     let base = sys_root.join("fs/cgroup");
     let mut dirs: Vec<PathBuf> = Vec::new();
     for line in text.lines() {
@@ -333,10 +343,13 @@ fn cgroup_pids_room(sys_root: &Path, text: &str) -> Option<(u64, u64)> {
     for dir in dirs {
         let mut level = Some(dir.as_path());
         while let Some(d) = level.filter(|d| d.starts_with(&base)) {
-            let max = std::fs::read_to_string(d.join("pids.max"))
+            // The walk up from `<base>/unified` meets `<base>` again: read once.
+            let max = reads
+                .read(&d.join("pids.max"))
                 .ok()
                 .and_then(|t| t.trim().parse::<u64>().ok());
-            let current = std::fs::read_to_string(d.join("pids.current"))
+            let current = reads
+                .read(&d.join("pids.current"))
                 .ok()
                 .and_then(|t| t.trim().parse::<u64>().ok());
             if let (Some(max), Some(current)) = (max, current) {

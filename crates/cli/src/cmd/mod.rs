@@ -2,7 +2,7 @@
 
 mod bisect;
 mod calibrate;
-mod child;
+pub(crate) mod child;
 mod compare;
 mod database;
 mod delete;

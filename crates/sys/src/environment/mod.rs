@@ -26,7 +26,7 @@ use serde::{Deserialize, Serialize};
 
 use vernier_model::Environment;
 
-use crate::{cpulist, read_file, Roots, SysError};
+use crate::{cpulist, read_file, Reads, Roots, SysError};
 
 pub use sysctl::read_sysctls;
 pub use tools::{capture_tool_versions, record_tool_versions, tool_version};
@@ -36,7 +36,7 @@ const MAX_CONFIG_BYTES: u64 = 64 * 1024 * 1024;
 
 /// Captures the environment from the files under `roots`. See the module documentation.
 pub fn capture(roots: &Roots) -> Environment {
-    capture_with_kernel_config(roots, None).environment
+    capture_with_kernel_config(roots, None, &Reads::new()).environment
 }
 
 /// An environment and the kernel configuration text whose hash it holds.
@@ -50,15 +50,16 @@ pub struct Captured {
 /// [`capture`], with the kernel configuration's text, and with the [`BootFacts`] taken from
 /// the cache file `cache` when it holds them for this boot (and stored there otherwise).
 /// Without a boot id, or with a cache that cannot be read, they are read anew; a cache that
-/// cannot be written is left as it is: the cache only saves time.
-pub fn capture_with_kernel_config(roots: &Roots, cache: Option<&Path>) -> Captured {
+/// cannot be written is left as it is: the cache only saves time. The files are read through
+/// `reads`, so that the system check of the same start-up reads none of them again.
+pub fn capture_with_kernel_config(roots: &Roots, cache: Option<&Path>, reads: &Reads) -> Captured {
     let proc_sys_kernel = roots.proc_root.join("sys/kernel");
     let release = text(&proc_sys_kernel.join("osrelease"));
     let facts = match cache {
-        Some(cache) => cached_boot_facts(roots, release.as_deref().unwrap_or(""), cache),
+        Some(cache) => cached_boot_facts(roots, release.as_deref().unwrap_or(""), cache, reads),
         None => BootFacts::read(roots, release.as_deref().unwrap_or("")),
     };
-    capture_from(roots, release, facts)
+    capture_from(roots, release, facts, reads)
 }
 
 /// What cannot change while the machine runs (see the module documentation).
@@ -72,6 +73,23 @@ struct BootFacts {
     /// The configuration's text.
     kernel_config: Result<String, String>,
     kernel_config_sha256: Option<String>,
+    /// The options of the configuration that the preemption model and the tick are told
+    /// from ([`SCHEDULING_OPTIONS`]): parsed once per boot, not from the whole text (some
+    /// ten thousand lines) in every session.
+    scheduling_options: Option<BTreeMap<String, String>>,
+}
+
+/// The prefixes of the configuration options that [`parse::preemption_model`],
+/// [`parse::tick_mode`] and [`parse::config_hz`] read.
+const SCHEDULING_OPTIONS: [&str; 3] = ["CONFIG_PREEMPT", "CONFIG_HZ", "CONFIG_NO_HZ"];
+
+/// The options of a kernel configuration's text that start with a prefix of
+/// [`SCHEDULING_OPTIONS`].
+fn scheduling_options(config: &str) -> BTreeMap<String, String> {
+    vernier_model::environment::parse_kernel_config(config)
+        .into_iter()
+        .filter(|(key, _)| SCHEDULING_OPTIONS.iter().any(|p| key.starts_with(p)))
+        .collect()
 }
 
 impl BootFacts {
@@ -90,6 +108,7 @@ impl BootFacts {
                 .and_then(parse::parse_cpuinfo_model),
             virtualization: detect_virtualization(roots, cpuinfo.as_deref().ok()),
             kernel_config_sha256: kernel_config.as_deref().ok().map(sha256_hex),
+            scheduling_options: kernel_config.as_deref().ok().map(scheduling_options),
             kernel_config,
         }
     }
@@ -115,8 +134,8 @@ struct BootCache {
     facts: BootFacts,
 }
 
-fn cached_boot_facts(roots: &Roots, release: &str, cache: &Path) -> BootFacts {
-    let Ok(boot_id) = text(&roots.proc_root.join("sys/kernel/random/boot_id")) else {
+fn cached_boot_facts(roots: &Roots, release: &str, cache: &Path, reads: &Reads) -> BootFacts {
+    let Ok(boot_id) = read_text(reads, &roots.proc_root.join("sys/kernel/random/boot_id")) else {
         return BootFacts::read(roots, release);
     };
     let boot_config = std::fs::metadata(roots.boot_root.join(format!("config-{release}")))
@@ -160,7 +179,12 @@ fn cached_boot_facts(roots: &Roots, release: &str, cache: &Path) -> BootFacts {
 }
 
 /// The environment from the boot's facts and what is read now.
-fn capture_from(roots: &Roots, release: Result<String, String>, facts: BootFacts) -> Captured {
+fn capture_from(
+    roots: &Roots,
+    release: Result<String, String>,
+    facts: BootFacts,
+    reads: &Reads,
+) -> Captured {
     let mut env = Environment::default();
     let mut u = Unsupported::default();
     let proc_sys_kernel = roots.proc_root.join("sys/kernel");
@@ -204,8 +228,8 @@ fn capture_from(roots: &Roots, release: Result<String, String>, facts: BootFacts
 
     env.memory_bytes = u.take(
         "memory_bytes",
-        crate::meminfo::read_meminfo(&roots.proc_root)
-            .map_err(|e| e.to_string())
+        read_text(reads, &roots.proc_root.join("meminfo"))
+            .and_then(|t| crate::meminfo::parse_meminfo(&t))
             .and_then(|m| m.require("MemTotal")),
     );
 
@@ -217,10 +241,7 @@ fn capture_from(roots: &Roots, release: Result<String, String>, facts: BootFacts
             .map(|_| facts.kernel_config_sha256.unwrap_or_default())
             .map_err(Clone::clone),
     );
-    let config_map = config
-        .as_deref()
-        .ok()
-        .map(vernier_model::environment::parse_kernel_config);
+    let config_map = facts.scheduling_options;
     let debugfs_preempt = text(&roots.sys_root.join("kernel/debug/sched/preempt")).ok();
     env.preemption = u.take(
         "preemption",
@@ -232,12 +253,12 @@ fn capture_from(roots: &Roots, release: Result<String, String>, facts: BootFacts
         ),
     );
 
-    let (governor, driver) = read_cpufreq(&cpu_dir, &cpus);
+    let (governor, driver) = read_cpufreq(reads, &cpu_dir, &cpus);
     env.governor = u.take("governor", governor);
     env.cpufreq_driver = u.take("cpufreq_driver", driver);
-    env.turbo = u.take("turbo", read_turbo(&cpu_dir));
+    env.turbo = u.take("turbo", read_turbo(reads, &cpu_dir));
 
-    env.sysctls = read_sysctls(&roots.proc_root, &roots.sys_root);
+    env.sysctls = read_sysctls(&roots.proc_root, &roots.sys_root, reads);
     if env.sysctls.is_empty() {
         u.take::<()>(
             "sysctls",
@@ -259,7 +280,7 @@ fn capture_from(roots: &Roots, release: Result<String, String>, facts: BootFacts
     let thp = roots.sys_root.join("kernel/mm/transparent_hugepage");
     env.thp_enabled = u.take(
         "thp_enabled",
-        text(&thp.join("enabled")).and_then(|t| parse::parse_bracketed(&t)),
+        read_text(reads, &thp.join("enabled")).and_then(|t| parse::parse_bracketed(&t)),
     );
     env.thp_defrag = u.take(
         "thp_defrag",
@@ -384,7 +405,15 @@ pub fn sha256_hex(text: &str) -> String {
 
 /// A trimmed, non-empty file content.
 fn text(path: &Path) -> Result<String, String> {
-    let content = read_file(path).map_err(|e| e.to_string())?;
+    trimmed(path, read_file(path).map_err(|e| e.to_string())?)
+}
+
+/// [`text`] of a file that the system check reads too, through `reads`.
+fn read_text(reads: &Reads, path: &Path) -> Result<String, String> {
+    trimmed(path, reads.read(path).map_err(|e| e.to_string())?)
+}
+
+fn trimmed(path: &Path, content: String) -> Result<String, String> {
     let trimmed = content.trim();
     if trimmed.is_empty() {
         Err(format!("{} is empty", path.display()))
@@ -556,6 +585,7 @@ fn read_prefix(path: &Path, len: u64) -> Option<Vec<u8>> {
 /// The scaling governor (one name or per CPU) and the scaling driver, from
 /// cpuN/cpufreq/scaling_{governor,driver} (Documentation/admin-guide/pm/cpufreq.rst).
 fn read_cpufreq(
+    reads: &Reads,
     cpu_dir: &Path,
     cpus: &[usize],
 ) -> (Result<String, String>, Result<String, String>) {
@@ -563,7 +593,7 @@ fn read_cpufreq(
     let mut driver = None;
     for &cpu in cpus {
         let dir = cpu_dir.join(format!("cpu{cpu}/cpufreq"));
-        if let Ok(g) = text(&dir.join("scaling_governor")) {
+        if let Ok(g) = read_text(reads, &dir.join("scaling_governor")) {
             governors.insert(cpu, g);
         }
         if driver.is_none() {
@@ -590,11 +620,11 @@ fn read_cpufreq(
 /// Frequency boost: cpufreq/boost (acpi-cpufreq, amd-pstate;
 /// Documentation/admin-guide/pm/cpufreq.rst), else the inverse of intel_pstate/no_turbo
 /// (Documentation/admin-guide/pm/intel_pstate.rst).
-fn read_turbo(cpu_dir: &Path) -> Result<bool, String> {
-    if let Ok(t) = text(&cpu_dir.join("cpufreq/boost")) {
+fn read_turbo(reads: &Reads, cpu_dir: &Path) -> Result<bool, String> {
+    if let Ok(t) = read_text(reads, &cpu_dir.join("cpufreq/boost")) {
         return parse::parse_bool(&t);
     }
-    if let Ok(t) = text(&cpu_dir.join("intel_pstate/no_turbo")) {
+    if let Ok(t) = read_text(reads, &cpu_dir.join("intel_pstate/no_turbo")) {
         return parse::parse_bool(&t).map(|no_turbo| !no_turbo);
     }
     Err(format!(
@@ -730,7 +760,7 @@ mod tests {
             "sys/kernel/mm/transparent_hugepage/enabled",
             "[always] never\n",
         );
-        let first = capture_with_kernel_config(&roots, Some(&cache));
+        let first = capture_with_kernel_config(&roots, Some(&cache), &Reads::new());
         assert_eq!(first.kernel_config.as_deref(), Some("CONFIG_HZ=250\n"));
         assert_eq!(
             first.environment.kernel_config_sha256,
@@ -750,20 +780,20 @@ mod tests {
             "sys/kernel/mm/transparent_hugepage/enabled",
             "always [never]\n",
         );
-        let second = capture_with_kernel_config(&roots, Some(&cache));
+        let second = capture_with_kernel_config(&roots, Some(&cache), &Reads::new());
         assert_eq!(second.environment.cpu_model.as_deref(), Some("First CPU"));
         assert_eq!(second.environment.thp_enabled.as_deref(), Some("never"));
         assert_eq!(second.kernel_config, first.kernel_config);
         assert_eq!(second.environment.tick_hz, Some(250));
         // The same capture as without a cache, but for the file that changed.
-        let uncached = capture_with_kernel_config(&roots, None);
+        let uncached = capture_with_kernel_config(&roots, None, &Reads::new());
         assert_eq!(
             uncached.environment.cpu_model.as_deref(),
             Some("Second CPU")
         );
         // A new /boot configuration file, and a new boot, are read anew.
         write(root, "boot/config-6.9.0", "CONFIG_HZ=1000\n");
-        let third = capture_with_kernel_config(&roots, Some(&cache));
+        let third = capture_with_kernel_config(&roots, Some(&cache), &Reads::new());
         assert_eq!(third.environment.tick_hz, Some(1000));
         assert_eq!(third.environment.cpu_model.as_deref(), Some("Second CPU"));
         write(
@@ -772,12 +802,43 @@ mod tests {
             "processor\t: 0\nmodel name\t: Third CPU\n",
         );
         write(root, "proc/sys/kernel/random/boot_id", "boot-2\n");
-        let fourth = capture_with_kernel_config(&roots, Some(&cache));
+        let fourth = capture_with_kernel_config(&roots, Some(&cache), &Reads::new());
         assert_eq!(fourth.environment.cpu_model.as_deref(), Some("Third CPU"));
         // A cache that cannot be read is ignored (and replaced).
         std::fs::write(&cache, "garbage").unwrap();
-        let fifth = capture_with_kernel_config(&roots, Some(&cache));
+        let fifth = capture_with_kernel_config(&roots, Some(&cache), &Reads::new());
         assert_eq!(fifth, fourth);
+    }
+
+    #[test]
+    fn the_scheduling_options_kept_for_the_boot_tell_what_the_whole_configuration_tells() {
+        let config = "CONFIG_PREEMPT_BUILD=y\n# CONFIG_PREEMPT_NONE is not set\n\
+                      CONFIG_PREEMPT_VOLUNTARY=y\nCONFIG_PREEMPT_DYNAMIC=y\n\
+                      CONFIG_NO_HZ_IDLE=y\nCONFIG_NO_HZ=y\nCONFIG_HZ_250=y\nCONFIG_HZ=250\n\
+                      CONFIG_SMP=y\nCONFIG_MODULES=y\n";
+        let kept = scheduling_options(config);
+        assert!(kept
+            .keys()
+            .all(|k| SCHEDULING_OPTIONS.iter().any(|p| k.starts_with(p))));
+        assert!(!kept.contains_key("CONFIG_SMP"), "{kept:?}");
+        let whole = vernier_model::environment::parse_kernel_config(config);
+        let cmdline = Some("root=/dev/sda1 preempt=full");
+        for (debugfs, version) in [
+            (None, Some("#1 SMP PREEMPT_DYNAMIC")),
+            (Some("none (voluntary) full"), None),
+        ] {
+            assert_eq!(
+                parse::preemption_model(debugfs, Some(&kept), version, cmdline),
+                parse::preemption_model(debugfs, Some(&whole), version, cmdline)
+            );
+        }
+        for nohz_full in [None, Some("1")] {
+            assert_eq!(
+                parse::tick_mode(Some(&kept), cmdline, nohz_full),
+                parse::tick_mode(Some(&whole), cmdline, nohz_full)
+            );
+        }
+        assert_eq!(parse::config_hz(Some(&kept)), Ok(250));
     }
 
     #[test]

@@ -2,9 +2,9 @@
 //! the scheduler's debugfs knobs, as a map keyed like sysctl(8): `kernel.sched_rt_runtime_us`.
 
 use std::collections::BTreeMap;
-use std::io::Read;
-use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
+
+use crate::Reads;
 
 /// Values longer than this are tables or dumps, not tunables.
 const MAX_VALUE_BYTES: u64 = 4096;
@@ -59,21 +59,23 @@ const DEBUGFS_SCHED: &[&str] = &[
 /// scheduler's debugfs tunables under `<sys_root>/kernel/debug/sched` (keyed `debug.sched.*`)
 /// when debugfs is mounted and readable. Unreadable, write-only, huge and binary files are
 /// skipped: the map holds what could be read.
-pub fn read_sysctls(proc_root: &Path, sys_root: &Path) -> BTreeMap<String, String> {
+///
+/// The files are read through `reads`, where the system check finds those it looks at.
+pub fn read_sysctls(proc_root: &Path, sys_root: &Path, reads: &Reads) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
     for top in ["kernel", "vm"] {
-        walk(&proc_root.join("sys").join(top), top, 0, &mut out);
+        walk(reads, &proc_root.join("sys").join(top), top, 0, &mut out);
     }
     let sched = sys_root.join("kernel/debug/sched");
     for name in DEBUGFS_SCHED {
-        if let Some(value) = read_value(&sched.join(name)) {
+        if let Some(value) = read_value(reads, &sched.join(name)) {
             out.insert(format!("debug.sched.{name}"), value);
         }
     }
     out
 }
 
-fn walk(dir: &Path, prefix: &str, depth: usize, out: &mut BTreeMap<String, String>) {
+fn walk(reads: &Reads, dir: &Path, prefix: &str, depth: usize, out: &mut BTreeMap<String, String>) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
@@ -89,33 +91,27 @@ fn walk(dir: &Path, prefix: &str, depth: usize, out: &mut BTreeMap<String, Strin
         };
         if file_type.is_dir() {
             if depth < MAX_DEPTH {
-                walk(&entry.path(), &key, depth + 1, out);
+                walk(reads, &entry.path(), &key, depth + 1, out);
             }
-        } else if let Some(value) = read_value(&entry.path()) {
+        } else if let Some(value) = read_value(reads, &entry.path()) {
             out.insert(key, value);
         }
     }
 }
 
 /// The value of one tunable with runs of white space folded to one space (multi-value sysctls
-/// such as `kernel.printk` are tab-separated), or `None` when it is not a readable short text.
-fn read_value(path: &Path) -> Option<String> {
-    // root bypasses file modes, but /proc/sys enforces the table's mode even for root
-    // (fs/proc/proc_sysctl.c, test_perm); a fixture tree does not, so check the mode here.
-    let meta = std::fs::metadata(path).ok()?;
-    if !meta.is_file() || meta.permissions().mode() & 0o444 == 0 {
+/// such as `kernel.printk` are tab-separated), or `None` when it is not a readable short text
+/// (a write-only file does not open for reading: [`Reads::read`]).
+///
+/// The ~180 files are read in every session: their values can be changed at any moment and
+/// nothing tells that one was (no change time on /proc/sys), so a cache would have to read
+/// them all to know it still holds. They are read without a `stat` of each path first, which
+/// made the walk about twice as slow.
+fn read_value(reads: &Reads, path: &Path) -> Option<String> {
+    let text = reads.read(path).ok()?;
+    if text.len() as u64 > MAX_VALUE_BYTES || text.contains('\0') {
         return None;
     }
-    let mut bytes = Vec::new();
-    std::fs::File::open(path)
-        .ok()?
-        .take(MAX_VALUE_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .ok()?;
-    if bytes.len() as u64 > MAX_VALUE_BYTES || bytes.contains(&0) {
-        return None;
-    }
-    let text = String::from_utf8(bytes).ok()?;
     if text
         .chars()
         .any(|c| c.is_control() && !c.is_ascii_whitespace())
@@ -130,6 +126,7 @@ fn read_value(path: &Path) -> Option<String> {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use std::os::unix::fs::PermissionsExt;
 
     fn write(root: &Path, rel: &str, content: &[u8]) {
         let path = root.join(rel);
@@ -161,7 +158,7 @@ mod tests {
         write(&sys_root, "kernel/debug/sched/base_slice_ns", b"3000000\n");
         write(&sys_root, "kernel/debug/sched/debug", b"huge dump\n");
 
-        let got = read_sysctls(&proc_root, &sys_root);
+        let got = read_sysctls(&proc_root, &sys_root, &Reads::new());
         let expected: BTreeMap<String, String> = [
             ("debug.sched.base_slice_ns", "3000000"),
             ("kernel.keys.maxkeys", "200"),
@@ -179,6 +176,6 @@ mod tests {
     #[test]
     fn missing_tree_gives_empty_map() {
         let dir = tempfile::tempdir().unwrap();
-        assert!(read_sysctls(dir.path(), dir.path()).is_empty());
+        assert!(read_sysctls(dir.path(), dir.path(), &Reads::new()).is_empty());
     }
 }
