@@ -13,7 +13,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use uuid::Uuid;
-use vernier_model::{SessionStatus, Texts};
+use vernier_model::{RunPlace, SessionStatus, Texts};
 
 use vernier_sys::process::ProcessIdentity;
 
@@ -171,7 +171,7 @@ where
     // run per interval, some 100,000 in a year, of which a sync adds the few recorded since
     // the last one; a copy stopped midway ([`copy_one`]) lacks the rest of the session, which
     // is added [`RUNS_PER_PART`] runs a transaction, the end with the last part.
-    let lacking: Vec<Uuid> = source.runs.difference(&target.runs).copied().collect();
+    let lacking: Vec<RunPlace> = source.runs.difference(&target.runs).copied().collect();
     let parts = lacking.chunks(RUNS_PER_PART).count().max(1);
     let mut total = Extension::default();
     for (at, part) in lacking

@@ -3,7 +3,7 @@
 
 use uuid::Uuid;
 use vernier_model::validate;
-use vernier_model::{RunRecord, SessionStatus, StoredSession};
+use vernier_model::{RunPlace, RunRecord, SessionStatus, StoredSession};
 
 use super::codec::{as_stored, to_json};
 use super::histograms::StoredHistograms;
@@ -78,13 +78,12 @@ impl<'a, E: Engine> Importer<'a, E> {
         }
         // Which of the runs given are stored already (another copy may have stored them since
         // `session` was read): only those are looked up, not every run the session holds.
-        let run_ids: Vec<Uuid> = session
+        let places: Vec<RunPlace> = session
             .configurations
             .iter()
-            .flat_map(|c| &c.runs)
-            .map(|r| r.id)
+            .flat_map(|c| c.runs.iter().map(|r| r.place(c.record.id)))
             .collect();
-        let stored = store.write(|tx| session_progress_in(tx, id, Some(&run_ids)))?;
+        let stored = store.write(|tx| session_progress_in(tx, id, Some(&places)))?;
         let mut extension = Extension {
             extended: true,
             ..Extension::default()
@@ -116,7 +115,7 @@ impl<'a, E: Engine> Importer<'a, E> {
             let lacking: Vec<RunRecord> = config
                 .runs
                 .iter()
-                .filter(|r| !stored.runs.contains(&r.id))
+                .filter(|r| !stored.runs.contains(&r.place(record.id)))
                 .cloned()
                 .collect();
             write::add_runs(store, record.id, &lacking, histograms)
