@@ -308,6 +308,71 @@ fn merge_refuses_conflicts_and_existing_files_and_writes_nothing() {
     assert!(leftovers(dir.path()).is_empty());
 }
 
+/// A merge into a new file stopped midway leaves the sessions it stored in `.NAME.merging`
+/// (here a trigger refuses every run past those of the first input, as a full disk or a
+/// Ctrl-C would stop it), says so, and creates no NAME; the same merge run again resumes it
+/// and publishes what a merge never stopped publishes.
+#[test]
+fn merge_stopped_midway_keeps_its_sessions_and_the_same_merge_resumes_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = two_machines(dir.path());
+    let path = |p: &Path| p.to_str().unwrap().to_string();
+    let (c, whole) = (dir.path().join("c.db"), dir.path().join("whole.db"));
+    let merge = |to: &Path| {
+        vernier_no_input(&a)
+            .args(["merge", &path(&a), &path(&b), "-o", &path(to)])
+            .output()
+            .unwrap()
+    };
+    ok(merge(&whole));
+    let partial = dir.path().join(".c.db.merging");
+    ok(vernier_no_input(&a)
+        .args(["sync", "--to", &path(&partial)])
+        .output()
+        .unwrap());
+    let runs = count(&partial, "runs");
+    rusqlite::Connection::open(&partial)
+        .unwrap()
+        .execute_batch(&format!(
+            "CREATE TRIGGER stop_merge BEFORE INSERT ON runs WHEN (SELECT count(*) FROM runs) \
+             >= {runs} BEGIN SELECT RAISE(ABORT, 'the merge is stopped here'); END"
+        ))
+        .unwrap();
+    let err = refused(merge(&c));
+    assert!(
+        err.contains("stopped here") && err.contains(".c.db.merging") && err.contains("again"),
+        "{err}"
+    );
+    assert!(!c.exists());
+    assert_eq!(count(&partial, "runs"), runs);
+    rusqlite::Connection::open(&partial)
+        .unwrap()
+        .execute_batch("DROP TRIGGER stop_merge")
+        .unwrap();
+    let out = ok(merge(&c));
+    assert!(
+        out.contains("b.db: 1 session merged, 1 already present"),
+        "{out}"
+    );
+    assert!(
+        leftovers(dir.path()).is_empty(),
+        "{:?}",
+        leftovers(dir.path())
+    );
+    for (table, column) in [
+        ("sessions", "id || status || coalesce(ended_at_ns, '')"),
+        ("configurations", "id"),
+        ("runs", "lower(hex(id))"),
+    ] {
+        let query = format!("SELECT {column} FROM {table}");
+        assert_eq!(
+            sorted(sqlite_texts(&c, &query)),
+            sorted(sqlite_texts(&whole, &query)),
+            "{table}"
+        );
+    }
+}
+
 /// Waits, bounded, until the SQLite file `db` holds at least `runs` runs, while `child` runs.
 fn wait_for_runs(db: &Path, runs: usize, child: &mut std::process::Child) {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);

@@ -17,7 +17,7 @@ use vernier_model::{RunPlace, SessionStatus, Texts};
 
 use vernier_sys::process::ProcessIdentity;
 
-use crate::{Extension, Import, Load, RunsPage, SessionHeader, Store, StoreError};
+use crate::{Extension, HeldRuns, Load, RunsPage, SessionHeader, Store, StoreError};
 
 /// What happened to one session of the source, in the order of the source (oldest first).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -103,6 +103,21 @@ where
     F: Store + ?Sized,
     T: Store + ?Sized,
 {
+    copy_selected(from, to, |_| true, &mut each)
+}
+
+/// [`copy_sessions`] of the sessions of `from` that `selected` keeps; the others count as
+/// still running ([`SyncReport::running`]).
+fn copy_selected<F, T>(
+    from: &F,
+    to: &mut T,
+    selected: impl Fn(&SessionHeader) -> bool,
+    each: &mut dyn FnMut(SyncStep),
+) -> Result<SyncReport, StoreError>
+where
+    F: Store + ?Sized,
+    T: Store + ?Sized,
+{
     let present: HashMap<Uuid, SessionHeader> = to
         .session_headers()?
         .into_iter()
@@ -111,6 +126,10 @@ where
     let mut report = SyncReport::default();
     for header in from.session_headers()? {
         let id = header.id;
+        if !selected(&header) {
+            report.running += 1;
+            continue;
+        }
         let step = match present.get(&id) {
             None => copy_one(from, to, &header)?,
             Some(stored) if unfinished(stored.status) => follow(from, to, &header, stored)?,
@@ -225,19 +244,23 @@ fn still_recorded(info: &mut vernier_model::SessionInfo) {
 }
 
 /// Stores `page` of a session the target holds as still being recorded, in a transaction of
-/// its own ([`Import::extend_page`]), with the process that records it (`owner`) and, when
-/// `copying` says, whether a copy of it is still in progress ([`Import::mark_copying`]).
+/// its own ([`crate::Import::extend_page`]), with the process that records it (`owner`) and, when
+/// `copying` says, whether a copy of it is still in progress ([`crate::Import::mark_copying`]).
 fn store_part<T: Store + ?Sized>(
     to: &mut T,
     page: &RunsPage,
     owner: Option<&ProcessIdentity>,
     copying: Option<Option<u64>>,
 ) -> Result<Extension, StoreError> {
+    // The runs of a part are those the target lacked when the copy compared the stores: no
+    // lookup of them, unless another copy stored some meanwhile (a retry).
+    let mut held = HeldRuns::None;
     with_retries(|| {
         vernier_model::validate::check_session(&page.session)
             .map_err(|e| StoreError::Invalid(e.to_string()))?;
         let mut import = to.importer(page.runs())?;
-        let extension = import.extend_page(page)?;
+        let extension =
+            import.extend_page(page, std::mem::replace(&mut held, HeldRuns::Unknown))?;
         // A copy stored before the owner was copied gets it now.
         if let (true, Some(owner)) = (extension.extended, owner) {
             import.set_owner(page.session.info.id, owner)?;
@@ -278,7 +301,7 @@ const RUNS_PER_PART: usize = 1_000;
 /// midway (a network outage, Ctrl-C, the machine going down) leaves the parts it committed,
 /// and the next copy follows the session as any session recorded further ([`follow`]):
 /// nothing is lost and nothing is copied twice. A session still being recorded is stored with
-/// the process that records it ([`Import::set_owner`]).
+/// the process that records it ([`crate::Import::set_owner`]).
 fn copy_one<F, T>(from: &F, to: &mut T, header: &SessionHeader) -> Result<SyncStep, StoreError>
 where
     F: Store + ?Sized,
@@ -369,66 +392,6 @@ where
     Ok(SyncStep::Copied { id, runs, running })
 }
 
-/// Stores session `id` of `from` through `import` (one transaction of another store) with the
-/// kernel configuration text it refers to, its texts escaped (vernier_model::text) as every
-/// copy escapes them: a session the target does not hold part by part, in bounded memory
-/// ([`RUNS_PER_PART`] runs at a time); one it holds already is compared whole
-/// ([`Import::session`]: skipped with the same content, a conflict with other). Returns the
-/// runs it stored, `None` for a session skipped.
-pub fn copy_session<F: Store + ?Sized>(
-    from: &F,
-    import: &mut dyn Import,
-    id: Uuid,
-) -> Result<Option<usize>, StoreError> {
-    let held = import.holds(id)?;
-    let load = match held {
-        true => Load::ALL,
-        false => Load {
-            profiles: true,
-            ..Load::INFO
-        },
-    };
-    let mut session = from.load_session(id, load)?;
-    session.escape_controls();
-    if let Some(sha256) = &session.info.environment.kernel_config_sha256 {
-        if let Some(text) = from.kernel_config(sha256)? {
-            import.kernel_config(sha256, &text)?;
-        }
-    }
-    if held {
-        import.session(&session)?;
-        return Ok(None);
-    }
-    copy_parts(from, import, &session)
-}
-
-/// Stores `session` (its configurations and profiled runs, without runs) through `import`,
-/// then its runs read from `from` part by part. `None` when the import skipped it (another
-/// copy stored it meanwhile).
-fn copy_parts<F: Store + ?Sized>(
-    from: &F,
-    import: &mut dyn Import,
-    session: &vernier_model::StoredSession,
-) -> Result<Option<usize>, StoreError> {
-    let imported = import.report().imported;
-    import.session(session)?;
-    if import.report().imported == imported {
-        return Ok(None);
-    }
-    let id = session.info.id;
-    let (mut runs, mut after) = (0, None);
-    loop {
-        let (mut part, next) = from.copy_page(id, after, RUNS_PER_PART)?;
-        part.session.escape_controls();
-        runs += import.add_page(&part)?;
-        match next {
-            Some(cursor) => after = Some(cursor),
-            None => break,
-        }
-    }
-    Ok(Some(runs))
-}
-
 /// How often storing one session is tried in all when it loses a race with another copy into
 /// the same target. The first retry follows the other copy's commit and finds the session
 /// stored; more are for deadlocks among several copies at once.
@@ -453,4 +416,186 @@ fn same_header(a: &SessionHeader, b: &SessionHeader) -> bool {
         other => other,
     };
     a.tags == b.tags && a.note == b.note && finished(a.status) == finished(b.status)
+}
+
+/// Merges the sessions of `inputs` that have ended (`vernier merge`) into `to`, the first
+/// input first, each through [`copy_sessions`]' copy: part by part, [`RUNS_PER_PART`] runs a
+/// transaction, so that a merge of any size takes the memory of a part and a merge stopped
+/// midway is resumed by merging the same inputs again, each run stored once. A session still
+/// being recorded is left out (counted in [`SyncReport::running`]): a merged database is a
+/// finished collection. It tells `each` what it did with every session, with the index of
+/// its input; returns the report of each input.
+///
+/// Nothing is stored unless every session held by more than one of the inputs and the target
+/// is the same session in all of them ([`check_merge`]): one id with two contents (one copy
+/// tagged or noted after the copy) is [`StoreError::Conflict`], naming the first difference.
+pub fn merge_sessions(
+    inputs: &[&dyn Store],
+    to: &mut dyn Store,
+    mut each: impl FnMut(usize, SyncStep),
+) -> Result<Vec<SyncReport>, StoreError> {
+    check_merge(inputs, to)?;
+    let mut reports = Vec::with_capacity(inputs.len());
+    for (at, from) in inputs.iter().enumerate() {
+        let mut changed = None;
+        let report = copy_selected(*from, &mut *to, ended, &mut |step| {
+            if let SyncStep::Differs { id } = step {
+                changed.get_or_insert(id);
+            }
+            each(at, step);
+        })?;
+        // Checked the same before: another program changed one of the two meanwhile.
+        if let Some(id) = changed {
+            return Err(StoreError::Conflict(format!(
+                "session {id} of {} and of {} changed while they were merged; merge again to \
+                 compare them",
+                from.location(),
+                to.location()
+            )));
+        }
+        reports.push(report);
+    }
+    Ok(reports)
+}
+
+/// Whether a session is merged: it has ended (a session whose recording process died,
+/// `abandoned`, has ended as far as anything will end it).
+fn ended(header: &SessionHeader) -> bool {
+    header.status != SessionStatus::Running
+}
+
+/// Checks, before a merge stores anything, that every session held by more than one of
+/// `inputs` and `to` is one session: the same information, tags, note, status, environment and
+/// configurations, as many runs with the same end of the latest in each configuration (the
+/// marks kept with the runs, [`Store::session_mark`]) and, part by part, the same runs with the
+/// same measurements (values, times, resource usage, setup steps; a run's histograms and
+/// monitor data are recorded with it and never changed, so two copies of a run with the same
+/// measurements are one run). Memory stays that of a part whatever the sessions' length.
+///
+/// A session that `to` holds as still being recorded (a merge or sync stopped midway, or one
+/// recorded further since) needs only to be covered by the input's: every configuration and
+/// run of it in the input ([`SessionProgress::covers`]); the merge adds the rest.
+pub fn check_merge(inputs: &[&dyn Store], to: &dyn Store) -> Result<(), StoreError> {
+    enum Holder {
+        Target(Box<SessionHeader>),
+        Input(usize),
+    }
+    let mut holders: HashMap<Uuid, Holder> = to
+        .session_headers()?
+        .into_iter()
+        .map(|h| (h.id, Holder::Target(Box::new(h))))
+        .collect();
+    for (at, input) in inputs.iter().enumerate() {
+        for header in input.session_headers()? {
+            let id = header.id;
+            if !ended(&header) {
+                continue;
+            }
+            match holders.get(&id) {
+                None => {
+                    holders.insert(id, Holder::Input(at));
+                }
+                Some(Holder::Target(stored))
+                    if unfinished(stored.status)
+                        && (stored.ended_at_ns != header.ended_at_ns
+                            || to.session_mark(id)? != input.session_mark(id)?) =>
+                {
+                    if !input
+                        .session_progress(id)?
+                        .covers(&to.session_progress(id)?)
+                    {
+                        return Err(StoreError::Conflict(format!(
+                            "session {id} is in {} with runs or configurations that it lacks \
+                             in {}",
+                            to.location(),
+                            input.location()
+                        )));
+                    }
+                }
+                Some(Holder::Target(_)) => compare_copies(to, *input, id)?,
+                Some(Holder::Input(first)) => compare_copies(inputs[*first], *input, id)?,
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Checks that session `id` is the same in `a` and `b` ([`check_merge`]), reading a part of
+/// its runs at a time.
+fn compare_copies(a: &dyn Store, b: &dyn Store, id: Uuid) -> Result<(), StoreError> {
+    let differ = |field: &str| {
+        StoreError::Conflict(format!(
+            "session {id} is in {} and in {} with other content (first difference: {field}); \
+             delete it from one of them to merge",
+            a.location(),
+            b.location()
+        ))
+    };
+    // As stored: texts escaped as every copy escapes them, and an abandoned session is the
+    // same as the copy that reads running (a copy carries no process).
+    let compared = |mut session: vernier_model::StoredSession| {
+        session.escape_controls();
+        if session.info.status == SessionStatus::Running {
+            session.info.status = SessionStatus::Abandoned;
+        }
+        session
+    };
+    let info = Load {
+        profiles: true,
+        ..Load::INFO
+    };
+    let (first, second) = (
+        compared(a.load_session(id, info)?),
+        compared(b.load_session(id, info)?),
+    );
+    if let Some(field) = vernier_model::validate::difference(&first, &second) {
+        return Err(differ(&field));
+    }
+    let (marks_a, marks_b) = (a.session_mark(id)?, b.session_mark(id)?);
+    if let Some(field) = mark_difference(&marks_a, &marks_b) {
+        return Err(differ(&field));
+    }
+    let mut after = None;
+    loop {
+        let (page, next) = b.load_session_page(id, Load::MEASUREMENTS, after, RUNS_PER_PART)?;
+        let runs: std::collections::BTreeSet<RunPlace> = page
+            .configurations
+            .iter()
+            .flat_map(|c| c.runs.iter().map(|r| r.place(c.record.id)))
+            .collect();
+        let held = compared(a.load_session_runs(id, Load::MEASUREMENTS, &runs)?);
+        if let Some(field) = vernier_model::validate::difference(&held, &compared(page)) {
+            return Err(differ(&field));
+        }
+        match next {
+            Some(cursor) => after = Some(cursor),
+            None => return Ok(()),
+        }
+    }
+}
+
+/// The first configuration whose runs, end of the latest or way of stopping differ between
+/// two marks of one session, as a field of [`check_merge`]'s message.
+fn mark_difference(a: &crate::SessionMark, b: &crate::SessionMark) -> Option<String> {
+    let (id, mark) = a
+        .configurations
+        .iter()
+        .find(|(id, mark)| b.configurations.get(id) != Some(mark))
+        .or_else(|| {
+            b.configurations
+                .iter()
+                .find(|(id, _)| !a.configurations.contains_key(id))
+        })?;
+    let other = b.configurations.get(id);
+    Some(match other {
+        Some(other) if other.runs != mark.runs => format!(
+            "the runs of configuration {id} (the one holds {}, the other {})",
+            mark.runs, other.runs
+        ),
+        Some(other) if other.stopped != mark.stopped => {
+            format!("how configuration {id} stopped")
+        }
+        Some(_) => format!("the end of the latest run of configuration {id}"),
+        None => format!("configuration {id} (in one of them only)"),
+    })
 }

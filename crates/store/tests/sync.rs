@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use uuid::Uuid;
 use vernier_model::{Recorder, RunHistogram, RunPlace, SessionStatus, StopReason};
 use vernier_store::{
-    copy_sessions, Access, Load, Location, SqliteStore, Store, SyncReport, SyncStep,
+    copy_sessions, merge_sessions, Access, Load, Location, SqliteStore, Store, SyncReport, SyncStep,
 };
 use vernier_testkit::{databases, still_running, stored_session};
 
@@ -733,45 +733,192 @@ fn profiled_runs_are_copied_with_their_session() {
     }
 }
 
-/// `copy_session`, which `merge` uses: a session the target lacks is stored part by part,
-/// whole; one it holds is compared whole, skipped with the same content and a conflict with
-/// other.
+/// `merge_sessions` copies as a sync does, part by part: a merge stopped midway (a trigger of
+/// the target refuses the run of index 7,500 of the long session) keeps the parts it stored,
+/// and merging the same inputs again stores the rest, each run once, to what a merge that was
+/// never stopped stores, on both engines.
 #[test]
-fn copy_session_stores_a_large_session_whole_once() {
+fn a_merge_stopped_midway_is_resumed_to_what_an_uninterrupted_merge_stores() {
     let dir = tempfile::tempdir().unwrap();
-    let mut source = open(&dir, "machine.db");
+    let (mut a, mut b) = (open(&dir, "a.db"), open(&dir, "b.db"));
+    let values: Vec<f64> = (1..=12_001).map(f64::from).collect();
+    let long = stored_session(1_000, &values);
+    let shared = stored_session(50_000, &[1.0, 2.0]);
+    let own = stored_session(60_000, &[3.0]);
+    a.import_sessions(&[long.clone(), shared.clone()], &BTreeMap::new())
+        .unwrap();
+    b.import_sessions(&[shared.clone(), own.clone()], &BTreeMap::new())
+        .unwrap();
+    let inputs: [&dyn Store; 2] = [&a, &b];
+    let mut whole = open(&dir, "whole.db");
+    let reports = merge_sessions(&inputs, &mut whole, |_, _| {}).unwrap();
+    assert_eq!(
+        reports
+            .iter()
+            .map(|r| (r.copied, r.runs, r.present))
+            .collect::<Vec<_>>(),
+        [(2, 12_003, 0), (1, 1, 1)]
+    );
+    for db in databases("a_merge_stopped_midway_is_resumed") {
+        let engine = db.engine();
+        let mut target =
+            vernier_store::open(&Location::parse(db.arg()).unwrap(), Access::Create).unwrap();
+        db.execute(stop_at_run_7500(engine));
+        let error = merge_sessions(&inputs, target.as_mut(), |_, _| {}).unwrap_err();
+        assert!(
+            error.to_string().contains("stopped here"),
+            "{engine}: {error}"
+        );
+        assert_eq!(db.count("runs"), 7_000, "{engine}");
+        let header = target.session_headers().unwrap().remove(0);
+        assert_eq!(
+            (header.id, header.status, header.ended_at_ns),
+            (long.info.id, SessionStatus::Abandoned, None),
+            "{engine}"
+        );
+        db.execute(match engine {
+            "sqlite" => "DROP TRIGGER stop_copy",
+            _ => "DROP TRIGGER stop_copy ON runs; DROP FUNCTION stop_copy()",
+        });
+
+        let mut steps = Vec::new();
+        let reports =
+            merge_sessions(&inputs, target.as_mut(), |at, step| steps.push((at, step))).unwrap();
+        assert_eq!(
+            steps,
+            [
+                (
+                    0,
+                    SyncStep::Extended {
+                        id: long.info.id,
+                        runs: 5_001,
+                        running: false
+                    }
+                ),
+                (
+                    0,
+                    SyncStep::Copied {
+                        id: shared.info.id,
+                        runs: 2,
+                        running: false
+                    }
+                ),
+                (1, SyncStep::Present { id: shared.info.id }),
+                (
+                    1,
+                    SyncStep::Copied {
+                        id: own.info.id,
+                        runs: 1,
+                        running: false
+                    }
+                ),
+            ],
+            "{engine}"
+        );
+        assert_eq!(reports.len(), 2);
+        assert_eq!(db.count("runs"), 12_004, "{engine}");
+        assert_eq!(
+            target.session_headers().unwrap(),
+            whole.session_headers().unwrap(),
+            "{engine}"
+        );
+        for id in [long.info.id, shared.info.id, own.info.id] {
+            assert_eq!(
+                target.load_session(id, Load::ALL).unwrap(),
+                whole.load_session(id, Load::ALL).unwrap(),
+                "{engine}"
+            );
+            assert_eq!(
+                target.histogram_totals(id).unwrap(),
+                whole.histogram_totals(id).unwrap(),
+                "{engine}"
+            );
+        }
+        // Merged again: nothing to add.
+        let reports = merge_sessions(&inputs, target.as_mut(), |_, _| {}).unwrap();
+        assert_eq!(
+            reports
+                .iter()
+                .map(|r| (r.copied, r.extended, r.present))
+                .collect::<Vec<_>>(),
+            [(0, 0, 2), (0, 0, 2)],
+            "{engine}"
+        );
+        assert_eq!(db.count("runs"), 12_004, "{engine}");
+    }
+}
+
+/// A trigger of the target that refuses the run of index 7,500, as a server going away or a
+/// Ctrl-C would stop a copy.
+fn stop_at_run_7500(engine: &str) -> &'static str {
+    match engine {
+        "sqlite" => {
+            // The index by the key: a generated column has no value yet before the insert.
+            "CREATE TRIGGER stop_copy BEFORE INSERT ON runs \
+             WHEN (NEW.key & 2147483647) = 7500 \
+             BEGIN SELECT RAISE(ABORT, 'the copy is stopped here'); END"
+        }
+        _ => {
+            "CREATE FUNCTION stop_copy() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN \
+             IF (NEW.key & 2147483647) = 7500 THEN RAISE EXCEPTION 'the copy is stopped here'; END IF; \
+             RETURN NEW; END $$; CREATE TRIGGER stop_copy BEFORE INSERT ON runs \
+             FOR EACH ROW EXECUTE FUNCTION stop_copy()"
+        }
+    }
+}
+
+/// Two copies of a session that differ are found before a merge stores anything, part by part
+/// (a value of the twelfth part's run, a note), and named; a target that holds runs of a
+/// session that the input lacks is refused too.
+#[test]
+fn a_merge_refuses_two_copies_of_a_session_that_differ_and_stores_nothing() {
+    let dir = tempfile::tempdir().unwrap();
     let values: Vec<f64> = (1..=12_001).map(f64::from).collect();
     let session = stored_session(1_000, &values);
-    source
-        .import_sessions(std::slice::from_ref(&session), &BTreeMap::new())
-        .unwrap();
-    let mut target = open(&dir, "merged.db");
-    let mut import = target.importer(0).unwrap();
-    let runs = vernier_store::copy_session(&source, import.as_mut(), session.info.id).unwrap();
-    assert_eq!(runs, Some(values.len()));
-    // The same session again within the same transaction: compared, skipped.
-    let again = vernier_store::copy_session(&source, import.as_mut(), session.info.id).unwrap();
-    assert_eq!(again, None);
-    assert_eq!(import.report().imported, 1);
-    assert_eq!(import.report().skipped, 1);
-    import.commit().unwrap();
-    assert_eq!(
-        target.load_session(session.info.id, Load::ALL).unwrap(),
-        source.load_session(session.info.id, Load::ALL).unwrap()
-    );
-    // Other content under the same id is a conflict.
-    let mut changed = session.clone();
-    changed.configurations[0].runs[11_000]
+    let mut changed_value = session.clone();
+    changed_value.configurations[0].runs[11_000]
         .values
         .insert("time", 0.5);
-    let other = open(&dir, "other.db");
-    let mut other = other;
-    other
-        .import_sessions(std::slice::from_ref(&changed), &BTreeMap::new())
-        .unwrap();
-    let mut import = target.importer(0).unwrap();
-    let err = vernier_store::copy_session(&other, import.as_mut(), session.info.id).unwrap_err();
-    assert!(err.to_string().contains("other content"), "{err}");
+    let mut noted = session.clone();
+    noted.info.note = Some("changed".into());
+    let mut shorter = session.clone();
+    shorter.configurations[0].runs.pop();
+    let mut stores = Vec::new();
+    for (name, s) in [
+        ("a.db", &session),
+        ("value.db", &changed_value),
+        ("note.db", &noted),
+        ("shorter.db", &shorter),
+    ] {
+        let mut store = open(&dir, name);
+        store
+            .import_sessions(std::slice::from_ref(s), &BTreeMap::new())
+            .unwrap();
+        stores.push(store);
+    }
+    let mut target = open(&dir, "merged.db");
+    for (other, field) in [
+        (1, "configurations[0].runs[0].values"),
+        (2, "note"),
+        (3, "the runs of configuration"),
+    ] {
+        let error =
+            merge_sessions(&[&stores[0], &stores[other]], &mut target, |_, _| {}).unwrap_err();
+        let message = error.to_string();
+        assert!(
+            message.contains("other content") && message.contains(field),
+            "{message}"
+        );
+        assert!(ids(&target).is_empty(), "{message}");
+    }
+    // Held by the target: compared the same way.
+    merge_sessions(&[&stores[0]], &mut target, |_, _| {}).unwrap();
+    let error = merge_sessions(&[&stores[1]], &mut target, |_, _| {}).unwrap_err();
+    assert!(error.to_string().contains("values"), "{error}");
+    assert_eq!(
+        target.load_session(session.info.id, Load::ALL).unwrap(),
+        stores[0].load_session(session.info.id, Load::ALL).unwrap()
+    );
 }
 
 /// A session read page by page (`Store::load_session_page`) brings its profiled runs once, with
@@ -954,5 +1101,62 @@ fn a_first_copy_stopped_midway_keeps_its_parts_and_the_next_stores_the_rest_once
         let present = SyncStep::Present { id };
         let report = copy_and_check(&source, target.as_mut(), present, &whole, engine);
         assert_eq!((report.present, report.added_runs), (1, 0), "{engine}");
+    }
+}
+
+/// Two syncs that continue one copy stopped midway at the same time (two machines' timers, or
+/// a monitor's periodic sync beside a scheduled one) store every run once: each stores its
+/// parts without looking the runs up, and the one that finds a run stored by the other
+/// meanwhile (its place, the unique key of `runs`, refuses it) tries the part again, looking them up, on both engines.
+#[test]
+fn two_syncs_continuing_one_copy_at_once_store_every_run_once() {
+    for db in databases("two_syncs_continuing_one_copy_at_once") {
+        let engine = db.engine();
+        let dir = tempfile::tempdir().unwrap();
+        let mut source = open(&dir, "machine.db");
+        let values: Vec<f64> = (1..=9_001).map(f64::from).collect();
+        let session = stored_session(1_000, &values);
+        source
+            .import_sessions(std::slice::from_ref(&session), &BTreeMap::new())
+            .unwrap();
+        let id = session.info.id;
+        let location = Location::parse(db.arg()).unwrap();
+        let mut target = vernier_store::open(&location, Access::Create).unwrap();
+        db.execute(&stop_at_run_7500(engine).replace("7500", "2500"));
+        copy_sessions(&source, target.as_mut(), |_| {}).unwrap_err();
+        db.execute(match engine {
+            "sqlite" => "DROP TRIGGER stop_copy",
+            _ => "DROP TRIGGER stop_copy ON runs; DROP FUNCTION stop_copy()",
+        });
+        assert_eq!(db.count("runs"), 2_000, "{engine}");
+        drop(target);
+
+        let source_path = dir.path().join("machine.db");
+        let barrier = std::sync::Barrier::new(2);
+        let added: Vec<usize> = std::thread::scope(|scope| {
+            let copies: Vec<_> = (0..2)
+                .map(|_| {
+                    let (barrier, location, source_path) = (&barrier, &location, &source_path);
+                    scope.spawn(move || {
+                        let source = SqliteStore::open(source_path).unwrap();
+                        let mut target = vernier_store::open(location, Access::Write).unwrap();
+                        barrier.wait();
+                        copy_sessions(&source, target.as_mut(), |_| {})
+                            .unwrap()
+                            .added_runs
+                    })
+                })
+                .collect();
+            copies.into_iter().map(|c| c.join().unwrap()).collect()
+        });
+        assert_eq!(db.count("runs"), 9_001, "{engine}");
+        // Every run added once between the two.
+        assert_eq!(added.iter().sum::<usize>(), 7_001, "{engine}: {added:?}");
+        let target = vernier_store::open(&location, Access::Read).unwrap();
+        assert_eq!(
+            target.load_session(id, Load::ALL).unwrap(),
+            source.load_session(id, Load::ALL).unwrap(),
+            "{engine}"
+        );
     }
 }

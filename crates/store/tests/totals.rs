@@ -109,11 +109,9 @@ fn each_run_recorded_is_merged_into_the_totals_and_a_sync_carries_them() {
         assert_eq!(kept[0].runs, 5);
         assert_eq!(target.histogram_totals(id).unwrap(), kept, "{engine}");
 
-        // A merge (one import of every session) carries them too.
+        // A merge carries them too.
         let mut merged_file = SqliteStore::open(&dir.path().join("merged.db")).unwrap();
-        let mut import = merged_file.importer(0).unwrap();
-        vernier_store::copy_session(&source, import.as_mut(), id).unwrap();
-        import.commit().unwrap();
+        vernier_store::merge_sessions(&[&source], &mut merged_file, |_, _| {}).unwrap();
         assert_eq!(merged_file.histogram_totals(id).unwrap(), kept);
     }
 }

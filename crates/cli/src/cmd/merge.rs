@@ -4,17 +4,20 @@
 //! Every session keeps its ids (session, configurations, runs), so nothing is renumbered and
 //! nothing is stored twice: a session found in several inputs (a machine that also synced to
 //! another) is stored once, and one id with two different contents is refused, naming the
-//! first difference. All inputs go in one transaction: the output gets every session or none.
-//! `-o` writes a new file, built beside it under a temporary name and moved into place when
-//! complete, so an existing file is never overwritten and a failed merge leaves no file;
-//! `--into` adds to an existing vernier database.
+//! first difference, before anything is stored (`vernier_store::check_merge`). Sessions are
+//! copied as `sync` copies them, part by part, a transaction per part
+//! (`vernier_store::merge_sessions`): a merge stopped midway keeps what it stored, and the same
+//! merge run again resumes it, storing each run once. `-o` writes a new file, built beside it
+//! as `.NAME.merging` and moved into place when complete, so an existing file is never
+//! overwritten; a merge stopped midway leaves that file for the same command to resume
+//! (one that stored nothing leaves none). `--into` adds to an existing vernier database.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{bail, Context, Result};
 use vernier_model::text::plural;
-use vernier_model::SessionStatus;
+use vernier_store::Store;
 
 use crate::cli::MergeArgs;
 use crate::db;
@@ -60,49 +63,56 @@ pub fn merge(args: MergeArgs) -> Result<ExitCode> {
     } else {
         db::open_existing_for_writing(Some(write_to))?
     };
-    let mut lines = Vec::new();
-    let mut import = store.importer(0)?;
-    for (path, input) in args.inputs.iter().zip(&inputs) {
-        let before = import.report();
-        let mut running = 0;
-        for header in input.session_headers()? {
-            if header.status == SessionStatus::Running {
-                running += 1;
-                continue;
-            }
-            vernier_store::copy_session(input.as_ref(), import.as_mut(), header.id)
-                .with_context(|| format!("cannot merge {}", path.display()))?;
+    let readers: Vec<&dyn Store> = inputs.iter().map(|input| input.as_ref()).collect();
+    let merged = vernier_store::merge_sessions(&readers, store.as_mut(), |_, _| {});
+    let reports = match merged {
+        Ok(reports) => reports,
+        Err(e) => {
+            let kept = partial
+                .as_ref()
+                .is_some_and(|_| store.session_headers().is_ok_and(|held| !held.is_empty()));
+            drop(store);
+            let error = anyhow::Error::new(e).context("cannot merge");
+            return Err(match (partial, kept) {
+                (Some(partial), true) => {
+                    let kept = partial.keep();
+                    error.context(format!(
+                        "the sessions merged so far are kept in {}; run the same merge again \
+                         to resume it, or remove that file",
+                        kept.display()
+                    ))
+                }
+                _ => error,
+            });
         }
-        let after = import.report();
-        lines.push(format!(
-            "{}: {} merged, {} already present, {} still running (not merged)",
-            path.display(),
-            plural(after.imported - before.imported, "session"),
-            after.skipped - before.skipped,
-            running
-        ));
-    }
-    let report = import.commit()?;
+    };
     drop(store);
     if let Some(partial) = partial {
         partial.publish(output)?;
     }
-    for line in lines {
-        outln!("{line}");
+    let mut added = 0;
+    for (path, report) in args.inputs.iter().zip(&reports) {
+        added += report.copied + report.extended;
+        outln!(
+            "{}: {} merged, {} already present, {} still running (not merged)",
+            path.display(),
+            plural(report.copied + report.extended, "session"),
+            report.present,
+            report.running
+        );
     }
-    outln!(
-        "{}: {} added",
-        output.display(),
-        plural(report.imported, "session")
-    );
+    outln!("{}: {} added", output.display(), plural(added, "session"));
     Ok(ExitCode::SUCCESS)
 }
 
-/// A database being built under a temporary name beside its final path, removed (with SQLite's
-/// `-wal` and `-shm` files) unless [`PartialFile::publish`] moved it into place.
+/// A database being built under a temporary name beside its final path (the same for every
+/// merge to that path, so that a merge run again finds what a stopped one stored), removed
+/// (with SQLite's `-wal` and `-shm` files) unless [`PartialFile::publish`] moved it into place
+/// or [`PartialFile::keep`] kept it.
 struct PartialFile {
     path: PathBuf,
-    published: bool,
+    /// Whether the file is no longer removed when dropped: published, or kept to be resumed.
+    settled: bool,
 }
 
 impl PartialFile {
@@ -111,11 +121,18 @@ impl PartialFile {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let path = output.with_file_name(format!(".{name}.merging-{}", std::process::id()));
+        let path = output.with_file_name(format!(".{name}.merging"));
         PartialFile {
             path,
-            published: false,
+            settled: false,
         }
+    }
+
+    /// Leaves the file in place (a merge stopped midway, resumed by the same merge again);
+    /// returns its path.
+    fn keep(mut self) -> PathBuf {
+        self.settled = true;
+        std::mem::take(&mut self.path)
     }
 
     /// Gives the complete file its final name. A hard link, not a rename: it fails when the
@@ -123,7 +140,7 @@ impl PartialFile {
     fn publish(mut self, output: &Path) -> Result<()> {
         std::fs::hard_link(&self.path, output)
             .with_context(|| format!("cannot create {}", output.display()))?;
-        self.published = true;
+        self.settled = true;
         std::fs::remove_file(&self.path)
             .with_context(|| format!("cannot remove {}", self.path.display()))
     }
@@ -131,7 +148,7 @@ impl PartialFile {
 
 impl Drop for PartialFile {
     fn drop(&mut self) {
-        if self.published {
+        if self.settled {
             return;
         }
         for suffix in ["", "-wal", "-shm", "-journal"] {

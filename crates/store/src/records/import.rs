@@ -11,7 +11,7 @@ use super::read::{load_session_in, session_progress_in};
 use super::totals::{self, StoredTotal};
 use super::{profiles, write, Engine};
 use crate::sql::args;
-use crate::{Extension, Import, ImportReport, Load, RunsPage, StoreError};
+use crate::{Extension, HeldRuns, Import, ImportReport, Load, RunsPage, StoreError};
 
 /// An import in progress: one transaction around the ordinary writes (which join it, see
 /// [`Engine::write`]), so an import is stored whole or not at all and its rows are exactly
@@ -41,6 +41,7 @@ impl<'a, E: Engine> Importer<'a, E> {
         session: &StoredSession,
         histograms: &StoredHistograms,
         kept: &[StoredTotal],
+        held: HeldRuns,
     ) -> Result<Extension, StoreError> {
         validate::check_session(session).map_err(|e| StoreError::Invalid(e.to_string()))?;
         let session = as_stored(session);
@@ -83,7 +84,11 @@ impl<'a, E: Engine> Importer<'a, E> {
             .iter()
             .flat_map(|c| c.runs.iter().map(|r| r.place(c.record.id)))
             .collect();
-        let stored = store.write(|tx| session_progress_in(tx, id, Some(&places)))?;
+        let stored = match held {
+            HeldRuns::Unknown => store.write(|tx| session_progress_in(tx, id, Some(&places)))?,
+            // The configurations only (a few rows): none of the runs is stored.
+            HeldRuns::None => store.write(|tx| session_progress_in(tx, id, Some(&[])))?,
+        };
         let mut extension = Extension {
             extended: true,
             ..Extension::default()
@@ -202,11 +207,11 @@ impl<E: Engine> Import for Importer<'_, E> {
     }
 
     fn extend(&mut self, session: &StoredSession) -> Result<Extension, StoreError> {
-        self.extend_with(session, &StoredHistograms::new(), &[])
+        self.extend_with(session, &StoredHistograms::new(), &[], HeldRuns::Unknown)
     }
 
-    fn extend_page(&mut self, page: &RunsPage) -> Result<Extension, StoreError> {
-        self.extend_with(&page.session, &page.histograms, &page.totals)
+    fn extend_page(&mut self, page: &RunsPage, held: HeldRuns) -> Result<Extension, StoreError> {
+        self.extend_with(&page.session, &page.histograms, &page.totals, held)
     }
 
     fn add_runs(&mut self, part: &StoredSession) -> Result<usize, StoreError> {
@@ -292,8 +297,8 @@ fn run_stored_elsewhere(
     move |e| {
         if e.is_duplicate_key() {
             StoreError::Conflict(format!(
-                "a run of configuration {configuration} of session {session} has an id that is \
-                 already stored in another session"
+                "a run of configuration {configuration} of session {session} has its id \
+                 already stored in another session, or its place stored already"
             ))
         } else {
             e
