@@ -13,7 +13,8 @@
 # Measured per size: `show latest`, `compare latest~1 latest`, `history`, `plot box latest~1
 # latest`, `report -o DIR`, `sync --to` a new SQLite file and (when VERNIER_TEST_POSTGRES names
 # a server, as scripts/with-postgres.sh provides) `sync --to` a new PostgreSQL database, and the
-# database's bytes per run (pages in use after a checkpoint, divided by all runs). Sizes of
+# database's bytes per run (pages in use after a checkpoint, divided by all runs; then those of
+# the tables `runs` and `run_ids` with their indexes, the bytes their cells use). Sizes of
 # BIG runs or more (a one-million-run session) measure `show` and the bytes only, with one
 # session.
 #
@@ -84,16 +85,25 @@ with open(path, "w") as f:
 EOF
 }
 
-# bytes_per_run DB RUNS
+# bytes_per_run DB RUNS [TABLE]: the bytes of the pages in use per run, of the whole file or
+# (TABLE) of that table with its indexes (SQLite's dbstat, https://www.sqlite.org/dbstat.html),
+# to one decimal; "-" for a table the file does not have.
 bytes_per_run() {
-    python3 - "$1" "$2" <<'EOF'
+    python3 - "$1" "$2" "${3:-}" <<'EOF'
 import sqlite3, sys
 db = sqlite3.connect(sys.argv[1])
 db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-pages = db.execute("PRAGMA page_count").fetchone()[0]
-free = db.execute("PRAGMA freelist_count").fetchone()[0]
-size = db.execute("PRAGMA page_size").fetchone()[0]
-print("%.0f" % ((pages - free) * size / int(sys.argv[2])))
+runs, table = int(sys.argv[2]), sys.argv[3]
+if table:
+    used = db.execute(
+        "SELECT sum(pgsize - unused) FROM dbstat WHERE name IN "
+        "(SELECT name FROM sqlite_schema WHERE tbl_name = ?)", (table,)).fetchone()[0]
+    print("-" if used is None else "%.1f" % (used / runs))
+else:
+    pages = db.execute("PRAGMA page_count").fetchone()[0]
+    free = db.execute("PRAGMA freelist_count").fetchone()[0]
+    size = db.execute("PRAGMA page_size").fetchone()[0]
+    print("%.1f" % ((pages - free) * size / runs))
 EOF
 }
 
@@ -148,6 +158,12 @@ for n in $SIZES; do
     sessions=$((big ? 1 : 2))
     row "$n" bytes/run "$(bytes_per_run "${db[before]}" $((n * sessions)))" - - \
         "$(bytes_per_run "${db[after]}" $((n * sessions)))" - -
+    # Of those, the table of runs and that of the ids kept apart (schema version 16), each with
+    # its indexes: the bytes of a row's cells, without the pages' unused space.
+    for table in runs run_ids; do
+        row "$n" "$table" "$(bytes_per_run "${db[before]}" $((n * sessions)) $table)" - - \
+            "$(bytes_per_run "${db[after]}" $((n * sessions)) $table)" - -
+    done
     cp "${db[before]}" "$WORK/migrated-$n.db"
     # shellcheck disable=SC2046
     row "$n" migrate - - - $(timed "$AFTER" --db "$WORK/migrated-$n.db" tag latest store-scale=migrated)

@@ -100,7 +100,7 @@ pub fn load_for_show(
     }
     let mut monitored = vec![None; session.configurations.len()];
     if load.runs && (load.monitors || has_histograms) {
-        let mut ids = std::collections::BTreeSet::new();
+        let mut places = std::collections::BTreeSet::new();
         for (c, window) in session.configurations.iter().zip(&mut monitored) {
             let measured: Vec<_> = c.runs.iter().filter(|r| !r.warmup).collect();
             let (first, last) = match every_monitor || measured.len() <= MONITORED_RUNS {
@@ -111,7 +111,7 @@ pub fn load_for_show(
                     (first, first + MONITORED_RUNS)
                 }
             };
-            ids.extend(measured[first..last].iter().map(|r| r.id));
+            places.extend(measured[first..last].iter().map(|r| r.place(c.record.id)));
         }
         let with_monitors = store
             .load_session_runs(
@@ -121,7 +121,7 @@ pub fn load_for_show(
                     monitors: true,
                     ..Load::INFO
                 },
-                &ids,
+                &places,
             )
             .map_err(failed)?;
         let mut data: std::collections::HashMap<Uuid, _> = with_monitors

@@ -10,6 +10,12 @@ use vernier_testkit::{
     ok, record_mock_session, refused, sorted, sqlite_texts, sync_count, temp_db, vernier_no_input,
 };
 
+/// Every run of a database by its place, as text: its configuration's id, then the low 32 bits
+/// of its key (kind and index), the same in every database that holds it, whatever its key
+/// there (docs/schema.md, `runs.key`), and in both engines.
+const RUN_PLACES: &str = "SELECT c.id || ':' || (r.key % 4294967296) FROM runs r \
+     JOIN configurations c ON c.key = r.configuration_key";
+
 fn this_hostname() -> String {
     std::fs::read_to_string("/proc/sys/kernel/hostname")
         .unwrap()
@@ -106,8 +112,8 @@ fn sync_copies_what_the_target_lacks_and_nothing_twice() {
         assert_eq!(count(&central, table), count(&machine, table), "{table}");
     }
     assert_eq!(
-        sorted(sqlite_texts(&central, "SELECT id FROM runs")),
-        sorted(sqlite_texts(&machine, "SELECT id FROM runs"))
+        sorted(sqlite_texts(&central, RUN_PLACES)),
+        sorted(sqlite_texts(&machine, RUN_PLACES))
     );
 
     // --from names the source; the same file on both sides is refused.
@@ -189,15 +195,16 @@ fn merge_stores_every_session_once_and_keeps_every_id() {
         "{out}"
     );
     // No row twice (cbenchsuite's db_merge duplicated rows) and no id renumbered (it lost
-    // them): the merged ids are exactly the distinct ids of the inputs.
+    // them): the merged ids and runs' places are exactly the distinct ones of the inputs.
+    let place = "c.id || ':' || (r.key % 4294967296)";
+    let runs = "runs r JOIN configurations c ON c.key = r.configuration_key";
+    let values = "run_metric_values v JOIN runs r ON r.key = v.run_key \
+         JOIN configurations c ON c.key = r.configuration_key";
     for (table, column) in [
         ("sessions", "id"),
         ("configurations", "id"),
-        ("runs", "lower(hex(id))"),
-        (
-            "run_metric_values v JOIN runs r ON r.key = v.run_key",
-            "lower(hex(r.id)) || v.metric",
-        ),
+        (runs, place),
+        (values, &format!("{place} || v.metric")),
     ] {
         let mut inputs: Vec<String> = sqlite_texts(&a, &format!("SELECT {column} FROM {table}"));
         inputs.extend(sqlite_texts(&b, &format!("SELECT {column} FROM {table}")));
@@ -352,16 +359,15 @@ fn merge_stopped_midway_keeps_its_sessions_and_the_same_merge_resumes_it() {
         "{:?}",
         leftovers(dir.path())
     );
-    for (table, column) in [
-        ("sessions", "id || status || coalesce(ended_at_ns, '')"),
-        ("configurations", "id"),
-        ("runs", "lower(hex(id))"),
+    for query in [
+        "SELECT id || status || coalesce(ended_at_ns, '') FROM sessions",
+        "SELECT id FROM configurations",
+        RUN_PLACES,
     ] {
-        let query = format!("SELECT {column} FROM {table}");
         assert_eq!(
-            sorted(sqlite_texts(&c, &query)),
-            sorted(sqlite_texts(&whole, &query)),
-            "{table}"
+            sorted(sqlite_texts(&c, query)),
+            sorted(sqlite_texts(&whole, query)),
+            "{query}"
         );
     }
 }
@@ -413,7 +419,7 @@ fn a_running_monitor_reaches_the_target_interval_by_interval() {
                 .output()
                 .unwrap())
         };
-        let runs_of = |db: &Path| sorted(sqlite_texts(db, "SELECT id FROM runs"));
+        let runs_of = |db: &Path| sorted(sqlite_texts(db, RUN_PLACES));
 
         wait_for_runs(&machine, 2, &mut monitor);
         let first = sync();
@@ -423,8 +429,8 @@ fn a_running_monitor_reaches_the_target_interval_by_interval() {
             "{engine}: {first}"
         );
         assert_eq!(sync_count(&first, " still running"), 1, "{engine}: {first}");
-        let run_ids = format!("SELECT {} FROM runs", central.hex("id"));
-        let copied = sorted(central.texts(&run_ids));
+        let run_ids = RUN_PLACES;
+        let copied = sorted(central.texts(run_ids));
         assert!(copied.len() >= 2, "{engine}: {first}");
         assert_eq!(
             sync_count(&first, " run(s))"),
@@ -448,7 +454,7 @@ fn a_running_monitor_reaches_the_target_interval_by_interval() {
             0,
             "{engine}: {second}"
         );
-        let now = sorted(central.texts(&run_ids));
+        let now = sorted(central.texts(run_ids));
         assert_eq!(now.len(), copied.len() + added, "{engine}: {second}");
         assert!(copied.iter().all(|id| now.contains(id)), "{engine}");
         assert!(
@@ -468,18 +474,15 @@ fn a_running_monitor_reaches_the_target_interval_by_interval() {
         let last = sync();
         assert!(last.contains("(ended, copied whole)"), "{engine}: {last}");
         assert_eq!(sync_count(&last, " still running"), 0, "{engine}: {last}");
-        assert_eq!(sorted(central.texts(&run_ids)), runs_of(&machine));
+        assert_eq!(sorted(central.texts(run_ids)), runs_of(&machine));
         let end = "SELECT status || ' ' || ended_at_ns FROM sessions";
         assert_eq!(central.texts(end), sqlite_texts(&machine, end), "{engine}");
-        let histograms = |hex: &str| {
-            format!(
-                "SELECT {hex} || ':' || quantity || ':' || count FROM run_histograms h \
-                 JOIN runs r ON r.key = h.run_key"
-            )
-        };
+        let histograms = "SELECT c.id || ':' || (r.key % 4294967296) || ':' || quantity || ':' \
+             || count FROM run_histograms h JOIN runs r ON r.key = h.run_key \
+             JOIN configurations c ON c.key = r.configuration_key";
         assert_eq!(
-            sorted(central.texts(&histograms(&central.hex("r.id")))),
-            sorted(sqlite_texts(&machine, &histograms("lower(hex(r.id))"))),
+            sorted(central.texts(histograms)),
+            sorted(sqlite_texts(&machine, histograms)),
             "{engine}"
         );
 
@@ -514,7 +517,7 @@ fn a_monitor_syncing_periodically_reaches_the_target_while_it_runs() {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        let run_ids = format!("SELECT {} FROM runs", central.hex("id"));
+        let run_ids = RUN_PLACES;
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
         // The target's tables exist once the first sync has created them (committed whole).
         let has_runs = || match engine {
@@ -531,7 +534,7 @@ fn a_monitor_syncing_periodically_reaches_the_target_while_it_runs() {
                 .is_empty(),
         };
         // Bounded: the target gets two intervals while the monitor still runs.
-        while !(has_runs() && central.texts(&run_ids).len() >= 2) {
+        while !(has_runs() && central.texts(run_ids).len() >= 2) {
             assert!(
                 std::time::Instant::now() < deadline,
                 "{engine}: no two intervals synced within 120 s"
@@ -553,13 +556,11 @@ fn a_monitor_syncing_periodically_reaches_the_target_while_it_runs() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(0), "{engine}: {stderr}");
         assert!(!stderr.contains("warning"), "{engine}: {stderr}");
-        let synced = sorted(central.texts(&run_ids));
+        let synced = sorted(central.texts(run_ids));
         assert!(
-            synced.iter().all(|id| sorted(sqlite_texts(
-                &machine,
-                "SELECT lower(hex(id)) FROM runs"
-            ))
-            .contains(id)),
+            synced
+                .iter()
+                .all(|place| sorted(sqlite_texts(&machine, RUN_PLACES)).contains(place)),
             "{engine}"
         );
     }

@@ -301,12 +301,19 @@ fn eight_syncs_at_once_store_every_session_and_run_exactly_once() {
 
     // The rows of the target are exactly the distinct rows of the machines.
     let pg = central.postgres().unwrap();
-    // Rows name their run by its id, as hex text (the keys differ between databases).
-    let of_run = |table: &str| format!("{table} x JOIN runs r ON r.key = x.run_key");
+    // Rows name their run by its place, its configuration's id and the low 32 bits of its key
+    // (its kind and index), as text: the keys differ between databases.
+    let runs = "runs r JOIN configurations c ON c.key = r.configuration_key";
+    let of_run = |table: &str| {
+        format!(
+            "{table} x JOIN runs r ON r.key = x.run_key \
+             JOIN configurations c ON c.key = r.configuration_key"
+        )
+    };
     for (table, row) in [
         ("sessions".to_string(), "id"),
         ("configurations".to_string(), "id"),
-        ("runs r".to_string(), "{r.id}"),
+        (runs.to_string(), "{r.id}"),
         (of_run("run_metric_values"), "{r.id} || ':' || x.metric"),
         (
             of_run("run_histograms"),
@@ -315,8 +322,8 @@ fn eight_syncs_at_once_store_every_session_and_run_exactly_once() {
         (of_run("run_monitors"), "{r.id} || ':' || length(x.series)"),
     ] {
         let (sqlite_row, pg_row) = (
-            row.replace("{r.id}", "lower(hex(r.id))"),
-            row.replace("{r.id}", "encode(r.id, 'hex')"),
+            row.replace("{r.id}", "(c.id || ':' || (r.key % 4294967296))"),
+            row.replace("{r.id}", "(c.id || ':' || (r.key % 4294967296))"),
         );
         let mut expected: Vec<String> = machines
             .iter()

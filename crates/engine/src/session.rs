@@ -693,7 +693,12 @@ impl<R: Recorder + ?Sized> Runner<'_, R> {
             }
         };
         let state = &mut states[i];
-        let mut record = run_record(&outcome, index, warmup, round, state.executions());
+        let place = vernier_model::RunPlace {
+            configuration: state.record.id,
+            warmup,
+            index,
+        };
+        let mut record = run_record(&outcome, place, round, state.executions());
         record.setup_steps = setup_steps;
         record.setup_changed = setup_changed;
         record.values = values.into();
@@ -902,17 +907,17 @@ impl<R: Recorder + ?Sized> Runner<'_, R> {
     }
 }
 
+/// The record of a run in `place`, with the id its place gives (which the store need not keep).
 fn run_record(
     outcome: &RunOutcome,
-    index: u32,
-    warmup: bool,
+    place: vernier_model::RunPlace,
     round: u32,
     preceding_executions: u32,
 ) -> RunRecord {
     RunRecord {
-        id: Uuid::new_v4(),
-        index,
-        warmup,
+        id: place.derived_id(),
+        index: place.index,
+        warmup: place.warmup,
         round,
         preceding_executions,
         started_at_ns: outcome.started_at_ns,

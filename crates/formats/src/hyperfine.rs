@@ -37,7 +37,6 @@ pub struct Outline {
 struct FileIds {
     session: Uuid,
     configurations: IdHasher,
-    runs: IdHasher,
 }
 
 impl fmt::Debug for FileIds {
@@ -49,12 +48,11 @@ impl fmt::Debug for FileIds {
 }
 
 impl FileIds {
-    fn configuration(&self, i: usize) -> (Uuid, IdHasher) {
+    /// The id of configuration `i`; its runs' ids are those their places give
+    /// ([`vernier_model::RunPlace::derived_id`]).
+    fn configuration(&self, i: usize) -> Uuid {
         let index = (i as u64).to_le_bytes();
-        (
-            self.configurations.clone().part(&index).id(),
-            self.runs.clone().part(&index),
-        )
+        self.configurations.clone().part(&index).id()
     }
 }
 
@@ -103,7 +101,6 @@ pub fn outline(input: impl Read, len: u64) -> Result<Outline, ReadError> {
         inner: input,
         session: IdHasher::new().part(b"hyperfine-session").begin(len),
         configurations: IdHasher::new().part(b"hyperfine-configuration").begin(len),
-        runs: IdHasher::new().part(b"hyperfine-run").begin(len),
         read: 0,
     };
     let mut reader = BufReader::with_capacity(1 << 16, hashed);
@@ -127,7 +124,6 @@ pub fn outline(input: impl Read, len: u64) -> Result<Outline, ReadError> {
         ids: FileIds {
             session: hashed.session.id(),
             configurations: hashed.configurations,
-            runs: hashed.runs,
         },
         results,
     })
@@ -224,13 +220,13 @@ impl Outline {
         // the one run that holds it.
         for (i, result) in self.results.iter().enumerate() {
             if let Some((j, t, offset_ns)) = result.invalid {
-                let run_ids = self.ids.configuration(i).1;
+                let configuration = self.ids.configuration(i);
                 let mut part = StoredSession {
                     info: session.info.clone(),
                     configurations: vec![session.configurations[i].clone()],
                 };
                 part.configurations[0].runs = vec![run(
-                    &run_ids,
+                    configuration,
                     &"time".into(),
                     j,
                     t,
@@ -259,7 +255,7 @@ impl Outline {
         let failed = result.failed;
         StoredConfiguration {
             record: ConfigurationRecord {
-                id: self.ids.configuration(i).0,
+                id: self.ids.configuration(i),
                 position: i as u32,
                 benchmark: "command".to_string(),
                 benchmark_version: "hyperfine".to_string(),
@@ -315,11 +311,16 @@ impl Outline {
     }
 }
 
-/// Run `j` of a configuration whose run ids derive from `run_ids`; its value is named `time`
-/// (one name, shared by every run).
-fn run(run_ids: &IdHasher, time: &MetricName, j: u64, t: f64, start: i64) -> RunRecord {
+/// Run `j` of configuration `configuration` (its id), with the id its place gives; its value is
+/// named `time` (one name, shared by every run).
+fn run(configuration: Uuid, time: &MetricName, j: u64, t: f64, start: i64) -> RunRecord {
+    let place = vernier_model::RunPlace {
+        configuration,
+        warmup: false,
+        index: j as u32,
+    };
     RunRecord {
-        id: run_ids.clone().part(&j.to_le_bytes()).id(),
+        id: place.derived_id(),
         index: j as u32,
         warmup: false,
         round: 0,
@@ -338,19 +339,18 @@ fn run(run_ids: &IdHasher, time: &MetricName, j: u64, t: f64, start: i64) -> Run
     }
 }
 
-/// A reader that hashes what it reads into the three id hashers.
+/// A reader that hashes what it reads into the two id hashers.
 struct Hashing<R> {
     inner: R,
     session: IdHasher,
     configurations: IdHasher,
-    runs: IdHasher,
     read: u64,
 }
 
 impl<R: Read> Read for Hashing<R> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         let n = self.inner.read(buf)?;
-        for hasher in [&mut self.session, &mut self.configurations, &mut self.runs] {
+        for hasher in [&mut self.session, &mut self.configurations] {
             hasher.update(&buf[..n]);
         }
         self.read += n as u64;
@@ -664,12 +664,12 @@ impl<'de, F: FnMut(StoredSession) -> Result<(), SourceError>> Visitor<'de>
         let sink = self.sink;
         let i = self.index;
         let expected = sink.outline.results.get(i).map_or(0, |r| r.times);
-        let run_ids = sink.outline.ids.configuration(i).1;
+        let configuration = sink.outline.ids.configuration(i);
         let time = MetricName::from("time");
         let mut runs = Vec::with_capacity(sink.per_part.min(expected as usize));
         let (mut j, mut start) = (0u64, sink.now_ns);
         while let Some(t) = seq.next_element::<f64>()? {
-            let record = run(&run_ids, &time, j, t, start);
+            let record = run(configuration, &time, j, t, start);
             start = record.ended_at_ns;
             runs.push(record);
             j += 1;

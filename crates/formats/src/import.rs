@@ -416,15 +416,16 @@ mod tests {
         );
         let bytes = HYPERFINE.as_bytes();
         assert_eq!(s[0].info.id, whole_file_id(&[b"hyperfine-session", bytes]));
-        let (c1, r0) = (1u64.to_le_bytes(), 0u64.to_le_bytes());
-        assert_eq!(
-            s[0].configurations[1].record.id,
-            whole_file_id(&[b"hyperfine-configuration", bytes, &c1])
-        );
-        assert_eq!(
-            s[0].configurations[1].runs[0].id,
-            whole_file_id(&[b"hyperfine-run", bytes, &c1, &r0])
-        );
+        let c1 = 1u64.to_le_bytes();
+        let configuration = whole_file_id(&[b"hyperfine-configuration", bytes, &c1]);
+        assert_eq!(s[0].configurations[1].record.id, configuration);
+        // A run's id is the one its place gives, which the database need not store.
+        let place = vernier_model::RunPlace {
+            configuration,
+            warmup: false,
+            index: 0,
+        };
+        assert_eq!(s[0].configurations[1].runs[0].id, place.derived_id());
         let c = &s[0].configurations;
         assert_eq!(c[0].values(), vec![1.0, 3.0]);
         assert_eq!(c[0].record.options.text("command"), "a");

@@ -1,5 +1,6 @@
-//! Identities: what makes two configurations the same one ([`ConfigKey`]), and the short form
-//! of a session id that tables, legends and pages show ([`ShortId`]).
+//! Identities: what makes two configurations the same one ([`ConfigKey`]), where a run belongs
+//! and the id that place gives it ([`RunPlace`]), and the short form of a session id that
+//! tables, legends and pages show ([`ShortId`]).
 
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
@@ -148,6 +149,35 @@ impl fmt::Display for ShortId {
     }
 }
 
+/// Where a run belongs: its configuration, its kind (warmup or measured) and its index among
+/// the runs of that kind. No two runs share a place, so sync, merge and import tell a run they
+/// hold already by it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct RunPlace {
+    pub configuration: Uuid,
+    pub warmup: bool,
+    pub index: u32,
+}
+
+impl RunPlace {
+    /// The id a run recorded in this place gets: a name-based UUID of version 8 (RFC 9562,
+    /// section 5.8 and its SHA-256 example in appendix B.2), the first 16 bytes of the SHA-256
+    /// of the configuration's 16 bytes, one byte 0 (measured) or 1 (warmup) and the index as 4
+    /// bytes big endian, with the version and variant bits set. A database stores only the ids
+    /// that are not this (docs/schema.md, `run_ids`).
+    pub fn derived_id(&self) -> Uuid {
+        use sha2::{Digest, Sha256};
+        let mut hasher = Sha256::new();
+        hasher.update(self.configuration.as_bytes());
+        hasher.update([u8::from(self.warmup)]);
+        hasher.update(self.index.to_be_bytes());
+        let digest = hasher.finalize();
+        let mut bytes = [0u8; 16];
+        bytes.copy_from_slice(&digest[..16]);
+        uuid::Builder::from_custom_bytes(bytes).into_uuid()
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -162,6 +192,27 @@ mod tests {
                 .map(|(k, v)| (k.to_string(), v.clone()))
                 .collect(),
         )
+    }
+
+    #[test]
+    fn a_derived_run_id_is_the_documented_hash_of_its_place() {
+        let configuration = Uuid::parse_str("0b6f1c2e-8d7a-4c39-9f4e-5a1d2c3b4e5f").unwrap();
+        let place = |warmup, index| RunPlace {
+            configuration,
+            warmup,
+            index,
+        };
+        // Python: h = hashlib.sha256(c.bytes + bytes([0]) + (7).to_bytes(4, "big")).digest()
+        // then version 8 and the RFC 9562 variant in bytes 6 and 8.
+        assert_eq!(
+            place(false, 7).derived_id().to_string(),
+            "0e3d120c-f93b-8918-99f3-bb7b90b55d92"
+        );
+        assert_eq!(place(false, 7).derived_id().get_version_num(), 8);
+        let ids: HashSet<Uuid> = (0..1000)
+            .flat_map(|i| [place(false, i).derived_id(), place(true, i).derived_id()])
+            .collect();
+        assert_eq!(ids.len(), 2000);
     }
 
     #[test]

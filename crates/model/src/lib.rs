@@ -33,7 +33,7 @@ pub use child::ChildSetup;
 pub use environment::Environment;
 pub use finding::{Finding, Severity};
 pub use histogram::{Recording, RunHistogram};
-pub use ids::{ConfigKey, ShortId};
+pub use ids::{ConfigKey, RunPlace, ShortId};
 pub use options::{OptionDefault, OptionKind, OptionSpec, OptionValue, Options};
 pub use plugin::{Describe, Description, Kind, PluginError, Registry, Text};
 pub use profile::{FoldedStacks, ProfileRecord, ProfileScope, ProfileSettings};

@@ -237,6 +237,17 @@ pub struct RunRecord {
     pub setup_changed: Vec<ChangedSetting>,
 }
 
+impl RunRecord {
+    /// Where the run belongs within `configuration` (its configuration's id).
+    pub fn place(&self, configuration: Uuid) -> crate::RunPlace {
+        crate::RunPlace {
+            configuration,
+            warmup: self.warmup,
+            index: self.index,
+        }
+    }
+}
+
 /// A per-run setup step as it happened before a run.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SetupStep {

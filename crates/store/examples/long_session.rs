@@ -94,7 +94,13 @@ fn grow(db: &str, target: usize, running: bool) -> Result<(), vernier_store::Sto
     // holds: the kept merged histograms of the grown session are their sums (each copy's
     // histograms pass through as stored, which a store does not merge).
     let recorded: std::collections::BTreeSet<uuid::Uuid> = runs().map(|r| r.id).collect();
-    let decoded = store.load_session_runs(id, vernier_store::Load::DISTRIBUTIONS, &recorded)?;
+    let places = template
+        .session
+        .configurations
+        .iter()
+        .flat_map(|c| c.runs.iter().map(|r| r.place(c.record.id)))
+        .collect();
+    let decoded = store.load_session_runs(id, vernier_store::Load::DISTRIBUTIONS, &places)?;
     let mut copies: std::collections::HashMap<uuid::Uuid, u64> =
         recorded.iter().map(|&r| (r, 1)).collect();
     let mut round: i64 = 0;

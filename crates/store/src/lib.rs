@@ -22,7 +22,9 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use uuid::Uuid;
-use vernier_model::{Calibration, Recorder, SessionInfo, SessionStatus, StopReason, StoredSession};
+use vernier_model::{
+    Calibration, Recorder, RunPlace, SessionInfo, SessionStatus, StopReason, StoredSession,
+};
 
 pub use location::{migrate, open, open_with_lock_wait, Access, Location};
 #[cfg(feature = "postgres")]
@@ -169,15 +171,15 @@ pub trait Store: Recorder<Error = StoreError> + Send {
     /// A session with its configurations and runs; `load` says whether with the runs' monitor
     /// data (without it, every run's `monitors` is `None`).
     fn load_session(&self, id: Uuid, load: Load) -> Result<StoredSession, StoreError>;
-    /// Session `id` as [`Store::load_session`] reads it, with only those of its runs whose ids
-    /// are in `runs` (ids of other sessions' runs, or of none, take nothing): a copy of a
+    /// Session `id` as [`Store::load_session`] reads it, with only those of its runs whose
+    /// places are in `runs` (places of other sessions, or of no run, take nothing): a copy of a
     /// session still being recorded reads the few runs the target lacks, not the session's
     /// months of runs it holds already.
     fn load_session_runs(
         &self,
         id: Uuid,
         load: Load,
-        runs: &BTreeSet<Uuid>,
+        runs: &BTreeSet<RunPlace>,
     ) -> Result<StoredSession, StoreError>;
     /// Session `id` as [`Store::load_session`] reads it, with at most `limit` of its runs: the
     /// first ones (`after` `None`), or those after the cursor that the previous page
@@ -217,7 +219,7 @@ pub trait Store: Recorder<Error = StoreError> + Send {
     ) -> Result<(RunsPage, Option<RunCursor>), StoreError>;
     /// [`Store::load_session_runs`] with everything stored, as a copy into another store reads
     /// it ([`RunsPage`]).
-    fn copy_runs(&self, id: Uuid, runs: &BTreeSet<Uuid>) -> Result<RunsPage, StoreError>;
+    fn copy_runs(&self, id: Uuid, runs: &BTreeSet<RunPlace>) -> Result<RunsPage, StoreError>;
     /// The kept merged histograms of session `id`'s configurations (docs/schema.md,
     /// `histogram_totals`, version 15), by configuration, quantity and thread: what `show` of a
     /// long session reads in place of every run's buckets. Check them against the runs'
@@ -438,12 +440,13 @@ pub trait Import {
 /// ([`Import::extend_page`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum HeldRuns {
-    /// The target may hold some of them: they are looked up by their ids first (a query of
-    /// 500 ids at a time), and only the others are stored.
+    /// The target may hold some of them: they are looked up by their places first (a query
+    /// of 500 keys at a time), and only the others are stored.
     Unknown,
     /// The target held none of them when the copy compared the two stores: all are stored
-    /// without a lookup. One stored meanwhile by another copy fails the import on its id,
-    /// which is unique, and the copy tries again with [`HeldRuns::Unknown`]. The lookups took
+    /// without a lookup. One stored meanwhile by another copy fails the import on its place
+    /// (the key of `runs`), which is unique, and the copy tries again with
+    /// [`HeldRuns::Unknown`]. The lookups took
     /// 5.2 s of the server's 7.9 s in a first copy of 100,000 runs into PostgreSQL.
     None,
 }
@@ -624,8 +627,9 @@ impl SessionHeader {
 pub struct SessionProgress {
     /// Its configurations and how each stopped (`None` while it is repeated).
     pub configurations: BTreeMap<Uuid, Option<StopReason>>,
-    /// Its runs, warmups included.
-    pub runs: BTreeSet<Uuid>,
+    /// Its runs, warmups included, by their places (what tells two copies of a run apart,
+    /// whatever their ids).
+    pub runs: BTreeSet<RunPlace>,
 }
 
 impl SessionProgress {

@@ -13,7 +13,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use uuid::Uuid;
-use vernier_model::{SessionStatus, Texts};
+use vernier_model::{RunPlace, SessionStatus, Texts};
 
 use vernier_sys::process::ProcessIdentity;
 
@@ -190,7 +190,7 @@ where
     // run per interval, some 100,000 in a year, of which a sync adds the few recorded since
     // the last one; a copy stopped midway ([`copy_one`]) lacks the rest of the session, which
     // is added [`RUNS_PER_PART`] runs a transaction, the end with the last part.
-    let lacking: Vec<Uuid> = source.runs.difference(&target.runs).copied().collect();
+    let lacking: Vec<RunPlace> = source.runs.difference(&target.runs).copied().collect();
     let parts = lacking.chunks(RUNS_PER_PART).count().max(1);
     let mut total = Extension::default();
     for (at, part) in lacking
@@ -557,17 +557,17 @@ fn compare_copies(a: &dyn Store, b: &dyn Store, id: Uuid) -> Result<(), StoreErr
     }
     // The two copies' parts side by side while they hold the same runs (both stored the runs
     // in one order: a copy stores them in the order it reads them), read as ranges of keys;
-    // otherwise the other's runs of each part are looked up by their ids.
+    // otherwise the other's runs of each part are looked up by their places.
     let (mut after_a, mut after_b) = (None, None);
     let mut aligned = true;
     loop {
         let (page, next) = b.load_session_page(id, Load::MEASUREMENTS, after_b, RUNS_PER_PART)?;
-        let runs = run_ids(&page);
+        let runs = run_places(&page);
         let mut held = None;
         if aligned {
             let (part, next_a) =
                 a.load_session_page(id, Load::MEASUREMENTS, after_a, RUNS_PER_PART)?;
-            let same = run_ids(&part) == runs;
+            let same = run_places(&part) == runs;
             aligned = same && next_a.is_some() == next.is_some();
             if same {
                 held = Some(part);
@@ -588,12 +588,12 @@ fn compare_copies(a: &dyn Store, b: &dyn Store, id: Uuid) -> Result<(), StoreErr
     }
 }
 
-/// The ids of the runs of `session`.
-fn run_ids(session: &vernier_model::StoredSession) -> std::collections::BTreeSet<Uuid> {
+/// The places of the runs of `session`.
+fn run_places(session: &vernier_model::StoredSession) -> std::collections::BTreeSet<RunPlace> {
     session
         .configurations
         .iter()
-        .flat_map(|c| c.runs.iter().map(|r| r.id))
+        .flat_map(|c| c.runs.iter().map(|r| r.place(c.record.id)))
         .collect()
 }
 

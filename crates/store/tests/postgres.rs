@@ -64,10 +64,9 @@ fn a_version_6_database_is_migrated_to_the_current_version() {
         pg.query_i64("SELECT version FROM schema_version"),
         SCHEMA_VERSION
     );
-    // Migration 0014 (runs keyed by their place) changes every run's key: only a vernier of
-    // its version or later reads the database; 0015 (the kept merged histograms) only adds a
-    // table.
-    assert_eq!(pg.query_i64("SELECT readable_by FROM schema_version"), 14);
+    // Migration 0016 (runs stored by their place, `runs.id` gone) is not additive: only a
+    // vernier of its version or later reads the database.
+    assert_eq!(pg.query_i64("SELECT readable_by FROM schema_version"), 16);
     assert_eq!(
         vernier_store::migrate(&location).unwrap(),
         Some(SCHEMA_VERSION)

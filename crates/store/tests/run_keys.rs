@@ -13,149 +13,14 @@
 
 mod fixture;
 
-use std::collections::BTreeMap;
-
-use fixture::{check_monitor_blobs, every_session, Fixture, RunFacts};
-use uuid::Uuid;
+use fixture::{assert_totals_kept, check_monitor_blobs, every_session, facts_v13, Fixture};
 use vernier_store::{SqliteStore, Store};
-
-/// Migration 0015 kept the merged histograms of every session stored before it: for each
-/// configuration, quantity and thread, those of its measured runs.
-fn assert_totals_kept(store: &dyn Store, sessions: &[vernier_model::StoredSession]) {
-    type Merged = BTreeMap<(Uuid, String, u32), (u64, u64, BTreeMap<u64, u64>)>;
-    let mut threads = 0;
-    for session in sessions {
-        let mut expected = Merged::new();
-        for c in &session.configurations {
-            for h in c
-                .runs
-                .iter()
-                .filter(|r| !r.warmup)
-                .flat_map(|r| &r.histograms)
-            {
-                let total = expected
-                    .entry((c.record.id, h.quantity.clone(), h.thread))
-                    .or_default();
-                total.0 += 1;
-                total.1 += h.count;
-                for &(value, n) in &h.buckets {
-                    *total.2.entry(value).or_default() += n;
-                }
-            }
-        }
-        let kept: Merged = store
-            .histogram_totals(session.info.id)
-            .unwrap()
-            .into_iter()
-            .map(|t| {
-                let buckets = t.buckets.into_iter().collect();
-                (
-                    (t.configuration, t.quantity, t.thread),
-                    (t.runs, t.count, buckets),
-                )
-            })
-            .collect();
-        threads += kept.len();
-        assert_eq!(kept, expected, "session {}", session.info.id);
-    }
-    assert!(threads > 0, "no histograms kept");
-}
 
 const SCHEMA_13: Fixture = Fixture {
     name: "schema-13",
     version: 13,
     facts: facts_v13,
 };
-
-/// Every run of a version-13 file, by id, read with version 13's tables.
-fn facts_v13(conn: &rusqlite::Connection) -> BTreeMap<Uuid, RunFacts> {
-    let rows = |sql: &str| -> Vec<(Vec<u8>, String, rusqlite::types::Value, i64)> {
-        conn.prepare(sql)
-            .unwrap()
-            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
-            .unwrap()
-            .map(Result::unwrap)
-            .collect()
-    };
-    let id = |bytes: &[u8]| Uuid::from_slice(bytes).unwrap();
-    let mut runs: BTreeMap<Uuid, RunFacts> = BTreeMap::new();
-    let mut stmt = conn
-        .prepare(
-            "SELECT r.id, c.id, r.idx, r.warmup, r.started_at_ns, c.metric, r.value \
-             FROM runs r JOIN configurations c ON c.key = r.configuration_key",
-        )
-        .unwrap();
-    let all = stmt
-        .query_map([], |r| {
-            let value: Option<f64> = r.get(6)?;
-            let mut facts = RunFacts {
-                configuration: r.get(1)?,
-                index: r.get(2)?,
-                warmup: r.get(3)?,
-                started_at_ns: r.get(4)?,
-                ..RunFacts::default()
-            };
-            if let Some(value) = value {
-                facts.values.insert(r.get(5)?, value.to_bits());
-            }
-            Ok((r.get::<_, Vec<u8>>(0)?, facts))
-        })
-        .unwrap()
-        .map(Result::unwrap);
-    for (bytes, facts) in all {
-        runs.insert(id(&bytes), facts);
-    }
-    for (run, metric, value, _) in
-        rows("SELECT r.id, v.metric, v.value, 0 FROM run_values v JOIN runs r ON r.key = v.run_key")
-    {
-        let rusqlite::types::Value::Real(value) = value else {
-            panic!("{value:?}")
-        };
-        runs.get_mut(&id(&run))
-            .unwrap()
-            .values
-            .insert(metric, value.to_bits());
-    }
-    for (run, quantity, count, thread) in rows(
-        "SELECT r.id, h.quantity, h.count, h.thread FROM run_histograms h \
-         JOIN runs r ON r.key = h.run_key",
-    ) {
-        let rusqlite::types::Value::Integer(count) = count else {
-            panic!("{count:?}")
-        };
-        runs.get_mut(&id(&run))
-            .unwrap()
-            .histograms
-            .insert((quantity, thread), count);
-    }
-    for (run, quantity, latency, thread) in rows(
-        "SELECT r.id, t.quantity, t.latency_ns, t.thread FROM run_traces t \
-         JOIN runs r ON r.key = t.run_key",
-    ) {
-        let rusqlite::types::Value::Integer(latency) = latency else {
-            panic!("{latency:?}")
-        };
-        runs.get_mut(&id(&run))
-            .unwrap()
-            .traces
-            .insert((quantity, thread), latency);
-    }
-    let mut stmt = conn
-        .prepare(
-            "SELECT r.id, m.series, m.summary FROM run_monitors m \
-             JOIN runs r ON r.key = m.run_key",
-        )
-        .unwrap();
-    let monitors: Vec<(Vec<u8>, Vec<u8>, Vec<u8>)> = stmt
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
-        .unwrap()
-        .map(Result::unwrap)
-        .collect();
-    for (run, series, summary) in monitors {
-        runs.get_mut(&id(&run)).unwrap().monitors = Some((series, summary));
-    }
-    runs
-}
 
 /// Every run's (key, configuration_key, warmup, idx) as stored.
 type Placed = Vec<(i64, i64, i64, i64)>;
@@ -194,7 +59,7 @@ fn a_version_13_file_is_converted_in_place_bit_for_bit() {
     assert_eq!(placed.len(), before.len());
     // The monitor blobs are carried as they were, under the run's new key.
     check_monitor_blobs(&conn, &before);
-    // The only index of runs besides its key is that of the ids.
+    // No index of runs besides its key (since version 16 not even one of the ids).
     let indexes: i64 = conn
         .query_row(
             "SELECT count(*) FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'runs'",
@@ -202,7 +67,7 @@ fn a_version_13_file_is_converted_in_place_bit_for_bit() {
             |r| r.get(0),
         )
         .unwrap();
-    assert_eq!(indexes, 1);
+    assert_eq!(indexes, 0);
     drop(conn);
 
     // Deleting a session deletes its runs and everything below them, as the foreign keys of
@@ -241,9 +106,9 @@ fn a_version_13_postgres_database_is_converted_in_place_as_sqlite_is() {
         return;
     };
     let (mut store, sessions) = SCHEMA_13.convert_postgres(&db, &path, &before);
-    // Every key changed: a vernier of version 13 cannot read the database (version 15 only
-    // added a table and a column, which version 14 reads without).
-    assert_eq!(db.query_i64("SELECT readable_by FROM schema_version"), 14);
+    // Every key changed (version 16 dropped the runs' ids besides): only a vernier of the
+    // current version reads the database.
+    assert_eq!(db.query_i64("SELECT readable_by FROM schema_version"), 16);
     assert_totals_kept(store.as_ref(), &sessions);
     let placed: Placed = db
         .query_texts("SELECT concat_ws(' ', key, configuration_key, warmup::int, idx) FROM runs")

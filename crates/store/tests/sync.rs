@@ -7,7 +7,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use uuid::Uuid;
-use vernier_model::{Recorder, RunHistogram, SessionStatus, StopReason};
+use vernier_model::{Recorder, RunHistogram, RunPlace, SessionStatus, StopReason};
 use vernier_store::{
     copy_sessions, merge_sessions, Access, Load, Location, SqliteStore, Store, SyncReport, SyncStep,
 };
@@ -553,11 +553,18 @@ fn a_load_of_chosen_runs_holds_only_them() {
         let all = store.load_session(id, Load::ALL).unwrap();
         assert_eq!(all, session, "{engine}");
 
-        // All but the first three runs, and two ids that are none of this session's runs.
+        // All but the first three runs, and two places that hold none of this session's runs.
         let runs = &session.configurations[0].runs;
-        let mut chosen: BTreeSet<Uuid> = runs[3..].iter().map(|r| r.id).collect();
-        chosen.insert(other.configurations[0].runs[0].id);
-        chosen.insert(Uuid::new_v4());
+        let configuration = session.configurations[0].record.id;
+        let mut chosen: BTreeSet<RunPlace> =
+            runs[3..].iter().map(|r| r.place(configuration)).collect();
+        let elsewhere = &other.configurations[0];
+        chosen.insert(elsewhere.runs[0].place(elsewhere.record.id));
+        chosen.insert(RunPlace {
+            configuration,
+            warmup: false,
+            index: 1_000_000,
+        });
         let mut expected = session.clone();
         expected.configurations[0].runs.drain(..3);
         assert_eq!(
@@ -566,7 +573,7 @@ fn a_load_of_chosen_runs_holds_only_them() {
             "{engine}"
         );
 
-        let few = BTreeSet::from([runs[7].id, runs[2].id]);
+        let few = BTreeSet::from([runs[7].place(configuration), runs[2].place(configuration)]);
         let loaded = store.load_session_runs(id, Load::ALL, &few).unwrap();
         assert_eq!(loaded.info, session.info, "{engine}");
         assert_eq!(
@@ -616,7 +623,8 @@ fn a_sync_step_reads_only_the_runs_the_target_lacks() {
     for run in &runs[..3] {
         let changed = raw
             .execute(
-                "UPDATE runs SET setup_steps = 'unreadable' WHERE id = ?1",
+                "UPDATE runs SET setup_steps_stored = 'unreadable' \
+                 WHERE key = (SELECT run_key FROM run_ids WHERE id = ?1)",
                 [run.id.as_bytes().as_slice()],
             )
             .unwrap();
@@ -845,12 +853,14 @@ fn a_merge_stopped_midway_is_resumed_to_what_an_uninterrupted_merge_stores() {
 fn stop_at_run_7500(engine: &str) -> &'static str {
     match engine {
         "sqlite" => {
-            "CREATE TRIGGER stop_copy BEFORE INSERT ON runs WHEN NEW.idx = 7500 \
+            // The index by the key: a generated column has no value yet before the insert.
+            "CREATE TRIGGER stop_copy BEFORE INSERT ON runs \
+             WHEN (NEW.key & 2147483647) = 7500 \
              BEGIN SELECT RAISE(ABORT, 'the copy is stopped here'); END"
         }
         _ => {
             "CREATE FUNCTION stop_copy() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN \
-             IF NEW.idx = 7500 THEN RAISE EXCEPTION 'the copy is stopped here'; END IF; \
+             IF (NEW.key & 2147483647) = 7500 THEN RAISE EXCEPTION 'the copy is stopped here'; END IF; \
              RETURN NEW; END $$; CREATE TRIGGER stop_copy BEFORE INSERT ON runs \
              FOR EACH ROW EXECUTE FUNCTION stop_copy()"
         }
@@ -873,8 +883,8 @@ fn a_merge_refuses_two_copies_of_a_session_that_differ_and_stores_nothing() {
     noted.info.note = Some("changed".into());
     let mut shorter = session.clone();
     shorter.configurations[0].runs.pop();
-    // As many runs, ending alike, one of another id: its part is not the other's, whose runs
-    // are looked up by id.
+    // As many runs, ending alike, one of another id at the same place: the parts hold the same
+    // places, and the run's id is named.
     let mut renamed = session.clone();
     renamed.configurations[0].runs[5].id = Uuid::from_u128(5);
     let mut stores = Vec::new();
@@ -898,7 +908,7 @@ fn a_merge_refuses_two_copies_of_a_session_that_differ_and_stores_nothing() {
         (3, "the runs of configuration"),
         (
             4,
-            "configurations[0].runs (the stored session has 999, the file 1000)",
+            "run 00000000-0000-0000-0000-000000000005 is not in the stored session",
         ),
     ] {
         let error =
@@ -1032,12 +1042,14 @@ fn a_first_copy_stopped_midway_keeps_its_parts_and_the_next_stores_the_rest_once
             vernier_store::open(&Location::parse(db.arg()).unwrap(), Access::Create).unwrap();
         let stop = match engine {
             "sqlite" => {
-                "CREATE TRIGGER stop_copy BEFORE INSERT ON runs WHEN NEW.idx = 7500 \
+                // The index by the key: a generated column has no value yet before the insert.
+                "CREATE TRIGGER stop_copy BEFORE INSERT ON runs \
+                 WHEN (NEW.key & 2147483647) = 7500 \
                  BEGIN SELECT RAISE(ABORT, 'the copy is stopped here'); END"
             }
             _ => {
                 "CREATE FUNCTION stop_copy() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN \
-                 IF NEW.idx = 7500 THEN RAISE EXCEPTION 'the copy is stopped here'; END IF; \
+                 IF (NEW.key & 2147483647) = 7500 THEN RAISE EXCEPTION 'the copy is stopped here'; END IF; \
                  RETURN NEW; END $$; CREATE TRIGGER stop_copy BEFORE INSERT ON runs \
                  FOR EACH ROW EXECUTE FUNCTION stop_copy()"
             }
@@ -1104,7 +1116,7 @@ fn a_first_copy_stopped_midway_keeps_its_parts_and_the_next_stores_the_rest_once
 /// Two syncs that continue one copy stopped midway at the same time (two machines' timers, or
 /// a monitor's periodic sync beside a scheduled one) store every run once: each stores its
 /// parts without looking the runs up, and the one that finds a run stored by the other
-/// meanwhile (its unique id refuses it) tries the part again, looking them up, on both engines.
+/// meanwhile (its place, the unique key of `runs`, refuses it) tries the part again, looking them up, on both engines.
 #[test]
 fn two_syncs_continuing_one_copy_at_once_store_every_run_once() {
     for db in databases("two_syncs_continuing_one_copy_at_once") {

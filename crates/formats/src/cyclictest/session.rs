@@ -101,8 +101,14 @@ pub fn session(c: &Cyclictest, now_ns: i64) -> Result<StoredSession, ReadError> 
     } else {
         format!("cyclictest:{label}")
     };
+    let configuration = id(b"cyclictest-configuration");
     let run = RunRecord {
-        id: id(b"cyclictest-run"),
+        id: vernier_model::RunPlace {
+            configuration,
+            warmup: false,
+            index: 0,
+        }
+        .derived_id(),
         index: 0,
         warmup: false,
         round: 0,
@@ -121,7 +127,7 @@ pub fn session(c: &Cyclictest, now_ns: i64) -> Result<StoredSession, ReadError> 
     };
     let configuration = StoredConfiguration {
         record: ConfigurationRecord {
-            id: id(b"cyclictest-configuration"),
+            id: configuration,
             position: 0,
             benchmark: "cyclictest".to_string(),
             benchmark_version: c.version.clone().unwrap_or_else(|| "imported".to_string()),

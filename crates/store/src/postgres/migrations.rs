@@ -90,6 +90,14 @@ const MIGRATIONS: &[Migration] = &[
         // A table of its own: a vernier of version 14 reads the database as before.
         additive: true,
     },
+    Migration {
+        version: 16,
+        name: "run_places",
+        sql: include_str!("../../migrations/postgres/0016_run_places.sql"),
+        // `runs.id` goes and the runs' ids are derived from their places: a vernier of version
+        // 15 would find no ids to read and write runs this version cannot store.
+        additive: false,
+    },
 ];
 
 /// The oldest schema version whose vernier reads a database of [`SCHEMA_VERSION`]: the
@@ -295,9 +303,9 @@ mod tests {
             readable_by_of(&[step(6, false), step(7, false), step(8, true), step(9, true)]),
             7
         );
-        // Migration 0014 (runs keyed by their place) changes every run's key; 0015 (the kept
-        // merged histograms) only adds a table, so a vernier of version 14 reads version 15.
-        assert_eq!(readable_by(), 14);
+        // Migration 0016 (runs stored by their place, their ids derived from it) drops
+        // `runs.id`: only a vernier of version 16 reads version 16.
+        assert_eq!(readable_by(), 16);
     }
 
     #[test]

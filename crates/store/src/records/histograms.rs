@@ -10,7 +10,7 @@ use std::io::{Read, Write};
 use vernier_model::histogram::{decode, encode};
 use vernier_model::{RunHistogram, ThreadTrace};
 
-use super::codec::corrupt;
+use super::codec::{corrupt, parse_uuid};
 use super::read::RunsOf;
 use crate::sql::{args, Columns, Sql};
 use crate::StoreError;
@@ -160,10 +160,11 @@ pub(crate) fn read_stored(
     let mut by_run: StoredHistograms = HashMap::new();
     tx.query_each(
         &format!(
-            "SELECT r.id, h.quantity, h.thread, h.cpu, h.count, h.min_ns, h.max_ns, \
+            "SELECT r.key, h.quantity, h.thread, h.cpu, h.count, h.min_ns, h.max_ns, \
              h.max_index, h.sum_ns, h.overflows, h.missed, h.buckets, t.latency_ns, t.events, \
-             t.trace FROM {} CROSS JOIN run_histograms h LEFT JOIN run_traces t \
+             t.trace, c.id, i.id FROM {} CROSS JOIN run_histograms h LEFT JOIN run_traces t \
              ON t.run_key = h.run_key AND t.quantity = h.quantity AND t.thread = h.thread \
+             LEFT JOIN run_ids i ON i.run_key = h.run_key \
              WHERE h.run_key = r.key AND {} ORDER BY h.run_key, h.quantity, h.thread",
             selection.tables(),
             selection.condition()
@@ -192,11 +193,26 @@ pub(crate) fn read_stored(
                 buckets: r.blob(11)?.to_vec(),
                 trace,
             };
-            by_run.entry(r.get(0)?).or_default().push(histogram);
+            let id = match r.get::<Option<uuid::Uuid>>(16)? {
+                Some(id) => id,
+                None => place_id(parse_uuid(r.text(15)?)?, r.get(0)?),
+            };
+            by_run.entry(id).or_default().push(histogram);
             Ok(())
         },
     )?;
     Ok(by_run)
+}
+
+/// The id that the place of the run of key `key` in configuration `configuration` gives.
+fn place_id(configuration: uuid::Uuid, key: i64) -> uuid::Uuid {
+    let (_, warmup, index) = super::key_place(key);
+    vernier_model::RunPlace {
+        configuration,
+        warmup,
+        index,
+    }
+    .derived_id()
 }
 
 /// A traced latency as stored: JSON, DEFLATE-compressed.
@@ -270,11 +286,9 @@ pub(crate) fn read_headers(
         },
     )?;
     let mut by_run = HashMap::with_capacity(keys.len());
+    // Each run's id: another one from `run_ids`, or the one its place gives.
     tx.query_each(
-        &format!(
-            "SELECT h.key, h.id FROM runs h WHERE {}",
-            range.replace("run_key", "key")
-        ),
+        &format!("SELECT h.run_key, h.id FROM run_ids h WHERE {range}"),
         args![configuration],
         &mut |r| {
             if let Some(histograms) = keys.remove(&r.get::<i64>(0)?) {
@@ -283,6 +297,17 @@ pub(crate) fn read_headers(
             Ok(())
         },
     )?;
+    if !keys.is_empty() {
+        let row = tx.query_one(
+            "SELECT id FROM configurations WHERE key = $1",
+            args![configuration],
+        )?;
+        let id = parse_uuid(row.text(0)?)?;
+        by_run.extend(
+            keys.into_iter()
+                .map(|(key, histograms)| (place_id(id, key), histograms)),
+        );
+    }
     Ok(by_run)
 }
 

@@ -3,7 +3,7 @@
 
 use uuid::Uuid;
 use vernier_model::validate;
-use vernier_model::{RunRecord, SessionStatus, StoredSession};
+use vernier_model::{RunPlace, RunRecord, SessionStatus, StoredSession};
 
 use super::codec::{as_stored, to_json};
 use super::histograms::StoredHistograms;
@@ -79,14 +79,13 @@ impl<'a, E: Engine> Importer<'a, E> {
         }
         // Which of the runs given are stored already (another copy may have stored them since
         // `session` was read): only those are looked up, not every run the session holds.
-        let run_ids: Vec<Uuid> = session
+        let places: Vec<RunPlace> = session
             .configurations
             .iter()
-            .flat_map(|c| &c.runs)
-            .map(|r| r.id)
+            .flat_map(|c| c.runs.iter().map(|r| r.place(c.record.id)))
             .collect();
         let stored = match held {
-            HeldRuns::Unknown => store.write(|tx| session_progress_in(tx, id, Some(&run_ids)))?,
+            HeldRuns::Unknown => store.write(|tx| session_progress_in(tx, id, Some(&places)))?,
             // The configurations only (a few rows): none of the runs is stored.
             HeldRuns::None => store.write(|tx| session_progress_in(tx, id, Some(&[])))?,
         };
@@ -121,7 +120,7 @@ impl<'a, E: Engine> Importer<'a, E> {
             let lacking: Vec<RunRecord> = config
                 .runs
                 .iter()
-                .filter(|r| !stored.runs.contains(&r.id))
+                .filter(|r| !stored.runs.contains(&r.place(record.id)))
                 .cloned()
                 .collect();
             write::add_runs(store, record.id, &lacking, histograms)
@@ -298,8 +297,8 @@ fn run_stored_elsewhere(
     move |e| {
         if e.is_duplicate_key() {
             StoreError::Conflict(format!(
-                "a run of configuration {configuration} of session {session} has an id that is \
-                 already stored in another session"
+                "a run of configuration {configuration} of session {session} has its id \
+                 already stored in another session, or its place stored already"
             ))
         } else {
             e

@@ -47,6 +47,18 @@ pub(crate) fn run_key(configuration_key: i64, warmup: bool, index: u32) -> Resul
     )
 }
 
+/// What a run's key says: its configuration's key, whether it is a warmup, its index
+/// ([`run_key`] the other way).
+pub(crate) fn key_place(key: i64) -> (i64, bool, u32) {
+    let index = key & MAX_PLACE;
+    (
+        key >> 32,
+        key & (MAX_PLACE + 1) != 0,
+        // Below 2^31 by the mask.
+        u32::try_from(index).unwrap_or(u32::MAX),
+    )
+}
+
 /// The largest configuration key and run index that [`run_key`] places: 2^31 - 1.
 const MAX_PLACE: i64 = (1 << 31) - 1;
 
@@ -204,7 +216,7 @@ macro_rules! impl_store {
                 &self,
                 id: uuid::Uuid,
                 load: $crate::Load,
-                runs: &std::collections::BTreeSet<uuid::Uuid>,
+                runs: &std::collections::BTreeSet<vernier_model::RunPlace>,
             ) -> Result<vernier_model::StoredSession, $crate::StoreError> {
                 $crate::records::read::load_session_runs(self, id, load, runs)
             }
@@ -254,7 +266,7 @@ macro_rules! impl_store {
             fn copy_runs(
                 &self,
                 id: uuid::Uuid,
-                runs: &std::collections::BTreeSet<uuid::Uuid>,
+                runs: &std::collections::BTreeSet<vernier_model::RunPlace>,
             ) -> Result<$crate::RunsPage, $crate::StoreError> {
                 $crate::records::read::copy_runs(self, id, runs)
             }

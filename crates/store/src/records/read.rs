@@ -4,7 +4,8 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 
 use uuid::Uuid;
 use vernier_model::{
-    MetricName, RunRecord, RunValues, Rusage, SessionInfo, StoredConfiguration, StoredSession,
+    MetricName, RunPlace, RunRecord, RunValues, Rusage, SessionInfo, StoredConfiguration,
+    StoredSession,
 };
 
 use super::codec::{
@@ -12,7 +13,7 @@ use super::codec::{
     CONFIGURATION_COLUMNS, SESSION_COLUMNS, SESSION_HEADER_COLUMNS,
 };
 use super::profiles;
-use super::{histograms, monitors, run_key, totals, Engine, RUNS_OF_CONFIGURATION};
+use super::{histograms, key_place, monitors, run_key, totals, Engine, RUNS_OF_CONFIGURATION};
 use crate::selector::{parse_selector, Selector};
 use crate::sql::{args, Columns, Param, Sql};
 use crate::{Load, RunCursor, RunsPage, SessionHeader, SessionProgress, StoreError};
@@ -61,30 +62,52 @@ pub(crate) fn load_session_in(
     load_session_runs_in(tx, id, load, None)
 }
 
-/// [`load_session_in`] with, when `only` is given, only the runs of the session among `only`:
-/// the queries of runs, values, histograms and monitor data name those ids (a few hundred per
-/// query), so that the session's other runs are not read at all.
+/// [`load_session_in`] with, when `only` is given, only the runs of the session in those
+/// places: the queries of runs, values, histograms and monitor data name their keys (a few
+/// hundred per query), so that the session's other runs are not read at all.
 pub(crate) fn load_session_runs_in(
     tx: &mut dyn Sql,
     id: Uuid,
     load: Load,
-    only: Option<&BTreeSet<Uuid>>,
+    only: Option<&BTreeSet<RunPlace>>,
 ) -> Result<StoredSession, StoreError> {
     match only {
         None => load_selected(tx, id, load, Which::All),
-        Some(ids) => {
-            let ids: Vec<Uuid> = ids.iter().copied().collect();
-            load_selected(tx, id, load, Which::Ids(&ids))
+        Some(places) => {
+            let keys = place_keys(tx, id, places.iter())?;
+            load_selected(tx, id, load, Which::Listed(&keys))
         }
     }
+}
+
+/// The keys of session `id`'s runs in `places` (stored or not: a key that no run has selects
+/// nothing), those of configurations it does not hold left out.
+fn place_keys<'a>(
+    tx: &mut dyn Sql,
+    id: Uuid,
+    places: impl Iterator<Item = &'a RunPlace>,
+) -> Result<Vec<i64>, StoreError> {
+    let mut configurations = HashMap::new();
+    for row in tx.query(
+        "SELECT id, key FROM configurations WHERE session_id = $1",
+        args![&id.to_string()],
+    )? {
+        configurations.insert(parse_uuid(row.text(0)?)?, row.get::<i64>(1)?);
+    }
+    places
+        .filter_map(|place| {
+            let key = configurations.get(&place.configuration)?;
+            Some(run_key(*key, place.warmup, place.index))
+        })
+        .collect()
 }
 
 /// Which runs of a session a read takes.
 #[derive(Clone, Copy)]
 pub(crate) enum Which<'a> {
     All,
-    /// Those with these ids.
-    Ids(&'a [Uuid]),
+    /// Those with these keys.
+    Listed(&'a [i64]),
     /// Those whose keys are after the first and at most the second.
     Keys(i64, i64),
 }
@@ -157,9 +180,11 @@ fn load_selected(
     for (&key, &slot) in &slots {
         keys[slot] = key;
     }
+    let configuration_ids: Vec<Uuid> = configurations.iter().map(|c| c.record.id).collect();
     let mut runs = Runs::new(keys.into_iter());
     for selection in &RunsOf::queries(&key, which) {
-        read_runs(tx, selection, load, &slots, &primary, &mut runs)?;
+        let slot_facts = (&primary[..], &configuration_ids[..]);
+        read_runs(tx, selection, load, &slots, slot_facts, &mut runs)?;
     }
     for (configuration, slot) in configurations.iter_mut().zip(runs.into_ordered()) {
         configuration.runs = slot;
@@ -186,11 +211,11 @@ impl<'a> RunsOf<'a> {
     /// `which` takes, at most [`RUNS_PER_QUERY`] ids a query.
     pub(crate) fn queries(session: &'a str, which: Which<'a>) -> Vec<RunsOf<'a>> {
         match which {
-            Which::Ids(ids) => ids
+            Which::Listed(keys) => keys
                 .chunks(RUNS_PER_QUERY)
                 .map(|chunk| RunsOf {
                     session,
-                    which: Which::Ids(chunk),
+                    which: Which::Listed(chunk),
                 })
                 .collect(),
             which => vec![RunsOf { session, which }],
@@ -201,13 +226,13 @@ impl<'a> RunsOf<'a> {
     /// SQLite must join them: a CROSS JOIN keeps its left table outer
     /// (https://www.sqlite.org/optoverview.html#crossjoin; PostgreSQL plans it as any inner
     /// join). A whole session is read from its configurations to their runs; chosen runs are
-    /// looked up by their ids, each in the index of ids, rather than found among all of the
+    /// looked up by their keys, rather than found among all of the
     /// session's runs, which SQLite would otherwise do for each query of 500 ids. Join
     /// further tables with CROSS JOIN after these, and [`RunsOf::condition`] in the WHERE.
     pub(crate) fn tables(&self) -> &'static str {
         match self.which {
             Which::All => "configurations c CROSS JOIN runs r",
-            Which::Ids(_) | Which::Keys(..) => "runs r CROSS JOIN configurations c",
+            Which::Listed(_) | Which::Keys(..) => "runs r CROSS JOIN configurations c",
         }
     }
 
@@ -219,10 +244,10 @@ impl<'a> RunsOf<'a> {
             Which::Keys(..) => "r.key > $2 AND r.key <= $3 AND c.key = r.configuration_key \
                  AND c.session_id = $1"
                 .to_string(),
-            Which::Ids(ids) => {
-                let list: Vec<String> = (2..ids.len() + 2).map(|i| format!("${i}")).collect();
+            Which::Listed(keys) => {
+                let list: Vec<String> = (2..keys.len() + 2).map(|i| format!("${i}")).collect();
                 format!(
-                    "r.id IN ({}) AND c.key = r.configuration_key AND c.session_id = $1",
+                    "r.key IN ({}) AND c.key = r.configuration_key AND c.session_id = $1",
                     list.join(", ")
                 )
             }
@@ -244,7 +269,7 @@ impl<'a> RunsOf<'a> {
                      AND c.session_id = $1"
                 ),
             ),
-            Which::Ids(_) | Which::Keys(..) => (
+            Which::Listed(_) | Which::Keys(..) => (
                 self.tables(),
                 format!("{run_key} = r.key AND {}", self.condition()),
             ),
@@ -256,7 +281,7 @@ impl<'a> RunsOf<'a> {
         let mut params = vec![Param::Text(self.session)];
         match self.which {
             Which::All => {}
-            Which::Ids(ids) => params.extend(ids.iter().map(Param::from)),
+            Which::Listed(keys) => params.extend(keys.iter().map(|&key| Param::Int(key))),
             Which::Keys(after, last) => params.extend([Param::Int(after), Param::Int(last)]),
         }
         params
@@ -374,21 +399,23 @@ fn permute<T>(items: &mut [T], permutation: &mut [usize]) {
 }
 
 /// The columns of a run that [`read_runs`] decodes, in its order.
-const RUN_COLUMNS: &str = "r.key, r.id, r.configuration_key, r.idx, r.warmup, r.round, \
-     r.preceding_executions, r.started_at_ns, r.ended_at_ns, r.value, r.user_cpu_ns, \
-     r.system_cpu_ns, r.voluntary_cs, r.involuntary_cs, r.max_rss_bytes, r.foreign_cpu_ns, \
-     r.controller_cpu_ns, r.load_cpu_ns, r.setup_steps, r.setup_changed";
+/// The key holds the run's place (its configuration's key, kind and index: [`key_place`]).
+const RUN_COLUMNS: &str = "r.key, r.round, r.preceding_executions, r.started_at_ns, \
+     r.ended_at_ns, r.value, r.user_cpu_ns, r.system_cpu_ns, r.voluntary_cs, r.involuntary_cs, \
+     r.max_rss_bytes, r.foreign_cpu_ns, r.controller_cpu_ns, r.load_cpu_ns, r.setup_steps, \
+     r.setup_changed";
 
 /// Reads the runs `selection` takes with what `load` asks for, each decoded from the row as the
 /// engine reads it, and appends them to `runs` with their order and their configuration's slot
 /// in `slots` (`primary` the name of each slot's primary metric, whose value is the run's
-/// column `value`).
+/// column `value`; `configuration_ids` each slot's configuration's id, from which a run's place
+/// gives its id unless `run_ids` holds another).
 fn read_runs(
     tx: &mut dyn Sql,
     selection: &RunsOf<'_>,
     load: Load,
     slots: &HashMap<i64, usize>,
-    primary: &[MetricName],
+    (primary, configuration_ids): (&[MetricName], &[Uuid]),
     runs: &mut Runs,
 ) -> Result<(), StoreError> {
     let (tables, condition) = (selection.tables(), selection.condition());
@@ -399,54 +426,54 @@ fn read_runs(
         &params,
         &mut |r| {
             let key: i64 = r.get(0)?;
-            let id: Uuid = r.get(1)?;
-            let configuration_key: i64 = r.get(2)?;
+            let (configuration_key, warmup, index) = key_place(key);
             let slot = slots
                 .get(&configuration_key)
                 .copied()
-                .ok_or_else(|| corrupt(format!("run {id} of unknown configuration")))?;
-            let values = match r.get::<Option<f64>>(9)? {
+                .ok_or_else(|| corrupt(format!("run key {key} of unknown configuration")))?;
+            let values = match r.get::<Option<f64>>(5)? {
                 Some(value) => RunValues::one(primary[slot].clone(), value),
                 None => RunValues::new(),
             };
             // Most runs have no setup steps: no parser for those.
-            let setup_steps = match r.text(18)? {
+            let setup_steps = match r.text(14)? {
                 "[]" => Vec::new(),
                 text => from_json!("setup steps", text)?,
             };
-            let setup_changed = match r.text(19)? {
+            let setup_changed = match r.text(15)? {
                 "[]" => Vec::new(),
                 text => from_json!("setup changed", text)?,
             };
+            let place = RunPlace {
+                configuration: configuration_ids[slot],
+                warmup,
+                index,
+            };
             let run = RunRecord {
-                id,
-                index: r.get(3)?,
-                warmup: r.get(4)?,
-                round: r.get(5)?,
-                preceding_executions: r.get(6)?,
-                started_at_ns: r.get(7)?,
-                ended_at_ns: r.get(8)?,
+                // Another id, where there is one, comes from `run_ids` below.
+                id: place.derived_id(),
+                index,
+                warmup,
+                round: r.get(1)?,
+                preceding_executions: r.get(2)?,
+                started_at_ns: r.get(3)?,
+                ended_at_ns: r.get(4)?,
                 values,
                 rusage: Rusage {
-                    user_cpu_ns: r.get(10)?,
-                    system_cpu_ns: r.get(11)?,
-                    voluntary_cs: r.get(12)?,
-                    involuntary_cs: r.get(13)?,
-                    max_rss_bytes: r.get(14)?,
+                    user_cpu_ns: r.get(6)?,
+                    system_cpu_ns: r.get(7)?,
+                    voluntary_cs: r.get(8)?,
+                    involuntary_cs: r.get(9)?,
+                    max_rss_bytes: r.get(10)?,
                 },
-                foreign_cpu_ns: r.get(15)?,
-                controller_cpu_ns: r.get(16)?,
-                load_cpu_ns: r.get(17)?,
+                foreign_cpu_ns: r.get(11)?,
+                controller_cpu_ns: r.get(12)?,
+                load_cpu_ns: r.get(13)?,
                 monitors: None,
                 setup_steps,
                 setup_changed,
                 histograms: Vec::new(),
             };
-            // The records below the run name it by this key, which its place gives
-            // (`Runs::get`); both engines check it (a CHECK constraint).
-            if key != run_key(configuration_key, run.warmup, run.index)? {
-                return Err(corrupt(format!("run {id} has key {key}, not its place's")));
-            }
             runs.push(slot, run);
             Ok(())
         },
@@ -454,6 +481,17 @@ fn read_runs(
     if runs.len() == first {
         return Ok(());
     }
+    // The ids that are not those the runs' places give (runs stored before schema version 16,
+    // imported ones made otherwise): most sessions have none.
+    let (tables, condition) = selection.below("i.run_key");
+    tx.query_each(
+        &format!("SELECT i.run_key, i.id FROM {tables} CROSS JOIN run_ids i WHERE {condition}"),
+        &params,
+        &mut |row| {
+            runs.get(row.get(0)?)?.id = row.get(1)?;
+            Ok(())
+        },
+    )?;
     // The other metrics than the primary one (a benchmark's secondary metrics).
     let (tables, condition) = selection.below("v.run_key");
     tx.query_each(
@@ -564,38 +602,53 @@ pub(crate) fn resolve(store: &impl Engine, selector: &str) -> Result<Uuid, Store
 }
 
 /// What session `id` holds of what grows while it is recorded, read with `tx`: its
-/// configurations with how each stopped, and its runs, or only those among `only`. Nothing for
-/// a session not stored.
+/// configurations with how each stopped, and the places of its runs, or only those among
+/// `only`. Nothing for a session not stored.
 pub(crate) fn session_progress_in(
     tx: &mut dyn Sql,
     id: Uuid,
-    only: Option<&[Uuid]>,
+    only: Option<&[RunPlace]>,
 ) -> Result<SessionProgress, StoreError> {
     let key = id.to_string();
     let mut progress = SessionProgress::default();
+    let mut ids = HashMap::new();
     for row in tx.query(
-        "SELECT id, stop_reason FROM configurations WHERE session_id = $1",
+        "SELECT id, stop_reason, key FROM configurations WHERE session_id = $1",
         args![&key],
     )? {
         let stop_reason: Option<String> = row.get(1)?;
+        let configuration = parse_uuid(&row.get::<String>(0)?)?;
+        ids.insert(row.get::<i64>(2)?, configuration);
         progress.configurations.insert(
-            parse_uuid(&row.get::<String>(0)?)?,
+            configuration,
             stop_reason
                 .map(|text| parse_text("stop reason", &text))
                 .transpose()?,
         );
     }
-    let which = only.map_or(Which::All, Which::Ids);
+    let listed = match only {
+        Some(places) => Some(place_keys(tx, id, places.iter())?),
+        None => None,
+    };
+    let which = listed.as_deref().map_or(Which::All, Which::Listed);
     for selection in RunsOf::queries(&key, which) {
         tx.query_each(
             &format!(
-                "SELECT r.id FROM {} WHERE {}",
+                "SELECT r.key FROM {} WHERE {}",
                 selection.tables(),
                 selection.condition()
             ),
             &selection.params(),
             &mut |row| {
-                progress.runs.insert(row.get(0)?);
+                let (configuration_key, warmup, index) = key_place(row.get(0)?);
+                let configuration = *ids.get(&configuration_key).ok_or_else(|| {
+                    corrupt(format!("run of unknown configuration {configuration_key}"))
+                })?;
+                progress.runs.insert(RunPlace {
+                    configuration,
+                    warmup,
+                    index,
+                });
                 Ok(())
             },
         )?;
@@ -622,7 +675,7 @@ pub(crate) fn load_session_runs(
     store: &impl Engine,
     id: Uuid,
     load: Load,
-    runs: &BTreeSet<Uuid>,
+    runs: &BTreeSet<RunPlace>,
 ) -> Result<StoredSession, StoreError> {
     store.read(|tx| load_session_runs_in(tx, id, load, Some(runs)))
 }
@@ -889,10 +942,12 @@ pub(crate) fn copy_page(
 pub(crate) fn copy_runs(
     store: &impl Engine,
     id: Uuid,
-    runs: &BTreeSet<Uuid>,
+    runs: &BTreeSet<RunPlace>,
 ) -> Result<RunsPage, StoreError> {
-    let ids: Vec<Uuid> = runs.iter().copied().collect();
-    store.read(|tx| load_copied(tx, id, Which::Ids(&ids)))
+    store.read(|tx| {
+        let keys = place_keys(tx, id, runs.iter())?;
+        load_copied(tx, id, Which::Listed(&keys))
+    })
 }
 
 pub(crate) fn kernel_config(

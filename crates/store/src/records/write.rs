@@ -159,17 +159,14 @@ pub(crate) fn add_run(
 /// together (a vernier export may give a million runs of one configuration at once).
 const RUNS_PER_PART: usize = 5_000;
 
-/// The columns of `runs` that [`add_runs`] writes, in the order of its parameters.
-const RUN_COLUMNS: [&str; 20] = [
+/// The columns of `runs` that [`add_runs`] writes, in the order of its parameters: those
+/// stored (docs/schema.md, version 16); the others are generated from them.
+const RUN_COLUMNS: [&str; 16] = [
     "key",
-    "id",
-    "configuration_key",
-    "idx",
-    "warmup",
     "round",
-    "preceding_executions",
+    "preceding_executions_stored",
     "started_at_ns",
-    "ended_at_ns",
+    "elapsed_ns",
     "value",
     "user_cpu_ns",
     "system_cpu_ns",
@@ -179,8 +176,8 @@ const RUN_COLUMNS: [&str; 20] = [
     "foreign_cpu_ns",
     "controller_cpu_ns",
     "load_cpu_ns",
-    "setup_steps",
-    "setup_changed",
+    "setup_steps_stored",
+    "setup_changed_stored",
 ];
 
 /// Stores `runs` of the configuration `configuration` in one transaction (the caller's, in an
@@ -264,7 +261,8 @@ pub(crate) fn add_runs(
             .zip(texts.chunks(RUNS_PER_PART))
             .zip(histograms.chunks(RUNS_PER_PART))
         {
-            add_part(tx, configuration_key, primary, runs, texts, histograms)?;
+            let place = (configuration, configuration_key);
+            add_part(tx, place, primary, runs, texts, histograms)?;
         }
         // The configuration's merged histograms, kept for `show` of a long session
         // (docs/schema.md, version 15), in the transaction that stores the runs.
@@ -275,13 +273,12 @@ pub(crate) fn add_runs(
 /// One part of [`add_runs`] inside its transaction: its runs' keys, then each table's
 /// rows at once, in the order of the runs' keys (their places): each row of `runs` and of the
 /// tables below it then goes after the previous one, where SQLite appends and fills its pages
-/// instead of splitting them in the middle. Only the unique index of the runs' (random) ids is
-/// written anywhere. In the order of the ids instead, as before, a hyperfine time took 121
-/// bytes instead of 112, for 3-5% less CPU time on an import of a million (the table's
-/// half-filled pages cost less than its appends: bench/import-scale.sh, bench/store-scale.sh).
+/// instead of splitting them in the middle. A run's id is stored only when it is not the one
+/// its place gives (`run_ids`, docs/schema.md, version 16): a run recorded or imported from
+/// hyperfine or cyclictest writes no index at all.
 fn add_part(
     tx: &mut dyn Sql,
-    configuration_key: i64,
+    (configuration, configuration_key): (Uuid, i64),
     primary: &str,
     runs: &[RunRecord],
     texts: &[(Option<String>, Option<String>)],
@@ -296,21 +293,32 @@ fn add_part(
     let mut order: Vec<usize> = (0..runs.len()).collect();
     order.sort_unstable_by_key(|&at| keys[at]);
     let mut params = Vec::with_capacity(runs.len() * RUN_COLUMNS.len());
+    let mut other_ids = Vec::new();
     for &at in &order {
         let (run, (setup_steps, setup_changed), key) = (&runs[at], &texts[at], &keys[at]);
+        if run.id != run.place(configuration).derived_id() {
+            other_ids.extend([Param::Int(*key), Param::from(&run.id)]);
+        }
         // The primary metric's value is a column of the run; the others are rows of
         // run_values (docs/schema.md).
         let value = run.values.get(primary).copied().map(stored_value);
+        let elapsed_ns = run
+            .ended_at_ns
+            .checked_sub(run.started_at_ns)
+            .ok_or_else(|| {
+                StoreError::Invalid(format!(
+                    "run {}: it ends at {} ns, too far from its start at {} ns",
+                    run.id, run.ended_at_ns, run.started_at_ns
+                ))
+            })?;
+        // Stored only when it is not the run's index (most runs' is).
+        let preceding = (run.preceding_executions != run.index).then_some(run.preceding_executions);
         params.extend_from_slice(args![
             *key,
-            &run.id,
-            configuration_key,
-            run.index,
-            run.warmup,
             run.round,
-            run.preceding_executions,
+            preceding,
             run.started_at_ns,
-            run.ended_at_ns,
+            elapsed_ns,
             value,
             run.rusage.user_cpu_ns,
             run.rusage.system_cpu_ns,
@@ -320,11 +328,12 @@ fn add_part(
             run.foreign_cpu_ns,
             run.controller_cpu_ns,
             run.load_cpu_ns,
-            setup_steps.as_deref().unwrap_or("[]"),
-            setup_changed.as_deref().unwrap_or("[]"),
+            setup_steps.as_deref(),
+            setup_changed.as_deref(),
         ]);
     }
     tx.insert_rows("runs", &RUN_COLUMNS, &params)?;
+    tx.insert_rows("run_ids", &["run_key", "id"], &other_ids)?;
     let others: Vec<Param<'_>> = order
         .iter()
         .map(|&at| (&runs[at], &keys[at]))

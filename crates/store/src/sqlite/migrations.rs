@@ -103,6 +103,11 @@ const MIGRATIONS: &[Migration] = &[
         sql: include_str!("../../migrations/sqlite/0015_histogram_totals.sql"),
         convert: Some(histogram_totals),
     },
+    Migration {
+        name: "run_places",
+        sql: include_str!("../../migrations/sqlite/0016_run_places.sql"),
+        convert: None,
+    },
 ];
 
 /// Migration 0015 after its SQL: the kept merged histograms of every configuration stored
@@ -207,6 +212,20 @@ pub(super) fn migrate(conn: &mut Connection, path: &Path) -> Result<(), StoreErr
     if found == SCHEMA_VERSION {
         return Ok(());
     }
+    // A migration that builds a table anew drops the old one, which with foreign keys on would
+    // delete the rows that refer to it (ON DELETE CASCADE): they are off while the migrations
+    // run, as SQLite's procedure for such changes has it
+    // (https://www.sqlite.org/lang_altertable.html#otheralter; the setting cannot change inside
+    // a transaction), checked before the commit, and on again whatever happens.
+    let enforced: bool = conn.pragma_query_value(None, "foreign_keys", |r| r.get(0))?;
+    conn.pragma_update(None, "foreign_keys", false)?;
+    let migrated = migrate_unchecked(conn, path);
+    conn.pragma_update(None, "foreign_keys", enforced)?;
+    migrated
+}
+
+/// [`migrate`], foreign keys off.
+fn migrate_unchecked(conn: &mut Connection, path: &Path) -> Result<(), StoreError> {
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     // Another process may have migrated or written meanwhile: check again under the lock.
     let found = user_version(&tx)?;
@@ -232,6 +251,18 @@ pub(super) fn migrate(conn: &mut Connection, path: &Path) -> Result<(), StoreErr
                 other => failed(other.to_string()),
             })?;
         }
+    }
+    let dangling: i64 = tx.query_row("SELECT count(*) FROM pragma_foreign_key_check", [], |r| {
+        r.get(0)
+    })?;
+    if dangling > 0 {
+        return Err(StoreError::Schema {
+            path: path.to_path_buf(),
+            detail: format!(
+                "migrating to schema version {SCHEMA_VERSION} left {dangling} rows that refer \
+                 to none"
+            ),
+        });
     }
     tx.pragma_update(None, "user_version", SCHEMA_VERSION)?;
     tx.pragma_update(None, "application_id", APPLICATION_ID)?;
@@ -287,6 +318,7 @@ mod tests {
                 "monitor_names",
                 "profiles",
                 "run_histograms",
+                "run_ids",
                 "run_monitors",
                 "run_traces",
                 "run_values",
