@@ -53,26 +53,9 @@ fi
 
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
-load() { cut -d' ' -f1 /proc/loadavg; }
-
-# timed BIN ARGS...: "WALL_S CPU_S MAX_RSS_MB" of one run, or "fail - -".
-timed() {
-    local out
-    if out=$(/usr/bin/time -f "%e %U %S %M" -o "$WORK/time" "$@" 2>&1 >/dev/null); then
-        read -r wall user sys rss <"$WORK/time"
-        echo "$wall $(python3 -c "print('%.2f' % ($user + $sys))") $((rss / 1024))"
-    else
-        echo "farm-copy: $* failed: $out" >&2
-        echo "fail - -"
-    fi
-}
-
-pg_fresh() {
-    PGOPTIONS=--client-min-messages=warning psql -q "$PG" -c "DROP DATABASE IF EXISTS $1" \
-        -c "CREATE DATABASE $1" >/dev/null
-    echo "${PG/\/postgres\?//$1?}"
-}
-
+SCRIPT=farm-copy
+# shellcheck source=bench/measure.sh
+source "$(dirname "$0")/measure.sh"
 if [[ -z $DB ]]; then
     python3 - "$RUNS" "$WORK/h.json" <<'PY'
 import json, random, sys

@@ -52,27 +52,9 @@ done
 
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
-load() { cut -d' ' -f1 /proc/loadavg; }
-
-# timed BIN ARGS...: "WALL_S CPU_S MAX_RSS_MB" of one run, or "fail - -" (also when it
-# takes more than LIMIT seconds).
-timed() {
-    local out
-    if out=$(/usr/bin/time -f "%e %U %S %M" -o "$WORK/time" timeout "$LIMIT" "$@" 2>&1 \
-        >/dev/null); then
-        read -r wall user sys rss <"$WORK/time"
-        echo "$wall $(python3 -c "print('%.2f' % ($user + $sys))") $((rss / 1024))"
-    else
-        echo "long-session: $* failed: $out" >&2
-        echo "fail - -"
-    fi
-}
-
-pg_fresh() {
-    PGOPTIONS=--client-min-messages=warning psql -q "$PG" -c "DROP DATABASE IF EXISTS $1" \
-        -c "CREATE DATABASE $1" >/dev/null
-    echo "${PG/\/postgres\?//$1?}"
-}
+SCRIPT=long-session
+# shellcheck source=bench/measure.sh
+source "$(dirname "$0")/measure.sh"
 
 row() { # WHAT BEFORE(3) AFTER(3)
     printf "%-16s %9s %7s %6s   %9s %7s %6s   %5s\n" "$@" "$(load)"
@@ -99,7 +81,7 @@ measure() { # WHAT, then the arguments after the binary, with SIDE for before/af
     for side in before after; do
         bin=$BEFORE
         [[ $side == after ]] && bin=$AFTER
-        result[$side]=$(timed "$bin" "${@//SIDE/$side}")
+        result[$side]=$(timed timeout "$LIMIT" "$bin" "${@//SIDE/$side}")
     done
     # shellcheck disable=SC2086
     row "$what" ${result[before]} ${result[after]}
@@ -113,7 +95,7 @@ if [[ $COPY == 1 ]]; then
         for side in before after; do
             bin=$BEFORE url=$before_url
             [[ $side == after ]] && bin=$AFTER url=$after_url
-            result[$side]=$(timed "$bin" --db "$WORK/$side.db" sync --to "$url")
+            result[$side]=$(timed timeout "$LIMIT" "$bin" --db "$WORK/$side.db" sync --to "$url")
         done
         # shellcheck disable=SC2086
         row sync-postgres ${result[before]} ${result[after]}

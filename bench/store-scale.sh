@@ -67,6 +67,9 @@ else
     WORK=$(mktemp -d)
     trap 'rm -rf "$WORK"' EXIT
 fi
+SCRIPT=store-scale
+# shellcheck source=bench/measure.sh
+source "$(dirname "$0")/measure.sh"
 
 # gen N SEED FILE: a hyperfine file of 10 commands with N/10 times each.
 gen() {
@@ -105,27 +108,6 @@ else:
     size = db.execute("PRAGMA page_size").fetchone()[0]
     print("%.1f" % ((pages - free) * size / runs))
 EOF
-}
-
-load() { cut -d' ' -f1 /proc/loadavg; }
-
-# timed BIN ARGS...: "WALL_S CPU_S MAX_RSS_MB" of one run, or "fail - -".
-timed() {
-    local out
-    if out=$(/usr/bin/time -f "%e %U %S %M" -o "$WORK/time" "$@" 2>&1 >/dev/null); then
-        read -r wall user sys rss <"$WORK/time"
-        echo "$wall $(python3 -c "print('%.2f' % ($user + $sys))") $((rss / 1024))"
-    else
-        echo "store-scale: $* failed: $out" >&2
-        echo "fail - -"
-    fi
-}
-
-# pg_fresh NAME: a new, empty PostgreSQL database; prints its URL.
-pg_fresh() {
-    PGOPTIONS=--client-min-messages=warning psql -q "$PG" -c "DROP DATABASE IF EXISTS $1" \
-        -c "CREATE DATABASE $1" >/dev/null
-    echo "${PG/\/postgres\?//$1?}"
 }
 
 ratio() {

@@ -1040,21 +1040,7 @@ fn a_first_copy_stopped_midway_keeps_its_parts_and_the_next_stores_the_rest_once
         let id = session.info.id;
         let mut target =
             vernier_store::open(&Location::parse(db.arg()).unwrap(), Access::Create).unwrap();
-        let stop = match engine {
-            "sqlite" => {
-                // The index by the key: a generated column has no value yet before the insert.
-                "CREATE TRIGGER stop_copy BEFORE INSERT ON runs \
-                 WHEN (NEW.key & 2147483647) = 7500 \
-                 BEGIN SELECT RAISE(ABORT, 'the copy is stopped here'); END"
-            }
-            _ => {
-                "CREATE FUNCTION stop_copy() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN \
-                 IF (NEW.key & 2147483647) = 7500 THEN RAISE EXCEPTION 'the copy is stopped here'; END IF; \
-                 RETURN NEW; END $$; CREATE TRIGGER stop_copy BEFORE INSERT ON runs \
-                 FOR EACH ROW EXECUTE FUNCTION stop_copy()"
-            }
-        };
-        db.execute(stop);
+        db.execute(stop_at_run_7500(engine));
         let error = copy_sessions(&source, target.as_mut(), |_| {}).unwrap_err();
         assert!(
             error.to_string().contains("stopped here"),
