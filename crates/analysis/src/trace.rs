@@ -242,6 +242,12 @@ pub fn analyze_trace(trace: &ThreadTrace) -> TraceAnalysis {
                 }
             }
         }
+        // An event runs in the context of the task on the CPU. A task seen there without the
+        // switch to it kept (on a KVM guest a SCHED_FIFO spinner was once kept only by the
+        // interrupts it took and its switch away) is the one running from this event on.
+        if !e.name.is_empty() && current.as_ref().map(|(pid, _, _)| *pid) != Some(e.pid) {
+            current = Some((e.pid, e.comm.clone(), None));
+        }
         step(e, &mut current, &mut hardirq, &mut softirq);
     }
     for t in &mut threads {
@@ -422,6 +428,21 @@ mod tests {
         let a = analyze_trace(&trace);
         let blocker = a.blocker().unwrap();
         assert_eq!((blocker.pid, blocker.comm.as_str()), (77, "spin thread"));
+    }
+
+    #[test]
+    fn a_thread_running_without_its_switch_kept_is_named_by_its_events() {
+        let mut trace = spin();
+        // The CPU went idle at 800 us; the switch to the spinner is missing, its interrupts
+        // and its switch away are kept.
+        trace.events[0] = switch(800, ("latency/1", 50, 49), ("swapper/1", 0, 120));
+        trace.events.remove(1);
+        let a = analyze_trace(&trace);
+        let blocker = a.blocker().unwrap();
+        assert_eq!((blocker.pid, blocker.comm.as_str()), (77, "spin thread"));
+        assert_eq!(blocker.prio, Some(19));
+        assert_eq!(blocker.ns, 1_982_000);
+        assert_eq!(a.unexplained_ns, 0);
     }
 
     #[test]
