@@ -57,19 +57,7 @@ SCRIPT=farm-copy
 # shellcheck source=bench/measure.sh
 source "$(dirname "$0")/measure.sh"
 if [[ -z $DB ]]; then
-    python3 - "$RUNS" "$WORK/h.json" <<'PY'
-import json, random, sys
-n, path = int(sys.argv[1]), sys.argv[2]
-rng = random.Random(1)
-results = []
-for c in range(10):
-    k = n // 10
-    times = [0.01 * (1 + c / 10) * rng.lognormvariate(0, 0.02) for _ in range(k)]
-    results.append({"command": f"sleep 0.0{c}", "mean": sum(times) / k, "times": times,
-                    "exit_codes": [0] * k})
-with open(path, "w") as f:
-    json.dump({"results": results}, f)
-PY
+    hyperfine_file "$RUNS" 1 "$WORK/h.json"
     DB=$WORK/source.db
     "$BEFORE" --db "$DB" import "$WORK/h.json" >/dev/null
     rm -f "$WORK/h.json"

@@ -24,3 +24,20 @@ pg_fresh() {
         -c "CREATE DATABASE $1" >/dev/null
     echo "${PG/\/postgres\?//$1?}"
 }
+
+# hyperfine_file N SEED FILE: a hyperfine file of 10 commands with N/10 times each.
+hyperfine_file() {
+    python3 - "$1" "$2" "$3" <<'EOF'
+import json, random, sys
+n, seed, path = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+rng = random.Random(seed)
+results = []
+for c in range(10):
+    k = n // 10
+    times = [0.01 * (1 + c / 10) * rng.lognormvariate(0, 0.02) for _ in range(k)]
+    results.append({"command": f"sleep 0.0{c}", "mean": sum(times) / k, "times": times,
+                    "exit_codes": [0] * k})
+with open(path, "w") as f:
+    json.dump({"results": results}, f)
+EOF
+}

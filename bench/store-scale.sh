@@ -71,23 +71,6 @@ SCRIPT=store-scale
 # shellcheck source=bench/measure.sh
 source "$(dirname "$0")/measure.sh"
 
-# gen N SEED FILE: a hyperfine file of 10 commands with N/10 times each.
-gen() {
-    python3 - "$1" "$2" "$3" <<'EOF'
-import json, random, sys
-n, seed, path = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
-rng = random.Random(seed)
-results = []
-for c in range(10):
-    k = n // 10
-    times = [0.01 * (1 + c / 10) * rng.lognormvariate(0, 0.02) for _ in range(k)]
-    results.append({"command": f"sleep 0.0{c}", "mean": sum(times) / k, "times": times,
-                    "exit_codes": [0] * k})
-with open(path, "w") as f:
-    json.dump({"results": results}, f)
-EOF
-}
-
 # bytes_per_run DB RUNS [TABLE]: the bytes of the pages in use per run, of the whole file or
 # (TABLE) of that table with its indexes (SQLite's dbstat, https://www.sqlite.org/dbstat.html),
 # to one decimal; "-" for a table the file does not have.
@@ -124,8 +107,8 @@ printf "%8s  %-12s %9s %7s %6s   %9s %7s %6s   %7s  %5s\n" runs command before_s
     after_s cpu_s MB before/after load
 for n in $SIZES; do
     big=$((n >= BIG))
-    gen "$n" 1 "$WORK/a-$n.json"
-    [[ $big == 1 ]] || gen "$n" 2 "$WORK/b-$n.json"
+    hyperfine_file "$n" 1 "$WORK/a-$n.json"
+    [[ $big == 1 ]] || hyperfine_file "$n" 2 "$WORK/b-$n.json"
     declare -A db=() imp=()
     for side in before after; do
         bin=$BEFORE
