@@ -74,6 +74,6 @@ pub use random_effects::{
     between_session_variance, median_se, satterthwaite, widen, BetweenSession, Component,
     SessionMedian, Widened,
 };
-pub use summary::{mad, mean, median, quantile, resolution, std_dev};
+pub use summary::{mad, mean, median, quantile, resolution, sorted, std_dev};
 pub use trend::{trend, Trend, MIN_TREND_POINTS};
 pub use welch::{welch_t_test, Welch};

@@ -3,10 +3,18 @@
 
 use crate::error::{check, StatsError};
 
-/// Sorted copy of a checked sample.
-pub(crate) fn sorted(xs: &[f64]) -> Vec<f64> {
+/// Sorted copy of a sample, in `f64::total_cmp`'s order.
+///
+/// The order statistics (quantiles, the median, MAD, the intervals of the median, Tukey's
+/// fences) do not depend on the order of the sample, and each sorts its own copy; a slice that
+/// is sorted already is sorted again in one pass (the sort finds the run that spans it), so a
+/// caller that takes several of them from one large sample sorts it once with this and passes
+/// the copy.
+pub fn sorted(xs: &[f64]) -> Vec<f64> {
     let mut v = xs.to_vec();
-    v.sort_by(f64::total_cmp);
+    // Unstable gives the same slice: two values equal under `total_cmp` have the same bits.
+    // It allocates no scratch space and is the faster of the two on random values.
+    v.sort_unstable_by(f64::total_cmp);
     v
 }
 

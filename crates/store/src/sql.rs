@@ -193,6 +193,14 @@ pub(crate) trait Columns {
         }
     }
 
+    /// Column `i` as text without a copy, `None` for null.
+    fn optional_text(&self, i: usize) -> Result<Option<&str>, StoreError> {
+        match self.cell_ref(i)? {
+            CellRef::Null => Ok(None),
+            _ => self.text(i).map(Some),
+        }
+    }
+
     /// Column `i` as text without a copy.
     fn text(&self, i: usize) -> Result<&str, StoreError> {
         match self.cell_ref(i)? {
