@@ -511,17 +511,29 @@ pub fn difference(a: &StoredSession, b: &StoredSession) -> Option<String> {
                 cb.runs.len()
             ));
         }
-        let by_id: HashMap<Uuid, &RunRecord> = ca.runs.iter().map(|r| (r.id, r)).collect();
-        for (j, rb) in cb.runs.iter().enumerate() {
-            let Some(ra) = by_id.get(&rb.id) else {
-                return Some(format!(
-                    "configurations[{i}].runs[{j}] (run {} is not in the stored session)",
-                    rb.id
-                ));
-            };
-            if let Some(path) = run_difference(ra, rb) {
-                return Some(format!("configurations[{i}].runs[{j}].{path}"));
-            }
+        if let Some(path) = runs_difference(&ca.runs, &cb.runs, 0) {
+            return Some(format!("configurations[{i}].{path}"));
+        }
+    }
+    None
+}
+
+/// Where the runs `b` of a configuration differ from those of `a`, as a field path
+/// (`runs[3].values`), or `None` when each run of `b` is in `a` with the same content. Runs are
+/// matched by id; `first` is the index of `b[0]` among the configuration's runs, for the path
+/// (a session compared part by part). That `a` holds no other runs is the caller's to check.
+pub fn runs_difference(a: &[RunRecord], b: &[RunRecord], first: usize) -> Option<String> {
+    let by_id: HashMap<Uuid, &RunRecord> = a.iter().map(|r| (r.id, r)).collect();
+    for (j, rb) in b.iter().enumerate() {
+        let j = first + j;
+        let Some(ra) = by_id.get(&rb.id) else {
+            return Some(format!(
+                "runs[{j}] (run {} is not in the stored session)",
+                rb.id
+            ));
+        };
+        if let Some(path) = run_difference(ra, rb) {
+            return Some(format!("runs[{j}].{path}"));
         }
     }
     None

@@ -388,7 +388,10 @@ pub trait Import {
     /// Stores one session, checked first ([`vernier_model::validate::check_session`]; ids
     /// repeated across sessions are conflicts of the database's keys). A session whose id is
     /// already stored with the same content is skipped; with other content it is
-    /// [`StoreError::Conflict`].
+    /// [`StoreError::Conflict`]. Such a session is compared part by part, in bounded memory:
+    /// its runs given here and with [`Import::add_runs`], each with the stored run in its
+    /// place; that the stored session has no others is checked at the next session or the
+    /// commit.
     fn session(&mut self, session: &StoredSession) -> Result<(), StoreError>;
     /// Brings a session stored here while it was still being recorded (`running` or
     /// `abandoned`) up to `session`, a later state of the same session: the configurations
@@ -402,7 +405,8 @@ pub trait Import {
     /// given with only some of its runs, so that a large session is copied part by part in
     /// bounded memory): `part` is that session with, in each configuration, runs not stored
     /// yet. They are checked as [`Import::session`] checks a session's runs. Returns how many
-    /// it stored.
+    /// it stored: none of a session that was stored before this import, whose runs are
+    /// compared with the stored ones instead.
     fn add_runs(&mut self, part: &StoredSession) -> Result<usize, StoreError>;
     /// [`Import::add_runs`] for runs read from another store ([`Store::copy_page`]), their
     /// histograms stored as that store keeps them.

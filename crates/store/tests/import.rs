@@ -132,6 +132,86 @@ fn a_stored_id_with_other_content_is_a_conflict() {
     }
 }
 
+/// `session` with, in its configuration, only the runs `from..to`.
+fn part(session: &StoredSession, from: usize, to: usize) -> StoredSession {
+    let mut part = session.clone();
+    part.configurations[0].runs = session.configurations[0].runs[from..to].to_vec();
+    part
+}
+
+/// Imports `session` again as a streamed import gives it: its first `first` runs with the
+/// session, then the runs of each of `parts`; the report, or the error of any step.
+fn import_in_parts(
+    store: &mut dyn Store,
+    session: &StoredSession,
+    first: usize,
+    parts: &[StoredSession],
+) -> Result<ImportReport, StoreError> {
+    let mut import = store.importer(0)?;
+    import.session(&part(session, 0, first))?;
+    for p in parts {
+        assert_eq!(
+            import.add_runs(p)?,
+            0,
+            "a stored session's runs are compared, not stored"
+        );
+    }
+    import.commit()
+}
+
+#[test]
+fn a_stored_session_given_in_parts_is_compared_part_by_part() {
+    for db in databases("a_stored_session_given_in_parts_is_compared_part_by_part") {
+        let mut store = open(&db);
+        let a = stored(&[1.0, 2.0, 3.0, 4.0, 5.0]);
+        store
+            .import_sessions(std::slice::from_ref(&a), &BTreeMap::new())
+            .unwrap();
+        // The same runs, two with the session and three in parts: skipped, nothing stored.
+        let report =
+            import_in_parts(store.as_mut(), &a, 2, &[part(&a, 2, 3), part(&a, 3, 5)]).unwrap();
+        assert_eq!(
+            report,
+            ImportReport {
+                imported: 0,
+                skipped: 1
+            }
+        );
+        assert_eq!(store.load_session(a.info.id, Load::ALL).unwrap(), a);
+        // A value that differs in a later part is named by its index in the configuration.
+        let mut changed = a.clone();
+        *changed.configurations[0].runs[3]
+            .values
+            .get_mut("time")
+            .unwrap() = 4.5;
+        let err =
+            import_in_parts(store.as_mut(), &changed, 2, &[part(&changed, 2, 5)]).unwrap_err();
+        assert!(
+            matches!(&err, StoreError::Conflict(m) if m.contains("configurations[0].runs[3].values")),
+            "{err}"
+        );
+        // Fewer runs than are stored: refused when the session has been given whole.
+        let err = import_in_parts(store.as_mut(), &a, 2, &[part(&a, 2, 4)]).unwrap_err();
+        assert!(
+            matches!(&err, StoreError::Conflict(m)
+                if m.contains("configurations[0].runs (the stored session has 5, the file 4)")),
+            "{err}"
+        );
+        // A run that is not stored.
+        let mut longer = stored(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
+        longer.info = a.info.clone();
+        longer.configurations[0].record = a.configurations[0].record.clone();
+        longer.configurations[0].runs[..5].clone_from_slice(&a.configurations[0].runs);
+        let err = import_in_parts(store.as_mut(), &longer, 5, &[part(&longer, 5, 6)]).unwrap_err();
+        assert!(
+            matches!(&err, StoreError::Conflict(m)
+                if m.contains("configurations[0].runs[5] (run") && m.contains("is not in the stored session")),
+            "{err}"
+        );
+        assert_eq!(store.load_session(a.info.id, Load::ALL).unwrap(), a);
+    }
+}
+
 #[test]
 fn a_run_id_of_another_session_is_a_conflict() {
     for db in databases("a_run_id_of_another_session_is_a_conflict") {

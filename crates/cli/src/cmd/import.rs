@@ -301,8 +301,8 @@ fn import_hyperfine(input: Input, name: &str, db_arg: Option<&Path>) -> Result<I
         Ok(file)
     };
     let outline = hyperfine::outline(from_start()?, len).with_context(context)?;
-    let now = now_ns();
-    let session = outline.session(now).with_context(context)?;
+    let mut now = now_ns();
+    let mut session = outline.session(now).with_context(context)?;
     validate::FileCheck::new()
         .session(&session)
         .with_context(context)?;
@@ -312,10 +312,11 @@ fn import_hyperfine(input: Input, name: &str, db_arg: Option<&Path>) -> Result<I
         .into_iter()
         .find(|s| s.id == session.info.id)
     {
-        // Imported before: compared whole with what is stored, with the times of its first
-        // import (the file has none of its own), so that the same file finds the same content.
-        let whole = whole_session(&outline, from_start()?, first.started_at_ns);
-        return store_one(whole.with_context(context)?, store.as_mut()).with_context(context);
+        // Imported before: read with the times of its first import (the file has none of its
+        // own), so that the same file finds the same content; the import compares it with
+        // what is stored part by part (`Import::session`) and stores nothing.
+        now = first.started_at_ns;
+        session = outline.session(now).with_context(context)?;
     }
     let stored = (|| -> Result<ImportReport> {
         let mut import = store.importer(outline.runs_count() as usize)?;
@@ -328,25 +329,6 @@ fn import_hyperfine(input: Input, name: &str, db_arg: Option<&Path>) -> Result<I
         Ok(import.commit()?)
     })();
     stored.with_context(context)
-}
-
-/// The session of a hyperfine file with every run, laid end to end from `now_ns`.
-fn whole_session(
-    outline: &hyperfine::Outline,
-    input: impl Read,
-    now_ns: i64,
-) -> Result<StoredSession, ReadError> {
-    let mut session = outline.session(now_ns)?;
-    outline.runs(input, now_ns, usize::MAX, |part| {
-        for part in part.configurations {
-            let position = part.record.position as usize;
-            if let Some(whole) = session.configurations.get_mut(position) {
-                whole.runs.extend(part.runs);
-            }
-        }
-        Ok(())
-    })?;
-    Ok(session)
 }
 
 /// Checks and stores the one session of a cyclictest file. A file imported before keeps the

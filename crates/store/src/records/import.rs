@@ -1,16 +1,18 @@
 //! Importing sessions from an export in one transaction, one session at a time, so a reader can
 //! stream a large file into the store without holding it ([`Importer`]).
 
+use std::collections::{BTreeSet, HashMap};
+
 use uuid::Uuid;
 use vernier_model::validate;
-use vernier_model::{RunPlace, RunRecord, SessionStatus, StoredSession};
+use vernier_model::{RunPlace, RunRecord, SessionStatus, StoredConfiguration, StoredSession};
 
-use super::codec::{as_stored, to_json};
+use super::codec::{as_stored, stored_value, to_json};
 use super::histograms::StoredHistograms;
-use super::read::{load_session_in, session_progress_in};
+use super::read::{load_session_in, load_session_runs_in, session_progress_in};
 use super::totals::{self, StoredTotal};
-use super::{profiles, write, Engine};
-use crate::sql::args;
+use super::{profiles, write, Engine, RUNS_OF_CONFIGURATION};
+use crate::sql::{args, Columns};
 use crate::{Extension, HeldRuns, Import, ImportReport, Load, RunsPage, StoreError};
 
 /// An import in progress: one transaction around the ordinary writes (which join it, see
@@ -21,7 +23,25 @@ pub(crate) struct Importer<'a, E: Engine> {
     store: &'a mut E,
     report: ImportReport,
     open: bool,
+    /// The session last given that was stored already, being compared with what is stored.
+    comparing: Option<Comparing>,
 }
+
+/// A session of the import that is stored already: the file's runs of it are compared with
+/// the stored ones part by part as they come ([`Import::session`], then [`Import::add_runs`]),
+/// so that neither copy is held whole (a session of 1,000,000 runs took 554 MB to compare
+/// whole), and once it has all been given, that the stored one has no other runs.
+struct Comparing {
+    id: Uuid,
+    /// Each configuration's position in the session, by its id.
+    positions: HashMap<Uuid, usize>,
+    /// The runs given so far of each configuration, by its id.
+    given: HashMap<Uuid, usize>,
+}
+
+/// How many of the runs given of a session stored already are compared with the stored ones
+/// at once: memory holds twice as many runs (the file's and the stored ones).
+const COMPARED_RUNS_PER_PART: usize = 10_000;
 
 impl<'a, E: Engine> Importer<'a, E> {
     /// Starts an import of about `runs` runs (0 if unknown). Check the sessions before
@@ -32,7 +52,145 @@ impl<'a, E: Engine> Importer<'a, E> {
             store,
             report: ImportReport::default(),
             open: true,
+            comparing: None,
         })
+    }
+
+    /// Compares session `session`, which the store holds, with the stored one: its
+    /// information and configurations, then the runs it holds ([`Importer::compare_runs`]);
+    /// the runs given later of it are compared as they come.
+    fn compare(&mut self, session: &StoredSession) -> Result<(), StoreError> {
+        let id = session.info.id;
+        let mut stored = self.store.write(|tx| {
+            load_session_in(
+                tx,
+                id,
+                Load {
+                    runs: false,
+                    profiles: true,
+                    ..Load::INFO
+                },
+            )
+        })?;
+        // A session imported as running has no process here and reads as abandoned: that is
+        // the same content.
+        if stored.info.status == SessionStatus::Abandoned
+            && session.info.status == SessionStatus::Running
+        {
+            stored.info.status = SessionStatus::Running;
+        }
+        let header = StoredSession {
+            info: session.info.clone(),
+            configurations: session
+                .configurations
+                .iter()
+                .map(|c| StoredConfiguration {
+                    record: c.record.clone(),
+                    runs: Vec::new(),
+                    profiles: c.profiles.clone(),
+                })
+                .collect(),
+        };
+        if let Some(field) = validate::difference(&stored, &header) {
+            return Err(conflict(id, &field));
+        }
+        self.comparing = Some(Comparing {
+            id,
+            positions: (session.configurations.iter().enumerate())
+                .map(|(at, c)| (c.record.id, at))
+                .collect(),
+            given: HashMap::new(),
+        });
+        self.compare_runs(session)
+    }
+
+    /// Compares the runs of `part`, of the session being compared, with the stored runs in
+    /// their places, [`COMPARED_RUNS_PER_PART`] at a time. Stored values are what the store
+    /// keeps of the file's ones (-0.0 as 0.0, see `add_run`), so the file's runs are compared
+    /// as they would be stored.
+    fn compare_runs(&mut self, part: &StoredSession) -> Result<(), StoreError> {
+        let Some(comparing) = self.comparing.as_mut() else {
+            return Ok(());
+        };
+        let id = comparing.id;
+        for config in &part.configurations {
+            let configuration = config.record.id;
+            let position = comparing
+                .positions
+                .get(&configuration)
+                .copied()
+                .ok_or_else(|| {
+                    conflict(
+                        id,
+                        &format!("configurations (the file's {configuration} is not stored)"),
+                    )
+                })?;
+            for chunk in config.runs.chunks(COMPARED_RUNS_PER_PART) {
+                let places: BTreeSet<RunPlace> =
+                    chunk.iter().map(|r| r.place(configuration)).collect();
+                let stored = self
+                    .store
+                    .write(|tx| load_session_runs_in(tx, id, Load::ALL, Some(&places)))?;
+                let stored_runs = stored
+                    .configurations
+                    .iter()
+                    .find(|c| c.record.id == configuration)
+                    .map_or(&[][..], |c| &c.runs[..]);
+                let mut given: Vec<RunRecord> = chunk.to_vec();
+                for v in given.iter_mut().flat_map(|r| r.values.values_mut()) {
+                    *v = stored_value(*v);
+                }
+                let first = comparing.given.entry(configuration).or_default();
+                if let Some(path) = validate::runs_difference(stored_runs, &given, *first) {
+                    return Err(conflict(id, &format!("configurations[{position}].{path}")));
+                }
+                *first += chunk.len();
+            }
+        }
+        Ok(())
+    }
+
+    /// Ends the comparison of the session being compared, if any: the stored one must have as
+    /// many runs of each configuration as the import gave (each of which was found stored).
+    fn finish_comparing(&mut self) -> Result<(), StoreError> {
+        let Some(comparing) = self.comparing.take() else {
+            return Ok(());
+        };
+        let id = comparing.id;
+        let mut stored = HashMap::new();
+        self.store.write(|tx| {
+            tx.query_each(
+                &format!(
+                    "SELECT c.id, (SELECT count(*) FROM runs r WHERE {RUNS_OF_CONFIGURATION}) \
+                     FROM configurations c WHERE c.session_id = $1"
+                ),
+                args![&id.to_string()],
+                &mut |row| {
+                    stored.insert(row.text(0)?.to_string(), row.get::<i64>(1)?);
+                    Ok(())
+                },
+            )
+        })?;
+        let mut positions: Vec<(usize, Uuid)> = comparing
+            .positions
+            .iter()
+            .map(|(&c, &at)| (at, c))
+            .collect();
+        positions.sort_unstable();
+        for (position, configuration) in positions {
+            let given = comparing.given.get(&configuration).copied().unwrap_or(0);
+            let held = stored.get(&configuration.to_string()).copied().unwrap_or(0);
+            if usize::try_from(held).ok() != Some(given) {
+                return Err(conflict(
+                    id,
+                    &format!(
+                        "configurations[{position}].runs (the stored session has {held}, \
+                         the file {given})"
+                    ),
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// [`Import::extend`], the histograms of runs without their own in `histograms`.
@@ -160,31 +318,14 @@ impl<E: Engine> Import for Importer<'_, E> {
 
     fn session(&mut self, session: &StoredSession) -> Result<(), StoreError> {
         validate::check_session(session).map_err(|e| StoreError::Invalid(e.to_string()))?;
+        self.finish_comparing()?;
         let id = session.info.id;
-        let stored = match self.holds(id)? {
-            false => None,
-            true => Some(self.store.write(|tx| load_session_in(tx, id, Load::ALL))?),
-        };
-        let store = &mut *self.store;
-        if let Some(mut stored) = stored {
-            // Stored values are what the store keeps of the file's ones (-0.0 as 0.0, see
-            // `add_run`), so the file's session is compared as it would be stored.
-            // A session imported as running has no process here and reads as abandoned: that
-            // is the same content.
-            if stored.info.status == SessionStatus::Abandoned
-                && session.info.status == SessionStatus::Running
-            {
-                stored.info.status = SessionStatus::Running;
-            }
-            if let Some(field) = validate::difference(&stored, &as_stored(session)) {
-                return Err(StoreError::Conflict(format!(
-                    "session {id} is already stored with other content (first difference: \
-                     {field}); delete it first to replace it"
-                )));
-            }
+        if self.holds(id)? {
+            self.compare(session)?;
             self.report.skipped += 1;
             return Ok(());
         }
+        let store = &mut *self.store;
         write::insert_session(store, &session.info, None)?;
         for config in &session.configurations {
             write::add_configuration(store, id, &config.record).map_err(stored_elsewhere(
@@ -215,6 +356,15 @@ impl<E: Engine> Import for Importer<'_, E> {
     }
 
     fn add_runs(&mut self, part: &StoredSession) -> Result<usize, StoreError> {
+        if self
+            .comparing
+            .as_ref()
+            .is_some_and(|c| c.id == part.info.id)
+        {
+            validate::check_session(part).map_err(|e| StoreError::Invalid(e.to_string()))?;
+            self.compare_runs(part)?;
+            return Ok(0);
+        }
         self.add_runs_with(part, &StoredHistograms::new(), &[])
     }
 
@@ -264,10 +414,20 @@ impl<E: Engine> Import for Importer<'_, E> {
     }
 
     fn commit(mut self: Box<Self>) -> Result<ImportReport, StoreError> {
+        self.finish_comparing()?;
         self.open = false;
         self.store.end_import(true)?;
         Ok(self.report)
     }
+}
+
+/// The error of importing session `id`, stored already, with content that differs from the
+/// stored one at `field`.
+fn conflict(id: Uuid, field: &str) -> StoreError {
+    StoreError::Conflict(format!(
+        "session {id} is already stored with other content (first difference: {field}); \
+         delete it first to replace it"
+    ))
 }
 
 /// The error of storing the configuration or run `record` of `session`: a duplicate key means
