@@ -64,7 +64,7 @@ const MAX_PLACE: i64 = (1 << 31) - 1;
 
 /// How many run keys one configuration spans: 2^32 (the `4294967296` of
 /// [`RUNS_OF_CONFIGURATION`] and of the migration `0014_run_keys.sql`).
-const RUN_KEYS_PER_CONFIGURATION: i64 = 1 << 32;
+pub(crate) const RUN_KEYS_PER_CONFIGURATION: i64 = 1 << 32;
 
 /// The condition on `runs r` and `configurations c` that joins a configuration to its runs as
 /// the range of their keys ([`run_key`]): both engines walk that range of the table's primary

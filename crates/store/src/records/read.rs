@@ -13,7 +13,10 @@ use super::codec::{
     CONFIGURATION_COLUMNS, SESSION_COLUMNS, SESSION_HEADER_COLUMNS,
 };
 use super::profiles;
-use super::{histograms, key_place, monitors, run_key, totals, Engine, RUNS_OF_CONFIGURATION};
+use super::{
+    histograms, key_place, monitors, run_key, totals, Engine, RUNS_OF_CONFIGURATION,
+    RUN_KEYS_PER_CONFIGURATION,
+};
 use crate::selector::{parse_selector, Selector};
 use crate::sql::{args, Columns, Param, Sql};
 use crate::{Load, RunCursor, RunsPage, SessionHeader, SessionProgress, StoreError};
@@ -110,6 +113,24 @@ pub(crate) enum Which<'a> {
     Listed(&'a [i64]),
     /// Those whose keys are after the first and at most the second.
     Keys(i64, i64),
+    /// Those of the configuration of this key whose keys are after the second and at most the
+    /// third, which are keys of that configuration (see [`Which::of_configuration`]).
+    OfConfiguration(i64, i64, i64),
+}
+
+impl Which<'_> {
+    /// [`Which::OfConfiguration`], the range `(after, last]` cut to the keys of configuration
+    /// `configuration` (its key): read as one range of each table, where [`Which::Keys`] looks
+    /// each run's configuration up and each run's rows in the tables below it (an export of a
+    /// configuration of 1,000,000 runs page by page did so for every run in five queries).
+    fn of_configuration(configuration: i64, after: i64, last: i64) -> Self {
+        let first = configuration.saturating_mul(RUN_KEYS_PER_CONFIGURATION);
+        Which::OfConfiguration(
+            configuration,
+            after.max(first - 1),
+            last.min(first.saturating_add(RUN_KEYS_PER_CONFIGURATION - 1)),
+        )
+    }
 }
 
 /// Session `id` with what `load` asks for and the runs `which` takes.
@@ -157,7 +178,8 @@ fn load_selected(
     // pages of runs (`Which::Keys` from before the first key), so that reading a session page
     // by page reads each profile once.
     let first_page = matches!(which, Which::Keys(i64::MIN, _));
-    if load.profiles && (first_page || !matches!(which, Which::Keys(..))) {
+    let a_page = matches!(which, Which::Keys(..) | Which::OfConfiguration(..));
+    if load.profiles && (first_page || !a_page) {
         for (key, profiles) in profiles::read_session(tx, &key)? {
             if let Some(&slot) = slots.get(&key) {
                 configurations[slot].profiles = profiles;
@@ -231,7 +253,7 @@ impl<'a> RunsOf<'a> {
     /// further tables with CROSS JOIN after these, and [`RunsOf::condition`] in the WHERE.
     pub(crate) fn tables(&self) -> &'static str {
         match self.which {
-            Which::All => "configurations c CROSS JOIN runs r",
+            Which::All | Which::OfConfiguration(..) => "configurations c CROSS JOIN runs r",
             Which::Listed(_) | Which::Keys(..) => "runs r CROSS JOIN configurations c",
         }
     }
@@ -244,6 +266,9 @@ impl<'a> RunsOf<'a> {
             Which::Keys(..) => "r.key > $2 AND r.key <= $3 AND c.key = r.configuration_key \
                  AND c.session_id = $1"
                 .to_string(),
+            Which::OfConfiguration(..) => {
+                "c.key = $4 AND c.session_id = $1 AND r.key > $2 AND r.key <= $3".to_string()
+            }
             Which::Listed(keys) => {
                 let list: Vec<String> = (2..keys.len() + 2).map(|i| format!("${i}")).collect();
                 format!(
@@ -273,6 +298,10 @@ impl<'a> RunsOf<'a> {
                 self.tables(),
                 format!("{run_key} = r.key AND {}", self.condition()),
             ),
+            Which::OfConfiguration(..) => (
+                "configurations c",
+                format!("c.key = $4 AND c.session_id = $1 AND {run_key} > $2 AND {run_key} <= $3"),
+            ),
         }
     }
 
@@ -283,6 +312,11 @@ impl<'a> RunsOf<'a> {
             Which::All => {}
             Which::Listed(keys) => params.extend(keys.iter().map(|&key| Param::Int(key))),
             Which::Keys(after, last) => params.extend([Param::Int(after), Param::Int(last)]),
+            Which::OfConfiguration(configuration, after, last) => params.extend([
+                Param::Int(after),
+                Param::Int(last),
+                Param::Int(configuration),
+            ]),
         }
         params
     }
@@ -731,6 +765,8 @@ const MAX_RUN_INDEX: u32 = (1 << 31) - 1;
 /// [`for_each_run_page`]: the keys after `after` up to `last`, and those read but not yet
 /// handed on.
 struct KindOfRuns {
+    /// The key of the configuration.
+    configuration_key: i64,
     after: i64,
     last: i64,
     read: VecDeque<RunRecord>,
@@ -761,7 +797,8 @@ impl KindOfRuns {
                     Ok(())
                 },
             )?;
-            let session = load_selected(tx, session, load, Which::Keys(after, end))?;
+            let which = Which::of_configuration(self.configuration_key, after, end);
+            let session = load_selected(tx, session, load, which)?;
             Ok((end, runs_of(session, configuration)))
         })?;
         // Nothing left (runs deleted meanwhile): this kind is done.
@@ -829,6 +866,7 @@ pub(crate) fn for_each_run_page(
             )?;
             if let Some(last) = last {
                 kinds.push(KindOfRuns {
+                    configuration_key: key,
                     after: first - 1,
                     last,
                     read: VecDeque::new(),
@@ -840,9 +878,11 @@ pub(crate) fn for_each_run_page(
     if !in_order {
         let after = kinds.iter().map(|k| k.after).min();
         let last = kinds.iter().map(|k| k.last).max();
-        if let (Some(after), Some(last)) = (after, last) {
+        let configuration_key = kinds.first().map(|k| k.configuration_key);
+        if let (Some(key), Some(after), Some(last)) = (configuration_key, after, last) {
             let runs = store.read(|tx| {
-                let whole = load_selected(tx, session, load, Which::Keys(after, last))?;
+                let which = Which::of_configuration(key, after, last);
+                let whole = load_selected(tx, session, load, which)?;
                 Ok(runs_of(whole, configuration))
             })?;
             each(runs)?;
