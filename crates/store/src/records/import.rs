@@ -128,9 +128,15 @@ impl<'a, E: Engine> Importer<'a, E> {
             for chunk in config.runs.chunks(COMPARED_RUNS_PER_PART) {
                 let places: BTreeSet<RunPlace> =
                     chunk.iter().map(|r| r.place(configuration)).collect();
+                // Everything of the runs but the configurations' profiled runs, which the
+                // session's comparison took.
+                let load = Load {
+                    profiles: false,
+                    ..Load::ALL
+                };
                 let stored = self
                     .store
-                    .write(|tx| load_session_runs_in(tx, id, Load::ALL, Some(&places)))?;
+                    .write(|tx| load_session_runs_in(tx, id, load, Some(&places)))?;
                 let stored_runs = stored
                     .configurations
                     .iter()
