@@ -67,7 +67,9 @@ pub(crate) fn load_session_in(
 
 /// [`load_session_in`] with, when `only` is given, only the runs of the session in those
 /// places: the queries of runs, values, histograms and monitor data name their keys (a few
-/// hundred per query), so that the session's other runs are not read at all.
+/// hundred per query), so that the session's other runs are not read at all. Places that are
+/// every key from one to another of one configuration (a part of an import compared with the
+/// stored runs) are read as that range of each table instead, as a page is.
 pub(crate) fn load_session_runs_in(
     tx: &mut dyn Sql,
     id: Uuid,
@@ -77,7 +79,16 @@ pub(crate) fn load_session_runs_in(
     match only {
         None => load_selected(tx, id, load, Which::All),
         Some(places) => {
+            // Distinct: one key per place.
             let keys = place_keys(tx, id, places.iter())?;
+            let (first, last) = (keys.iter().min(), keys.iter().max());
+            if let (Some(&first), Some(&last), false) = (first, last, load.profiles) {
+                let one_range = usize::try_from(last - first).ok() == Some(keys.len() - 1);
+                if one_range && first >> 32 == last >> 32 {
+                    let which = Which::of_configuration(first >> 32, first - 1, last);
+                    return load_selected(tx, id, load, which);
+                }
+            }
             load_selected(tx, id, load, Which::Listed(&keys))
         }
     }
