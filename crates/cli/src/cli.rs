@@ -46,7 +46,7 @@ pub fn command() -> clap::Command {
 /// value may start with a hyphen, so that `--min-runs -1` or `--target -2%` reaches the
 /// option's own check (one line naming the valid range) instead of reading as an unknown flag
 /// `-1`. Without the help texts built from the registries (the plugins and benchmarks with
-/// their options), which only help shows: building them was two fifths of the instructions of
+/// their options), which only help shows: building them was half of the instructions of
 /// parsing `vernier run` (callgrind), spent on every start-up.
 fn parsing_command() -> clap::Command {
     fn hyphen_values(command: clap::Command) -> clap::Command {
