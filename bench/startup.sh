@@ -11,10 +11,16 @@
 # to it is printed: a change that makes a session start slower shows there. The load average
 # is printed before and after.
 #
+# With LOAD=N, N busy loops (`stress-ng --cpu N`) run for the whole measurement, started 20 s
+# before the first round so that the load average shows them; they are stopped on exit. On a
+# machine of fewer CPUs than N, a session then waits for a CPU as on a loaded machine: its
+# wall time grows by more than its CPU time.
+#
 # Environment:
 #   RUNS=20       rounds
 #   VERNIER=BIN   the vernier binary to measure (default: a release build of this checkout)
 #   BASELINE=BIN  a vernier binary to compare this build with (optional)
+#   LOAD=N        N CPU-bound processes running meanwhile (default 0: none)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -28,6 +34,15 @@ if ! command -v python3 >/dev/null; then
     exit 2
 fi
 BASELINE=${BASELINE:-}
+LOAD=${LOAD:-0}
+if ! [[ $LOAD =~ ^[0-9]+$ ]]; then
+    echo "startup: LOAD must be a number of busy processes, got '$LOAD'" >&2
+    exit 2
+fi
+if ((LOAD > 0)) && ! command -v stress-ng >/dev/null; then
+    echo "startup: LOAD needs stress-ng" >&2
+    exit 2
+fi
 if [[ -n $BASELINE && ! -x $BASELINE ]]; then
     echo "startup: BASELINE must be an executable vernier, got '$BASELINE'" >&2
     exit 2
@@ -42,7 +57,15 @@ elif [[ ! -x $VERNIER ]]; then
 fi
 
 WORK=$(mktemp -d)
-trap 'rm -rf "$WORK"' EXIT
+STRESS=
+cleanup() {
+    if [[ -n $STRESS ]]; then
+        kill "$STRESS" 2>/dev/null || true
+        wait "$STRESS" 2>/dev/null || true
+    fi
+    rm -rf "$WORK"
+}
+trap cleanup EXIT
 RESULTS=$WORK/results.tsv
 : >"$RESULTS"
 
@@ -73,6 +96,12 @@ session() {
     printf '%s\t%s\t%s\n' "$name" "$(( (t1 - t0) / 1000 ))" "$((c1 - c0))" >>"$RESULTS"
 }
 
+if ((LOAD > 0)); then
+    stress-ng --cpu "$LOAD" --quiet >/dev/null 2>&1 &
+    STRESS=$!
+    sleep 20
+    echo "stress-ng --cpu $LOAD running"
+fi
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 # Fills the warm cache once (and the baseline's database, which may be of an older schema).
 XDG_CACHE_HOME=$WORK/warm "$VERNIER" run mock --db "$WORK/startup.db" --warmup 0 \

@@ -155,6 +155,8 @@ pub fn run_session(
     let reads = vernier_sys::Reads::new();
     let checked = check(request, observer, &reads)?;
     let mut store = database::open(database, Access::Create)?;
+    // No checkpoint, with its fsyncs, when `vernier run` exits (docs/schema.md).
+    store.defer_checkpoint().map_err(AppError::Store)?;
     let environment = capture_environment(&checked, store.as_mut(), &reads)?;
     if let Some(reason) =
         busy::skip_reason(&request.busy, store.as_ref(), &checked.roots, &|| false)?

@@ -24,11 +24,31 @@ pub struct Cli {
     pub command: Command,
 }
 
-/// The command line definition with the settings that derive cannot express once for all:
-/// every option's value may start with a hyphen, so that `--min-runs -1` or `--target -2%`
-/// reaches the option's own check (one line naming the valid range) instead of reading as an
-/// unknown flag `-1`.
+/// The command line definition: [`parsing_command`] with the help of the plugins and
+/// benchmarks from their registries.
 pub fn command() -> clap::Command {
+    parsing_command()
+        .mut_subcommand("run", |run| {
+            plugin_help(run).mut_arg("specs", |a| {
+                let list = format!(
+                    "{}and the executables in $XDG_CONFIG_HOME/vernier/benchmarks; `vernier list \
+                     -v` shows every benchmark with its options",
+                    crate::cmd::list::benchmark_text()
+                );
+                described(a, "", &list)
+            })
+        })
+        .mut_subcommand("monitor", plugin_help)
+        .mut_subcommand("calibrate", plugin_help)
+}
+
+/// The command line with the settings that derive cannot express once for all: every option's
+/// value may start with a hyphen, so that `--min-runs -1` or `--target -2%` reaches the
+/// option's own check (one line naming the valid range) instead of reading as an unknown flag
+/// `-1`. Without the help texts built from the registries (the plugins and benchmarks with
+/// their options), which only help shows: building them was half of the instructions of
+/// parsing `vernier run` (callgrind), spent on every start-up.
+fn parsing_command() -> clap::Command {
     fn hyphen_values(command: clap::Command) -> clap::Command {
         command
             .mut_args(|a| {
@@ -43,18 +63,6 @@ pub fn command() -> clap::Command {
     hyphen_values(<Cli as clap::CommandFactory>::command())
         // Without a command: the help, not an error listing internal commands.
         .arg_required_else_help(true)
-        .mut_subcommand("run", |run| {
-            plugin_help(run).mut_arg("specs", |a| {
-                let list = format!(
-                    "{}and the executables in $XDG_CONFIG_HOME/vernier/benchmarks; `vernier list \
-                     -v` shows every benchmark with its options",
-                    crate::cmd::list::benchmark_text()
-                );
-                described(a, "", &list)
-            })
-        })
-        .mut_subcommand("monitor", plugin_help)
-        .mut_subcommand("calibrate", plugin_help)
         // `--compare BASE NEW [NEW...]` takes selectors, none of which starts with a hyphen,
         // up to the next option (`-o DIR`).
         .mut_subcommand("report", compare_ends_at_an_option)
@@ -122,10 +130,15 @@ fn described(arg: clap::Arg, suffix: &str, list: &str) -> clap::Arg {
         .long_help(format!("{short}\n\n{}", list.trim_end()))
 }
 
-/// Parses the process arguments with [`command`].
+/// Parses the process arguments with [`command`]: first without the registries' help texts,
+/// which only help and error messages show; when that fails (`--help`, `--version`, any error)
+/// again with them, so that what is printed is [`command`]'s.
 pub fn try_parse() -> Result<Cli, clap::Error> {
-    let matches = command().try_get_matches()?;
-    <Cli as clap::FromArgMatches>::from_arg_matches(&matches)
+    let parse = |command: clap::Command| {
+        let matches = command.try_get_matches()?;
+        <Cli as clap::FromArgMatches>::from_arg_matches(&matches)
+    };
+    parse(parsing_command()).or_else(|_| parse(command()))
 }
 
 #[derive(Debug, Subcommand)]

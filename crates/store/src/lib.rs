@@ -330,6 +330,10 @@ pub trait Store: Recorder<Error = StoreError> + Send {
     /// reader that keeps what it loaded (`vernier serve`) and reads again only when it changed.
     /// It may also change when nothing vernier stores did: see [`ChangeToken`].
     fn change_token(&self) -> Result<ChangeToken, StoreError>;
+    /// Leaves what is committed in SQLite's write-ahead log when this connection closes,
+    /// instead of checkpointing it into the file (`vernier run`: see docs/schema.md,
+    /// "Durability and concurrency"); a no-op on PostgreSQL.
+    fn defer_checkpoint(&mut self) -> Result<(), StoreError>;
     /// Starts an import of about `runs` runs (0 if unknown) in one transaction. Check the
     /// sessions before ([`vernier_model::validate`]): an invalid file should take no lock.
     fn importer(&mut self, runs: usize) -> Result<Box<dyn Import + '_>, StoreError>;

@@ -854,6 +854,32 @@ fn snapshot(dir: &Path) -> BTreeMap<String, Vec<u8>> {
         .collect()
 }
 
+/// `vernier run`'s store leaves its log when it closes (no checkpoint, no fsync): what it
+/// committed is read from the log by every later connection, read-only ones included, and the
+/// next writer that closes without deferring folds it into the file and removes it.
+#[test]
+fn a_deferred_checkpoint_leaves_the_log_and_loses_nothing() {
+    let (dir, path) = temp_db();
+    let mut store = SqliteStore::open(&path).unwrap();
+    store.defer_checkpoint().unwrap();
+    let first = session(Uuid::new_v4(), 7, &[("kernel", "A")]);
+    store.begin_session(&first).unwrap();
+    drop(store);
+    let files: Vec<String> = snapshot(dir.path()).into_keys().collect();
+    assert_eq!(files.len(), 3, "the database, its -wal and -shm: {files:?}");
+    let reader = SqliteStore::open_read_only(&path).unwrap();
+    assert_eq!(reader.sessions().unwrap(), vec![first.clone()]);
+    drop(reader);
+
+    let mut store = SqliteStore::open(&path).unwrap();
+    let second = session(Uuid::new_v4(), 8, &[("kernel", "B")]);
+    store.begin_session(&second).unwrap();
+    drop(store);
+    assert_eq!(snapshot(dir.path()).len(), 1, "checkpointed into one file");
+    let reader = SqliteStore::open_read_only(&path).unwrap();
+    assert_eq!(reader.sessions().unwrap(), vec![first, second]);
+}
+
 #[test]
 fn a_read_only_open_writes_nothing() {
     let (dir, path) = temp_db();

@@ -34,7 +34,29 @@ use std::path::Path;
 
 /// Reads a whole file, mapping "not found" to [`SysError::Unsupported`].
 pub fn read_file(path: &Path) -> Result<String, SysError> {
-    std::fs::read_to_string(path).map_err(|source| SysError::from_io(path, source))
+    std::fs::File::open(path)
+        .and_then(|mut file| read_open_file(&mut file))
+        .map_err(|source| SysError::from_io(path, source))
+}
+
+/// The rest of `file` as text (an error of kind `InvalidData` when it is not UTF-8, as
+/// `read_to_string` gives). Read in pages without asking the file its size first: std's
+/// `read_to_string` takes a size hint with an fstat (and for an open `File`, an lseek too), two
+/// system calls that tell nothing for /proc and /sys files (size 0 or 4096), and a start-up
+/// reads some 250 of them.
+pub(crate) fn read_open_file(file: &mut std::fs::File) -> std::io::Result<String> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    let mut page = [0u8; 4096];
+    loop {
+        match file.read(&mut page) {
+            Ok(0) => break,
+            Ok(n) => bytes.extend_from_slice(&page[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    String::from_utf8(bytes).map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
 }
 
 /// Writes `bytes` to `path` whole or not at all: into a file beside it, renamed over it

@@ -64,15 +64,12 @@ impl Reads {
 }
 
 fn read_readable(path: &Path) -> std::io::Result<String> {
-    use std::io::Read;
     use std::os::unix::fs::PermissionsExt;
     let mut file = std::fs::File::open(path)?;
     if file.metadata()?.permissions().mode() & 0o444 == 0 {
         return Err(std::io::Error::from_raw_os_error(libc::EACCES));
     }
-    let mut text = String::new();
-    file.read_to_string(&mut text)?;
-    Ok(text)
+    crate::read_open_file(&mut file)
 }
 
 #[cfg(test)]

@@ -258,6 +258,11 @@ impl Engine for PgStore {
         })?;
         Ok(ChangeToken(TokenValue::Snapshot(snapshot)))
     }
+
+    fn defer_checkpoint(&mut self) -> Result<(), StoreError> {
+        // The server decides when its log is written out.
+        Ok(())
+    }
 }
 
 impl_store!(PgStore);

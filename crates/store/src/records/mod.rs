@@ -99,6 +99,9 @@ pub(crate) trait Engine {
 
     /// [`crate::Store::change_token`].
     fn change_token(&self) -> Result<crate::ChangeToken, StoreError>;
+
+    /// [`crate::Store::defer_checkpoint`].
+    fn defer_checkpoint(&mut self) -> Result<(), StoreError>;
 }
 
 /// Implements [`vernier_model::Recorder`] and [`crate::Store`] for an [`Engine`] with the
@@ -375,6 +378,10 @@ macro_rules! impl_store {
 
             fn change_token(&self) -> Result<$crate::ChangeToken, $crate::StoreError> {
                 $crate::records::Engine::change_token(self)
+            }
+
+            fn defer_checkpoint(&mut self) -> Result<(), $crate::StoreError> {
+                $crate::records::Engine::defer_checkpoint(self)
             }
 
             fn importer(

@@ -80,7 +80,8 @@ impl SqliteStore {
     ///
     /// A read-only connection to a WAL database still creates `-wal` and `-shm` files and
     /// leaves them behind (https://www.sqlite.org/wal.html#readonly). So: when a `-wal` file
-    /// exists, a writer is at work (or crashed) and its log must be read, which a read-only
+    /// exists, a writer is at work (or crashed, or was a `vernier run`, which leaves its log:
+    /// [`crate::Store::defer_checkpoint`]) and its log must be read, which a read-only
     /// connection does through the existing files with the usual locks. When none exists, every
     /// committed transaction is in the main file, and it is opened `immutable=1`
     /// (https://www.sqlite.org/uri.html#uriimmutable), which takes no locks and creates no file.
