@@ -310,6 +310,17 @@ mod tests {
             }
         );
         assert_eq!(*seen.borrow(), ["first", "second"]);
+        // A built-in is found once for the requests of its name; another name, every time.
+        let input = [req("mock"), req("mock"), req("absent"), req("absent")].concat();
+        seen.borrow_mut().clear();
+        let mut out = Vec::new();
+        let status = serve_main(input.as_bytes(), &mut out, &|name| {
+            seen.borrow_mut().push(name.to_string());
+            vernier_bench::builtin(name)
+        });
+        assert_eq!(status, 0);
+        assert_eq!(String::from_utf8(out).unwrap().lines().count(), 5);
+        assert_eq!(*seen.borrow(), ["mock", "absent", "absent"]);
         // A request that is not one ends the server after its answer.
         let mut out = Vec::new();
         assert_eq!(serve_main(&b"{not json\n"[..], &mut out, &|_| None), 1);
