@@ -278,6 +278,13 @@ pub fn builtin(name: &str) -> Option<Box<dyn Benchmark>> {
     builtins().take(name).map(|b| b.benchmark)
 }
 
+/// Whether `name` is a built-in benchmark. The built-ins are values without state (unit
+/// structs; tested), so a process that serves many runs may keep the one it found instead of
+/// building the registry, every description with its options, for every run.
+pub fn is_builtin(name: &str) -> bool {
+    builtins().get(name).is_some()
+}
+
 /// The benchmark called `name`: a built-in, else a usable benchmark of the user's own in
 /// `user_dir` ([`user::load`]).
 pub fn find(name: &str, user_dir: Option<&Path>) -> Option<Box<dyn Benchmark>> {
@@ -291,6 +298,20 @@ pub fn find(name: &str, user_dir: Option<&Path>) -> Option<Box<dyn Benchmark>> {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn builtins_hold_no_state() {
+        for b in builtins().iter() {
+            assert_eq!(
+                std::mem::size_of_val(b.benchmark()),
+                0,
+                "{} holds state: a served process may not keep it between runs",
+                b.info().name()
+            );
+            assert!(is_builtin(b.info().name()));
+        }
+        assert!(!is_builtin("no-such-benchmark"));
+    }
 
     #[test]
     fn all_lists_every_builtin_once() {

@@ -76,7 +76,7 @@ pub fn child_main(mut input: impl Read, mut output: impl Write, find: Finder<'_>
     // SAFETY: prctl(PR_SET_PDEATHSIG) only changes a flag of this process.
     unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) };
     let reply = match read_request(&mut input) {
-        Ok(request) => measure(&request, find, 0),
+        Ok(request) => measure(&request, find(&request.benchmark).as_deref(), 0),
         Err(message) => ChildReply::Failed { message },
     };
     let status = match reply {
@@ -122,6 +122,10 @@ pub fn serve_main(mut input: impl BufRead, mut output: impl Write, find: Finder<
         return 1;
     }
     let mut runs_before = 0u32;
+    // The built-in benchmark of the last request, kept for the next request of the same name
+    // (`vernier_bench::is_builtin`); a user's own is found afresh for every run, as a run in a
+    // process of its own finds it.
+    let mut kept: Option<(String, Box<dyn vernier_bench::Benchmark>)> = None;
     loop {
         line.clear();
         match input.read_line(&mut line) {
@@ -131,7 +135,20 @@ pub fn serve_main(mut input: impl BufRead, mut output: impl Write, find: Finder<
         }
         let before = usage_so_far();
         let (reply, malformed) = match serde_json::from_str::<ChildRequest>(&line) {
-            Ok(request) => (measure(&request, find, runs_before), false),
+            Ok(request) => {
+                let (benchmark, builtin) = match kept.take() {
+                    Some((name, benchmark)) if name == request.benchmark => (Some(benchmark), true),
+                    _ => (
+                        find(&request.benchmark),
+                        vernier_bench::is_builtin(&request.benchmark),
+                    ),
+                };
+                let reply = measure(&request, benchmark.as_deref(), runs_before);
+                if let (Some(benchmark), true) = (benchmark, builtin) {
+                    kept = Some((request.benchmark, benchmark));
+                }
+                (reply, false)
+            }
             Err(e) => (
                 ChildReply::Failed {
                     message: format!("malformed run request: {e}"),
@@ -184,8 +201,12 @@ fn usage_between(before: &Rusage, after: &Rusage) -> Rusage {
     }
 }
 
-fn measure(request: &ChildRequest, find: Finder<'_>, runs_before: u32) -> ChildReply {
-    let Some(benchmark) = find(&request.benchmark) else {
+fn measure(
+    request: &ChildRequest,
+    benchmark: Option<&dyn vernier_bench::Benchmark>,
+    runs_before: u32,
+) -> ChildReply {
+    let Some(benchmark) = benchmark else {
         return ChildReply::Failed {
             message: format!("unknown benchmark '{}'", request.benchmark),
         };
@@ -289,6 +310,17 @@ mod tests {
             }
         );
         assert_eq!(*seen.borrow(), ["first", "second"]);
+        // A built-in is found once for the requests of its name; another name, every time.
+        let input = [req("mock"), req("mock"), req("absent"), req("absent")].concat();
+        seen.borrow_mut().clear();
+        let mut out = Vec::new();
+        let status = serve_main(input.as_bytes(), &mut out, &|name| {
+            seen.borrow_mut().push(name.to_string());
+            vernier_bench::builtin(name)
+        });
+        assert_eq!(status, 0);
+        assert_eq!(String::from_utf8(out).unwrap().lines().count(), 5);
+        assert_eq!(*seen.borrow(), ["mock", "absent", "absent"]);
         // A request that is not one ends the server after its answer.
         let mut out = Vec::new();
         assert_eq!(serve_main(&b"{not json\n"[..], &mut out, &|_| None), 1);

@@ -115,6 +115,10 @@ struct ConfigState {
     elapsed: Elapsed,
     runs: u32,
     stop: Option<StopReason>,
+    /// [`stopping::estimated_remaining_runs`] of `values` and `elapsed` as they are, once
+    /// asked: the progress estimate asks for it before and after every run, and it decides
+    /// and projects over every value. Emptied whenever a run changes them.
+    remaining_runs: std::cell::Cell<Option<u32>>,
 }
 
 impl ConfigState {
@@ -226,6 +230,7 @@ fn record_session<R: Recorder + ?Sized>(
             elapsed: Elapsed::default(),
             runs: 0,
             stop: None,
+            remaining_runs: std::cell::Cell::new(None),
         });
     }
 
@@ -723,6 +728,7 @@ impl<R: Recorder + ?Sized> Runner<'_, R> {
             .map(|st| st.waited_ms as f64 / 1e3)
             .sum::<f64>();
         state.runs += 1;
+        state.remaining_runs.set(None);
         state.elapsed.total_s += wall_s + waited_s;
         state.elapsed.waits_s += waited_s;
         if warmup {
@@ -828,7 +834,11 @@ impl<R: Recorder + ?Sized> Runner<'_, R> {
                 unknown += 1;
                 continue;
             }
-            let remaining = stopping::estimated_remaining_runs(&state.values, state.elapsed, s);
+            let remaining = state.remaining_runs.get().unwrap_or_else(|| {
+                let runs = stopping::estimated_remaining_runs(&state.values, state.elapsed, s);
+                state.remaining_runs.set(Some(runs));
+                runs
+            });
             let left = f64::from(remaining) * state.elapsed.mean_run_s;
             // A configuration measures once whatever its time limit says (its warmups may
             // have spent it all): that run is still to come.

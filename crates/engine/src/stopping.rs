@@ -21,9 +21,34 @@
 
 use vernier_model::{Settings, StopReason, StoppingRule};
 use vernier_stats::{
-    bimodality, median, median_ci, median_cs, median_cs_min_n, projected_median_cs, Interval,
-    MIN_RUNS_MODALITY,
+    bimodality, median_ci, median_cs_min_n, median_cs_sorted, median_sorted,
+    projected_median_cs_sorted, Interval, MIN_RUNS_MODALITY,
 };
+
+/// A configuration's measured values as the rule reads them: in the order measured (the
+/// bimodality coefficient sums them in that order) and sorted once (the median, the interval
+/// and the projections are order statistics, asked many times per decision).
+struct Values<'a> {
+    in_order: &'a [f64],
+    sorted: Vec<f64>,
+}
+
+impl<'a> Values<'a> {
+    fn new(in_order: &'a [f64]) -> Self {
+        let mut sorted = in_order.to_vec();
+        sorted.sort_by(f64::total_cmp);
+        Values { in_order, sorted }
+    }
+
+    fn len(&self) -> usize {
+        self.in_order.len()
+    }
+
+    /// The median, `None` without values (or with one that is not finite).
+    fn median(&self) -> Option<f64> {
+        median_sorted(&self.sorted).ok()
+    }
+}
 
 /// How much wider than the target the projected precision at the end of the budget must be
 /// before a configuration is declared unreachable: the projection comes from few runs, and a
@@ -90,10 +115,14 @@ fn relative(median: Option<f64>, ci: Option<Interval>) -> Option<f64> {
 /// The interval of the median that the session's rule reports for `values`, at the session's
 /// confidence level ([`Settings::confidence_level`], stored with it).
 pub fn interval(values: &[f64], settings: &Settings) -> Option<Interval> {
+    interval_of(&Values::new(values), settings)
+}
+
+fn interval_of(values: &Values<'_>, settings: &Settings) -> Option<Interval> {
     let level = settings.confidence_level;
     match settings.stopping_rule {
-        StoppingRule::ConfidenceSequence => median_cs(values, level).ok().flatten(),
-        StoppingRule::FixedN => median_ci(values, level).ok().flatten(),
+        StoppingRule::ConfidenceSequence => median_cs_sorted(&values.sorted, level).ok().flatten(),
+        StoppingRule::FixedN => median_ci(values.in_order, level).ok().flatten(),
     }
 }
 
@@ -110,8 +139,12 @@ pub fn min_runs_for_interval(settings: &Settings) -> u32 {
 
 /// Computes the precision of a configuration's measured values.
 pub fn precision(values: &[f64], settings: &Settings) -> Precision {
-    let median = median(values).ok();
-    let ci = interval(values, settings);
+    precision_of(&Values::new(values), settings)
+}
+
+fn precision_of(values: &Values<'_>, settings: &Settings) -> Precision {
+    let median = values.median();
+    let ci = interval_of(values, settings);
     Precision {
         n: values.len(),
         median,
@@ -137,12 +170,16 @@ pub struct Elapsed {
 
 /// Whether to run again. `None` means continue.
 pub fn decide(values: &[f64], elapsed: Elapsed, settings: &Settings) -> Option<StopReason> {
+    decide_on(&Values::new(values), elapsed, settings)
+}
+
+fn decide_on(values: &Values<'_>, elapsed: Elapsed, settings: &Settings) -> Option<StopReason> {
     let n = values.len() as u32;
     let floors_done = n >= settings.min_runs && elapsed.measured_s >= settings.min_time_s;
-    let p = precision(values, settings);
+    let p = precision_of(values, settings);
     let precise = p.relative_half_width.is_some_and(|w| w <= settings.target);
     let settled = match settings.stopping_rule {
-        StoppingRule::ConfidenceSequence => modality_settled(values),
+        StoppingRule::ConfidenceSequence => modality_settled(values.in_order),
         StoppingRule::FixedN => true,
     };
     if precise && floors_done && settled {
@@ -158,7 +195,7 @@ pub fn decide(values: &[f64], elapsed: Elapsed, settings: &Settings) -> Option<S
         return None;
     }
     if settings.stopping_rule == StoppingRule::ConfidenceSequence {
-        if let Some(reachable) = reachable_precision(values, elapsed, settings) {
+        if let Some(reachable) = reachable_precision_of(values, elapsed, settings) {
             if reachable > settings.target * UNREACHABLE_MARGIN {
                 return Some(StopReason::Unreachable);
             }
@@ -194,30 +231,38 @@ pub fn budget_runs(n: usize, elapsed: Elapsed, settings: &Settings) -> usize {
 /// budget ([`budget_runs`]), from the spread of the values so far; `None` before
 /// [`MIN_RUNS_PROJECTION`] runs or when no interval is projected.
 pub fn reachable_precision(values: &[f64], elapsed: Elapsed, settings: &Settings) -> Option<f64> {
+    reachable_precision_of(&Values::new(values), elapsed, settings)
+}
+
+fn reachable_precision_of(
+    values: &Values<'_>,
+    elapsed: Elapsed,
+    settings: &Settings,
+) -> Option<f64> {
     if values.len() < MIN_RUNS_PROJECTION {
         return None;
     }
-    if values.len() < MIN_RUNS_SUSPECTED_MODES && modes_suspected(values) {
+    if values.len() < MIN_RUNS_SUSPECTED_MODES && modes_suspected(values.in_order) {
         return None;
     }
     let budget = budget_runs(values.len(), elapsed, settings);
-    let projected = projected_median_cs(values, settings.confidence_level, budget)
+    let projected = projected_median_cs_sorted(&values.sorted, settings.confidence_level, budget)
         .ok()
         .flatten()?;
-    relative(median(values).ok(), Some(projected))
+    relative(values.median(), Some(projected))
 }
 
 /// Projected measured runs until the target is met (at most the budget): the smallest count
 /// at which the sequence's interval, projected from the spread so far, meets the target.
-fn runs_to_target(values: &[f64], budget: usize, settings: &Settings) -> usize {
+fn runs_to_target(values: &Values<'_>, budget: usize, settings: &Settings) -> usize {
     let n = values.len();
     if n < 2 {
         return budget;
     }
-    let m = median(values).ok();
+    let m = values.median();
     if settings.stopping_rule == StoppingRule::FixedN {
         // The old rule's own estimate: the interval narrows as 1/sqrt(n).
-        return match precision(values, settings).relative_half_width {
+        return match precision_of(values, settings).relative_half_width {
             Some(w) if w.is_finite() && w > settings.target => {
                 ((n as f64 * (w / settings.target).powi(2)).ceil() as usize).min(budget)
             }
@@ -226,7 +271,7 @@ fn runs_to_target(values: &[f64], budget: usize, settings: &Settings) -> usize {
         };
     }
     let meets = |k: usize| {
-        let ci = projected_median_cs(values, settings.confidence_level, k)
+        let ci = projected_median_cs_sorted(&values.sorted, settings.confidence_level, k)
             .ok()
             .flatten();
         relative(m, ci).is_some_and(|w| w <= settings.target)
@@ -251,7 +296,8 @@ fn runs_to_target(values: &[f64], budget: usize, settings: &Settings) -> usize {
 /// at least until `min_runs` and `min_time` are done, never past the budget; none once the
 /// rule would stop.
 pub fn estimated_remaining_runs(values: &[f64], elapsed: Elapsed, settings: &Settings) -> u32 {
-    if decide(values, elapsed, settings).is_some() {
+    let values = &Values::new(values);
+    if decide_on(values, elapsed, settings).is_some() {
         return 0;
     }
     let n = values.len();
@@ -261,7 +307,7 @@ pub fn estimated_remaining_runs(values: &[f64], elapsed: Elapsed, settings: &Set
     if settings.stopping_rule == StoppingRule::ConfidenceSequence {
         // Convergence waits for the multimodality check (modality_settled).
         needed = needed.max(MIN_RUNS_MODALITY);
-        if modes_suspected(values) {
+        if modes_suspected(values.in_order) {
             needed = needed.max(MIN_RUNS_SUSPECTED_MODES);
         }
     }

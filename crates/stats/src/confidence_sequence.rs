@@ -24,19 +24,55 @@
 //! a Binomial(n, 1/2) walk; the interval misses `m` only when that walk leaves the region, so
 //! the guarantee holds for any distribution.
 
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, DefaultHasher};
+
 use statrs::function::factorial::ln_binomial;
 
-use crate::error::{check, check_level, StatsError};
+use crate::error::{check, check_level, check_sorted, StatsError};
 use crate::interval::Interval;
 use crate::summary::{quantile_sorted, sorted};
 
 /// The rank `k` (1-based) of the lower end of the confidence sequence after `n` values: the
 /// sequence's interval is `[x(k), x(n-k+1)]`. `None` while `n` is too small for any finite
 /// interval (n < 8 at 95%).
+///
+/// Remembered per `(n, level)` ([`RANKS`]): the stopping rule asks for the ranks of the same
+/// few counts at every run, and each costs up to n/2 log-binomials.
 pub fn median_cs_rank(n: usize, level: f64) -> Result<Option<usize>, StatsError> {
     check_level(level)?;
+    let key = (level.to_bits(), n);
+    // A poisoned lock only means a panic elsewhere while it was held: the map is still whole.
+    let known = RANKS
+        .lock()
+        .map(|ranks| ranks.get(&key).copied())
+        .unwrap_or(None);
+    if let Some(rank) = known {
+        return Ok(rank);
+    }
+    let rank = compute_rank(n, level);
+    if let Ok(mut ranks) = RANKS.lock() {
+        if ranks.len() >= RANKS_KEPT {
+            ranks.clear();
+        }
+        ranks.insert(key, rank);
+    }
+    Ok(rank)
+}
+
+/// The ranks computed so far, by (level's bits, n). At most [`RANKS_KEPT`] entries: emptied
+/// when full, so that a long session's projections (new counts at every run) keep it small.
+type Ranks = HashMap<(u64, usize), Option<usize>, BuildHasherDefault<DefaultHasher>>;
+static RANKS: std::sync::Mutex<Ranks> =
+    std::sync::Mutex::new(HashMap::with_hasher(BuildHasherDefault::new()));
+
+/// How many ranks [`RANKS`] holds at most (about 300 KiB).
+const RANKS_KEPT: usize = 1 << 13;
+
+/// [`median_cs_rank`] computed afresh; `level` is checked.
+fn compute_rank(n: usize, level: f64) -> Option<usize> {
     if n == 0 {
-        return Ok(None);
+        return None;
     }
     let alpha = 1.0 - level;
     let n64 = n as u64;
@@ -48,7 +84,11 @@ pub fn median_cs_rank(n: usize, level: f64) -> Result<Option<usize>, StatsError>
     // accepted one to its mirror image; k = 0 (no value below the region) leaves the
     // interval unbounded below.
     let k = (0..=n / 2).find(|&s| accepted(s)).unwrap_or(n / 2);
-    Ok(if k == 0 { None } else { Some(k) })
+    if k == 0 {
+        None
+    } else {
+        Some(k)
+    }
 }
 
 /// Smallest sample size with a finite confidence-sequence interval at `level`.
@@ -66,14 +106,20 @@ pub fn median_cs_min_n(level: f64) -> Result<usize, StatsError> {
 /// [`median_cs_min_n`].
 pub fn median_cs(xs: &[f64], level: f64) -> Result<Option<Interval>, StatsError> {
     check(xs, 1)?;
-    let n = xs.len();
+    median_cs_sorted(&sorted(xs), level)
+}
+
+/// [`median_cs`] of values sorted already (by `f64::total_cmp`, without NaN), which it
+/// does not sort again.
+pub fn median_cs_sorted(sorted: &[f64], level: f64) -> Result<Option<Interval>, StatsError> {
+    check_sorted(sorted, 1)?;
+    let n = sorted.len();
     let Some(k) = median_cs_rank(n, level)? else {
         return Ok(None);
     };
-    let s = sorted(xs);
     Ok(Some(Interval {
-        low: s[k - 1],
-        high: s[n - k],
+        low: sorted[k - 1],
+        high: sorted[n - k],
         level,
     }))
 }
@@ -89,18 +135,28 @@ pub fn projected_median_cs(
     n_future: usize,
 ) -> Result<Option<Interval>, StatsError> {
     check(xs, 2)?;
+    projected_median_cs_sorted(&sorted(xs), level, n_future)
+}
+
+/// [`projected_median_cs`] of values sorted already (by `f64::total_cmp`, without NaN),
+/// which it does not sort again.
+pub fn projected_median_cs_sorted(
+    s: &[f64],
+    level: f64,
+    n_future: usize,
+) -> Result<Option<Interval>, StatsError> {
+    check_sorted(s, 2)?;
     let Some(k) = median_cs_rank(n_future, level)? else {
         return Ok(None);
     };
-    let s = sorted(xs);
     // Plotting positions of the k-th and (n-k+1)-th of n values, mapped onto the quantile
     // scale of the sorted sample (Hyndman and Fan definition 7: x(j) sits at (j-1)/(n-1)).
     let denominator = (n_future - 1).max(1) as f64;
     let q_low = (k - 1) as f64 / denominator;
     let q_high = (n_future - k) as f64 / denominator;
     Ok(Some(Interval {
-        low: quantile_sorted(&s, q_low.clamp(0.0, 1.0)),
-        high: quantile_sorted(&s, q_high.clamp(0.0, 1.0)),
+        low: quantile_sorted(s, q_low.clamp(0.0, 1.0)),
+        high: quantile_sorted(s, q_high.clamp(0.0, 1.0)),
         level,
     }))
 }
@@ -157,6 +213,31 @@ mod tests {
         assert_eq!(median_cs(&xs[..7], 0.95).unwrap(), None);
         assert!(median_cs(&[1.0, f64::NAN], 0.95).is_err());
         assert!(median_cs(&[], 0.95).is_err());
+    }
+
+    #[test]
+    fn the_sorted_forms_and_the_remembered_ranks_agree_with_the_plain_ones() {
+        let xs: Vec<f64> = (0..57).map(|i| f64::from((i * 37) % 57) * 1.5).collect();
+        let s = sorted(&xs);
+        assert_eq!(
+            median_cs(&xs, 0.95).unwrap(),
+            median_cs_sorted(&s, 0.95).unwrap()
+        );
+        for n_future in [2, 8, 57, 300] {
+            assert_eq!(
+                projected_median_cs(&xs, 0.95, n_future).unwrap(),
+                projected_median_cs_sorted(&s, 0.95, n_future).unwrap()
+            );
+        }
+        // Asked twice: computed, then remembered.
+        for n in 0..300 {
+            for level in [0.9, 0.95, 0.99] {
+                assert_eq!(median_cs_rank(n, level).unwrap(), compute_rank(n, level));
+                assert_eq!(median_cs_rank(n, level).unwrap(), compute_rank(n, level));
+            }
+        }
+        assert!(median_cs_sorted(&[1.0, f64::INFINITY], 0.95).is_err());
+        assert!(projected_median_cs_sorted(&[1.0], 0.95, 10).is_err());
     }
 
     #[test]

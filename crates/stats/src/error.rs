@@ -40,6 +40,29 @@ pub(crate) fn check(xs: &[f64], needed: usize) -> Result<(), StatsError> {
     Ok(())
 }
 
+/// [`check`] of a slice sorted by `f64::total_cmp`, in constant time: the values that are not
+/// finite (infinities, NaN) sort to its ends, so its ends tell. The index of one is its place
+/// in the sorted slice.
+pub(crate) fn check_sorted(sorted: &[f64], needed: usize) -> Result<(), StatsError> {
+    if sorted.len() < needed {
+        return Err(StatsError::TooFew {
+            needed,
+            got: sorted.len(),
+        });
+    }
+    debug_assert!(sorted.windows(2).all(|w| w[0].total_cmp(&w[1]).is_le()));
+    let last = sorted.len().saturating_sub(1);
+    for index in [0, last] {
+        match sorted.get(index) {
+            Some(&value) if !value.is_finite() => {
+                return Err(StatsError::NotFinite { index, value })
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
 /// Checks that every value of an already finite-checked slice is strictly positive.
 pub(crate) fn check_positive(xs: &[f64]) -> Result<(), StatsError> {
     if let Some((index, &value)) = xs.iter().enumerate().find(|(_, v)| **v <= 0.0) {

@@ -48,7 +48,10 @@ pub use bootstrap::{
     bootstrap_ci, bootstrap_distribution, bootstrap_interval, Bootstrap, BootstrapMethod,
 };
 pub use changepoint::{change_points, ChangePoint, ChangePointSettings};
-pub use confidence_sequence::{median_cs, median_cs_min_n, median_cs_rank, projected_median_cs};
+pub use confidence_sequence::{
+    median_cs, median_cs_min_n, median_cs_rank, median_cs_sorted, projected_median_cs,
+    projected_median_cs_sorted,
+};
 pub use correlation::{spearman, spearman_permutation, spearman_permutation_until, Spearman};
 pub use distribution::{
     beta_cdf, binomial_cdf, normal_cdf, normal_quantile, normal_sf, t_cdf, t_quantile, t_sf,
@@ -74,6 +77,6 @@ pub use random_effects::{
     between_session_variance, median_se, satterthwaite, widen, BetweenSession, Component,
     SessionMedian, Widened,
 };
-pub use summary::{mad, mean, median, quantile, resolution, sorted, std_dev};
+pub use summary::{mad, mean, median, median_sorted, quantile, resolution, sorted, std_dev};
 pub use trend::{trend, Trend, MIN_TREND_POINTS};
 pub use welch::{welch_t_test, Welch};

@@ -1,7 +1,7 @@
 //! Location and spread: quantiles, median, mean, standard deviation, MAD; the resolution that
 //! ties reveal.
 
-use crate::error::{check, StatsError};
+use crate::error::{check, check_sorted, StatsError};
 
 /// Sorted copy of a sample, in `f64::total_cmp`'s order.
 ///
@@ -67,6 +67,13 @@ pub fn resolution(xs: &[f64]) -> Result<Option<f64>, StatsError> {
 /// Median: the 0.5 quantile, the mean of the two middle values for even n (`numpy.median`).
 pub fn median(xs: &[f64]) -> Result<f64, StatsError> {
     quantile(xs, 0.5)
+}
+
+/// [`median`] of values sorted already (by `f64::total_cmp`, without NaN), which it does not
+/// sort again.
+pub fn median_sorted(sorted: &[f64]) -> Result<f64, StatsError> {
+    check_sorted(sorted, 1)?;
+    Ok(quantile_sorted(sorted, 0.5))
 }
 
 /// Arithmetic mean (`numpy.mean`).

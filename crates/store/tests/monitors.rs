@@ -179,6 +179,52 @@ fn monitor_data_round_trips_and_is_read_only_when_asked() {
     }
 }
 
+/// Each store keeps the names of its committed writes for its next one; names another writer
+/// stored meanwhile are found, not stored twice, and every run reads back as written.
+#[test]
+fn two_writers_share_the_names_each_keeps() {
+    let renamed = |seed: f64, prefix: &str| {
+        let mut data = monitor_data(seed);
+        for s in &mut data.series {
+            s.metric = format!("{prefix}{}", s.metric);
+        }
+        data.summary = std::mem::take(&mut data.summary)
+            .into_iter()
+            .map(|(key, value)| (format!("{prefix}{key}"), value))
+            .collect();
+        data
+    };
+    for db in databases("two_writers_share_the_names_each_keeps") {
+        let mut a = open(&db);
+        let info = session();
+        let config = configuration();
+        a.begin_session(&info).unwrap();
+        a.add_configuration(info.id, &config).unwrap();
+        let mut b = vernier_store::open(&Location::parse(db.arg()).unwrap(), Access::Write)
+            .unwrap_or_else(|e| panic!("{}: {e}", db.engine()));
+        let runs = vec![
+            run(0, Some(monitor_data(1.0))),
+            run(1, Some(renamed(2.0, "b."))),
+            run(2, Some(renamed(3.0, "b."))),
+            run(3, Some(renamed(4.0, "c."))),
+            run(4, Some(monitor_data(5.0))),
+        ];
+        a.add_run(config.id, &runs[0]).unwrap();
+        b.add_run(config.id, &runs[1]).unwrap();
+        // Names that b stored, which a has not seen.
+        a.add_run(config.id, &runs[2]).unwrap();
+        a.add_run(config.id, &runs[3]).unwrap();
+        b.add_run(config.id, &runs[4]).unwrap();
+        drop((a, b));
+        let all = open(&db).load_session(info.id, Load::ALL).unwrap();
+        assert_eq!(all.configurations[0].runs, runs, "{}", db.engine());
+        assert_eq!(
+            db.query_i64("SELECT count(DISTINCT name) FROM monitor_names"),
+            db.count("monitor_names")
+        );
+    }
+}
+
 #[test]
 fn session_headers_are_the_sessions_without_their_heavy_fields() {
     for db in databases("session_headers_are_the_sessions_without_their_heavy_fields") {

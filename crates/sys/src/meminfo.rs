@@ -14,7 +14,7 @@ use crate::{read_file, SysError};
 pub fn visit_meminfo(text: &str, mut f: impl FnMut(&str, u64)) -> Result<(), String> {
     let mut lines = 0;
     for line in text.lines() {
-        let mut words = line.split_whitespace();
+        let mut words = line.split_ascii_whitespace();
         let Some(field) = words.next() else { continue };
         let field = field.strip_suffix(':').unwrap_or(field);
         let value = words

@@ -42,6 +42,8 @@ pub struct PgStore {
     importing: bool,
     /// How long a statement waits for another transaction's lock (`lock_timeout`).
     lock_wait: std::time::Duration,
+    /// [`Engine::monitor_names`].
+    monitor_names: Option<crate::records::monitors::Names>,
 }
 
 struct Connection {
@@ -114,6 +116,7 @@ impl PgStore {
             shown,
             importing: false,
             lock_wait,
+            monitor_names: None,
         })
     }
 
@@ -192,6 +195,10 @@ fn connect_error(shown: &str, e: &postgres::Error) -> StoreError {
 }
 
 impl Engine for PgStore {
+    fn monitor_names(&mut self) -> Option<&mut Option<crate::records::monitors::Names>> {
+        (!self.importing).then_some(&mut self.monitor_names)
+    }
+
     fn write<T>(
         &mut self,
         mut f: impl FnMut(&mut dyn Sql) -> Result<T, StoreError>,

@@ -102,6 +102,11 @@ pub(crate) trait Engine {
 
     /// [`crate::Store::defer_checkpoint`].
     fn defer_checkpoint(&mut self) -> Result<(), StoreError>;
+
+    /// Where the connection keeps the monitor names of its committed writes
+    /// ([`monitors::Names::settle`]) for its next one; `None` inside an import, whose
+    /// transaction may still roll back.
+    fn monitor_names(&mut self) -> Option<&mut Option<monitors::Names>>;
 }
 
 /// Implements [`vernier_model::Recorder`] and [`crate::Store`] for an [`Engine`] with the

@@ -34,11 +34,15 @@ const FORMAT: u8 = 1;
 /// The largest magnitude below which every integer is a double (2^53, IEEE 754 binary64).
 const EXACT_INTEGERS: f64 = 9_007_199_254_740_992.0;
 
-/// The names of `monitor_names`, both ways, as one transaction sees them.
-#[derive(Default)]
+/// The names of `monitor_names`, both ways, as one transaction sees them (or, kept by a
+/// connection between its writes, as its committed writes saw them).
+#[derive(Debug, Default)]
 pub(crate) struct Names {
     ids: HashMap<String, i64>,
     names: HashMap<i64, String>,
+    /// The names looked up or stored since [`Names::settle`], by a transaction that may still
+    /// roll back.
+    unsettled: Vec<String>,
 }
 
 impl Names {
@@ -69,7 +73,27 @@ impl Names {
             .get(0)?;
         self.ids.insert(name.to_string(), id);
         self.names.insert(id, name.to_string());
+        self.unsettled.push(name.to_string());
         Ok(id)
+    }
+
+    /// Keeps the names stored so far: their transaction committed. Names are only ever added
+    /// to `monitor_names`, so a committed name keeps its id, and a connection may go on using
+    /// the names it has seen for its later writes instead of reading them all again; a name
+    /// it lacks is looked up (or stored) as before, also when another writer stored it.
+    pub(crate) fn settle(&mut self) {
+        self.unsettled.clear();
+    }
+
+    /// Forgets the names looked up or stored since [`Names::settle`]: their transaction rolled
+    /// back, and the id it gave a name may go to another one (SQLite reuses the largest rowid,
+    /// https://www.sqlite.org/autoinc.html).
+    pub(crate) fn forget_unsettled(&mut self) {
+        for name in self.unsettled.drain(..) {
+            if let Some(id) = self.ids.remove(&name) {
+                self.names.remove(&id);
+            }
+        }
     }
 
     fn name(&self, id: u64) -> Result<&str, StoreError> {
@@ -491,6 +515,34 @@ mod tests {
         assert_eq!(stored, 6);
         let names = Names::read(&mut SqliteSql(&conn)).unwrap();
         assert_eq!(decode_series(&names, &blob).unwrap(), series);
+    }
+
+    #[test]
+    fn names_kept_between_writes_forget_what_a_rollback_took_back() {
+        let mut conn = memory();
+        let mut names = Names::default();
+        let mut sql = SqliteSql(&conn);
+        let first = names.id(&mut sql, "stat").unwrap();
+        names.settle();
+        let tx = conn.transaction().unwrap();
+        let taken_back = names.id(&mut SqliteSql(&tx), "ctxt").unwrap();
+        tx.rollback().unwrap();
+        names.forget_unsettled();
+        // SQLite gives the rolled-back id to the next name: the kept names must not map the
+        // forgotten one to it.
+        let other = names.id(&mut SqliteSql(&conn), "pressure").unwrap();
+        assert_eq!(other, taken_back);
+        assert_eq!(names.name(other as u64).unwrap(), "pressure");
+        assert!(!names.ids.contains_key("ctxt"));
+        // A name stored by another connection meanwhile is found, not stored again.
+        conn.execute("INSERT INTO monitor_names (name) VALUES ('vmstat')", [])
+            .unwrap();
+        let vmstat = names.id(&mut SqliteSql(&conn), "vmstat").unwrap();
+        assert_eq!(vmstat, conn.last_insert_rowid());
+        names.settle();
+        names.forget_unsettled();
+        assert_eq!(names.id(&mut SqliteSql(&conn), "stat").unwrap(), first);
+        assert_eq!(names.ids.len(), 3);
     }
 
     #[test]

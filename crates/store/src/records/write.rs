@@ -230,7 +230,14 @@ pub(crate) fn add_runs(
             },
         )
         .collect::<Result<Vec<_>, StoreError>>()?;
-    store.write(|tx| {
+    // The monitor names the connection's committed writes have seen (none inside an import,
+    // whose transaction may still roll back), read in the transaction when there are none.
+    let mut names = store.monitor_names().and_then(Option::take);
+    let written = store.write(|tx| {
+        // An attempt that rolled back (to be retried) may have stored names that are gone.
+        if let Some(names) = names.as_mut() {
+            names.forget_unsettled();
+        }
         let row = tx
             .query_opt(
                 "SELECT key, metric FROM configurations WHERE id = $1",
@@ -262,12 +269,19 @@ pub(crate) fn add_runs(
             .zip(histograms.chunks(RUNS_PER_PART))
         {
             let place = (configuration, configuration_key);
-            add_part(tx, place, primary, runs, texts, histograms)?;
+            add_part(tx, place, primary, runs, texts, histograms, &mut names)?;
         }
         // The configuration's merged histograms, kept for `show` of a long session
         // (docs/schema.md, version 15), in the transaction that stores the runs.
         super::totals::add(tx, configuration_key, runs)
-    })
+    });
+    if written.is_ok() {
+        if let (Some(mut names), Some(kept)) = (names, store.monitor_names()) {
+            names.settle();
+            *kept = Some(names);
+        }
+    }
+    written
 }
 
 /// One part of [`add_runs`] inside its transaction: its runs' keys, then each table's
@@ -283,6 +297,7 @@ fn add_part(
     runs: &[RunRecord],
     texts: &[(Option<String>, Option<String>)],
     histograms: &[Cow<'_, [histograms::StoredHistogram]>],
+    names: &mut Option<monitors::Names>,
 ) -> Result<(), StoreError> {
     // Each run's key is its place ([`run_key`]), known before the insert, so that the rows of
     // its values, histograms and monitor data name it without reading it back.
@@ -356,11 +371,14 @@ fn add_part(
         order.iter().map(|&at| (keys[at], histograms[at].as_ref())),
     )?;
     if runs.iter().any(|r| r.monitors.is_some()) {
-        let mut names = monitors::Names::read(tx)?;
+        let names = match names {
+            Some(names) => names,
+            None => names.insert(monitors::Names::read(tx)?),
+        };
         let monitored = order
             .iter()
             .filter_map(|&at| Some((keys[at], runs[at].monitors.as_deref()?)));
-        monitors::insert_all(tx, &mut names, monitored)?;
+        monitors::insert_all(tx, names, monitored)?;
     }
     Ok(())
 }

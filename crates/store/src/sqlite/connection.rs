@@ -159,6 +159,7 @@ impl SqliteStore {
             location: Location::File(path.to_path_buf()),
             lock_wait,
             cache_before_import: None,
+            monitor_names: None,
         }
     }
 

@@ -31,6 +31,8 @@ pub struct SqliteStore {
     lock_wait: Duration,
     /// The page cache size to restore when an import ends (see [`Engine::begin_import`]).
     cache_before_import: Option<i64>,
+    /// [`Engine::monitor_names`].
+    monitor_names: Option<crate::records::monitors::Names>,
 }
 
 /// The most cache an import gives SQLite, KiB: the pages of about 1.5 million runs of one
@@ -38,6 +40,11 @@ pub struct SqliteStore {
 const IMPORT_CACHE_KIB: i64 = 192 * 1024;
 
 impl Engine for SqliteStore {
+    fn monitor_names(&mut self) -> Option<&mut Option<crate::records::monitors::Names>> {
+        // Outside autocommit a write joins the enclosing transaction (an import's).
+        self.conn.is_autocommit().then_some(&mut self.monitor_names)
+    }
+
     fn write<T>(
         &mut self,
         mut f: impl FnMut(&mut dyn Sql) -> Result<T, StoreError>,
