@@ -57,16 +57,18 @@ RESULTS=$WORK/results.tsv
 : >"$RESULTS"
 SPEC='command:cmd=true:shell=none'
 
-# The sides: name | how to run a session of N runs (N replaces @N@).
+# The sides: name | how to run a session of N runs (N replaces @N@). Each binary keeps its
+# environment cache in a directory of its own: an older binary's cache is not this build's, and
+# one that replaced the other's would make the next session capture the environment again.
 SIDES=(
-    "vernier, default monitors|$VERNIER run $SPEC --db $WORK/v.db --warmup 0 --min-runs @N@ --max-runs @N@ --quiet"
-    "vernier, --monitor none|$VERNIER run $SPEC --db $WORK/vn.db --monitor none --warmup 0 --min-runs @N@ --max-runs @N@ --quiet"
+    "vernier, default monitors|env XDG_CACHE_HOME=$WORK/cache $VERNIER run $SPEC --db $WORK/v.db --warmup 0 --min-runs @N@ --max-runs @N@ --quiet"
+    "vernier, --monitor none|env XDG_CACHE_HOME=$WORK/cache $VERNIER run $SPEC --db $WORK/vn.db --monitor none --warmup 0 --min-runs @N@ --max-runs @N@ --quiet"
     "hyperfine -N|hyperfine -N --style none --warmup 0 --runs @N@ true"
 )
 if [[ -n $BASELINE ]]; then
     SIDES+=(
-        "baseline, default monitors|$BASELINE run $SPEC --db $WORK/b.db --warmup 0 --min-runs @N@ --max-runs @N@ --quiet"
-        "baseline, --monitor none|$BASELINE run $SPEC --db $WORK/bn.db --monitor none --warmup 0 --min-runs @N@ --max-runs @N@ --quiet"
+        "baseline, default monitors|env XDG_CACHE_HOME=$WORK/baseline-cache $BASELINE run $SPEC --db $WORK/b.db --warmup 0 --min-runs @N@ --max-runs @N@ --quiet"
+        "baseline, --monitor none|env XDG_CACHE_HOME=$WORK/baseline-cache $BASELINE run $SPEC --db $WORK/bn.db --monitor none --warmup 0 --min-runs @N@ --max-runs @N@ --quiet"
     )
 fi
 

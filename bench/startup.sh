@@ -103,11 +103,13 @@ if ((LOAD > 0)); then
     echo "stress-ng --cpu $LOAD running"
 fi
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
-# Fills the warm cache once (and the baseline's database, which may be of an older schema).
+# Fills the warm cache once (and the baseline's database, which may be of an older schema). The
+# baseline's cache is a directory of its own: an older binary's cache is not this build's, and
+# each would replace the other's, so that every cached session captured the environment again.
 XDG_CACHE_HOME=$WORK/warm "$VERNIER" run mock --db "$WORK/startup.db" --warmup 0 \
     --min-runs 1 --max-runs 1 --quiet >/dev/null
 if [[ -n $BASELINE ]]; then
-    XDG_CACHE_HOME=$WORK/warm "$BASELINE" run mock --db "$WORK/baseline.db" --warmup 0 \
+    XDG_CACHE_HOME=$WORK/baseline-warm "$BASELINE" run mock --db "$WORK/baseline.db" --warmup 0 \
         --min-runs 1 --max-runs 1 --quiet >/dev/null
 fi
 for ((i = 1; i <= RUNS; i++)); do
@@ -117,11 +119,11 @@ for ((i = 1; i <= RUNS; i++)); do
     session "check measured every time" "$WORK/cold" "$VERNIER" "$WORK/cold.db"
     # This build and the baseline take turns at going first.
     if [[ -n $BASELINE ]] && ((i % 2 == 0)); then
-        session "baseline, check cached" "$WORK/warm" "$BASELINE" "$WORK/baseline.db"
+        session "baseline, check cached" "$WORK/baseline-warm" "$BASELINE" "$WORK/baseline.db"
     fi
     session "check cached for this boot" "$WORK/warm"
     if [[ -n $BASELINE ]] && ((i % 2 == 1)); then
-        session "baseline, check cached" "$WORK/warm" "$BASELINE" "$WORK/baseline.db"
+        session "baseline, check cached" "$WORK/baseline-warm" "$BASELINE" "$WORK/baseline.db"
     fi
 done
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
