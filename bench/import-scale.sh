@@ -45,6 +45,9 @@ if [[ ! -x /usr/bin/time ]]; then
 fi
 
 WORK=$(mktemp -d)
+SCRIPT=import-scale
+# shellcheck source=bench/measure.sh
+source "$(dirname "$0")/measure.sh"
 trap 'rm -rf "$WORK"' EXIT
 
 # gen KIND N FILE: a hyperfine file with N times, or a vernier export with N runs.
@@ -87,18 +90,6 @@ with open(path, "w") as f:
 EOF
 }
 
-# timed BIN DB FILE: prints "WALL_S CPU_S MAX_RSS_KB" of one import, or "fail - -".
-timed() {
-    local out
-    if out=$(/usr/bin/time -f "%e %U %S %M" -o "$WORK/time" "$1" --db "$2" import "$3" 2>&1 >/dev/null); then
-        read -r wall user sys rss <"$WORK/time"
-        echo "$wall $(python3 -c "print('%.2f' % ($user + $sys))") $rss"
-    else
-        echo "import-scale: $1 import $3 failed: $out" >&2
-        echo "fail - -"
-    fi
-}
-
 ratio() {
     python3 -c "import sys; a, b = sys.argv[1], sys.argv[2]
 print('-' if '-' in (a, b) or 'fail' in (a, b) or float(b) == 0 else '%.1f' % (float(a) / float(b)))" "$1" "$2"
@@ -116,13 +107,11 @@ for kind in hyperfine vernier; do
         mb=$(python3 -c "import os, sys; print('%.1f' % (os.path.getsize(sys.argv[1]) / 1e6))" "$file")
         rm -f "$WORK"/new.db* "$WORK"/base.db*
         for pass in first again; do
-            read -r wall cpu rss < <(timed "$VERNIER" "$WORK/new.db" "$file")
-            rss_mb=$([[ $rss == - ]] && echo - || python3 -c "print('%.0f' % ($rss / 1024))")
+            read -r wall cpu rss_mb < <(timed "$VERNIER" --db "$WORK/new.db" import "$file")
             scale=$([[ -n ${prev[$pass]:-} ]] && ratio "$cpu" "${prev[$pass]}" || echo -)
             line=$(printf "%-9s %8s %7s  %-6s %8s %8s %11s %11s" "$kind" "$n" "$mb" "$pass" "$wall" "$cpu" "$rss_mb" "$scale")
             if [[ -n $BASELINE ]]; then
-                read -r bwall bcpu brss < <(timed "$BASELINE" "$WORK/base.db" "$file")
-                brss_mb=$([[ $brss == - ]] && echo - || python3 -c "print('%.0f' % ($brss / 1024))")
+                read -r bwall bcpu brss_mb < <(timed "$BASELINE" --db "$WORK/base.db" import "$file")
                 line+=$(printf "  %11s  %10s  %11s  %12s" "$bwall" "$bcpu" "$brss_mb" "$(ratio "$bcpu" "$cpu")")
             fi
             line+=$(printf "  %s" "$(cut -d' ' -f1 /proc/loadavg)")

@@ -1,6 +1,7 @@
 # Helpers sourced by the store's benchmark scripts (store-scale.sh, farm-copy.sh,
-# long-session.sh). The sourcing script sets SCRIPT (its name, for messages), WORK (a scratch
-# directory) and, for pg_fresh, PG (a PostgreSQL server's URL naming its database `postgres`).
+# long-session.sh, import-scale.sh). The sourcing script sets SCRIPT (its name, for messages),
+# WORK (a scratch directory) and, for pg_fresh, PG (a PostgreSQL server's URL naming its
+# database `postgres`).
 
 # load: the 1-minute load average, printed beside every figure.
 load() { cut -d' ' -f1 /proc/loadavg; }
