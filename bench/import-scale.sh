@@ -82,8 +82,12 @@ out = open(path, "w", buffering=1 << 20)
 if kind == "hyperfine":
     out.write('{"results": [{"command": "sleep 0.01", "mean": %r, "times": [' %
               (sum(time(i) for i in range(n)) / n))
-    out.write(", ".join(repr(time(i)) for i in range(n)))
-    out.write('], "exit_codes": [%s]}]}' % ", ".join("0" for _ in range(n)))
+    for i in range(n):
+        out.write((", " if i else "") + repr(time(i)))
+    out.write('], "exit_codes": [')
+    for i in range(n):
+        out.write(", 0" if i else "0")
+    out.write("]}]}")
 else:
     u = lambda tag, i: str(uuid.UUID(int=(tag << 96) | i, version=4))
     start = 1_700_000_000_000_000_000
