@@ -289,10 +289,9 @@ impl Outline {
         input: impl Read,
         now_ns: i64,
         per_part: usize,
-        each: impl FnMut(StoredSession) -> Result<(), SourceError>,
+        mut each: impl FnMut(StoredSession) -> Result<(), SourceError>,
     ) -> Result<(), ReadError> {
         let header = self.session(now_ns)?;
-        let mut each = each;
         let mut sink = RunSink {
             outline: self,
             header,
