@@ -196,6 +196,97 @@ fn a_large_hyperfine_file_is_stored_whole_or_not_at_all() {
     assert!(!other.exists() || session_count(&other) == 0);
 }
 
+/// An export of a session of more runs than an import stores at once (10,000) is read and
+/// stored part by part: it round trips byte for byte, through a file or a pipe and with its
+/// fields in any order, a second import compares it part by part, and a difference or a run
+/// repeated in a later part stores nothing.
+#[test]
+fn a_large_export_is_stored_in_parts_bit_for_bit() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = |name: &str| dir.path().join(format!("{name}.db"));
+    let times: Vec<f64> = (0..25_001).map(|i| 0.01 + f64::from(i) * 1e-7).collect();
+    let hyperfine = serde_json::json!({"results": [
+        {"command": "a", "times": times},
+        {"command": "b", "times": [0.5, 0.25]},
+    ]});
+    let file = dir.path().join("hyperfine.json");
+    std::fs::write(&file, hyperfine.to_string()).unwrap();
+    vernier(&db("a"))
+        .arg("import")
+        .arg(&file)
+        .assert()
+        .success();
+    let export = |db: &Path| vernier(db).arg("export").output().unwrap().stdout;
+    let text = export(&db("a"));
+    let file = dir.path().join("export.json");
+    std::fs::write(&file, &text).unwrap();
+
+    vernier(&db("b"))
+        .arg("import")
+        .arg(&file)
+        .assert()
+        .success()
+        .stdout("imported 1 session, skipped 0 already present with the same content\n");
+    assert_eq!(export(&db("b")), text);
+    vernier(&db("b"))
+        .arg("import")
+        .arg(&file)
+        .assert()
+        .success()
+        .stdout("imported 0 sessions, skipped 1 already present with the same content\n");
+    // Through a pipe.
+    vernier(&db("c"))
+        .args(["import", "-"])
+        .write_stdin(text.clone())
+        .assert()
+        .success();
+    assert_eq!(export(&db("c")), text);
+    // serde_json writes a value's fields in alphabetical order: a session's `configurations`
+    // before its `id`, a configuration's `runs` before its `stop_reason`.
+    let doc: Value = serde_json::from_slice(&text).unwrap();
+    let sorted = dir.path().join("sorted.json");
+    std::fs::write(&sorted, doc.to_string()).unwrap();
+    vernier(&db("d"))
+        .arg("import")
+        .arg(&sorted)
+        .assert()
+        .success();
+    assert_eq!(export(&db("d")), text);
+
+    // A run of the third part that differs from the stored one.
+    let mut changed = doc.clone();
+    changed["sessions"][0]["configurations"][0]["runs"][24_000]["values"]["time"] = 1.5.into();
+    let changed_file = dir.path().join("changed.json");
+    std::fs::write(&changed_file, changed.to_string()).unwrap();
+    vernier(&db("b"))
+        .arg("import")
+        .arg(&changed_file)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "is already stored with other content",
+        ))
+        .stderr(predicate::str::contains(
+            "configurations[0].runs[24000].values",
+        ));
+    // The first run again in the third part, in place of another: each part is valid alone,
+    // the database's keys refuse the second, and nothing is stored.
+    let mut repeated = doc.clone();
+    let runs = &mut repeated["sessions"][0]["configurations"][0]["runs"];
+    runs[24_000] = runs[0].clone();
+    std::fs::write(&changed_file, repeated.to_string()).unwrap();
+    let out = vernier(&db("e"))
+        .arg("import")
+        .arg(&changed_file)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("stored already"), "{stderr}");
+    assert!(!db("e").exists() || session_count(&db("e")) == 0);
+}
+
 #[test]
 fn bad_files_are_refused_with_their_place_and_import_nothing() {
     let dir = tempfile::tempdir().unwrap();

@@ -21,6 +21,7 @@ use vernier_model::{
 
 use crate::ids::IdHasher;
 use crate::import::Imported;
+use crate::parts::{Parts, Place};
 use crate::{ReadError, SourceError};
 
 /// What the first reading of a hyperfine file learns ([`outline`]): enough to write the
@@ -288,23 +289,21 @@ impl Outline {
         input: impl Read,
         now_ns: i64,
         per_part: usize,
-        each: impl FnMut(StoredSession) -> Result<(), SourceError>,
+        mut each: impl FnMut(StoredSession) -> Result<(), SourceError>,
     ) -> Result<(), ReadError> {
         let header = self.session(now_ns)?;
         let mut sink = RunSink {
             outline: self,
             header,
             now_ns,
-            per_part: per_part.max(1),
-            each,
-            error: None,
+            parts: Parts::new(per_part, |_, part| each(part)),
         };
         let mut de =
             serde_json::Deserializer::from_reader(BufReader::with_capacity(1 << 16, input));
         let read = Document(Pass::Runs(&mut sink))
             .deserialize(&mut de)
             .and_then(|()| de.end());
-        if let Some(e) = sink.error.take() {
+        if let Some(e) = sink.parts.take_error() {
             return Err(ReadError::Sink(e));
         }
         read.map_err(ReadError::HyperfineJson)
@@ -359,7 +358,7 @@ impl<R: Read> Read for Hashing<R> {
 }
 
 /// The first reading hands on no runs.
-type NoSink = fn(StoredSession) -> Result<(), SourceError>;
+type NoSink = fn(usize, StoredSession) -> Result<(), SourceError>;
 
 /// What a reading of the file does with it.
 enum Pass<'a, 'b, F> {
@@ -374,33 +373,14 @@ struct RunSink<'a, F> {
     outline: &'a Outline,
     header: StoredSession,
     now_ns: i64,
-    per_part: usize,
-    each: F,
-    /// The error of `each`, kept typed (serde sees only its message).
-    error: Option<SourceError>,
-}
-
-impl<F: FnMut(StoredSession) -> Result<(), SourceError>> RunSink<'_, F> {
-    fn hand_on<E: de::Error>(&mut self, i: usize, runs: Vec<RunRecord>) -> Result<(), E> {
-        let mut configuration = self.header.configurations[i].clone();
-        configuration.runs = runs;
-        let part = StoredSession {
-            info: self.header.info.clone(),
-            configurations: vec![configuration],
-        };
-        (self.each)(part).map_err(|e| {
-            let message = e.to_string();
-            self.error = Some(e);
-            E::custom(message)
-        })
-    }
+    parts: Parts<F>,
 }
 
 /// The document: an object with `results` (hyperfine's `--export-json`; fields vernier does
 /// not use, such as each result's mean and stddev, are skipped).
 struct Document<'a, 'b, F>(Pass<'a, 'b, F>);
 
-impl<'de, F: FnMut(StoredSession) -> Result<(), SourceError>> DeserializeSeed<'de>
+impl<'de, F: FnMut(usize, StoredSession) -> Result<(), SourceError>> DeserializeSeed<'de>
     for Document<'_, '_, F>
 {
     type Value = ();
@@ -410,7 +390,9 @@ impl<'de, F: FnMut(StoredSession) -> Result<(), SourceError>> DeserializeSeed<'d
     }
 }
 
-impl<'de, F: FnMut(StoredSession) -> Result<(), SourceError>> Visitor<'de> for Document<'_, '_, F> {
+impl<'de, F: FnMut(usize, StoredSession) -> Result<(), SourceError>> Visitor<'de>
+    for Document<'_, '_, F>
+{
     type Value = ();
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -440,7 +422,7 @@ impl<'de, F: FnMut(StoredSession) -> Result<(), SourceError>> Visitor<'de> for D
 /// The `results` array.
 struct Results<'p, 'a, 'b, F>(&'p mut Pass<'a, 'b, F>);
 
-impl<'de, F: FnMut(StoredSession) -> Result<(), SourceError>> DeserializeSeed<'de>
+impl<'de, F: FnMut(usize, StoredSession) -> Result<(), SourceError>> DeserializeSeed<'de>
     for Results<'_, '_, '_, F>
 {
     type Value = ();
@@ -450,7 +432,7 @@ impl<'de, F: FnMut(StoredSession) -> Result<(), SourceError>> DeserializeSeed<'d
     }
 }
 
-impl<'de, F: FnMut(StoredSession) -> Result<(), SourceError>> Visitor<'de>
+impl<'de, F: FnMut(usize, StoredSession) -> Result<(), SourceError>> Visitor<'de>
     for Results<'_, '_, '_, F>
 {
     type Value = ();
@@ -480,7 +462,7 @@ struct HyperfineResult<'p, 'a, 'b, F> {
     index: usize,
 }
 
-impl<'de, F: FnMut(StoredSession) -> Result<(), SourceError>> DeserializeSeed<'de>
+impl<'de, F: FnMut(usize, StoredSession) -> Result<(), SourceError>> DeserializeSeed<'de>
     for HyperfineResult<'_, '_, '_, F>
 {
     type Value = ();
@@ -490,7 +472,7 @@ impl<'de, F: FnMut(StoredSession) -> Result<(), SourceError>> DeserializeSeed<'d
     }
 }
 
-impl<'de, F: FnMut(StoredSession) -> Result<(), SourceError>> Visitor<'de>
+impl<'de, F: FnMut(usize, StoredSession) -> Result<(), SourceError>> Visitor<'de>
     for HyperfineResult<'_, '_, '_, F>
 {
     type Value = ();
@@ -641,7 +623,7 @@ struct TimesRuns<'s, 'a, F> {
     index: usize,
 }
 
-impl<'de, F: FnMut(StoredSession) -> Result<(), SourceError>> DeserializeSeed<'de>
+impl<'de, F: FnMut(usize, StoredSession) -> Result<(), SourceError>> DeserializeSeed<'de>
     for TimesRuns<'_, '_, F>
 {
     type Value = ();
@@ -651,7 +633,7 @@ impl<'de, F: FnMut(StoredSession) -> Result<(), SourceError>> DeserializeSeed<'d
     }
 }
 
-impl<'de, F: FnMut(StoredSession) -> Result<(), SourceError>> Visitor<'de>
+impl<'de, F: FnMut(usize, StoredSession) -> Result<(), SourceError>> Visitor<'de>
     for TimesRuns<'_, '_, F>
 {
     type Value = ();
@@ -666,20 +648,22 @@ impl<'de, F: FnMut(StoredSession) -> Result<(), SourceError>> Visitor<'de>
         let expected = sink.outline.results.get(i).map_or(0, |r| r.times);
         let configuration = sink.outline.ids.configuration(i);
         let time = MetricName::from("time");
-        let mut runs = Vec::with_capacity(sink.per_part.min(expected as usize));
+        let Some(header) = sink.header.configurations.get(i) else {
+            return Err(de::Error::custom(format!(
+                "results[{i}] was not there when the file was first read: it changed meanwhile"
+            )));
+        };
+        let place = Place {
+            index: i,
+            info: &sink.header.info,
+            record: &header.record,
+        };
         let (mut j, mut start) = (0u64, sink.now_ns);
         while let Some(t) = seq.next_element::<f64>()? {
             let record = run(configuration, &time, j, t, start);
             start = record.ended_at_ns;
-            runs.push(record);
+            sink.parts.push(&place, record)?;
             j += 1;
-            if runs.len() == sink.per_part {
-                let full = std::mem::replace(
-                    &mut runs,
-                    Vec::with_capacity(sink.per_part.min((expected - j.min(expected)) as usize)),
-                );
-                sink.hand_on(i, full)?;
-            }
         }
         if j != expected {
             return Err(de::Error::custom(format!(
@@ -687,9 +671,6 @@ impl<'de, F: FnMut(StoredSession) -> Result<(), SourceError>> Visitor<'de>
                  meanwhile"
             )));
         }
-        if !runs.is_empty() {
-            sink.hand_on(i, runs)?;
-        }
-        Ok(())
+        sink.parts.flush(&place)
     }
 }

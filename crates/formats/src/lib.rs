@@ -17,6 +17,7 @@ pub mod ftrace;
 pub mod hyperfine;
 mod ids;
 pub mod import;
+mod parts;
 pub mod perf;
 
 use export::{FORMAT, VERSION};

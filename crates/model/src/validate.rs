@@ -442,6 +442,36 @@ impl FileCheck {
     }
 }
 
+impl FileCheck {
+    /// Checks a part of the next session of a file read in parts (the session's information
+    /// and a configuration with some of its runs), before [`FileCheck::session`] checks the
+    /// session's outline (the same session without its runs) at its end: the part alone, and
+    /// its run ids against each other and against the ids of the sessions before it. Run ids
+    /// are not kept: memory would grow with the runs of the file. A run id or place that
+    /// occurs again in another part is refused when the parts are stored, by the database's
+    /// keys in the same transaction (`vernier_store::Import::add_runs`).
+    pub fn part(&self, s: &StoredSession) -> Result<(), Invalid> {
+        check_session(s)?;
+        let session = format!("session {}", s.info.id);
+        for c in &s.configurations {
+            let mut ids = HashSet::with_capacity(c.runs.len());
+            for run in &c.runs {
+                if self.seen.contains(&run.id) || !ids.insert(run.id) {
+                    return Err(Invalid {
+                        place: format!(
+                            "{session}, {}, {}",
+                            configuration_place(&c.record),
+                            run_place(run)
+                        ),
+                        problem: "the id occurs more than once in the file".into(),
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
 /// The SHA-256 of a text, as lowercase hex: the key a kernel configuration text is stored
 /// under (`Environment::kernel_config_sha256`).
 pub fn sha256_hex(text: &str) -> String {

@@ -231,6 +231,43 @@ fn a_run_id_of_another_session_is_a_conflict() {
     }
 }
 
+/// A new session given in parts (an export read as a stream): its runs are stored part by
+/// part, and a run whose place or id an earlier part gave is refused by the database's keys,
+/// which no check of one part alone sees; nothing of the import is kept.
+#[test]
+fn a_run_repeated_in_a_later_part_is_a_conflict() {
+    for db in databases("a_run_repeated_in_a_later_part_is_a_conflict") {
+        let mut store = open(&db);
+        let a = stored(&[1.0, 2.0, 3.0, 4.0, 5.0]);
+        let mut import = store.importer(0).unwrap();
+        import.session(&part(&a, 0, 0)).unwrap();
+        assert_eq!(import.add_runs(&part(&a, 0, 3)).unwrap(), 3);
+        assert_eq!(import.add_runs(&part(&a, 3, 5)).unwrap(), 2);
+        import.commit().unwrap();
+        assert_eq!(store.load_session(a.info.id, Load::ALL).unwrap(), a);
+
+        let b = stored(&[1.0, 2.0, 3.0]);
+        for repeated in [b.configurations[0].runs[0].clone(), {
+            // Another id in the same place.
+            let mut run = b.configurations[0].runs[1].clone();
+            run.id = uuid::Uuid::from_u128(7);
+            run
+        }] {
+            let mut import = store.importer(0).unwrap();
+            import.session(&part(&b, 0, 0)).unwrap();
+            import.add_runs(&part(&b, 0, 2)).unwrap();
+            let mut later = part(&b, 2, 3);
+            later.configurations[0].runs.push(repeated);
+            let err = import.add_runs(&later).unwrap_err();
+            assert!(
+                matches!(&err, StoreError::Conflict(m) if m.contains("stored already")),
+                "{err}"
+            );
+        }
+        assert_eq!(store.sessions().unwrap().len(), 1);
+    }
+}
+
 #[test]
 fn invalid_sessions_are_refused_before_anything_is_stored() {
     for db in databases("invalid_sessions_are_refused_before_anything_is_stored") {

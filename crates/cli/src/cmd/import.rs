@@ -6,10 +6,15 @@
 //!
 //! The input is read once, as a stream, whatever it is (a file, standard input, a pipe, a FIFO,
 //! the shell's `<(...)`): its first bytes tell its format (`vernier_formats::import::sniff`),
-//! and the reader of that format goes on from them. An export is checked whole before the database is opened (a
-//! bad file changes nothing and takes no lock), then stored session by session in one
-//! transaction (a failure stores none); memory holds about one session whatever the size of the
-//! file. For that second pass a regular file is read again through the descriptor opened once
+//! and the reader of that format goes on from them. An export is read twice
+//! (`vernier_formats::export::reader`): the first reading checks every session, its runs part
+//! by part as they come and its outline (all of it but its runs) at its end, before the
+//! database is opened (a bad file changes nothing and takes no lock), and keeps each outline
+//! in an unnamed temporary file; the second stores each session's outline, then its runs some
+//! thousands at a time, in one transaction (a failure stores none). Memory holds a session's
+//! outline and one part of its runs, whatever the number of runs in the file or in one of its
+//! sessions; a run repeated in another part of the file is refused by the database's keys. For
+//! that second pass a regular file is read again through the descriptor opened once
 //! (and refused if it changed meanwhile), and any other input from the copy of its bytes that
 //! the first pass kept in an unnamed temporary file. A hyperfine file is read twice as well,
 //! the first time for what its session's header needs and the hash its ids derive from, the
@@ -19,13 +24,13 @@
 
 use std::collections::BTreeMap;
 use std::fs::File;
-use std::io::{BufReader, Read, Seek, SeekFrom, Write};
+use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::Path;
 use std::process::ExitCode;
 use std::time::SystemTime;
 
 use anyhow::{bail, Context, Result};
-use vernier_formats::export::reader::read_export;
+use vernier_formats::export::reader::{export_runs, outline_export, Part};
 use vernier_formats::import::{sniff, without_bom, Kind, SNIFF_BYTES};
 use vernier_formats::{cyclictest, hyperfine, ReadError, SourceError};
 use vernier_model::text::plural;
@@ -199,33 +204,64 @@ impl<R: Read> Read for Tee<R> {
     }
 }
 
+/// How many runs of an export are read and stored at once: memory holds this many runs, and a
+/// session's outline (its information, configurations and profiled runs), whatever the number
+/// of runs in the file or in one of its sessions.
+const EXPORT_RUNS_PER_PART: usize = 10_000;
+
 /// Checks every session of an export before the database is opened, then stores them in one
 /// transaction, reading the input once (see the module documentation).
 fn import_export(input: Input, name: &str, db_arg: Option<&Path>) -> Result<ImportReport> {
     let context = || format!("cannot import {name}");
+    let temporary = |what: &str| {
+        format!(
+            "cannot create a temporary file in {} for {what} of {name} (set TMPDIR to a \
+             writable directory)",
+            std::env::temp_dir().display()
+        )
+    };
     let copy = match input.regular {
         Some(_) => None,
-        None => Some(tempfile::tempfile().with_context(|| {
-            format!(
-                "cannot create a temporary file in {} for the bytes of {name}, which can be \
-                 read only once (set TMPDIR to a writable directory)",
-                std::env::temp_dir().display()
-            )
-        })?),
+        None => Some(
+            tempfile::tempfile()
+                .with_context(|| temporary("the bytes, which can be read only once,"))?,
+        ),
     };
     let mut tee = Tee {
         inner: input.stream(),
         copy,
         failed: None,
     };
+    // The outline of each session (all but its runs), kept for the second reading, which
+    // stores a session's outline before its runs while the file gives it after them.
+    let mut outlines =
+        BufWriter::new(tempfile::tempfile().with_context(|| temporary("the outlines"))?);
     // Everything is parsed and checked before the database is opened.
     let mut check = validate::FileCheck::new();
     let mut runs = 0;
-    let checked = read_export(BufReader::with_capacity(1 << 16, &mut tee), |s| {
-        check.session(&s)?;
-        runs += s.configurations.iter().map(|c| c.runs.len()).sum::<usize>();
-        Ok::<(), SourceError>(())
-    });
+    let checked = outline_export(
+        BufReader::with_capacity(1 << 16, &mut tee),
+        EXPORT_RUNS_PER_PART,
+        |part| -> Result<(), SourceError> {
+            match part {
+                Part::Runs { part, .. } => {
+                    check.part(&part)?;
+                    runs += part
+                        .configurations
+                        .iter()
+                        .map(|c| c.runs.len())
+                        .sum::<usize>();
+                }
+                Part::Outline(session) => {
+                    check.session(&session)?;
+                    serde_json::to_writer(&mut outlines, &session)?;
+                    outlines.write_all(b"\n")?;
+                }
+                Part::Session(_) => {}
+            }
+            Ok(())
+        },
+    );
     if let Some(e) = tee.failed.take() {
         return Err(anyhow::Error::new(e).context(format!(
             "cannot keep the bytes of {name} in a temporary file in {}",
@@ -234,6 +270,11 @@ fn import_export(input: Input, name: &str, db_arg: Option<&Path>) -> Result<Impo
     }
     let kernel_configs = checked.with_context(context)?;
     validate::check_kernel_configs(&kernel_configs).with_context(context)?;
+    let mut outlines = outlines
+        .into_inner()
+        .map_err(|e| e.into_error())
+        .and_then(|mut file| file.rewind().map(|()| file))
+        .with_context(|| format!("cannot keep the outlines of {name} in a temporary file"))?;
     let second: Box<dyn Read + '_> = match (tee.copy.take(), input.regular) {
         (Some(mut copy), _) => {
             copy.rewind()
@@ -253,6 +294,7 @@ fn import_export(input: Input, name: &str, db_arg: Option<&Path>) -> Result<Impo
     store_export(
         store.as_mut(),
         BufReader::with_capacity(1 << 16, second),
+        BufReader::new(&mut outlines),
         runs,
         &kernel_configs,
         || input.unchanged(name),
@@ -354,11 +396,13 @@ fn store_one(session: StoredSession, store: &mut dyn Store) -> Result<ImportRepo
     Ok(store.import_sessions(&[session], &BTreeMap::new())?)
 }
 
-/// Stores the sessions of the export `input` in one transaction, each as it is read, and
-/// commits once `unchanged` says that the input is still what was checked.
+/// Stores the sessions of the export `input` in one transaction, each as it is read: its
+/// outline, the next of `outlines` (those the first reading kept), then its runs part by part.
+/// Commits once `unchanged` says that the input is still what was checked.
 fn store_export(
     store: &mut dyn Store,
     input: impl Read,
+    outlines: impl Read,
     runs: usize,
     kernel_configs: &BTreeMap<String, String>,
     unchanged: impl FnOnce() -> Result<()>,
@@ -367,7 +411,25 @@ fn store_export(
     for (sha256, text) in kernel_configs {
         import.kernel_config(sha256, text)?;
     }
-    read_export(input, |s: StoredSession| import.session(&s))?;
+    let mut outlines = serde_json::Deserializer::from_reader(outlines).into_iter();
+    export_runs(
+        input,
+        EXPORT_RUNS_PER_PART,
+        || outlines.next().transpose().map_err(Into::into),
+        |part| -> Result<(), SourceError> {
+            match part {
+                Part::Session(session) => import.session(&session)?,
+                Part::Runs { part, .. } => {
+                    import.add_runs(&part)?;
+                }
+                Part::Outline(_) => {}
+            }
+            Ok(())
+        },
+    )?;
+    if outlines.next().is_some() {
+        bail!("the file has fewer sessions than when it was first read: it changed meanwhile");
+    }
     unchanged()?;
     Ok(import.commit()?)
 }

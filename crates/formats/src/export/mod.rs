@@ -1,8 +1,9 @@
 //! The export document of docs/export-format.md: sessions with their environment,
 //! configurations and every run, versioned, so another machine or a later vernier can import
 //! them ([`reader`], [`crate::import`]) and other tools can read them; and the one-row-per-run CSV for pandas and
-//! spreadsheets. Both are written session by session ([`writer`]) and read as a stream, so
-//! memory is bounded by a few sessions, never by the file (hyperfine's `export/` is the model:
+//! spreadsheets. Both are written session by session ([`writer`]) and the document is read as
+//! a stream, its runs in parts ([`reader`]), so memory is bounded by a page of runs and a
+//! session's outline, never by the file nor by a session (hyperfine's `export/` is the model:
 //! plain records in, bytes out).
 
 use std::collections::BTreeMap;

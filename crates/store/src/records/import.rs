@@ -464,7 +464,8 @@ fn run_stored_elsewhere(
         if e.is_duplicate_key() {
             StoreError::Conflict(format!(
                 "a run of configuration {configuration} of session {session} has its id \
-                 already stored in another session, or its place stored already"
+                 already stored in another session, or its place stored already (by a run \
+                 before it in the same file, or before)"
             ))
         } else {
             e
