@@ -16,9 +16,7 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::RecvTimeoutError;
-use std::sync::Arc;
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::Duration;
 
 use uuid::Uuid;
@@ -278,33 +276,53 @@ fn measure(
     interrupt: &Arc<Interrupt>,
     observer: &mut dyn Observer,
 ) -> Result<(SessionOutcome, bool), AppError> {
-    let timed_out = Arc::new(AtomicBool::new(false));
-    let (done, wait) = std::sync::mpsc::channel::<()>();
-    let watcher = match checked.time_limit_s {
-        Some(limit_s) => {
-            let (interrupt, timed_out) = (Arc::clone(interrupt), Arc::clone(&timed_out));
-            let limit = Duration::from_secs_f64(limit_s);
-            Some(
-                std::thread::Builder::new()
-                    .name("time limit".into())
-                    .spawn(move || {
-                        if let Err(RecvTimeoutError::Timeout) = wait.recv_timeout(limit) {
-                            timed_out.store(true, Ordering::SeqCst);
-                            interrupt.request();
-                        }
-                    })
-                    .map_err(AppError::TimeLimitWatcher)?,
-            )
-        }
-        None => None,
-    };
-    let outcome = measure_until_stopped(checked, options, guard.take(), store, interrupt, observer);
-    drop(done);
-    if let Some(watcher) = watcher {
-        // It only waits on the channel, which is closed now.
-        let _ = watcher.join();
+    let watch = Arc::new(TimeLimitWatch::default());
+    if let Some(limit_s) = checked.time_limit_s {
+        let (interrupt, watch) = (Arc::clone(interrupt), Arc::clone(&watch));
+        let limit = Duration::from_secs_f64(limit_s);
+        // Not joined: the session ends without waiting for the watcher to be woken and
+        // scheduled (on a loaded machine, a wait for a CPU); `TimeLimitWatch::end` settles
+        // whether the limit was passed.
+        std::thread::Builder::new()
+            .name("time limit".into())
+            .spawn(move || watch.watch(limit, &interrupt))
+            .map_err(AppError::TimeLimitWatcher)?;
     }
-    Ok((outcome?, timed_out.load(Ordering::SeqCst)))
+    let outcome = measure_until_stopped(checked, options, guard.take(), store, interrupt, observer);
+    let timed_out = watch.end();
+    Ok((outcome?, timed_out))
+}
+
+/// Whether a session ended before its time limit, or the limit was passed first; shared by
+/// the session and the watcher thread of [`measure`].
+#[derive(Default)]
+struct TimeLimitWatch {
+    /// (the session has ended, the limit was passed first)
+    state: Mutex<(bool, bool)>,
+    ended: Condvar,
+}
+
+impl TimeLimitWatch {
+    /// Waits up to `limit` for the session to end; requests `interrupt` when it has not.
+    fn watch(&self, limit: Duration, interrupt: &Interrupt) {
+        let state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        let (mut state, _) = self
+            .ended
+            .wait_timeout_while(state, limit, |(ended, _)| !*ended)
+            .unwrap_or_else(PoisonError::into_inner);
+        if !state.0 {
+            state.1 = true;
+            interrupt.request();
+        }
+    }
+
+    /// Marks the session ended; true when the limit was passed before.
+    fn end(&self) -> bool {
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        state.0 = true;
+        self.ended.notify_all();
+        state.1
+    }
 }
 
 /// [`measure`] without the time limit.

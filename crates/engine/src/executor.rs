@@ -1,12 +1,11 @@
 //! Executes one run: the real executor starts a fresh child process; tests substitute a
 //! scripted one.
 //!
-//! The child's stdout (the reply) and stderr (diagnostics) are drained at the same time, stderr
-//! by a thread of its own: read one after the other, a child that fills the stderr pipe
-//! (64 KiB, pipe(7)) before closing stdout would block forever while the controller waits on
-//! stdout. The child leads a process group of its own ([`Group`]); a watchdog thread kills the
-//! whole group when the run exceeds its [`RunTimeout`], so a hung benchmark or kernel ends as a
-//! failed run instead of hanging the session.
+//! The child's stdin (the request), stdout (the reply) and stderr (diagnostics) are served at
+//! the same time by one poll(2) loop in the caller's thread ([`drain_and_wait`]), whose
+//! timeout is the run's limit. The child leads a process group of its own ([`Group`]); the
+//! whole group is killed when the run exceeds its [`RunTimeout`], so a hung benchmark or kernel
+//! ends as a failed run instead of hanging the session.
 //!
 //! A benchmark whose measured work is a fresh process of its own
 //! (`vernier_bench::Benchmark::measures_a_fresh_process`) is served when the executor has
@@ -26,7 +25,6 @@ use std::io::{Read, Write};
 use std::os::fd::AsRawFd;
 use std::path::PathBuf;
 use std::process::{ChildStdin, ChildStdout, Command, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::Duration;
 
@@ -34,7 +32,7 @@ use vernier_model::monitor::{MonitorFailure, RunMonitorData};
 use vernier_model::{ConfigKey, FoldedStacks, RunHistogram, Rusage};
 use vernier_monitor::{MonitorSet, MonitorSpec, Reader, RunSampler};
 use vernier_sys::clock::{clock_ticks_per_second, unix_now_ns};
-use vernier_sys::process::{Exit, Group, Signaller, Spawned};
+use vernier_sys::process::{Exit, Group, Spawned};
 use vernier_sys::procstat::parse_proc_stat_cpu;
 use vernier_sys::Roots;
 
@@ -783,8 +781,7 @@ impl Lines {
                 events: libc::POLLIN,
                 revents: 0,
             };
-            // Rounded up, so that a limit is never cut short; at most i32::MAX ms per call.
-            let ms = i32::try_from(left.as_nanos().div_ceil(1_000_000)).unwrap_or(i32::MAX);
+            let ms = poll_ms(left);
             // SAFETY: one valid pollfd.
             let ready = unsafe { libc::poll(&mut poll, 1, ms) };
             if ready < 0 {
@@ -818,94 +815,169 @@ struct Drained {
     reply: Vec<u8>,
     /// The end of its standard error.
     stderr: Vec<u8>,
-    /// The watchdog killed the process group because the run exceeded its limit.
+    /// The process group was killed because the run exceeded its limit.
     timed_out: bool,
     exit: Exit,
 }
 
-/// Writes the request to the child, reads its stdout and stderr to their ends at the same time
-/// and reaps it, with its wait status and resource usage (wait4(2); the usage includes the
-/// descendants it reaped itself, such as a benchmark's forked workers). A watchdog kills the
-/// process group if the run exceeds `limit`; the group signals nothing once its leader is
-/// reaped, so the watchdog cannot hit a process that took over the id.
+/// One of the child's pipes in [`drain_and_wait`]'s poll(2) loop, `None` once closed.
+enum Pipe {
+    /// Its standard input, with the part of the request not yet written.
+    In(std::process::ChildStdin, usize),
+    Out(ChildStdout),
+    Err(std::process::ChildStderr),
+}
+
+/// Writes the request to the child, reads its stdout and stderr to their ends and reaps it,
+/// with its wait status and resource usage (wait4(2); the usage includes the descendants it
+/// reaped itself, such as a benchmark's forked workers). The process group is killed if the
+/// run exceeds `limit`; the group signals nothing once its leader is reaped, so the kill
+/// cannot hit a process that took over the id.
+///
+/// All of it happens in the caller's thread, in one poll(2) loop over the three pipes whose
+/// timeout is the run's limit: the pipes are drained at the same time (read one after the
+/// other, a child that fills the stderr pipe, 64 KiB by pipe(7), before closing stdout would
+/// block forever while the controller waits on stdout), and neither a reader thread nor a
+/// watchdog thread has to be started, woken and joined in every run. On a loaded machine each
+/// such hand-off waited for a CPU (2-9 ms at 4 busy loops on 2 vCPUs, bench/startup.sh).
 fn drain_and_wait(
     group: &mut Group,
     child: Spawned,
     request_json: &[u8],
     limit: Duration,
 ) -> Result<Drained, ExecError> {
-    let signaller = group.signaller();
-    let spawn_failed = |e: std::io::Error| {
-        signaller.kill();
-        ExecError::Child(format!("cannot be supervised (no thread): {e}"))
-    };
-    let stderr = child.stderr;
-    let stderr_reader = std::thread::Builder::new()
-        .name("run-stderr".into())
-        .spawn(move || {
-            let mut kept = Vec::new();
-            if let Some(mut stderr) = stderr {
-                let mut buf = [0u8; 8192];
-                loop {
-                    match stderr.read(&mut buf) {
-                        Ok(0) => break,
-                        Ok(n) => {
-                            kept.extend_from_slice(&buf[..n]);
-                            if kept.len() > 2 * STDERR_KEEP {
-                                kept.drain(..kept.len() - STDERR_KEEP);
-                            }
-                        }
-                        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                        Err(_) => break,
-                    }
-                }
-            }
-            kept
-        })
-        .map_err(spawn_failed)?;
-    let timed_out = Arc::new(AtomicBool::new(false));
-    let (exited_tx, exited_rx) = mpsc::channel::<()>();
-    let watchdog = {
-        let timed_out = Arc::clone(&timed_out);
-        let signaller: Signaller = group.signaller();
-        std::thread::Builder::new()
-            .name("run-watchdog".into())
-            .spawn(move || {
-                if let Err(mpsc::RecvTimeoutError::Timeout) = exited_rx.recv_timeout(limit) {
-                    timed_out.store(true, Ordering::SeqCst);
-                    signaller.kill();
+    let deadline = std::time::Instant::now() + limit;
+    let mut timed_out = false;
+    let mut pipes: Vec<Pipe> = Vec::with_capacity(3);
+    if let Some(stdin) = child.stdin {
+        // Not blocking: a child that does not read its request must not stop the loop.
+        set_nonblocking(stdin.as_raw_fd());
+        pipes.push(Pipe::In(stdin, 0));
+    }
+    pipes.extend(child.stdout.map(Pipe::Out));
+    pipes.extend(child.stderr.map(Pipe::Err));
+    let (mut reply, mut stderr) = (Vec::new(), Vec::new());
+    let mut buf = [0u8; 8192];
+    while !pipes.is_empty() {
+        let mut polled: Vec<libc::pollfd> = pipes
+            .iter()
+            .map(|pipe| {
+                let (fd, events) = match pipe {
+                    Pipe::In(p, _) => (p.as_raw_fd(), libc::POLLOUT),
+                    Pipe::Out(p) => (p.as_raw_fd(), libc::POLLIN),
+                    Pipe::Err(p) => (p.as_raw_fd(), libc::POLLIN),
+                };
+                libc::pollfd {
+                    fd,
+                    events,
+                    revents: 0,
                 }
             })
-            .map_err(spawn_failed)
-    };
-    let watchdog = match watchdog {
-        Ok(w) => w,
-        Err(e) => {
-            let _ = stderr_reader.join();
-            return Err(e);
+            .collect();
+        // After the kill, the pipes close as the group dies: no limit any more.
+        let ms = if timed_out {
+            -1
+        } else {
+            poll_ms(deadline.saturating_duration_since(std::time::Instant::now()))
+        };
+        // SAFETY: `polled` is a valid array of `polled.len()` pollfds.
+        let ready = unsafe { libc::poll(polled.as_mut_ptr(), polled.len() as libc::nfds_t, ms) };
+        if ready < 0 {
+            if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
+                continue;
+            }
+            // Cannot happen with valid descriptors; the pipes are given up, the child is not.
+            break;
         }
-    };
-    if let Some(mut stdin) = child.stdin {
-        // A child that died early makes this fail with EPIPE; its exit status tells why.
-        let _ = stdin.write_all(request_json);
+        if ready == 0 {
+            if std::time::Instant::now() >= deadline {
+                timed_out = true;
+                group.kill();
+            }
+            continue;
+        }
+        let mut closed = [false; 3];
+        for (i, (pipe, polled)) in pipes.iter_mut().zip(&polled).enumerate() {
+            if polled.revents == 0 {
+                continue;
+            }
+            closed[i] = match pipe {
+                Pipe::In(stdin, written) => match stdin.write(&request_json[*written..]) {
+                    Ok(n) => {
+                        *written += n;
+                        // All written: closing it ends the request.
+                        *written == request_json.len()
+                    }
+                    Err(e) => !matches!(
+                        e.kind(),
+                        std::io::ErrorKind::Interrupted | std::io::ErrorKind::WouldBlock
+                    ),
+                },
+                Pipe::Out(stdout) => drain_some(stdout, &mut buf, &mut reply, usize::MAX),
+                Pipe::Err(pipe) => drain_some(pipe, &mut buf, &mut stderr, STDERR_KEEP),
+            };
+        }
+        let mut i = 0;
+        pipes.retain(|_| {
+            i += 1;
+            !closed[i - 1]
+        });
     }
-    let mut reply = Vec::new();
-    if let Some(mut stdout) = child.stdout {
-        let _ = stdout.read_to_end(&mut reply);
-    }
-    let stderr = stderr_reader.join().unwrap_or_default();
     // The pipes can close before the child exits (or stay open after it did, held by a
-    // worker): the watchdog runs until the child itself has exited.
-    let exit = group.wait(child.pid);
-    let _ = exited_tx.send(());
-    let _ = watchdog.join();
+    // worker): the limit holds until the child itself has exited.
+    let left = deadline.saturating_duration_since(std::time::Instant::now());
+    let exit = match group.wait_within(child.pid, left) {
+        Ok(Some(exit)) => Ok(exit),
+        Ok(None) => {
+            timed_out = true;
+            group.kill();
+            group.wait(child.pid)
+        }
+        Err(e) => Err(e),
+    };
     let exit = exit.map_err(|e| ExecError::Child(format!("cannot be waited for: {e}")))?;
     Ok(Drained {
         reply,
         stderr,
-        timed_out: timed_out.load(Ordering::SeqCst),
+        timed_out,
         exit,
     })
+}
+
+/// One read from a readable (or hung up) pipe into `kept`, of which at most about `keep`
+/// bytes stay (its end); true when the pipe has ended.
+fn drain_some(pipe: &mut impl Read, buf: &mut [u8], kept: &mut Vec<u8>, keep: usize) -> bool {
+    match pipe.read(buf) {
+        Ok(0) => true,
+        Ok(n) => {
+            kept.extend_from_slice(&buf[..n]);
+            if kept.len() > keep.saturating_mul(2) {
+                kept.drain(..kept.len() - keep);
+            }
+            false
+        }
+        Err(e) => !matches!(
+            e.kind(),
+            std::io::ErrorKind::Interrupted | std::io::ErrorKind::WouldBlock
+        ),
+    }
+}
+
+/// A poll(2) timeout for `left`: rounded up, so that a limit is never cut short, and at most
+/// i32::MAX ms per call.
+fn poll_ms(left: Duration) -> i32 {
+    i32::try_from(left.as_nanos().div_ceil(1_000_000)).unwrap_or(i32::MAX)
+}
+
+/// Sets O_NONBLOCK on descriptor `fd` (fcntl(2)); left blocking if that fails.
+fn set_nonblocking(fd: i32) {
+    // SAFETY: fcntl(2) F_GETFL/F_SETFL on a descriptor this process owns.
+    unsafe {
+        let flags = libc::fcntl(fd, libc::F_GETFL);
+        if flags >= 0 {
+            libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK);
+        }
+    }
 }
 
 #[cfg(test)]

@@ -18,11 +18,12 @@
 //! gets none). `sampler_cpu_ns` is the CPU time of a run's
 //! sampling in either thread.
 //!
-//! The interval thread raises itself to SCHED_FIFO priority 1 (sched(7)) so that its samples
-//! are taken on time even when the benchmark keeps every CPU busy; it runs for microseconds
-//! per sample, so the preemption it causes is small and is measured
-//! ([`RunMonitorData::sampler_cpu_ns`]). Without the privilege it falls back to nice -5, then
-//! to the default; the data records which. The start and end samples need no priority: the
+//! The interval thread is given SCHED_FIFO priority 1 (sched(7)) so that its samples are taken
+//! on time even when the benchmark keeps every CPU busy; it runs for microseconds per sample,
+//! so the preemption it causes is small and is measured ([`RunMonitorData::sampler_cpu_ns`]).
+//! The thread that starts it sets the policy, so that the run need not wait for the new
+//! thread to be scheduled first. Without the privilege it falls back to nice -5, then to the
+//! default; the data records which. The start and end samples need no priority: the
 //! benchmark does not run then.
 
 use std::collections::{BTreeMap, HashMap};
@@ -82,7 +83,7 @@ struct Shared {
 struct Worker {
     shared: Arc<(Mutex<Shared>, Condvar)>,
     handle: Option<JoinHandle<()>>,
-    /// The scheduling the thread got ([`raise_priority`]).
+    /// The scheduling the thread got ([`fifo_priority`] or [`raise_priority`]).
     priority: String,
 }
 
@@ -95,19 +96,33 @@ fn lock(shared: &Mutex<Shared>) -> MutexGuard<'_, Shared> {
 
 impl Worker {
     fn spawn() -> Result<Worker, MonitorError> {
+        use std::os::unix::thread::JoinHandleExt as _;
         let shared = Arc::new((Mutex::new(Shared::default()), Condvar::new()));
         let (priority_tx, priority_rx) = mpsc::sync_channel(1);
         let theirs = Arc::clone(&shared);
         let handle = std::thread::Builder::new()
             .name("vernier-monitor".into())
             .spawn(move || {
-                let _ = priority_tx.send(raise_priority());
+                // Unless the caller has given it SCHED_FIFO already, the thread tries itself
+                // and says what it got (a message nobody reads when the caller's attempt
+                // succeeded after this one).
+                if !has_fifo_priority() {
+                    let _ = priority_tx.send(raise_priority());
+                }
                 interval_thread(&theirs);
             })
             .map_err(|e| MonitorError::Thread(format!("cannot spawn: {e}")))?;
-        let priority = priority_rx
-            .recv()
-            .map_err(|_| MonitorError::Thread("ended at its start".into()))?;
+        // SCHED_FIFO is set from here when this process may: the run need not wait for the
+        // new thread to be scheduled (on a busy machine, behind every runnable task of the
+        // default policy) before it starts; as a real-time thread it runs at once when woken.
+        // Without the privilege the thread falls back to nice -5, which it sets itself (its
+        // own tid), and says so.
+        let priority = match fifo_priority(handle.as_pthread_t()) {
+            Ok(()) => FIFO_PRIORITY.to_string(),
+            Err(_) => priority_rx
+                .recv()
+                .map_err(|_| MonitorError::Thread("ended at its start".into()))?,
+        };
         Ok(Worker {
             shared,
             handle: Some(handle),
@@ -674,15 +689,32 @@ impl RunState {
     }
 }
 
+/// What is recorded when the thread got SCHED_FIFO priority 1.
+const FIFO_PRIORITY: &str = "fifo:1";
+
+/// Gives `thread` SCHED_FIFO priority 1 (pthread_setschedparam(3)).
+fn fifo_priority(thread: libc::pthread_t) -> Result<(), std::io::Error> {
+    let param = libc::sched_param { sched_priority: 1 };
+    // SAFETY: `thread` is a live thread of this process; `param` is a valid sched_param.
+    match unsafe { libc::pthread_setschedparam(thread, libc::SCHED_FIFO, &param) } {
+        0 => Ok(()),
+        rc => Err(std::io::Error::from_raw_os_error(rc)),
+    }
+}
+
+/// Whether the calling thread runs under SCHED_FIFO (sched_getscheduler(2)).
+fn has_fifo_priority() -> bool {
+    // SAFETY: sched_getscheduler(0) only reads the calling thread's policy.
+    unsafe { libc::sched_getscheduler(0) == libc::SCHED_FIFO }
+}
+
 /// Raises the calling thread to SCHED_FIFO 1, or nice -5; returns what it got.
 fn raise_priority() -> String {
-    let param = libc::sched_param { sched_priority: 1 };
-    // SAFETY: pthread_self() is the calling thread; `param` is a valid sched_param.
-    let rc = unsafe { libc::pthread_setschedparam(libc::pthread_self(), libc::SCHED_FIFO, &param) };
-    if rc == 0 {
-        return "fifo:1".into();
-    }
-    let fifo = std::io::Error::from_raw_os_error(rc);
+    // SAFETY: pthread_self() is the calling thread.
+    let fifo = match fifo_priority(unsafe { libc::pthread_self() }) {
+        Ok(()) => return FIFO_PRIORITY.into(),
+        Err(e) => e,
+    };
     // On Linux the nice value is per thread: PRIO_PROCESS with a tid changes only that thread
     // (setpriority(2), BUGS).
     // SAFETY: gettid and setpriority have no memory preconditions.

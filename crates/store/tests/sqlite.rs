@@ -880,6 +880,33 @@ fn a_deferred_checkpoint_leaves_the_log_and_loses_nothing() {
     assert_eq!(reader.sessions().unwrap(), vec![first, second]);
 }
 
+/// A store that defers its checkpoint still checkpoints once the log is long (256 pages, 1 MB,
+/// where SQLite's default is 1000 pages, 4 MB): the next connection to open the file reads
+/// the whole log to rebuild its index. The log's file is reused from its start after a
+/// checkpoint, so its length is the longest it has been.
+#[test]
+fn a_deferred_checkpoint_keeps_the_log_short() {
+    let (_dir, path) = temp_db();
+    let mut store = SqliteStore::open(&path).unwrap();
+    store.defer_checkpoint().unwrap();
+    for i in 0..1500 {
+        store
+            .begin_session(&session(Uuid::new_v4(), i, &[("kernel", "A")]))
+            .unwrap();
+    }
+    let mut wal = path.as_os_str().to_owned();
+    wal.push("-wal");
+    let wal_bytes = std::fs::metadata(std::path::PathBuf::from(wal))
+        .unwrap()
+        .len();
+    // 24 bytes of frame header per 4 KiB page.
+    let pages = wal_bytes / (4096 + 24);
+    assert!(pages < 400, "{pages} pages in the log");
+    drop(store);
+    let reader = SqliteStore::open_read_only(&path).unwrap();
+    assert_eq!(reader.sessions().unwrap().len(), 1500);
+}
+
 #[test]
 fn a_read_only_open_writes_nothing() {
     let (dir, path) = temp_db();
