@@ -36,7 +36,7 @@ use std::sync::Arc;
 
 pub use error::MonitorError;
 pub use monitors::registry;
-pub use sampler::{MonitorSet, RunSampler};
+pub use sampler::{BusyTicks, MonitorSet, RunSampler};
 pub use spec::{default_monitors, parse_monitor_list, MonitorSpec};
 pub use vernier_model::monitor::{RunMonitorData, SeriesKind};
 
@@ -145,6 +145,14 @@ pub trait Monitor: Send {
     /// belongs to the run, such as `perf`, whose counters count the run's process.
     fn reusable(&self) -> bool {
         false
+    }
+
+    /// The machine's busy CPU time in clock ticks (/proc/stat, proc(5)) as its last sample read
+    /// it, for a monitor that reads it (`stat`); `None` for any other, or after a failed
+    /// sample. The engine's run clocks take it from the start and end samples
+    /// ([`RunSampler::machine_busy_ticks`]) instead of reading /proc/stat again at each.
+    fn machine_busy_ticks(&self) -> Option<u64> {
+        None
     }
 
     /// Which series to keep when the run ends, given each metric and its change over the run
