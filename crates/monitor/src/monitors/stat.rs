@@ -61,6 +61,7 @@ impl Monitor for StatMonitor {
     }
 
     fn sample(&mut self, out: &mut Vec<Reading>) -> Result<(), MonitorError> {
+        self.names.restart();
         self.busy_ticks = None;
         let s = load(&self.path, &mut self.buf, parse_proc_stat)?;
         let c = s.cpu;
