@@ -284,8 +284,12 @@ pub fn read_text(path: &Path) -> Result<String, MonitorError> {
 
 /// Selects the `top` metrics of each group (metrics sharing the prefix up to the first '.')
 /// by absolute change, plus every metric for which `pinned` is true (totals).
-pub fn top_movers(changes: &[(&str, f64)], top: usize, pinned: impl Fn(&str) -> bool) -> Vec<bool> {
-    let group = |m: &str| m.split_once('.').map_or("", |(g, _)| g).to_string();
+pub fn top_movers<'a>(
+    changes: &[(&'a str, f64)],
+    top: usize,
+    pinned: impl Fn(&str) -> bool,
+) -> Vec<bool> {
+    let group = |m: &'a str| m.split_once('.').map_or("", |(g, _)| g);
     let mut keep: Vec<bool> = changes.iter().map(|(m, _)| pinned(m)).collect();
     let mut order: Vec<usize> = (0..changes.len()).filter(|&i| !keep[i]).collect();
     // Largest change first; ties broken by name so the choice is deterministic.
@@ -296,7 +300,7 @@ pub fn top_movers(changes: &[(&str, f64)], top: usize, pinned: impl Fn(&str) -> 
             .total_cmp(&changes[a].1.abs())
             .then_with(|| changes[a].0.cmp(changes[b].0))
     });
-    let mut taken: std::collections::BTreeMap<String, usize> = Default::default();
+    let mut taken: std::collections::BTreeMap<&str, usize> = Default::default();
     for i in order {
         let n = taken.entry(group(changes[i].0)).or_insert(0);
         if *n < top {
