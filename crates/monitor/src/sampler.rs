@@ -450,8 +450,14 @@ impl Drop for RunSampler {
     }
 }
 
+/// A series while its run lasts. Its names become the strings of a [`MonitorSeries`] at the
+/// end of the run, and only if the monitor keeps it ([`Monitor::keep`]): most of the IRQ
+/// lines of `interrupts` are not kept.
 struct Series {
-    series: MonitorSeries,
+    metric: Metric,
+    unit: &'static str,
+    kind: SeriesKind,
+    points: Vec<MonitorPoint>,
     /// First value of a counter: its points are the increase since then.
     base: f64,
 }
@@ -464,8 +470,6 @@ struct Slot {
     active: bool,
     failed: bool,
     series: Vec<Series>,
-    /// The metric of each series, in the order of `series`.
-    metrics: Vec<Metric>,
     index: HashMap<Metric, usize>,
 }
 
@@ -476,35 +480,31 @@ impl Slot {
             // names ([`crate::MetricNames`]): the series at the reading's position is almost
             // always its own, found without hashing the name.
             let guess = self
-                .metrics
+                .series
                 .get(position)
-                .filter(|m| Arc::ptr_eq(m, &r.metric) || m.as_ref() == r.metric.as_ref())
+                .filter(|s| Arc::ptr_eq(&s.metric, &r.metric) || *s.metric == *r.metric)
                 .map(|_| position);
             let i = match guess.or_else(|| self.index.get(&*r.metric).copied()) {
                 Some(i) => i,
                 None => {
                     let i = self.series.len();
                     self.series.push(Series {
-                        series: MonitorSeries {
-                            monitor: self.monitor.name().to_string(),
-                            metric: r.metric.to_string(),
-                            unit: r.unit.to_string(),
-                            kind: r.kind,
-                            points: Vec::with_capacity(POINTS_CAPACITY),
-                        },
+                        metric: Arc::clone(&r.metric),
+                        unit: r.unit,
+                        kind: r.kind,
+                        points: Vec::with_capacity(POINTS_CAPACITY),
                         base: if r.kind == SeriesKind::Counter {
                             r.value
                         } else {
                             0.0
                         },
                     });
-                    self.metrics.push(Arc::clone(&r.metric));
                     self.index.insert(r.metric, i);
                     i
                 }
             };
             let s = &mut self.series[i];
-            s.series.points.push(MonitorPoint {
+            s.points.push(MonitorPoint {
                 t_ns,
                 value: r.value - s.base,
             });
@@ -609,7 +609,6 @@ impl RunState {
                 active,
                 failed: !active,
                 series: Vec::with_capacity(64),
-                metrics: Vec::with_capacity(64),
                 index: HashMap::with_capacity(64),
             });
         }
@@ -682,16 +681,23 @@ impl RunState {
                 .series
                 .iter()
                 .map(|s| {
-                    let first = s.series.points.first().map_or(0.0, |p| p.value);
-                    let last = s.series.points.last().map_or(0.0, |p| p.value);
-                    (s.series.metric.as_str(), last - first)
+                    let first = s.points.first().map_or(0.0, |p| p.value);
+                    let last = s.points.last().map_or(0.0, |p| p.value);
+                    (&*s.metric, last - first)
                 })
                 .collect();
             let keep = slot.monitor.keep(&changes);
             drop(changes);
+            let monitor = slot.monitor.name();
             for (s, keep) in slot.series.into_iter().zip(keep) {
                 if keep {
-                    series.push(s.series);
+                    series.push(MonitorSeries {
+                        monitor: monitor.to_string(),
+                        metric: s.metric.to_string(),
+                        unit: s.unit.to_string(),
+                        kind: s.kind,
+                        points: s.points,
+                    });
                 }
             }
             // Kept for the next run when it can be and neither its start nor a sample failed.
