@@ -232,13 +232,18 @@ impl ProcessExecutor {
     }
 
     /// Busy CPU time of the whole machine in nanoseconds; `None` without /proc/stat. Read
-    /// before and after every run, through a [`Reader`] that keeps the file open.
+    /// before and after every run whose monitors did not read it (see [`RunClocks`]), through
+    /// a [`Reader`] that keeps the file open.
     fn machine_busy_ns(&mut self) -> Option<i64> {
         let path = self.roots.proc_root.join("stat");
         let text = self.proc_stat.read(&path).ok()?;
-        let ticks = parse_proc_stat_cpu(text).ok()?.busy();
-        Some((ticks as i128 * 1_000_000_000 / clock_ticks_per_second() as i128) as i64)
+        Some(ticks_ns(parse_proc_stat_cpu(text).ok()?.busy()))
     }
+}
+
+/// Clock ticks of /proc/stat in nanoseconds.
+fn ticks_ns(ticks: u64) -> i64 {
+    (ticks as i128 * 1_000_000_000 / clock_ticks_per_second() as i128) as i64
 }
 
 fn timeval_ns(tv: libc::timeval) -> i64 {
@@ -257,6 +262,12 @@ fn self_cpu_ns() -> i64 {
 /// The clocks read around one run, spawned or served alike: its wall-clock span, the
 /// controller's own CPU time and the machine's busy time. What the machine spent beyond the
 /// run's processes and the controller is the CPU time of everything else (`foreign_cpu_ns`).
+///
+/// The machine's busy time comes from /proc/stat before and after the run. When the `stat`
+/// monitor samples the run, its start and end samples have just read that file, and their
+/// values are taken ([`RunSampler::machine_busy_ticks`]) rather than the file read twice more
+/// (about 8 us a read on a 2-vCPU KVM guest); otherwise the clocks read it themselves,
+/// after the start sample and before the end sample. Either way the reads enclose the run.
 struct RunClocks {
     started_at_ns: i64,
     controller_before_ns: i64,
@@ -272,21 +283,44 @@ struct RunSpan {
 }
 
 impl RunClocks {
-    fn start(executor: &mut ProcessExecutor) -> Self {
-        let busy_before_ns = executor.machine_busy_ns();
+    fn start() -> Self {
         let controller_before_ns = self_cpu_ns();
         RunClocks {
             started_at_ns: unix_now_ns(),
             controller_before_ns,
-            busy_before_ns,
+            busy_before_ns: None,
         }
     }
 
+    /// Reads the machine's busy time before the run: from the start sample of the run's
+    /// monitors when they read it, else from /proc/stat now.
+    fn busy_before(
+        &mut self,
+        executor: &mut ProcessExecutor,
+        sampler: Option<&Result<RunSampler, RunMonitorData>>,
+    ) {
+        let sampled = sampler.and_then(|s| s.as_ref().ok()?.machine_busy_ticks());
+        self.busy_before_ns = match sampled {
+            Some(ticks) => Some(ticks_ns(ticks)),
+            None => executor.machine_busy_ns(),
+        };
+    }
+
     /// Stops the CPU clocks of a run that ended at `ended_at_ns` (read by the caller as soon
-    /// as the run ended, before the monitors are collected).
-    fn stop(self, executor: &mut ProcessExecutor, ended_at_ns: i64) -> RunSpan {
+    /// as the run ended, before the monitors are collected), with the machine's busy time as
+    /// the end sample of the run's monitors read it (`busy_after_ticks`), or else read now.
+    fn stop(
+        self,
+        executor: &mut ProcessExecutor,
+        ended_at_ns: i64,
+        busy_after_ticks: Option<u64>,
+    ) -> RunSpan {
         let controller_cpu_ns = self_cpu_ns() - self.controller_before_ns;
-        let machine_busy_ns = match (self.busy_before_ns, executor.machine_busy_ns()) {
+        let busy_after_ns = match busy_after_ticks {
+            Some(ticks) => Some(ticks_ns(ticks)),
+            None => executor.machine_busy_ns(),
+        };
+        let machine_busy_ns = match (self.busy_before_ns, busy_after_ns) {
             (Some(before), Some(after)) => Some(after - before),
             _ => None,
         };
@@ -381,7 +415,7 @@ impl ProcessExecutor {
         if wrapper.is_empty() && self.is_served(&request.benchmark) {
             return self.execute_served(request, &request_json, config_key, limit, interrupt);
         }
-        let clocks = RunClocks::start(self);
+        let mut clocks = RunClocks::start();
         // The child leads a process group of its own: Ctrl-C at the terminal reaches only the
         // controller, which then ends the whole run (the benchmark's workers included) at once.
         // Dropping the group on an error path kills and reaps what is left of it.
@@ -423,17 +457,18 @@ impl ProcessExecutor {
         } else {
             None
         };
+        clocks.busy_before(self, sampler.as_ref());
         let drained = drain_and_wait(&mut group, child, &request_json, limit);
         interrupt.set_child(None);
         let ended_at_ns = unix_now_ns();
-        let monitors = self.finish_sampler(&config_key, sampler);
+        let (monitors, busy_after_ticks) = self.finish_sampler(&config_key, sampler);
         let Drained {
             reply: reply_text,
             stderr: stderr_text,
             timed_out,
             exit,
         } = drained?;
-        let span = clocks.stop(self, ended_at_ns);
+        let span = clocks.stop(self, ended_at_ns, busy_after_ticks);
         if interrupt.is_requested() {
             return Err(ExecError::Interrupted);
         }
@@ -489,16 +524,19 @@ impl ProcessExecutor {
         )
     }
 
-    /// What the monitors recorded, or why they could not start; keeps the monitors of `key`
-    /// for its next run.
+    /// What the monitors recorded, or why they could not start, and the machine's busy ticks
+    /// at the end sample when they read them; keeps the monitors of `key` for its next run.
     fn finish_sampler(
         &mut self,
         key: &ConfigKey,
         sampler: Option<Result<RunSampler, RunMonitorData>>,
-    ) -> Option<RunMonitorData> {
-        let (data, set) = match sampler? {
+    ) -> (Option<RunMonitorData>, Option<u64>) {
+        let Some(sampler) = sampler else {
+            return (None, None);
+        };
+        let (data, set, busy) = match sampler {
             Ok(sampler) => sampler.finish_set(),
-            Err(data) => (data, None),
+            Err(data) => (data, None, None),
         };
         if let Some(set) = set {
             if self.monitor_sets.len() >= MAX_SERVERS {
@@ -513,7 +551,7 @@ impl ProcessExecutor {
             }
             self.monitor_sets.insert(key.clone(), (set, self.runs));
         }
-        Some(data)
+        (Some(data), busy.map(|b| b.end))
     }
 
     /// Remembers a completed run's length for [`RunTimeout::Auto`].
@@ -535,20 +573,21 @@ impl ProcessExecutor {
     ) -> Result<RunOutcome, ExecError> {
         let server = self.server(&key, limit)?;
         let (pid, signaller) = (server.pid, server.group.signaller());
-        let clocks = RunClocks::start(self);
+        let mut clocks = RunClocks::start();
         interrupt.set_child(Some(signaller));
         if interrupt.is_requested() {
             interrupt.kill_child();
         }
         let sampler = self.start_sampler(request, &key, pid);
+        clocks.busy_before(self, sampler.as_ref());
         let answer = match self.servers.get_mut(&key) {
             Some((server, _)) => server.ask(request_json, limit),
             None => Err(Asked::Died),
         };
         interrupt.set_child(None);
         let ended_at_ns = unix_now_ns();
-        let monitors = self.finish_sampler(&key, sampler);
-        let span = clocks.stop(self, ended_at_ns);
+        let (monitors, busy_after_ticks) = self.finish_sampler(&key, sampler);
+        let span = clocks.stop(self, ended_at_ns, busy_after_ticks);
         let served = match answer {
             Ok(served) => served,
             Err(failure) => {
@@ -683,13 +722,15 @@ impl Server {
     /// Sends one request line and waits up to `limit` for its answer; kills the server's
     /// group at the limit.
     fn ask(&mut self, request_json: &[u8], limit: Duration) -> Result<ServedReply, Asked> {
-        let sent = self.stdin.as_mut().is_some_and(|stdin| {
-            stdin
-                .write_all(request_json)
-                .and_then(|_| stdin.write_all(b"\n"))
-                .and_then(|_| stdin.flush())
-                .is_ok()
-        });
+        // The request and its newline in one write(2): written apart, the first write wakes
+        // the server, which reads, finds no end of line and sleeps until the second.
+        let mut line = Vec::with_capacity(request_json.len() + 1);
+        line.extend_from_slice(request_json);
+        line.push(b'\n');
+        let sent = self
+            .stdin
+            .as_mut()
+            .is_some_and(|stdin| stdin.write_all(&line).and_then(|_| stdin.flush()).is_ok());
         if !sent {
             return Err(Asked::Died);
         }

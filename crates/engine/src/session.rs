@@ -679,7 +679,8 @@ impl<R: Recorder + ?Sized> Runner<'_, R> {
             }
         };
         let metric = &states[i].record.metric;
-        let mut values = outcome.values.clone();
+        let mut outcome = outcome;
+        let mut values = std::mem::take(&mut outcome.values);
         // SQL has no NaN: a secondary value that is not a number is not recorded.
         values.retain(|name, v| v.is_finite() || *name == metric.name);
         let primary = values.get(&metric.name).copied();
@@ -703,10 +704,11 @@ impl<R: Recorder + ?Sized> Runner<'_, R> {
             warmup,
             index,
         };
-        let mut record = run_record(&outcome, place, round, state.executions());
+        let (started_at_ns, ended_at_ns) = (outcome.started_at_ns, outcome.ended_at_ns);
+        // The outcome moves into the record: its monitor series are not copied.
+        let mut record = run_record(outcome, values, place, round, state.executions());
         record.setup_steps = setup_steps;
         record.setup_changed = setup_changed;
-        record.values = values.into();
         if let Some(cpu) = load_cpu_ns {
             // The loads ran during the measurement window; what they used is theirs, not
             // foreign.
@@ -719,7 +721,7 @@ impl<R: Recorder + ?Sized> Runner<'_, R> {
         self.recorder
             .add_run(state.record.id, &record)
             .map_err(EngineError::record)?;
-        let wall_s = (outcome.ended_at_ns - outcome.started_at_ns) as f64 / 1e9;
+        let wall_s = (ended_at_ns - started_at_ns) as f64 / 1e9;
         // Setup waits (idle gate, cooldown) are part of what a run costs: they count against
         // max-time and in the estimate of the next run.
         let waited_s = record
@@ -919,7 +921,8 @@ impl<R: Recorder + ?Sized> Runner<'_, R> {
 
 /// The record of a run in `place`, with the id its place gives (which the store need not keep).
 fn run_record(
-    outcome: &RunOutcome,
+    outcome: RunOutcome,
+    values: BTreeMap<String, f64>,
     place: vernier_model::RunPlace,
     round: u32,
     preceding_executions: u32,
@@ -932,14 +935,14 @@ fn run_record(
         preceding_executions,
         started_at_ns: outcome.started_at_ns,
         ended_at_ns: outcome.ended_at_ns,
-        values: outcome.values.clone().into(),
+        values: values.into(),
         rusage: outcome.rusage,
         foreign_cpu_ns: outcome.foreign_cpu_ns,
         controller_cpu_ns: outcome.controller_cpu_ns,
         load_cpu_ns: None,
-        monitors: outcome.monitors.clone().map(Box::new),
+        monitors: outcome.monitors.map(Box::new),
         setup_steps: Vec::new(),
         setup_changed: Vec::new(),
-        histograms: outcome.histograms.clone(),
+        histograms: outcome.histograms,
     }
 }

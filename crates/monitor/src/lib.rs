@@ -36,7 +36,7 @@ use std::sync::Arc;
 
 pub use error::MonitorError;
 pub use monitors::registry;
-pub use sampler::{MonitorSet, RunSampler};
+pub use sampler::{BusyTicks, MonitorSet, RunSampler};
 pub use spec::{default_monitors, parse_monitor_list, MonitorSpec};
 pub use vernier_model::monitor::{RunMonitorData, SeriesKind};
 
@@ -46,20 +46,57 @@ pub type Metric = Arc<str>;
 /// The metric names of one monitor, each made once, when first seen, and then shared by every
 /// reading of it, so that a sample allocates no names. Composite names (`irq.<label>`) are
 /// formatted into a scratch buffer that keeps its capacity, and looked up there.
+///
+/// A monitor asks for its names in the same order at every sample: after [`restart`], the
+/// n-th name asked for is first compared with the n-th of the last sample, which finds it
+/// without hashing it; only a name that differs there is looked up in the set.
+///
+/// [`restart`]: MetricNames::restart
 #[derive(Debug, Default)]
 pub struct MetricNames {
     names: HashSet<Metric>,
     scratch: String,
+    /// The names in the order the last sample asked for them.
+    order: Vec<Metric>,
+    /// How many names this sample has asked for.
+    next: usize,
 }
 
+/// The most names [`MetricNames`] remembers the order of: a monitor that never restarts
+/// (or has more names) looks the rest up in its set.
+const ORDER_LIMIT: usize = 4096;
+
 impl MetricNames {
+    /// Starts a sample: the next name asked for is compared with the first of the last one.
+    pub fn restart(&mut self) {
+        self.next = 0;
+    }
+
     /// The shared name `name`.
     pub fn get(&mut self, name: &str) -> Metric {
-        if let Some(m) = self.names.get(name) {
+        let mut position = self.next;
+        if position == self.order.len() && self.order.first().is_some_and(|m| **m == *name) {
+            // Past the last sample's names, the first one again: a monitor that does not
+            // restart has begun its next sample.
+            position = 0;
+        }
+        self.next = position.saturating_add(1);
+        if let Some(m) = self.order.get(position).filter(|m| ***m == *name) {
             return Arc::clone(m);
         }
-        let m: Metric = Arc::from(name);
-        self.names.insert(Arc::clone(&m));
+        let m = match self.names.get(name) {
+            Some(m) => Arc::clone(m),
+            None => {
+                let m: Metric = Arc::from(name);
+                self.names.insert(Arc::clone(&m));
+                m
+            }
+        };
+        if position < self.order.len() {
+            self.order[position] = Arc::clone(&m);
+        } else if position == self.order.len() && position < ORDER_LIMIT {
+            self.order.push(Arc::clone(&m));
+        }
         m
     }
 
@@ -147,6 +184,14 @@ pub trait Monitor: Send {
         false
     }
 
+    /// The machine's busy CPU time in clock ticks (/proc/stat, proc(5)) as its last sample read
+    /// it, for a monitor that reads it (`stat`); `None` for any other, or after a failed
+    /// sample. The engine's run clocks take it from the start and end samples
+    /// ([`RunSampler::machine_busy_ticks`]) instead of reading /proc/stat again at each.
+    fn machine_busy_ticks(&self) -> Option<u64> {
+        None
+    }
+
     /// Which series to keep when the run ends, given each metric and its change over the run
     /// (`changes[i]` -> result `[i]`). Monitors with many metrics keep the top movers.
     fn keep(&self, changes: &[(&str, f64)]) -> Vec<bool> {
@@ -166,6 +211,9 @@ pub const READER_FILES: usize = 64;
 /// (fs/seq_file.c `seq_read_iter` restarts when the offset is not where the last read
 /// ended; fs/kernfs/file.c calls the attribute's `show` again), so every read sees the
 /// values of that moment, as a fresh open does.
+///
+/// The buffer is zeroed once, when it is made or grows, not at every read: a read fills it
+/// from its start and the text is its first `len` bytes.
 #[derive(Debug, Default)]
 pub struct Reader {
     files: std::collections::HashMap<std::path::PathBuf, std::fs::File>,
@@ -176,14 +224,13 @@ impl Reader {
     pub fn new(capacity: usize) -> Self {
         Reader {
             files: std::collections::HashMap::new(),
-            bytes: Vec::with_capacity(capacity),
+            bytes: vec![0; capacity.max(1)],
         }
     }
 
     /// The whole text of `path`, read as the type's documentation says.
     pub fn read(&mut self, path: &Path) -> Result<&str, MonitorError> {
         use std::os::unix::fs::FileExt;
-        self.bytes.clear();
         let opened;
         let file = match self.files.get(path) {
             Some(file) => file,
@@ -197,34 +244,25 @@ impl Reader {
                 }
             }
         };
-        let mut offset = 0u64;
+        let mut len = 0;
         loop {
-            if self.bytes.len() == self.bytes.capacity() {
-                self.bytes.reserve(self.bytes.capacity().max(4096));
+            if len == self.bytes.len() {
+                let grown = self.bytes.len().max(4096) * 2;
+                self.bytes.resize(grown, 0);
             }
-            let len = self.bytes.len();
-            let cap = self.bytes.capacity();
-            self.bytes.resize(cap, 0);
-            let read = file.read_at(&mut self.bytes[len..], offset);
-            match read {
-                Ok(0) => {
-                    self.bytes.truncate(len);
-                    break;
-                }
-                Ok(n) => {
-                    self.bytes.truncate(len + n);
-                    offset += n as u64;
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => self.bytes.truncate(len),
+            match file.read_at(&mut self.bytes[len..], len as u64) {
+                Ok(0) => break,
+                Ok(n) => len += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                 Err(e) => {
-                    self.bytes.truncate(len);
                     // A file that went away (a CPU taken offline) is opened afresh next time.
                     self.files.remove(path);
                     return Err(MonitorError::from_io(path, e));
                 }
             }
         }
-        std::str::from_utf8(&self.bytes).map_err(|e| MonitorError::parse(path, e.to_string()))
+        std::str::from_utf8(&self.bytes[..len])
+            .map_err(|e| MonitorError::parse(path, e.to_string()))
     }
 }
 
@@ -246,8 +284,12 @@ pub fn read_text(path: &Path) -> Result<String, MonitorError> {
 
 /// Selects the `top` metrics of each group (metrics sharing the prefix up to the first '.')
 /// by absolute change, plus every metric for which `pinned` is true (totals).
-pub fn top_movers(changes: &[(&str, f64)], top: usize, pinned: impl Fn(&str) -> bool) -> Vec<bool> {
-    let group = |m: &str| m.split_once('.').map_or("", |(g, _)| g).to_string();
+pub fn top_movers<'a>(
+    changes: &[(&'a str, f64)],
+    top: usize,
+    pinned: impl Fn(&str) -> bool,
+) -> Vec<bool> {
+    let group = |m: &'a str| m.split_once('.').map_or("", |(g, _)| g);
     let mut keep: Vec<bool> = changes.iter().map(|(m, _)| pinned(m)).collect();
     let mut order: Vec<usize> = (0..changes.len()).filter(|&i| !keep[i]).collect();
     // Largest change first; ties broken by name so the choice is deterministic.
@@ -258,7 +300,7 @@ pub fn top_movers(changes: &[(&str, f64)], top: usize, pinned: impl Fn(&str) -> 
             .total_cmp(&changes[a].1.abs())
             .then_with(|| changes[a].0.cmp(changes[b].0))
     });
-    let mut taken: std::collections::BTreeMap<String, usize> = Default::default();
+    let mut taken: std::collections::BTreeMap<&str, usize> = Default::default();
     for i in order {
         let n = taken.entry(group(changes[i].0)).or_insert(0);
         if *n < top {
@@ -285,6 +327,41 @@ mod tests {
         assert!(Arc::ptr_eq(&c, &d));
         assert_eq!(&*c, "irq.7");
         assert_eq!(names.len(), 2);
+    }
+
+    #[test]
+    fn metric_names_in_a_changed_order_are_still_the_shared_ones() {
+        let mut names = MetricNames::default();
+        let first: Vec<Metric> = ["a", "b", "c"].iter().map(|n| names.get(n)).collect();
+        names.restart();
+        // Same order: found by position.
+        for (n, m) in ["a", "b", "c"].iter().zip(&first) {
+            assert!(Arc::ptr_eq(&names.get(n), m));
+        }
+        names.restart();
+        // Another order and a new name: each still its own, shared name.
+        let again: Vec<Metric> = ["c", "new", "a", "b"]
+            .iter()
+            .map(|n| names.get(n))
+            .collect();
+        assert!(Arc::ptr_eq(&again[0], &first[2]));
+        assert_eq!(&*again[1], "new");
+        assert!(Arc::ptr_eq(&again[2], &first[0]));
+        assert!(Arc::ptr_eq(&again[3], &first[1]));
+        assert_eq!(names.len(), 4);
+        // Without restarts, a sample that begins with the first name again starts over.
+        let mut other = MetricNames::default();
+        for _ in 0..100 {
+            assert_eq!(&*other.get("x"), "x");
+            assert_eq!(&*other.get("y"), "y");
+        }
+        assert_eq!(other.order.len(), 2);
+        // Names that never repeat the first: the order stops growing at its limit.
+        for i in 0..ORDER_LIMIT + 10 {
+            let name = format!("m{i}");
+            assert_eq!(*other.get(&name), *name);
+        }
+        assert_eq!(other.order.len(), ORDER_LIMIT);
     }
 
     #[test]

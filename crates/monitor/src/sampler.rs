@@ -58,10 +58,21 @@ pub struct RunSampler {
     /// What the monitors of a [`MonitorSet`] are built from, to give them back to it; `None`
     /// for [`RunSampler::start_monitors`], whose thread ends with the run.
     origin: Option<(Vec<MonitorSpec>, Roots)>,
+    /// The machine's busy ticks as the start sample read them ([`Monitor::machine_busy_ticks`]).
+    busy_start_ticks: Option<u64>,
 }
 
-/// What a run's sampling gives: its data and the monitors kept for the next run.
-type RunResult = (RunMonitorData, Vec<Kept>);
+/// What a run's sampling gives: its data, the monitors kept for the next run and the machine's
+/// busy ticks at its end sample.
+type RunResult = (RunMonitorData, Vec<Kept>, Option<u64>);
+
+/// The machine's busy CPU time in clock ticks (/proc/stat) at a run's start and end samples,
+/// as the `stat` monitor read it ([`Monitor::machine_busy_ticks`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BusyTicks {
+    pub start: u64,
+    pub end: u64,
+}
 
 /// What the caller's thread and the interval thread share.
 #[derive(Default)]
@@ -371,6 +382,7 @@ impl RunSampler {
             run.round(true);
             run
         }));
+        let busy_start_ticks = started.as_ref().ok().and_then(RunState::machine_busy_ticks);
         let run = started.map_err(|panic| {
             MonitorError::Thread(format!(
                 "ended before the start sample: sampler thread panicked: {}",
@@ -381,6 +393,7 @@ impl RunSampler {
         Ok(RunSampler {
             worker: Some(worker),
             origin,
+            busy_start_ticks,
         })
     }
 
@@ -389,10 +402,21 @@ impl RunSampler {
         self.end().0
     }
 
-    /// [`RunSampler::finish`], and the monitors for the configuration's next run (`None` for
-    /// a sampler started with [`RunSampler::start_monitors`]).
-    pub fn finish_set(mut self) -> (RunMonitorData, Option<MonitorSet>) {
-        let (data, kept) = self.end();
+    /// The machine's busy ticks as the start sample read them, when a monitor read them
+    /// (`stat`; [`Monitor::machine_busy_ticks`]).
+    pub fn machine_busy_ticks(&self) -> Option<u64> {
+        self.busy_start_ticks
+    }
+
+    /// [`RunSampler::finish`], the monitors for the configuration's next run (`None` for a
+    /// sampler started with [`RunSampler::start_monitors`]) and the machine's busy ticks at
+    /// the start and end samples, when a monitor read them at both.
+    pub fn finish_set(mut self) -> (RunMonitorData, Option<MonitorSet>, Option<BusyTicks>) {
+        let (data, kept, busy_end_ticks) = self.end();
+        let busy = self
+            .busy_start_ticks
+            .zip(busy_end_ticks)
+            .map(|(start, end)| BusyTicks { start, end });
         let worker = self.worker.take();
         let set = self.origin.take().map(|(specs, roots)| MonitorSet {
             specs,
@@ -400,32 +424,34 @@ impl RunSampler {
             kept,
             worker,
         });
-        (data, set)
+        (data, set, busy)
     }
 
     /// Takes the run back from the interval thread and its end sample in the caller's thread.
     /// A thread that panicked is dropped, so that the next run gets a new one.
     fn end(&mut self) -> RunResult {
         let Some(worker) = self.worker.as_ref() else {
-            return (RunMonitorData::default(), Vec::new());
+            return (RunMonitorData::default(), Vec::new(), None);
         };
         let priority = worker.priority.clone();
         let (run, panicked) = worker.take();
         if let Some(message) = panicked {
             self.worker = None;
-            return (panicked_data(&message), Vec::new());
+            return (panicked_data(&message), Vec::new(), None);
         }
         let Some(run) = run else {
-            return (RunMonitorData::default(), Vec::new());
+            return (RunMonitorData::default(), Vec::new(), None);
         };
         let ended = std::panic::catch_unwind(AssertUnwindSafe(move || {
             let mut run = run;
             run.round(true);
-            run.end(priority)
+            let busy_end_ticks = run.machine_busy_ticks();
+            let (data, kept) = run.end(priority);
+            (data, kept, busy_end_ticks)
         }));
         ended.unwrap_or_else(|panic| {
             self.worker = None;
-            (panicked_data(&panic_message(&*panic)), Vec::new())
+            (panicked_data(&panic_message(&*panic)), Vec::new(), None)
         })
     }
 }
@@ -439,8 +465,14 @@ impl Drop for RunSampler {
     }
 }
 
+/// A series while its run lasts. Its names become the strings of a [`MonitorSeries`] at the
+/// end of the run, and only if the monitor keeps it ([`Monitor::keep`]): most of the IRQ
+/// lines of `interrupts` are not kept.
 struct Series {
-    series: MonitorSeries,
+    metric: Metric,
+    unit: &'static str,
+    kind: SeriesKind,
+    points: Vec<MonitorPoint>,
     /// First value of a counter: its points are the increase since then.
     base: f64,
 }
@@ -458,19 +490,24 @@ struct Slot {
 
 impl Slot {
     fn record(&mut self, t_ns: i64, readings: &mut Vec<Reading>) {
-        for r in readings.drain(..) {
-            let i = match self.index.get(&*r.metric) {
-                Some(&i) => i,
+        for (position, r) in readings.drain(..).enumerate() {
+            // A monitor gives its metrics in the same order at every sample, from its shared
+            // names ([`crate::MetricNames`]): the series at the reading's position is almost
+            // always its own, found without hashing the name.
+            let guess = self
+                .series
+                .get(position)
+                .filter(|s| Arc::ptr_eq(&s.metric, &r.metric) || *s.metric == *r.metric)
+                .map(|_| position);
+            let i = match guess.or_else(|| self.index.get(&*r.metric).copied()) {
+                Some(i) => i,
                 None => {
                     let i = self.series.len();
                     self.series.push(Series {
-                        series: MonitorSeries {
-                            monitor: self.monitor.name().to_string(),
-                            metric: r.metric.to_string(),
-                            unit: r.unit.to_string(),
-                            kind: r.kind,
-                            points: Vec::with_capacity(POINTS_CAPACITY),
-                        },
+                        metric: Arc::clone(&r.metric),
+                        unit: r.unit,
+                        kind: r.kind,
+                        points: Vec::with_capacity(POINTS_CAPACITY),
                         base: if r.kind == SeriesKind::Counter {
                             r.value
                         } else {
@@ -482,7 +519,7 @@ impl Slot {
                 }
             };
             let s = &mut self.series[i];
-            s.series.points.push(MonitorPoint {
+            s.points.push(MonitorPoint {
                 t_ns,
                 value: r.value - s.base,
             });
@@ -621,13 +658,23 @@ impl RunState {
         self.cpu_ns += thread_cpu_ns() - cpu_before_ns;
     }
 
+    /// The machine's busy ticks as the last round read them: from a monitor that read them
+    /// ([`Monitor::machine_busy_ticks`]) and is still active, so that its last sample, the
+    /// round's, succeeded.
+    fn machine_busy_ticks(&self) -> Option<u64> {
+        self.slots
+            .iter()
+            .filter(|s| s.active)
+            .find_map(|s| s.monitor.machine_busy_ticks())
+    }
+
     /// When the next interval sample is due; `None` when no monitor is active.
     fn next_due(&self) -> Option<Instant> {
         self.slots.iter().filter(|s| s.active).map(|s| s.due).min()
     }
 
     /// The run's data, and its monitors as the next run may keep them.
-    fn end(self, sampler_priority: String) -> RunResult {
+    fn end(self, sampler_priority: String) -> (RunMonitorData, Vec<Kept>) {
         let cpu_before_ns = thread_cpu_ns();
         let RunState {
             slots,
@@ -649,16 +696,23 @@ impl RunState {
                 .series
                 .iter()
                 .map(|s| {
-                    let first = s.series.points.first().map_or(0.0, |p| p.value);
-                    let last = s.series.points.last().map_or(0.0, |p| p.value);
-                    (s.series.metric.as_str(), last - first)
+                    let first = s.points.first().map_or(0.0, |p| p.value);
+                    let last = s.points.last().map_or(0.0, |p| p.value);
+                    (&*s.metric, last - first)
                 })
                 .collect();
             let keep = slot.monitor.keep(&changes);
             drop(changes);
+            let monitor = slot.monitor.name();
             for (s, keep) in slot.series.into_iter().zip(keep) {
                 if keep {
-                    series.push(s.series);
+                    series.push(MonitorSeries {
+                        monitor: monitor.to_string(),
+                        metric: s.metric.to_string(),
+                        unit: s.unit.to_string(),
+                        kind: s.kind,
+                        points: s.points,
+                    });
                 }
             }
             // Kept for the next run when it can be and neither its start nor a sample failed.
@@ -893,7 +947,13 @@ mod tests {
         let mut runs = Vec::new();
         for _ in 0..3 {
             let sampler = RunSampler::start_set(set, pid).unwrap();
-            let (data, back) = sampler.finish_set();
+            let start = sampler.machine_busy_ticks();
+            let (data, back, busy) = sampler.finish_set();
+            // stat read the machine's busy ticks at the start and the end sample, which only
+            // grow.
+            let busy = busy.unwrap();
+            assert_eq!(Some(busy.start), start);
+            assert!(busy.end >= busy.start, "{busy:?}");
             set = back.unwrap();
             runs.push(data);
         }
@@ -918,10 +978,11 @@ mod tests {
             runs[2].summary
         );
         // A sampler started without a set gives nothing back.
-        let (_, none) = RunSampler::start_monitors(Vec::new(), 0)
+        let (_, none, busy) = RunSampler::start_monitors(Vec::new(), 0)
             .unwrap()
             .finish_set();
         assert!(none.is_none());
+        assert!(busy.is_none());
     }
 
     /// Reports the id of the thread that samples it; says on `interval` when another thread
@@ -993,7 +1054,7 @@ mod tests {
             let sampler = RunSampler::start_set(set, 0).unwrap();
             // Wait for an interval sample, then end the run.
             interval_rx.recv().unwrap();
-            let (data, back) = sampler.finish_set();
+            let (data, back, _) = sampler.finish_set();
             assert!(data.failures.is_empty(), "{:?}", data.failures);
             let tids = tids(&data);
             assert!(tids.len() >= 3, "{tids:?}");
@@ -1010,7 +1071,7 @@ mod tests {
         let specs_slow = crate::parse_monitor_list("stat:interval=3600").unwrap();
         let mut slow = MonitorSet::new(&specs_slow, &Roots::real());
         slow.kept = with_monitor().kept;
-        let (data, _) = RunSampler::start_set(slow, 0).unwrap().finish_set();
+        let (data, _, _) = RunSampler::start_set(slow, 0).unwrap().finish_set();
         assert_eq!(tids(&data), [me, me]);
         assert_eq!(data.rounds, 2);
 
@@ -1026,7 +1087,7 @@ mod tests {
         while !panicked(&sampler) {
             std::thread::yield_now();
         }
-        let (data, back) = sampler.finish_set();
+        let (data, back, _) = sampler.finish_set();
         assert!(
             data.failures[0].message.contains("scripted panic"),
             "{:?}",
@@ -1036,7 +1097,7 @@ mod tests {
         panic.store(false, std::sync::atomic::Ordering::Relaxed);
         let sampler = RunSampler::start_set(with_monitor(), 0).unwrap();
         interval_rx.recv().unwrap();
-        let (data, _) = sampler.finish_set();
+        let (data, _, _) = sampler.finish_set();
         assert!(data.failures.is_empty(), "{:?}", data.failures);
         assert!(!tids(&data).contains(&interval_threads[0]));
     }

@@ -114,6 +114,7 @@ impl Monitor for InterruptsMonitor {
     }
 
     fn sample(&mut self, out: &mut Vec<Reading>) -> Result<(), MonitorError> {
+        self.names.restart();
         let files = [
             ("irq", Some(&self.interrupts)),
             ("softirq", self.softirqs.as_ref()),

@@ -77,6 +77,7 @@ impl Monitor for PressureMonitor {
     }
 
     fn sample(&mut self, out: &mut Vec<Reading>) -> Result<(), MonitorError> {
+        self.names.restart();
         for (resource, path) in &self.paths {
             let p = load(path, &mut self.buf, parse_pressure)?;
             let full = if *resource == "cpu" { None } else { p.full };

@@ -59,6 +59,7 @@ impl Monitor for SchedstatMonitor {
     }
 
     fn sample(&mut self, out: &mut Vec<Reading>) -> Result<(), MonitorError> {
+        self.names.restart();
         let s = load(&self.path, &mut self.buf, parse_schedstat)?;
         for (metric, unit, v) in [
             ("yld_count", "count", s.yld_count),

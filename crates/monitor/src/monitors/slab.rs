@@ -117,6 +117,7 @@ impl Monitor for SlabMonitor {
     }
 
     fn sample(&mut self, out: &mut Vec<Reading>) -> Result<(), MonitorError> {
+        self.names.restart();
         let names = &mut self.names;
         let mut bytes = 0u64;
         load(&self.path, &mut self.buf, |text| {

@@ -57,6 +57,7 @@ impl Monitor for SoftirqsMonitor {
     }
 
     fn sample(&mut self, out: &mut Vec<Reading>) -> Result<(), MonitorError> {
+        self.names.restart();
         let names = &mut self.names;
         load(&self.path, &mut self.buf, |text| {
             visit_interrupt_lines(text, |line| {

@@ -26,6 +26,8 @@ pub struct StatMonitor {
     buf: Reader,
     ns_per_tick: f64,
     names: MetricNames,
+    /// The busy ticks of the last sample ([`Monitor::machine_busy_ticks`]).
+    busy_ticks: Option<u64>,
 }
 
 impl StatMonitor {
@@ -35,6 +37,7 @@ impl StatMonitor {
             buf: buffer(),
             ns_per_tick: 1e9 / vernier_sys::clock::clock_ticks_per_second() as f64,
             names: MetricNames::default(),
+            busy_ticks: None,
         }
     }
 }
@@ -53,9 +56,16 @@ impl Monitor for StatMonitor {
         load(&self.path, &mut self.buf, parse_proc_stat).map(|_| ())
     }
 
+    fn machine_busy_ticks(&self) -> Option<u64> {
+        self.busy_ticks
+    }
+
     fn sample(&mut self, out: &mut Vec<Reading>) -> Result<(), MonitorError> {
+        self.names.restart();
+        self.busy_ticks = None;
         let s = load(&self.path, &mut self.buf, parse_proc_stat)?;
         let c = s.cpu;
+        self.busy_ticks = Some(c.busy());
         for (metric, ticks) in [
             ("user_ns", c.user),
             ("nice_ns", c.nice),
@@ -108,5 +118,31 @@ mod tests {
         assert_eq!(get(&r, "ctxt").kind, SeriesKind::Counter);
         assert!(get(&r, "user_ns").value > 0.0);
         assert_eq!(get(&r, "procs_running").kind, SeriesKind::Gauge);
+    }
+
+    #[test]
+    fn the_busy_ticks_are_the_last_samples_and_none_after_a_failure() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("stat");
+        let text = |user: u64| {
+            format!(
+                "cpu  {user} 2 3 400 5 6 7 8 0 0\nctxt 10\nbtime 1\nprocesses 20\n\
+                 procs_running 1\nprocs_blocked 0\nintr 30 0\n"
+            )
+        };
+        std::fs::write(&path, text(100)).unwrap();
+        let mut m = StatMonitor::new(dir.path().into());
+        assert_eq!(m.machine_busy_ticks(), None);
+        m.start(0).unwrap();
+        let mut out = Vec::new();
+        m.sample(&mut out).unwrap();
+        // user + nice + system + irq + softirq (vernier_sys::procstat::CpuTimes::busy).
+        assert_eq!(m.machine_busy_ticks(), Some(100 + 2 + 3 + 6 + 7));
+        std::fs::write(&path, text(150)).unwrap();
+        m.sample(&mut out).unwrap();
+        assert_eq!(m.machine_busy_ticks(), Some(150 + 2 + 3 + 6 + 7));
+        std::fs::write(&path, "garbage\n").unwrap();
+        assert!(m.sample(&mut out).is_err());
+        assert_eq!(m.machine_busy_ticks(), None);
     }
 }

@@ -60,6 +60,7 @@ impl Monitor for VmstatMonitor {
     }
 
     fn sample(&mut self, out: &mut Vec<Reading>) -> Result<(), MonitorError> {
+        self.names.restart();
         load(&self.path, &mut self.buf, |t| {
             visit_vmstat(t, |k, v| {
                 if vmstat_selected(k) {
