@@ -120,7 +120,8 @@ const MIGRATIONS: &[Migration] = &[
 /// that touches no stored content (https://www.sqlite.org/lang_altertable.html#otheralter):
 /// the table's text in `sqlite_schema` changed with `writable_schema` on, and the schema
 /// version (`PRAGMA schema_version`, not vernier's `user_version`) incremented so that every
-/// connection to the file reads the table's definition again.
+/// connection to the file reads the table's definition again. SQLite refuses the UPDATE on a
+/// connection with `SQLITE_DBCONFIG_DEFENSIVE` on; vernier's leave it off, SQLite's default.
 fn nullable_json_check(conn: &Connection) -> Result<(), StoreError> {
     const UNGUARDED: &str = "CHECK (json_valid(setup_changed_stored))";
     const GUARDED: &str =
