@@ -98,6 +98,14 @@ const MIGRATIONS: &[Migration] = &[
         // 15 would find no ids to read and write runs this version cannot store.
         additive: false,
     },
+    Migration {
+        version: 17,
+        name: "nullable_json_check",
+        sql: include_str!("../../migrations/postgres/0017_nullable_json_check.sql"),
+        // No change here (SQLite's CHECK of `runs.setup_changed_stored`): a vernier of version
+        // 16 reads the database as before.
+        additive: true,
+    },
 ];
 
 /// The oldest schema version whose vernier reads a database of [`SCHEMA_VERSION`]: the
@@ -304,7 +312,8 @@ mod tests {
             7
         );
         // Migration 0016 (runs stored by their place, their ids derived from it) drops
-        // `runs.id`: only a vernier of version 16 reads version 16.
+        // `runs.id`: only a vernier of version 16 reads version 16; migration 0017 changes
+        // nothing in PostgreSQL, so a vernier of version 16 reads version 17 too.
         assert_eq!(readable_by(), 16);
     }
 

@@ -108,7 +108,42 @@ const MIGRATIONS: &[Migration] = &[
         sql: include_str!("../../migrations/sqlite/0016_run_places.sql"),
         convert: None,
     },
+    Migration {
+        name: "nullable_json_check",
+        sql: include_str!("../../migrations/sqlite/0017_nullable_json_check.sql"),
+        convert: Some(nullable_json_check),
+    },
 ];
+
+/// Migration 0017 after its SQL (which is only its reasons): the CHECK of
+/// `runs.setup_changed_stored` guarded against NULL, by SQLite's procedure for a schema change
+/// that touches no stored content (https://www.sqlite.org/lang_altertable.html#otheralter):
+/// the table's text in `sqlite_schema` changed with `writable_schema` on, and the schema
+/// version (`PRAGMA schema_version`, not vernier's `user_version`) incremented so that every
+/// connection to the file reads the table's definition again. SQLite refuses the UPDATE on a
+/// connection with `SQLITE_DBCONFIG_DEFENSIVE` on; vernier's leave it off, SQLite's default.
+fn nullable_json_check(conn: &Connection) -> Result<(), StoreError> {
+    const UNGUARDED: &str = "CHECK (json_valid(setup_changed_stored))";
+    const GUARDED: &str =
+        "CHECK (setup_changed_stored IS NULL OR json_valid(setup_changed_stored))";
+    let schema_version: i64 = conn.pragma_query_value(None, "schema_version", |r| r.get(0))?;
+    conn.pragma_update(None, "writable_schema", true)?;
+    let changed = conn.execute(
+        "UPDATE sqlite_schema SET sql = replace(sql, ?1, ?2) \
+         WHERE type = 'table' AND name = 'runs' AND instr(sql, ?1) > 0",
+        [UNGUARDED, GUARDED],
+    );
+    if matches!(changed, Ok(1)) {
+        conn.pragma_update(None, "schema_version", schema_version + 1)?;
+    }
+    conn.pragma_update(None, "writable_schema", false)?;
+    match changed? {
+        1 => Ok(()),
+        _ => Err(StoreError::Corrupt(format!(
+            "the table runs has no `{UNGUARDED}`, which schema version 16 gives it"
+        ))),
+    }
+}
 
 /// Migration 0015 after its SQL: the kept merged histograms of every configuration stored
 /// before it, from its measured runs' histograms (`records::totals`).

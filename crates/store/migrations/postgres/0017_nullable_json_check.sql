@@ -1,0 +1,7 @@
+-- Schema version 17 changes SQLite's CHECK of the nullable `runs.setup_changed_stored` so that
+-- it accepts NULL in every SQLite (migrations/sqlite/0017_nullable_json_check.sql): json_valid
+-- gives 0 for NULL before SQLite 3.45, and the CHECK failed for every run with no changed
+-- setting. PostgreSQL has nothing to change: its constraint, `runs_setup_changed_json` of
+-- version 16, is already `setup_changed_stored IS NULL OR setup_changed_stored::json IS NOT
+-- NULL` (a bare `x::json IS NOT NULL` would be false for NULL), and no other nullable column
+-- has a JSON check. The version advances with SQLite's, whose numbers both engines share.

@@ -1,0 +1,15 @@
+-- Schema version 17: the CHECK of the nullable `runs.setup_changed_stored` accepts NULL in every
+-- SQLite. Version 16 made it `CHECK (json_valid(setup_changed_stored))`, and the column is null
+-- in most rows; SQLite from 3.45 gives NULL for json_valid(NULL), a CHECK that passes, but
+-- older versions give 0 (https://www.sqlite.org/json1.html#jvalid), so the `sqlite3` shell of
+-- Debian 12 (3.40) reported "CHECK constraint failed in runs" for every run in `PRAGMA
+-- integrity_check` and could not load a `.dump` of the file back. The CHECK becomes
+-- `CHECK (setup_changed_stored IS NULL OR json_valid(setup_changed_stored))`, as PostgreSQL's
+-- has been since version 16. It is the one CHECK with json_valid on a nullable column.
+--
+-- A CHECK that accepts more leaves every stored row valid, so the table is not built anew:
+-- the text of its definition in sqlite_schema is changed in place, the procedure SQLite
+-- documents for changes that do not touch stored content
+-- (https://www.sqlite.org/lang_altertable.html#otheralter). That needs the schema version
+-- read and incremented, which SQL cannot express: it is done in Rust after this file, in the
+-- same transaction (`nullable_json_check` in crates/store/src/sqlite/migrations.rs).
