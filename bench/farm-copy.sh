@@ -9,8 +9,8 @@
 #
 # The database is DB when given (a latency session grown by bench/long-session.sh's generator,
 # say), else an import of a generated hyperfine file of 10 commands of RUNS/10 times each (an
-# ordinary scalar session, as bench/store-scale.sh makes them), imported by BEFORE so that both
-# read the same file.
+# ordinary scalar session, as bench/store-scale.sh makes them), imported by BEFORE. Each binary
+# reads a copy of it of its own, AFTER's migrated to its schema first.
 #
 # Each line: wall time, CPU time (user + system: on a shared machine the wall time also counts
 # waiting for a CPU) and maximum RSS (/usr/bin/time) of each binary, and the 1-minute load.
@@ -63,7 +63,18 @@ if [[ -z $DB ]]; then
     rm -f "$WORK/h.json"
 fi
 
+# Each binary copies its own copy of the database, AFTER's migrated on disk first when BEFORE
+# wrote an older schema: a database opened read-only in an older schema is migrated in memory
+# at every opening (crates/store/src/sqlite/connection.rs), which a farm does once with
+# `vernier db migrate` (timed on the line "migrate").
+for side in before after; do
+    for suffix in "" -wal; do
+        if [[ -e $DB$suffix ]]; then cp "$DB$suffix" "$WORK/$side-source.db$suffix"; fi
+    done
+done
 printf "%-14s %9s %7s %6s   %9s %7s %6s   %5s\n" command before_s cpu_s MB after_s cpu_s MB load
+read -r wall cpu rss < <(timed "$AFTER" --db "$WORK/after-source.db" db migrate)
+printf "%-14s %9s %7s %6s   %9s %7s %6s   %5s\n" migrate - - - "$wall" "$cpu" "$rss" "$(load)"
 # measure WHAT PREPARE ARGS...: the best of REPEAT runs of each binary, PREPARE (a shell
 # function taking the side) run before each; SIDE in ARGS is replaced by the side.
 measure() {
@@ -90,7 +101,7 @@ fresh_file() { rm -f "$WORK/$1"-copy.db* "$WORK/.$1"-copy.db.merging*; }
 fresh_pg() { pg_fresh "vernier_farm_copy_$1" >"$WORK/$1.url"; }
 nothing() { :; }
 
-measure sync-sqlite fresh_file --db "$DB" sync --to "$WORK/SIDE-copy.db"
+measure sync-sqlite fresh_file --db "$WORK/SIDE-source.db" sync --to "$WORK/SIDE-copy.db"
 if [[ -n $PG ]]; then
     declare -A result=()
     for _ in $(seq "$REPEAT"); do
@@ -98,7 +109,7 @@ if [[ -n $PG ]]; then
             bin=$BEFORE
             [[ $side == after ]] && bin=$AFTER
             fresh_pg "$side"
-            read -r wall cpu rss < <(timed "$bin" --db "$DB" sync --to "$(cat "$WORK/$side.url")")
+            read -r wall cpu rss < <(timed "$bin" --db "$WORK/$side-source.db" sync --to "$(cat "$WORK/$side.url")")
             if [[ -z ${result[$side]:-} ]] || { [[ $wall != fail ]] &&
                 python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) < float(sys.argv[2].split()[0]) else 1)" "$wall" "${result[$side]/fail/inf}"; }; then
                 result[$side]="$wall $cpu $rss"
@@ -110,5 +121,5 @@ if [[ -n $PG ]]; then
         ${result[after]} "$(load)"
     unset result
 fi
-measure merge-new fresh_file merge "$DB" -o "$WORK/SIDE-copy.db"
-measure merge-again nothing merge "$DB" --into "$WORK/SIDE-copy.db"
+measure merge-new fresh_file merge "$WORK/SIDE-source.db" -o "$WORK/SIDE-copy.db"
+measure merge-again nothing merge "$WORK/SIDE-source.db" --into "$WORK/SIDE-copy.db"
