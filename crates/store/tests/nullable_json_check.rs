@@ -8,14 +8,16 @@
 
 #![allow(clippy::unwrap_used)]
 
+mod fixture;
+
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use rusqlite::types::Value;
-use vernier_model::{ChangedSetting, StoredSession};
-use vernier_store::{Load, SqliteStore, Store, SCHEMA_VERSION};
+use vernier_model::ChangedSetting;
+use vernier_store::{SqliteStore, Store, SCHEMA_VERSION};
 use vernier_testkit::{has_programs, stored_session, Program};
 
 const SQLITE3: Program = Program {
@@ -78,16 +80,6 @@ fn every_row(path: &Path) -> BTreeMap<String, Vec<String>> {
             rows.sort();
             (table, rows)
         })
-        .collect()
-}
-
-/// Every session of the store, whole.
-fn every_session(store: &SqliteStore) -> Vec<StoredSession> {
-    store
-        .sessions()
-        .unwrap()
-        .iter()
-        .map(|s| store.load_session(s.id, Load::ALL).unwrap())
         .collect()
 }
 
@@ -228,7 +220,7 @@ fn a_version_16_file_is_migrated_without_touching_a_row() {
 
     // Read-only, the file is migrated in a copy in memory and left as it is.
     let read_only = SqliteStore::open_read_only(&path).unwrap();
-    let in_memory = every_session(&read_only);
+    let in_memory = fixture::every_session(&read_only);
     drop(read_only);
     assert_eq!(every_row(&path), rows);
     let conn = rusqlite::Connection::open(&path).unwrap();
@@ -236,7 +228,7 @@ fn a_version_16_file_is_migrated_without_touching_a_row() {
     drop(conn);
 
     let store = SqliteStore::open(&path).unwrap();
-    assert_eq!(every_session(&store), in_memory);
+    assert_eq!(fixture::every_session(&store), in_memory);
     drop(store);
 
     let conn = rusqlite::Connection::open(&path).unwrap();
@@ -257,7 +249,7 @@ fn a_version_16_file_is_migrated_without_touching_a_row() {
 
     // The migrated file opens again unchanged.
     let again = SqliteStore::open(&path).unwrap();
-    assert_eq!(every_session(&again), in_memory);
+    assert_eq!(fixture::every_session(&again), in_memory);
     drop(again);
     assert_eq!(every_row(&path), rows);
 
