@@ -110,7 +110,7 @@ impl EngineError {
 struct ConfigState {
     record: ConfigurationRecord,
     label: String,
-    values: Vec<f64>,
+    values: stopping::Values,
     warmups_done: u32,
     elapsed: Elapsed,
     runs: u32,
@@ -225,7 +225,7 @@ fn record_session<R: Recorder + ?Sized>(
         states.push(ConfigState {
             record,
             label: planned.label(),
-            values: Vec::new(),
+            values: stopping::Values::default(),
             warmups_done: 0,
             elapsed: Elapsed::default(),
             runs: 0,
@@ -444,7 +444,7 @@ impl<R: Recorder + ?Sized> Runner<'_, R> {
             return Ok(());
         }
         let state = &states[i];
-        if let Some(reason) = stopping::decide(&state.values, state.elapsed, self.settings) {
+        if let Some(reason) = state.values.decide(state.elapsed, self.settings) {
             // Before the configuration finishes: its work directory is still prepared.
             self.profile_runs(states, i)?;
             self.finish(states, i, reason, None)?;
@@ -751,7 +751,7 @@ impl<R: Recorder + ?Sized> Runner<'_, R> {
             index,
             value,
             unit: state.record.metric.unit.clone(),
-            precision: stopping::precision(&state.values, self.settings),
+            precision: state.values.precision(self.settings),
             target: self.settings.target,
             waited_s,
             waits_s: state.elapsed.waits_s,
@@ -837,7 +837,7 @@ impl<R: Recorder + ?Sized> Runner<'_, R> {
                 continue;
             }
             let remaining = state.remaining_runs.get().unwrap_or_else(|| {
-                let runs = stopping::estimated_remaining_runs(&state.values, state.elapsed, s);
+                let runs = state.values.estimated_remaining_runs(state.elapsed, s);
                 state.remaining_runs.set(Some(runs));
                 runs
             });
@@ -893,7 +893,11 @@ impl<R: Recorder + ?Sized> Runner<'_, R> {
             self.failures.push((state.label.clone(), e.clone()));
         }
         let reachable = (reason == StopReason::Unreachable)
-            .then(|| stopping::reachable_precision(&state.values, state.elapsed, self.settings))
+            .then(|| {
+                state
+                    .values
+                    .reachable_precision(state.elapsed, self.settings)
+            })
             .flatten();
         (self.observer)(&Event::ConfigurationFinished {
             position: i,
@@ -901,7 +905,7 @@ impl<R: Recorder + ?Sized> Runner<'_, R> {
             reason,
             converged,
             reachable,
-            precision: stopping::precision(&state.values, self.settings),
+            precision: state.values.precision(self.settings),
             metric: state.record.metric.name.clone(),
             unit: state.record.metric.unit.clone(),
             error,

@@ -69,18 +69,27 @@ pub fn read_proc_stat(proc_root: &Path) -> Result<ProcStat, MonitorError> {
     parse_proc_stat(&read_text(&path)?).map_err(|e| MonitorError::parse(&path, e))
 }
 
-/// Calls `f(counter, value)` for every `name value` line of /proc/vmstat. Allocates nothing,
-/// so the monitor runs it at every sample. /proc/meminfo has its own parser,
+/// Calls `f(counter, value)` for every `name value` line of /proc/vmstat whose name `wanted`
+/// accepts; the others' values are not parsed (the monitor keeps some 20 of 180 counters, at
+/// every sample). Allocates nothing. /proc/meminfo has its own parser,
 /// [`vernier_sys::meminfo::visit_meminfo`].
-pub fn visit_vmstat(text: &str, mut f: impl FnMut(&str, u64)) -> Result<(), String> {
+pub fn visit_vmstat(
+    text: &str,
+    wanted: impl Fn(&str) -> bool,
+    mut f: impl FnMut(&str, u64),
+) -> Result<(), String> {
     let mut lines = 0;
     for line in text.lines() {
-        let mut words = line.split_ascii_whitespace();
-        let Some(key) = words.next() else { continue };
-        let value = words
-            .next()
-            .ok_or_else(|| format!("no value for '{key}'"))?;
-        f(key, number(value, key)?);
+        let line = line.trim_ascii();
+        if line.is_empty() {
+            continue;
+        }
+        let Some((key, value)) = line.split_once(|c: char| c.is_ascii_whitespace()) else {
+            return Err(format!("no value for '{line}'"));
+        };
+        if wanted(key) {
+            f(key, number(value.trim_ascii_start(), key)?);
+        }
         lines += 1;
     }
     if lines == 0 {
@@ -92,7 +101,7 @@ pub fn visit_vmstat(text: &str, mut f: impl FnMut(&str, u64)) -> Result<(), Stri
 /// Parses /proc/vmstat: counter -> value.
 pub fn parse_vmstat(text: &str) -> Result<Vec<(String, u64)>, String> {
     let mut out = Vec::new();
-    visit_vmstat(text, |k, v| out.push((k.to_string(), v)))?;
+    visit_vmstat(text, |_| true, |k, v| out.push((k.to_string(), v)))?;
     Ok(out)
 }
 
@@ -655,6 +664,21 @@ softirq 88092 0 14257 4 4420 10499 0 201 21551 0 37160\n";
         let v = parse_vmstat("nr_free_pages 123\npgfault 7014178\npgmajfault 998\n").unwrap();
         assert_eq!(v.len(), 3);
         assert_eq!(v[1], ("pgfault".to_string(), 7_014_178));
+        assert!(parse_vmstat("nr_free_pages 123\npgfault\n").is_err());
+        assert!(parse_vmstat("nr_free_pages x\n").is_err());
+        // Only the wanted counters' values are parsed: a bad one elsewhere is no error, a bad
+        // wanted one is.
+        let mut seen = Vec::new();
+        let text = "nr_free_pages x\npgfault  7\n";
+        visit_vmstat(
+            text,
+            |k| k == "pgfault",
+            |k, v| seen.push((k.to_string(), v)),
+        )
+        .unwrap();
+        assert_eq!(seen, [("pgfault".to_string(), 7)]);
+        assert!(visit_vmstat(text, |k| k == "nr_free_pages", |_, _| ()).is_err());
+        assert!(visit_vmstat("", |_| true, |_, _| ()).is_err());
     }
 
     #[test]

@@ -83,10 +83,36 @@ struct Shared {
     /// the thread is told this before the start sample and waits until then, so that it is
     /// not woken when the run begins. `None` once it has passed without a run.
     expected: Option<Instant>,
+    /// What the thread is doing: a thread that waits no longer than the next run's first
+    /// interval sample need not be woken for it.
+    thread: ThreadState,
     /// Set when the worker is dropped: the thread ends.
     closed: bool,
     /// The panic of an interval sample, which ended the thread.
     panicked: Option<String>,
+}
+
+/// What the interval thread is doing, as it last said under the lock.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+enum ThreadState {
+    /// Running: it reads the shared state before it waits again.
+    #[default]
+    Awake,
+    /// Waiting until then (or until woken).
+    WaitsUntil(Instant),
+    /// Waiting until woken.
+    Waits,
+}
+
+impl ThreadState {
+    /// Whether a thread in this state would sleep past `due` unless woken.
+    fn sleeps_past(self, due: Instant) -> bool {
+        match self {
+            ThreadState::Awake => false,
+            ThreadState::WaitsUntil(until) => until > due,
+            ThreadState::Waits => true,
+        }
+    }
 }
 
 /// The thread that takes a run's interval samples (see the module documentation); a
@@ -142,38 +168,47 @@ impl Worker {
     }
 
     /// Tells the thread, before a run's start sample, when the run's first interval sample
-    /// will be due at the earliest; it wakes now, while the start sample is taken.
+    /// will be due at the earliest. A thread that would sleep past it is woken now, while the
+    /// start sample is taken; one that waits less long (for the due sample of the run before,
+    /// which ended since) finds the run when it wakes. Between a configuration's back-to-back
+    /// runs shorter than the interval, the thread is not woken at all.
     fn expect(&self, first_due: Instant) {
         let (mutex, wake) = &*self.shared;
-        lock(mutex).expected = Some(first_due);
-        wake.notify_one();
+        let mut shared = lock(mutex);
+        shared.expected = Some(first_due);
+        let sleeps_past = shared.thread.sleeps_past(first_due);
+        drop(shared);
+        if sleeps_past {
+            wake.notify_one();
+        }
     }
 
     /// Hands the run, its start sample taken, to the thread for its interval samples. The
-    /// thread is woken only when it stopped waiting for the run (a start sample that took
-    /// longer than an interval): the run itself begins undisturbed.
+    /// thread is woken only when it would sleep past the run's first due sample (it stopped
+    /// waiting for the run: a start sample that took longer than an interval): the run itself
+    /// begins undisturbed.
     fn give(&self, run: RunState) {
         let (mutex, wake) = &*self.shared;
         let mut shared = lock(mutex);
-        let waiting = shared.expected.is_some();
+        let sleeps_past = run
+            .next_due()
+            .is_some_and(|due| shared.thread.sleeps_past(due));
         shared.run = Some(run);
         drop(shared);
-        if !waiting {
+        if sleeps_past {
             wake.notify_one();
         }
     }
 
     /// Takes the run back (after an interval sample under way), and the panic that ended the
-    /// thread, if one did.
+    /// thread, if one did. The thread is not woken: waiting for the run's next interval
+    /// sample, it finds no run when it wakes and then waits to be told of the next one.
     fn take(&self) -> (Option<RunState>, Option<String>) {
-        let (mutex, wake) = &*self.shared;
+        let (mutex, _) = &*self.shared;
         let mut shared = lock(mutex);
         let run = shared.run.take();
         shared.expected = None;
         let panicked = shared.panicked.clone();
-        drop(shared);
-        // Waiting for the next interval sample, the thread now waits for the next run.
-        wake.notify_one();
         (run, panicked)
     }
 }
@@ -202,13 +237,22 @@ fn interval_thread(shared: &(Mutex<Shared>, Condvar)) {
             None => guard.expected,
         };
         guard = match due {
-            None => wake.wait(guard).unwrap_or_else(|e| e.into_inner()),
+            None => {
+                guard.thread = ThreadState::Waits;
+                let mut woken = wake.wait(guard).unwrap_or_else(|e| e.into_inner());
+                woken.thread = ThreadState::Awake;
+                woken
+            }
             Some(due) => {
                 let now = Instant::now();
                 if due > now {
-                    wake.wait_timeout(guard, due - now)
+                    guard.thread = ThreadState::WaitsUntil(due);
+                    let mut woken = wake
+                        .wait_timeout(guard, due - now)
                         .unwrap_or_else(|e| e.into_inner())
-                        .0
+                        .0;
+                    woken.thread = ThreadState::Awake;
+                    woken
                 } else {
                     let Some(run) = guard.run.as_mut() else {
                         // Expected and not given yet: the run wakes the thread when given.
@@ -378,8 +422,10 @@ impl RunSampler {
             worker.expect(t0 + first);
         }
         let started = std::panic::catch_unwind(AssertUnwindSafe(|| {
+            let cpu_before_ns = thread_cpu_ns();
             let mut run = RunState::begin(monitors, child_pid, t0);
-            run.round(true);
+            run.sample_round(true);
+            run.cpu_ns += thread_cpu_ns() - cpu_before_ns;
             run
         }));
         let busy_start_ticks = started.as_ref().ok().and_then(RunState::machine_busy_ticks);
@@ -444,9 +490,10 @@ impl RunSampler {
         };
         let ended = std::panic::catch_unwind(AssertUnwindSafe(move || {
             let mut run = run;
-            run.round(true);
+            let cpu_before_ns = thread_cpu_ns();
+            run.sample_round(true);
             let busy_end_ticks = run.machine_busy_ticks();
-            let (data, kept) = run.end(priority);
+            let (data, kept) = run.end(priority, cpu_before_ns);
             (data, kept, busy_end_ticks)
         }));
         ended.unwrap_or_else(|panic| {
@@ -571,9 +618,9 @@ struct RunState {
 }
 
 impl RunState {
-    /// Starts the monitors not kept from an earlier run.
+    /// Starts the monitors not kept from an earlier run. Its CPU time is the caller's to count,
+    /// with the start round's: the thread's CPU clock is a system call.
     fn begin(monitors: Vec<(Kept, Duration)>, child_pid: i32, t0: Instant) -> RunState {
-        let cpu_before_ns = thread_cpu_ns();
         let mut state = State {
             t0,
             readings: Vec::with_capacity(READINGS_CAPACITY),
@@ -633,15 +680,23 @@ impl RunState {
             unsupported,
             kept_starts,
             rounds: 0,
-            cpu_ns: thread_cpu_ns() - cpu_before_ns,
+            cpu_ns: 0,
         }
+    }
+
+    /// An interval round ([`RunState::sample_round`]), its CPU time counted.
+    fn round(&mut self, all: bool) {
+        let cpu_before_ns = thread_cpu_ns();
+        self.sample_round(all);
+        self.cpu_ns += thread_cpu_ns() - cpu_before_ns;
     }
 
     /// Samples the monitors that are due (or, with `all`, every active one). The start round
     /// sets every schedule, so that monitors with equal intervals fall due together and share
     /// one wake-up; after a stall, missed samples are skipped rather than taken in a burst.
-    fn round(&mut self, all: bool) {
-        let cpu_before_ns = thread_cpu_ns();
+    /// The start and end rounds' CPU time is counted by their caller, with the work around
+    /// them.
+    fn sample_round(&mut self, all: bool) {
         let now = Instant::now();
         if self.rounds == 0 {
             for slot in &mut self.slots {
@@ -655,7 +710,6 @@ impl RunState {
             }
         }
         self.rounds += 1;
-        self.cpu_ns += thread_cpu_ns() - cpu_before_ns;
     }
 
     /// The machine's busy ticks as the last round read them: from a monitor that read them
@@ -673,9 +727,9 @@ impl RunState {
         self.slots.iter().filter(|s| s.active).map(|s| s.due).min()
     }
 
-    /// The run's data, and its monitors as the next run may keep them.
-    fn end(self, sampler_priority: String) -> (RunMonitorData, Vec<Kept>) {
-        let cpu_before_ns = thread_cpu_ns();
+    /// The run's data, and its monitors as the next run may keep them; the CPU time of the
+    /// sampling counts this thread's since `cpu_before_ns` (before the end round).
+    fn end(self, sampler_priority: String, cpu_before_ns: i64) -> (RunMonitorData, Vec<Kept>) {
         let RunState {
             slots,
             state,
@@ -1020,6 +1074,37 @@ mod tests {
         fn reusable(&self) -> bool {
             true
         }
+    }
+
+    #[test]
+    fn back_to_back_runs_shorter_than_the_interval_do_not_wake_the_interval_thread() {
+        let specs = crate::parse_monitor_list("stat:interval=3600").unwrap();
+        let thread_state = |set: &MonitorSet| {
+            set.worker
+                .as_ref()
+                .map(|w| lock(&w.shared.0).thread)
+                .unwrap()
+        };
+        let (_, first, _) = RunSampler::start_set(MonitorSet::new(&specs, &Roots::real()), 0)
+            .unwrap()
+            .finish_set();
+        let mut set = first.unwrap();
+        // The thread, woken for the first run, goes back to wait for its due sample.
+        let given_up = Instant::now() + Duration::from_secs(10);
+        let waits = loop {
+            match thread_state(&set) {
+                ThreadState::WaitsUntil(until) => break until,
+                other if Instant::now() > given_up => panic!("the thread is {other:?}"),
+                _ => std::thread::yield_now(),
+            }
+        };
+        for _ in 0..5 {
+            let (data, back, _) = RunSampler::start_set(set, 0).unwrap().finish_set();
+            assert_eq!(data.rounds, 2);
+            set = back.unwrap();
+        }
+        // Still in the same wait: none of the five runs woke it.
+        assert_eq!(thread_state(&set), ThreadState::WaitsUntil(waits));
     }
 
     #[test]

@@ -56,16 +56,16 @@ impl Monitor for VmstatMonitor {
     }
 
     fn start(&mut self, _child_pid: i32) -> Result<(), MonitorError> {
-        load(&self.path, &mut self.buf, |t| visit_vmstat(t, |_, _| ()))
+        load(&self.path, &mut self.buf, |t| {
+            visit_vmstat(t, vmstat_selected, |_, _| ())
+        })
     }
 
     fn sample(&mut self, out: &mut Vec<Reading>) -> Result<(), MonitorError> {
         self.names.restart();
         load(&self.path, &mut self.buf, |t| {
-            visit_vmstat(t, |k, v| {
-                if vmstat_selected(k) {
-                    out.push(Reading::counter(self.names.get(k), "count", v as f64));
-                }
+            visit_vmstat(t, vmstat_selected, |k, v| {
+                out.push(Reading::counter(self.names.get(k), "count", v as f64));
             })
         })
     }
