@@ -115,13 +115,47 @@ struct ConfigState {
     elapsed: Elapsed,
     runs: u32,
     stop: Option<StopReason>,
-    /// [`stopping::estimated_remaining_runs`] of `values` and `elapsed` as they are, once
-    /// asked: the progress estimate asks for it before and after every run, and it decides
-    /// and projects over every value. Emptied whenever a run changes them.
-    remaining_runs: std::cell::Cell<Option<u32>>,
+    /// The last estimate of the measured runs still to come
+    /// ([`stopping::Values::estimated_remaining_runs`]), as the progress estimate asks for it
+    /// before and after every run ([`Remaining`]).
+    remaining_runs: std::cell::Cell<Option<Remaining>>,
 }
 
+/// An estimate of a configuration's remaining runs, and when it was made. The estimate
+/// decides and projects over every value (a search over run counts, each an interval of the
+/// median): made after every run of a short command it cost the controller a twentieth of
+/// its time per run. It is made again once the configuration has spent [`REMAINING_REFRESH_S`]
+/// more (every run of a command that takes longer); in between, each measured run counts one
+/// off it.
+#[derive(Debug, Clone, Copy)]
+struct Remaining {
+    runs: u32,
+    at_values: usize,
+    at_total_s: f64,
+}
+
+/// Seconds of a configuration's time between two estimates of its remaining runs: the
+/// progress display shows the estimate about this often.
+const REMAINING_REFRESH_S: f64 = 0.25;
+
 impl ConfigState {
+    /// The measured runs still to come, estimated afresh when [`Remaining`] says so.
+    fn remaining_runs(&self, settings: &vernier_model::Settings) -> u32 {
+        if let Some(last) = self.remaining_runs.get() {
+            if self.elapsed.total_s - last.at_total_s < REMAINING_REFRESH_S {
+                let since = u32::try_from(self.values.len() - last.at_values).unwrap_or(u32::MAX);
+                return last.runs.saturating_sub(since);
+            }
+        }
+        let runs = self.values.estimated_remaining_runs(self.elapsed, settings);
+        self.remaining_runs.set(Some(Remaining {
+            runs,
+            at_values: self.values.len(),
+            at_total_s: self.elapsed.total_s,
+        }));
+        runs
+    }
+
     fn executions(&self) -> u32 {
         self.warmups_done
             .saturating_add(u32::try_from(self.values.len()).unwrap_or(u32::MAX))
@@ -730,7 +764,6 @@ impl<R: Recorder + ?Sized> Runner<'_, R> {
             .map(|st| st.waited_ms as f64 / 1e3)
             .sum::<f64>();
         state.runs += 1;
-        state.remaining_runs.set(None);
         state.elapsed.total_s += wall_s + waited_s;
         state.elapsed.waits_s += waited_s;
         if warmup {
@@ -836,11 +869,7 @@ impl<R: Recorder + ?Sized> Runner<'_, R> {
                 unknown += 1;
                 continue;
             }
-            let remaining = state.remaining_runs.get().unwrap_or_else(|| {
-                let runs = state.values.estimated_remaining_runs(state.elapsed, s);
-                state.remaining_runs.set(Some(runs));
-                runs
-            });
+            let remaining = state.remaining_runs(s);
             let left = f64::from(remaining) * state.elapsed.mean_run_s;
             // A configuration measures once whatever its time limit says (its warmups may
             // have spent it all): that run is still to come.

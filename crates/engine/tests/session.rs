@@ -119,6 +119,8 @@ struct ScriptedExecutor {
     fail_on_call: Option<usize>,
     interrupt_on_call: Option<usize>,
     clock_ns: i64,
+    /// How long each run takes on the scripted clock.
+    run_ns: i64,
 }
 
 impl ScriptedExecutor {
@@ -130,6 +132,7 @@ impl ScriptedExecutor {
             fail_on_call: None,
             interrupt_on_call: None,
             clock_ns: 0,
+            run_ns: 1_000_000_000,
         }
     }
 }
@@ -156,7 +159,7 @@ impl Executor for ScriptedExecutor {
             script[request.index as usize % script.len()]
         };
         let started_at_ns = self.clock_ns;
-        self.clock_ns += 1_000_000_000;
+        self.clock_ns += self.run_ns;
         Ok(RunOutcome {
             started_at_ns,
             ended_at_ns: self.clock_ns,
@@ -410,6 +413,40 @@ fn progress_events_carry_precision_and_eta() {
     );
     assert!(runs[0].1 > 0.0, "time is left after the first run");
     assert!((runs[5].0.relative_half_width.unwrap() - 0.01).abs() < 1e-12);
+}
+
+#[test]
+fn the_eta_of_short_runs_counts_down_between_estimates() {
+    // 10 ms runs: the remaining runs are estimated every 0.25 s of the configuration's time
+    // and counted down by each run in between; the estimate stays exact throughout.
+    let mut exec = ScriptedExecutor::new(&[(0, &[100.0])]);
+    exec.run_ns = 10_000_000;
+    let s = Settings {
+        min_runs: 60,
+        max_runs: 60,
+        ..settings()
+    };
+    let (_, _, events) = run(&["scripted"], s, &mut exec);
+    let etas: Vec<f64> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::RunFinished {
+                warmup: false,
+                eta_s,
+                ..
+            } => Some(*eta_s),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(etas.len(), 60);
+    for (k, eta) in etas.iter().enumerate() {
+        let left = (59 - k) as f64 * 0.01;
+        assert!(
+            (eta - left).abs() < 1e-9,
+            "after run {}: ETA {eta}, expected {left}",
+            k + 1
+        );
+    }
 }
 
 fn sequence() -> Settings {
