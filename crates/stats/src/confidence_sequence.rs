@@ -82,8 +82,20 @@ fn compute_rank(n: usize, level: f64) -> Option<usize> {
         |s: usize| ln_binomial(n64, s as u64) - n as f64 * std::f64::consts::LN_2 > threshold;
     // The binomial probabilities rise up to n/2, so the region is the counts from the first
     // accepted one to its mirror image; k = 0 (no value below the region) leaves the
-    // interval unbounded below.
-    let k = (0..=n / 2).find(|&s| accepted(s)).unwrap_or(n / 2);
+    // interval unbounded below. Rising, they are searched by bisection: a few log-binomials
+    // where a scan from 0 took up to n/2 of them for every new n (the stopping rule asks for
+    // a new n after every run).
+    let (mut lo, mut hi) = (0, n / 2 + 1);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if accepted(mid) {
+            hi = mid;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    // None accepted (a level so high that no count is): as the scan's end.
+    let k = lo.min(n / 2);
     if k == 0 {
         None
     } else {
@@ -190,6 +202,32 @@ mod tests {
             let expected = rank_by_definition(n, 0.05);
             let got = median_cs_rank(n, 0.95).unwrap().unwrap_or(0);
             assert_eq!(got, expected, "n = {n}");
+        }
+    }
+
+    /// The first accepted count found by scanning from 0, as the rank was computed before the
+    /// bisection.
+    fn rank_by_scan(n: usize, level: f64) -> Option<usize> {
+        let alpha = 1.0 - level;
+        let threshold = alpha.ln() - ((n + 1) as f64).ln();
+        let accepted = |s: usize| {
+            ln_binomial(n as u64, s as u64) - n as f64 * std::f64::consts::LN_2 > threshold
+        };
+        let k = (0..=n / 2).find(|&s| accepted(s)).unwrap_or(n / 2);
+        (k != 0).then_some(k)
+    }
+
+    #[test]
+    fn the_bisection_finds_the_rank_a_scan_finds() {
+        for level in [0.8, 0.95, 0.99, 0.999_999] {
+            let large = [10_000, 123_457, 1_000_000];
+            for n in (1..=1_200).chain(large) {
+                assert_eq!(
+                    compute_rank(n, level),
+                    rank_by_scan(n, level),
+                    "n {n} level {level}"
+                );
+            }
         }
     }
 
