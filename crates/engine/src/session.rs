@@ -118,7 +118,7 @@ struct ConfigState {
     /// The last estimate of the measured runs still to come
     /// ([`stopping::Values::estimated_remaining_runs`]), as the progress estimate asks for it
     /// before and after every run ([`Remaining`]).
-    remaining_runs: std::cell::Cell<Option<Remaining>>,
+    last_remaining: std::cell::Cell<Option<Remaining>>,
 }
 
 /// An estimate of a configuration's remaining runs, and when it was made. The estimate
@@ -141,14 +141,14 @@ const REMAINING_REFRESH_S: f64 = 0.25;
 impl ConfigState {
     /// The measured runs still to come, estimated afresh when [`Remaining`] says so.
     fn remaining_runs(&self, settings: &vernier_model::Settings) -> u32 {
-        if let Some(last) = self.remaining_runs.get() {
+        if let Some(last) = self.last_remaining.get() {
             if self.elapsed.total_s - last.at_total_s < REMAINING_REFRESH_S {
                 let since = u32::try_from(self.values.len() - last.at_values).unwrap_or(u32::MAX);
                 return last.runs.saturating_sub(since);
             }
         }
         let runs = self.values.estimated_remaining_runs(self.elapsed, settings);
-        self.remaining_runs.set(Some(Remaining {
+        self.last_remaining.set(Some(Remaining {
             runs,
             at_values: self.values.len(),
             at_total_s: self.elapsed.total_s,
@@ -264,7 +264,7 @@ fn record_session<R: Recorder + ?Sized>(
             elapsed: Elapsed::default(),
             runs: 0,
             stop: None,
-            remaining_runs: std::cell::Cell::new(None),
+            last_remaining: std::cell::Cell::new(None),
         });
     }
 

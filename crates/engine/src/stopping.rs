@@ -64,11 +64,6 @@ impl Values {
         self.in_order.is_empty()
     }
 
-    /// The values in the order measured.
-    pub fn in_order(&self) -> &[f64] {
-        &self.in_order
-    }
-
     /// The median, `None` without values (or with one that is not finite).
     fn median(&self) -> Option<f64> {
         median_sorted(&self.sorted).ok()
@@ -96,21 +91,6 @@ impl Values {
             }
             StoppingRule::FixedN => median_ci(&self.in_order, level).ok().flatten(),
         }
-    }
-
-    /// Whether to run again ([`decide`]).
-    pub fn decide(&self, elapsed: Elapsed, settings: &Settings) -> Option<StopReason> {
-        decide_on(self, elapsed, settings)
-    }
-
-    /// The relative half-width projected at the end of the budget ([`reachable_precision`]).
-    pub fn reachable_precision(&self, elapsed: Elapsed, settings: &Settings) -> Option<f64> {
-        reachable_precision_of(self, elapsed, settings)
-    }
-
-    /// Estimated further measured runs ([`estimated_remaining_runs`]).
-    pub fn estimated_remaining_runs(&self, elapsed: Elapsed, settings: &Settings) -> u32 {
-        estimated_remaining_runs_of(self, elapsed, settings)
     }
 }
 
@@ -176,12 +156,6 @@ fn relative(median: Option<f64>, ci: Option<Interval>) -> Option<f64> {
     }
 }
 
-/// The interval of the median that the session's rule reports for `values`, at the session's
-/// confidence level ([`Settings::confidence_level`], stored with it).
-pub fn interval(values: &[f64], settings: &Settings) -> Option<Interval> {
-    Values::from_slice(values).interval(settings)
-}
-
 /// Fewest runs for which the session's rule gives an interval at all (at 95%: 8 for the
 /// sequence, 6 fixed-n).
 pub fn min_runs_for_interval(settings: &Settings) -> u32 {
@@ -191,11 +165,6 @@ pub fn min_runs_for_interval(settings: &Settings) -> u32 {
         }
         StoppingRule::FixedN => 6,
     }
-}
-
-/// Computes the precision of a configuration's measured values.
-pub fn precision(values: &[f64], settings: &Settings) -> Precision {
-    Values::from_slice(values).precision(settings)
 }
 
 /// How long a configuration has taken so far.
@@ -213,40 +182,38 @@ pub struct Elapsed {
     pub mean_run_s: f64,
 }
 
-/// Whether to run again. `None` means continue.
-pub fn decide(values: &[f64], elapsed: Elapsed, settings: &Settings) -> Option<StopReason> {
-    decide_on(&Values::from_slice(values), elapsed, settings)
-}
-
-fn decide_on(values: &Values, elapsed: Elapsed, settings: &Settings) -> Option<StopReason> {
-    let n = values.len() as u32;
-    let floors_done = n >= settings.min_runs && elapsed.measured_s >= settings.min_time_s;
-    let p = values.precision(settings);
-    let precise = p.relative_half_width.is_some_and(|w| w <= settings.target);
-    let settled = match settings.stopping_rule {
-        StoppingRule::ConfidenceSequence => modality_settled(&values.in_order),
-        StoppingRule::FixedN => true,
-    };
-    if precise && floors_done && settled {
-        return Some(StopReason::Converged);
-    }
-    if n >= settings.max_runs {
-        return Some(StopReason::MaxRuns);
-    }
-    if out_of_time(elapsed, settings) {
-        return Some(StopReason::MaxTime);
-    }
-    if !floors_done {
-        return None;
-    }
-    if settings.stopping_rule == StoppingRule::ConfidenceSequence {
-        if let Some(reachable) = reachable_precision_of(values, elapsed, settings) {
-            if reachable > settings.target * UNREACHABLE_MARGIN {
-                return Some(StopReason::Unreachable);
+impl Values {
+    /// Whether to run again. `None` means continue.
+    pub fn decide(&self, elapsed: Elapsed, settings: &Settings) -> Option<StopReason> {
+        let n = self.len() as u32;
+        let floors_done = n >= settings.min_runs && elapsed.measured_s >= settings.min_time_s;
+        let p = self.precision(settings);
+        let precise = p.relative_half_width.is_some_and(|w| w <= settings.target);
+        let settled = match settings.stopping_rule {
+            StoppingRule::ConfidenceSequence => modality_settled(&self.in_order),
+            StoppingRule::FixedN => true,
+        };
+        if precise && floors_done && settled {
+            return Some(StopReason::Converged);
+        }
+        if n >= settings.max_runs {
+            return Some(StopReason::MaxRuns);
+        }
+        if out_of_time(elapsed, settings) {
+            return Some(StopReason::MaxTime);
+        }
+        if !floors_done {
+            return None;
+        }
+        if settings.stopping_rule == StoppingRule::ConfidenceSequence {
+            if let Some(reachable) = self.reachable_precision(elapsed, settings) {
+                if reachable > settings.target * UNREACHABLE_MARGIN {
+                    return Some(StopReason::Unreachable);
+                }
             }
         }
+        None
     }
-    None
 }
 
 /// Whether the next run, warmup or measured, would end past the time limit: checked before
@@ -272,25 +239,23 @@ pub fn budget_runs(n: usize, elapsed: Elapsed, settings: &Settings) -> usize {
     by_runs.min(by_time).max(n)
 }
 
-/// The relative half-width the confidence sequence is projected to reach at the end of the
-/// budget ([`budget_runs`]), from the spread of the values so far; `None` before
-/// [`MIN_RUNS_PROJECTION`] runs or when no interval is projected.
-pub fn reachable_precision(values: &[f64], elapsed: Elapsed, settings: &Settings) -> Option<f64> {
-    reachable_precision_of(&Values::from_slice(values), elapsed, settings)
-}
-
-fn reachable_precision_of(values: &Values, elapsed: Elapsed, settings: &Settings) -> Option<f64> {
-    if values.len() < MIN_RUNS_PROJECTION {
-        return None;
+impl Values {
+    /// The relative half-width the confidence sequence is projected to reach at the end of the
+    /// budget ([`budget_runs`]), from the spread of the values so far; `None` before
+    /// [`MIN_RUNS_PROJECTION`] runs or when no interval is projected.
+    pub fn reachable_precision(&self, elapsed: Elapsed, settings: &Settings) -> Option<f64> {
+        if self.len() < MIN_RUNS_PROJECTION {
+            return None;
+        }
+        if self.len() < MIN_RUNS_SUSPECTED_MODES && modes_suspected(&self.in_order) {
+            return None;
+        }
+        let budget = budget_runs(self.len(), elapsed, settings);
+        let projected = projected_median_cs_sorted(&self.sorted, settings.confidence_level, budget)
+            .ok()
+            .flatten()?;
+        relative(self.median(), Some(projected))
     }
-    if values.len() < MIN_RUNS_SUSPECTED_MODES && modes_suspected(&values.in_order) {
-        return None;
-    }
-    let budget = budget_runs(values.len(), elapsed, settings);
-    let projected = projected_median_cs_sorted(&values.sorted, settings.confidence_level, budget)
-        .ok()
-        .flatten()?;
-    relative(values.median(), Some(projected))
 }
 
 /// Projected measured runs until the target is met (at most the budget): the smallest count
@@ -333,38 +298,36 @@ fn runs_to_target(values: &Values, budget: usize, settings: &Settings) -> usize 
     hi
 }
 
-/// Estimated further measured runs of a configuration: until the target is met (projected),
-/// at least until `min_runs` and `min_time` are done, never past the budget; none once the
-/// rule would stop.
-pub fn estimated_remaining_runs(values: &[f64], elapsed: Elapsed, settings: &Settings) -> u32 {
-    estimated_remaining_runs_of(&Values::from_slice(values), elapsed, settings)
-}
-
-fn estimated_remaining_runs_of(values: &Values, elapsed: Elapsed, settings: &Settings) -> u32 {
-    if decide_on(values, elapsed, settings).is_some() {
-        return 0;
-    }
-    let n = values.len();
-    let budget = budget_runs(n, elapsed, settings);
-    let mut needed = runs_to_target(values, budget, settings);
-    needed = needed.max(settings.min_runs as usize);
-    if settings.stopping_rule == StoppingRule::ConfidenceSequence {
-        // Convergence waits for the multimodality check (modality_settled).
-        needed = needed.max(MIN_RUNS_MODALITY);
-        if modes_suspected(&values.in_order) {
-            needed = needed.max(MIN_RUNS_SUSPECTED_MODES);
+impl Values {
+    /// Estimated further measured runs of a configuration: until the target is met (projected),
+    /// at least until `min_runs` and `min_time` are done, never past the budget; none once the
+    /// rule would stop.
+    pub fn estimated_remaining_runs(&self, elapsed: Elapsed, settings: &Settings) -> u32 {
+        if self.decide(elapsed, settings).is_some() {
+            return 0;
         }
+        let n = self.len();
+        let budget = budget_runs(n, elapsed, settings);
+        let mut needed = runs_to_target(self, budget, settings);
+        needed = needed.max(settings.min_runs as usize);
+        if settings.stopping_rule == StoppingRule::ConfidenceSequence {
+            // Convergence waits for the multimodality check (modality_settled).
+            needed = needed.max(MIN_RUNS_MODALITY);
+            if modes_suspected(&self.in_order) {
+                needed = needed.max(MIN_RUNS_SUSPECTED_MODES);
+            }
+        }
+        let per_run = if n > 0 {
+            elapsed.measured_s / n as f64
+        } else {
+            0.0
+        };
+        if elapsed.measured_s < settings.min_time_s && per_run > 0.0 {
+            let more = ((settings.min_time_s - elapsed.measured_s) / per_run).ceil() as usize;
+            needed = needed.max(n + more);
+        }
+        needed.min(budget).saturating_sub(n) as u32
     }
-    let per_run = if n > 0 {
-        elapsed.measured_s / n as f64
-    } else {
-        0.0
-    };
-    if elapsed.measured_s < settings.min_time_s && per_run > 0.0 {
-        let more = ((settings.min_time_s - elapsed.measured_s) / per_run).ceil() as usize;
-        needed = needed.max(n + more);
-    }
-    needed.min(budget).saturating_sub(n) as u32
 }
 
 /// A conflict between the bounds of a session: which bound wins, and why. Shown as the session
@@ -505,6 +468,22 @@ pub fn run_warnings(n: usize, elapsed: Elapsed, settings: &Settings) -> Vec<Sett
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn decide(values: &[f64], elapsed: Elapsed, settings: &Settings) -> Option<StopReason> {
+        Values::from_slice(values).decide(elapsed, settings)
+    }
+
+    fn precision(values: &[f64], settings: &Settings) -> Precision {
+        Values::from_slice(values).precision(settings)
+    }
+
+    fn reachable_precision(values: &[f64], elapsed: Elapsed, settings: &Settings) -> Option<f64> {
+        Values::from_slice(values).reachable_precision(elapsed, settings)
+    }
+
+    fn estimated_remaining_runs(values: &[f64], elapsed: Elapsed, settings: &Settings) -> u32 {
+        Values::from_slice(values).estimated_remaining_runs(elapsed, settings)
+    }
 
     fn settings() -> Settings {
         Settings {
@@ -829,7 +808,7 @@ mod tests {
             );
         }
         assert_eq!(bits(&kept.sorted[..2]), bits(&[-0.0, -0.0]));
-        assert_eq!(kept.in_order(), &measured[..]);
+        assert_eq!(kept.in_order, measured);
     }
 
     #[test]
