@@ -132,6 +132,65 @@ fn monitors_record_series_and_summaries_of_every_measured_run() {
 }
 
 #[test]
+fn interrupts_samples_no_configuration_of_runs_shorter_than_its_min_run() {
+    let e = env();
+    // `true` runs for about a millisecond, `sleep 0.02` for 20: the default min-run (10 ms)
+    // lies between; `min-run=0` samples the short runs too. The warmup run starts the
+    // configuration's run process, which makes it the longest.
+    let session = |monitors: &str, cmd: &str| {
+        e.vernier()
+            .args(["run", &format!("command:cmd={cmd}:shell=none")])
+            .args(["--monitor", monitors, "--warmup", "1", "--min-runs", "3"])
+            .args(["--max-runs", "3", "--quiet"])
+            .assert()
+            .success();
+        let store = vernier_store::SqliteStore::open_read_only(&e.db).unwrap();
+        let id = store.resolve("latest").unwrap();
+        let session = store.load_session(id, vernier_store::Load::ALL).unwrap();
+        let runs: Vec<_> = session
+            .configurations
+            .iter()
+            .flat_map(|c| &c.runs)
+            .filter_map(|r| r.monitors.clone())
+            .collect();
+        assert_eq!(runs.len(), 3);
+        runs
+    };
+    for m in session("default", "true") {
+        assert!(m.series.iter().all(|s| s.monitor != "interrupts"));
+        let why = &m.unsupported["interrupts"];
+        assert!(
+            why.starts_with("not sampled in runs shorter than 10 ms"),
+            "{why}"
+        );
+        // A short run's interrupts are still counted, in total.
+        assert!(m.summary.contains_key("stat.intr"), "{:?}", m.summary);
+    }
+    let shown = e.vernier().args(["show", "--monitors"]).output().unwrap();
+    let shown = String::from_utf8(shown.stdout).unwrap();
+    assert_eq!(
+        shown
+            .matches("unsupported: interrupts: not sampled")
+            .count(),
+        1,
+        "{shown}"
+    );
+    for (monitors, cmd) in [
+        ("default,interrupts:min-run=0", "true"),
+        ("default", "sleep 0.02"),
+    ] {
+        for m in session(monitors, cmd) {
+            assert!(
+                !m.unsupported.contains_key("interrupts"),
+                "{cmd}: {:?}",
+                m.unsupported
+            );
+            assert!(m.summary.contains_key("interrupts.irq_total"), "{cmd}");
+        }
+    }
+}
+
+#[test]
 fn per_cpu_monitors_record_every_cpu_or_say_why_not() {
     let e = env();
     e.vernier()

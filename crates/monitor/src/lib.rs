@@ -192,6 +192,19 @@ pub trait Monitor: Send {
         None
     }
 
+    /// The shortest run the monitor samples. From the first run of a configuration that was
+    /// shorter, from its start sample to its end sample, the monitor samples none: that run's
+    /// series are dropped and the later runs do not read it; each records why in its
+    /// `unsupported`. (A configuration's first run may be longer than the rest, when it
+    /// starts the configuration's run process: with one warmup run, the default, the
+    /// measured runs are alike.) A monitor whose reads cost a share of a short run that its
+    /// counts could not repay (`interrupts`) sets this; the default samples every run. The
+    /// decision holds for the later runs when the monitor is kept for them
+    /// ([`Monitor::reusable`]); one built afresh for each run decides in each.
+    fn min_run(&self) -> std::time::Duration {
+        std::time::Duration::ZERO
+    }
+
     /// Which series to keep when the run ends, given each metric and its change over the run
     /// (`changes[i]` -> result `[i]`). Monitors with many metrics keep the top movers.
     fn keep(&self, changes: &[(&str, f64)]) -> Vec<bool> {

@@ -733,15 +733,35 @@ impl RunState {
         let RunState {
             slots,
             state,
-            unsupported,
+            mut unsupported,
             kept_starts,
             rounds,
             cpu_ns,
         } = self;
+        // From the start sample to the end sample: the run as its monitors saw it.
+        let span = state.t0.elapsed();
         let mut series = Vec::new();
         let mut failed = Vec::new();
         let mut kept = Vec::with_capacity(slots.len());
         for (slot, started) in slots.into_iter().zip(kept_starts) {
+            let min_run = slot.monitor.min_run();
+            if slot.active && span < min_run {
+                // Too short a run for this monitor: its series are dropped, and the
+                // configuration's later runs do not sample it, as if it were unsupported.
+                let why = format!(
+                    "not sampled in runs shorter than {} (its min-run; this configuration's \
+                     run: {}); {}:min-run=0 samples every run",
+                    milliseconds(min_run),
+                    milliseconds(span),
+                    slot.monitor.name()
+                );
+                unsupported.insert(slot.monitor.name().to_string(), why.clone());
+                kept.push(Kept {
+                    monitor: Some(slot.monitor),
+                    started: Some(Started::Unsupported(why)),
+                });
+                continue;
+            }
             let unsupported_here = matches!(started, Some(Started::Unsupported(_)));
             if slot.failed {
                 failed.push(slot.monitor.name());
@@ -794,6 +814,16 @@ impl RunState {
             rounds,
         };
         (data, kept)
+    }
+}
+
+/// `d` in milliseconds for a message: "10 ms", "0.84 ms".
+fn milliseconds(d: Duration) -> String {
+    let ms = d.as_secs_f64() * 1e3;
+    if ms >= 10.0 {
+        format!("{ms:.0} ms")
+    } else {
+        format!("{ms:.2} ms")
     }
 }
 

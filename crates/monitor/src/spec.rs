@@ -307,7 +307,7 @@ mod tests {
             .to_string();
         assert_eq!(
             e,
-            "monitor 'default' has no option 'depth'; valid options: interval, top, per-cpu"
+            "monitor 'default' has no option 'depth'; valid options: interval, top, per-cpu, min-run"
         );
         let e = parse_monitor_list("all:interval=0")
             .unwrap_err()

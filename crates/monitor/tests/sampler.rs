@@ -8,7 +8,9 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use vernier_monitor::monitors::StatMonitor;
-use vernier_monitor::{default_monitors, parse_monitor_list, Monitor, RunSampler, SeriesKind};
+use vernier_monitor::{
+    default_monitors, parse_monitor_list, Monitor, MonitorSet, RunSampler, SeriesKind,
+};
 use vernier_sys::Roots;
 
 /// A child that waits for a line on stdin (so the counters exist before it works), then
@@ -34,13 +36,17 @@ fn release_and_wait(child: &mut std::process::Child) {
 fn default_monitors_record_a_real_run() {
     let mut child = held_child();
     let pid = child.id() as i32;
-    let sampler = RunSampler::start(&default_monitors(), &Roots::real(), pid).unwrap();
+    // This run lasts a few milliseconds: `interrupts` samples it only without its min-run
+    // (`a_monitor_samples_no_run_of_a_configuration_shorter_than_its_min_run`).
+    let specs = parse_monitor_list("default,interrupts:min-run=0").unwrap();
+    assert_eq!(specs.len(), default_monitors().len());
+    let sampler = RunSampler::start(&specs, &Roots::real(), pid).unwrap();
     release_and_wait(&mut child);
     let data = sampler.finish();
 
     assert!(data.failures.is_empty(), "{:?}", data.failures);
     assert!(data.rounds >= 2);
-    for spec in default_monitors() {
+    for spec in specs {
         let name = spec.name.as_str();
         let series: Vec<_> = data.series.iter().filter(|s| s.monitor == name).collect();
         if data.unsupported.contains_key(name) {
@@ -154,4 +160,41 @@ fn unsupported_monitors_are_values() {
     assert!(data.failures.is_empty(), "{:?}", data.failures);
     let keys: Vec<&str> = data.unsupported.keys().map(String::as_str).collect();
     assert_eq!(keys, ["cpufreq", "pressure", "schedstat", "slab"]);
+}
+
+#[test]
+fn a_monitor_samples_no_run_of_a_configuration_shorter_than_its_min_run() {
+    // Three runs of one configuration each way, as the engine gives a configuration's runs
+    // their kept monitors; these runs last microseconds.
+    let runs = |list: &str| {
+        let specs = parse_monitor_list(list).unwrap();
+        let mut set = Some(MonitorSet::new(&specs, &Roots::real()));
+        (0..3)
+            .map(|_| {
+                let (data, next, _) = RunSampler::start_set(set.take().unwrap(), 0)
+                    .unwrap()
+                    .finish_set();
+                set = next;
+                data
+            })
+            .collect::<Vec<_>>()
+    };
+    for data in runs("stat,interrupts:min-run=3600") {
+        assert!(data.failures.is_empty(), "{:?}", data.failures);
+        assert!(data.series.iter().all(|s| s.monitor != "interrupts"));
+        assert!(data.find("stat", "ctxt").is_some());
+        let why = &data.unsupported["interrupts"];
+        assert!(
+            why.starts_with("not sampled in runs shorter than 3600000 ms"),
+            "{why}"
+        );
+        assert!(
+            why.ends_with("interrupts:min-run=0 samples every run"),
+            "{why}"
+        );
+    }
+    for data in runs("stat,interrupts:min-run=0") {
+        assert!(data.unsupported.is_empty(), "{:?}", data.unsupported);
+        assert!(data.find("interrupts", "irq_total").is_some());
+    }
 }

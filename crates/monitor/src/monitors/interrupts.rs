@@ -1,6 +1,7 @@
 //! The `interrupts` monitor: its registry entry and its reading of /proc/interrupts and /proc/softirqs.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use super::{buffer, load, top, top_option, Entry};
 use crate::procfs::{parse_interrupts, visit_interrupt_lines};
@@ -10,6 +11,15 @@ use vernier_model::{Description, OptionDefault, OptionKind, OptionSpec, OptionVa
 
 /// The option that also records each IRQ line per CPU.
 const PER_CPU: &str = "per-cpu";
+/// The option of the shortest run sampled ([`Monitor::min_run`]), in seconds.
+const MIN_RUN: &str = "min-run";
+/// Its default. The kernel takes about 50 us to produce /proc/interrupts once on a 2-vCPU KVM
+/// guest (`show_interrupts`, kernel/irq/proc.c, visits every possible IRQ number, 424 there,
+/// and formats a column per CPU, so it grows with the CPUs), twice a run: about 1% of a 10 ms
+/// run, and with the parsing and storing of its series 0.2-0.3 ms of the harness's 1.3 ms per
+/// run of `true` (`bench/harness-cost.sh`), whose interrupt counts are mostly zeros. The
+/// `stat` monitor still counts a short run's interrupts (`stat.intr`).
+const DEFAULT_MIN_RUN_S: f64 = 0.01;
 
 /// The registry's entry of `interrupts`.
 pub(super) fn entry() -> Entry {
@@ -26,12 +36,26 @@ pub(super) fn entry() -> Entry {
                 OptionDefault::Value(OptionValue::Text(OFF.into())),
             )
             .help("on: also each IRQ line per CPU, the top movers per CPU"),
+            OptionSpec::new(
+                MIN_RUN,
+                OptionKind::Float {
+                    min: 0.0,
+                    max: 3600.0,
+                },
+                OptionDefault::Value(OptionValue::Float(DEFAULT_MIN_RUN_S)),
+            )
+            .unit("s")
+            .help(
+                "a configuration's runs are not sampled from the first shorter one on (its \
+                 reads would cost a share of each); 0 samples every run",
+            ),
         ]),
         true,
         |options, roots| {
             Box::new(
                 InterruptsMonitor::new(roots.proc_root.clone(), top(options))
-                    .per_cpu(options.is_on(PER_CPU)),
+                    .per_cpu(options.is_on(PER_CPU))
+                    .min_run(Duration::from_secs_f64(options.float(MIN_RUN))),
             )
         },
     )
@@ -55,6 +79,7 @@ pub struct InterruptsMonitor {
     /// column (offline, or beyond the highest one).
     cpu_totals: Vec<Option<u64>>,
     per_cpu: bool,
+    min_run: Duration,
 }
 
 impl InterruptsMonitor {
@@ -68,12 +93,20 @@ impl InterruptsMonitor {
             names: MetricNames::default(),
             cpu_totals: Vec::new(),
             per_cpu: false,
+            min_run: Duration::ZERO,
         }
     }
 
     /// Also records every IRQ line of /proc/interrupts per CPU.
     pub fn per_cpu(mut self, on: bool) -> Self {
         self.per_cpu = on;
+        self
+    }
+
+    /// Samples a configuration's runs only until one lasts less than `min_run`
+    /// ([`Monitor::min_run`]); zero (as [`InterruptsMonitor::new`] makes it) samples every run.
+    pub fn min_run(mut self, min_run: Duration) -> Self {
+        self.min_run = min_run;
         self
     }
 }
@@ -169,6 +202,10 @@ impl Monitor for InterruptsMonitor {
 
     fn unsupported(&self) -> Vec<(String, String)> {
         self.missing.clone()
+    }
+
+    fn min_run(&self) -> Duration {
+        self.min_run
     }
 
     fn keep(&self, changes: &[(&str, f64)]) -> Vec<bool> {
