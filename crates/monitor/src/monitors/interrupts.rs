@@ -46,8 +46,8 @@ pub(super) fn entry() -> Entry {
             )
             .unit("s")
             .help(
-                "a configuration's runs are not sampled from the first shorter one on (its \
-                 reads would cost a share of each); 0 samples every run",
+                "the shortest run sampled: from a configuration's first shorter run on, none \
+                 is (its reads would cost a share of each); 0 samples every run",
             ),
         ]),
         true,
