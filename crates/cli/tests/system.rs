@@ -8,6 +8,8 @@ use std::process::Stdio;
 
 use assert_cmd::Command;
 use predicates::prelude::*;
+use vernier_model::monitor::RunMonitorData;
+use vernier_model::StoredSession;
 use vernier_store::Store;
 use vernier_testkit::{host_turn, temp_db};
 
@@ -43,6 +45,25 @@ impl Env {
     fn run(&self) -> PathBuf {
         self.state.join("run")
     }
+}
+
+impl Env {
+    /// The database's latest session, everything loaded.
+    fn latest(&self) -> StoredSession {
+        let store = vernier_store::SqliteStore::open_read_only(&self.db).unwrap();
+        let id = store.resolve("latest").unwrap();
+        store.load_session(id, vernier_store::Load::ALL).unwrap()
+    }
+}
+
+/// The monitor data of every run of `session` that has some.
+fn run_monitors(session: &StoredSession) -> Vec<&RunMonitorData> {
+    session
+        .configurations
+        .iter()
+        .flat_map(|c| &c.runs)
+        .filter_map(|r| r.monitors.as_deref())
+        .collect()
 }
 
 fn read(path: &str) -> String {
@@ -109,15 +130,8 @@ fn monitors_record_series_and_summaries_of_every_measured_run() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("--monitors"));
-    let store = vernier_store::SqliteStore::open_read_only(&e.db).unwrap();
-    let id = store.resolve("latest").unwrap();
-    let session = store.load_session(id, vernier_store::Load::ALL).unwrap();
-    let monitored: Vec<_> = session
-        .configurations
-        .iter()
-        .flat_map(|c| &c.runs)
-        .filter_map(|r| r.monitors.as_ref())
-        .collect();
+    let session = e.latest();
+    let monitored = run_monitors(&session);
     let runs_with_data = monitored.len();
     let switches = monitored
         .iter()
@@ -144,15 +158,7 @@ fn interrupts_samples_no_configuration_of_runs_shorter_than_its_min_run() {
             .args(["--max-runs", "3", "--quiet"])
             .assert()
             .success();
-        let store = vernier_store::SqliteStore::open_read_only(&e.db).unwrap();
-        let id = store.resolve("latest").unwrap();
-        let session = store.load_session(id, vernier_store::Load::ALL).unwrap();
-        let runs: Vec<_> = session
-            .configurations
-            .iter()
-            .flat_map(|c| &c.runs)
-            .filter_map(|r| r.monitors.clone())
-            .collect();
+        let runs: Vec<RunMonitorData> = run_monitors(&e.latest()).into_iter().cloned().collect();
         assert_eq!(runs.len(), 3);
         runs
     };
@@ -209,15 +215,8 @@ fn per_cpu_monitors_record_every_cpu_or_say_why_not() {
         ])
         .assert()
         .success();
-    let store = vernier_store::SqliteStore::open_read_only(&e.db).unwrap();
-    let id = store.resolve("latest").unwrap();
-    let session = store.load_session(id, vernier_store::Load::ALL).unwrap();
-    let runs: Vec<_> = session
-        .configurations
-        .iter()
-        .flat_map(|c| &c.runs)
-        .filter_map(|r| r.monitors.as_ref())
-        .collect();
+    let session = e.latest();
+    let runs = run_monitors(&session);
     assert_eq!(runs.len(), 2);
     let cpus = vernier_sys::cpulist::online_cpus();
     let idle = Path::new("/sys/devices/system/cpu/cpu0/cpuidle/state0").exists();
