@@ -45,9 +45,7 @@ impl Env {
     fn run(&self) -> PathBuf {
         self.state.join("run")
     }
-}
 
-impl Env {
     /// The database's latest session, everything loaded.
     fn latest(&self) -> StoredSession {
         let store = vernier_store::SqliteStore::open_read_only(&self.db).unwrap();
