@@ -23,6 +23,13 @@
 //!   hyperfine measured 512-552 us; after 1, 3 and 10 warm-up spawns it took 580-605, 571-583
 //!   and 541-571 us. Pinned to one CPU: 557-576 us cold, 508-538 after 3 and 503-527 after 10,
 //!   against hyperfine's 516-521 us.
+//! - Unpinned, the run process spawns the command on the one CPU it stays on, and gives the
+//!   command every CPU it may use itself as soon as the exec has replaced it
+//!   (`RunContext::release_cpus`, `vernier_engine::placement`): the kernel's exec balancing
+//!   would otherwise move a short command to another CPU far more often than hyperfine's,
+//!   whose spawns mostly run where spawned (docs/benchmarks.md). What the command started
+//!   before that (where it ran first, on a busy CPU) is given every CPU once the command has
+//!   run a millisecond ([`crate::release`]).
 //! - `prepare` and `cleanup` run before and after the command in every run, untimed, through
 //!   the same shell (hyperfine's `--prepare` and `--cleanup`, though hyperfine runs its cleanup
 //!   once after all runs); either failing fails the run.
@@ -74,11 +81,13 @@ use std::time::Duration;
 
 use vernier_model::{BenchmarkInfo, Describe, MetricInfo, OptionDefault, OptionKind, OptionSpec};
 use vernier_model::{OptionValue, Options};
+use vernier_sys::affinity::CpuSet;
 use vernier_sys::clock::monotonic_ns;
 use vernier_sys::process::Group;
 use vernier_sys::MachineLimits;
 
 use crate::opts::{choice, float, text_spec, uint};
+use crate::release::Releaser;
 use crate::{BenchError, Benchmark, Measurement, RunContext, PARAMETERS};
 
 /// The primary metric and the values stored beside it.
@@ -109,9 +118,11 @@ impl Benchmark for CommandBench {
         // Version 2: the untimed warm-up spawns before the timed one (`spawn_warmup`).
         // Version 3: one run process per configuration spawns the command in every run; the
         // warm-up spawns precede its first run only.
+        // Version 4: an unpinned run process spawns the command on its own CPU and gives it
+        // every CPU once it has exec'd (`RunContext::release_cpus`).
         BenchmarkInfo::new(
             "command",
-            "3",
+            "4",
             "wall time of any command, the shell's start-up subtracted (as hyperfine)",
             MetricInfo::lower(TIME, "s"),
         )
@@ -218,13 +229,16 @@ impl Benchmark for CommandBench {
     }
 
     fn run(&self, options: &Options, ctx: &RunContext) -> Result<Measurement, BenchError> {
-        let resolved = Resolved::new(&self.info(), options)?;
+        let resolved = Resolved {
+            release_cpus: ctx.release_cpus.clone(),
+            ..Resolved::new(&self.info(), options)?
+        };
         resolved.warm_up_spawns(ctx)?;
         let shell = resolved.shell_overhead()?;
         if let Some(prepare) = &resolved.prepare {
             resolved.untimed("prepare", prepare)?;
         }
-        let measured = execute(&resolved.cmd, &resolved.output, resolved.timeout);
+        let measured = resolved.execute(&resolved.cmd, &resolved.output);
         let cleanup = match &resolved.cleanup {
             Some(cleanup) => resolved.untimed("cleanup", cleanup),
             None => Ok(()),
@@ -275,6 +289,8 @@ struct Resolved {
     ignore_failure: bool,
     spawn_warmup: u64,
     calibration: u64,
+    /// The CPUs each spawned process gets once it has exec'd (`RunContext::release_cpus`).
+    release_cpus: Option<Vec<usize>>,
 }
 
 impl Resolved {
@@ -345,6 +361,7 @@ impl Resolved {
             ignore_failure: choice(info, options, "ignore_failure")? == 1,
             spawn_warmup: uint(info, options, "spawn_warmup")?,
             calibration: uint(info, options, "calibration")?,
+            release_cpus: None,
         })
     }
 
@@ -363,7 +380,7 @@ impl Resolved {
             Vec::with_capacity(n),
         );
         for _ in 0..n {
-            let finished = execute(&argv, &Output::Null, self.timeout)?;
+            let finished = self.execute(&argv, &Output::Null)?;
             self.check_exit("the shell's empty command (-c '')", &finished, false)?;
             wall.push(finished.wall_ns as f64);
             user.push(finished.user_ns as f64);
@@ -390,15 +407,20 @@ impl Resolved {
         })?;
         let argv = [program.to_string_lossy().into_owned()];
         for _ in 0..self.spawn_warmup {
-            let finished = execute(&argv, &Output::Null, self.timeout)?;
+            let finished = self.execute(&argv, &Output::Null)?;
             self.check_exit("the warm-up spawn", &finished, false)?;
         }
         Ok(self.spawn_warmup)
     }
 
+    /// Executes `argv` as this configuration does ([`execute`]).
+    fn execute(&self, argv: &[String], output: &Output) -> Result<Finished, BenchError> {
+        execute(argv, output, self.timeout, self.release_cpus.as_deref())
+    }
+
     /// Runs a prepare or cleanup command, which must succeed.
     fn untimed(&self, what: &str, argv: &[String]) -> Result<(), BenchError> {
-        let finished = execute(argv, &Output::Null, self.timeout)?;
+        let finished = self.execute(argv, &Output::Null)?;
         self.check_exit(&format!("the {what} command"), &finished, false)
     }
 
@@ -533,11 +555,13 @@ struct Finished {
 }
 
 /// Executes `argv` and times it, from before the spawn to after wait4(2) has reaped it,
-/// killing its process group after `timeout`.
+/// killing its process group after `timeout`; gives it the CPUs `release_cpus` as soon as it
+/// has exec'd (`RunContext::release_cpus`).
 fn execute(
     argv: &[String],
     output: &Output,
     timeout: Option<Duration>,
+    release_cpus: Option<&[usize]>,
 ) -> Result<Finished, BenchError> {
     let (stdout, stderr) = match output {
         Output::Null => (Stdio::null(), Stdio::null()),
@@ -570,11 +594,17 @@ fn execute(
         .stdin(Stdio::null())
         .stdout(stdout)
         .stderr(stderr);
+    // Armed before the clock starts and disarmed after it stops (crate::release).
+    let _armed = release_cpus.and_then(|cpus| Some(Releaser::get()?.arm(cpus)));
     let start = monotonic_ns();
     let pid = group
         .spawn(&mut command)
         .map_err(|e| BenchError::Command(format!("cannot start '{program}': {e}")))?
         .pid;
+    // The spawn returns once the exec has replaced the child: it started on this process's
+    // CPU, which it could not leave, and from now on it may use all (and what it started
+    // before this, once the releaser has looked).
+    let released = release_cpus.map(|cpus| CpuSet::new(cpus).apply_to(pid));
     let ended = match timeout {
         Some(limit) => group.wait_within(pid, limit)?,
         None => Some(group.wait(pid)?),
@@ -592,6 +622,16 @@ fn execute(
     if timed_out {
         // The orphans of the killed processes came back to this subreaper.
         group.reap_all();
+    }
+    match (released, release_cpus) {
+        // A child that has already ended has nothing to be given.
+        (Some(Err(e)), Some(cpus)) if e.os_error() != Some(libc::ESRCH) => {
+            return Err(BenchError::Command(format!(
+                "cannot let '{program}' use CPUs {} after its start: {e}",
+                vernier_model::cpulist::format_cpu_list(cpus)
+            )));
+        }
+        _ => {}
     }
     let ns = |v: i64| u64::try_from(v).unwrap_or(0);
     Ok(Finished {
@@ -634,7 +674,7 @@ mod tests {
     #[test]
     fn info() {
         let info = CommandBench.info();
-        assert_eq!((info.name(), info.version()), ("command", "3"));
+        assert_eq!((info.name(), info.version()), ("command", "4"));
         assert!(CommandBench.measures_a_fresh_process());
         assert_eq!(info.metric().name, "time");
         assert_eq!(info.metric().unit, "s");
@@ -815,6 +855,47 @@ mod tests {
         }
         let e = run(&[("cmd", "no-such-program-here"), ("shell", "none")]).unwrap_err();
         assert!(e.starts_with("cannot start 'no-such-program-here'"), "{e}");
+    }
+
+    #[test]
+    fn a_spawned_process_may_use_the_cpus_it_is_released_to_once_it_has_exec_d() {
+        let allowed = vernier_sys::affinity::current_affinity().unwrap();
+        if allowed.len() < 2 {
+            eprintln!("skipped: needs two CPUs to release a process to more than one");
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("status");
+        // Read after RELEASE_CHECK: on a busy machine the command may run before its spawner
+        // gives it every CPU, and is given them at the latest then (crate::release).
+        let options = options(&[
+            (
+                "cmd",
+                "sh -c 'sleep 0.05; grep Cpus_allowed_list /proc/$$/status'",
+            ),
+            ("shell", "none"),
+            ("output", &out.display().to_string()),
+            ("spawn_warmup", "0"),
+        ]);
+        // Spawned by a thread confined to one CPU, as a served run process is.
+        let seen = |release_cpus: Option<Vec<usize>>| {
+            let (options, out, first) = (options.clone(), out.clone(), allowed[0]);
+            std::thread::spawn(move || {
+                vernier_sys::affinity::pin_current_thread(&[first]).unwrap();
+                let ctx = RunContext {
+                    release_cpus,
+                    ..RunContext::default()
+                };
+                CommandBench.run(&options, &ctx).unwrap();
+                let text = std::fs::read_to_string(&out).unwrap();
+                text.trim().rsplit('\t').next().unwrap().to_string()
+            })
+            .join()
+            .unwrap()
+        };
+        let all = vernier_model::cpulist::format_cpu_list(&allowed);
+        assert_eq!(seen(Some(allowed.clone())), all);
+        assert_eq!(seen(None), allowed[0].to_string());
     }
 
     #[test]

@@ -24,6 +24,7 @@ pub mod mock;
 mod opts;
 pub mod perf_bench;
 pub mod pipe;
+mod release;
 pub mod rt_hackbench;
 pub mod stress_ng;
 pub mod sysbench;
@@ -51,6 +52,11 @@ pub struct RunContext {
     pub runs_before: u32,
     /// The session's ftrace instance, for a configuration that traces (`latency:trace=US`).
     pub trace_instance: Option<PathBuf>,
+    /// The CPUs a process the benchmark spawns gets once it has exec'd, with what it started
+    /// before, when the run process is confined to its own CPU so that what it spawns starts
+    /// there (a served run process, `vernier_engine::placement`; `release`); `None`: a spawned
+    /// process keeps the CPUs it inherited.
+    pub release_cpus: Option<Vec<usize>>,
 }
 
 /// The values one run measured: metric name -> value. The primary metric must be present.

@@ -282,9 +282,7 @@ mod tests {
             &RunContext {
                 warmup,
                 index,
-                work_dir: None,
-                runs_before: 0,
-                trace_instance: None,
+                ..RunContext::default()
             },
         )
         .map(|m| m.values["value"])
@@ -321,11 +319,8 @@ mod tests {
     fn random_values_are_reproducible_per_seed_and_index() {
         let o = options(&[("dist", "lognormal"), ("sigma", "0.1"), ("seed", "3")]);
         let ctx = |index| RunContext {
-            warmup: false,
             index,
-            work_dir: None,
-            runs_before: 0,
-            trace_instance: None,
+            ..RunContext::default()
         };
         let a: Vec<f64> = (0..5)
             .map(|i| Mock.run(&o, &ctx(i)).unwrap().values["value"])

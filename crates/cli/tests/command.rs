@@ -285,3 +285,71 @@ fn one_warm_process_spawns_a_fresh_command_in_every_run_of_a_configuration() {
         .unwrap();
     assert!(cpu > 0, "a run without CPU time");
 }
+
+/// The `Cpus_allowed_list` of every process the log's lines name, in order: each line is
+/// `grep`'s `/proc/PID/status:Cpus_allowed_list:\tLIST`.
+fn allowed_lists(log: &Path) -> Vec<String> {
+    std::fs::read_to_string(log)
+        .unwrap()
+        .lines()
+        .map(|l| l.rsplit('\t').next().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn the_command_starts_on_its_spawner_s_cpu_and_may_use_every_cpu() {
+    let own = std::fs::read_to_string("/proc/self/status").unwrap();
+    let own = own
+        .lines()
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+        .unwrap()
+        .trim()
+        .to_string();
+    let cpus = vernier_model::cpulist::parse_cpu_list(&own).unwrap();
+    if cpus.len() < 2 {
+        eprintln!("skipped: needs two CPUs to tell a spawner's CPU from all (has {own})");
+        return;
+    }
+    // Each execution logs where its spawner may run, then where it may itself: after a
+    // while, since on a busy machine the command may run before its spawner lets it use every
+    // CPU, and is let at the latest after a millisecond.
+    let (dir, db) = temp_db();
+    let log = dir.path().join("cpus");
+    let spec = format!(
+        "command:cmd=sh -c 'sleep 0.05; grep Cpus_allowed_list /proc/$PPID/status \
+         /proc/$$/status >> {}':shell=none",
+        log.display()
+    );
+    let (code, stderr) = run(&db, &[&spec], 1, 3);
+    assert_eq!(code, Some(0), "{stderr}");
+    let lists = allowed_lists(&log);
+    assert_eq!(lists.len(), 8, "{lists:?}");
+    for pair in lists.chunks(2) {
+        let spawner = vernier_model::cpulist::parse_cpu_list(&pair[0]).unwrap();
+        assert_eq!(spawner.len(), 1, "the spawner stays on one CPU: {lists:?}");
+        assert!(cpus.contains(&spawner[0]), "{lists:?}");
+        assert_eq!(pair[1], own, "the command may use every CPU: {lists:?}");
+    }
+    // Pinned, both are where the pin says.
+    std::fs::remove_file(&log).unwrap();
+    let out = vernier(&db)
+        .args([
+            "run",
+            &spec,
+            "--warmup",
+            "0",
+            "--min-runs",
+            "2",
+            "--max-runs",
+            "2",
+        ])
+        .args(["--setup", &format!("pin:cpus={}", cpus[1]), "--quiet"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(allowed_lists(&log), vec![cpus[1].to_string(); 4]);
+}

@@ -74,9 +74,7 @@ impl Executor for InProcess {
         let ctx = vernier_bench::RunContext {
             warmup: r.warmup,
             index: r.index,
-            work_dir: None,
-            runs_before: 0,
-            trace_instance: None,
+            ..vernier_bench::RunContext::default()
         };
         let m = bench
             .run(&r.options, &ctx)

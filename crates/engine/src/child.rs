@@ -11,7 +11,7 @@
 //! reads one request per line and answers each with one [`ServedReply`] line, after a first
 //! line [`SERVER_READY`] once it is ready. Every run's measured work is still a fresh process;
 //! what stays warm is the process that spawns it, as in hyperfine, which spawns every
-//! execution from one process.
+//! execution from one process. It spawns on its own CPU ([`crate::placement`]).
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, Read, Write};
@@ -19,6 +19,8 @@ use std::io::{BufRead, Read, Write};
 use serde::{Deserialize, Serialize};
 use vernier_bench::RunContext;
 use vernier_model::{ChildSetup, Options, RunHistogram, Rusage};
+
+use crate::placement::Placement;
 
 /// What the child is to run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -76,7 +78,7 @@ pub fn child_main(mut input: impl Read, mut output: impl Write, find: Finder<'_>
     // SAFETY: prctl(PR_SET_PDEATHSIG) only changes a flag of this process.
     unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) };
     let reply = match read_request(&mut input) {
-        Ok(request) => measure(&request, find(&request.benchmark).as_deref(), 0),
+        Ok(request) => measure(&request, find(&request.benchmark).as_deref(), 0, None),
         Err(message) => ChildReply::Failed { message },
     };
     let status = match reply {
@@ -121,6 +123,7 @@ pub fn serve_main(mut input: impl BufRead, mut output: impl Write, find: Finder<
     if !written(&mut output, SERVER_READY) {
         return 1;
     }
+    let placement = Placement::of_this_thread().filter(Placement::stay_home);
     let mut runs_before = 0u32;
     // The built-in benchmark of the last request, kept for the next request of the same name
     // (`vernier_bench::is_builtin`); a user's own is found afresh for every run, as a run in a
@@ -143,7 +146,12 @@ pub fn serve_main(mut input: impl BufRead, mut output: impl Write, find: Finder<
                         vernier_bench::is_builtin(&request.benchmark),
                     ),
                 };
-                let reply = measure(&request, benchmark.as_deref(), runs_before);
+                // A configuration pinned with `--setup pin` runs where it is pinned.
+                let release_cpus = placement
+                    .as_ref()
+                    .filter(|_| request.setup.cpus.is_none())
+                    .map(|p| p.allowed().to_vec());
+                let reply = measure(&request, benchmark.as_deref(), runs_before, release_cpus);
                 if let (Some(benchmark), true) = (benchmark, builtin) {
                     kept = Some((request.benchmark, benchmark));
                 }
@@ -205,6 +213,7 @@ fn measure(
     request: &ChildRequest,
     benchmark: Option<&dyn vernier_bench::Benchmark>,
     runs_before: u32,
+    release_cpus: Option<Vec<usize>>,
 ) -> ChildReply {
     let Some(benchmark) = benchmark else {
         return ChildReply::Failed {
@@ -222,6 +231,7 @@ fn measure(
         work_dir: request.work_dir.clone(),
         runs_before,
         trace_instance: request.setup.trace_instance.clone(),
+        release_cpus,
     };
     match benchmark.run(&request.options, &ctx) {
         Ok(m) => ChildReply::Measured {

@@ -12,6 +12,7 @@ pub mod child;
 pub mod event;
 pub mod executor;
 pub mod interrupt;
+pub mod placement;
 pub mod plan;
 pub mod profile;
 pub mod session;

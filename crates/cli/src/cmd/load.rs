@@ -33,13 +33,7 @@ fn run_hackbench(p: &HackbenchParams) -> Result<(), String> {
     ] {
         options.0.insert(name.to_string(), value);
     }
-    let context = RunContext {
-        warmup: false,
-        index: 0,
-        work_dir: None,
-        runs_before: 0,
-        trace_instance: None,
-    };
+    let context = RunContext::default();
     bench
         .run(&options, &context)
         .map(|_| ())
