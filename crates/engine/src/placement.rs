@@ -1,5 +1,5 @@
-//! Where a served run process spawns the command: on its own CPU, as hyperfine's mostly are,
-//! with every CPU the command may use given back once it has exec'd.
+//! Where a served run process spawns the command: on its own CPU, where a short command's time
+//! matches hyperfine's, with every CPU the command may use given back once it has exec'd.
 //!
 //! The kernel may move a process at its exec to the CPU it judges idlest (`sched_exec`, the
 //! exec balancing of `select_task_rq_fair`, kernel/sched/fair.c). A short command pays for
