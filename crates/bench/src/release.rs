@@ -174,14 +174,8 @@ mod tests {
     use super::*;
     use std::io::BufRead;
 
-    /// The CPUs process `pid` may use, as /proc/PID/status lists them.
     fn cpus_of(pid: u32) -> Vec<usize> {
-        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-        let list = status
-            .lines()
-            .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
-            .unwrap();
-        vernier_model::cpulist::parse_cpu_list(list).unwrap()
+        vernier_sys::affinity::affinity_of(pid).unwrap()
     }
 
     #[test]

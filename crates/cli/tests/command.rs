@@ -298,14 +298,8 @@ fn allowed_lists(log: &Path) -> Vec<String> {
 
 #[test]
 fn the_command_starts_on_its_spawner_s_cpu_and_may_use_every_cpu() {
-    let own = std::fs::read_to_string("/proc/self/status").unwrap();
-    let own = own
-        .lines()
-        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
-        .unwrap()
-        .trim()
-        .to_string();
-    let cpus = vernier_model::cpulist::parse_cpu_list(&own).unwrap();
+    let cpus = vernier_sys::affinity::current_affinity().unwrap();
+    let own = vernier_model::cpulist::format_cpu_list(&cpus);
     if cpus.len() < 2 {
         eprintln!("skipped: needs two CPUs to tell a spawner's CPU from all (has {own})");
         return;
@@ -332,24 +326,8 @@ fn the_command_starts_on_its_spawner_s_cpu_and_may_use_every_cpu() {
     }
     // Pinned, both are where the pin says.
     std::fs::remove_file(&log).unwrap();
-    let out = vernier(&db)
-        .args([
-            "run",
-            &spec,
-            "--warmup",
-            "0",
-            "--min-runs",
-            "2",
-            "--max-runs",
-            "2",
-        ])
-        .args(["--setup", &format!("pin:cpus={}", cpus[1]), "--quiet"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let pin = format!("pin:cpus={}", cpus[1]);
+    let (code, stderr) = run(&db, &[&spec, "--setup", &pin], 0, 2);
+    assert_eq!(code, Some(0), "{stderr}");
     assert_eq!(allowed_lists(&log), vec![cpus[1].to_string(); 4]);
 }

@@ -29,27 +29,39 @@ impl CpuSet {
         self.apply_to(0)
     }
 
+    /// The set of thread `tid` (0: the calling thread).
+    fn of(tid: u32) -> Result<Self, SysError> {
+        let tid = pid_t(tid, "sched_getaffinity")?;
+        // SAFETY: an all-zero cpu_set_t is valid; sched_getaffinity only writes inside it.
+        unsafe {
+            let mut set: libc::cpu_set_t = std::mem::zeroed();
+            if libc::sched_getaffinity(tid, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
+                return Err(SysError::last_os("sched_getaffinity"));
+            }
+            Ok(CpuSet(set))
+        }
+    }
+
+    /// The CPUs of the set, ascending.
+    fn cpus(&self) -> Vec<usize> {
+        // SAFETY: CPU_ISSET only reads inside the set, for CPUs below CPU_SETSIZE.
+        (0..libc::CPU_SETSIZE as usize)
+            .filter(|&c| unsafe { libc::CPU_ISSET(c, &self.0) })
+            .collect()
+    }
+
     /// Gives thread `tid` this set unless it has it already; whether it was given it now.
     fn give(&self, tid: u32) -> bool {
-        let Ok(raw) = libc::pid_t::try_from(tid) else {
-            return false;
-        };
-        // SAFETY: an all-zero cpu_set_t is valid; sched_getaffinity only writes inside it.
-        let has = unsafe {
-            let mut current: libc::cpu_set_t = std::mem::zeroed();
-            libc::sched_getaffinity(raw, std::mem::size_of::<libc::cpu_set_t>(), &mut current) == 0
-                && libc::CPU_EQUAL(&current, &self.0)
-        };
+        // SAFETY: CPU_EQUAL only reads the two sets.
+        let has =
+            CpuSet::of(tid).is_ok_and(|current| unsafe { libc::CPU_EQUAL(&current.0, &self.0) });
         !has && self.apply_to(tid).is_ok()
     }
 
     /// Gives the thread `tid` (a process's main thread: its pid; 0: the calling thread) this
     /// set.
     pub fn apply_to(&self, tid: u32) -> Result<(), SysError> {
-        let tid = libc::pid_t::try_from(tid).map_err(|_| SysError::Syscall {
-            call: "sched_setaffinity",
-            source: std::io::Error::from_raw_os_error(libc::ESRCH),
-        })?;
+        let tid = pid_t(tid, "sched_setaffinity")?;
         // SAFETY: `self.0` is a valid cpu_set_t of the size passed.
         let r = unsafe {
             libc::sched_setaffinity(tid, std::mem::size_of::<libc::cpu_set_t>(), &self.0)
@@ -59,6 +71,14 @@ impl CpuSet {
         }
         Ok(())
     }
+}
+
+/// `tid` as the kernel takes it; one beyond its range names no thread (ESRCH).
+fn pid_t(tid: u32, call: &'static str) -> Result<libc::pid_t, SysError> {
+    libc::pid_t::try_from(tid).map_err(|_| SysError::Syscall {
+        call,
+        source: std::io::Error::from_raw_os_error(libc::ESRCH),
+    })
 }
 
 /// Gives process `pid`, and the threads and processes it started while it was confined to
@@ -128,16 +148,12 @@ pub fn current_cpu() -> u64 {
 
 /// The CPUs the calling thread may run on.
 pub fn current_affinity() -> Result<Vec<usize>, SysError> {
-    // SAFETY: `set` is a valid cpu_set_t of the size passed.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
-            return Err(SysError::last_os("sched_getaffinity"));
-        }
-        Ok((0..libc::CPU_SETSIZE as usize)
-            .filter(|&c| libc::CPU_ISSET(c, &set))
-            .collect())
-    }
+    affinity_of(0)
+}
+
+/// The CPUs thread `tid` (a process's main thread: its pid) may run on.
+pub fn affinity_of(tid: u32) -> Result<Vec<usize>, SysError> {
+    CpuSet::of(tid).map(|set| set.cpus())
 }
 
 #[cfg(test)]
@@ -170,16 +186,7 @@ mod tests {
             &mut line,
         )
         .unwrap();
-        let cpus_of = |pid: u32| {
-            let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-            let list = status
-                .lines()
-                .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
-                .unwrap()
-                .trim()
-                .to_string();
-            vernier_model::cpulist::parse_cpu_list(&list).unwrap()
-        };
+        let cpus_of = |pid: u32| affinity_of(pid).unwrap();
         let children = |pid: u32| -> Vec<u32> {
             std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
                 .unwrap()
