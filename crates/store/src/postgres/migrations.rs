@@ -106,6 +106,14 @@ const MIGRATIONS: &[Migration] = &[
         // 16 reads the database as before.
         additive: true,
     },
+    Migration {
+        version: 18,
+        name: "run_ids_trigger",
+        sql: include_str!("../../migrations/postgres/0018_run_ids_trigger.sql"),
+        // The same rows; a run's ids still go with it: a vernier of version 17 (or 16) reads
+        // the database as before.
+        additive: true,
+    },
 ];
 
 /// The oldest schema version whose vernier reads a database of [`SCHEMA_VERSION`]: the
@@ -313,7 +321,8 @@ mod tests {
         );
         // Migration 0016 (runs stored by their place, their ids derived from it) drops
         // `runs.id`: only a vernier of version 16 reads version 16; migration 0017 changes
-        // nothing in PostgreSQL, so a vernier of version 16 reads version 17 too.
+        // nothing in PostgreSQL and 0018 only how a run's ids are deleted with it, so a vernier
+        // of version 16 reads versions 17 and 18 too.
         assert_eq!(readable_by(), 16);
     }
 

@@ -113,6 +113,12 @@ const MIGRATIONS: &[Migration] = &[
         sql: include_str!("../../migrations/sqlite/0017_nullable_json_check.sql"),
         convert: Some(nullable_json_check),
     },
+    Migration {
+        // Nothing changes in SQLite (the SQL is only its reasons).
+        name: "run_ids_trigger",
+        sql: include_str!("../../migrations/sqlite/0018_run_ids_trigger.sql"),
+        convert: None,
+    },
 ];
 
 /// Migration 0017 after its SQL (which is only its reasons): the CHECK of
