@@ -108,10 +108,10 @@ const MIGRATIONS: &[Migration] = &[
     },
     Migration {
         version: 18,
-        name: "run_ids_trigger",
-        sql: include_str!("../../migrations/postgres/0018_run_ids_trigger.sql"),
-        // The same rows; a run's ids still go with it: a vernier of version 17 (or 16) reads
-        // the database as before.
+        name: "run_ids_and_histograms",
+        sql: include_str!("../../migrations/postgres/0018_run_ids_and_histograms.sql"),
+        // Here the same rows and a run's ids still going with it (SQLite rebuilds a table):
+        // a vernier of version 17 (or 16) reads the database as before.
         additive: true,
     },
 ];

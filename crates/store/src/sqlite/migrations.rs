@@ -114,9 +114,8 @@ const MIGRATIONS: &[Migration] = &[
         convert: Some(nullable_json_check),
     },
     Migration {
-        // Nothing changes in SQLite (the SQL is only its reasons).
-        name: "run_ids_trigger",
-        sql: include_str!("../../migrations/sqlite/0018_run_ids_trigger.sql"),
+        name: "run_ids_and_histograms",
+        sql: include_str!("../../migrations/sqlite/0018_run_ids_and_histograms.sql"),
         convert: None,
     },
 ];

@@ -1,14 +1,14 @@
-//! Migration 0018 (PostgreSQL's `run_ids.run_key` no longer a foreign key of `runs.key`; a
-//! statement trigger deletes the ids of deleted runs) on databases written by the previous
-//! schema version, kept as fixtures made by vernier at schema version 17
-//! (`tests/fixtures/README.md` says how): `schema-17.db`, an SQLite file whose session
-//! `fixture=c` keeps the ids of its runs in `run_ids`, and `schema-17-postgres.sql`, the rows of
-//! the same sessions copied by that vernier into PostgreSQL, loaded here into version 17's
-//! tables (`migrations/postgres/0006..0017`).
+//! Migration 0018 on databases written by the previous schema version, kept as fixtures made
+//! by vernier at schema version 17 (`tests/fixtures/README.md` says how): `schema-17.db`, an
+//! SQLite file whose session `fixture=c` keeps the ids of its runs in `run_ids`, and
+//! `schema-17-postgres.sql`, the rows of the same sessions copied by that vernier into
+//! PostgreSQL, loaded here into version 17's tables (`migrations/postgres/0006..0017`).
 //!
-//! The migration changes no row in either engine; the sessions read after it are those read
-//! before, bit for bit; a run's kept id still goes with its run, in PostgreSQL now by the
-//! trigger, and a run imported with an id of its own is still stored with it.
+//! In SQLite `run_histograms` becomes a table with rowids and gets the index of its headers
+//! `run_histogram_headers`; in PostgreSQL `run_ids.run_key` is no longer a foreign key and a
+//! statement trigger deletes the ids of deleted runs. The migration changes no row in either
+//! engine; the sessions read after it are those read before, bit for bit; a run's kept id still
+//! goes with its run, and a run imported with an id of its own is still stored with it.
 
 #![allow(clippy::unwrap_used)]
 
@@ -73,7 +73,7 @@ fn the_fixture_holds_runs_with_kept_ids_and_runs_with_derived_ones() {
 }
 
 #[test]
-fn a_version_17_file_is_migrated_without_a_change_and_keeps_its_foreign_key() {
+fn a_version_17_file_keeps_every_row_with_histograms_in_a_rowid_table() {
     let dir = tempfile::tempdir().unwrap();
     let path = SCHEMA_17.copy_into(dir.path());
     let rows = |path: &std::path::Path| -> Vec<Vec<String>> {
@@ -109,6 +109,39 @@ fn a_version_17_file_is_migrated_without_a_change_and_keeps_its_foreign_key() {
         )
         .unwrap();
     assert_eq!((table.as_str(), on_delete.as_str()), ("runs", "CASCADE"));
+    // The histograms' table has rowids, its key is unique, and its headers are read from
+    // their index without the rows' buckets.
+    let definition: String = conn
+        .query_row(
+            "SELECT sql FROM sqlite_schema WHERE name = 'run_histograms'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert!(!definition.contains("WITHOUT ROWID"), "{definition}");
+    assert!(conn
+        .execute(
+            "INSERT INTO run_histograms SELECT * FROM run_histograms LIMIT 1",
+            []
+        )
+        .is_err());
+    let plan: Vec<String> = conn
+        .prepare(
+            "EXPLAIN QUERY PLAN SELECT run_key, quantity, thread, cpu, count, min_ns, max_ns, \
+             max_index, sum_ns, overflows, missed FROM run_histograms \
+             WHERE run_key >= 1 * 4294967296 AND run_key < 2 * 4294967296 \
+             ORDER BY run_key, quantity, thread",
+        )
+        .unwrap()
+        .query_map([], |r| r.get(3))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert!(
+        plan.iter()
+            .any(|step| step.contains("COVERING INDEX run_histogram_headers")),
+        "{plan:?}"
+    );
     drop(conn);
 
     // Deleting the session whose runs keep their ids deletes those ids.

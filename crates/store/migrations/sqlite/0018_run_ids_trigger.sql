@@ -1,6 +1,0 @@
--- Schema version 18 changes how PostgreSQL deletes a run's id with its run
--- (migrations/postgres/0018_run_ids_trigger.sql): a statement trigger in place of the foreign
--- key `run_ids.run_key`, whose check locks the run's row for every id written and made the
--- copy of a session stored before version 16 slow. SQLite has nothing to change: its check is
--- one lookup that writes nothing, and `run_ids` keeps the foreign key with `ON DELETE CASCADE`.
--- The version advances with PostgreSQL's, whose numbers both engines share.
