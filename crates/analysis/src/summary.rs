@@ -232,7 +232,21 @@ pub fn summarize_with(
     rule: StoppingRule,
     level: f64,
 ) -> ConfigSummary {
-    let values = config.values();
+    let record = &config.record;
+    // Every metric's values and the run conditions' from one pass over the runs; the
+    // conditions are counted from their columns: a run holds each metric once.
+    let names: Vec<&str> = record
+        .metrics()
+        .map(|m| m.name.as_str())
+        .chain(RUN_CONDITIONS.iter().map(|c| c.value))
+        .collect();
+    let mut columns = config.metric_columns(&names).into_iter();
+    let values = columns.next().unwrap_or_default();
+    let secondary_values: Vec<Vec<f64>> = columns
+        .by_ref()
+        .take(record.secondary_metrics.len())
+        .collect();
+    let condition_values: Vec<Vec<f64>> = columns.collect();
     // The order statistics below from one sorted copy: each sorts what it is given, which for a
     // sorted slice is one pass (a session of 1,000,000 runs sorted 100,000 values ten times a
     // configuration). The mean and the checks of run order take `values` as they are.
@@ -254,7 +268,6 @@ pub fn summarize_with(
         .iter()
         .filter(|r| contaminated(r, online_cpus))
         .count();
-    let record = &config.record;
     let mut warnings = Warnings::default();
     if values.len() < min_n {
         warnings.push(Warning::FewRuns {
@@ -291,14 +304,11 @@ pub fn summarize_with(
             of: measured.len(),
         });
     }
-    for condition in &RUN_CONDITIONS {
+    for (condition, column) in RUN_CONDITIONS.iter().zip(&condition_values) {
         let off_on_purpose = condition.off_by.is_some_and(|(option, value)| {
             matches!(record.options.get(option), Some(OptionValue::Text(v)) if v == value)
         });
-        let runs = measured
-            .iter()
-            .filter(|r| r.values.get(condition.value) == Some(&0.0))
-            .count();
+        let runs = column.iter().filter(|v| **v == 0.0).count();
         if runs > 0 && !off_on_purpose {
             warnings.push(Warning::ConditionNotMet {
                 missing: condition.missing,
@@ -312,9 +322,10 @@ pub fn summarize_with(
     let secondary = record
         .secondary_metrics
         .iter()
-        .map(|m| {
+        .zip(&secondary_values)
+        .map(|(m, values)| {
             // Order statistics only: sorted once, as the primary metric's values are.
-            let values = sorted(&config.metric_values(&m.name));
+            let values = sorted(values);
             let ci = match rule {
                 StoppingRule::ConfidenceSequence => median_cs(&values, level).ok().flatten(),
                 StoppingRule::FixedN => vernier_stats::median_ci(&values, level).ok().flatten(),

@@ -544,7 +544,10 @@ fn read_runs(
             Ok(())
         },
     )?;
-    // The other metrics than the primary one (a benchmark's secondary metrics).
+    // The other metrics than the primary one (a benchmark's secondary metrics). Rows of one
+    // run that come together (SQLite reads them in the order of the table's key) are added to
+    // it at once; rows that come apart are added part by part, to the same effect.
+    let mut pending: Option<(i64, Vec<(MetricName, f64)>)> = None;
     let (tables, condition) = selection.below("v.run_key");
     tx.query_each(
         &format!(
@@ -553,12 +556,24 @@ fn read_runs(
         ),
         &params,
         &mut |row| {
+            let key: i64 = row.get(0)?;
+            if pending.as_ref().is_some_and(|(run, _)| *run != key) {
+                if let Some((run, values)) = pending.take() {
+                    runs.get(run)?.values.extend(values);
+                }
+            }
             let value: f64 = row.get(2)?;
             let name = runs.name(row.text(1)?);
-            runs.get(row.get(0)?)?.values.insert(name, value);
+            pending
+                .get_or_insert_with(|| (key, Vec::new()))
+                .1
+                .push((name, value));
             Ok(())
         },
     )?;
+    if let Some((run, values)) = pending {
+        runs.get(run)?.values.extend(values);
+    }
     if load.histograms {
         for (key, histograms) in histograms::read_runs(tx, selection)? {
             runs.get(key)?.histograms = histograms;
