@@ -288,7 +288,8 @@ mod tests {
 
     #[test]
     fn extending_is_inserting_each_in_turn() {
-        let cases: [(&[(&str, f64)], &[(&str, f64)]); 5] = [
+        type Entries = &'static [(&'static str, f64)];
+        let cases: [(Entries, Entries); 5] = [
             (&[], &[]),
             (&[], &[("b", 1.0)]),
             (
