@@ -76,16 +76,18 @@ fn a_cpu_load_during_some_runs_is_named_with_those_runs() {
         "values {}\nexplained {explained:?}\nslow runs {}",
         c["values"], why["slow_runs"]
     );
-    assert!(
-        !explained.is_empty(),
-        "no key explains the slow runs: {why:#}"
-    );
     // The load is in what the monitors recorded with those runs: a busy-CPU or run-queue key
     // at least twice as high in the slow runs as in the typical ones, and higher in slower
-    // runs (rho > 0). Whether it also passes the adjustment is the machine's: with 3 slow runs
-    // of 20 the rank correlation over all runs is bounded by how the other 17 happen to order
-    // (about 0.39 when they are unrelated to the key, docs/why.md), and keys that grow with a
-    // run's length (interrupts) may be the ones that pass.
+    // runs (rho > 0). Whether any key also passes the adjustment is the machine's: with 3 slow
+    // runs of 20 the rank correlation over all runs is bounded by how the other 17 happen to
+    // order (about 0.39 when they are unrelated to the key, docs/why.md). Keys that grow with
+    // a run's length (interrupts) often pass; in two full test runs of a busy CI machine none
+    // did, a run 3% slower than the typical ones having joined the slow ones
+    // (pressure.cpu.some_total_us 1367 times as high in the slow runs, rho 0.56, adjusted
+    // p 0.17).
+    if explained.is_empty() {
+        println!("no key passed the adjustment on this machine: {why:#}");
+    }
     let load: Vec<&Value> = associations
         .iter()
         .filter(|a| busy_cpu_or_queue(a["key"].as_str().unwrap()))
@@ -105,10 +107,15 @@ fn a_cpu_load_during_some_runs_is_named_with_those_runs() {
         !load.is_empty(),
         "no busy-CPU or run-queue key was twice as high in the slow runs: {why:#}"
     );
-    // The table says it as an association.
+    // The table says it as an association, or that no key passed.
     let shown = vernier_stdout(&db, &["show", "latest"]);
     assert!(shown.contains("slow runs: "), "{shown}");
-    assert!(shown.contains("does not say what caused what"), "{shown}");
+    let said = if explained.is_empty() {
+        "no monitor key is associated with the runs' values"
+    } else {
+        "does not say what caused what"
+    };
+    assert!(shown.contains(said), "{shown}");
     // The runs named slow are the loaded ones (others may join them on a busy machine). When
     // other work on the machine moved the values more than the load did (show's drift
     // warning), no rule on the values can single the loaded runs out.
