@@ -295,11 +295,7 @@ impl StoredConfiguration {
 
     /// A metric of the measured runs that reported it, in run order.
     pub fn metric_values(&self, metric: &str) -> Vec<f64> {
-        self.runs
-            .iter()
-            .filter(|r| !r.warmup)
-            .filter_map(|r| r.values.get(metric).copied())
-            .collect()
+        self.metric_columns(&[metric]).pop().unwrap_or_default()
     }
 
     /// [`Self::metric_values`] of each of `metrics`, from one pass over the runs: a session of
