@@ -159,25 +159,28 @@ pub fn worst_case(
         .iter()
         .filter(|t| t.samples > 0)
         .max_by(|a, b| a.max_us.total_cmp(&b.max_us))?;
-    let measured: Vec<_> = config.runs.iter().filter(|r| !r.warmup).collect();
     let part = worst.cpu.map(|c| format!(".cpu{c}."));
+    // The monitor data of the other measured runs: of a long session only the runs around the
+    // worst one carry it (`MONITORED_RUNS` of vernier-app's `load_for_show`).
+    let mut data = None;
+    let mut others_data = Vec::new();
+    for (i, run) in config.runs.iter().filter(|r| !r.warmup).enumerate() {
+        match (i == worst.max_run, run.monitors.as_deref()) {
+            (true, monitors) => data = monitors,
+            (false, Some(monitors)) => others_data.push(monitors),
+            (false, None) => {}
+        }
+    }
     let mut activity = Vec::new();
-    if let (Some(part), Some(data)) = (
-        &part,
-        measured
-            .get(worst.max_run)
-            .and_then(|r| r.monitors.as_ref()),
-    ) {
+    if let (Some(part), Some(data)) = (&part, data) {
         for (key, &value) in data
             .summary
             .iter()
             .filter(|(k, _)| k.contains(part.as_str()))
         {
-            let others: Vec<f64> = measured
+            let others: Vec<f64> = others_data
                 .iter()
-                .enumerate()
-                .filter(|&(i, _)| i != worst.max_run)
-                .filter_map(|(_, r)| r.monitors.as_ref()?.summary.get(key).copied())
+                .filter_map(|d| d.summary.get(key).copied())
                 .collect();
             let median = vernier_stats::median(&others).ok();
             // What stayed at zero in that run and the others explains nothing.

@@ -3,7 +3,7 @@
 
 use uuid::Uuid;
 use vernier_model::StoredSession;
-use vernier_store::{Access, Load, Location, Store, StoreError};
+use vernier_store::{Access, Histograms, Load, Location, Store, StoreError};
 
 use crate::AppError;
 
@@ -58,10 +58,10 @@ pub struct Shown {
 
 /// A session with what `load` asks for, as `show` shows it:
 ///
-/// - with `load.histograms`, each run's histograms are its exact facts (count, extremes, sum,
-///   traces) without their buckets, and the buckets of all the measured runs of each thread
-///   come merged from the kept totals (`Store::histogram_totals`), held by the first run with
-///   samples of that thread: what merging every run's buckets gives, read from one row per
+/// - with `load.histograms` whole, each run's histograms are its exact facts (count, extremes,
+///   sum, traces) without their buckets ([`Histograms::Headers`]), and the buckets of all the
+///   measured runs of each thread come merged from the kept totals
+///   (`Store::histogram_totals`), held by the first run with samples of that thread: what merging every run's buckets gives, read from one row per
 ///   thread (a monitor's session of 100,000 runs holds 200,000 histograms). Where the totals
 ///   do not hold exactly the runs and samples of the runs' histograms (a copy in progress, a
 ///   session of an older database), every run's buckets are read instead;
@@ -76,26 +76,27 @@ pub fn load_for_show(
 ) -> Result<Shown, AppError> {
     let failed = |source| AppError::LoadSession { id, source };
     let read = |load| store.load_session(id, load).map_err(failed);
+    let whole = load.runs && load.histograms == Histograms::Whole;
     let mut session = read(Load {
-        histograms: false,
+        histograms: match whole {
+            true => Histograms::Headers,
+            false => load.histograms,
+        },
         monitors: false,
         ..load
     })?;
-    let mut has_histograms = false;
-    if load.runs && load.histograms {
-        let mut headers = store.histogram_headers(id).map_err(failed)?;
-        has_histograms = !headers.is_empty();
-        if has_histograms {
-            for run in session.configurations.iter_mut().flat_map(|c| &mut c.runs) {
-                run.histograms = headers.remove(&run.id).unwrap_or_default();
-            }
-            let totals = store.histogram_totals(id).map_err(failed)?;
-            if !complete_from_totals(&mut session, &totals) {
-                session = read(Load {
-                    monitors: false,
-                    ..load
-                })?;
-            }
+    let has_histograms = session
+        .configurations
+        .iter()
+        .flat_map(|c| &c.runs)
+        .any(|r| !r.histograms.is_empty());
+    if whole && has_histograms {
+        let totals = store.histogram_totals(id).map_err(failed)?;
+        if !complete_from_totals(&mut session, &totals) {
+            session = read(Load {
+                monitors: false,
+                ..load
+            })?;
         }
     }
     let mut monitored = vec![None; session.configurations.len()];

@@ -306,9 +306,10 @@ impl StoredConfiguration {
             .iter()
             .map(|_| Vec::with_capacity(measured))
             .collect();
+        let mut hints = vec![0; metrics.len()];
         for run in self.runs.iter().filter(|r| !r.warmup) {
-            for (metric, column) in metrics.iter().zip(&mut columns) {
-                if let Some(value) = run.values.get(metric) {
+            for ((metric, column), hint) in metrics.iter().zip(&mut columns).zip(&mut hints) {
+                if let Some(value) = run.values.get_near(metric, hint) {
                     column.push(*value);
                 }
             }

@@ -223,17 +223,10 @@ pub trait Store: Recorder<Error = StoreError> + Send {
     /// The kept merged histograms of session `id`'s configurations (docs/schema.md,
     /// `histogram_totals`, version 15), by configuration, quantity and thread: what `show` of a
     /// long session reads in place of every run's buckets. Check them against the runs'
-    /// histograms ([`Store::histogram_headers`]) before using them: a copy in progress, or a
+    /// histograms ([`Histograms::Headers`]) before using them: a copy in progress, or a
     /// session stored by a vernier before version 15 in a database not migrated since, has
     /// none or some that do not add up.
     fn histogram_totals(&self, id: Uuid) -> Result<Vec<HistogramTotal>, StoreError>;
-    /// The histograms of every run of session `id` without their buckets (empty), by run id:
-    /// the exact facts (count, minimum, maximum, sum, ...) and traces, which
-    /// [`Store::histogram_totals`] completes with the merged buckets.
-    fn histogram_headers(
-        &self,
-        id: Uuid,
-    ) -> Result<std::collections::HashMap<Uuid, Vec<vernier_model::RunHistogram>>, StoreError>;
     /// The sessions that carry every one of `tags` (`key`, `value`), oldest first. With no
     /// tags, every session.
     fn find_sessions_by_tags(&self, tags: &[(String, String)]) -> Result<Vec<Uuid>, StoreError>;
@@ -545,8 +538,8 @@ pub struct Load {
     pub runs: bool,
     /// Each run's [`vernier_model::monitor::RunMonitorData`] (only with `runs`).
     pub monitors: bool,
-    /// Each run's histograms ([`vernier_model::RunHistogram`], only with `runs`).
-    pub histograms: bool,
+    /// How much of each run's histograms ([`vernier_model::RunHistogram`], only with `runs`).
+    pub histograms: Histograms,
     /// Each configuration's profiled runs ([`vernier_model::ProfileRecord`], with or without
     /// `runs`; in the first of the pages of [`Store::load_session_page`], none in the others).
     pub profiles: bool,
@@ -558,30 +551,43 @@ impl Load {
     pub const INFO: Load = Load {
         runs: false,
         monitors: false,
-        histograms: false,
+        histograms: Histograms::No,
         profiles: false,
     };
     /// The measurements only: what statistics, comparisons and CSV need.
     pub const MEASUREMENTS: Load = Load {
         runs: true,
         monitors: false,
-        histograms: false,
+        histograms: Histograms::No,
         profiles: false,
     };
     /// The measurements and the runs' histograms: what shows distributions needs.
     pub const DISTRIBUTIONS: Load = Load {
         runs: true,
         monitors: false,
-        histograms: true,
+        histograms: Histograms::Whole,
         profiles: false,
     };
     /// Everything stored: what an export and the monitor views need.
     pub const ALL: Load = Load {
         runs: true,
         monitors: true,
-        histograms: true,
+        histograms: Histograms::Whole,
         profiles: true,
     };
+}
+
+/// How much of each run's histograms [`Load`] reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Histograms {
+    No,
+    /// Each histogram's exact facts (count, extremes, sum, ...) and trace, with its buckets
+    /// empty: what `show` of a long session reads of every run, the buckets coming merged from
+    /// [`Store::histogram_totals`]. SQLite reads them from an index that holds every column
+    /// but the buckets (`run_histogram_headers`, docs/schema.md).
+    Headers,
+    /// Every histogram whole.
+    Whole,
 }
 
 /// A session as lists of sessions show it ([`Store::session_headers`]).

@@ -9,7 +9,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use uuid::Uuid;
 use vernier_model::{Recorder, RunHistogram, RunPlace, SessionStatus, StopReason};
 use vernier_store::{
-    copy_sessions, merge_sessions, Access, Load, Location, SqliteStore, Store, SyncReport, SyncStep,
+    copy_sessions, merge_sessions, Access, Histograms, Load, Location, SqliteStore, Store,
+    SyncReport, SyncStep,
 };
 use vernier_testkit::{databases, still_running, stored_session};
 
@@ -510,7 +511,7 @@ fn a_load_of_chosen_runs_holds_only_them() {
         // A histogram costs megabytes to encode: some runs have one.
         let with_histograms = session.configurations[0].runs.iter_mut().step_by(100);
         for (run, i) in with_histograms.zip(0u64..) {
-            run.histograms = vec![RunHistogram {
+            let first = RunHistogram {
                 quantity: "latency".into(),
                 thread: 0,
                 cpu: Some(1),
@@ -543,7 +544,17 @@ fn a_load_of_chosen_runs_holds_only_them() {
                         }],
                     })
                 }),
-            }];
+            };
+            // A second thread's, which a run holds after the first (quantity, thread).
+            let second = RunHistogram {
+                thread: 1,
+                cpu: Some(0),
+                max_ns: 4_000 + i,
+                buckets: vec![(1_000 + i, 1), (2_000 + i, 1), (4_000 + i, 1)],
+                trace: None,
+                ..first.clone()
+            };
+            run.histograms = vec![first, second];
         }
         let other = stored_session(5_000, &[7.0]);
         store
@@ -552,6 +563,23 @@ fn a_load_of_chosen_runs_holds_only_them() {
         let id = session.info.id;
         let all = store.load_session(id, Load::ALL).unwrap();
         assert_eq!(all, session, "{engine}");
+        // The histograms without their buckets: every other fact, and the trace.
+        let headers = Load {
+            histograms: Histograms::Headers,
+            ..Load::ALL
+        };
+        let mut expected = session.clone();
+        expected
+            .configurations
+            .iter_mut()
+            .flat_map(|c| &mut c.runs)
+            .flat_map(|r| &mut r.histograms)
+            .for_each(|h| h.buckets.clear());
+        assert_eq!(
+            store.load_session(id, headers).unwrap(),
+            expected,
+            "{engine}"
+        );
 
         // All but the first three runs, and two places that hold none of this session's runs.
         let runs = &session.configurations[0].runs;

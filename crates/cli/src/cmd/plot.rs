@@ -9,7 +9,7 @@ use anyhow::{bail, Context, Result};
 use uuid::Uuid;
 use vernier_model::StoredSession;
 use vernier_plot::{Format, Series, Size};
-use vernier_store::{Load, Store};
+use vernier_store::{Histograms, Load, Store};
 
 use crate::cli::{PlotArgs, PlotKind};
 use crate::db;
@@ -132,7 +132,7 @@ pub fn plot(args: PlotArgs, db_arg: Option<&Path>) -> Result<ExitCode> {
             let load = Load {
                 runs: true,
                 monitors: true,
-                histograms: false,
+                histograms: Histograms::No,
                 profiles: false,
             };
             let mut traces = Vec::new();

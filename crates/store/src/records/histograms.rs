@@ -11,7 +11,7 @@ use vernier_model::histogram::{decode, encode};
 use vernier_model::{RunHistogram, ThreadTrace};
 
 use super::codec::{corrupt, parse_uuid};
-use super::read::RunsOf;
+use super::read::{Runs, RunsOf};
 use crate::sql::{args, Columns, Sql};
 use crate::StoreError;
 
@@ -234,101 +234,29 @@ fn decode_trace(bytes: &[u8]) -> Result<ThreadTrace, String> {
     serde_json::from_slice(&json).map_err(|e| format!("trace: {e}"))
 }
 
-/// The histograms of every run `selection` takes: run key -> its histograms by quantity and
-/// thread.
+/// Reads the histograms of every run `selection` takes into those runs of `runs`, by quantity
+/// and thread, whole or (`buckets` false) with their buckets empty, and their traces. The
+/// runs' rows below them are read as ranges of their keys ([`RunsOf::below`]); in SQLite the
+/// histograms without their buckets from the index that holds every other column
+/// (`run_histogram_headers`): a row of `run_histograms` keeps its buckets (~1.5 KB) in an
+/// overflow page, read whole with the row.
 pub(crate) fn read_runs(
     tx: &mut dyn Sql,
     selection: &RunsOf<'_>,
-) -> Result<HashMap<i64, Vec<RunHistogram>>, StoreError> {
-    let mut by_run: HashMap<i64, Vec<RunHistogram>> = HashMap::new();
-    // The runs' rows below them are read as ranges of their keys ([`RunsOf::below`]).
-    let (tables, condition) = selection.below("h.run_key");
-    let from = format!(
-        "{tables} CROSS JOIN run_histograms h LEFT JOIN run_traces t ON t.run_key = h.run_key \
-         AND t.quantity = h.quantity AND t.thread = h.thread WHERE {condition}"
-    );
-    read_each(
-        tx,
-        &from,
-        &selection.params(),
-        true,
-        &mut |run_key, histogram| {
-            by_run.entry(run_key).or_default().push(histogram);
-            Ok(())
-        },
-    )?;
-    Ok(by_run)
-}
-
-/// The histograms of the runs of the configuration of key `configuration` without their
-/// buckets (empty): run id -> its histograms by quantity and thread. What a long session's
-/// `show` reads of every run, its buckets coming merged from the kept totals
-/// (`histogram_totals`). The rows are read as one range of the table's key, never looked up
-/// run by run: a row of `run_histograms` holds its blob in overflow pages, which SQLite reads
-/// whole to compare keys when it seeks to it (4 s for a monitor's 100,000 runs).
-pub(crate) fn read_headers(
-    tx: &mut dyn Sql,
-    configuration: i64,
-) -> Result<HashMap<uuid::Uuid, Vec<RunHistogram>>, StoreError> {
-    let range = "h.run_key >= $1 * 4294967296 AND h.run_key < ($1 + 1) * 4294967296";
-    let mut keys: HashMap<i64, Vec<RunHistogram>> = HashMap::new();
-    read_each(
-        tx,
-        &format!(
-            "run_histograms h LEFT JOIN run_traces t ON t.run_key = h.run_key \
-             AND t.quantity = h.quantity AND t.thread = h.thread WHERE {range}"
-        ),
-        args![configuration],
-        false,
-        &mut |run_key, histogram| {
-            keys.entry(run_key).or_default().push(histogram);
-            Ok(())
-        },
-    )?;
-    let mut by_run = HashMap::with_capacity(keys.len());
-    // Each run's id: another one from `run_ids`, or the one its place gives.
-    tx.query_each(
-        &format!("SELECT h.run_key, h.id FROM run_ids h WHERE {range}"),
-        args![configuration],
-        &mut |r| {
-            if let Some(histograms) = keys.remove(&r.get::<i64>(0)?) {
-                by_run.insert(r.get(1)?, histograms);
-            }
-            Ok(())
-        },
-    )?;
-    if !keys.is_empty() {
-        let row = tx.query_one(
-            "SELECT id FROM configurations WHERE key = $1",
-            args![configuration],
-        )?;
-        let id = parse_uuid(row.text(0)?)?;
-        by_run.extend(
-            keys.into_iter()
-                .map(|(key, histograms)| (place_id(id, key), histograms)),
-        );
-    }
-    Ok(by_run)
-}
-
-/// Reads the histograms `from` (the FROM and WHERE of a query of `run_histograms h` and
-/// `run_traces t`, with `params`) takes, each with its run's key, the buckets decoded or
-/// (`buckets` false) not read at all.
-fn read_each(
-    tx: &mut dyn Sql,
-    from: &str,
-    params: &[crate::sql::Param<'_>],
     buckets: bool,
-    each: &mut dyn FnMut(i64, RunHistogram) -> Result<(), StoreError>,
+    runs: &mut Runs,
 ) -> Result<(), StoreError> {
+    let (tables, condition) = selection.below("h.run_key");
+    let params = selection.params();
     let blob = if buckets { "h.buckets" } else { "NULL" };
+    let mut per_run = 0;
     tx.query_each(
         &format!(
             "SELECT h.run_key, h.quantity, h.thread, h.cpu, h.count, h.min_ns, h.max_ns, \
-         h.max_index, h.sum_ns, h.overflows, h.missed, {blob}, t.trace FROM {from} \
-         ORDER BY h.run_key, h.quantity, h.thread"
+             h.max_index, h.sum_ns, h.overflows, h.missed, {blob} \
+             FROM {tables} CROSS JOIN run_histograms h WHERE {condition}"
         ),
-        params,
+        &params,
         &mut |r| {
             let run_key: i64 = r.get(0)?;
             let unsigned = |i: usize| -> Result<u64, StoreError> {
@@ -354,16 +282,49 @@ fn read_each(
                         .map_err(|e| corrupt(format!("histogram of run key {run_key}: {e}")))?,
                     false => Vec::new(),
                 },
-                trace: match r.get::<Option<Vec<u8>>>(12)? {
-                    Some(bytes) => {
-                        Some(Box::new(decode_trace(&bytes).map_err(|e| {
-                            corrupt(format!("trace of run key {run_key}: {e}"))
-                        })?))
-                    }
-                    None => None,
-                },
+                trace: None,
             };
-            each(run_key, histogram)
+            // In the order of quantity and thread: SQLite reads them so (the table's key), and
+            // sorting the rows in the query would make it sort every run's in a temporary
+            // B-tree (0.1 s of a session of 100,000 latency intervals).
+            let histograms = &mut runs.get(run_key)?.histograms;
+            // As many places as histograms (one per thread), as many as the run before had
+            // when it had: a list grown by doubling would hold room for four, 54 MB unused of
+            // 100,000 runs of two.
+            if histograms.is_empty() {
+                histograms.reserve_exact(per_run.max(1));
+            } else {
+                histograms.reserve_exact(1);
+            }
+            let place = (histogram.quantity.as_str(), histogram.thread);
+            let at = histograms.partition_point(|h| (h.quantity.as_str(), h.thread) < place);
+            histograms.insert(at, histogram);
+            per_run = histograms.len();
+            Ok(())
+        },
+    )?;
+    // The few traced latencies, each with its histogram (a trace is written only with one).
+    let (tables, condition) = selection.below("t.run_key");
+    tx.query_each(
+        &format!(
+            "SELECT t.run_key, t.quantity, t.thread, t.trace \
+             FROM {tables} CROSS JOIN run_traces t WHERE {condition}"
+        ),
+        &params,
+        &mut |r| {
+            let run_key: i64 = r.get(0)?;
+            let (quantity, thread): (&str, u32) = (r.text(1)?, r.get(2)?);
+            let trace = decode_trace(r.blob(3)?)
+                .map_err(|e| corrupt(format!("trace of run key {run_key}: {e}")))?;
+            if let Some(histogram) = runs
+                .get(run_key)?
+                .histograms
+                .iter_mut()
+                .find(|h| h.quantity == quantity && h.thread == thread)
+            {
+                histogram.trace = Some(Box::new(trace));
+            }
+            Ok(())
         },
     )
 }

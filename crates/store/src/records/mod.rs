@@ -286,16 +286,6 @@ macro_rules! impl_store {
                 $crate::records::read::histogram_totals(self, id)
             }
 
-            fn histogram_headers(
-                &self,
-                id: uuid::Uuid,
-            ) -> Result<
-                std::collections::HashMap<uuid::Uuid, Vec<vernier_model::RunHistogram>>,
-                $crate::StoreError,
-            > {
-                $crate::records::read::histogram_headers(self, id)
-            }
-
             fn find_sessions_by_tags(
                 &self,
                 tags: &[(String, String)],

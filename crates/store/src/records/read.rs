@@ -19,7 +19,7 @@ use super::{
 };
 use crate::selector::{parse_selector, Selector};
 use crate::sql::{args, Columns, Param, Sql};
-use crate::{Load, RunCursor, RunsPage, SessionHeader, SessionProgress, StoreError};
+use crate::{Histograms, Load, RunCursor, RunsPage, SessionHeader, SessionProgress, StoreError};
 
 pub(crate) fn session_tags(
     tx: &mut dyn Sql,
@@ -341,10 +341,13 @@ fn run_order(run: &RunRecord) -> (i64, bool, u32) {
 
 /// The runs read so far, each moved once into its configuration's list (its slot). Nothing
 /// else is kept per run: its key and its place in execution order follow from its fields.
-struct Runs {
+pub(crate) struct Runs {
     slots: Vec<SlotRuns>,
-    /// Where each key is (slot, position), made when a record of some run is to be joined to it
-    /// (most sessions have no secondary values, histograms or monitor data to join).
+    /// Where the run last joined to a record is (slot, position): the rows below the runs come
+    /// by run key, as the runs did, so the next record is most often that run's or the next.
+    last: Option<(usize, usize)>,
+    /// Where each key is (slot, position), made when a record is to be joined to a run of a
+    /// slot not in key order (runs chosen by their ids, say).
     by_key: Option<HashMap<i64, (usize, usize)>>,
     /// Metric names other than the primary ones, shared by the runs that report them.
     names: HashMap<String, MetricName>,
@@ -354,6 +357,14 @@ struct SlotRuns {
     /// The key of the slot's configuration.
     configuration_key: i64,
     runs: Vec<RunRecord>,
+    /// Whether `runs` are in the order of their keys (kind, then index: [`key_place`]), so that
+    /// a run is found by binary search.
+    in_key_order: bool,
+}
+
+/// What orders the runs of one configuration as their keys do.
+fn key_order(run: &RunRecord) -> (bool, u32) {
+    (run.warmup, run.index)
 }
 
 impl Runs {
@@ -364,15 +375,25 @@ impl Runs {
                 .map(|configuration_key| SlotRuns {
                     configuration_key,
                     runs: Vec::new(),
+                    in_key_order: true,
                 })
                 .collect(),
+            last: None,
             by_key: None,
             names: HashMap::new(),
         }
     }
 
     fn push(&mut self, slot: usize, run: RunRecord) {
-        self.slots[slot].runs.push(run);
+        let slot = &mut self.slots[slot];
+        if slot
+            .runs
+            .last()
+            .is_some_and(|last| key_order(last) >= key_order(&run))
+        {
+            slot.in_key_order = false;
+        }
+        slot.runs.push(run);
         self.by_key = None;
     }
 
@@ -380,7 +401,53 @@ impl Runs {
         self.slots.iter().map(|s| s.runs.len()).sum()
     }
 
-    fn get(&mut self, key: i64) -> Result<&mut RunRecord, StoreError> {
+    /// The run of key `key`: the last one found or the one after it, else found by binary
+    /// search in its slot, else (a slot out of key order) by a map of every key.
+    pub(crate) fn get(&mut self, key: i64) -> Result<&mut RunRecord, StoreError> {
+        let (configuration_key, warmup, index) = key_place(key);
+        let wanted = (warmup, index);
+        let near = self.last.and_then(|(slot, at)| {
+            let slot_runs = &self.slots[slot];
+            (slot_runs.configuration_key == configuration_key)
+                .then(|| {
+                    (at..slot_runs.runs.len().min(at + 2))
+                        .find(|&at| key_order(&slot_runs.runs[at]) == wanted)
+                        .map(|at| (slot, at))
+                })
+                .flatten()
+        });
+        let found = match near {
+            Some(found) => Some(found),
+            None => self.find(key, configuration_key, wanted)?,
+        };
+        let (slot, at) = found
+            .ok_or_else(|| corrupt(format!("a record of run key {key}, which is not read")))?;
+        self.last = Some((slot, at));
+        Ok(&mut self.slots[slot].runs[at])
+    }
+
+    /// Where the run of key `key` (of configuration `configuration_key`, kind and index
+    /// `wanted`) is, not near the last one found.
+    fn find(
+        &mut self,
+        key: i64,
+        configuration_key: i64,
+        wanted: (bool, u32),
+    ) -> Result<Option<(usize, usize)>, StoreError> {
+        let Some(slot) = self
+            .slots
+            .iter()
+            .position(|s| s.configuration_key == configuration_key)
+        else {
+            return Ok(None);
+        };
+        if self.slots[slot].in_key_order {
+            let runs = &self.slots[slot].runs;
+            return Ok(runs
+                .binary_search_by_key(&wanted, key_order)
+                .ok()
+                .map(|at| (slot, at)));
+        }
         let slots = &self.slots;
         let by_key = match &mut self.by_key {
             Some(by_key) => by_key,
@@ -395,10 +462,7 @@ impl Runs {
                 self.by_key.insert(by_key)
             }
         };
-        by_key
-            .get(&key)
-            .and_then(|&(slot, at)| self.slots[slot].runs.get_mut(at))
-            .ok_or_else(|| corrupt(format!("a record of run key {key}, which is not read")))
+        Ok(by_key.get(&key).copied())
     }
 
     /// `metric` as a name shared with the other runs that report it.
@@ -546,8 +610,12 @@ fn read_runs(
     )?;
     // The other metrics than the primary one (a benchmark's secondary metrics). Rows of one
     // run that come together (SQLite reads them in the order of the table's key) are added to
-    // it at once; rows that come apart are added part by part, to the same effect.
-    let mut pending: Option<(i64, Vec<(MetricName, f64)>)> = None;
+    // it at once; rows that come apart are added part by part, to the same effect. The runs of
+    // a configuration report the same metrics: the name of a run's n-th row is most often the
+    // n-th of the run before, taken without a look-up.
+    let mut pending: Option<i64> = None;
+    let mut values: Vec<(MetricName, f64)> = Vec::new();
+    let mut recent: Vec<MetricName> = Vec::new();
     let (tables, condition) = selection.below("v.run_key");
     tx.query_each(
         &format!(
@@ -557,27 +625,32 @@ fn read_runs(
         &params,
         &mut |row| {
             let key: i64 = row.get(0)?;
-            if pending.as_ref().is_some_and(|(run, _)| *run != key) {
-                if let Some((run, values)) = pending.take() {
-                    runs.get(run)?.values.extend(values);
-                }
+            if let Some(run) = pending.filter(|&run| run != key) {
+                runs.get(run)?.values.extend(values.drain(..));
             }
+            pending = Some(key);
             let value: f64 = row.get(2)?;
-            let name = runs.name(row.text(1)?);
-            pending
-                .get_or_insert_with(|| (key, Vec::new()))
-                .1
-                .push((name, value));
+            let metric = row.text(1)?;
+            let at = values.len();
+            let name = match recent.get(at) {
+                Some(name) if **name == *metric => name.clone(),
+                _ => {
+                    let name = runs.name(metric);
+                    recent.truncate(at);
+                    recent.push(name.clone());
+                    name
+                }
+            };
+            values.push((name, value));
             Ok(())
         },
     )?;
-    if let Some((run, values)) = pending {
-        runs.get(run)?.values.extend(values);
+    if let Some(run) = pending {
+        runs.get(run)?.values.extend(values.drain(..));
     }
-    if load.histograms {
-        for (key, histograms) in histograms::read_runs(tx, selection)? {
-            runs.get(key)?.histograms = histograms;
-        }
+    if load.histograms != Histograms::No {
+        let buckets = load.histograms == Histograms::Whole;
+        histograms::read_runs(tx, selection, buckets, runs)?;
     }
     if load.monitors {
         for (key, data) in monitors::read_runs(tx, selection)? {
@@ -947,7 +1020,7 @@ pub(crate) fn for_each_run_page(
 /// ([`crate::RunsPage`]): everything stored, the histograms as stored, not decoded.
 fn load_copied(tx: &mut dyn Sql, id: Uuid, which: Which<'_>) -> Result<RunsPage, StoreError> {
     let load = Load {
-        histograms: false,
+        histograms: Histograms::No,
         ..Load::ALL
     };
     let session = load_selected(tx, id, load, which)?;
@@ -969,30 +1042,6 @@ pub(crate) fn histogram_totals(
     id: Uuid,
 ) -> Result<Vec<crate::HistogramTotal>, StoreError> {
     store.read(|tx| totals::read(tx, &id.to_string()))
-}
-
-/// [`crate::Store::histogram_headers`].
-pub(crate) fn histogram_headers(
-    store: &impl Engine,
-    id: Uuid,
-) -> Result<HashMap<Uuid, Vec<vernier_model::RunHistogram>>, StoreError> {
-    let key = id.to_string();
-    store.read(|tx| {
-        let mut configurations = Vec::new();
-        tx.query_each(
-            "SELECT key FROM configurations WHERE session_id = $1",
-            args![&key],
-            &mut |r| {
-                configurations.push(r.get::<i64>(0)?);
-                Ok(())
-            },
-        )?;
-        let mut by_run = HashMap::new();
-        for configuration in configurations {
-            by_run.extend(histograms::read_headers(tx, configuration)?);
-        }
-        Ok(by_run)
-    })
 }
 
 /// [`crate::Store::copy_page`].
