@@ -45,12 +45,28 @@ pub fn read_file(path: &Path) -> Result<String, SysError> {
 /// system calls that tell nothing for /proc and /sys files (size 0 or 4096), and a start-up
 /// reads some 250 of them.
 pub(crate) fn read_open_file(file: &mut std::fs::File) -> std::io::Result<String> {
+    read_until(file, false)
+}
+
+/// [`read_open_file`] of a file that gives all it has to one read(2) when it fits, as a
+/// tunable of /proc/sys does (fs/proc/proc_sysctl.c, `proc_sys_call_handler`: the tunable's
+/// handler fills the buffer once per read): a read that does not fill the buffer was the last,
+/// without the read of the end, which formats the value again.
+pub(crate) fn read_open_tunable(file: &mut std::fs::File) -> std::io::Result<String> {
+    read_until(file, true)
+}
+
+fn read_until(file: &mut std::fs::File, short_is_end: bool) -> std::io::Result<String> {
     use std::io::Read;
     let mut bytes = Vec::new();
     let mut page = [0u8; 4096];
     loop {
         match file.read(&mut page) {
             Ok(0) => break,
+            Ok(n) if short_is_end && n < page.len() => {
+                bytes.extend_from_slice(&page[..n]);
+                break;
+            }
             Ok(n) => bytes.extend_from_slice(&page[..n]),
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
             Err(e) => return Err(e),

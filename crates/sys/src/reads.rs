@@ -73,7 +73,10 @@ fn read_readable(path: &Path) -> std::io::Result<String> {
     // gets the owner's bits, with no override), so a tunable that opened there is readable and
     // its ~180 reads of a start-up need no `fstat` each. Elsewhere (sysfs, a fixture tree) root
     // opens a file whose mode has no read bit, which is checked here.
-    if !path.starts_with(PROC_SYS) && file.metadata()?.permissions().mode() & 0o444 == 0 {
+    if path.starts_with(PROC_SYS) {
+        return crate::read_open_tunable(&mut file);
+    }
+    if file.metadata()?.permissions().mode() & 0o444 == 0 {
         return Err(std::io::Error::from_raw_os_error(libc::EACCES));
     }
     crate::read_open_file(&mut file)
@@ -114,6 +117,29 @@ mod tests {
         assert_eq!(first.os_error(), Some(libc::EACCES), "{first}");
         let again = reads.read(&path).unwrap_err();
         assert_eq!(again.to_string(), first.to_string());
+    }
+
+    /// A tunable read in one read(2) reads as the whole file does.
+    #[test]
+    fn a_tunable_read_at_once_is_whole() {
+        let reads = Reads::new();
+        let mut compared = 0;
+        for name in [
+            "kernel/osrelease",
+            "kernel/ostype",
+            "vm/swappiness",
+            "kernel/pid_max",
+        ] {
+            let path = Path::new(PROC_SYS).join(name);
+            let Ok(whole) = std::fs::read_to_string(&path) else {
+                continue;
+            };
+            assert_eq!(reads.read(&path).unwrap(), whole, "{name}");
+            compared += 1;
+        }
+        if compared == 0 {
+            eprintln!("skipped: no /proc/sys");
+        }
     }
 
     /// /proc/sys checks a tunable's mode for root too, so a write-only one is unreadable
