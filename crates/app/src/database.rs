@@ -61,8 +61,9 @@ pub struct Shown {
 /// - with `load.histograms` whole, each run's histograms are its exact facts (count, extremes,
 ///   sum, traces) without their buckets ([`Histograms::Headers`]), and the buckets of all the
 ///   measured runs of each thread come merged from the kept totals
-///   (`Store::histogram_totals`), held by the first run with samples of that thread: what merging every run's buckets gives, read from one row per
-///   thread (a monitor's session of 100,000 runs holds 200,000 histograms). Where the totals
+///   (`Store::histogram_totals`), held by the first run with samples of that thread: what
+///   merging every run's buckets gives, read from one row per thread (a monitor's session of
+///   100,000 runs holds 200,000 histograms). Where the totals
 ///   do not hold exactly the runs and samples of the runs' histograms (a copy in progress, a
 ///   session of an older database), every run's buckets are read instead;
 /// - the runs' monitor data, when `load.monitors` asks for it or the runs carry histograms:

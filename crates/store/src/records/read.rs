@@ -406,16 +406,15 @@ impl Runs {
     pub(crate) fn get(&mut self, key: i64) -> Result<&mut RunRecord, StoreError> {
         let (configuration_key, warmup, index) = key_place(key);
         let wanted = (warmup, index);
-        let near = self.last.and_then(|(slot, at)| {
-            let slot_runs = &self.slots[slot];
-            (slot_runs.configuration_key == configuration_key)
-                .then(|| {
-                    (at..slot_runs.runs.len().min(at + 2))
-                        .find(|&at| key_order(&slot_runs.runs[at]) == wanted)
-                        .map(|at| (slot, at))
-                })
-                .flatten()
-        });
+        let near = self
+            .last
+            .filter(|&(slot, _)| self.slots[slot].configuration_key == configuration_key)
+            .and_then(|(slot, at)| {
+                let runs = &self.slots[slot].runs;
+                (at..runs.len().min(at + 2))
+                    .find(|&at| key_order(&runs[at]) == wanted)
+                    .map(|at| (slot, at))
+            });
         let found = match near {
             Some(found) => Some(found),
             None => self.find(key, configuration_key, wanted)?,
